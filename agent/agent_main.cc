@@ -1,0 +1,139 @@
+// memfleet-agent: takes raw memory captures of a device (a live root or a capture tree) and streams them to
+// a memfleet-server; main() only parses flags and wires the parts together.
+//
+//   memfleet-agent --server lab:7070 --root / --device-id bench-3 --spool /var/lib/memfleet-agent
+//   memfleet-agent --server 127.0.0.1:7070 --root tests/data/captures/qcom-sm8450/tree --device-id q1 --once
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "agent/agent_log.h"
+#include "agent/capture_tree_fs.h"
+#include "agent/clock.h"
+#include "agent/device_facts.h"
+#include "agent/device_root_fs.h"
+#include "agent/scheduler.h"
+#include "agent/spool.h"
+#include "agent/transport.h"
+
+#ifndef MEMFLEET_AGENT_VERSION
+#define MEMFLEET_AGENT_VERSION "dev"
+#endif
+
+namespace {
+
+// A device id made safe to be one path segment of the default spool folder.
+std::string PathSafe(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+              c == '.';
+    out.push_back(ok ? c : '_');
+  }
+  return out;
+}
+
+int Fail(const std::string& message) {
+  memfleet::agent::LogLine(message);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace memfleet::agent;
+
+  CLI::App app{"memfleet-agent: streams raw memory captures of this device to a memfleet-server"};
+  std::string server, root, device_id, spool_dir, model, soc;
+  uint32_t interval_s = 300, once_timeout_s = 60, ack_timeout_s = 30;
+  uint64_t spool_max_mb = 64;
+  bool once = false;
+  app.add_option("--server", server, "memfleet-server address, HOST:PORT")->required();
+  app.add_option("--root", root, "root to capture: \"/\" of a device or a capture tree (has capture.json)")
+      ->required();
+  app.add_option("--device-id", device_id, "this device's id in the fleet")->required();
+  app.add_option("--interval", interval_s, "seconds between captures (the server may change it)")
+      ->check(CLI::Range(1u, 7u * 24 * 3600));
+  app.add_flag("--once", once, "take one capture, deliver it, exit (0 when the server acked it)");
+  app.add_option("--once-timeout", once_timeout_s, "with --once: give up delivering after this many seconds")
+      ->check(CLI::Range(1u, 24u * 3600));
+  app.add_option("--ack-timeout", ack_timeout_s, "reconnect when a sent capture is not acked within this many s")
+      ->check(CLI::Range(1u, 3600u));
+  app.add_option("--spool", spool_dir, "folder of captures not yet acked (default: $TMPDIR/memfleet-agent-<id>)");
+  app.add_option("--spool-max-mb", spool_max_mb, "spool size limit; the oldest captures are dropped beyond it")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  app.add_option("--model", model, "device model reported to the server (default: from capture.json)");
+  app.add_option("--soc", soc, "SoC reported to the server (default: from capture.json)");
+  CLI11_PARSE(app, argc, argv);
+
+  if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
+  if (spool_dir.empty()) {
+    const char* tmp = getenv("TMPDIR");
+    spool_dir = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/memfleet-agent-", PathSafe(device_id));
+  }
+
+  uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  bool capture_tree = IsCaptureTreeRoot(root);
+  std::unique_ptr<RootFs> fs;
+  DeviceFacts facts;
+  if (capture_tree) {
+    fs = std::make_unique<CaptureTreeFs>(root);
+    NodeRead header = fs->Read("capture.json");
+    absl::StatusOr<DeviceFacts> from_header = DeviceFactsFromHeader(header.content);
+    if (!header.ok() || !from_header.ok()) {
+      return Fail(absl::StrCat("--root ", root, ": its capture.json is not usable (",
+                               header.ok() ? std::string(from_header.status().message()) : header.errno_name, ")"));
+    }
+    facts = *from_header;
+  } else {
+    fs = std::make_unique<DeviceRootFs>(root);
+    facts = LiveRootFacts(*fs, page_size);
+  }
+  if (!model.empty()) facts.model = model;
+  if (!soc.empty()) facts.soc = soc;
+
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({spool_dir, spool_max_mb << 20});
+  if (!spool.ok()) return Fail(std::string(spool.status().message()));
+
+  SchedulerOptions scheduler_options;
+  scheduler_options.device_id = device_id;
+  scheduler_options.interval = std::chrono::seconds(interval_s);
+  scheduler_options.once = once;
+  scheduler_options.once_timeout = std::chrono::seconds(once_timeout_s);
+  scheduler_options.page_size = page_size;
+
+  TransportOptions transport_options;
+  transport_options.server = server;
+  transport_options.ack_timeout = std::chrono::seconds(ack_timeout_s);
+  memfleet::v1::DeviceInfo& device = transport_options.device;
+  device.set_device_id(device_id);
+  device.set_model(facts.model);
+  device.set_soc(facts.soc);
+  device.set_build_fingerprint(facts.build_fingerprint);
+  device.set_kernel(facts.kernel);
+  device.set_page_size(static_cast<uint32_t>(facts.page_size));
+  device.set_agent_version(MEMFLEET_AGENT_VERSION);
+
+  LogLine(absl::StrCat("memfleet-agent ", MEMFLEET_AGENT_VERSION, " starting: device ", device_id, " (model \"",
+                       facts.model, "\", soc \"", facts.soc, "\"), ", capture_tree ? "capture tree " : "live root ",
+                       root, ", server ", server, ", spool ", spool_dir, " (", (*spool)->count(), " captures, ",
+                       (*spool)->dropped(), " dropped)", once ? ", once" : absl::StrCat(", every ", interval_s, " s")));
+
+  boost::asio::io_context io;
+  SystemClock clock;
+  Scheduler scheduler(io, *fs, clock, **spool, scheduler_options);
+  Transport transport(transport_options, **spool, scheduler);
+  scheduler.set_sink(&transport);
+  scheduler.set_on_stop([&transport] { transport.Stop(); });
+  transport.Start();
+  return scheduler.Run();
+}

@@ -1,0 +1,35 @@
+// Clock: the agent's view of time, injected so that tests can fake it — the wall time a capture is
+// stamped with (RFC 3339 UTC) and a steady time for measuring durations.
+//
+//   SystemClock clock;
+//   std::string at = clock.NowRfc3339();   // "2026-12-02T16:15:00Z"
+//
+// SystemClock is thread-safe; fakes need not be.
+#ifndef MEMFLEET_AGENT_CLOCK_H_
+#define MEMFLEET_AGENT_CLOCK_H_
+
+#include <chrono>
+#include <string>
+
+namespace memfleet::agent {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // UTC, whole seconds: "YYYY-MM-DDTHH:MM:SSZ" (lexicographic order is time order).
+  virtual std::string NowRfc3339() = 0;
+  virtual std::chrono::steady_clock::time_point SteadyNow() = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  std::string NowRfc3339() override;
+  std::chrono::steady_clock::time_point SteadyNow() override { return std::chrono::steady_clock::now(); }
+};
+
+// "YYYY-MM-DDTHH:MM:SSZ" for a wall time (sub-second part dropped).
+std::string FormatRfc3339(std::chrono::system_clock::time_point t);
+
+}  // namespace memfleet::agent
+
+#endif  // MEMFLEET_AGENT_CLOCK_H_

@@ -1,0 +1,368 @@
+#include "agent/collector.h"
+
+#include <exception>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "agent/node_allowlist.h"
+
+namespace memfleet::agent {
+namespace {
+
+using accounting::Capture;
+using Names = std::initializer_list<std::string_view>;
+
+const Names kPidFiles = {"cmdline", "status", "oom_score_adj", "smaps", "smaps_rollup", "maps"};
+const Names kCmaSysfsFiles = {"alloc_pages_success", "alloc_pages_fail", "release_pages_success",
+                                  "total_pages",         "available_pages",  "gcma"};
+const Names kCmaDebugFiles = {"count", "used", "order_per_bit"};
+const Names kKgslFiles = {"gpumem_mapped", "gpumem_unmapped", "imported_mem", "kernel"};
+const Names kDmabufFiles = {"size", "exporter_name"};
+const Names kZramFiles = {"mm_stat", "mem_used_total"};
+
+constexpr char kRssPid[] = "proc/dma_heap/rss_pid";
+
+std::string Join(std::string_view dir, std::string_view name) {
+  std::string out(dir);
+  out += '/';
+  out.append(name);
+  return out;
+}
+
+const DirEntry* FindEntry(const DirList& list, std::string_view name) {
+  for (const DirEntry& e : list.entries) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+// An entry that stands for a folder: a real one, or one a capture tree records as failed.
+bool IsFolderEntry(const DirEntry& e) { return e.is_directory || e.is_error; }
+
+absl::StatusOr<std::string> DeviceHeader(const CollectOptions& options) {
+  try {
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    header["format"] = 1;
+    header["device_id"] = options.device_id;
+    header["captured_at"] = options.captured_at;
+    header["page_size"] = options.page_size;
+    // `replace`: a device id that is not UTF-8 must not throw out of dump().
+    return header.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("cannot write the capture.json header: ", e.what()));
+  }
+}
+
+// One collection. Discovery is by listing: a node is read only when its folder's listing shows it, so a
+// failed read is always a fact about a node that exists (denied, EIO, or gone since the listing) and is
+// recorded, while nodes this kernel simply lacks leave no trace.
+class Collector {
+ public:
+  Collector(RootFs& fs, const CollectOptions& options) : fs_(fs), options_(options) {}
+
+  absl::StatusOr<Capture> Run();
+
+ private:
+  enum class Presence {
+    kOptional,  // may not exist on this kernel: ENOENT is not a fact
+    kListed,    // its parent's listing showed it
+  };
+
+  // On a live root, pids, fds and buffers come and go between a listing and a read: ENOENT / ESRCH there
+  // is a race, not a fact. A capture tree is replayed losslessly.
+  bool IsRace(const std::string& errno_name, bool race_prone) const {
+    return race_prone && !capture_tree_ && (errno_name == "ENOENT" || errno_name == "ESRCH");
+  }
+
+  std::optional<DirList> ListDir(const std::string& path, Presence presence, bool race_prone);
+  // The size of the bytes recorded, or nullopt when the node failed (recorded or not) or is refused.
+  std::optional<size_t> ReadFile(const std::string& path, bool race_prone);
+  void ReadListedFiles(const std::string& dir, const DirList& list, Names names, bool race_prone);
+  void CollectRegions(const std::string& dir, Names names);
+  void CollectPid(const std::string& pid);
+  void CollectDmabuf();
+  void CollectKgsl();
+  void CollectZram();
+  void CollectRssPid();
+  void CollectCommands();
+  // Records the result of a write-then-read or command node. A missing node is skipped unless a listing
+  // showed it (a capture tree's `.err` saying ENOENT).
+  void RecordArgNode(const std::string& node, NodeRead r, bool listed);
+
+  std::string RootLabel() const {
+    std::string name = fs_.RootName();
+    return name.empty() ? "the root" : absl::StrCat("'", name, "'");
+  }
+
+  RootFs& fs_;
+  const CollectOptions& options_;
+  bool capture_tree_ = false;
+  Capture capture_;
+  // Pids whose smaps or smaps_rollup has content: the processes the per-process extras are asked for
+  // (kernel threads have empty smaps; the extras cost a kernel walk or a command each).
+  std::set<std::string> pids_with_memory_;
+};
+
+std::optional<DirList> Collector::ListDir(const std::string& path, Presence presence, bool race_prone) {
+  if (!IsAllowedDirectory(path)) return std::nullopt;
+  DirList list = fs_.List(path);
+  if (list.ok()) {
+    capture_.AddDirectory(path);
+    return list;
+  }
+  if (presence == Presence::kOptional && list.errno_name == "ENOENT") return std::nullopt;
+  if (!IsRace(list.errno_name, race_prone)) capture_.AddError(path, list.errno_name);
+  return std::nullopt;
+}
+
+std::optional<size_t> Collector::ReadFile(const std::string& path, bool race_prone) {
+  if (!IsAllowed(path)) return std::nullopt;
+  NodeRead r = fs_.Read(path);
+  if (r.ok()) {
+    size_t size = r.content.size();
+    capture_.AddFile(path, std::move(r.content));
+    return size;
+  }
+  if (!IsRace(r.errno_name, race_prone)) capture_.AddError(path, std::move(r.errno_name));
+  return std::nullopt;
+}
+
+void Collector::ReadListedFiles(const std::string& dir, const DirList& list, Names names, bool race_prone) {
+  for (std::string_view name : names) {
+    if (FindEntry(list, name) != nullptr) ReadFile(Join(dir, name), race_prone);
+  }
+}
+
+void Collector::CollectRegions(const std::string& dir, Names names) {
+  std::optional<DirList> regions = ListDir(dir, Presence::kOptional, false);
+  if (!regions) return;
+  for (const DirEntry& e : regions->entries) {
+    if (!IsFolderEntry(e) || !IsSafeRegionName(e.name)) continue;
+    std::string region = Join(dir, e.name);
+    if (std::optional<DirList> files = ListDir(region, Presence::kListed, false)) {
+      ReadListedFiles(region, *files, names, false);
+    }
+  }
+}
+
+void Collector::CollectPid(const std::string& pid) {
+  std::string dir = Join("proc", pid);
+  std::optional<DirList> list = ListDir(dir, Presence::kListed, /*race_prone=*/true);
+  if (!list) return;
+  bool has_memory = false;
+  if (capture_tree_) {
+    // Whatever the tree recorded is replayed (a tree may hold smaps_rollup and maps instead of smaps).
+    for (std::string_view name : kPidFiles) {
+      if (FindEntry(*list, name) == nullptr) continue;
+      std::optional<size_t> size = ReadFile(Join(dir, name), false);
+      if ((name == "smaps" || name == "smaps_rollup") && size.value_or(0) > 0) has_memory = true;
+    }
+  } else {
+    // Per-pid failures are facts the rules use (an EACCES oom_score_adj, a pid that exited: smaps gone),
+    // so they are recorded even as ENOENT.
+    ReadListedFiles(dir, *list, {"cmdline", "status", "oom_score_adj"}, false);
+    std::optional<size_t> smaps;
+    if (FindEntry(*list, "smaps") != nullptr) smaps = ReadFile(Join(dir, "smaps"), false);
+    if (smaps) {
+      has_memory = *smaps > 0;
+    } else {
+      // Without full smaps: the rollup for Pss, and maps for the dma-buf mappings smaps would have shown.
+      if (FindEntry(*list, "smaps_rollup") != nullptr) {
+        has_memory = ReadFile(Join(dir, "smaps_rollup"), false).value_or(0) > 0;
+      }
+      if (FindEntry(*list, "maps") != nullptr) ReadFile(Join(dir, "maps"), false);
+    }
+  }
+  if (has_memory) pids_with_memory_.insert(pid);
+
+  const DirEntry* fdinfo = FindEntry(*list, "fdinfo");
+  if (fdinfo == nullptr || !IsFolderEntry(*fdinfo)) return;
+  std::string fdinfo_dir = Join(dir, "fdinfo");
+  std::optional<DirList> fds = ListDir(fdinfo_dir, Presence::kListed, /*race_prone=*/true);
+  if (!fds) return;
+  for (const DirEntry& e : fds->entries) {
+    if (IsNumericName(e.name)) ReadFile(Join(fdinfo_dir, e.name), /*race_prone=*/true);
+  }
+}
+
+void Collector::CollectDmabuf() {
+  const std::string dir = "sys/kernel/dmabuf/buffers";
+  std::optional<DirList> buffers = ListDir(dir, Presence::kOptional, false);
+  if (!buffers) return;
+  for (const DirEntry& e : buffers->entries) {
+    if (!IsFolderEntry(e) || !IsNumericName(e.name)) continue;
+    std::string buffer = Join(dir, e.name);
+    // A buffer freed since the listing is a race; its size falls back to fdinfo anyway.
+    if (std::optional<DirList> files = ListDir(buffer, Presence::kListed, true)) {
+      ReadListedFiles(buffer, *files, kDmabufFiles, true);
+    }
+  }
+}
+
+void Collector::CollectKgsl() {
+  const std::string root = "sys/class/kgsl/kgsl";
+  // Its mere existence is a fact (the platform is qcom), recorded by ListDir.
+  std::optional<DirList> kgsl = ListDir(root, Presence::kOptional, false);
+  if (!kgsl) return;
+  const DirEntry* proc = FindEntry(*kgsl, "proc");
+  if (proc == nullptr || !IsFolderEntry(*proc)) return;
+  std::string proc_dir = Join(root, "proc");
+  std::optional<DirList> pids = ListDir(proc_dir, Presence::kListed, false);
+  if (!pids) return;
+  for (const DirEntry& e : pids->entries) {
+    if (!IsFolderEntry(e) || !IsNumericName(e.name)) continue;
+    std::string pid_dir = Join(proc_dir, e.name);
+    // A file missing from an existing pid folder is left out: the engine reads "folder exists, file not
+    // in the capture" as missing. Read errors (EIO on gpumem_unmapped happens) are recorded.
+    if (std::optional<DirList> files = ListDir(pid_dir, Presence::kListed, true)) {
+      ReadListedFiles(pid_dir, *files, kKgslFiles, true);
+    }
+  }
+}
+
+void Collector::CollectZram() {
+  std::optional<DirList> block = ListDir("sys/block", Presence::kOptional, false);
+  if (!block) return;
+  for (const DirEntry& e : block->entries) {
+    if (!IsFolderEntry(e) || !absl::StartsWith(e.name, "zram")) continue;
+    std::string device = Join("sys/block", e.name);
+    if (!IsAllowedDirectory(device)) continue;
+    if (std::optional<DirList> files = ListDir(device, Presence::kListed, false)) {
+      ReadListedFiles(device, *files, kZramFiles, false);
+    }
+  }
+}
+
+void Collector::RecordArgNode(const std::string& node, NodeRead r, bool listed) {
+  if (r.ok()) {
+    capture_.AddFile(node, std::move(r.content));
+  } else if (r.errno_name != "ENOENT" || listed) {
+    capture_.AddError(node, std::move(r.errno_name));
+  }
+}
+
+void Collector::CollectRssPid() {
+  std::optional<DirList> list = ListDir("proc/dma_heap", Presence::kListed, false);
+  if (!list) return;
+  // A live root shows `rss_pid`; a capture tree shows the `rss_pid@<pid>` nodes it recorded.
+  bool has_node = false;
+  std::set<std::string> listed;
+  for (const DirEntry& e : list->entries) {
+    if (e.name == "rss_pid") {
+      has_node = true;
+    } else if (absl::StartsWith(e.name, "rss_pid@") && IsNumericName(e.name.substr(8))) {
+      has_node = true;
+      listed.insert(e.name.substr(8));
+    }
+  }
+  if (!has_node) return;
+  std::set<std::string> pids = listed;
+  pids.insert(pids_with_memory_.begin(), pids_with_memory_.end());
+  for (const std::string& pid : pids) {
+    std::string node = absl::StrCat(kRssPid, "@", pid);
+    if (!IsAllowed(node)) continue;
+    // The kernel wants exactly "pid:<pid>\n" in one write (kernel-nodes.md 3.1).
+    NodeRead r = fs_.WriteThenRead(kRssPid, absl::StrCat("pid:", pid, "\n"), pid);
+    RecordArgNode(node, std::move(r), listed.count(pid) > 0);
+  }
+}
+
+void Collector::CollectCommands() {
+  std::set<std::string> listed_heaps;
+  bool listed_dumpsys = false;
+  if (std::optional<DirList> cmd = ListDir("cmd", Presence::kOptional, false)) {
+    for (const DirEntry& e : cmd->entries) {
+      if (absl::StartsWith(e.name, "native_heap@") && IsNumericName(e.name.substr(12))) {
+        listed_heaps.insert(e.name.substr(12));
+      } else if (e.name == "dumpsys_meminfo") {
+        listed_dumpsys = true;
+      }
+    }
+  }
+  std::set<std::string> pids = listed_heaps;
+  pids.insert(pids_with_memory_.begin(), pids_with_memory_.end());
+  for (const std::string& pid : pids) {
+    std::string node = absl::StrCat("cmd/native_heap@", pid);
+    if (!IsAllowed(node)) continue;
+    RecordArgNode(node, fs_.RunCommand("native_heap", pid), listed_heaps.count(pid) > 0);
+  }
+  const std::string dumpsys = "cmd/dumpsys_meminfo";
+  if (IsAllowed(dumpsys)) RecordArgNode(dumpsys, fs_.RunCommand("dumpsys_meminfo", ""), listed_dumpsys);
+}
+
+absl::StatusOr<Capture> Collector::Run() {
+  NodeRead header = fs_.Read("capture.json");
+  if (header.ok()) {
+    capture_tree_ = true;
+    capture_.AddFile("capture.json", std::move(header.content));
+  } else if (header.errno_name != "ENOENT") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        RootLabel(), " has a capture.json that cannot be read (", header.errno_name,
+        "); fix its permissions, or remove it if this is a device root"));
+  }
+
+  std::optional<DirList> proc = ListDir("proc", Presence::kOptional, false);
+  bool has_meminfo = proc && FindEntry(*proc, "meminfo") != nullptr;
+  if (!capture_tree_ && !has_meminfo) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        RootLabel(), " is neither a capture tree (no capture.json) nor a device root (no proc/meminfo); "
+                     "point the agent at a capture tree folder or at the root of a running system"));
+  }
+  if (!capture_tree_) {
+    absl::StatusOr<std::string> json = DeviceHeader(options_);
+    if (!json.ok()) return json.status();
+    capture_.AddFile("capture.json", *std::move(json));
+  }
+
+  if (proc) {
+    ReadListedFiles("proc", *proc, {"meminfo", "config.gz"}, false);
+    for (const DirEntry& e : proc->entries) {
+      if (IsFolderEntry(e) && IsNumericName(e.name)) CollectPid(e.name);
+    }
+    for (std::string_view gpu : {"mtk_mali", "xgpu"}) {
+      const DirEntry* e = FindEntry(*proc, gpu);
+      if (e == nullptr || !IsFolderEntry(*e)) continue;
+      std::string dir = Join("proc", gpu);
+      if (std::optional<DirList> files = ListDir(dir, Presence::kListed, false)) {
+        ReadListedFiles(dir, *files, {"gpu_memory"}, false);
+      }
+    }
+  }
+  CollectRegions("sys/kernel/mm/cma", kCmaSysfsFiles);
+  CollectRegions("sys/kernel/debug/cma", kCmaDebugFiles);
+  CollectDmabuf();
+  CollectKgsl();
+  CollectZram();
+  if (std::optional<DirList> heaps = ListDir("sys/kernel/dma_heap", Presence::kOptional, false)) {
+    ReadListedFiles("sys/kernel/dma_heap", *heaps, {"total_pools_kb"}, false);
+  }
+  if (std::optional<DirList> ion = ListDir("sys/kernel/ion", Presence::kOptional, false)) {
+    ReadListedFiles("sys/kernel/ion", *ion, {"total_heaps_kb", "total_pools_kb"}, false);
+  }
+  if (proc) {
+    const DirEntry* dma_heap = FindEntry(*proc, "dma_heap");
+    if (dma_heap != nullptr && IsFolderEntry(*dma_heap)) CollectRssPid();
+  }
+  // A capture tree's command outputs are recorded data, always replayed; a live root runs them on request.
+  if (capture_tree_ || options_.run_commands) CollectCommands();
+  return std::move(capture_);
+}
+
+}  // namespace
+
+absl::StatusOr<accounting::Capture> CollectCapture(RootFs& fs, const CollectOptions& options) {
+  Collector collector(fs, options);
+  return collector.Run();
+}
+
+}  // namespace memfleet::agent

@@ -1,0 +1,37 @@
+// CollectCapture: one capture of a root — reads every allowlisted node (node_allowlist.h) through a
+// RootFs into a Capture, raw. A plain call; scheduling is elsewhere.
+//
+//   CaptureTreeFs fs(tree);
+//   absl::StatusOr<accounting::Capture> c = CollectCapture(fs, CollectOptions{});
+//
+// A node that cannot be read is recorded as an error node with its errno (ENOENT only where the node's
+// absence is a fact the rules use, e.g. a pid's smaps), so "absent" and "denied" stay different facts.
+#ifndef MEMFLEET_AGENT_COLLECTOR_H_
+#define MEMFLEET_AGENT_COLLECTOR_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "agent/root_fs.h"
+#include "server/accounting/capture.h"
+
+namespace memfleet::agent {
+
+struct CollectOptions {
+  // For a device root (no capture.json there), the header the agent writes. Ignored when the root holds
+  // a capture.json (a capture tree), which is taken verbatim.
+  std::string device_id = "local";
+  std::string captured_at;      // RFC 3339 UTC; the caller's clock
+  uint64_t page_size = 4096;    // the caller's getpagesize()
+  // Run `am dumpheap -n` / dumpsys where the root has them (device roots only).
+  bool run_commands = true;
+};
+
+// FailedPrecondition when the root has no proc/meminfo and no capture.json (not a device root nor a
+// capture tree): the message names the root's problem for the user.
+absl::StatusOr<accounting::Capture> CollectCapture(RootFs& fs, const CollectOptions& options);
+
+}  // namespace memfleet::agent
+
+#endif  // MEMFLEET_AGENT_COLLECTOR_H_

@@ -1,0 +1,62 @@
+// DeviceRootFs: a RootFs over a live root — "/" on a phone or on a Linux machine, or any folder laid out
+// like one. Nodes are read to EOF with read() loops (procfs reports size 0); the two allowlisted commands
+// run without a shell, with a timeout, only when the root has them.
+//
+//   DeviceRootFs fs("/");
+//   NodeRead m = fs.Read("proc/meminfo");
+//   NodeRead d = fs.RunCommand("dumpsys_meminfo", "");   // <root>/system/bin/dumpsys meminfo, or ENOENT
+//   NodeRead h = fs.RunCommand("native_heap", "1234");   // am dumpheap -n 1234 <scratch file>
+//
+// Path rules are RootedDir's (EINVAL for absolute, "."/".." segments, escapes). Thread-safe;
+// WriteThenRead calls are serialized because the kernel nodes they drive are global and one-shot.
+#ifndef MEMFLEET_AGENT_DEVICE_ROOT_FS_H_
+#define MEMFLEET_AGENT_DEVICE_ROOT_FS_H_
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/root_fs.h"
+#include "agent/rooted_dir.h"
+
+namespace memfleet::agent {
+
+class DeviceRootFs : public RootFs {
+ public:
+  struct Options {
+    int command_timeout_ms = 10000;  // a command still running then is killed (its process group)
+    size_t max_command_output_bytes = size_t{64} << 20;
+    // Where `am dumpheap` writes its dump (an absolute path of the running system, not under the root).
+    // Empty: /data/local/tmp when it is a folder (Android), else /tmp.
+    std::string scratch_dir;
+    bool allow_openat2 = true;  // see RootedDir::Options
+  };
+
+  explicit DeviceRootFs(std::string root, Options options);
+  explicit DeviceRootFs(std::string root = "/") : DeviceRootFs(std::move(root), Options{}) {}
+
+  NodeRead Read(std::string_view path) override;
+  // `arg` only names the node in the capture; `request` is what the kernel gets.
+  NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override;
+  DirList List(std::string_view path) override;
+  bool IsDirectory(std::string_view path) override;
+  // "dumpsys_meminfo" (arg empty) or "native_heap" (arg a pid); anything else is EINVAL. ENOENT when the
+  // root has no system/bin/dumpsys (resp. am); ETIMEDOUT, EFBIG (output over the limit), EIO (non-zero
+  // exit or killed by a signal), ENODATA (am wrote no dump).
+  NodeRead RunCommand(std::string_view name, std::string_view arg) override;
+  std::string RootName() const override { return root_.root(); }
+
+ private:
+  NodeRead RunProgram(std::string_view program_in_root, const std::vector<std::string>& args);
+  NodeRead DumpNativeHeap(std::string_view pid);
+
+  RootedDir root_;
+  Options options_;
+  std::mutex write_then_read_mu_;
+};
+
+}  // namespace memfleet::agent
+
+#endif  // MEMFLEET_AGENT_DEVICE_ROOT_FS_H_

@@ -1,0 +1,43 @@
+// The capture header as the agent sends it: a capture tree's capture.json is replayed with the agent's
+// --device-id and the capture time written over its own, every other field (page_size, ddr_size_kb,
+// model, ...) kept, so that a recorded capture replays as a live device. Also the capture id.
+//
+//   absl::StatusOr<std::string> h = RewriteCaptureHeader(json, "lab-7", "2026-12-02T16:15:00Z");
+//   absl::StatusOr<std::string> id = MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 42);
+//   // "lab-7-20261202T161500Z-000042"
+//
+// Pure functions; thread-safe.
+#ifndef MEMFLEET_AGENT_HEADER_REWRITE_H_
+#define MEMFLEET_AGENT_HEADER_REWRITE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/accounting/capture.h"
+
+namespace memfleet::agent {
+
+// True for "YYYY-MM-DDTHH:MM:SSZ" with a plausible month, day, hour, minute and second.
+bool IsRfc3339UtcSeconds(std::string_view text);
+
+// capture.json with "device_id" and "captured_at" replaced (added when missing), the other fields kept in
+// their order. InvalidArgument when the text is not a JSON object or `captured_at` is not RFC 3339 UTC.
+absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, const std::string& device_id,
+                                                 const std::string& captured_at);
+
+// Rewrites the capture's "capture.json" node in place; InvalidArgument when it has none (or it is not a
+// file) or RewriteCaptureHeader fails.
+absl::Status RewriteCaptureHeaderOf(accounting::Capture& capture, const std::string& device_id,
+                                    const std::string& captured_at);
+
+// "<device_id>-<YYYYMMDDTHHMMSSZ>-<sequence mod 10^6, 6 digits>": unique per capture and stable across
+// resends (the server's dedup key). InvalidArgument for an empty device id or a bad time.
+absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::string_view captured_at,
+                                          uint64_t sequence);
+
+}  // namespace memfleet::agent
+
+#endif  // MEMFLEET_AGENT_HEADER_REWRITE_H_

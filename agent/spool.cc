@@ -1,0 +1,409 @@
+#include "agent/spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <initializer_list>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "agent/agent_log.h"
+
+namespace memfleet::agent {
+namespace {
+
+constexpr char kMagic[] = "MFSPOOL1";
+constexpr size_t kMagicBytes = 8;
+constexpr char kSuffix[] = ".cap";
+constexpr char kTmpSuffix[] = ".tmp";
+constexpr uint32_t kMaxMetaBytes = 16 << 10;
+// magic + meta length + blob length + crc
+constexpr uint64_t kFramingBytes = kMagicBytes + 4 + 8 + 4;
+
+std::string ErrnoText(int err) { return absl::StrCat(strerror(err), " (errno ", err, ")"); }
+
+void PutU32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetLE(std::string_view in, size_t pos, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
+  return v;
+}
+
+uint32_t Crc32(std::string_view data) {
+  return static_cast<uint32_t>(
+      crc32_z(0L, reinterpret_cast<const Bytef*>(data.data()), static_cast<z_size_t>(data.size())));
+}
+
+std::string EncodeMeta(const std::string& capture_id, const std::string& captured_at, const std::string& sweep_id) {
+  std::string meta;
+  for (const std::string* s : {&capture_id, &captured_at, &sweep_id}) {
+    PutU32(meta, static_cast<uint32_t>(s->size()));
+    meta.append(*s);
+  }
+  return meta;
+}
+
+// The meta fields, or an error naming what is wrong.
+absl::Status DecodeMeta(std::string_view meta, Spool::Entry* entry) {
+  std::string* fields[] = {&entry->capture_id, &entry->captured_at, &entry->sweep_id};
+  size_t pos = 0;
+  for (std::string* field : fields) {
+    if (meta.size() - pos < 4) return absl::DataLossError("truncated header");
+    uint64_t len = GetLE(meta, pos, 4);
+    pos += 4;
+    if (len > meta.size() - pos) return absl::DataLossError("header field overruns the header");
+    field->assign(meta.substr(pos, len));
+    pos += len;
+  }
+  if (pos != meta.size()) return absl::DataLossError("trailing bytes in the header");
+  if (entry->capture_id.empty()) return absl::DataLossError("empty capture id");
+  return absl::OkStatus();
+}
+
+absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(absl::StrCat("cannot write ", path, ": ", ErrnoText(errno)));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+void SyncDir(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  fsync(fd);
+  close(fd);
+}
+
+// tmp + fsync + rename + fsync(dir): after a crash the file is either the old one or the new one, whole.
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& path, std::string_view data) {
+  std::string tmp = path + kTmpSuffix;
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot create ", tmp, ": ", ErrnoText(errno)));
+  absl::Status s = WriteAll(fd, data, tmp);
+  if (s.ok() && fsync(fd) != 0) s = absl::InternalError(absl::StrCat("cannot sync ", tmp, ": ", ErrnoText(errno)));
+  if (close(fd) != 0 && s.ok()) s = absl::InternalError(absl::StrCat("cannot close ", tmp, ": ", ErrnoText(errno)));
+  if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
+    s = absl::InternalError(absl::StrCat("cannot rename ", tmp, ": ", ErrnoText(errno)));
+  }
+  if (!s.ok()) {
+    unlink(tmp.c_str());
+    return s;
+  }
+  SyncDir(dir);
+  return absl::OkStatus();
+}
+
+// Reads at most `max_bytes` of a file; *file_size gets its size.
+absl::StatusOr<std::string> ReadPrefix(const std::string& path, uint64_t max_bytes, uint64_t* file_size) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path, ": ", ErrnoText(errno)));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::DataLossError("not a regular file");
+  }
+  *file_size = static_cast<uint64_t>(st.st_size);
+  std::string out(static_cast<size_t>(std::min<uint64_t>(*file_size, max_bytes)), '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = read(fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  out.resize(got);
+  return out;
+}
+
+// Checks the framing of a spool file from its first bytes and size; fills `entry` (not size/order).
+// Returns the offset of the blob and its length.
+absl::Status ParseFraming(std::string_view head, uint64_t file_size, Spool::Entry* entry, uint64_t* blob_offset,
+                          uint64_t* blob_len) {
+  if (file_size < kFramingBytes || head.size() < kMagicBytes + 4) return absl::DataLossError("truncated file");
+  if (head.substr(0, kMagicBytes) != std::string_view(kMagic, kMagicBytes)) return absl::DataLossError("bad magic");
+  uint64_t meta_len = GetLE(head, kMagicBytes, 4);
+  if (meta_len > kMaxMetaBytes) return absl::DataLossError("oversized header");
+  uint64_t meta_end = kMagicBytes + 4 + meta_len;
+  if (head.size() < meta_end + 8) return absl::DataLossError("truncated header");
+  absl::Status s = DecodeMeta(head.substr(kMagicBytes + 4, meta_len), entry);
+  if (!s.ok()) return s;
+  *blob_len = GetLE(head, meta_end, 8);
+  *blob_offset = meta_end + 8;
+  // Overflow-safe form of file_size != blob_offset + blob_len + 4.
+  if (file_size < *blob_offset + 4 || file_size - *blob_offset - 4 != *blob_len) {
+    return absl::DataLossError("file size does not match its header (truncated?)");
+  }
+  return absl::OkStatus();
+}
+
+bool ParseOrderName(std::string_view name, uint64_t* order) {
+  constexpr size_t kDigits = 20;
+  if (name.size() != kDigits + strlen(kSuffix) || name.substr(kDigits) != kSuffix) return false;
+  std::string_view digits = name.substr(0, kDigits);
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+  }
+  return absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()), order) && *order > 0;
+}
+
+uint64_t ReadCounter(const std::string& path) {
+  uint64_t size = 0;
+  absl::StatusOr<std::string> text = ReadPrefix(path, 64, &size);
+  if (!text.ok()) return 0;
+  std::string_view t = *text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
+  uint64_t v = 0;
+  if (!absl::SimpleAtoi(absl::string_view(t.data(), t.size()), &v)) {
+    LogLine(absl::StrCat("spool: ignoring unreadable counter file ", path));
+    return 0;
+  }
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(Options options) {
+  if (options.dir.empty()) return absl::InvalidArgumentError("spool folder not set");
+  while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
+  std::error_code ec;
+  std::filesystem::create_directories(options.dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("cannot create the spool folder ", options.dir, ": ", ec.message()));
+  }
+  std::unique_ptr<Spool> spool(new Spool(std::move(options)));
+  absl::Status s = spool->Scan();
+  if (!s.ok()) return s;
+  return spool;
+}
+
+std::string Spool::FilePath(uint64_t order) const {
+  char name[32];
+  snprintf(name, sizeof(name), "%020llu", static_cast<unsigned long long>(order));
+  return absl::StrCat(options_.dir, "/", name, kSuffix);
+}
+
+absl::Status Spool::Scan() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DIR* d = opendir(options_.dir.c_str());
+  if (d == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot list the spool folder ", options_.dir, ": ", ErrnoText(errno)));
+  }
+  std::vector<std::string> names;
+  while (struct dirent* e = readdir(d)) names.emplace_back(e->d_name);
+  closedir(d);
+
+  dropped_ = ReadCounter(options_.dir + "/dropped");
+  sequence_ = ReadCounter(options_.dir + "/sequence");
+  uint64_t lost = 0;
+  for (const std::string& name : names) {
+    std::string path = absl::StrCat(options_.dir, "/", name);
+    if (name.size() > strlen(kTmpSuffix) && name.compare(name.size() - strlen(kTmpSuffix), std::string::npos,
+                                                         kTmpSuffix) == 0) {
+      // A write that a crash interrupted: the capture never made it into the spool.
+      unlink(path.c_str());
+      continue;
+    }
+    uint64_t order = 0;
+    if (!ParseOrderName(name, &order)) continue;
+    uint64_t file_size = 0;
+    Entry entry;
+    uint64_t blob_offset = 0, blob_len = 0;
+    absl::StatusOr<std::string> head = ReadPrefix(path, kMagicBytes + 4 + kMaxMetaBytes + 8, &file_size);
+    absl::Status s = head.ok() ? ParseFraming(*head, file_size, &entry, &blob_offset, &blob_len) : head.status();
+    if (s.ok() && order_of_.count(entry.capture_id) > 0) s = absl::DataLossError("duplicate capture id");
+    if (!s.ok()) {
+      LogLine(absl::StrCat("spool: skipping corrupt file ", path, " (", s.message(), "); deleted, counted as dropped"));
+      unlink(path.c_str());
+      ++lost;
+      continue;
+    }
+    entry.size_bytes = file_size;
+    entry.order = order;
+    next_order_ = std::max(next_order_, order + 1);
+    total_bytes_ += file_size;
+    order_of_[entry.capture_id] = order;
+    by_order_[order] = std::move(entry);
+  }
+  if (lost > 0) CountDroppedLocked(lost);
+  return absl::OkStatus();
+}
+
+absl::Status Spool::Put(const std::string& capture_id, const std::string& captured_at, const std::string& sweep_id,
+                        std::string_view blob) {
+  if (capture_id.empty()) return absl::InvalidArgumentError("capture without an id");
+  std::string meta = EncodeMeta(capture_id, captured_at, sweep_id);
+  if (meta.size() > kMaxMetaBytes) return absl::InvalidArgumentError("capture id, time or sweep id too long");
+  uint64_t file_size = kFramingBytes + meta.size() + blob.size();
+
+  std::lock_guard<std::mutex> lock(mu_);
+  auto existing = order_of_.find(capture_id);
+  if (existing != order_of_.end()) RemoveLocked(existing->second);
+  if (file_size > options_.max_bytes) {
+    CountDroppedLocked(1);
+    return absl::ResourceExhaustedError(absl::StrCat("capture ", capture_id, " (", file_size,
+                                                     " bytes) is larger than the whole spool (", options_.max_bytes,
+                                                     " bytes); raise --spool-max-mb"));
+  }
+  uint64_t evicted = 0;
+  while (!by_order_.empty() && total_bytes_ + file_size > options_.max_bytes) {
+    auto oldest = by_order_.begin();
+    LogLine(absl::StrCat("spool full: dropping the oldest capture ", oldest->second.capture_id));
+    RemoveLocked(oldest->first);
+    ++evicted;
+  }
+  if (evicted > 0) CountDroppedLocked(evicted);
+
+  std::string data;
+  data.reserve(static_cast<size_t>(file_size));
+  data.append(kMagic, kMagicBytes);
+  PutU32(data, static_cast<uint32_t>(meta.size()));
+  data.append(meta);
+  PutU64(data, blob.size());
+  data.append(blob.data(), blob.size());
+  PutU32(data, Crc32(std::string_view(data).substr(kMagicBytes)));
+
+  uint64_t order = next_order_++;
+  absl::Status s = WriteFileAtomically(options_.dir, FilePath(order), data);
+  if (!s.ok()) {
+    CountDroppedLocked(1);
+    return s;
+  }
+  Entry entry{capture_id, captured_at, sweep_id, file_size, order};
+  total_bytes_ += file_size;
+  order_of_[capture_id] = order;
+  by_order_[order] = std::move(entry);
+  return absl::OkStatus();
+}
+
+std::vector<Spool::Entry> Spool::List() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Entry> out;
+  out.reserve(by_order_.size());
+  for (const auto& [order, entry] : by_order_) out.push_back(entry);
+  return out;
+}
+
+bool Spool::Contains(const std::string& capture_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return order_of_.count(capture_id) > 0;
+}
+
+absl::StatusOr<Spool::Loaded> Spool::Load(const std::string& capture_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = order_of_.find(capture_id);
+  if (it == order_of_.end()) return absl::NotFoundError(absl::StrCat("capture ", capture_id, " is not spooled"));
+  uint64_t order = it->second;
+  std::string path = FilePath(order);
+  uint64_t file_size = 0;
+  absl::StatusOr<std::string> data = ReadPrefix(path, by_order_[order].size_bytes + 1, &file_size);
+  Loaded loaded;
+  uint64_t blob_offset = 0, blob_len = 0;
+  absl::Status s = data.ok() ? ParseFraming(*data, file_size, &loaded.entry, &blob_offset, &blob_len) : data.status();
+  if (s.ok() && data->size() != file_size) s = absl::DataLossError("file changed while read");
+  if (s.ok() && loaded.entry.capture_id != capture_id) s = absl::DataLossError("file holds another capture");
+  if (s.ok()) {
+    uint32_t stored_crc = static_cast<uint32_t>(GetLE(*data, data->size() - 4, 4));
+    std::string_view covered = std::string_view(*data).substr(kMagicBytes, data->size() - kMagicBytes - 4);
+    if (Crc32(covered) != stored_crc) s = absl::DataLossError("checksum mismatch");
+  }
+  if (!s.ok()) {
+    LogLine(absl::StrCat("spool: capture ", capture_id, " in ", path, " is unreadable (", s.message(),
+                         "); deleted, counted as dropped"));
+    RemoveLocked(order);
+    CountDroppedLocked(1);
+    return absl::DataLossError(absl::StrCat("spooled capture ", capture_id, ": ", s.message()));
+  }
+  loaded.entry.size_bytes = file_size;
+  loaded.entry.order = order;
+  loaded.blob = data->substr(static_cast<size_t>(blob_offset), static_cast<size_t>(blob_len));
+  return loaded;
+}
+
+absl::Status Spool::Remove(const std::string& capture_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = order_of_.find(capture_id);
+  if (it != order_of_.end()) RemoveLocked(it->second);
+  return absl::OkStatus();
+}
+
+void Spool::Discard(const std::string& capture_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = order_of_.find(capture_id);
+  if (it == order_of_.end()) return;
+  RemoveLocked(it->second);
+  CountDroppedLocked(1);
+}
+
+void Spool::RemoveLocked(uint64_t order) {
+  auto it = by_order_.find(order);
+  if (it == by_order_.end()) return;
+  std::string path = FilePath(order);
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    LogLine(absl::StrCat("spool: cannot delete ", path, ": ", ErrnoText(errno)));
+  }
+  total_bytes_ -= std::min(total_bytes_, it->second.size_bytes);
+  order_of_.erase(it->second.capture_id);
+  by_order_.erase(it);
+}
+
+uint64_t Spool::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
+}
+
+void Spool::ClearDropped(uint64_t reported) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t before = dropped_;
+  dropped_ -= std::min(dropped_, reported);
+  if (dropped_ != before) PersistCounterLocked("dropped", dropped_);
+}
+
+void Spool::CountDroppedLocked(uint64_t n) {
+  dropped_ += n;
+  PersistCounterLocked("dropped", dropped_);
+}
+
+uint64_t Spool::NextSequence() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++sequence_;
+  PersistCounterLocked("sequence", sequence_);
+  return sequence_;
+}
+
+void Spool::PersistCounterLocked(const char* name, uint64_t value) {
+  absl::Status s = WriteFileAtomically(options_.dir, absl::StrCat(options_.dir, "/", name), absl::StrCat(value, "\n"));
+  if (!s.ok()) LogLine(absl::StrCat("spool: cannot persist the ", name, " counter: ", s.message()));
+}
+
+size_t Spool::count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_order_.size();
+}
+
+uint64_t Spool::total_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return total_bytes_;
+}
+
+}  // namespace memfleet::agent

@@ -1,0 +1,116 @@
+// Spool: the captures an agent has taken but the server has not yet acked, kept on disk so that a network
+// outage or an agent restart loses nothing. Bounded by total bytes: when full, the oldest captures are
+// dropped and counted (Hello.dropped_captures), newest data being the most useful.
+//
+//   absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({"/data/local/tmp/memfleet", 64 << 20});
+//   (*spool)->Put(id, captured_at, sweep_id, wire::EncodeStoredCapture(...));
+//   for (const Spool::Entry& e : (*spool)->List()) ...   // oldest first
+//   (*spool)->Remove(id);                                  // on the server's ack
+//
+// One file per capture, "<20-digit order>.cap": magic "MFSPOOL1", u32 meta length, meta (three u32
+// length-prefixed strings: capture_id, captured_at, sweep_id), u64 blob length, blob, u32 CRC-32 of
+// everything after the magic (little-endian). Written to a .tmp, fsynced and renamed, so a crash leaves
+// either the whole file or none. Files "dropped" and "sequence" hold the persisted counters. A corrupt or
+// truncated file is logged, deleted and counted as dropped; it never stops the agent.
+//
+// Thread-safe (one mutex): the scheduler puts while the transport loads and removes.
+#ifndef MEMFLEET_AGENT_SPOOL_H_
+#define MEMFLEET_AGENT_SPOOL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace memfleet::agent {
+
+class Spool {
+ public:
+  struct Options {
+    std::string dir;                    // created (with its parents) when missing
+    uint64_t max_bytes = 64ull << 20;   // total size of the capture files
+  };
+
+  struct Entry {
+    std::string capture_id;
+    std::string captured_at;
+    std::string sweep_id;
+    uint64_t size_bytes = 0;  // of the file on disk
+    uint64_t order = 0;       // increases with each Put; survives restarts
+  };
+
+  struct Loaded {
+    Entry entry;
+    std::string blob;  // as given to Put
+  };
+
+  // Reads the index of an existing spool (or creates an empty one). Internal when the folder cannot be
+  // created or listed; corrupt files inside it are not an error.
+  static absl::StatusOr<std::unique_ptr<Spool>> Open(Options options);
+
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+
+  // Stores a capture durably, first dropping (and counting) the oldest ones until it fits. A capture with
+  // the id of a spooled one replaces it. ResourceExhausted when the capture alone exceeds max_bytes, and
+  // Internal when the file cannot be written (disk full): in both cases the capture is lost and counted.
+  absl::Status Put(const std::string& capture_id, const std::string& captured_at, const std::string& sweep_id,
+                   std::string_view blob);
+
+  // Oldest first.
+  std::vector<Entry> List() const;
+  bool Contains(const std::string& capture_id) const;
+
+  // NotFound when the capture is not (or no longer) spooled; DataLoss when its file is corrupt — the file
+  // is then deleted and counted as dropped.
+  absl::StatusOr<Loaded> Load(const std::string& capture_id);
+
+  // Deletes a capture's file (acked, or rejected for good). OK when it is not spooled.
+  absl::Status Remove(const std::string& capture_id);
+  // Deletes a capture that can never be delivered (it does not decode) and counts it as dropped.
+  void Discard(const std::string& capture_id);
+
+  // Captures dropped since the server last acknowledged the count (persisted).
+  uint64_t dropped() const;
+  // The server has been told about `reported` drops (Welcome after a Hello that said so): subtracts them,
+  // keeping drops that happened since.
+  void ClearDropped(uint64_t reported);
+
+  // The next value of the agent's capture sequence (1, 2, ...), persisted so that a restarted agent does
+  // not reuse one.
+  uint64_t NextSequence();
+
+  size_t count() const;
+  uint64_t total_bytes() const;
+  uint64_t max_bytes() const { return options_.max_bytes; }
+  const std::string& dir() const { return options_.dir; }
+
+ private:
+  explicit Spool(Options options) : options_(std::move(options)) {}
+  absl::Status Scan();
+  std::string FilePath(uint64_t order) const;
+  // Deletes the file of `order` and forgets it; the caller holds mu_.
+  void RemoveLocked(uint64_t order);
+  void CountDroppedLocked(uint64_t n);
+  void PersistCounterLocked(const char* name, uint64_t value);
+
+  const Options options_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, Entry> by_order_;
+  std::map<std::string, uint64_t> order_of_;
+  uint64_t total_bytes_ = 0;
+  uint64_t next_order_ = 1;
+  uint64_t dropped_ = 0;
+  uint64_t sequence_ = 0;
+};
+
+}  // namespace memfleet::agent
+
+#endif  // MEMFLEET_AGENT_SPOOL_H_

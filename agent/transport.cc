@@ -1,0 +1,440 @@
+#include "agent/transport.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "agent/agent_log.h"
+#include "proto/capture_codec.h"
+
+namespace memfleet::agent {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr char kStopping[] = "agent stopping";
+
+std::string SecondsText(std::chrono::milliseconds d) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.2f s", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
+
+std::string MegabytesText(uint64_t bytes) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+int ClampMs(std::chrono::milliseconds d) {
+  return static_cast<int>(std::clamp<int64_t>(d.count(), 1, 1 << 30));
+}
+
+// A fresh channel per attempt, with its own subchannel: the reconnect timing is then this transport's
+// backoff, not gRPC's (which grows to two minutes and is shared process-wide by default).
+std::shared_ptr<grpc::Channel> MakeChannel(const TransportOptions& o) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.initial));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.initial));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.max));
+  return grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
+// Bookkeeping of one session, owned by the transport thread.
+struct Transport::SessionState {
+  uint64_t hello_dropped = 0;
+  std::map<std::string, SteadyClock::time_point> in_flight;  // capture id -> when its End was written
+  std::set<std::string> sent;                                 // sent in this session (not to be resent)
+  std::map<std::string, SteadyClock::time_point> retry_at;    // rejected with retry: resend then
+};
+
+Transport::Transport(TransportOptions options, Spool& spool, TransportEvents& events)
+    : options_(std::move(options)), spool_(spool), events_(events) {}
+
+Transport::~Transport() { Stop(); }
+
+void Transport::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_ || stop_) return;
+  started_ = true;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Transport::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stop_) {
+      stop_ = true;
+      stop_requested_at_ = SteadyClock::now();
+    }
+    cv_.notify_all();
+  }
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Transport::CaptureSpooled(const std::string& /*capture_id*/) {
+  std::lock_guard<std::mutex> lock(mu_);
+  wake_ = true;
+  cv_.notify_all();
+}
+
+void Transport::CommandFailed(const std::string& sweep_id, const std::string& message) {
+  v1::AgentMessage msg;
+  msg.mutable_command_failed()->set_sweep_id(sweep_id);
+  msg.mutable_command_failed()->set_message(message);
+  std::lock_guard<std::mutex> lock(mu_);
+  // Only the current session's sweeps care; an old failure is not worth queueing across reconnects.
+  if (connected_) outgoing_.push_back(std::move(msg));
+  cv_.notify_all();
+}
+
+bool Transport::connected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return connected_;
+}
+
+uint64_t Transport::sessions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sessions_;
+}
+
+bool Transport::stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stop_;
+}
+
+void Transport::Run() {
+  std::random_device seed_source;
+  Backoff backoff(options_.backoff,
+                  (static_cast<uint64_t>(seed_source()) << 32) ^
+                      static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
+  for (;;) {
+    bool welcomed = false;
+    std::string why = RunSession(&welcomed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      connected_ = false;
+      outgoing_.clear();
+    }
+    if (welcomed) {
+      events_.OnDisconnected(why);
+      backoff.Reset();
+    }
+    if (stopping()) {
+      if (welcomed) LogLine(absl::StrCat("disconnected from ", options_.server, " (", why, ")"));
+      return;
+    }
+    std::chrono::milliseconds delay = backoff.Next();
+    LogLine(absl::StrCat(welcomed ? "disconnected from " : "cannot connect to ", options_.server, ": ", why,
+                         "; retrying in ", SecondsText(delay)));
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, delay, [this] { return stop_; });
+    if (stop_) return;
+  }
+}
+
+std::string Transport::RunSession(bool* welcomed) {
+  std::shared_ptr<grpc::Channel> channel = MakeChannel(options_);
+  auto connect_deadline = SteadyClock::now() + options_.connect_timeout;
+  grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE) return "server unreachable";
+    if (state == GRPC_CHANNEL_SHUTDOWN) return "channel shut down";
+    if (stopping()) return kStopping;
+    if (SteadyClock::now() >= connect_deadline) {
+      return absl::StrCat("no connection within ", SecondsText(options_.connect_timeout));
+    }
+    // Short slices so that Stop() is never kept waiting by a slow connect.
+    channel->WaitForStateChange(state, std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+    state = channel->GetState(true);
+  }
+
+  std::unique_ptr<v1::AgentService::Stub> stub = v1::AgentService::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return kStopping;
+    incoming_.clear();
+    reader_done_ = false;
+    session_over_ = false;
+    write_started_.reset();
+    cancel_reason_.clear();
+  }
+  std::unique_ptr<Stream> stream = stub->Connect(&context);
+  std::thread reader([this, &stream] {
+    v1::ServerMessage msg;
+    while (stream->Read(&msg)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      incoming_.push_back(std::move(msg));
+      msg = v1::ServerMessage();
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    reader_done_ = true;
+    cv_.notify_all();
+  });
+  std::thread watchdog([this, &context] { Watchdog(context); });
+
+  std::string why = Converse(*stream, welcomed);
+  bool graceful = why == kStopping;
+  bool ended_by_server;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_by_server = reader_done_ && cancel_reason_.empty();
+  }
+  if (graceful && !ended_by_server) {
+    // Half-close and let the server end the call; the watchdog cancels it when shutdown's grace is over.
+    stream->WritesDone();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return reader_done_; });
+  } else if (!ended_by_server) {
+    context.TryCancel();
+  }
+  reader.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_over_ = true;
+    cv_.notify_all();
+  }
+  watchdog.join();
+  // The server's own status when it ended the call, so that the log says why.
+  grpc::Status status = stream->Finish();
+  if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED && !status.error_message().empty()) {
+    why = absl::StrCat(why, " (", status.error_message(), ")");
+  }
+  return why;
+}
+
+void Transport::Watchdog(grpc::ClientContext& context) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!session_over_) {
+    auto deadline = SteadyClock::time_point::max();
+    std::string reason;
+    if (write_started_) {
+      deadline = *write_started_ + options_.ack_timeout;
+      reason = absl::StrCat("a write stalled for ", SecondsText(options_.ack_timeout));
+    }
+    if (stop_ && stop_requested_at_ + options_.shutdown_grace < deadline) {
+      deadline = stop_requested_at_ + options_.shutdown_grace;
+      reason = kStopping;
+    }
+    if (SteadyClock::now() >= deadline) {
+      cancel_reason_ = reason;
+      context.TryCancel();
+      return;
+    }
+    if (deadline == SteadyClock::time_point::max()) {
+      cv_.wait(lock);
+    } else {
+      cv_.wait_until(lock, deadline);
+    }
+  }
+}
+
+bool Transport::Write(Stream& stream, const v1::AgentMessage& msg, bool buffer_hint) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    write_started_ = SteadyClock::now();
+    cv_.notify_all();
+  }
+  grpc::WriteOptions write_options;
+  if (buffer_hint) write_options.set_buffer_hint();
+  bool ok = stream.Write(msg, write_options);
+  std::lock_guard<std::mutex> lock(mu_);
+  write_started_.reset();
+  cv_.notify_all();
+  return ok;
+}
+
+std::string Transport::Converse(Stream& stream, bool* welcomed) {
+  SessionState s;
+  v1::AgentMessage hello_msg;
+  v1::Hello* hello = hello_msg.mutable_hello();
+  *hello->mutable_device() = options_.device;
+  hello->set_token(options_.token);
+  hello->set_spooled_captures(spool_.count());
+  s.hello_dropped = spool_.dropped();
+  hello->set_dropped_captures(s.hello_dropped);
+  if (!Write(stream, hello_msg, false)) return "the stream broke while sending Hello";
+  auto welcome_deadline = SteadyClock::now() + options_.ack_timeout;
+
+  bool seen_stop = false;
+  for (;;) {
+    std::deque<v1::ServerMessage> messages;
+    std::deque<v1::AgentMessage> outgoing;
+    bool broken = false;
+    std::string cancel_reason;
+    {
+      auto wake_at = SteadyClock::time_point::max();
+      if (!*welcomed) wake_at = welcome_deadline;
+      for (const auto& [id, sent_at] : s.in_flight) wake_at = std::min(wake_at, sent_at + options_.ack_timeout);
+      for (const auto& [id, at] : s.retry_at) wake_at = std::min(wake_at, at);
+      std::unique_lock<std::mutex> lock(mu_);
+      auto ready = [&] {
+        return (stop_ && !seen_stop) || reader_done_ || !incoming_.empty() || wake_ || (*welcomed && !outgoing_.empty());
+      };
+      if (wake_at == SteadyClock::time_point::max()) {
+        cv_.wait(lock, ready);
+      } else {
+        cv_.wait_until(lock, wake_at, ready);
+      }
+      wake_ = false;
+      messages.swap(incoming_);
+      if (*welcomed) outgoing.swap(outgoing_);
+      broken = reader_done_;
+      cancel_reason = cancel_reason_;
+      seen_stop = stop_;
+    }
+    for (const v1::ServerMessage& msg : messages) HandleMessage(msg, s, welcomed);
+    if (broken) return cancel_reason.empty() ? "the server closed the stream" : cancel_reason;
+    auto now = SteadyClock::now();
+    if (!*welcomed && now >= welcome_deadline) {
+      return absl::StrCat("no Welcome within ", SecondsText(options_.ack_timeout));
+    }
+    for (const auto& [id, sent_at] : s.in_flight) {
+      if (now - sent_at >= options_.ack_timeout) {
+        return absl::StrCat("no ack for capture ", id, " within ", SecondsText(options_.ack_timeout));
+      }
+    }
+    for (const v1::AgentMessage& msg : outgoing) {
+      if (!Write(stream, msg, false)) return "the stream broke while sending";
+    }
+    if (seen_stop) {
+      // Shutting down: no new captures, only the acks of those in flight (until shutdown's grace ends).
+      if (s.in_flight.empty()) return kStopping;
+      continue;
+    }
+    for (auto it = s.retry_at.begin(); it != s.retry_at.end();) {
+      if (it->second <= now) {
+        s.sent.erase(it->first);
+        it = s.retry_at.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!*welcomed) continue;
+    for (const Spool::Entry& entry : spool_.List()) {
+      if (s.in_flight.size() >= options_.max_in_flight || stopping()) break;
+      if (s.sent.count(entry.capture_id) > 0) continue;
+      SendResult r = SendCapture(stream, entry);
+      if (r == SendResult::kWriteFailed) {
+        return absl::StrCat("the stream broke while sending capture ", entry.capture_id);
+      }
+      if (r == SendResult::kSent) s.in_flight[entry.capture_id] = SteadyClock::now();
+      s.sent.insert(entry.capture_id);
+    }
+  }
+}
+
+void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, bool* welcomed) {
+  switch (msg.msg_case()) {
+    case v1::ServerMessage::kWelcome: {
+      if (*welcomed) return;
+      *welcomed = true;
+      spool_.ClearDropped(s.hello_dropped);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        connected_ = true;
+        ++sessions_;
+      }
+      LogLine(absl::StrCat("connected to ", options_.server, " as ", options_.device.device_id(), " (server ",
+                           msg.welcome().server_version().empty() ? "?" : msg.welcome().server_version(),
+                           ", interval ", msg.welcome().interval_s(), " s); spool: ", spool_.count(), " captures, ",
+                           MegabytesText(spool_.total_bytes()), ", ", s.hello_dropped, " dropped reported"));
+      events_.OnConnected(msg.welcome().interval_s());
+      return;
+    }
+    case v1::ServerMessage::kAck: {
+      const std::string& id = msg.ack().capture_id();
+      s.in_flight.erase(id);
+      absl::Status removed = spool_.Remove(id);
+      s.sent.erase(id);
+      s.retry_at.erase(id);
+      LogLine(absl::StrCat("capture ", id, " acked", msg.ack().duplicate() ? " (already stored)" : "",
+                           "; spool: ", spool_.count(), " captures, ", MegabytesText(spool_.total_bytes()),
+                           removed.ok() ? "" : absl::StrCat(" (", removed.message(), ")")));
+      events_.OnAcked(id, msg.ack().duplicate());
+      return;
+    }
+    case v1::ServerMessage::kRejected: {
+      const v1::CaptureRejected& r = msg.rejected();
+      s.in_flight.erase(r.capture_id());
+      if (r.retry()) {
+        s.retry_at[r.capture_id()] = SteadyClock::now() + options_.rejected_retry_delay;
+        LogLine(absl::StrCat("capture ", r.capture_id(), " rejected for now (code ", r.code(), ": ", r.message(),
+                             "); kept in the spool, resent in ", SecondsText(options_.rejected_retry_delay),
+                             " or after a reconnect"));
+      } else {
+        absl::Status removed = spool_.Remove(r.capture_id());
+        s.sent.erase(r.capture_id());
+        s.retry_at.erase(r.capture_id());
+        LogLine(absl::StrCat("capture ", r.capture_id(), " rejected (code ", r.code(), ": ", r.message(),
+                             "); dropped from the spool", removed.ok() ? "" : absl::StrCat(" (", removed.message(), ")")));
+      }
+      events_.OnRejected(r.capture_id(), r.retry(), r.message());
+      return;
+    }
+    case v1::ServerMessage::kCaptureNow:
+      LogLine(absl::StrCat("server asks for a capture now (sweep ", msg.capture_now().sweep_id(), ")"));
+      events_.OnCaptureNow(msg.capture_now().sweep_id());
+      return;
+    case v1::ServerMessage::kSetInterval:
+      LogLine(absl::StrCat("server sets the capture interval to ", msg.set_interval().interval_s(), " s"));
+      events_.OnSetInterval(msg.set_interval().interval_s());
+      return;
+    case v1::ServerMessage::MSG_NOT_SET:
+      return;
+  }
+}
+
+Transport::SendResult Transport::SendCapture(Stream& stream, const Spool::Entry& entry) {
+  absl::StatusOr<Spool::Loaded> loaded = spool_.Load(entry.capture_id);
+  if (!loaded.ok()) {
+    // NotFound: dropped from a full spool since it was listed. DataLoss: already logged and discarded.
+    return SendResult::kSkipped;
+  }
+  absl::StatusOr<accounting::Capture> capture = wire::DecodeStoredCapture(wire::kStoredCodec, loaded->blob);
+  if (!capture.ok()) {
+    LogLine(absl::StrCat("spooled capture ", entry.capture_id, " cannot be decoded (", capture.status().message(),
+                         "); dropped"));
+    spool_.Discard(entry.capture_id);
+    return SendResult::kSkipped;
+  }
+  loaded->blob.clear();
+  loaded->blob.shrink_to_fit();
+
+  v1::AgentMessage msg;
+  v1::CaptureBegin* begin = msg.mutable_begin();
+  begin->set_capture_id(entry.capture_id);
+  begin->set_captured_at(loaded->entry.captured_at);
+  begin->set_sweep_id(loaded->entry.sweep_id);
+  begin->set_node_count(wire::NodeCount(*capture));
+  begin->set_content_bytes(capture->ContentBytes());
+  uint64_t content_bytes = capture->ContentBytes();
+  std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(*capture, entry.capture_id, options_.chunk_bytes);
+  *capture = accounting::Capture();
+  if (!Write(stream, msg, /*buffer_hint=*/true)) return SendResult::kWriteFailed;
+  for (v1::CaptureChunk& chunk : chunks) {
+    msg.mutable_chunk()->Swap(&chunk);
+    if (!Write(stream, msg, true)) return SendResult::kWriteFailed;
+  }
+  msg.mutable_end()->set_capture_id(entry.capture_id);
+  msg.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
+  // No buffer hint on the End: it flushes the capture to the server.
+  if (!Write(stream, msg, false)) return SendResult::kWriteFailed;
+  LogLine(absl::StrCat("capture ", entry.capture_id, " sent (", MegabytesText(content_bytes), " in ", chunks.size(),
+                       " chunks", entry.sweep_id.empty() ? "" : absl::StrCat(", sweep ", entry.sweep_id), ")"));
+  return SendResult::kSent;
+}
+
+}  // namespace memfleet::agent

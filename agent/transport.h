@@ -1,0 +1,130 @@
+// Transport: the agent's side of AgentService.Connect — one long-lived gRPC stream to the server that
+// says Hello, sends every spooled capture (Begin, Chunks, End), removes a capture from the spool when the
+// server acks it, and passes the server's commands (CaptureNow, SetInterval) to TransportEvents. Breaks,
+// missing acks (--ack-timeout) and stalled writes tear the stream down; it reconnects with exponential
+// backoff and jitter and resends everything still spooled (the server deduplicates by capture id).
+//
+//   Transport transport(options, spool, events);
+//   transport.Start();                    // its own thread owns the stream
+//   ... spool.Put(...); transport.CaptureSpooled(id);
+//   transport.Stop();                     // waits briefly for acks in flight, closes the stream
+//
+// Threads: one transport thread writes; a reader thread per session reads; a watchdog cancels the call
+// when a write stalls or shutdown's grace runs out. TransportEvents are called on the transport thread and
+// must not block (the scheduler posts them to its loop). Public methods are thread-safe.
+#ifndef MEMFLEET_AGENT_TRANSPORT_H_
+#define MEMFLEET_AGENT_TRANSPORT_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "agent/backoff.h"
+#include "agent/spool.h"
+#include "memfleet/v1/agent_service.grpc.pb.h"
+
+namespace memfleet::agent {
+
+// What the transport tells its owner. Every method has an empty default.
+class TransportEvents {
+ public:
+  virtual ~TransportEvents() = default;
+  // The server welcomed the agent; `interval_s` is the interval it wants (0: keep the agent's own).
+  virtual void OnConnected(uint32_t /*interval_s*/) {}
+  virtual void OnDisconnected(const std::string& /*reason*/) {}
+  virtual void OnAcked(const std::string& /*capture_id*/, bool /*duplicate*/) {}
+  // retry=true: still spooled, resent later; retry=false: removed from the spool.
+  virtual void OnRejected(const std::string& /*capture_id*/, bool /*retry*/, const std::string& /*message*/) {}
+  virtual void OnCaptureNow(const std::string& /*sweep_id*/) {}
+  virtual void OnSetInterval(uint32_t /*interval_s*/) {}
+};
+
+// Where the scheduler hands what it produced: the transport, or a fake in tests.
+class CaptureSink {
+ public:
+  virtual ~CaptureSink() = default;
+  // A capture was put in the spool: send it (it stays spooled until acked, whatever happens here).
+  virtual void CaptureSpooled(const std::string& capture_id) = 0;
+  // A CaptureNow could not be carried out; tells the server so that its sweep need not wait.
+  virtual void CommandFailed(const std::string& sweep_id, const std::string& message) = 0;
+};
+
+struct TransportOptions {
+  std::string server;  // "host:port"
+  v1::DeviceInfo device;
+  std::string token;
+  std::chrono::milliseconds ack_timeout{30000};     // for each sent capture, for the Welcome, for a write
+  std::chrono::milliseconds connect_timeout{10000};
+  BackoffPolicy backoff;
+  std::chrono::milliseconds rejected_retry_delay{30000};  // a CaptureRejected{retry} is resent after this
+  std::chrono::milliseconds shutdown_grace{2000};         // Stop() waits this long for acks in flight
+  size_t chunk_bytes = 256 * 1024;
+  size_t max_in_flight = 4;  // captures sent and not yet acked
+};
+
+class Transport final : public CaptureSink {
+ public:
+  Transport(TransportOptions options, Spool& spool, TransportEvents& events);
+  ~Transport() override;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  void Start();
+  // Idempotent. Blocks until the transport thread has ended (at most about shutdown_grace while connected).
+  void Stop();
+
+  void CaptureSpooled(const std::string& capture_id) override;
+  void CommandFailed(const std::string& sweep_id, const std::string& message) override;
+
+  bool connected() const;
+  // Sessions the server welcomed so far.
+  uint64_t sessions() const;
+
+ private:
+  using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>;
+  enum class SendResult { kSent, kSkipped, kWriteFailed };
+  struct SessionState;
+
+  void Run();
+  // One connection: returns why it ended; *welcomed tells whether the server welcomed it.
+  std::string RunSession(bool* welcomed);
+  std::string Converse(Stream& stream, bool* welcomed);
+  void HandleMessage(const v1::ServerMessage& msg, SessionState& s, bool* welcomed);
+  SendResult SendCapture(Stream& stream, const Spool::Entry& entry);
+  bool Write(Stream& stream, const v1::AgentMessage& msg, bool buffer_hint);
+  void Watchdog(grpc::ClientContext& context);
+  bool stopping() const;
+
+  const TransportOptions options_;
+  Spool& spool_;
+  TransportEvents& events_;
+  std::thread thread_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;
+  bool stop_ = false;
+  std::chrono::steady_clock::time_point stop_requested_at_;
+  bool wake_ = false;
+  bool connected_ = false;
+  uint64_t sessions_ = 0;
+  std::deque<v1::AgentMessage> outgoing_;  // control messages for the current session
+  // The current session, shared with its reader and watchdog threads.
+  std::deque<v1::ServerMessage> incoming_;
+  bool reader_done_ = false;
+  bool session_over_ = false;
+  std::optional<std::chrono::steady_clock::time_point> write_started_;
+  std::string cancel_reason_;
+};
+
+}  // namespace memfleet::agent
+
+#endif  // MEMFLEET_AGENT_TRANSPORT_H_

@@ -1,0 +1,168 @@
+#include "cli/chart.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "cli/output_format.h"
+#include "cli/time_spec.h"
+
+namespace memfleet::cli {
+namespace {
+
+constexpr const char* kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// "12-02 16:15" when the series spans less than a year of one calendar, else "2026-12-02".
+std::string TimeLabel(int64_t unix_s, bool with_year) {
+  absl::StatusOr<std::string> t = FormatRfc3339(unix_s);
+  if (!t.ok()) return "?";
+  // t: YYYY-MM-DDTHH:MM:SSZ
+  return with_year ? t->substr(0, 10) : t->substr(5, 5) + " " + t->substr(11, 5);
+}
+
+}  // namespace
+
+std::string Sparkline(const std::vector<std::optional<int64_t>>& values) {
+  bool any = false;
+  int64_t lo = 0, hi = 0;
+  for (const auto& v : values) {
+    if (!v) continue;
+    if (!any || *v < lo) lo = *v;
+    if (!any || *v > hi) hi = *v;
+    any = true;
+  }
+  std::string out;
+  for (const auto& v : values) {
+    if (!v) {
+      out += ' ';
+    } else if (hi == lo) {
+      out += kBlocks[3];
+    } else {
+      // long double: hi - lo may not fit in int64.
+      long double frac = (static_cast<long double>(*v) - lo) / (static_cast<long double>(hi) - lo);
+      int level = static_cast<int>(frac * 7.0L + 0.5L);
+      out += kBlocks[std::clamp(level, 0, 7)];
+    }
+  }
+  return out;
+}
+
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // Control characters other than tab/newline are not allowed in XML 1.0 at all.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
+          out += ' ';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const ChartOptions& options) {
+  const double width = std::max(options.width_px, 200), height = std::max(options.height_px, 120);
+  const double left = 90, right = 24, top = 44, bottom = 56;
+  const double plot_w = width - left - right, plot_h = height - top - bottom;
+
+  int64_t t_lo = 0, t_hi = 0, v_lo = 0, v_hi = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ChartPoint& p = points[i];
+    if (i == 0 || p.time_unix_s < t_lo) t_lo = p.time_unix_s;
+    if (i == 0 || p.time_unix_s > t_hi) t_hi = p.time_unix_s;
+    if (i == 0 || p.value_kb < v_lo) v_lo = p.value_kb;
+    if (i == 0 || p.value_kb > v_hi) v_hi = p.value_kb;
+  }
+  // Widen a flat range so a constant series draws as a line through the middle.
+  long double vmin = v_lo, vmax = v_hi;
+  if (vmax == vmin) {
+    long double pad = std::max(1.0L, (vmin < 0 ? -vmin : vmin) * 0.05L);
+    vmin -= pad;
+    vmax += pad;
+  }
+  long double tmin = t_lo, tmax = t_hi;
+  if (tmax == tmin) {
+    tmin -= 1800;
+    tmax += 1800;
+  }
+  auto x_of = [&](int64_t t) { return left + static_cast<double>((t - tmin) / (tmax - tmin)) * plot_w; };
+  auto y_of = [&](long double v) { return top + plot_h - static_cast<double>((v - vmin) / (vmax - vmin)) * plot_h; };
+
+  std::string s;
+  s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(width) + "\" height=\"" + Num(height) +
+       "\" viewBox=\"0 0 " + Num(width) + " " + Num(height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s += "  <title>" + XmlEscape(options.title) + "</title>\n";
+  s += "  <rect x=\"0\" y=\"0\" width=\"" + Num(width) + "\" height=\"" + Num(height) + "\" fill=\"white\"/>\n";
+  s += "  <text x=\"" + Num(width / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" +
+       XmlEscape(options.title) + "</text>\n";
+
+  // Value axis: five labelled grid lines from min to max.
+  s += "  <g class=\"y-axis\" fill=\"#333\" stroke=\"none\">\n";
+  constexpr int kYTicks = 4;
+  for (int i = 0; i <= kYTicks; ++i) {
+    long double v = vmin + (vmax - vmin) * i / kYTicks;
+    double y = y_of(v);
+    s += "    <line x1=\"" + Num(left) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(left + plot_w) + "\" y2=\"" + Num(y) +
+         "\" stroke=\"#e0e0e0\"/>\n";
+    s += "    <text x=\"" + Num(left - 8) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" +
+         XmlEscape(FormatKbHuman(static_cast<int64_t>(v < 0 ? v - 0.5L : v + 0.5L))) + "</text>\n";
+  }
+  s += "    <text x=\"16\" y=\"" + Num(top + plot_h / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
+       Num(top + plot_h / 2) + ")\">" + XmlEscape(options.value_label) + "</text>\n";
+  s += "  </g>\n";
+
+  // Time axis: up to five labels spread over the range.
+  s += "  <g class=\"x-axis\" fill=\"#333\" stroke=\"none\">\n";
+  const bool with_year = t_hi - t_lo > 365LL * 86400;
+  const int x_ticks = points.size() <= 1 || t_hi == t_lo ? 0 : 4;
+  for (int i = 0; i <= x_ticks; ++i) {
+    int64_t t = x_ticks == 0 ? t_lo : static_cast<int64_t>(t_lo + (static_cast<long double>(t_hi) - t_lo) * i / x_ticks);
+    double x = x_of(t);
+    s += "    <line x1=\"" + Num(x) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(x) + "\" y2=\"" +
+         Num(top + plot_h + 5) + "\" stroke=\"#333\"/>\n";
+    s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"middle\">" +
+         XmlEscape(points.empty() ? "" : TimeLabel(t, with_year)) + "</text>\n";
+  }
+  s += "    <text x=\"" + Num(left + plot_w / 2) + "\" y=\"" + Num(height - 10) +
+       "\" text-anchor=\"middle\">time (UTC)</text>\n";
+  s += "  </g>\n";
+
+  s += "  <line class=\"axis\" x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
+       Num(top + plot_h) + "\" stroke=\"#333\"/>\n";
+  s += "  <line class=\"axis\" x1=\"" + Num(left) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(left + plot_w) +
+       "\" y2=\"" + Num(top + plot_h) + "\" stroke=\"#333\"/>\n";
+
+  std::string coords;
+  for (const ChartPoint& p : points) {
+    if (!coords.empty()) coords += ' ';
+    coords += Num(x_of(p.time_unix_s)) + "," + Num(y_of(p.value_kb));
+  }
+  s += "  <polyline class=\"series\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"" + coords + "\"/>\n";
+  s += "  <g class=\"samples\" fill=\"#1f77b4\">\n";
+  for (const ChartPoint& p : points) {
+    absl::StatusOr<std::string> when = FormatRfc3339(p.time_unix_s);
+    s += "    <circle cx=\"" + Num(x_of(p.time_unix_s)) + "\" cy=\"" + Num(y_of(p.value_kb)) + "\" r=\"3\"><title>" +
+         XmlEscape((when.ok() ? *when : std::string("?")) + ": " + FormatKb(p.value_kb) + " kB") +
+         "</title></circle>\n";
+  }
+  s += "  </g>\n";
+  s += "</svg>\n";
+  return s;
+}
+
+}  // namespace memfleet::cli

@@ -1,0 +1,44 @@
+// Charts of a figure over time: a one-line terminal sparkline and a self-contained SVG line chart
+// (`memfleet trend --svg FILE`). Pure text out, no I/O.
+//
+//   Sparkline({10, 20, 80});                          // "▁▂█"
+//   std::string svg = RenderSvgLineChart(points, {.title = "surfaceflinger total_kb on pixel-1"});
+#ifndef MEMFLEET_CLI_CHART_H_
+#define MEMFLEET_CLI_CHART_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memfleet::cli {
+
+// One block character (▁▂▃▄▅▆▇█) per value, scaled so the smallest is ▁ and the largest █. With no
+// spread (all values equal, or one value) every block is ▄: a flat line, neither "low" nor "high".
+// An unknown value is a space, so the blocks stay aligned with the samples.
+std::string Sparkline(const std::vector<std::optional<int64_t>>& values);
+
+struct ChartPoint {
+  int64_t time_unix_s = 0;
+  int64_t value_kb = 0;
+};
+
+struct ChartOptions {
+  std::string title;
+  std::string value_label = "kB";  // the y axis caption
+  int width_px = 800;
+  int height_px = 360;
+};
+
+// An SVG document: title, axes with value labels (kB/MB/GB) and UTC time labels, a light grid, the
+// series as one <polyline> with one point per ChartPoint (in the order given) and a dot per point.
+// Text is XML-escaped; times or values that are all equal still draw (the range is widened).
+std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const ChartOptions& options);
+
+// & < > " ' as XML entities.
+std::string XmlEscape(std::string_view text);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_CHART_H_

@@ -1,0 +1,118 @@
+// memfleet: the user's tool. Only wires the command line to the commands.
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "cli/commands/account_command.h"
+#include "cli/commands/devices_command.h"
+#include "cli/commands/fleet_command.h"
+#include "cli/commands/process_command.h"
+#include "cli/commands/report_command.h"
+#include "cli/commands/sweep_command.h"
+#include "cli/commands/trend_command.h"
+
+namespace {
+
+void AddServerOptions(CLI::App* cmd, memfleet::cli::ServerArgs& args) {
+  cmd->add_option("--server", args.server, "memfleet-server to ask, HOST:PORT (default: $MEMFLEET_SERVER)");
+  cmd->add_flag("--json", args.json, "print JSON instead of the table");
+  cmd->add_flag("--csv", args.csv, "print CSV (RFC 4180) instead of the table");
+}
+
+void AddWhereOption(CLI::App* cmd, std::vector<std::string>& where) {
+  cmd->add_option("--where", where,
+                  "select devices: KEY=VALUE with KEY model, platform, soc, device_id or build; repeat to AND terms")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"memfleet: memory accounting for Android device farms"};
+  app.require_subcommand(1);
+
+  memfleet::cli::AccountArgs account;
+  CLI::App* account_cmd = app.add_subcommand(
+      "account", "Account one capture offline: a capture tree, or a live root such as / (no server needed)");
+  account_cmd->add_option("TREE", account.root, "capture tree folder (holds capture.json) or device root")->required();
+  account_cmd->add_flag("--json", account.json, "print the report JSON (CAPTURE.md) instead of the table");
+  account_cmd->add_option("--top", account.top, "processes shown in the table (0 = all)")->capture_default_str();
+  account_cmd->add_option("--graphics-libs", account.graphics_libs_file,
+                          "graphics library list to use instead of the built-in one");
+  account_cmd->add_option("--android-version", account.android_version,
+                          "formulas of the dumpsys view (14 default; 16 for the Android 16 deltas)")
+      ->check(CLI::Range(12, 16));
+
+  memfleet::cli::DevicesArgs devices;
+  CLI::App* devices_cmd = app.add_subcommand("devices", "List the devices the server knows: online/offline, last capture");
+  AddServerOptions(devices_cmd, devices.common);
+  AddWhereOption(devices_cmd, devices.where);
+
+  memfleet::cli::SweepArgs sweep;
+  CLI::App* sweep_cmd =
+      app.add_subcommand("sweep", "Capture every matching online device now, then rank them by total_kb");
+  AddServerOptions(sweep_cmd, sweep.common);
+  AddWhereOption(sweep_cmd, sweep.where);
+  sweep_cmd->add_option("--deadline", sweep.deadline_s, "seconds to wait for the devices' captures")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+
+  memfleet::cli::ReportArgs report;
+  CLI::App* report_cmd = app.add_subcommand("report", "A device's stored report (the latest, or at a time)");
+  AddServerOptions(report_cmd, report.common);
+  report_cmd->add_option("DEVICE", report.device_id, "device id (see `memfleet devices`)")->required();
+  report_cmd->add_option("--at", report.at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
+  report_cmd->add_option("--capture", report.capture_id, "one exact capture id (wins over --at)");
+  report_cmd->add_option("--top", report.top, "processes shown in the table (0 = all)")->capture_default_str();
+
+  memfleet::cli::ProcessArgs process;
+  CLI::App* process_cmd = app.add_subcommand("process", "One process's figures in a device's latest report");
+  AddServerOptions(process_cmd, process.common);
+  process_cmd->add_option("DEVICE", process.device_id, "device id")->required();
+  process_cmd->add_option("NAME", process.process_name, "process name as in the report")->required();
+  process_cmd->add_option("--at", process.at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
+
+  memfleet::cli::TrendArgs trend;
+  CLI::App* trend_cmd = app.add_subcommand("trend", "One process figure over a device's stored captures");
+  AddServerOptions(trend_cmd, trend.common);
+  trend_cmd->add_option("DEVICE", trend.device_id, "device id")->required();
+  trend_cmd->add_option("--process", trend.process_name, "process name")->required();
+  trend_cmd->add_option("--metric", trend.metric, "process figure: total_kb, pss_kb, gl_kb, dma_kb, ...")
+      ->capture_default_str();
+  trend_cmd->add_option("--since", trend.since, "from a span back (7d, 24h, 90m) or an RFC 3339 time; default: all");
+  trend_cmd->add_option("--limit", trend.limit, "at most this many points (0 = all)");
+  trend_cmd->add_option("--svg", trend.svg_path, "also write an SVG line chart to FILE");
+
+  memfleet::cli::FleetArgs fleet;
+  CLI::App* fleet_cmd =
+      app.add_subcommand("fleet", "A figure of each device's latest report, per group: min/p50/p90/max");
+  AddServerOptions(fleet_cmd, fleet.common);
+  AddWhereOption(fleet_cmd, fleet.where);
+  fleet_cmd->add_option("--metric", fleet.metric, "device.<figure> or process.<figure> (with --process)")
+      ->capture_default_str();
+  fleet_cmd->add_option("--group-by", fleet.group_by, "model, platform, soc or build")->capture_default_str();
+  fleet_cmd->add_option("--process", fleet.process_name, "process name for process.<figure> metrics");
+  fleet_cmd->add_flag("--rows", fleet.rows, "also list each device's value, largest first");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : memfleet::cli::kExitUsage;
+  }
+  if (*account_cmd) return memfleet::cli::RunAccount(account, std::cout, std::cerr);
+  if (*devices_cmd) return memfleet::cli::RunDevices(devices, std::cout, std::cerr);
+  if (*sweep_cmd) {
+    sweep.progress_tty = ::isatty(STDERR_FILENO) == 1;
+    return memfleet::cli::RunSweep(sweep, std::cout, std::cerr);
+  }
+  if (*report_cmd) return memfleet::cli::RunReport(report, std::cout, std::cerr);
+  if (*process_cmd) return memfleet::cli::RunProcess(process, std::cout, std::cerr);
+  if (*trend_cmd) return memfleet::cli::RunTrend(trend, std::cout, std::cerr);
+  if (*fleet_cmd) return memfleet::cli::RunFleet(fleet, std::cout, std::cerr);
+  return memfleet::cli::kExitUsage;
+}

@@ -1,0 +1,119 @@
+#include "cli/commands/account_command.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "agent/capture_tree_fs.h"
+#include "agent/collector.h"
+#include "agent/device_root_fs.h"
+#include "cli/report_table.h"
+#include "server/accounting/account.h"
+#include "server/accounting/graphics_libraries.h"
+#include "server/accounting/report_json.h"
+
+namespace memfleet::cli {
+namespace {
+
+bool IsDir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string NowRfc3339() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.root.empty()) {
+    err << "memfleet account: give a capture tree or a device root (e.g. /)\n";
+    return kExitUsage;
+  }
+  if (!IsDir(args.root)) {
+    err << "memfleet account: " << args.root << ": "
+        << (access(args.root.c_str(), F_OK) == 0 ? "not a directory" : std::strerror(errno))
+        << " (expected a capture tree folder holding capture.json and proc/, or a device root like /)\n";
+    return kExitNotCapture;
+  }
+  std::string root = args.root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  const bool tree = IsFile(root + "/capture.json");
+  if (!tree && !IsFile(root + "/proc/meminfo")) {
+    err << "memfleet account: " << args.root
+        << " is not a capture tree (no capture.json) nor a device root (no proc/meminfo)\n";
+    return kExitNotCapture;
+  }
+
+  accounting::GraphicsLibraries custom_libs;
+  accounting::AccountOptions options;
+  options.android_version = args.android_version;
+  if (!args.graphics_libs_file.empty()) {
+    std::ifstream in(args.graphics_libs_file, std::ios::binary);
+    if (!in) {
+      err << "memfleet account: --graphics-libs " << args.graphics_libs_file << ": " << std::strerror(errno) << "\n";
+      return kExitUsage;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    absl::StatusOr<accounting::GraphicsLibraries> libs = accounting::GraphicsLibraries::Parse(ss.str());
+    if (!libs.ok()) {
+      err << "memfleet account: --graphics-libs " << args.graphics_libs_file << ": " << libs.status().message() << "\n";
+      return kExitUsage;
+    }
+    custom_libs = *std::move(libs);
+    options.graphics_libraries = &custom_libs;
+  }
+
+  std::unique_ptr<agent::RootFs> fs;
+  if (tree) {
+    fs = std::make_unique<agent::CaptureTreeFs>(root);
+  } else {
+    fs = std::make_unique<agent::DeviceRootFs>(root);
+  }
+  agent::CollectOptions collect;
+  collect.device_id = HostName();
+  collect.captured_at = NowRfc3339();
+  collect.page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  absl::StatusOr<accounting::Capture> capture = agent::CollectCapture(*fs, collect);
+  if (!capture.ok()) {
+    err << "memfleet account: " << args.root << ": " << capture.status().message() << "\n";
+    return kExitNotCapture;
+  }
+  accounting::Report report = accounting::Account(*capture, options);
+  if (args.json) {
+    out << accounting::ReportToJson(report, 1) << "\n";
+  } else {
+    TableOptions table;
+    table.top_processes = args.top;
+    out << RenderReportTable(report, table);
+  }
+  return kExitOk;
+}
+
+}  // namespace memfleet::cli

@@ -1,0 +1,32 @@
+// `memfleet account TREE`: runs the accounting engine offline on a capture tree, or on a live root
+// ("/" of this machine), and prints the report — no server involved.
+//
+//   AccountArgs args{.root = "tests/data/captures/qcom-sm8450/tree", .json = true};
+//   int exit_code = RunAccount(args, std::cout, std::cerr);   // 0 report, 1 not a capture
+#ifndef MEMFLEET_CLI_COMMANDS_ACCOUNT_COMMAND_H_
+#define MEMFLEET_CLI_COMMANDS_ACCOUNT_COMMAND_H_
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace memfleet::cli {
+
+struct AccountArgs {
+  std::string root;
+  bool json = false;
+  int top = 20;
+  std::string graphics_libs_file;       // "" = built-in list
+  std::optional<int> android_version;   // dumpsys view formulas
+  std::string save_capture_dir;         // with a live root: also write the capture as a capture tree
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitNotCapture = 1;
+inline constexpr int kExitUsage = 2;
+
+int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_COMMANDS_ACCOUNT_COMMAND_H_

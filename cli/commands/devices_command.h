@@ -1,0 +1,31 @@
+// `memfleet devices [--where KEY=VALUE ...]`: the devices the server knows, online or not, with their
+// last stored capture.
+//
+//   DevicesArgs args;
+//   args.common.server = "127.0.0.1:7070";
+//   int exit_code = RunDevices(args, std::cout, std::cerr);   // 0 listed, 1 server error, 2 usage
+#ifndef MEMFLEET_CLI_COMMANDS_DEVICES_COMMAND_H_
+#define MEMFLEET_CLI_COMMANDS_DEVICES_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands/server_command.h"
+#include "memfleet/v1/query_service.pb.h"
+
+namespace memfleet::cli {
+
+struct DevicesArgs {
+  ServerArgs common;
+  std::vector<std::string> where;
+};
+
+int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err);
+
+// The devices table / JSON array / CSV of a ListDevices answer (exposed for tests).
+std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_COMMANDS_DEVICES_COMMAND_H_

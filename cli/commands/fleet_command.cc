@@ -1,0 +1,134 @@
+#include "cli/commands/fleet_command.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "cli/device_selector.h"
+#include "nlohmann/json.hpp"
+
+namespace memfleet::cli {
+namespace {
+
+using nlohmann::json;
+
+bool ValidFigure(std::string_view figure) {
+  return !figure.empty() && std::all_of(figure.begin(), figure.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+std::optional<int64_t> ValueOf(const v1::FleetRow& row) {
+  return row.value_known() ? std::optional<int64_t>(row.value_kb()) : std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::FleetRequest> MakeFleetRequest(const FleetArgs& args) {
+  const bool device_metric = absl::StartsWith(args.metric, "device.");
+  const bool process_metric = absl::StartsWith(args.metric, "process.");
+  if ((!device_metric && !process_metric) ||
+      !ValidFigure(std::string_view(args.metric).substr(args.metric.find('.') + 1))) {
+    return absl::InvalidArgumentError("--metric \"" + args.metric +
+                                      "\": give device.<figure> (device.total_kb, device.kernel_kb, ...) or "
+                                      "process.<figure> with --process NAME (process.total_kb, process.gl_kb, ...)");
+  }
+  if (process_metric && args.process_name.empty()) {
+    return absl::InvalidArgumentError("--metric " + args.metric + " is a process figure: name the process with --process NAME");
+  }
+  if (device_metric && !args.process_name.empty()) {
+    return absl::InvalidArgumentError("--process is for process.<figure> metrics; " + args.metric +
+                                      " is a device figure (did you mean --metric process." + args.metric.substr(7) + "?)");
+  }
+  if (args.group_by != "model" && args.group_by != "platform" && args.group_by != "soc" && args.group_by != "build") {
+    return absl::InvalidArgumentError("--group-by \"" + args.group_by + "\": use model, platform, soc or build");
+  }
+  absl::StatusOr<v1::DeviceSelector> selector = ParseWhere(args.where);
+  if (!selector.ok()) return selector.status();
+  v1::FleetRequest request;
+  request.set_metric(args.metric);
+  request.set_group_by(args.group_by);
+  request.set_process_name(args.process_name);
+  *request.mutable_selector() = *selector;
+  return request;
+}
+
+std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    json groups = json::array();
+    for (const v1::FleetGroup& g : response.groups()) {
+      groups.push_back({{"key", g.key()}, {"devices", g.devices()}, {"min_kb", g.min_kb()}, {"p50_kb", g.p50_kb()},
+                        {"p90_kb", g.p90_kb()}, {"max_kb", g.max_kb()}});
+    }
+    json rows = json::array();
+    for (const v1::FleetRow& r : response.rows()) {
+      std::optional<int64_t> v = ValueOf(r);
+      rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"platform", r.platform()},
+                      {"captured_at", r.captured_at()}, {"value_kb", v ? json(*v) : json(nullptr)}});
+    }
+    json out = {{"metric", args.metric}, {"group_by", args.group_by},
+                {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
+                {"groups", std::move(groups)}, {"rows", std::move(rows)}};
+    return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  if (format == OutputFormat::kCsv) {
+    if (args.rows) {
+      std::string out = CsvRow({"device_id", "model", "platform", "captured_at", "value_kb"});
+      for (const v1::FleetRow& r : response.rows()) {
+        out += CsvRow({r.device_id(), r.model(), r.platform(), r.captured_at(), CsvKb(ValueOf(r))});
+      }
+      return out;
+    }
+    std::string out = CsvRow({args.group_by, "devices", "min_kb", "p50_kb", "p90_kb", "max_kb"});
+    for (const v1::FleetGroup& g : response.groups()) {
+      out += CsvRow({g.key(), std::to_string(g.devices()), std::to_string(g.min_kb()), std::to_string(g.p50_kb()),
+                     std::to_string(g.p90_kb()), std::to_string(g.max_kb())});
+    }
+    return out;
+  }
+  std::string out = args.metric + (args.process_name.empty() ? "" : " of " + args.process_name) + " by " +
+                    args.group_by + " (kB, latest report of each device)\n";
+  TextTable groups({{absl::AsciiStrToUpper(args.group_by)},
+                    {"DEVICES", TextTable::kRight},
+                    {"MIN", TextTable::kRight},
+                    {"P50", TextTable::kRight},
+                    {"P90", TextTable::kRight},
+                    {"MAX", TextTable::kRight}});
+  for (const v1::FleetGroup& g : response.groups()) {
+    groups.AddRow({g.key().empty() ? "(none)" : g.key(), std::to_string(g.devices()), FormatKb(g.min_kb()),
+                   FormatKb(g.p50_kb()), FormatKb(g.p90_kb()), FormatKb(g.max_kb())});
+  }
+  out += groups.Render(2);
+  if (args.rows) {
+    TextTable rows({{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"CAPTURED"}, {"VALUE", TextTable::kRight}});
+    for (const v1::FleetRow& r : response.rows()) {
+      rows.AddRow({r.device_id(), r.model(), r.platform(), r.captured_at(), FormatKbOrDash(ValueOf(r))});
+    }
+    out += "\n" + rows.Render(2);
+  }
+  return out;
+}
+
+int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "fleet", err);
+  absl::StatusOr<v1::FleetRequest> request = MakeFleetRequest(args);
+  if (!request.ok()) return PrintFailure(request.status(), "fleet", err);
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "fleet", err);
+  absl::StatusOr<v1::FleetResponse> response = (*client)->GetFleet(*request);
+  if (!response.ok()) return PrintFailure(response.status(), "fleet", err);
+  if (response->groups_size() == 0 && response->rows_size() == 0) {
+    return PrintFailure(absl::NotFoundError("no stored report matches" +
+                                            std::string(args.where.empty() ? "" : " the --where terms") +
+                                            (args.process_name.empty() ? "" : " with a process named \"" + args.process_name + "\"") +
+                                            " (run `memfleet sweep` first)"),
+                        "fleet", err);
+  }
+  out << RenderFleet(args, *response, *format);
+  return kExitOk;
+}
+
+}  // namespace memfleet::cli

@@ -1,0 +1,197 @@
+#include "cli/commands/process_command.h"
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "cli/time_spec.h"
+#include "nlohmann/json.hpp"
+
+namespace memfleet::cli {
+namespace {
+
+using nlohmann::json;
+
+// CAPTURE.md's order of a process object; fields a newer server adds follow in name order.
+const std::vector<std::string>& KnownFields() {
+  static const std::vector<std::string> fields = {
+      "name",   "oom_score_adj",      "cached",                 "pss_kb",          "swap_pss_kb",
+      "gfxdev_kb", "gl_kb",           "dma_kb",                 "native_graphics_kb", "native_graphics_source",
+      "non_graphics_kb", "graphics_dma_kb", "total_kb"};
+  return fields;
+}
+
+const std::vector<std::string>& DumpsysFields() {
+  static const std::vector<std::string> fields = {"gl_mtrack_kb", "egl_mtrack_kb", "total_pss_kb"};
+  return fields;
+}
+
+struct Match {
+  std::string pid;
+  const json* process = nullptr;
+  const json* dumpsys = nullptr;  // may be null: an older report without the dumpsys view
+};
+
+std::vector<std::string> FieldOrder(const std::vector<Match>& matches) {
+  std::vector<std::string> order = KnownFields();
+  std::set<std::string> extra;
+  for (const Match& m : matches) {
+    for (auto it = m.process->begin(); it != m.process->end(); ++it) {
+      if (std::find(order.begin(), order.end(), it.key()) == order.end()) extra.insert(it.key());
+    }
+  }
+  order.insert(order.end(), extra.begin(), extra.end());
+  return order;
+}
+
+const json* Find(const json* obj, const std::string& key) {
+  if (obj == nullptr || !obj->is_object()) return nullptr;
+  auto it = obj->find(key);
+  return it == obj->end() ? nullptr : &*it;
+}
+
+// A JSON value for a table cell: kB figures with separators, null as "null" (it is a fact: unknown).
+std::string Cell(const json* v, bool kb, bool csv) {
+  if (v == nullptr) return csv ? "" : "-";
+  if (v->is_null()) return csv ? "" : "null";
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_boolean()) return v->get<bool>() ? "true" : "false";
+  if (v->is_number_integer() && kb && !csv) return FormatKb(v->get<long long>());
+  return v->dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+bool IsKbField(const std::string& field) { return absl::EndsWith(field, "_kb"); }
+
+std::string Suggestions(const json& processes, const std::string& name) {
+  std::set<std::string> similar;
+  const std::string lower = absl::AsciiStrToLower(name);
+  for (auto it = processes.begin(); it != processes.end(); ++it) {
+    const json* n = Find(&it.value(), "name");
+    if (n == nullptr || !n->is_string()) continue;
+    std::string candidate = n->get<std::string>();
+    if (absl::StrContains(absl::AsciiStrToLower(candidate), lower)) similar.insert(candidate);
+    if (similar.size() >= 8) break;
+  }
+  if (similar.empty()) return "";
+  return "; similar names: " + absl::StrJoin(similar, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& process_name,
+                                          OutputFormat format) {
+  json report = json::parse(response.report_json(), nullptr, /*allow_exceptions=*/false);
+  const json* processes = Find(&report, "processes");
+  if (processes == nullptr || !processes->is_object()) {
+    return absl::DataLossError("the server's report of capture " + response.capture_id() +
+                               " is not a memfleet report (no processes object)");
+  }
+  const json* dumpsys_procs = Find(Find(&report, "dumpsys"), "processes");
+  const json* sources = Find(&report, "sources");
+
+  std::vector<Match> matches;
+  for (auto it = processes->begin(); it != processes->end(); ++it) {
+    const json* n = Find(&it.value(), "name");
+    if (n != nullptr && n->is_string() && n->get<std::string>() == process_name) {
+      matches.push_back({it.key(), &it.value(), Find(dumpsys_procs, it.key())});
+    }
+  }
+  // Keys are decimal pids: order them numerically, not as text.
+  std::sort(matches.begin(), matches.end(), [](const Match& a, const Match& b) {
+    return a.pid.size() != b.pid.size() ? a.pid.size() < b.pid.size() : a.pid < b.pid;
+  });
+  if (matches.empty()) {
+    return absl::NotFoundError("no process named \"" + process_name + "\" in the report of " + response.device_id() +
+                               " captured at " + response.captured_at() + " (" +
+                               std::to_string(processes->size()) + " processes" + Suggestions(*processes, process_name) +
+                               ")");
+  }
+  const std::vector<std::string> fields = FieldOrder(matches);
+
+  if (format == OutputFormat::kJson) {
+    json list = json::array();
+    for (const Match& m : matches) {
+      json p = *m.process;
+      long long pid = 0;
+      auto [end, ec] = std::from_chars(m.pid.data(), m.pid.data() + m.pid.size(), pid);
+      p["pid"] = ec == std::errc() && end == m.pid.data() + m.pid.size() ? json(pid) : json(m.pid);
+      json d = json::object();
+      for (const std::string& f : DumpsysFields()) {
+        const json* v = Find(m.dumpsys, f);
+        d[f] = v ? *v : json(nullptr);
+      }
+      p["dumpsys"] = std::move(d);
+      list.push_back(std::move(p));
+    }
+    json out = {{"device_id", response.device_id()},
+                {"capture_id", response.capture_id()},
+                {"captured_at", response.captured_at()},
+                {"processes", std::move(list)}};
+    return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  if (format == OutputFormat::kCsv) {
+    std::vector<std::string> header = {"device_id", "captured_at", "pid"};
+    header.insert(header.end(), fields.begin(), fields.end());
+    for (const std::string& f : DumpsysFields()) header.push_back("dumpsys_" + f);
+    std::string out = CsvRow(header);
+    for (const Match& m : matches) {
+      std::vector<std::string> row = {response.device_id(), response.captured_at(), m.pid};
+      for (const std::string& f : fields) row.push_back(Cell(Find(m.process, f), IsKbField(f), true));
+      for (const std::string& f : DumpsysFields()) row.push_back(Cell(Find(m.dumpsys, f), true, true));
+      out += CsvRow(row);
+    }
+    return out;
+  }
+  std::string out;
+  for (const Match& m : matches) {
+    out += process_name + " (pid " + m.pid + ") on " + response.device_id() + ", capture " + response.capture_id() +
+           " at " + response.captured_at() + "\n";
+    TextTable table({{"FIELD"}, {"VALUE", TextTable::kRight}, {"SOURCE"}});
+    for (const std::string& f : fields) {
+      const json* v = Find(m.process, f);
+      if (v == nullptr) continue;
+      const json* src = Find(sources, "processes." + m.pid + "." + f);
+      table.AddRow({f, Cell(v, IsKbField(f), false), src && src->is_string() ? src->get<std::string>() : ""});
+    }
+    for (const std::string& f : DumpsysFields()) {
+      table.AddRow({"dumpsys " + f, Cell(Find(m.dumpsys, f), true, false), "dumpsys-compatible view"});
+    }
+    out += table.Render(2) + "\n";
+  }
+  return out;
+}
+
+int RunProcess(const ProcessArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "process", err);
+  if (args.device_id.empty() || args.process_name.empty()) {
+    return PrintFailure(absl::InvalidArgumentError("give a DEVICE and a process NAME, e.g. memfleet process pixel-7 "
+                                                   "surfaceflinger"),
+                        "process", err);
+  }
+  v1::GetReportRequest request;
+  request.set_device_id(args.device_id);
+  if (!args.at.empty()) {
+    absl::StatusOr<std::string> at = ParseTimeSpec(args.at, NowUnixSeconds(args.now));
+    if (!at.ok()) {
+      return PrintFailure(absl::InvalidArgumentError("--at: " + std::string(at.status().message())), "process", err);
+    }
+    request.set_at(*at);
+  }
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "process", err);
+  absl::StatusOr<v1::GetReportResponse> response = (*client)->GetReport(request);
+  if (!response.ok()) return PrintFailure(response.status(), "process", err);
+  absl::StatusOr<std::string> text = RenderProcess(*response, args.process_name, *format);
+  if (!text.ok()) return PrintFailure(text.status(), "process", err);
+  out << *text;
+  return kExitOk;
+}
+
+}  // namespace memfleet::cli

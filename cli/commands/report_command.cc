@@ -1,0 +1,81 @@
+#include "cli/commands/report_command.h"
+
+#include <memory>
+#include <string>
+
+#include "cli/report_table.h"
+#include "cli/time_spec.h"
+#include "nlohmann/json.hpp"
+#include "server/accounting/report_json.h"
+
+namespace memfleet::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string OptInt(const std::optional<int>& v) { return v ? std::to_string(*v) : std::string(); }
+
+}  // namespace
+
+std::string RenderProcessesCsv(const accounting::Report& report) {
+  std::string out = CsvRow({"device_id", "captured_at", "pid", "name", "oom_score_adj", "cached", "pss_kb",
+                            "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
+                            "native_graphics_source", "non_graphics_kb", "graphics_dma_kb", "total_kb",
+                            "gl_mtrack_kb", "egl_mtrack_kb", "dumpsys_total_pss_kb"});
+  for (const auto& [pid, p] : report.processes) {
+    out += CsvRow({report.device_id, report.captured_at, std::to_string(pid), p.name, OptInt(p.oom_score_adj),
+                   p.cached ? "true" : "false", CsvKb(p.pss_kb), CsvKb(p.swap_pss_kb), CsvKb(p.gfxdev_kb),
+                   CsvKb(p.gl_kb), CsvKb(p.dma_kb), CsvKb(p.native_graphics_kb), p.native_graphics_source,
+                   CsvKb(p.non_graphics_kb), CsvKb(p.graphics_dma_kb), CsvKb(p.total_kb), CsvKb(p.gl_mtrack_kb),
+                   CsvKb(p.egl_mtrack_kb), CsvKb(p.dumpsys_total_pss_kb)});
+  }
+  return out;
+}
+
+int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "report", err);
+  if (args.device_id.empty()) {
+    return PrintFailure(absl::InvalidArgumentError("give a DEVICE (see `memfleet devices`)"), "report", err);
+  }
+  v1::GetReportRequest request;
+  request.set_device_id(args.device_id);
+  request.set_capture_id(args.capture_id);
+  if (!args.at.empty()) {
+    absl::StatusOr<std::string> at = ParseTimeSpec(args.at, NowUnixSeconds(args.now));
+    if (!at.ok()) return PrintFailure(absl::InvalidArgumentError("--at: " + std::string(at.status().message())), "report", err);
+    request.set_at(*at);
+  }
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "report", err);
+  absl::StatusOr<v1::GetReportResponse> response = (*client)->GetReport(request);
+  if (!response.ok()) return PrintFailure(response.status(), "report", err);
+
+  if (*format == OutputFormat::kJson) {
+    // Re-indent to match `memfleet account --json`; pass the text through untouched if it is not JSON.
+    json parsed = json::parse(response->report_json(), nullptr, /*allow_exceptions=*/false);
+    out << (parsed.is_discarded() ? response->report_json() : parsed.dump(1, ' ', false, json::error_handler_t::replace))
+        << "\n";
+    return kExitOk;
+  }
+  absl::StatusOr<accounting::Report> report = accounting::ReportFromJson(response->report_json());
+  if (!report.ok()) {
+    return PrintFailure(absl::DataLossError("the server's report of capture " + response->capture_id() +
+                                            " is not readable: " + std::string(report.status().message())),
+                        "report", err);
+  }
+  if (report->device_id.empty()) report->device_id = response->device_id();
+  if (report->captured_at.empty()) report->captured_at = response->captured_at();
+  if (*format == OutputFormat::kCsv) {
+    out << RenderProcessesCsv(*report);
+    return kExitOk;
+  }
+  out << "capture " << response->capture_id() << " of " << response->device_id() << " at "
+      << response->captured_at() << " (from " << (*client)->address() << ")\n";
+  TableOptions table;
+  table.top_processes = args.top;
+  out << RenderReportTable(*report, table);
+  return kExitOk;
+}
+
+}  // namespace memfleet::cli

@@ -1,0 +1,38 @@
+// `memfleet report DEVICE [--at TIME]`: a stored report from the server — the latest, or the latest
+// at or before TIME (RFC 3339, or a span back from now such as 24h) — as the table of `memfleet account`,
+// the report JSON (--json) or one CSV row per process (--csv).
+//
+//   ReportArgs args;
+//   args.device_id = "pixel-7";
+//   args.at = "2026-12-02T16:00:00Z";
+//   int exit_code = RunReport(args, std::cout, std::cerr);   // 4: unknown device / nothing stored
+#ifndef MEMFLEET_CLI_COMMANDS_REPORT_COMMAND_H_
+#define MEMFLEET_CLI_COMMANDS_REPORT_COMMAND_H_
+
+#include <chrono>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "cli/commands/server_command.h"
+#include "server/accounting/report.h"
+
+namespace memfleet::cli {
+
+struct ReportArgs {
+  ServerArgs common;
+  std::string device_id;
+  std::string at;           // "" = latest
+  std::string capture_id;   // exact capture; wins over `at`
+  int top = 20;             // processes in the table; 0 = all
+  std::optional<std::chrono::system_clock::time_point> now;  // for a relative --at; nullopt = clock
+};
+
+int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err);
+
+// --csv: a header and one row per process with every figure of the report's process objects.
+std::string RenderProcessesCsv(const accounting::Report& report);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_COMMANDS_REPORT_COMMAND_H_

@@ -1,0 +1,53 @@
+// What the server commands (devices, sweep, report, process, trend, fleet) share: the --server /
+// --json / --csv flags, their exit codes, and printing a failure.
+//
+//   absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);       // --json and --csv: usage
+//   if (!client.ok()) return PrintFailure(client.status(), err);             // exit code by status code
+#ifndef MEMFLEET_CLI_COMMANDS_SERVER_COMMAND_H_
+#define MEMFLEET_CLI_COMMANDS_SERVER_COMMAND_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cli/commands/account_command.h"  // kExitOk, kExitUsage
+#include "cli/output_format.h"
+#include "cli/server_client.h"
+
+namespace memfleet::cli {
+
+// 0 ok and 2 usage come from account_command.h.
+inline constexpr int kExitServerError = 1;  // unreachable, timed out, the server failed
+inline constexpr int kExitNotFound = 4;     // unknown device, nothing stored, no such process
+
+struct ServerArgs {
+  std::string server;                    // --server HOST:PORT; "" = $MEMFLEET_SERVER
+  std::optional<std::string> env_server;  // tests: stands in for $MEMFLEET_SERVER (nullopt: read it)
+  bool json = false;
+  bool csv = false;
+};
+
+// kTable unless --json or --csv; both at once is InvalidArgument.
+absl::StatusOr<OutputFormat> OutputFormatOf(const ServerArgs& args);
+
+// A client for --server / $MEMFLEET_SERVER, or InvalidArgument saying how to name the server.
+absl::StatusOr<std::unique_ptr<ServerClient>> ConnectToServer(const ServerArgs& args);
+
+// 2 for InvalidArgument, 4 for NotFound, 1 for everything else.
+int ExitCodeFor(const absl::Status& status);
+
+// Prints the message (prefixed "memfleet <command>: " unless it already starts with "memfleet") and
+// returns ExitCodeFor(status).
+int PrintFailure(const absl::Status& status, const std::string& command, std::ostream& err);
+
+// Seconds since the epoch: `now` when a test fixes it, else the system clock.
+int64_t NowUnixSeconds(const std::optional<std::chrono::system_clock::time_point>& now);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_COMMANDS_SERVER_COMMAND_H_

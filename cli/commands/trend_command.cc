@@ -1,0 +1,181 @@
+#include "cli/commands/trend_command.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "cli/chart.h"
+#include "cli/time_spec.h"
+#include "nlohmann/json.hpp"
+
+namespace memfleet::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string MetricName(const std::string& metric) {
+  return absl::StartsWith(metric, "process.") ? metric.substr(8) : metric;
+}
+
+bool ValidMetric(const std::string& metric) {
+  if (metric.empty()) return false;
+  return std::all_of(metric.begin(), metric.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+std::optional<int64_t> ValueOf(const v1::HistoryPoint& p) {
+  return p.value_known() ? std::optional<int64_t>(p.value_kb()) : std::nullopt;
+}
+
+std::vector<v1::HistoryPoint> Sorted(const v1::ProcessHistoryResponse& history) {
+  std::vector<v1::HistoryPoint> points(history.points().begin(), history.points().end());
+  // RFC 3339 UTC strings order as times; the server sends them in order, this only makes sure.
+  std::stable_sort(points.begin(), points.end(), [](const v1::HistoryPoint& a, const v1::HistoryPoint& b) {
+    return a.captured_at() < b.captured_at();
+  });
+  return points;
+}
+
+struct Summary {
+  std::optional<int64_t> min, max, last;
+  size_t unknown = 0;
+};
+
+Summary Summarize(const std::vector<v1::HistoryPoint>& points) {
+  Summary s;
+  for (const v1::HistoryPoint& p : points) {
+    std::optional<int64_t> v = ValueOf(p);
+    if (!v) {
+      ++s.unknown;
+      continue;
+    }
+    if (!s.min || *v < *s.min) s.min = v;
+    if (!s.max || *v > *s.max) s.max = v;
+    s.last = v;
+  }
+  return s;
+}
+
+json KbJson(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string KbText(const std::optional<int64_t>& v) {
+  return v ? FormatKb(*v) + " kB (" + FormatKbHuman(*v) + ")" : std::string("unknown");
+}
+
+}  // namespace
+
+std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse& history, OutputFormat format) {
+  const std::vector<v1::HistoryPoint> points = Sorted(history);
+  const std::string metric = MetricName(args.metric);
+  const Summary summary = Summarize(points);
+  if (format == OutputFormat::kJson) {
+    json list = json::array();
+    for (const v1::HistoryPoint& p : points) {
+      list.push_back({{"captured_at", p.captured_at()},
+                      {"capture_id", p.capture_id()},
+                      {"pid", p.pid()},
+                      {"value_kb", KbJson(ValueOf(p))}});
+    }
+    json out = {{"device_id", args.device_id}, {"process", args.process_name}, {"metric", metric},
+                {"since", args.since.empty() ? json(nullptr) : json(args.since)},
+                {"points", std::move(list)}, {"min_kb", KbJson(summary.min)}, {"max_kb", KbJson(summary.max)},
+                {"last_kb", KbJson(summary.last)}};
+    return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  if (format == OutputFormat::kCsv) {
+    std::string out = CsvRow({"captured_at", "capture_id", "pid", metric});
+    for (const v1::HistoryPoint& p : points) {
+      out += CsvRow({p.captured_at(), p.capture_id(), std::to_string(p.pid()), CsvKb(ValueOf(p))});
+    }
+    return out;
+  }
+  std::string out = args.process_name + " " + metric + " on " + args.device_id +
+                    (args.since.empty() ? "" : " since " + args.since) + "\n";
+  TextTable table({{"TIME"}, {"PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}});
+  std::vector<std::optional<int64_t>> values;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const v1::HistoryPoint& p = points[i];
+    std::string note;
+    if (i > 0 && p.pid() != points[i - 1].pid()) note = "new pid (restarted)";
+    if (!p.value_known()) note = note.empty() ? "figure unknown in that report" : note + "; figure unknown";
+    table.AddRow({p.captured_at(), std::to_string(p.pid()), p.value_known() ? FormatKb(p.value_kb()) : "null", note});
+    values.push_back(ValueOf(p));
+  }
+  out += table.Render(2) + "\n";
+  out += "  " + Sparkline(values) + "\n";
+  out += "  min " + KbText(summary.min) + "   max " + KbText(summary.max) + "   last " + KbText(summary.last) + "   (" +
+         std::to_string(points.size()) + (points.size() == 1 ? " sample" : " samples") +
+         (summary.unknown ? ", " + std::to_string(summary.unknown) + " unknown" : "") + ")\n";
+  return out;
+}
+
+std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryResponse& history) {
+  std::vector<ChartPoint> chart;
+  for (const v1::HistoryPoint& p : Sorted(history)) {
+    absl::StatusOr<int64_t> t = ParseRfc3339(p.captured_at());
+    if (!p.value_known() || !t.ok()) continue;
+    chart.push_back({*t, p.value_kb()});
+  }
+  ChartOptions options;
+  options.title = args.process_name + " " + MetricName(args.metric) + " on " + args.device_id;
+  options.value_label = MetricName(args.metric);
+  return RenderSvgLineChart(chart, options);
+}
+
+int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "trend", err);
+  if (args.device_id.empty() || args.process_name.empty()) {
+    return PrintFailure(absl::InvalidArgumentError("give a DEVICE and --process NAME, e.g. memfleet trend pixel-7 "
+                                                   "--process surfaceflinger --since 7d"),
+                        "trend", err);
+  }
+  const std::string metric = MetricName(args.metric);
+  if (!ValidMetric(metric)) {
+    return PrintFailure(absl::InvalidArgumentError("--metric \"" + args.metric +
+                                                   "\": give a process figure such as total_kb, pss_kb, gl_kb, dma_kb"),
+                        "trend", err);
+  }
+  TrendArgs resolved = args;
+  v1::ProcessHistoryRequest request;
+  request.set_device_id(args.device_id);
+  request.set_process_name(args.process_name);
+  request.set_metric(metric);
+  request.set_limit(args.limit);
+  if (!args.since.empty()) {
+    absl::StatusOr<std::string> since = ParseTimeSpec(args.since, NowUnixSeconds(args.now));
+    if (!since.ok()) {
+      return PrintFailure(absl::InvalidArgumentError("--since: " + std::string(since.status().message())), "trend", err);
+    }
+    request.set_since(*since);
+    resolved.since = *since;
+  }
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "trend", err);
+  absl::StatusOr<v1::ProcessHistoryResponse> history = (*client)->GetProcessHistory(request);
+  if (!history.ok()) return PrintFailure(history.status(), "trend", err);
+  if (history->points_size() == 0) {
+    return PrintFailure(absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" +
+                                            args.process_name + "\"" +
+                                            (resolved.since.empty() ? "" : " since " + resolved.since)),
+                        "trend", err);
+  }
+  out << RenderTrend(resolved, *history, *format);
+  if (!args.svg_path.empty()) {
+    std::ofstream file(args.svg_path, std::ios::binary | std::ios::trunc);
+    if (file) file << RenderTrendSvg(resolved, *history);
+    file.close();
+    if (!file) {
+      err << "memfleet trend: cannot write " << args.svg_path << ": " << std::strerror(errno) << "\n";
+      return kExitServerError;
+    }
+    err << "memfleet trend: wrote the chart to " << args.svg_path << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace memfleet::cli

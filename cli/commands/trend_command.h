@@ -1,0 +1,45 @@
+// `memfleet trend DEVICE --process NAME [--metric total_kb] [--since 7d|24h|RFC3339] [--svg FILE]`: one
+// process figure over the device's stored captures, as a table and a terminal sparkline with min, max
+// and last; --svg FILE also writes an SVG line chart.
+//
+//   TrendArgs args;
+//   args.device_id = "pixel-7";
+//   args.process_name = "surfaceflinger";
+//   args.since = "7d";
+//   args.now = fixed_clock_time;   // tests: what "7d" counts back from
+//   int exit_code = RunTrend(args, std::cout, std::cerr);   // 4: no history
+#ifndef MEMFLEET_CLI_COMMANDS_TREND_COMMAND_H_
+#define MEMFLEET_CLI_COMMANDS_TREND_COMMAND_H_
+
+#include <chrono>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "cli/commands/server_command.h"
+#include "memfleet/v1/query_service.pb.h"
+
+namespace memfleet::cli {
+
+struct TrendArgs {
+  ServerArgs common;
+  std::string device_id;
+  std::string process_name;
+  std::string metric = "total_kb";  // a process figure; "process.total_kb" is accepted too
+  std::string since;                // "" = everything stored
+  std::string svg_path;             // "" = no chart file
+  uint32_t limit = 0;               // 0 = every point
+  std::optional<std::chrono::system_clock::time_point> now;
+};
+
+int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err);
+
+// The table, sparkline and summary (or JSON / CSV) of a history, points in time order (exposed for tests).
+std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse& history, OutputFormat format);
+
+// The SVG chart of the points whose value is known, one polyline vertex each.
+std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryResponse& history);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_COMMANDS_TREND_COMMAND_H_

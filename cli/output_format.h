@@ -1,0 +1,67 @@
+// How a command prints: the readable table (default), JSON, or CSV — and the small formatting helpers
+// the commands share (kB figures, RFC 4180 CSV, aligned text tables).
+//
+//   TextTable t({{"DEVICE"}, {"TOTAL_KB", TextTable::kRight}});
+//   t.AddRow({"pixel-1", FormatKb(3014795)});
+//   std::cout << t.Render();                           // aligned columns, two spaces apart
+//   std::cout << CsvRow({"a,b", "say \"hi\""});        // "a,b","say ""hi"""\r\n
+#ifndef MEMFLEET_CLI_OUTPUT_FORMAT_H_
+#define MEMFLEET_CLI_OUTPUT_FORMAT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memfleet::cli {
+
+enum class OutputFormat { kTable, kJson, kCsv };
+
+// Thousands separators for a KiB figure ("1,234,567"), or "-" for an unknown one.
+std::string FormatKb(long long kb);
+
+// FormatKb, or "-" when the figure is unknown.
+std::string FormatKbOrDash(const std::optional<int64_t>& kb);
+
+// A kB figure for people: "512 kB", "12.3 MB", "2.50 GB" (binary multiples, as dumpsys prints them).
+std::string FormatKbHuman(int64_t kb);
+
+// One RFC 4180 field: quoted (with inner quotes doubled) only when it holds a comma, quote, CR or LF.
+std::string CsvField(std::string_view value);
+
+// One RFC 4180 record: the fields joined by commas, terminated by CRLF.
+std::string CsvRow(const std::vector<std::string>& fields);
+
+// A figure in a CSV cell: the plain number (no separators), or an empty field when unknown.
+std::string CsvKb(const std::optional<int64_t>& kb);
+
+// Columns sized to their widest cell (counted in UTF-8 code points), two spaces apart.
+class TextTable {
+ public:
+  enum Align { kLeft, kRight };
+  struct Column {
+    std::string header;
+    Align align = kLeft;
+  };
+
+  explicit TextTable(std::vector<Column> columns);
+
+  // A row shorter than the header is padded with empty cells; extra cells are ignored.
+  void AddRow(std::vector<std::string> cells);
+  size_t row_count() const { return rows_.size(); }
+
+  // Header line, then one line per row; trailing spaces trimmed. indent: spaces before every line.
+  std::string Render(int indent = 0) const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Display width of UTF-8 text: one per code point (the CLI prints no wide characters).
+size_t DisplayWidth(std::string_view text);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_OUTPUT_FORMAT_H_

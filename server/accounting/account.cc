@@ -1,0 +1,514 @@
+#include "server/accounting/account.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/accounting/capture_header.h"
+#include "server/accounting/cma_accounting.h"
+#include "server/accounting/dmabuf_share.h"
+#include "server/accounting/dumpsys_text.h"
+#include "server/accounting/dumpsys_view.h"
+#include "server/accounting/fdinfo_parser.h"
+#include "server/accounting/gpu_attribution.h"
+#include "server/accounting/kb_math.h"
+#include "server/accounting/kernel_config.h"
+#include "server/accounting/meminfo_parser.h"
+#include "server/accounting/native_heap_dump.h"
+#include "server/accounting/platform.h"
+#include "server/accounting/proc_identity.h"
+#include "server/accounting/smaps_parser.h"
+#include "server/accounting/sysfs_value.h"
+
+namespace memfleet::accounting {
+namespace {
+
+constexpr int64_t kCachedAdj = 900;
+
+// What the engine read of one pid directory.
+struct ProcessInput {
+  int pid = 0;
+  std::string dir;
+  bool from_rollup = false;
+  bool smaps_ok = false;          // vmas (full smaps) parsed
+  std::vector<Vma> vmas;          // from smaps
+  std::vector<Vma> maps;          // from maps, when captured
+  std::optional<SmapsRollup> rollup;
+  std::string pss_problem;        // why pss is unknown, when it is
+};
+
+std::string Warn(Report& report, std::string message) {
+  report.warnings.push_back(message);
+  return message;
+}
+
+// Decides whether proc/<pid> is a process of the report and reads its memory map.
+// Returns false when it is not (kernel thread, exited process).
+bool ReadProcessInput(const Capture& capture, int pid, ProcessInput& in, Report& report) {
+  in.pid = pid;
+  in.dir = absl::StrCat("proc/", pid);
+  const Node* smaps = capture.Find(in.dir + "/smaps");
+  const Node* rollup = capture.Find(in.dir + "/smaps_rollup");
+  bool smaps_text = smaps != nullptr && smaps->is_file() && !smaps->content.empty();
+  if (smaps_text) {
+    absl::StatusOr<std::vector<Vma>> vmas = ParseSmaps(smaps->content);
+    if (vmas.ok()) {
+      if (!vmas->empty()) {
+        in.vmas = *std::move(vmas);
+        in.smaps_ok = true;
+      }
+    } else {
+      in.pss_problem = Warn(report, absl::StrCat(in.dir, "/smaps: ", vmas.status().message()));
+    }
+  }
+  if (!in.smaps_ok && rollup != nullptr && rollup->is_file()) {
+    absl::StatusOr<SmapsRollup> r = ParseSmapsRollup(rollup->content);
+    if (r.ok() && r->has_pss) {
+      in.rollup = *r;
+      in.from_rollup = true;
+      in.pss_problem.clear();
+    } else if (!r.ok()) {
+      Warn(report, absl::StrCat(in.dir, "/smaps_rollup: ", r.status().message()));
+    }
+  }
+  if (!in.smaps_ok && !in.from_rollup) {
+    if (!in.pss_problem.empty()) return true;  // a broken smaps: a process whose figures are unknown
+    if (smaps != nullptr && smaps->is_error()) {
+      Warn(report, absl::StrCat(in.dir, "/smaps: unreadable (", smaps->content, "): process left out"));
+    } else if (rollup != nullptr && rollup->is_error()) {
+      Warn(report, absl::StrCat(in.dir, "/smaps_rollup: unreadable (", rollup->content, "): process left out"));
+    }
+    return false;
+  }
+  if (const Node* maps = capture.Find(in.dir + "/maps"); maps != nullptr && maps->is_file()) {
+    absl::StatusOr<std::vector<Vma>> m = ParseMaps(maps->content);
+    if (m.ok()) {
+      in.maps = *std::move(m);
+    } else {
+      Warn(report, absl::StrCat(in.dir, "/maps: ", m.status().message(), " (its dma-buf mappings are not counted)"));
+    }
+  }
+  return true;
+}
+
+std::string ProcessName(const Capture& capture, const std::string& dir, Report& report) {
+  if (const std::string* cmdline = capture.FileContent(dir + "/cmdline")) {
+    std::string name = ParseCmdlineName(*cmdline);
+    if (!name.empty()) return name;
+  }
+  if (const std::string* status = capture.FileContent(dir + "/status")) {
+    absl::StatusOr<std::string> name = ParseStatusName(*status);
+    if (name.ok() && !name->empty()) return *name;
+  }
+  Warn(report, absl::StrCat(dir, ": neither cmdline nor status names the process"));
+  return "";
+}
+
+std::optional<int> OomScoreAdj(const Capture& capture, const std::string& dir, Report& report) {
+  std::string path = dir + "/oom_score_adj";
+  const Node* node = capture.Find(path);
+  if (node == nullptr) {
+    Warn(report, absl::StrCat(path, ": missing: oom_score_adj null, process not cached"));
+    return std::nullopt;
+  }
+  if (node->is_error()) {
+    Warn(report, absl::StrCat(path, ": unreadable (", node->content, "): oom_score_adj null, process not cached"));
+    return std::nullopt;
+  }
+  absl::StatusOr<int> adj = ParseOomScoreAdj(node->content);
+  if (!adj.ok()) {
+    Warn(report, absl::StrCat(path, ": ", adj.status().message(), ": oom_score_adj null, process not cached"));
+    return std::nullopt;
+  }
+  return *adj;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// Registers the dma-buf references of one process: fds (fdinfo with ino: and exp_name:) and mappings.
+void AddDmaBufRefs(const Capture& capture, const ProcessInput& in, DmaBufLedger& ledger, Report& report) {
+  std::string fd_dir = in.dir + "/fdinfo";
+  for (const std::string& fd : capture.Children(fd_dir)) {
+    std::string path = absl::StrCat(fd_dir, "/", fd);
+    const Node* node = capture.Find(path);
+    if (node == nullptr || !node->is_file()) continue;  // racing close (ENOENT/ESRCH) or denied fd
+    absl::StatusOr<Fdinfo> f = ParseFdinfo(node->content);
+    if (!f.ok()) {
+      Warn(report, absl::StrCat(path, ": ", f.status().message()));
+      continue;
+    }
+    if (f->is_dmabuf() && f->ino) ledger.AddFdRef(in.pid, *f->ino, f->size_bytes);
+  }
+  auto add_maps = [&](const std::vector<Vma>& vmas) {
+    for (const Vma& v : vmas) {
+      if (IsDmaBufMappingName(v.name) && v.end >= v.start) ledger.AddMapRef(in.pid, v.inode, v.end - v.start);
+    }
+  };
+  add_maps(in.vmas);
+  add_maps(in.maps);
+}
+
+// native_graphics_kb from cmd/native_heap@<pid>.
+void NativeGraphics(const Capture& capture, const GraphicsLibraries& libs, ProcessReport& p, Report& report) {
+  std::string path = absl::StrCat("cmd/native_heap@", p.pid);
+  std::string key = absl::StrCat("processes.", p.pid, ".native_graphics_kb");
+  const Node* node = capture.Find(path);
+  if (node != nullptr && node->is_error()) {
+    Warn(report, absl::StrCat(path, ": heap dump failed (", node->content, "): native_graphics_kb 0"));
+    p.native_graphics_kb = 0;
+    p.native_graphics_source = "none";
+    report.sources[key] = absl::StrCat("none: ", path, " failed (", node->content, ")");
+    return;
+  }
+  if (node == nullptr || !node->is_file()) {
+    p.native_graphics_kb = 0;
+    p.native_graphics_source = "none";
+    report.sources[key] = "none: no native heap dump captured";
+    return;
+  }
+  absl::StatusOr<NativeHeapDump> dump = ParseNativeHeapDump(node->content);
+  p.native_graphics_source = "heap_dump";
+  if (!dump.ok()) {
+    Warn(report, absl::StrCat(path, ": ", dump.status().message(), ": native_graphics_kb null"));
+    p.native_graphics_kb = std::nullopt;
+    report.sources[key] = absl::StrCat("unavailable: ", path, " unparsable");
+    return;
+  }
+  p.native_graphics_kb = KbFromBytes(GraphicsNativeBytes(*dump, libs));
+  report.sources[key] = path;
+}
+
+std::optional<uint64_t> MeminfoValue(const Meminfo* m, const char* key) {
+  if (m == nullptr) return std::nullopt;
+  return m->Get(key);
+}
+
+Kb MeminfoKb(const Meminfo* m, const char* key) {
+  std::optional<uint64_t> v = MeminfoValue(m, key);
+  return v ? ToKb(*v) : std::nullopt;
+}
+
+// Zram used: Σ mem_used_total (3rd field of mm_stat, else the mem_used_total file) over zram devices.
+Kb ZramKb(const Capture& capture, Report& report) {
+  uint64_t total_bytes = 0;
+  for (const std::string& dev : capture.Children("sys/block")) {
+    if (!StartsWith(dev, "zram")) continue;
+    std::string dir = absl::StrCat("sys/block/", dev);
+    if (const std::string* mm = capture.FileContent(dir + "/mm_stat")) {
+      std::vector<std::string_view> fields;
+      std::string_view rest = *mm;
+      while (!rest.empty()) {
+        size_t b = rest.find_first_not_of(" \t\n");
+        if (b == std::string_view::npos) break;
+        rest.remove_prefix(b);
+        size_t e = rest.find_first_of(" \t\n");
+        fields.push_back(rest.substr(0, e));
+        if (e == std::string_view::npos) break;
+        rest.remove_prefix(e);
+      }
+      uint64_t used = 0;
+      if (fields.size() >= 3 && absl::SimpleAtoi(absl::string_view(fields[2].data(), fields[2].size()), &used) && AddU64(total_bytes, used)) continue;
+      Warn(report, absl::StrCat(dir, "/mm_stat: malformed"));
+      return std::nullopt;
+    }
+    if (const std::string* mut = capture.FileContent(dir + "/mem_used_total")) {
+      absl::StatusOr<uint64_t> used = ParseSysfsUint(*mut);
+      if (used.ok() && AddU64(total_bytes, *used)) continue;
+      Warn(report, absl::StrCat(dir, "/mem_used_total: malformed"));
+      return std::nullopt;
+    }
+  }
+  return KbFromBytes(total_bytes);
+}
+
+std::optional<uint64_t> OptionalSysfsKb(const Capture& capture, const char* path) {
+  const std::string* text = capture.FileContent(path);
+  if (text == nullptr) return std::nullopt;
+  absl::StatusOr<uint64_t> v = ParseSysfsUint(*text);
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+void CompareWithDeviceText(const Capture& capture, DumpsysView& view, Report& report) {
+  const Node* node = capture.Find("cmd/dumpsys_meminfo");
+  if (node == nullptr) return;
+  if (!node->is_file()) {
+    Warn(report, absl::StrCat("cmd/dumpsys_meminfo: failed (", node->content, ")"));
+    return;
+  }
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(node->content);
+  if (!s.ok()) {
+    Warn(report, absl::StrCat("cmd/dumpsys_meminfo: ", s.status().message()));
+    return;
+  }
+  auto put = [&](const char* label, const std::optional<int64_t>& device, const Kb& computed) {
+    if (!device) return;
+    view.device_text_kb[label] = *device;
+    if (computed) view.difference_kb[label] = *computed - *device;
+  };
+  put("total_ram_kb", s->total_ram_kb, view.total_ram_kb);
+  put("free_ram_kb", s->free_ram_kb, view.free_ram_kb);
+  put("used_ram_kb", s->used_ram_kb, view.used_ram_kb);
+  put("lost_ram_kb", s->lost_ram_kb, view.lost_ram_kb);
+  put("zram_kb", s->zram_physical_kb, view.zram_kb);
+  put("dmabuf_total_kb", s->dmabuf_total_kb, view.dmabuf_total_kb);
+  put("dmabuf_mapped_kb", s->dmabuf_mapped_kb, view.dmabuf_mapped_kb);
+  put("gpu_private_kb", s->gpu_private_kb, view.gpu_private_kb);
+  put("kernel_used_kb", s->used_kernel_kb, view.kernel_used_kb);
+  put("cached_pss_kb", s->free_cached_pss_kb, view.cached_pss_kb);
+  put("cached_kernel_kb", s->free_cached_kernel_kb, view.cached_kernel_kb);
+}
+
+constexpr int64_t kGiBInKb = 1048576;
+
+}  // namespace
+
+Report Account(const Capture& capture, const AccountOptions& options) {
+  Report report;
+  const GraphicsLibraries& libs =
+      options.graphics_libraries != nullptr ? *options.graphics_libraries : GraphicsLibraries::Default();
+
+  // Header.
+  CaptureHeader header;
+  if (const std::string* text = capture.FileContent("capture.json")) {
+    absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(*text);
+    if (h.ok()) {
+      header = *std::move(h);
+    } else {
+      Warn(report, absl::StrCat("capture.json: ", h.status().message(), ": page_size 4096 assumed"));
+    }
+  } else {
+    Warn(report, "capture.json: missing: page_size 4096 assumed");
+  }
+  report.device_id = header.device_id;
+  report.captured_at = header.captured_at;
+  report.page_size = header.page_size;
+  report.sources["page_size"] = header.page_size_defaulted ? "default 4096" : "capture.json page_size";
+  const uint64_t page_size = header.page_size;
+  report.platform = DetectPlatform(capture);
+
+  // Whole-device nodes.
+  std::optional<Meminfo> meminfo;
+  if (const Node* node = capture.Find("proc/meminfo"); node == nullptr) {
+    Warn(report, "proc/meminfo: missing: device figures unknown");
+  } else if (!node->is_file()) {
+    Warn(report, absl::StrCat("proc/meminfo: unreadable (", node->content, "): device figures unknown"));
+  } else {
+    absl::StatusOr<Meminfo> m = ParseMeminfo(node->content);
+    if (m.ok()) {
+      meminfo = *std::move(m);
+    } else {
+      Warn(report, absl::StrCat("proc/meminfo: ", m.status().message(), ": device figures unknown"));
+    }
+  }
+  const Meminfo* mi = meminfo ? &*meminfo : nullptr;
+
+  bool vmap_stack = true;
+  if (const std::string* cfg = capture.FileContent("proc/config.gz")) {
+    absl::StatusOr<KernelConfig> c = ParseKernelConfigGz(*cfg);
+    if (c.ok()) {
+      vmap_stack = c->IsEnabled("CONFIG_VMAP_STACK");
+    } else {
+      Warn(report, absl::StrCat("proc/config.gz: ", c.status().message(), ": CONFIG_VMAP_STACK=y assumed"));
+    }
+  } else {
+    Warn(report, "proc/config.gz: not readable: CONFIG_VMAP_STACK=y assumed (the GKI default)");
+  }
+
+  // Processes.
+  std::vector<ProcessInput> inputs;
+  for (const std::string& name : capture.Children("proc")) {
+    int pid = 0;
+    if (name.empty() || name[0] == '0' || !absl::SimpleAtoi(name, &pid) || pid <= 0 ||
+        !capture.IsDirectory("proc/" + name)) {
+      continue;
+    }
+    ProcessInput in;
+    if (ReadProcessInput(capture, pid, in, report)) inputs.push_back(std::move(in));
+  }
+  std::vector<int> pids;
+  pids.reserve(inputs.size());
+  for (const ProcessInput& in : inputs) pids.push_back(in.pid);
+
+  GpuAttribution gpu = AttributeGpu(capture, report.platform, page_size, pids, report);
+  DmaBufLedger ledger;
+  for (const ProcessInput& in : inputs) AddDmaBufRefs(capture, in, ledger, report);
+  DmaBufShares shares = ledger.Share(capture, report);
+
+  const char* gfx_prefix = report.platform == Platform::kQcom ? "/dev/kgsl" : "/dev/mali";
+  for (const ProcessInput& in : inputs) {
+    ProcessReport p;
+    p.pid = in.pid;
+    std::string key = absl::StrCat("processes.", in.pid, ".");
+    p.name = ProcessName(capture, in.dir, report);
+    p.oom_score_adj = OomScoreAdj(capture, in.dir, report);
+    p.cached = p.oom_score_adj && *p.oom_score_adj >= kCachedAdj;
+    const ProcessGpu& g = gpu.by_pid[in.pid];
+
+    if (in.smaps_ok) {
+      uint64_t pss = 0, swap_pss = 0, gfx = 0;
+      bool ok = true;
+      for (const Vma& v : in.vmas) {
+        ok = ok && AddU64(pss, v.pss_kb) && AddU64(swap_pss, v.swap_pss_kb);
+        if (report.platform != Platform::kGeneric && StartsWith(v.name, gfx_prefix)) ok = ok && AddU64(gfx, v.pss_kb);
+      }
+      if (ok) {
+        p.pss_kb = ToKb(pss);
+        p.swap_pss_kb = ToKb(swap_pss);
+        p.gfxdev_kb = ToKb(gfx);
+      }
+      report.sources[key + "pss_kb"] = in.dir + "/smaps";
+      report.sources[key + "gfxdev_kb"] =
+          report.platform == Platform::kGeneric ? "generic platform: 0"
+                                                : absl::StrCat(in.dir, "/smaps Pss of ", gfx_prefix, "* mappings");
+    } else if (in.from_rollup) {
+      p.pss_kb = ToKb(in.rollup->pss_kb);
+      p.swap_pss_kb = ToKb(in.rollup->swap_pss_kb);
+      report.sources[key + "pss_kb"] = in.dir + "/smaps_rollup";
+      if (report.platform == Platform::kQcom) {
+        p.gfxdev_kb = g.kgsl_mapped_kb;
+        report.sources[key + "gfxdev_kb"] =
+            p.gfxdev_kb ? absl::StrCat("only smaps_rollup: ", kKgslProcRoot, "/", in.pid,
+                                       "/gpumem_mapped (KGSL keeps it equal to the kgsl mappings)")
+                        : "unavailable: only smaps_rollup and gpumem_mapped unreadable";
+      } else {
+        p.gfxdev_kb = 0;
+        report.sources[key + "gfxdev_kb"] = "only smaps_rollup: 0 (Mali maps GPU memory as PFN mappings)";
+      }
+    } else {
+      report.sources[key + "pss_kb"] = absl::StrCat("unavailable: ", in.pss_problem);
+    }
+    p.gl_kb = g.gl_kb;
+    report.sources[key + "gl_kb"] = g.gl_source;
+    auto share = shares.share_bytes_by_pid.find(in.pid);
+    p.dma_kb = share == shares.share_bytes_by_pid.end() ? Kb(0) : KbFromBytes(share->second);
+    report.sources[key + "dma_kb"] = "fdinfo/* and /dmabuf mappings; sizes from sys/kernel/dmabuf/buffers";
+    NativeGraphics(capture, libs, p, report);
+
+    p.non_graphics_kb = SubKb(SubKb(AddKb(p.pss_kb, p.swap_pss_kb), p.native_graphics_kb), p.gfxdev_kb);
+    p.graphics_dma_kb = AddKb(AddKb(p.gl_kb, p.dma_kb), p.native_graphics_kb);
+    p.total_kb = AddKb(p.non_graphics_kb, p.graphics_dma_kb);
+
+    p.gl_mtrack_kb = g.gl_mtrack_kb;
+    p.egl_mtrack_kb = g.egl_mtrack_kb;
+    p.dumpsys_total_pss_kb = AddKb(AddKb(p.pss_kb, p.swap_pss_kb), AddKb(p.egl_mtrack_kb, p.gl_mtrack_kb));
+    report.processes.emplace(p.pid, std::move(p));
+  }
+
+  // Whole device.
+  DeviceReport& d = report.device;
+  d.mem_total_kb = MeminfoKb(mi, "MemTotal");
+  report.sources["device.mem_total_kb"] = d.mem_total_kb ? "proc/meminfo MemTotal" : "unavailable: proc/meminfo";
+  CmaFigures cma = ComputeCma(capture, page_size, report);
+  d.gcma_kb = cma.gcma_kb;
+  d.kernel_cma_kb = cma.kernel_cma_kb;
+
+  if (header.ddr_size_kb) {
+    d.ddr_kb = ToKb(*header.ddr_size_kb);
+    d.ddr_estimated = false;
+    report.sources["device.ddr_kb"] = "capture.json ddr_size_kb";
+  } else {
+    d.ddr_estimated = true;
+    Kb seen = AddKb(d.mem_total_kb, d.gcma_kb);
+    if (seen) {
+      for (int64_t gib : {2, 3, 4, 6, 8, 12, 16, 18, 24, 32, 48, 64}) {
+        if (gib * kGiBInKb >= *seen) {
+          d.ddr_kb = gib * kGiBInKb;
+          break;
+        }
+      }
+    }
+    report.sources["device.ddr_kb"] =
+        d.ddr_kb ? "estimated: smallest standard DDR size >= MemTotal + GCMA"
+                 : (seen ? "unavailable: MemTotal + GCMA above 64 GiB" : "unavailable: MemTotal or GCMA unknown");
+    if (!d.ddr_kb && seen) Warn(report, "ddr_kb: MemTotal + GCMA above 64 GiB and no ddr_size_kb in capture.json");
+  }
+  d.static_reserved_kb = SubKb(SubKb(d.ddr_kb, d.mem_total_kb), d.gcma_kb);
+  if (d.static_reserved_kb && *d.static_reserved_kb < 0) {
+    Warn(report, absl::StrCat("static_reserved_kb: DDR size ", *d.ddr_kb, " kB is below MemTotal + GCMA: the DDR size is wrong"));
+    d.static_reserved_kb = std::nullopt;
+  }
+  report.sources["device.static_reserved_kb"] = "ddr_kb - mem_total_kb - gcma_kb";
+
+  // kernel_kb.
+  Kb kernel = 0;
+  std::string missing;
+  for (const char* key : {"Shmem", "SUnreclaim", "VmallocUsed", "PageTables"}) {
+    Kb v = MeminfoKb(mi, key);
+    if (!v) absl::StrAppend(&missing, missing.empty() ? "" : ", ", key);
+    kernel = AddKb(kernel, v);
+  }
+  kernel = AddKb(kernel, mi != nullptr && mi->Get("SecPageTables") ? MeminfoKb(mi, "SecPageTables") : Kb(0));
+  if (!vmap_stack) {
+    Kb stack = MeminfoKb(mi, "KernelStack");
+    if (!stack) absl::StrAppend(&missing, missing.empty() ? "" : ", ", "KernelStack");
+    kernel = AddKb(kernel, stack);
+  }
+  kernel = AddKb(kernel, d.kernel_cma_kb);
+  d.kernel_kb = kernel;
+  if (mi != nullptr && !missing.empty()) Warn(report, absl::StrCat("proc/meminfo: no ", missing, " line: kernel_kb null"));
+  report.sources["device.kernel_kb"] =
+      absl::StrCat("proc/meminfo Shmem + SUnreclaim + VmallocUsed + PageTables + SecPageTables",
+                   vmap_stack ? "" : " + KernelStack", " + kernel_cma_kb");
+
+  // processes_kb.
+  if (gpu.device_wide_unknown) {
+    d.processes_kb = std::nullopt;
+    report.sources["device.processes_kb"] = "unavailable: a device-wide GPU node is unusable";
+  } else {
+    Kb sum = 0;
+    int unknown = 0;
+    for (const auto& [pid, p] : report.processes) {
+      if (p.cached) continue;
+      if (!p.total_kb) {
+        ++unknown;
+        continue;
+      }
+      sum = AddKb(sum, p.total_kb);
+    }
+    d.processes_kb = sum;
+    if (unknown > 0) {
+      Warn(report, absl::StrCat(unknown, " processes with unknown total_kb left out of processes_kb"));
+    }
+    report.sources["device.processes_kb"] = "sum of total_kb of processes with oom_score_adj < 900";
+  }
+  d.total_kb = AddKb(AddKb(d.static_reserved_kb, d.kernel_kb), d.processes_kb);
+  report.sources["device.total_kb"] = "static_reserved_kb + kernel_kb + processes_kb";
+
+  // dumpsys-compatible view.
+  DumpsysInputs din;
+  din.android_version = options.android_version ? *options.android_version
+                                                : header.android_version.value_or(14);
+  din.meminfo = mi;
+  din.vmap_stack = vmap_stack;
+  din.total_pss_kb = din.total_swap_pss_kb = din.cached_pss_kb = 0;
+  din.memtrack_graphics_kb = din.memtrack_gl_kb = 0;
+  for (const auto& [pid, p] : report.processes) {
+    din.total_pss_kb = AddKb(din.total_pss_kb, p.dumpsys_total_pss_kb);
+    din.total_swap_pss_kb = AddKb(din.total_swap_pss_kb, p.swap_pss_kb);
+    if (p.cached) din.cached_pss_kb = AddKb(din.cached_pss_kb, p.dumpsys_total_pss_kb);
+    din.memtrack_graphics_kb = AddKb(din.memtrack_graphics_kb, p.egl_mtrack_kb);
+    din.memtrack_gl_kb = AddKb(din.memtrack_gl_kb, p.gl_mtrack_kb);
+  }
+  if (std::optional<uint64_t> heaps = OptionalSysfsKb(capture, "sys/kernel/ion/total_heaps_kb")) {
+    if (std::optional<uint64_t> pools = OptionalSysfsKb(capture, "sys/kernel/ion/total_pools_kb")) {
+      din.ion_heaps_kb = ToKb(*heaps);
+      din.ion_pools_kb = ToKb(*pools);
+    }
+  }
+  if (shares.total_exported_bytes) din.dmabuf_total_exported_kb = KbFromBytes(*shares.total_exported_bytes);
+  din.dmabuf_mapped_kb = KbFromBytes(shares.mapped_bytes);
+  din.gpu_private_kb = gpu.gpu_private_kb;
+  din.kernel_cma_kb = d.kernel_cma_kb;
+  din.zram_kb = ZramKb(capture, report);
+  report.dumpsys = ComputeDumpsysSummary(din);
+  CompareWithDeviceText(capture, report.dumpsys, report);
+  return report;
+}
+
+}  // namespace memfleet::accounting

@@ -1,0 +1,36 @@
+// Parses capture.json, the header of a capture (CAPTURE.md): device id, time, page size, DDR size and
+// optional build facts.
+//
+//   absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(json_text);
+#ifndef MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
+#define MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace memfleet::accounting {
+
+struct CaptureHeader {
+  int format = 1;
+  std::string device_id;
+  std::string captured_at;             // RFC 3339 UTC, as written
+  uint64_t page_size = 4096;           // default when absent
+  bool page_size_defaulted = true;     // the header had no page_size
+  std::optional<uint64_t> ddr_size_kb;
+  std::optional<int> android_version;  // "android_version" (e.g. 14, 16); selects the dumpsys formulas
+  // Other string facts of the header ("model", "soc", "build_fingerprint", "kernel", ...), verbatim.
+  std::map<std::string, std::string> facts;
+};
+
+// InvalidArgument for text that is not a JSON object, a format other than 1, a page_size that is not a
+// power of two in [4096, 65536], or a field of the wrong type (ddr_size_kb must be a positive integer).
+absl::StatusOr<CaptureHeader> ParseCaptureHeader(std::string_view json_text);
+
+}  // namespace memfleet::accounting
+
+#endif  // MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_

@@ -1,0 +1,33 @@
+// CMA figures of the device (ACCOUNTING.md section 3): gcma_kb, GCMA regions' size, which lies outside
+// MemTotal, and kernel_cma_kb, the CMA pages drivers hold, from CMA sysfs and debugfs.
+//
+//   CmaFigures cma = ComputeCma(capture, page_size, report);   // warnings/sources go into report
+#ifndef MEMFLEET_SERVER_ACCOUNTING_CMA_ACCOUNTING_H_
+#define MEMFLEET_SERVER_ACCOUNTING_CMA_ACCOUNTING_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/accounting/capture.h"
+#include "server/accounting/report.h"
+
+namespace memfleet::accounting {
+
+inline constexpr char kCmaSysfsRoot[] = "sys/kernel/mm/cma";
+inline constexpr char kCmaDebugfsRoot[] = "sys/kernel/debug/cma";
+
+struct CmaFigures {
+  Kb gcma_kb;
+  Kb kernel_cma_kb;
+};
+
+CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, Report& report);
+
+// The debugfs folder of a sysfs region: "<region>" (6.1+) or "cma-<region>" cut to 15 characters
+// (5.0-6.0), whichever the capture has; "" when neither.
+std::string DebugfsDirOfRegion(const Capture& capture, std::string_view region);
+
+}  // namespace memfleet::accounting
+
+#endif  // MEMFLEET_SERVER_ACCOUNTING_CMA_ACCOUNTING_H_

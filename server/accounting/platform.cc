@@ -1,0 +1,26 @@
+#include "server/accounting/platform.h"
+
+namespace memfleet::accounting {
+
+const char* PlatformName(Platform p) {
+  switch (p) {
+    case Platform::kQcom: return "qcom";
+    case Platform::kMtk: return "mtk";
+    case Platform::kXring: return "xring";
+    case Platform::kGeneric: return "generic";
+  }
+  return "generic";
+}
+
+Platform DetectPlatform(const Capture& capture) {
+  // A KGSL root recorded as an error (EACCES on listing) still proves the driver is there.
+  if (const Node* kgsl = capture.Find(kKgslRoot); kgsl != nullptr && !kgsl->is_file()) {
+    return Platform::kQcom;
+  }
+  // An error node of any errno, ENOENT included, means the agent saw the name: it still decides.
+  if (capture.Find(kMtkGpuMemory) != nullptr) return Platform::kMtk;
+  if (capture.Find(kXgpuGpuMemory) != nullptr) return Platform::kXring;
+  return Platform::kGeneric;
+}
+
+}  // namespace memfleet::accounting

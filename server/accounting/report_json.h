@@ -1,0 +1,25 @@
+// The report's JSON form (CAPTURE.md "A report"): the contract that tests, the CLI and the stored
+// history share. Field names may be added to, never renamed.
+//
+//   std::string text = ReportToJson(report, /*indent=*/1);
+//   absl::StatusOr<Report> back = ReportFromJson(text);
+#ifndef MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
+#define MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "server/accounting/report.h"
+
+namespace memfleet::accounting {
+
+// indent < 0: compact one-line JSON.
+std::string ReportToJson(const Report& report, int indent = 1);
+
+// InvalidArgument when the text is not a report object (platform, device, processes).
+absl::StatusOr<Report> ReportFromJson(std::string_view text);
+
+}  // namespace memfleet::accounting
+
+#endif  // MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_

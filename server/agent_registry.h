@@ -1,0 +1,98 @@
+// AgentRegistry: the agents online right now, by device id — each one's stream (as an AgentSession),
+// its Hello's DeviceInfo and when it connected — so sweeps and queries can reach a device.
+//
+//   auto session = std::make_shared<AgentSession>(hello.device(), NowRfc3339(), std::move(sink));
+//   registry.Register(session);                        // replaces (and cancels) an older stream
+//   registry.SendCommand("sim-qcom-101", capture_now);  // false: offline
+//   registry.Unregister(session);                      // only if it is still the current one
+//
+// Thread-safe. gRPC allows one reader and one writer on a stream at a time: the stream's own thread
+// reads, and every write (Welcome, acks from worker threads, commands from sweeps) goes through
+// AgentSession::Write, which serializes them.
+#ifndef MEMFLEET_SERVER_AGENT_REGISTRY_H_
+#define MEMFLEET_SERVER_AGENT_REGISTRY_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memfleet/v1/agent_service.pb.h"
+
+namespace memfleet::server {
+
+// Where a session's messages go: the gRPC stream in the server, a vector in tests.
+class MessageSink {
+ public:
+  virtual ~MessageSink() = default;
+  // False when the stream is broken (the peer went away or the call was cancelled).
+  virtual bool Write(const v1::ServerMessage& message) = 0;
+  // Ends the call from another thread (the stream's reader then sees its end).
+  virtual void Cancel() = 0;
+};
+
+class AgentSession {
+ public:
+  AgentSession(v1::DeviceInfo info, std::string connected_at, std::unique_ptr<MessageSink> sink);
+  AgentSession(const AgentSession&) = delete;
+  AgentSession& operator=(const AgentSession&) = delete;
+
+  // One write at a time; false after Close() or when the stream is broken.
+  bool Write(const v1::ServerMessage& message);
+  // Cancels the call unless it is already closed (a replaced stream; server shutdown).
+  void Cancel();
+  // The stream's handler calls this before it returns: later writes are dropped, and Close waits for a
+  // write in progress, so nobody touches the stream after its handler is gone.
+  void Close();
+  bool cancelled() const;
+
+  const v1::DeviceInfo& info() const { return info_; }
+  const std::string& device_id() const { return info_.device_id(); }
+  const std::string& connected_at() const { return connected_at_; }
+
+ private:
+  const v1::DeviceInfo info_;
+  const std::string connected_at_;
+  std::unique_ptr<MessageSink> sink_;
+  std::mutex write_mu_;          // serializes sink_->Write
+  mutable std::mutex state_mu_;  // guards closed_/cancelled_; never held across a write
+  bool closed_ = false;
+  bool cancelled_ = false;
+};
+
+struct OnlineAgent {
+  v1::DeviceInfo info;
+  std::string connected_at;
+};
+
+class AgentRegistry {
+ public:
+  // Makes `session` the device's current stream. An older stream of the same device id is cancelled
+  // and returned (nullptr when there was none).
+  std::shared_ptr<AgentSession> Register(std::shared_ptr<AgentSession> session);
+  // Removes `session` if it is still the device's current stream (a replaced stream must not remove
+  // its successor).
+  void Unregister(const std::shared_ptr<AgentSession>& session);
+
+  // Writes `message` to the device's stream; false when the device is offline or the write failed.
+  bool SendCommand(const std::string& device_id, const v1::ServerMessage& message);
+  bool IsOnline(const std::string& device_id) const;
+  std::optional<OnlineAgent> Get(const std::string& device_id) const;
+  // Sorted by device id.
+  std::vector<OnlineAgent> List() const;
+  size_t size() const;
+  // Cancels every stream (server shutdown); they unregister themselves as their handlers end.
+  void CancelAll();
+
+ private:
+  std::shared_ptr<AgentSession> Find(const std::string& device_id) const;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<AgentSession>> sessions_;
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_AGENT_REGISTRY_H_

@@ -1,0 +1,92 @@
+#include "server/capture_ingestor.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "proto/capture_codec.h"
+#include "server/accounting/account.h"
+#include "server/accounting/capture_header.h"
+#include "server/accounting/report_json.h"
+#include "server/clock.h"
+#include "server/validation.h"
+
+namespace memfleet::server {
+
+v1::ServerMessage MakeRejected(const std::string& capture_id, absl::StatusCode code, const std::string& message,
+                               bool retry) {
+  v1::ServerMessage m;
+  v1::CaptureRejected* r = m.mutable_rejected();
+  r->set_capture_id(capture_id);
+  r->set_code(static_cast<int32_t>(code));
+  r->set_message(message);
+  r->set_retry(retry);
+  return m;
+}
+
+CaptureIngestor::CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now)
+    : store_(store), sweeps_(sweeps), now_(now ? std::move(now) : std::function<std::string()>(NowRfc3339)) {}
+
+v1::ServerMessage CaptureIngestor::Ack(const AssembledCapture& c, bool duplicate) {
+  if (sweeps_ != nullptr) sweeps_->OnStored(c.sweep_id, c.device_id, c.capture_id);
+  v1::ServerMessage m;
+  m.mutable_ack()->set_capture_id(c.capture_id);
+  m.mutable_ack()->set_duplicate(duplicate);
+  return m;
+}
+
+v1::ServerMessage CaptureIngestor::Reject(const AssembledCapture& c, absl::StatusCode code,
+                                          const std::string& message, bool retry) {
+  LogLine(absl::StrCat("capture ", c.capture_id, " of ", c.device_id, " rejected", retry ? " (retry later)" : "",
+                       ": ", message));
+  if (sweeps_ != nullptr) sweeps_->OnFailed(c.sweep_id, c.device_id, c.capture_id, message);
+  return MakeRejected(c.capture_id, code, message, retry);
+}
+
+v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
+  // The stream's Hello is the device's identity: a capture whose own header names another device would
+  // file one device's memory under another's history.
+  if (const std::string* header_text = c.capture.FileContent("capture.json")) {
+    absl::StatusOr<accounting::CaptureHeader> header = accounting::ParseCaptureHeader(*header_text);
+    if (header.ok() && !header->device_id.empty() && header->device_id != c.device_id) {
+      return Reject(c, absl::StatusCode::kInvalidArgument,
+                    absl::StrCat("capture.json names device \"", Printable(header->device_id),
+                                 "\" but this agent connected as \"", c.device_id, "\""),
+                    /*retry=*/false);
+    }
+  }
+
+  absl::StatusOr<bool> known = store_.HasCapture(c.capture_id);
+  if (!known.ok()) {
+    return Reject(c, absl::StatusCode::kUnavailable, absl::StrCat("cannot read the store: ", known.status().message()),
+                  /*retry=*/true);
+  }
+  if (*known) return Ack(c, /*duplicate=*/true);
+
+  storage::CaptureRecord record;
+  record.report = accounting::Account(c.capture);
+  // The server's facts win over the header's: the identity is the stream's, the time CaptureBegin's.
+  record.report.device_id = c.device_id;
+  record.report.captured_at = c.captured_at;
+  record.report_json = accounting::ReportToJson(record.report, /*indent=*/-1);
+  record.raw_blob = wire::EncodeStoredCapture(c.capture, c.capture_id, c.device_id, c.captured_at);
+  if (record.raw_blob.empty()) {
+    return Reject(c, absl::StatusCode::kInternal, "could not compress the capture", /*retry=*/true);
+  }
+  record.raw_codec = wire::kStoredCodec;
+  record.raw_bytes = c.capture.ContentBytes();
+  record.capture_id = c.capture_id;
+  record.device_id = c.device_id;
+  record.captured_at = c.captured_at;
+  record.received_at = now_();
+  record.sweep_id = c.sweep_id;
+
+  absl::StatusOr<bool> inserted = store_.PutCapture(record);
+  if (!inserted.ok()) {
+    return Reject(c, absl::StatusCode::kUnavailable,
+                  absl::StrCat("could not store the capture: ", inserted.status().message()), /*retry=*/true);
+  }
+  // false: the same capture arrived on another stream (an agent that reconnected) between the two calls.
+  return Ack(c, /*duplicate=*/!*inserted);
+}
+
+}  // namespace memfleet::server

@@ -1,0 +1,53 @@
+// CaptureIngestor: what happens to one assembled capture on a worker thread — check it belongs to the
+// stream's device, deduplicate, run the engine, store the raw capture (compressed) and the report, and
+// answer with the message the agent gets: CaptureAck only after the store committed, CaptureRejected
+// otherwise (retry=true when the store failed, so the agent keeps it spooled).
+//
+//   CaptureIngestor ingestor(store, &sweeps);
+//   v1::ServerMessage answer = ingestor.Ingest(std::move(assembled));   // ack or rejected
+//
+// Thread-safe (the store serializes writes); records sweep state changes in the coordinator.
+#ifndef MEMFLEET_SERVER_CAPTURE_INGESTOR_H_
+#define MEMFLEET_SERVER_CAPTURE_INGESTOR_H_
+
+#include <functional>
+#include <string>
+
+#include "memfleet/v1/agent_service.pb.h"
+#include "server/accounting/capture.h"
+#include "server/sweep_coordinator.h"
+#include "storage/store.h"
+
+namespace memfleet::server {
+
+struct AssembledCapture {
+  std::string device_id;    // from the stream's Hello
+  std::string capture_id;   // from CaptureBegin
+  std::string captured_at;  // from CaptureBegin, normalized RFC 3339 UTC
+  std::string sweep_id;     // "" for a periodic capture
+  accounting::Capture capture;
+};
+
+class CaptureIngestor {
+ public:
+  // `sweeps` may be null (no sweep tracking); `now` null: NowRfc3339.
+  CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now = nullptr);
+
+  v1::ServerMessage Ingest(AssembledCapture capture);
+
+ private:
+  v1::ServerMessage Ack(const AssembledCapture& c, bool duplicate);
+  v1::ServerMessage Reject(const AssembledCapture& c, absl::StatusCode code, const std::string& message, bool retry);
+
+  storage::Store& store_;
+  SweepCoordinator* sweeps_;
+  std::function<std::string()> now_;
+};
+
+// CaptureRejected for `capture_id`, as the stream and the ingestor send it.
+v1::ServerMessage MakeRejected(const std::string& capture_id, absl::StatusCode code, const std::string& message,
+                               bool retry);
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_CAPTURE_INGESTOR_H_

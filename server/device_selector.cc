@@ -1,0 +1,81 @@
+#include "server/device_selector.h"
+
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace memfleet::server {
+namespace {
+
+const std::string* Field(const storage::DeviceRecord& d, std::string_view key) {
+  if (key == "model") return &d.model;
+  if (key == "platform") return &d.platform;
+  if (key == "soc") return &d.soc;
+  if (key == "device_id") return &d.device_id;
+  if (key == "build") return &d.build_fingerprint;
+  return nullptr;
+}
+
+// Printable form of a user's term for an error message (it may hold control bytes).
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  if (s.size() > 80) out += "...";
+  return out + "\"";
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::string>& terms) {
+  if (terms.size() > kMaxTerms) {
+    return absl::InvalidArgumentError(absl::StrCat("selector has ", terms.size(), " terms; at most ", kMaxTerms));
+  }
+  DeviceSelector s;
+  storage::DeviceRecord probe;
+  for (const std::string& text : terms) {
+    if (text.size() > kMaxTermBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), " is longer than ",
+                                                     kMaxTermBytes, " bytes"));
+    }
+    size_t eq = text.find('=');
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "selector term ", Quote(text), " is not key=value (keys: model, platform, soc, device_id, build)"));
+    }
+    Term t;
+    t.key = text.substr(0, eq);
+    t.value = text.substr(eq + 1);
+    if (Field(probe, t.key) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), ": unknown key ", Quote(t.key),
+                                                     " (keys: model, platform, soc, device_id, build)"));
+    }
+    if (!t.value.empty() && t.value.back() == '*') {
+      t.prefix = true;
+      t.value.pop_back();
+    }
+    if (t.value.empty() && !t.prefix) {
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), " has no value"));
+    }
+    s.terms_.push_back(std::move(t));
+    s.text_.push_back(text);
+  }
+  return s;
+}
+
+bool DeviceSelector::Matches(const storage::DeviceRecord& device) const {
+  for (const Term& t : terms_) {
+    const std::string* field = Field(device, t.key);
+    if (field == nullptr) return false;
+    if (t.prefix) {
+      if (field->compare(0, t.value.size(), t.value) != 0) return false;
+    } else if (*field != t.value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string DeviceSelector::ToString() const { return absl::StrJoin(text_, " "); }
+
+}  // namespace memfleet::server

@@ -1,0 +1,46 @@
+// DeviceSelector: the CLI's `--where key=value` terms (model=, platform=, soc=, device_id=, build=),
+// parsed once and matched against device records; every term must match. A value ending in '*' matches
+// as a prefix ("device_id=sim-*"); otherwise values match exactly (case-sensitive).
+//
+//   absl::StatusOr<DeviceSelector> s = DeviceSelector::Parse({"model=Pixel 8", "platform=qcom"});
+//   if (s->Matches(record)) ...
+//
+// A plain value; thread-safe for const use.
+#ifndef MEMFLEET_SERVER_DEVICE_SELECTOR_H_
+#define MEMFLEET_SERVER_DEVICE_SELECTOR_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "storage/store.h"
+
+namespace memfleet::server {
+
+class DeviceSelector {
+ public:
+  static constexpr size_t kMaxTerms = 32;
+  static constexpr size_t kMaxTermBytes = 512;
+
+  // InvalidArgument naming the offending term: not "key=value", an unknown key, an empty value, too many
+  // or too long terms. No terms: every device matches.
+  static absl::StatusOr<DeviceSelector> Parse(const std::vector<std::string>& terms);
+
+  bool Matches(const storage::DeviceRecord& device) const;
+  bool empty() const { return terms_.empty(); }
+  // The terms, joined with " " (as recorded with a sweep).
+  std::string ToString() const;
+
+ private:
+  struct Term {
+    std::string key;    // canonical: model, platform, soc, device_id, build
+    std::string value;  // without the trailing '*'
+    bool prefix = false;
+  };
+  std::vector<Term> terms_;
+  std::vector<std::string> text_;
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_DEVICE_SELECTOR_H_

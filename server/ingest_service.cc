@@ -1,0 +1,248 @@
+#include "server/ingest_service.h"
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/clock.h"
+#include "server/validation.h"
+
+namespace memfleet::server {
+namespace {
+
+using Stream = grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>;
+
+class GrpcStreamSink : public MessageSink {
+ public:
+  GrpcStreamSink(grpc::ServerContext* context, Stream* stream) : context_(context), stream_(stream) {}
+  bool Write(const v1::ServerMessage& message) override { return stream_->Write(message); }
+  void Cancel() override { context_->TryCancel(); }
+
+ private:
+  grpc::ServerContext* context_;
+  Stream* stream_;
+};
+
+// The captures of one stream still on the worker pool. The handler waits for them before it returns,
+// so an agent that half-closes after its last capture still gets that capture's ack.
+class PendingJobs {
+ public:
+  void Add() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++count_;
+  }
+  void Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--count_ == 0) idle_.notify_all();
+  }
+  void WaitIdle() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return count_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int count_ = 0;
+};
+
+absl::Status CheckHello(const v1::Hello& hello) {
+  const v1::DeviceInfo& d = hello.device();
+  if (absl::Status s = CheckDeviceId(d.device_id()); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("Hello: ", s.message()));
+  }
+  struct Field {
+    const char* name;
+    const std::string& value;
+    size_t max_bytes;
+  };
+  const Field fields[] = {{"model", d.model(), 256},
+                          {"soc", d.soc(), 256},
+                          {"build_fingerprint", d.build_fingerprint(), kMaxNameBytes},
+                          {"kernel", d.kernel(), 512},
+                          {"agent_version", d.agent_version(), 256}};
+  for (const Field& f : fields) {
+    if (absl::Status s = CheckText(f.name, f.value, f.max_bytes); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("Hello: ", s.message()));
+    }
+  }
+  uint32_t page = d.page_size();
+  if (page != 0 && (page < 1024 || page > (1u << 20) || (page & (page - 1)) != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("Hello: page_size ", page, " is not a power of two in [1024, 1 MiB]"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+IngestService::IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool,
+                             SweepCoordinator* sweeps, IngestOptions options)
+    : store_(store),
+      registry_(registry),
+      pool_(pool),
+      sweeps_(sweeps),
+      options_([&options] {
+        IngestOptions o = std::move(options);
+        if (!o.now) o.now = NowRfc3339;
+        return o;
+      }()),
+      ingestor_(store, sweeps, options_.now) {}
+
+grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream) {
+  if (!accepting_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  v1::AgentMessage msg;
+  if (!stream->Read(&msg)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the stream ended before its Hello");
+  }
+  if (msg.msg_case() != v1::AgentMessage::kHello) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message of an agent stream must be Hello");
+  }
+  if (absl::Status s = CheckHello(msg.hello()); !s.ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(s.message()));
+  }
+  const v1::DeviceInfo& info = msg.hello().device();
+  const std::string device_id = info.device_id();
+  const std::string now = options_.now();
+  storage::DeviceRecord device;
+  device.device_id = device_id;
+  device.model = info.model();
+  device.soc = info.soc();
+  device.build_fingerprint = info.build_fingerprint();
+  device.kernel = info.kernel();
+  device.agent_version = info.agent_version();
+  device.page_size = info.page_size();
+  device.last_seen_at = now;  // platform stays "" here: the store keeps the one of the latest report
+  if (absl::Status s = store_.UpsertDevice(device); !s.ok()) {
+    LogLine(absl::StrCat("agent ", device_id, " refused: cannot record the device: ", s.message()));
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, absl::StrCat("the server cannot record the device: ", s.message()));
+  }
+
+  auto session = std::make_shared<AgentSession>(info, now, std::make_unique<GrpcStreamSink>(context, stream));
+  std::shared_ptr<AgentSession> replaced = registry_.Register(session);
+  LogLine(absl::StrCat("agent ", device_id, " connected from ", context->peer(), " (", msg.hello().spooled_captures(),
+                       " spooled, ", msg.hello().dropped_captures(), " dropped)",
+                       replaced != nullptr ? "; it replaces the device's older stream" : ""));
+
+  auto pending = std::make_shared<PendingJobs>();
+  grpc::Status result = grpc::Status::OK;
+  v1::ServerMessage welcome;
+  welcome.mutable_welcome()->set_interval_s(options_.welcome_interval_s);
+  welcome.mutable_welcome()->set_server_version(options_.server_version);
+
+  wire::CaptureAssembler assembler(options_.limits);
+  AssembledCapture current;
+  std::string skip_id;  // a rejected capture whose remaining chunks and end are dropped quietly
+  auto reject = [&](absl::StatusCode code, const std::string& message, bool retry) {
+    LogLine(absl::StrCat("capture ", Printable(current.capture_id), " of ", device_id, " rejected: ", message));
+    if (sweeps_ != nullptr) sweeps_->OnFailed(current.sweep_id, device_id, current.capture_id, message);
+    session->Write(MakeRejected(current.capture_id, code, message, retry));
+    skip_id = current.capture_id;
+    assembler = wire::CaptureAssembler(options_.limits);
+  };
+  auto violation = [&](const std::string& message) {
+    result = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+  };
+
+  if (!session->Write(welcome)) result = grpc::Status(grpc::StatusCode::CANCELLED, "stream broken");
+  while (result.ok() && stream->Read(&msg)) {
+    switch (msg.msg_case()) {
+      case v1::AgentMessage::kBegin: {
+        const v1::CaptureBegin& b = msg.begin();
+        if (assembler.active()) {
+          reject(absl::StatusCode::kAborted,
+                 absl::StrCat("capture ", current.capture_id, " ended by the begin of ", Printable(b.capture_id())),
+                 /*retry=*/true);
+        }
+        current = AssembledCapture();
+        current.device_id = device_id;
+        current.capture_id = b.capture_id();
+        if (absl::Status s = CheckCaptureId(b.capture_id()); !s.ok()) {
+          reject(absl::StatusCode::kInvalidArgument, std::string(s.message()), false);
+          break;
+        }
+        if (absl::Status s = CheckSweepId(b.sweep_id()); !s.ok()) {
+          reject(absl::StatusCode::kInvalidArgument, std::string(s.message()), false);
+          break;
+        }
+        current.sweep_id = b.sweep_id();
+        absl::StatusOr<std::string> at = CheckTime("captured_at", b.captured_at());
+        if (!at.ok()) {
+          reject(absl::StatusCode::kInvalidArgument, std::string(at.status().message()), false);
+          break;
+        }
+        current.captured_at = *at;
+        if (absl::Status s = assembler.Begin(b); !s.ok()) {
+          reject(s.code(), std::string(s.message()), false);
+          break;
+        }
+        if (sweeps_ != nullptr) sweeps_->OnCapturing(current.sweep_id, device_id, current.capture_id);
+        break;
+      }
+      case v1::AgentMessage::kChunk: {
+        if (!assembler.active()) {
+          if (!skip_id.empty() && msg.chunk().capture_id() == skip_id) break;
+          violation(absl::StrCat("capture chunk of ", Printable(msg.chunk().capture_id()), " without its CaptureBegin"));
+          break;
+        }
+        if (absl::Status s = assembler.AddChunk(msg.chunk()); !s.ok()) {
+          reject(s.code(), std::string(s.message()), false);
+        }
+        break;
+      }
+      case v1::AgentMessage::kEnd: {
+        if (!assembler.active()) {
+          if (!skip_id.empty() && msg.end().capture_id() == skip_id) break;
+          violation(absl::StrCat("capture end of ", Printable(msg.end().capture_id()), " without its CaptureBegin"));
+          break;
+        }
+        absl::StatusOr<accounting::Capture> capture = assembler.Finish(msg.end());
+        if (!capture.ok()) {
+          reject(capture.status().code(), std::string(capture.status().message()), false);
+          break;
+        }
+        current.capture = std::move(*capture);
+        auto job = std::make_shared<AssembledCapture>(std::move(current));
+        current = AssembledCapture();
+        pending->Add();
+        bool queued = pool_.Submit([this, session, pending, job] {
+          session->Write(ingestor_.Ingest(std::move(*job)));
+          pending->Done();
+        });
+        if (!queued) {
+          pending->Done();
+          current = std::move(*job);
+          reject(absl::StatusCode::kUnavailable, "the server is shutting down", /*retry=*/true);
+        }
+        break;
+      }
+      case v1::AgentMessage::kCommandFailed:
+        if (sweeps_ != nullptr) {
+          sweeps_->OnFailed(msg.command_failed().sweep_id(), device_id, "",
+                            absl::StrCat("agent: ", Printable(msg.command_failed().message(), 400)));
+        }
+        break;
+      case v1::AgentMessage::kHello:
+        violation("a second Hello on the same stream");
+        break;
+      case v1::AgentMessage::kHeartbeat:
+      case v1::AgentMessage::MSG_NOT_SET:  // also a newer agent's message this server does not know
+        break;
+    }
+  }
+  if (assembler.active() && sweeps_ != nullptr) {
+    sweeps_->OnFailed(current.sweep_id, device_id, current.capture_id, "the stream ended inside the capture");
+  }
+  pending->WaitIdle();
+  registry_.Unregister(session);
+  bool was_cancelled = session->cancelled() || context->IsCancelled();
+  session->Close();
+  LogLine(absl::StrCat("agent ", device_id, " disconnected",
+                       result.ok() ? "" : absl::StrCat(": ", result.error_message()),
+                       was_cancelled ? " (cancelled)" : ""));
+  if (result.ok() && was_cancelled) return grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled");
+  return result;
+}
+
+}  // namespace memfleet::server

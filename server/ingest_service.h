@@ -1,0 +1,63 @@
+// IngestService: the AgentService the agents connect to — one long-lived bidirectional stream per
+// agent (Hello, then captures as Begin/Chunk.../End, heartbeats), answered with Welcome, an ack or a
+// rejection per capture, and commands from sweeps. The stream's thread only reads and assembles; each
+// assembled capture goes to the worker pool (CaptureIngestor), which acks after the store committed.
+//
+//   IngestService ingest(store, registry, pool, &sweeps, {});
+//   builder.RegisterService(&ingest);
+//
+// Protocol violations (no Hello first, a chunk or end without its begin, a second Hello) end the stream
+// with INVALID_ARGUMENT; a malformed capture (out-of-order chunk, bad path, counts that do not match,
+// over a limit) only gets CaptureRejected{retry=false} and the stream goes on. Thread-safe (gRPC runs
+// one Connect per stream thread).
+#ifndef MEMFLEET_SERVER_INGEST_SERVICE_H_
+#define MEMFLEET_SERVER_INGEST_SERVICE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "memfleet/v1/agent_service.grpc.pb.h"
+#include "proto/capture_codec.h"
+#include "server/agent_registry.h"
+#include "server/capture_ingestor.h"
+#include "server/sweep_coordinator.h"
+#include "server/worker_pool.h"
+#include "storage/store.h"
+
+namespace memfleet::server {
+
+struct IngestOptions {
+  uint32_t welcome_interval_s = 0;  // Welcome.interval_s: 0 lets each agent keep its own
+  std::string server_version = "memfleet-server 0.1.0";
+  wire::AssemblyLimits limits;
+  std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
+};
+
+class IngestService final : public v1::AgentService::Service {
+ public:
+  IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
+                IngestOptions options);
+
+  grpc::Status Connect(grpc::ServerContext* context,
+                       grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) override;
+
+  // New streams are refused with UNAVAILABLE from now on (server shutdown).
+  void StopAccepting() { accepting_ = false; }
+
+ private:
+  storage::Store& store_;
+  AgentRegistry& registry_;
+  WorkerPool& pool_;
+  SweepCoordinator* sweeps_;
+  const IngestOptions options_;
+  CaptureIngestor ingestor_;
+  std::atomic<bool> accepting_{true};
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_INGEST_SERVICE_H_

@@ -1,0 +1,108 @@
+#include "server/lab_server.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/clock.h"
+#include "storage/sqlite_store.h"
+
+namespace memfleet::server {
+
+absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const std::string& db_path, const std::string& listen) {
+  LabServerOptions options;
+  options.db_path = db_path;
+  options.listen = listen;
+  return Start(options);
+}
+
+absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const LabServerOptions& options) {
+  if (options.db_path.empty()) return absl::InvalidArgumentError("no database path (--db)");
+  absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenSqliteStore(options.db_path);
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat("cannot open the database ", options.db_path, ": ", store.status().message()));
+  }
+  return StartWithStore(std::move(*store), options);
+}
+
+absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique_ptr<storage::Store> store,
+                                                                     const LabServerOptions& options) {
+  size_t colon = options.listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == options.listen.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("listen address \"", options.listen, "\" is not HOST:PORT"));
+  }
+  std::unique_ptr<LabServer> s(new LabServer());
+  s->store_ = std::move(store);
+  s->shutdown_grace_ = options.shutdown_grace;
+  s->pool_ = std::make_unique<WorkerPool>(WorkerPool::Options{options.workers, options.max_queued_captures});
+  s->sweeps_ = std::make_unique<SweepCoordinator>(*s->store_, s->registry_, options.sweeps);
+  IngestOptions ingest;
+  ingest.welcome_interval_s = options.agent_interval_s;
+  s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), ingest);
+  s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_);
+
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &selected_port);
+  builder.RegisterService(s->ingest_.get());
+  builder.RegisterService(s->queries_.get());
+  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  // Agents send gzip; answering in gzip too costs little on these small messages.
+  builder.SetDefaultCompressionAlgorithm(GRPC_COMPRESS_GZIP);
+  // A phone that drops off the network leaves a half-open TCP connection: keepalive pings find it, so
+  // the device shows offline within a minute or two instead of hours. Agents may ping us as well.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || selected_port == 0) {
+    s->server_.reset();
+    s->sweeps_->Shutdown();
+    s->pool_->Shutdown();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen, " (address in use, or not an address of this machine?)"));
+  }
+  s->port_ = selected_port;
+  s->address_ = absl::StrCat(options.listen.substr(0, colon), ":", selected_port);
+  return s;
+}
+
+LabServer::~LabServer() { Stop(); }
+
+void LabServer::Stop() {
+  {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    if (stopping_) {
+      // Another thread is stopping: return only once it is done (a destructor may follow).
+      stopped_cv_.wait(lock, [this] { return stopped_; });
+      return;
+    }
+    stopping_ = true;
+  }
+  if (ingest_ != nullptr) ingest_->StopAccepting();
+  // Running sweeps end first, so their progress streams finish instead of holding Shutdown up.
+  if (sweeps_ != nullptr) sweeps_->Shutdown();
+  // Agents would keep their streams open forever; cancel them. A capture already on the worker pool is
+  // still stored (its ack may not reach the agent, which then resends it and gets duplicate=true).
+  registry_.CancelAll();
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now() + shutdown_grace_);
+    server_->Wait();
+  }
+  if (pool_ != nullptr) pool_->Shutdown();
+  LogLine("stopped");
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stopped_ = true;
+  }
+  stopped_cv_.notify_all();
+}
+
+void LabServer::Wait() {
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  stopped_cv_.wait(lock, [this] { return stopped_; });
+}
+
+}  // namespace memfleet::server

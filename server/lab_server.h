@@ -1,0 +1,91 @@
+// LabServer: the whole memfleet-server wired together — store, worker pool, agent registry, sweep
+// coordinator, the agent and query gRPC services — listening on one address. server_main and the
+// tests share it, so a test runs exactly what ships.
+//
+//   absl::StatusOr<std::unique_ptr<LabServer>> s = LabServer::Start("/tmp/x/memfleet.db", "127.0.0.1:0");
+//   std::string target = absl::StrCat("127.0.0.1:", (*s)->port());
+//   (*s)->Stop();   // cancels agent streams, drains the worker pool, ends running sweeps
+//
+// Thread-safe: Stop may be called from any thread (once is enough; it is idempotent).
+#ifndef MEMFLEET_SERVER_LAB_SERVER_H_
+#define MEMFLEET_SERVER_LAB_SERVER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "server/agent_registry.h"
+#include "server/ingest_service.h"
+#include "server/query_service.h"
+#include "server/sweep_coordinator.h"
+#include "server/worker_pool.h"
+#include "storage/store.h"
+
+namespace memfleet::server {
+
+struct LabServerOptions {
+  std::string db_path;                   // the SQLite file (created when missing)
+  std::string listen = "127.0.0.1:0";    // HOST:PORT; port 0 picks a free one (see port())
+  size_t workers = 2;                    // engine + store threads
+  size_t max_queued_captures = 64;       // assembled captures waiting for a worker
+  uint32_t agent_interval_s = 0;         // Welcome.interval_s (0: agents keep their own)
+  int max_receive_message_bytes = 8 << 20;  // chunks are 256 KiB; leaves room for big single nodes
+  std::chrono::milliseconds shutdown_grace{5000};  // for in-flight RPCs at Stop
+  SweepCoordinator::Options sweeps;
+};
+
+class LabServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<LabServer>> Start(const LabServerOptions& options);
+  static absl::StatusOr<std::unique_ptr<LabServer>> Start(const std::string& db_path,
+                                                          const std::string& listen = "127.0.0.1:0");
+  // With a store the caller opened (tests: a store that fails on demand); options.db_path is unused.
+  static absl::StatusOr<std::unique_ptr<LabServer>> StartWithStore(std::unique_ptr<storage::Store> store,
+                                                                   const LabServerOptions& options);
+  LabServer(const LabServer&) = delete;
+  LabServer& operator=(const LabServer&) = delete;
+  ~LabServer();  // Stop()
+
+  int port() const { return port_; }
+  // HOST:PORT as listening, with the real port ("127.0.0.1:41234").
+  const std::string& address() const { return address_; }
+
+  storage::Store& store() { return *store_; }
+  AgentRegistry& registry() { return registry_; }
+  SweepCoordinator& sweeps() { return *sweeps_; }
+
+  // Graceful stop: no new agent streams, open streams cancelled (in-flight captures still stored),
+  // RPCs given shutdown_grace to finish, the worker pool drained, running sweeps ended.
+  void Stop();
+  // Blocks until Stop has been called (from another thread) and completed.
+  void Wait();
+
+ private:
+  LabServer() = default;
+
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<WorkerPool> pool_;
+  AgentRegistry registry_;
+  std::unique_ptr<SweepCoordinator> sweeps_;
+  std::unique_ptr<IngestService> ingest_;
+  std::unique_ptr<QueryService> queries_;
+  std::unique_ptr<grpc::Server> server_;
+  std::chrono::milliseconds shutdown_grace_{5000};
+  int port_ = 0;
+  std::string address_;
+
+  std::mutex stop_mu_;
+  std::condition_variable stopped_cv_;
+  bool stopping_ = false;  // Stop began
+  bool stopped_ = false;   // Stop completed
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_LAB_SERVER_H_

@@ -1,0 +1,63 @@
+// QueryService: what the `memfleet` CLI asks the lab server — devices (online or not, last capture),
+// sweeps with streamed progress, reports (latest, at a time, by capture id), per-process history, fleet
+// aggregates (min/p50/p90/max per model/platform/soc/build) and re-accounting.
+//
+//   QueryService queries(store, registry, sweeps, pool);
+//   builder.RegisterService(&queries);
+//
+// Every input is checked (ids, lengths, selector terms, metric names, times) before it reaches the store:
+// INVALID_ARGUMENT; an unknown device or nothing stored: NOT_FOUND with a message for the user.
+// Thread-safe; Reaccount runs the engine on the worker pool, not on the gRPC thread.
+#ifndef MEMFLEET_SERVER_QUERY_SERVICE_H_
+#define MEMFLEET_SERVER_QUERY_SERVICE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "memfleet/v1/query_service.grpc.pb.h"
+#include "server/agent_registry.h"
+#include "server/sweep_coordinator.h"
+#include "server/worker_pool.h"
+#include "storage/store.h"
+
+namespace memfleet::server {
+
+// Nearest-rank percentile (the smallest value with at least p% of the values at or below it) of sorted,
+// non-empty `values`; p in [0, 100].
+int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p);
+
+class QueryService final : public v1::QueryService::Service {
+ public:
+  QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool);
+
+  grpc::Status ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
+                           v1::ListDevicesResponse* response) override;
+  grpc::Status StartSweep(grpc::ServerContext* context, const v1::SweepRequest* request,
+                          grpc::ServerWriter<v1::SweepProgress>* writer) override;
+  grpc::Status GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
+                         v1::GetReportResponse* response) override;
+  grpc::Status GetProcessHistory(grpc::ServerContext* context, const v1::ProcessHistoryRequest* request,
+                                 v1::ProcessHistoryResponse* response) override;
+  grpc::Status GetFleet(grpc::ServerContext* context, const v1::FleetRequest* request,
+                        v1::FleetResponse* response) override;
+  grpc::Status Reaccount(grpc::ServerContext* context, const v1::ReaccountRequest* request,
+                         v1::ReaccountResponse* response) override;
+
+ private:
+  // NOT_FOUND naming the device when the store has never seen it.
+  grpc::Status CheckKnownDevice(const std::string& device_id);
+
+  storage::Store& store_;
+  AgentRegistry& registry_;
+  SweepCoordinator& sweeps_;
+  WorkerPool& pool_;
+  std::mutex reaccount_mu_;  // one re-account at a time
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_QUERY_SERVICE_H_

@@ -1,0 +1,31 @@
+// Re-accounting: recompute stored reports from the stored raw captures (after a rule or parser change),
+// without the devices — for `memfleet-server --reaccount` and the Reaccount RPC.
+//
+//   absl::StatusOr<ReaccountResult> r = ReaccountCaptures(store, /*device_id=*/"");
+//   std::cout << r->reaccounted << " re-accounted, " << r->failed << " failed\n";
+//
+// Runs the engine on the calling thread; the store serializes its writes, so ingest may go on meanwhile.
+#ifndef MEMFLEET_SERVER_REACCOUNT_H_
+#define MEMFLEET_SERVER_REACCOUNT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "storage/store.h"
+
+namespace memfleet::server {
+
+struct ReaccountResult {
+  uint64_t reaccounted = 0;
+  uint64_t failed = 0;                // a raw capture that did not decode, or a report the store refused
+  std::vector<std::string> failures;  // "<capture id>: <why>", the first few
+};
+
+// `device_id` "" = every stored capture. An error only when the store cannot be walked at all.
+absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::Store& store, const std::string& device_id);
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_REACCOUNT_H_

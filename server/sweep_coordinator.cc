@@ -1,0 +1,309 @@
+#include "server/sweep_coordinator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/clock.h"
+
+namespace memfleet::server {
+namespace {
+
+std::string DeadlineText(std::chrono::milliseconds d) {
+  if (d.count() % 1000 == 0) return absl::StrCat(d.count() / 1000, " s");
+  return absl::StrCat(d.count(), " ms");
+}
+
+}  // namespace
+
+const char* SweepStateName(SweepState state) {
+  switch (state) {
+    case SweepState::kSent:
+      return "sent";
+    case SweepState::kCapturing:
+      return "capturing";
+    case SweepState::kStored:
+      return "stored";
+    case SweepState::kFailed:
+      return "failed";
+    case SweepState::kOffline:
+      return "offline";
+    case SweepState::kTimedOut:
+      return "timed_out";
+  }
+  return "unknown";
+}
+
+bool IsFinalState(SweepState state) { return state != SweepState::kSent && state != SweepState::kCapturing; }
+
+SweepCoordinator::SweepCoordinator(storage::Store& store, AgentRegistry& registry, Options options)
+    : store_(store), registry_(registry), options_([&options] {
+        Options o = std::move(options);
+        if (!o.now) o.now = NowRfc3339;
+        if (o.default_deadline.count() <= 0) o.default_deadline = std::chrono::seconds(60);
+        if (o.max_deadline.count() <= 0) o.max_deadline = std::chrono::hours(1);
+        if (o.default_deadline > o.max_deadline) o.default_deadline = o.max_deadline;
+        o.keep_finished = std::max<size_t>(o.keep_finished, 1);
+        return o;
+      }()) {
+  std::random_device rd;
+  next_serial_ = (static_cast<uint64_t>(rd()) << 8) & 0xffffff;
+  reaper_ = std::thread([this] { ReapLoop(); });
+}
+
+SweepCoordinator::~SweepCoordinator() { Shutdown(); }
+
+std::string SweepCoordinator::NewSweepIdLocked() {
+  // Time (readable, sorts) plus a random-seeded serial, so ids stay unique across server restarts.
+  std::string base = absl::StrCat("sweep-", CompactUtc(options_.now()), "-");
+  for (;;) {
+    char suffix[8];
+    std::snprintf(suffix, sizeof(suffix), "%06llx", static_cast<unsigned long long>(next_serial_++ & 0xffffff));
+    std::string id = base + suffix;
+    if (sweeps_.count(id) == 0) return id;
+  }
+}
+
+absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& selector,
+                                                         std::chrono::milliseconds deadline) {
+  if (deadline.count() < 0) return absl::InvalidArgumentError("sweep deadline is negative");
+  if (deadline.count() == 0) deadline = options_.default_deadline;
+  if (deadline > options_.max_deadline) {
+    return absl::InvalidArgumentError(absl::StrCat("sweep deadline of ", DeadlineText(deadline),
+                                                   " is longer than the limit of ", DeadlineText(options_.max_deadline)));
+  }
+  std::vector<OnlineAgent> online = registry_.List();
+  absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
+  if (!rows.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot read the device list: ", rows.status().message()));
+  }
+  std::map<std::string, storage::DeviceRecord> known;
+  for (const storage::DeviceSummaryRow& row : *rows) known[row.device.device_id] = row.device;
+
+  auto sweep = std::make_shared<Sweep>();
+  std::vector<std::string> to_send;
+  std::set<std::string> online_ids;
+  for (const OnlineAgent& agent : online) {
+    const std::string& id = agent.info.device_id();
+    online_ids.insert(id);
+    storage::DeviceRecord record;
+    auto it = known.find(id);
+    if (it != known.end()) {
+      record = it->second;
+    } else {
+      record.device_id = id;
+      record.model = agent.info.model();
+      record.soc = agent.info.soc();
+      record.build_fingerprint = agent.info.build_fingerprint();
+      record.kernel = agent.info.kernel();
+    }
+    if (!selector.Matches(record)) continue;
+    sweep->states[id] = SweepState::kSent;
+    to_send.push_back(id);
+  }
+  for (const auto& [id, record] : known) {
+    if (online_ids.count(id) != 0 || !selector.Matches(record)) continue;
+    sweep->states[id] = SweepState::kOffline;
+  }
+  for (const auto& [id, state] : sweep->states) {
+    sweep->events.push_back({id, state, state == SweepState::kOffline ? "agent not connected" : "capture requested", ""});
+    sweep->record.states[id] = SweepStateName(state);
+    if (IsFinalState(state)) ++sweep->done;
+  }
+  sweep->deadline = std::chrono::steady_clock::now() + deadline;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return absl::UnavailableError("the server is shutting down");
+    sweep->id = NewSweepIdLocked();
+  }
+  sweep->record.sweep_id = sweep->id;
+  sweep->record.started_at = options_.now();
+  sweep->record.selector = selector.ToString();
+  if (absl::Status s = store_.PutSweep(sweep->record); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot record the sweep: ", s.message()));
+  }
+  std::unique_ptr<storage::SweepRecord> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return absl::UnavailableError("the server is shutting down");
+    sweeps_[sweep->id] = sweep;
+    if (sweep->done == sweep->states.size()) finished = FinishLocked(*sweep);
+  }
+  reaper_wake_.notify_all();
+  if (finished != nullptr) Persist(*finished);
+
+  v1::ServerMessage command;
+  command.mutable_capture_now()->set_sweep_id(sweep->id);
+  for (const std::string& id : to_send) {
+    if (!registry_.SendCommand(id, command)) {
+      Change(sweep->id, id, SweepState::kOffline, "", "agent disconnected before the command was sent");
+    }
+  }
+  return sweep->id;
+}
+
+absl::StatusOr<SweepUpdate> SweepCoordinator::WaitForProgress(const std::string& sweep_id, size_t cursor,
+                                                              std::chrono::milliseconds max_wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = sweeps_.find(sweep_id);
+  if (it == sweeps_.end()) return absl::NotFoundError(absl::StrCat("no running or recent sweep ", sweep_id));
+  std::shared_ptr<Sweep> sweep = it->second;
+  changed_.wait_for(lock, max_wait, [&] { return sweep->recorded || sweep->events.size() > cursor; });
+  return UpdateLocked(*sweep, cursor);
+}
+
+SweepUpdate SweepCoordinator::UpdateLocked(const Sweep& sweep, size_t cursor) {
+  SweepUpdate u;
+  cursor = std::min(cursor, sweep.events.size());
+  u.events.assign(sweep.events.begin() + static_cast<std::ptrdiff_t>(cursor), sweep.events.end());
+  u.next_cursor = sweep.events.size();
+  // A client told "finished" may read the sweep from the store at once.
+  u.finished = sweep.recorded;
+  u.devices_total = static_cast<uint32_t>(sweep.states.size());
+  u.devices_done = sweep.done;
+  for (const auto& [id, state] : sweep.states) ++u.state_counts[state];
+  return u;
+}
+
+void SweepCoordinator::OnCapturing(const std::string& sweep_id, const std::string& device_id,
+                                   const std::string& capture_id) {
+  Change(sweep_id, device_id, SweepState::kCapturing, capture_id, "capture arriving");
+}
+
+void SweepCoordinator::OnStored(const std::string& sweep_id, const std::string& device_id,
+                                const std::string& capture_id) {
+  Change(sweep_id, device_id, SweepState::kStored, capture_id, "capture stored");
+}
+
+void SweepCoordinator::OnFailed(const std::string& sweep_id, const std::string& device_id,
+                                const std::string& capture_id, const std::string& message) {
+  Change(sweep_id, device_id, SweepState::kFailed, capture_id, message);
+}
+
+void SweepCoordinator::Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                              const std::string& capture_id, const std::string& message) {
+  if (sweep_id.empty()) return;
+  std::unique_ptr<storage::SweepRecord> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sweeps_.find(sweep_id);
+    if (it == sweeps_.end()) return;
+    finished = ChangeLocked(*it->second, device_id, state, capture_id, message);
+  }
+  if (finished != nullptr) Persist(*finished);
+}
+
+std::unique_ptr<storage::SweepRecord> SweepCoordinator::ChangeLocked(Sweep& sweep, const std::string& device_id,
+                                                                     SweepState state, const std::string& capture_id,
+                                                                     const std::string& message) {
+  if (sweep.finished) return nullptr;
+  auto it = sweep.states.find(device_id);
+  if (it == sweep.states.end() || IsFinalState(it->second) || it->second == state) return nullptr;
+  it->second = state;
+  sweep.record.states[device_id] = SweepStateName(state);
+  sweep.events.push_back({device_id, state, message, capture_id});
+  if (IsFinalState(state)) ++sweep.done;
+  changed_.notify_all();
+  if (sweep.done == sweep.states.size()) return FinishLocked(sweep);
+  return nullptr;
+}
+
+std::unique_ptr<storage::SweepRecord> SweepCoordinator::FinishLocked(Sweep& sweep) {
+  sweep.finished = true;
+  sweep.record.finished_at = options_.now();
+  finished_order_.push_back(sweep.id);
+  return std::make_unique<storage::SweepRecord>(sweep.record);
+}
+
+void SweepCoordinator::EvictLocked() {
+  while (finished_order_.size() > options_.keep_finished) {
+    auto it = sweeps_.find(finished_order_.front());
+    if (it != sweeps_.end() && !it->second->recorded) break;  // its waiters have not seen the end yet
+    if (it != sweeps_.end()) sweeps_.erase(it);
+    finished_order_.pop_front();
+  }
+}
+
+void SweepCoordinator::Persist(const storage::SweepRecord& record) {
+  if (absl::Status s = store_.PutSweep(record); !s.ok()) {
+    LogLine(absl::StrCat("cannot record the end of sweep ", record.sweep_id, ": ", s.message()));
+  }
+  if (record.finished_at.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sweeps_.find(record.sweep_id);
+  if (it != sweeps_.end()) it->second->recorded = true;
+  changed_.notify_all();
+  EvictLocked();
+}
+
+void SweepCoordinator::ReapLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_) {
+    auto now = std::chrono::steady_clock::now();
+    auto earliest = std::chrono::steady_clock::time_point::max();
+    std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
+    std::vector<std::shared_ptr<Sweep>> running;
+    for (const auto& [id, sweep] : sweeps_) {
+      if (!sweep->finished) running.push_back(sweep);
+    }
+    for (const std::shared_ptr<Sweep>& sweep : running) {
+      if (sweep->deadline > now) {
+        earliest = std::min(earliest, sweep->deadline);
+        continue;
+      }
+      std::vector<std::string> waiting;
+      for (const auto& [device, state] : sweep->states) {
+        if (!IsFinalState(state)) waiting.push_back(device);
+      }
+      for (const std::string& device : waiting) {
+        const char* what = sweep->states[device] == SweepState::kSent ? "no answer" : "capture not stored";
+        auto done = ChangeLocked(*sweep, device, SweepState::kTimedOut, "", absl::StrCat(what, " within the deadline"));
+        if (done != nullptr) to_persist.push_back(std::move(done));
+      }
+    }
+    if (!to_persist.empty()) {
+      lock.unlock();
+      for (const auto& record : to_persist) Persist(*record);
+      lock.lock();
+      continue;
+    }
+    if (earliest == std::chrono::steady_clock::time_point::max()) {
+      reaper_wake_.wait(lock);
+    } else {
+      reaper_wake_.wait_until(lock, earliest);
+    }
+  }
+}
+
+void SweepCoordinator::Shutdown() {
+  std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!shutting_down_) {
+      shutting_down_ = true;
+      std::vector<std::shared_ptr<Sweep>> running;
+      for (const auto& [id, sweep] : sweeps_) {
+        if (!sweep->finished) running.push_back(sweep);
+      }
+      for (const std::shared_ptr<Sweep>& sweep : running) {
+        std::vector<std::string> waiting;
+        for (const auto& [device, state] : sweep->states) {
+          if (!IsFinalState(state)) waiting.push_back(device);
+        }
+        for (const std::string& device : waiting) {
+          auto done = ChangeLocked(*sweep, device, SweepState::kFailed, "", "server shutting down");
+          if (done != nullptr) to_persist.push_back(std::move(done));
+        }
+      }
+    }
+  }
+  reaper_wake_.notify_all();
+  changed_.notify_all();
+  for (const auto& record : to_persist) Persist(*record);
+  std::call_once(joined_, [this] { reaper_.join(); });
+}
+
+}  // namespace memfleet::server

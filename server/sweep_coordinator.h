@@ -1,0 +1,136 @@
+// SweepCoordinator: runs sweeps — "capture now" to every matching online agent — and tracks each
+// selected device's state (sent, capturing, stored, failed, offline, timed_out) until every device is
+// done or the deadline passes; devices that do not answer in time become timed_out, never waited on
+// forever. Sweeps are recorded in the store when they start and when they finish.
+//
+//   absl::StatusOr<std::string> id = sweeps.StartSweep(selector, std::chrono::seconds(60));
+//   size_t cursor = 0;
+//   for (;;) {
+//     absl::StatusOr<SweepUpdate> u = sweeps.WaitForProgress(*id, cursor, std::chrono::milliseconds(250));
+//     for (const SweepEvent& e : u->events) Show(e);
+//     cursor = u->next_cursor;
+//     if (u->finished) break;
+//   }
+//
+// The ingest reports what agents do (OnCapturing / OnStored / OnFailed). A device in a final state
+// (stored, failed, offline, timed_out) keeps it. Thread-safe; one internal thread enforces deadlines.
+#ifndef MEMFLEET_SERVER_SWEEP_COORDINATOR_H_
+#define MEMFLEET_SERVER_SWEEP_COORDINATOR_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/agent_registry.h"
+#include "server/device_selector.h"
+#include "storage/store.h"
+
+namespace memfleet::server {
+
+enum class SweepState { kSent, kCapturing, kStored, kFailed, kOffline, kTimedOut };
+// "sent", "capturing", "stored", "failed", "offline", "timed_out" (as the store records them).
+const char* SweepStateName(SweepState state);
+bool IsFinalState(SweepState state);
+
+struct SweepEvent {
+  std::string device_id;
+  SweepState state = SweepState::kSent;
+  std::string message;
+  std::string capture_id;
+};
+
+struct SweepUpdate {
+  std::vector<SweepEvent> events;  // every event after the cursor, in order
+  size_t next_cursor = 0;
+  bool finished = false;
+  uint32_t devices_total = 0;
+  uint32_t devices_done = 0;  // devices in a final state
+  std::map<SweepState, uint32_t> state_counts;
+};
+
+class SweepCoordinator {
+ public:
+  struct Options {
+    std::chrono::milliseconds default_deadline{std::chrono::seconds(60)};  // for a deadline of 0
+    std::chrono::milliseconds max_deadline{std::chrono::hours(1)};
+    size_t keep_finished = 64;  // finished sweeps kept in memory for late WaitForProgress calls
+    std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
+  };
+
+  SweepCoordinator(storage::Store& store, AgentRegistry& registry, Options options);
+  SweepCoordinator(storage::Store& store, AgentRegistry& registry) : SweepCoordinator(store, registry, Options{}) {}
+  SweepCoordinator(const SweepCoordinator&) = delete;
+  SweepCoordinator& operator=(const SweepCoordinator&) = delete;
+  ~SweepCoordinator();  // Shutdown()
+
+  // Selects devices (online agents and devices the store knows), sends CaptureNow{sweep_id} to the
+  // online ones and returns the sweep id. A deadline of 0 is the default; longer than max_deadline is
+  // InvalidArgument. Unavailable after Shutdown or when the store cannot record the sweep.
+  absl::StatusOr<std::string> StartSweep(const DeviceSelector& selector, std::chrono::milliseconds deadline);
+
+  // Waits until the sweep has events after `cursor`, is finished, or `max_wait` passed. NotFound for an
+  // unknown (or long finished) sweep.
+  absl::StatusOr<SweepUpdate> WaitForProgress(const std::string& sweep_id, size_t cursor,
+                                              std::chrono::milliseconds max_wait);
+
+  // From the ingest. Unknown sweeps, devices outside the sweep and devices in a final state are ignored.
+  void OnCapturing(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id);
+  void OnStored(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id);
+  void OnFailed(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id,
+                const std::string& message);
+
+  // Finishes running sweeps (their waiting devices fail with "server shutting down") and stops the
+  // deadline thread. Idempotent.
+  void Shutdown();
+
+ private:
+  struct Sweep {
+    std::string id;
+    storage::SweepRecord record;  // states kept current
+    std::map<std::string, SweepState> states;
+    std::vector<SweepEvent> events;
+    std::chrono::steady_clock::time_point deadline;
+    bool finished = false;  // every device final: no more changes
+    bool recorded = false;  // finished and written to the store: only now do waiters see the end
+    uint32_t done = 0;
+  };
+
+  // Applies a state change under mu_; returns the record to persist when it finished the sweep.
+  std::unique_ptr<storage::SweepRecord> ChangeLocked(Sweep& sweep, const std::string& device_id, SweepState state,
+                                                     const std::string& capture_id, const std::string& message);
+  std::unique_ptr<storage::SweepRecord> FinishLocked(Sweep& sweep);
+  void Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
+              const std::string& capture_id, const std::string& message);
+  void Persist(const storage::SweepRecord& record);
+  void ReapLoop();
+  void EvictLocked();
+  std::string NewSweepIdLocked();
+  static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
+
+  storage::Store& store_;
+  AgentRegistry& registry_;
+  const Options options_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;  // any sweep changed (waiters re-check theirs)
+  std::condition_variable reaper_wake_;
+  std::map<std::string, std::shared_ptr<Sweep>> sweeps_;
+  std::deque<std::string> finished_order_;
+  bool shutting_down_ = false;
+  uint64_t next_serial_ = 0;
+  std::thread reaper_;
+  std::once_flag joined_;
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_SWEEP_COORDINATOR_H_

@@ -1,0 +1,202 @@
+#include "storage/schema.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace memfleet::storage {
+namespace {
+
+// Version 1: devices, raw captures and their reports.
+// Times are RFC 3339 UTC text in one canonical form (sqlite_store.cc NormalizeTimestamp), so ORDER BY and
+// range comparisons on them are chronological. Figures are INTEGER kB and NULL when the engine could not
+// compute them — never 0. In `captures`, raw_blob is the last column on purpose: SQLite stores a row as
+// one payload, and reading a column placed after a large blob walks the blob's overflow pages.
+constexpr char kMigration1[] = R"sql(
+CREATE TABLE devices (
+  device_id         TEXT PRIMARY KEY NOT NULL,
+  model             TEXT NOT NULL DEFAULT '',
+  soc               TEXT NOT NULL DEFAULT '',
+  build_fingerprint TEXT NOT NULL DEFAULT '',
+  kernel            TEXT NOT NULL DEFAULT '',
+  agent_version     TEXT NOT NULL DEFAULT '',
+  page_size         INTEGER NOT NULL DEFAULT 0,
+  platform          TEXT NOT NULL DEFAULT '',
+  last_seen_at      TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+CREATE TABLE captures (
+  capture_id  TEXT PRIMARY KEY NOT NULL,
+  device_id   TEXT NOT NULL,
+  captured_at TEXT NOT NULL,
+  received_at TEXT NOT NULL DEFAULT '',
+  sweep_id    TEXT NOT NULL DEFAULT '',
+  raw_codec   TEXT NOT NULL DEFAULT '',
+  raw_bytes   INTEGER NOT NULL DEFAULT 0,
+  report_json TEXT NOT NULL DEFAULT '',
+  raw_blob    BLOB NOT NULL
+) STRICT;
+
+CREATE TABLE device_reports (
+  capture_id         TEXT PRIMARY KEY NOT NULL REFERENCES captures (capture_id) ON DELETE CASCADE,
+  device_id          TEXT NOT NULL,
+  captured_at        TEXT NOT NULL,
+  platform           TEXT NOT NULL,
+  ddr_kb             INTEGER,
+  ddr_estimated      INTEGER NOT NULL DEFAULT 0,
+  mem_total_kb       INTEGER,
+  gcma_kb            INTEGER,
+  static_reserved_kb INTEGER,
+  kernel_cma_kb      INTEGER,
+  kernel_kb          INTEGER,
+  processes_kb       INTEGER,
+  total_kb           INTEGER
+) STRICT;
+
+CREATE TABLE process_reports (
+  capture_id             TEXT NOT NULL REFERENCES captures (capture_id) ON DELETE CASCADE,
+  device_id              TEXT NOT NULL,
+  captured_at            TEXT NOT NULL,
+  pid                    INTEGER NOT NULL,
+  name                   TEXT NOT NULL,
+  oom_score_adj          INTEGER,
+  cached                 INTEGER NOT NULL DEFAULT 0,
+  pss_kb                 INTEGER,
+  swap_pss_kb            INTEGER,
+  gfxdev_kb              INTEGER,
+  gl_kb                  INTEGER,
+  dma_kb                 INTEGER,
+  native_graphics_kb     INTEGER,
+  native_graphics_source TEXT NOT NULL DEFAULT 'none',
+  non_graphics_kb        INTEGER,
+  graphics_dma_kb        INTEGER,
+  total_kb               INTEGER,
+  PRIMARY KEY (capture_id, pid)
+) STRICT;
+)sql";
+
+// Version 2: sweeps (one-off captures of a selected set of devices) and each device's state in them.
+constexpr char kMigration2[] = R"sql(
+CREATE TABLE sweeps (
+  sweep_id    TEXT PRIMARY KEY NOT NULL,
+  started_at  TEXT NOT NULL DEFAULT '',
+  selector    TEXT NOT NULL DEFAULT '',
+  finished_at TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+CREATE TABLE sweep_devices (
+  sweep_id  TEXT NOT NULL REFERENCES sweeps (sweep_id) ON DELETE CASCADE,
+  device_id TEXT NOT NULL,
+  state     TEXT NOT NULL,
+  PRIMARY KEY (sweep_id, device_id)
+) STRICT;
+)sql";
+
+// Version 3: the indexes of the hot queries.
+// - A process trend (device, process name, since) is one range of process_reports_by_device_name_time,
+//   already in (captured_at, pid) order: no sort, no scan of other devices' or processes' rows.
+// - The latest report of a device is the last entry of its range in device_reports_by_device_time /
+//   captures_by_device_time; capture_id is in the index to break captured_at ties without a table read.
+constexpr char kMigration3[] = R"sql(
+CREATE INDEX process_reports_by_device_name_time ON process_reports (device_id, name, captured_at, pid);
+CREATE INDEX device_reports_by_device_time ON device_reports (device_id, captured_at, capture_id);
+CREATE INDEX captures_by_device_time ON captures (device_id, captured_at, capture_id);
+)sql";
+
+absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
+  MEMFLEET_RETURN_IF_ERROR(st.BindText(1, name));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st.Step());
+  return r == StepResult::kRow;
+}
+
+absl::StatusOr<bool> HasAnyTable(SqliteDb& db) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement st,
+                            db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1"));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st.Step());
+  return r == StepResult::kRow;
+}
+
+absl::Status TooNew(int version) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "database schema version ", version, " is newer than this memfleet build supports (", LatestSchemaVersion(),
+      "): the file was written by a newer memfleet; run that version (databases cannot be downgraded)"));
+}
+
+// Applies the next migration if one is missing. Returns false when the database is already latest.
+absl::StatusOr<bool> MigrateOneStep(SqliteDb& db) {
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, /*immediate=*/true));
+  // Read inside the write transaction: another process may have migrated since we looked.
+  MEMFLEET_ASSIGN_OR_RETURN(int version, ReadSchemaVersion(db));
+  const int latest = LatestSchemaVersion();
+  if (version > latest) return TooNew(version);
+  if (version == latest) return false;
+  if (version == 0) {
+    MEMFLEET_ASSIGN_OR_RETURN(bool any_table, HasAnyTable(db));
+    if (any_table) {
+      return absl::FailedPreconditionError(
+          "the file is an SQLite database with tables but no schema_version table: not a memfleet database");
+    }
+    MEMFLEET_RETURN_IF_ERROR(db.Exec("CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT"));
+    MEMFLEET_RETURN_IF_ERROR(db.Exec("INSERT INTO schema_version (version) VALUES (0)"));
+  }
+  absl::Status applied = db.Exec(Migrations()[static_cast<size_t>(version)]);
+  if (!applied.ok()) {
+    return absl::Status(applied.code(), absl::StrCat("migration to schema version ", version + 1,
+                                                     " failed: ", applied.message()));
+  }
+  MEMFLEET_ASSIGN_OR_RETURN(Statement bump, db.Prepare("UPDATE schema_version SET version = ?1"));
+  MEMFLEET_RETURN_IF_ERROR(bump.BindInt64(1, version + 1));
+  MEMFLEET_RETURN_IF_ERROR(bump.StepDone());
+  bump = Statement();  // finalize before COMMIT
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  return true;
+}
+
+}  // namespace
+
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string>* const kMigrations =
+      new std::vector<std::string>{kMigration1, kMigration2, kMigration3};
+  return *kMigrations;
+}
+
+int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+absl::StatusOr<int> ReadSchemaVersion(SqliteDb& db) {
+  MEMFLEET_ASSIGN_OR_RETURN(bool exists, TableExists(db, "schema_version"));
+  if (!exists) return 0;
+  MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT COUNT(*), MAX(version) FROM schema_version"));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st.Step());
+  if (r != StepResult::kRow || st.ColumnInt64(0) != 1 || st.ColumnIsNull(1)) {
+    return absl::DataLossError("table schema_version must hold exactly one row; the database was edited by hand");
+  }
+  const int64_t version = st.ColumnInt64(1);
+  if (version < 0 || version > 1'000'000) {
+    return absl::DataLossError(absl::StrCat("schema_version holds an impossible version ", version));
+  }
+  return static_cast<int>(version);
+}
+
+absl::Status MigrateToLatest(SqliteDb& db) {
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(bool migrated, MigrateOneStep(db));
+    if (!migrated) return absl::OkStatus();
+  }
+}
+
+absl::Status CheckSchemaIsLatest(SqliteDb& db) {
+  MEMFLEET_ASSIGN_OR_RETURN(int version, ReadSchemaVersion(db));
+  if (version > LatestSchemaVersion()) return TooNew(version);
+  if (version < LatestSchemaVersion()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database schema version ", version, " is older than this memfleet build (", LatestSchemaVersion(),
+        "): open it read-write once to upgrade it"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace memfleet::storage

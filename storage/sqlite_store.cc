@@ -1,0 +1,821 @@
+#include "storage/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/accounting/report.h"
+#include "storage/schema.h"
+#include "storage/sqlite_db.h"
+#include "storage/timestamp.h"
+
+namespace memfleet::storage {
+namespace sqlite_store_internal {
+
+// One SQLite connection, its statement cache and the mutex that serializes their use.
+struct Connection {
+  SqliteDb db;
+  std::mutex mu;
+  // Keyed by SQL text; destroyed before `db` (declared after it).
+  std::map<std::string, std::unique_ptr<Statement>, std::less<>> statements;
+
+  // The cached, reset statement for `sql`, prepared on first use. Caller holds `mu`.
+  absl::StatusOr<Statement*> Get(std::string_view sql) {
+    auto it = statements.find(sql);
+    if (it != statements.end()) {
+      it->second->Reset();
+      return it->second.get();
+    }
+    absl::StatusOr<Statement> st = db.Prepare(sql);
+    if (!st.ok()) return st.status();
+    auto inserted = statements.emplace(std::string(sql), std::make_unique<Statement>(*std::move(st)));
+    return inserted.first->second.get();
+  }
+};
+
+}  // namespace sqlite_store_internal
+
+namespace {
+
+using sqlite_store_internal::Connection;
+
+// Resets a cached statement at the end of a scope: a statement left mid-result would keep its read
+// transaction open and pin an old WAL snapshot.
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(Statement* st) : st_(st) {}
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+  ~ResetOnExit() { st_->Reset(); }
+
+ private:
+  Statement* st_;
+};
+
+// The metric whitelist. SQL is only ever built from the `column` of an entry found here, never from the
+// caller's string, so a metric cannot inject SQL.
+struct MetricColumn {
+  std::string_view metric;
+  const char* column;
+};
+
+constexpr MetricColumn kProcessMetricColumns[] = {
+    {"total_kb", "total_kb"},
+    {"pss_kb", "pss_kb"},
+    {"swap_pss_kb", "swap_pss_kb"},
+    {"gfxdev_kb", "gfxdev_kb"},
+    {"gl_kb", "gl_kb"},
+    {"dma_kb", "dma_kb"},
+    {"native_graphics_kb", "native_graphics_kb"},
+    {"non_graphics_kb", "non_graphics_kb"},
+    {"graphics_dma_kb", "graphics_dma_kb"},
+};
+
+constexpr MetricColumn kDeviceMetricColumns[] = {
+    {"ddr_kb", "ddr_kb"},
+    {"mem_total_kb", "mem_total_kb"},
+    {"gcma_kb", "gcma_kb"},
+    {"static_reserved_kb", "static_reserved_kb"},
+    {"kernel_cma_kb", "kernel_cma_kb"},
+    {"kernel_kb", "kernel_kb"},
+    {"processes_kb", "processes_kb"},
+    {"total_kb", "total_kb"},
+};
+
+template <size_t N>
+absl::StatusOr<const char*> LookUpColumn(const MetricColumn (&table)[N], const std::string& metric,
+                                         const char* kind) {
+  for (const MetricColumn& m : table) {
+    if (m.metric == metric) return m.column;
+  }
+  std::string allowed;
+  for (const MetricColumn& m : table) {
+    if (!allowed.empty()) allowed += ", ";
+    allowed.append(m.metric.data(), m.metric.size());
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown ", kind, " metric \"", metric.substr(0, 64),
+                                                 "\"; expected one of: ", allowed));
+}
+
+absl::StatusOr<const char*> ProcessColumn(const std::string& metric) {
+  return LookUpColumn(kProcessMetricColumns, metric, "process");
+}
+
+absl::StatusOr<const char*> DeviceColumn(const std::string& metric) {
+  return LookUpColumn(kDeviceMetricColumns, metric, "device");
+}
+
+absl::Status RequireNonEmpty(const std::string& value, const char* what) {
+  if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " must not be empty"));
+  return absl::OkStatus();
+}
+
+// "" stays "" (unknown / not yet); anything else must be a valid time.
+absl::StatusOr<std::string> NormalizeOptionalTimestamp(const std::string& text, const char* what) {
+  if (text.empty()) return std::string();
+  return NormalizeTimestamp(text, what);
+}
+
+// ---- SQL ----
+
+constexpr char kDeviceColumnsOfD[] =
+    "d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, d.page_size, d.platform, "
+    "d.last_seen_at";
+constexpr int kDeviceColumnCount = 9;
+
+DeviceRecord ReadDevice(const Statement& st, int first) {
+  DeviceRecord d;
+  d.device_id = st.ColumnText(first);
+  d.model = st.ColumnText(first + 1);
+  d.soc = st.ColumnText(first + 2);
+  d.build_fingerprint = st.ColumnText(first + 3);
+  d.kernel = st.ColumnText(first + 4);
+  d.agent_version = st.ColumnText(first + 5);
+  const int64_t page_size = st.ColumnInt64(first + 6);
+  d.page_size = page_size >= 0 && page_size <= std::numeric_limits<uint32_t>::max()
+                    ? static_cast<uint32_t>(page_size)
+                    : 0;
+  d.platform = st.ColumnText(first + 7);
+  d.last_seen_at = st.ColumnText(first + 8);
+  return d;
+}
+
+// UpsertDevice overwrites the identity fields; an empty platform or last_seen_at keeps the stored one,
+// and last_seen_at never moves backwards (canonical times compare as strings).
+constexpr char kUpsertDeviceSql[] =
+    "INSERT INTO devices (device_id, model, soc, build_fingerprint, kernel, agent_version, page_size, platform, "
+    "last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+    "ON CONFLICT (device_id) DO UPDATE SET model = excluded.model, soc = excluded.soc, "
+    "build_fingerprint = excluded.build_fingerprint, kernel = excluded.kernel, "
+    "agent_version = excluded.agent_version, page_size = excluded.page_size, "
+    "platform = CASE WHEN excluded.platform = '' THEN devices.platform ELSE excluded.platform END, "
+    "last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at)";
+
+// A capture of a device the server never registered still gets a devices row, so the device-driven
+// fleet queries see it.
+constexpr char kTouchDeviceSql[] =
+    "INSERT INTO devices (device_id, last_seen_at) VALUES (?1, ?2) "
+    "ON CONFLICT (device_id) DO UPDATE SET last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at)";
+
+// DeviceRecord.platform is the platform of the device's latest report.
+constexpr char kRefreshPlatformSql[] =
+    "UPDATE devices SET platform = COALESCE((SELECT r.platform FROM device_reports AS r WHERE r.device_id = ?1 "
+    "ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT 1), platform) WHERE device_id = ?1";
+
+// ON CONFLICT (capture_id) DO NOTHING, not INSERT OR IGNORE: OR IGNORE would also swallow NOT NULL
+// violations and report them as duplicates.
+constexpr char kInsertCaptureSql[] =
+    "INSERT INTO captures (capture_id, device_id, captured_at, received_at, sweep_id, raw_codec, raw_bytes, "
+    "report_json, raw_blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (capture_id) DO NOTHING";
+
+constexpr char kInsertDeviceReportSql[] =
+    "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, "
+    "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+
+constexpr char kInsertProcessReportSql[] =
+    "INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, oom_score_adj, cached, pss_kb, "
+    "swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, native_graphics_source, non_graphics_kb, "
+    "graphics_dma_kb, total_kb) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+
+constexpr char kHasCaptureSql[] = "SELECT 1 FROM captures WHERE capture_id = ?1";
+
+constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = ?1";
+constexpr char kUpdateReportJsonSql[] = "UPDATE captures SET report_json = ?2 WHERE capture_id = ?1";
+constexpr char kDeleteDeviceReportSql[] = "DELETE FROM device_reports WHERE capture_id = ?1";
+constexpr char kDeleteProcessReportsSql[] = "DELETE FROM process_reports WHERE capture_id = ?1";
+
+constexpr char kReportAtSql[] =
+    "SELECT capture_id, device_id, captured_at, report_json FROM captures "
+    "WHERE device_id = ?1 AND captured_at <= ?2 ORDER BY captured_at DESC, capture_id DESC LIMIT 1";
+constexpr char kReportLatestSql[] =
+    "SELECT capture_id, device_id, captured_at, report_json FROM captures "
+    "WHERE device_id = ?1 ORDER BY captured_at DESC, capture_id DESC LIMIT 1";
+constexpr char kReportByCaptureSql[] =
+    "SELECT capture_id, device_id, captured_at, report_json FROM captures WHERE capture_id = ?1";
+
+std::string ListDevicesSql() {
+  return absl::StrCat(
+      "SELECT ", kDeviceColumnsOfD,
+      ", (SELECT COUNT(*) FROM captures AS c WHERE c.device_id = d.device_id)"
+      ", (SELECT MAX(c.captured_at) FROM captures AS c WHERE c.device_id = d.device_id)"
+      ", (SELECT r.total_kb FROM device_reports AS r WHERE r.device_id = d.device_id"
+      " ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT 1)"
+      " FROM devices AS d ORDER BY d.device_id");
+}
+
+std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, " FROM devices AS d WHERE d.device_id = ?1"); }
+
+// One index range of process_reports_by_device_name_time, already in (captured_at, pid) order.
+// `since` "" binds "", which every time is >=. LIMIT -1 is SQLite's "no limit".
+std::string ProcessTrendSql(const char* column) {
+  return absl::StrCat("SELECT capture_id, captured_at, pid, ", column,
+                      " FROM process_reports WHERE device_id = ?1 AND name = ?2 AND captured_at >= ?3"
+                      " ORDER BY captured_at, pid LIMIT ?4");
+}
+
+// Per device, the latest report is the last entry of its range in device_reports_by_device_time (a
+// correlated LIMIT 1 subquery: one index probe per device, not a scan of every report), joined back by
+// primary key. Ties on captured_at go to the greater capture_id, as in GetReport.
+constexpr char kLatestReportJoin[] =
+    " FROM devices AS d JOIN device_reports AS r ON r.capture_id = ("
+    "SELECT latest.capture_id FROM device_reports AS latest WHERE latest.device_id = d.device_id"
+    " ORDER BY latest.captured_at DESC, latest.capture_id DESC LIMIT 1)"
+    " ORDER BY d.device_id";
+
+std::string LatestDeviceFigureSql(const char* column) {
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", column, kLatestReportJoin);
+}
+
+// A process figure of the latest report; several processes of that name (e.g. a restarted service)
+// -> the lowest pid; the process absent from the latest report -> NULL.
+std::string LatestProcessFigureSql(const char* column) {
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
+                      " FROM process_reports AS p WHERE p.device_id = r.device_id AND p.name = ?1"
+                      " AND p.captured_at = r.captured_at AND p.capture_id = r.capture_id ORDER BY p.pid LIMIT 1)",
+                      kLatestReportJoin);
+}
+
+constexpr char kRawCaptureIdsAllSql[] = "SELECT capture_id FROM captures ORDER BY captured_at, capture_id";
+constexpr char kRawCaptureIdsOfDeviceSql[] =
+    "SELECT capture_id FROM captures WHERE device_id = ?1 ORDER BY captured_at, capture_id";
+constexpr char kRawCaptureSql[] =
+    "SELECT capture_id, device_id, captured_at, raw_codec, raw_blob FROM captures WHERE capture_id = ?1";
+
+constexpr char kUpsertSweepSql[] =
+    "INSERT INTO sweeps (sweep_id, started_at, selector, finished_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (sweep_id) DO UPDATE SET started_at = excluded.started_at, selector = excluded.selector, "
+    "finished_at = excluded.finished_at";
+constexpr char kDeleteSweepDevicesSql[] = "DELETE FROM sweep_devices WHERE sweep_id = ?1";
+constexpr char kInsertSweepDeviceSql[] = "INSERT INTO sweep_devices (sweep_id, device_id, state) VALUES (?1, ?2, ?3)";
+constexpr char kGetSweepSql[] = "SELECT sweep_id, started_at, selector, finished_at FROM sweeps WHERE sweep_id = ?1";
+constexpr char kGetSweepDevicesSql[] = "SELECT device_id, state FROM sweep_devices WHERE sweep_id = ?1";
+
+// length() of a blob reads only the record header, not the blob's overflow pages.
+constexpr char kCaptureStatsSql[] =
+    "SELECT COUNT(*), COALESCE(SUM(length(raw_blob)), 0), COALESCE(SUM(raw_bytes), 0) FROM captures";
+constexpr char kProcessRowCountSql[] = "SELECT COUNT(*) FROM process_reports";
+
+absl::Status TooLarge(const char* what) {
+  return absl::InvalidArgumentError(absl::StrCat(what, " does not fit a signed 64-bit integer"));
+}
+
+uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
+
+// ---- writes shared by PutCapture and ReplaceReport (caller holds the writer's mutex, in a transaction) ----
+
+absl::Status InsertReportRows(Connection& c, const std::string& capture_id, const std::string& device_id,
+                              const std::string& captured_at, const accounting::Report& report) {
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertDeviceReportSql));
+    ResetOnExit reset(st);
+    const accounting::DeviceReport& d = report.device;
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, captured_at));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(4, accounting::PlatformName(report.platform)));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(5, d.ddr_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(6, d.ddr_estimated ? 1 : 0));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(7, d.mem_total_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(8, d.gcma_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(9, d.static_reserved_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(10, d.kernel_cma_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, d.kernel_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(12, d.processes_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(13, d.total_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertProcessReportSql));
+  ResetOnExit reset(st);
+  for (const auto& [pid, p] : report.processes) {
+    st->Reset();
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, captured_at));
+    // The map key, not p.pid: it is what makes the (capture_id, pid) key unique.
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(4, pid));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(5, p.name));
+    if (p.oom_score_adj.has_value()) {
+      MEMFLEET_RETURN_IF_ERROR(st->BindInt64(6, *p.oom_score_adj));
+    } else {
+      MEMFLEET_RETURN_IF_ERROR(st->BindNull(6));
+    }
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, p.cached ? 1 : 0));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(8, p.pss_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(9, p.swap_pss_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(10, p.gfxdev_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, p.gl_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(12, p.dma_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(13, p.native_graphics_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(14, p.native_graphics_source));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(15, p.non_graphics_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(16, p.graphics_dma_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(17, p.total_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunWithDeviceId(Connection& c, const char* sql, const std::string& device_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  return st->StepDone();
+}
+
+absl::Status TouchDevice(Connection& c, const std::string& device_id, const std::string& seen_at) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kTouchDeviceSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, seen_at));
+  return st->StepDone();
+}
+
+struct CaptureTimes {
+  std::string captured_at;
+  std::string received_at;
+};
+
+absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture.capture_id, "capture_id"));
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture.device_id, "device_id"));
+  CaptureTimes t;
+  MEMFLEET_ASSIGN_OR_RETURN(t.captured_at, NormalizeTimestamp(capture.captured_at, "captured_at"));
+  MEMFLEET_ASSIGN_OR_RETURN(t.received_at, NormalizeOptionalTimestamp(capture.received_at, "received_at"));
+  if (capture.raw_bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return TooLarge("raw_bytes");
+  return t;
+}
+
+// Inside the caller's transaction: false (and no write) when capture_id is already stored.
+absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, const CaptureTimes& times) {
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertCaptureSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture.capture_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, capture.device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, times.captured_at));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(4, times.received_at));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(5, capture.sweep_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(6, capture.raw_codec));
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, static_cast<int64_t>(capture.raw_bytes)));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(8, capture.report_json));
+    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(9, capture.raw_blob));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  if (c.db.Changes() == 0) return false;
+  MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture.capture_id, capture.device_id, times.captured_at, capture.report));
+  MEMFLEET_RETURN_IF_ERROR(
+      TouchDevice(c, capture.device_id, times.received_at.empty() ? times.captured_at : times.received_at));
+  MEMFLEET_RETURN_IF_ERROR(RunWithDeviceId(c, kRefreshPlatformSql, capture.device_id));
+  return true;
+}
+
+absl::StatusOr<std::optional<StoredReport>> ReadStoredReport(Statement* st) {
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<StoredReport>();
+  StoredReport out;
+  out.capture_id = st->ColumnText(0);
+  out.device_id = st->ColumnText(1);
+  out.captured_at = st->ColumnText(2);
+  out.report_json = st->ColumnText(3);
+  return std::optional<StoredReport>(std::move(out));
+}
+
+absl::Status Configure(SqliteDb& db, const SqliteStoreOptions& options, bool writable, bool in_memory) {
+  if (sqlite3_busy_timeout(db.handle(), options.busy_timeout_ms) != SQLITE_OK) {
+    return absl::InternalError("cannot set the SQLite busy timeout");
+  }
+  MEMFLEET_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  if (writable && !in_memory) {
+    // WAL lets the read connection query while a capture is being written. The pragma answers with the
+    // mode it ended up in; a file system without shared memory stays in rollback mode, which is slower
+    // for concurrent reads (they wait on busy_timeout) but still correct, so that is not an error.
+    MEMFLEET_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode = WAL"));
+    // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and the server acks
+    // a capture (the agent then deletes its spooled copy) as soon as PutCapture returns.
+    MEMFLEET_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = FULL"));
+  }
+  if (options.max_page_count > 0) {
+    // A PRAGMA takes no bound parameters; this is an integer from the options, not caller text.
+    MEMFLEET_RETURN_IF_ERROR(db.Exec(absl::StrCat("PRAGMA max_page_count = ", options.max_page_count)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// ---- opening ----
+
+SqliteStore::SqliteStore(std::unique_ptr<Connection> writer, std::unique_ptr<Connection> reader)
+    : writer_(std::move(writer)), reader_(std::move(reader)) {}
+
+SqliteStore::~SqliteStore() = default;
+
+SqliteStore::Connection& SqliteStore::reader() { return reader_ != nullptr ? *reader_ : *writer_; }
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                               const SqliteStoreOptions& options) {
+  // SQLite would open "" as a private temporary database: never what a caller meant.
+  if (path.empty()) return absl::InvalidArgumentError("database path is empty");
+  const bool in_memory = path == ":memory:";
+  auto writer = std::make_unique<Connection>();
+  const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  MEMFLEET_ASSIGN_OR_RETURN(writer->db, SqliteDb::Open(path, flags));
+  // A read-write open of a file the process may not write (chmod 0444) silently falls back to read-only.
+  const bool read_only = options.read_only || writer->db.IsReadOnly();
+  MEMFLEET_RETURN_IF_ERROR(Configure(writer->db, options, !read_only, in_memory));
+  if (read_only) {
+    MEMFLEET_RETURN_IF_ERROR(CheckSchemaIsLatest(writer->db));
+  } else {
+    MEMFLEET_RETURN_IF_ERROR(MigrateToLatest(writer->db));
+  }
+  std::unique_ptr<Connection> reader;
+  if (!in_memory && !read_only) {
+    reader = std::make_unique<Connection>();
+    MEMFLEET_ASSIGN_OR_RETURN(reader->db, SqliteDb::Open(path, SQLITE_OPEN_READONLY));
+    MEMFLEET_RETURN_IF_ERROR(Configure(reader->db, options, /*writable=*/false, in_memory));
+  }
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(writer), std::move(reader)));
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
+  return OpenSqliteStore(path, SqliteStoreOptions());
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                                       const SqliteStoreOptions& options) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(path, options));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+// ---- writes ----
+
+absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device.device_id, "device_id"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string last_seen_at, NormalizeOptionalTimestamp(device.last_seen_at, "last_seen_at"));
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUpsertDeviceSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device.device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, device.model));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(3, device.soc));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(4, device.build_fingerprint));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(5, device.kernel));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(6, device.agent_version));
+  MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, device.page_size));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(8, device.platform));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(9, last_seen_at));
+  return st->StepDone();
+}
+
+absl::StatusOr<bool> SqliteStore::PutCapture(const CaptureRecord& capture) {
+  MEMFLEET_ASSIGN_OR_RETURN(CaptureTimes times, ValidateCapture(capture));
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
+  MEMFLEET_ASSIGN_OR_RETURN(bool inserted, InsertCapture(c, capture, times));
+  if (!inserted) {
+    txn.Rollback();  // nothing was written; a duplicate is not an error
+    return false;
+  }
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  return true;
+}
+
+absl::StatusOr<size_t> SqliteStore::PutCaptures(const std::vector<CaptureRecord>& captures) {
+  std::vector<CaptureTimes> times;
+  times.reserve(captures.size());
+  for (const CaptureRecord& capture : captures) {
+    absl::StatusOr<CaptureTimes> t = ValidateCapture(capture);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("capture \"", capture.capture_id, "\": ", t.status().message()));
+    }
+    times.push_back(*std::move(t));
+  }
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
+  size_t inserted = 0;
+  for (size_t i = 0; i < captures.size(); ++i) {
+    MEMFLEET_ASSIGN_OR_RETURN(bool added, InsertCapture(c, captures[i], times[i]));
+    if (added) ++inserted;
+  }
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  return inserted;
+}
+
+absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const accounting::Report& report,
+                                        const std::string& report_json) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture_id, "capture_id"));
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
+  std::string device_id, captured_at;
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureForReplaceSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) {
+      return absl::NotFoundError(absl::StrCat("no stored capture \"", capture_id, "\" to replace the report of"));
+    }
+    // The capture's own identity wins over whatever the new report says.
+    device_id = st->ColumnText(0);
+    captured_at = st->ColumnText(1);
+  }
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUpdateReportJsonSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, report_json));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  for (const char* sql : {kDeleteProcessReportsSql, kDeleteDeviceReportSql}) {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture_id, device_id, captured_at, report));
+  MEMFLEET_RETURN_IF_ERROR(RunWithDeviceId(c, kRefreshPlatformSql, device_id));
+  return txn.Commit();
+}
+
+absl::Status SqliteStore::PutSweep(const SweepRecord& sweep) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(sweep.sweep_id, "sweep_id"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string started_at, NormalizeOptionalTimestamp(sweep.started_at, "started_at"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string finished_at, NormalizeOptionalTimestamp(sweep.finished_at, "finished_at"));
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUpsertSweepSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep.sweep_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, started_at));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, sweep.selector));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(4, finished_at));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  {
+    // The record is the whole state: a device no longer listed is no longer part of the sweep.
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteSweepDevicesSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep.sweep_id));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertSweepDeviceSql));
+  ResetOnExit reset(st);
+  for (const auto& [device_id, state] : sweep.states) {
+    st->Reset();
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep.sweep_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, state));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  return txn.Commit();
+}
+
+// ---- reads ----
+
+absl::StatusOr<bool> SqliteStore::HasCapture(const std::string& capture_id) {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kHasCaptureSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  return r == StepResult::kRow;
+}
+
+absl::StatusOr<std::vector<DeviceSummaryRow>> SqliteStore::ListDevices() {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(ListDevicesSql()));
+  ResetOnExit reset(st);
+  std::vector<DeviceSummaryRow> rows;
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) break;
+    DeviceSummaryRow row;
+    row.device = ReadDevice(*st, 0);
+    row.capture_count = NonNegative(st->ColumnInt64(kDeviceColumnCount));
+    row.last_capture_at = st->ColumnText(kDeviceColumnCount + 1);
+    row.last_total_kb = st->ColumnOptionalInt64(kDeviceColumnCount + 2);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+absl::StatusOr<std::optional<DeviceRecord>> SqliteStore::GetDevice(const std::string& device_id) {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(GetDeviceSql()));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<DeviceRecord>();
+  return std::optional<DeviceRecord>(ReadDevice(*st, 0));
+}
+
+absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReport(const std::string& device_id,
+                                                                   const std::string& at) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::string at_utc, NormalizeOptionalTimestamp(at, "at"));
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(at_utc.empty() ? kReportLatestSql : kReportAtSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  if (!at_utc.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(2, at_utc));
+  return ReadStoredReport(st);
+}
+
+absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReportByCapture(const std::string& capture_id) {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kReportByCaptureSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+  return ReadStoredReport(st);
+}
+
+absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::string& device_id,
+                                                                    const std::string& process_name,
+                                                                    const std::string& metric,
+                                                                    const std::string& since, uint32_t limit) {
+  MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(ProcessTrendSql(column)));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, process_name));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(3, since_utc));
+  MEMFLEET_RETURN_IF_ERROR(st->BindInt64(4, limit == 0 ? -1 : static_cast<int64_t>(limit)));
+  std::vector<HistoryRow> rows;
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) break;
+    HistoryRow row;
+    row.capture_id = st->ColumnText(0);
+    row.captured_at = st->ColumnText(1);
+    row.pid = static_cast<int>(st->ColumnInt64(2));  // stored from an int
+    row.value_kb = st->ColumnOptionalInt64(3);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+absl::StatusOr<std::vector<FleetValueRow>> SqliteStore::LatestPerDevice(const std::string& metric,
+                                                                        const std::string& process_name) {
+  std::string sql;
+  if (process_name.empty()) {
+    MEMFLEET_ASSIGN_OR_RETURN(const char* column, DeviceColumn(metric));
+    sql = LatestDeviceFigureSql(column);
+  } else {
+    MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
+    sql = LatestProcessFigureSql(column);
+  }
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
+  ResetOnExit reset(st);
+  if (!process_name.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(1, process_name));
+  std::vector<FleetValueRow> rows;
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) break;
+    FleetValueRow row;
+    row.device = ReadDevice(*st, 0);
+    row.capture_id = st->ColumnText(kDeviceColumnCount);
+    row.captured_at = st->ColumnText(kDeviceColumnCount + 1);
+    row.value_kb = st->ColumnOptionalInt64(kDeviceColumnCount + 2);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+absl::Status SqliteStore::ForEachRawCapture(const std::string& device_id,
+                                            const std::function<void(const RawCapture&)>& fn) {
+  // Ids first, then one capture at a time with no lock held during `fn`: it may call ReplaceReport, and
+  // only one raw blob is in memory at once.
+  std::vector<std::string> ids;
+  {
+    Connection& c = reader();
+    std::lock_guard<std::mutex> lock(c.mu);
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(device_id.empty() ? kRawCaptureIdsAllSql : kRawCaptureIdsOfDeviceSql));
+    ResetOnExit reset(st);
+    if (!device_id.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+    while (true) {
+      MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+      if (r == StepResult::kDone) break;
+      ids.push_back(st->ColumnText(0));
+    }
+  }
+  for (const std::string& id : ids) {
+    RawCapture raw;
+    {
+      Connection& c = reader();
+      std::lock_guard<std::mutex> lock(c.mu);
+      MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRawCaptureSql));
+      ResetOnExit reset(st);
+      MEMFLEET_RETURN_IF_ERROR(st->BindText(1, id));
+      MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+      if (r == StepResult::kDone) continue;  // deleted since the listing
+      raw.capture_id = st->ColumnText(0);
+      raw.device_id = st->ColumnText(1);
+      raw.captured_at = st->ColumnText(2);
+      raw.raw_codec = st->ColumnText(3);
+      raw.raw_blob = st->ColumnBlob(4);
+    }
+    fn(raw);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<SweepRecord>> SqliteStore::GetSweep(const std::string& sweep_id) {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  SweepRecord sweep;
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kGetSweepSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep_id));
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) return std::optional<SweepRecord>();
+    sweep.sweep_id = st->ColumnText(0);
+    sweep.started_at = st->ColumnText(1);
+    sweep.selector = st->ColumnText(2);
+    sweep.finished_at = st->ColumnText(3);
+  }
+  // Two statements outside a transaction may see two snapshots; a sweep row is written with its states
+  // in one transaction and states are never written alone, so the pair is consistent.
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kGetSweepDevicesSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep_id));
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) break;
+    sweep.states[st->ColumnText(0)] = st->ColumnText(1);
+  }
+  return std::optional<SweepRecord>(std::move(sweep));
+}
+
+absl::StatusOr<Store::Stats> SqliteStore::GetStats() {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  Stats stats;
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureStatsSql));
+    ResetOnExit reset(st);
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kRow) {
+      stats.captures = NonNegative(st->ColumnInt64(0));
+      stats.raw_blob_bytes = NonNegative(st->ColumnInt64(1));
+      stats.raw_bytes = NonNegative(st->ColumnInt64(2));
+    }
+  }
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kProcessRowCountSql));
+  ResetOnExit reset(st);
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kRow) stats.process_rows = NonNegative(st->ColumnInt64(0));
+  return stats;
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery query) {
+  std::string sql;
+  switch (query) {
+    case HotQuery::kProcessTrend:
+      sql = ProcessTrendSql("total_kb");
+      break;
+    case HotQuery::kLatestDeviceFigure:
+      sql = LatestDeviceFigureSql("total_kb");
+      break;
+    case HotQuery::kLatestProcessFigure:
+      sql = LatestProcessFigureSql("total_kb");
+      break;
+    case HotQuery::kReportAt:
+      sql = kReportAtSql;
+      break;
+  }
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return ExplainQueryPlan(c.db, sql);
+}
+
+}  // namespace memfleet::storage

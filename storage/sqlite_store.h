@@ -1,0 +1,106 @@
+// SqliteStore: the embedded Store (store.h) on one SQLite file — WAL journal, synchronous=FULL, foreign
+// keys on, prepared statements only. A PutCapture that returned true is on disk (the WAL is fsynced at
+// COMMIT), so the server may ack it to the agent.
+//
+//   absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore("/var/lib/memfleet/memfleet.db");
+//   absl::StatusOr<std::unique_ptr<Store>> tmp = OpenSqliteStore(":memory:");   // tests
+//
+// Threads: every method may be called from any thread. Writes go through one connection under a mutex
+// (SQLite has one writer anyway); reads use a second, read-only connection under its own mutex, so a
+// query does not wait for an ingest transaction (WAL readers see the last committed state). A
+// ":memory:" database is private to its connection, so there reads share the writer's.
+// ForEachRawCapture holds no lock while it runs the callback, which may call back into the store.
+//
+// Times: every stored or compared time goes through NormalizeTimestamp (timestamp.h), so that the
+// lexicographic comparisons in the queries are chronological. Malformed times are InvalidArgument.
+// SQLite failures map to Status codes as in SqliteStatus (sqlite_db.h): a full disk (or the
+// max_page_count quota) is ResourceExhausted, a read-only database FailedPrecondition.
+#ifndef MEMFLEET_STORAGE_SQLITE_STORE_H_
+#define MEMFLEET_STORAGE_SQLITE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "storage/store.h"
+
+namespace memfleet::storage {
+
+namespace sqlite_store_internal {
+struct Connection;
+}  // namespace sqlite_store_internal
+
+struct SqliteStoreOptions {
+  // Opens with SQLITE_OPEN_READONLY and does not migrate (the schema must be the latest); every write
+  // then fails with FailedPrecondition. For tools that only read a server's database, and for tests.
+  bool read_only = false;
+  // How long a statement waits for another process's lock before failing with Unavailable.
+  int busy_timeout_ms = 5000;
+  // PRAGMA max_page_count when > 0: a size quota in pages; writes beyond it fail like a full disk.
+  int64_t max_page_count = 0;
+};
+
+// The queries that must stay index-served as the database grows (see ExplainHotQuery).
+enum class HotQuery {
+  kProcessTrend,         // ProcessHistory
+  kLatestDeviceFigure,   // LatestPerDevice with a device figure
+  kLatestProcessFigure,  // LatestPerDevice with a process figure
+  kReportAt,             // GetReport at a time
+};
+
+class SqliteStore : public Store {
+ public:
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                           const SqliteStoreOptions& options);
+  ~SqliteStore() override;
+
+  absl::Status UpsertDevice(const DeviceRecord& device) override;
+  absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) override;
+  absl::StatusOr<bool> HasCapture(const std::string& capture_id) override;
+  absl::StatusOr<std::vector<DeviceSummaryRow>> ListDevices() override;
+  absl::StatusOr<std::optional<DeviceRecord>> GetDevice(const std::string& device_id) override;
+  absl::StatusOr<std::optional<StoredReport>> GetReport(const std::string& device_id,
+                                                        const std::string& at) override;
+  absl::StatusOr<std::optional<StoredReport>> GetReportByCapture(const std::string& capture_id) override;
+  absl::StatusOr<std::vector<HistoryRow>> ProcessHistory(const std::string& device_id,
+                                                         const std::string& process_name,
+                                                         const std::string& metric, const std::string& since,
+                                                         uint32_t limit) override;
+  absl::StatusOr<std::vector<FleetValueRow>> LatestPerDevice(const std::string& metric,
+                                                             const std::string& process_name) override;
+  absl::Status ForEachRawCapture(const std::string& device_id,
+                                 const std::function<void(const RawCapture&)>& fn) override;
+  absl::Status ReplaceReport(const std::string& capture_id, const accounting::Report& report,
+                             const std::string& report_json) override;
+  absl::Status PutSweep(const SweepRecord& sweep) override;
+  absl::StatusOr<std::optional<SweepRecord>> GetSweep(const std::string& sweep_id) override;
+  absl::StatusOr<Stats> GetStats() override;
+
+  // PutCapture for many captures in ONE transaction (one fsync): for a spooled backlog and bulk loads.
+  // Each capture is deduplicated on its own; returns how many were new. Any invalid record or failed
+  // write stores none of them.
+  absl::StatusOr<size_t> PutCaptures(const std::vector<CaptureRecord>& captures);
+
+  // EXPLAIN QUERY PLAN of a hot query, exactly as the method runs it (metric total_kb), one line per
+  // plan row — for tests that assert an index serves it.
+  absl::StatusOr<std::vector<std::string>> ExplainHotQuery(HotQuery query);
+
+ private:
+  using Connection = sqlite_store_internal::Connection;
+  SqliteStore(std::unique_ptr<Connection> writer, std::unique_ptr<Connection> reader);
+  Connection& reader();
+
+  // Declared first so it is destroyed last: closing the last connection checkpoints the WAL.
+  std::unique_ptr<Connection> writer_;
+  std::unique_ptr<Connection> reader_;  // null: reads use writer_
+};
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path);
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                                       const SqliteStoreOptions& options);
+
+}  // namespace memfleet::storage
+
+#endif  // MEMFLEET_STORAGE_SQLITE_STORE_H_

@@ -1,0 +1,147 @@
+// Store: memfleet's persistent state — devices, raw captures (compressed), device and per-process
+// reports, sweeps. The interface is database-neutral so a lab that outgrows one server can put a shared
+// database behind it; SqliteStore (sqlite_store.h) is the embedded default.
+//
+//   absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore("/var/lib/memfleet/memfleet.db");
+//   absl::StatusOr<bool> inserted = (*store)->PutCapture(record);   // false: already stored (dedup)
+//
+// Thread-safety: every method may be called from any thread; implementations serialize writes (one
+// writer) and may run reads concurrently.
+#ifndef MEMFLEET_STORAGE_STORE_H_
+#define MEMFLEET_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/accounting/report.h"
+
+namespace memfleet::storage {
+
+struct DeviceRecord {
+  std::string device_id;
+  std::string model;
+  std::string soc;
+  std::string build_fingerprint;
+  std::string kernel;
+  std::string agent_version;
+  uint32_t page_size = 0;
+  std::string platform;        // from the latest report
+  std::string last_seen_at;    // RFC 3339
+};
+
+struct CaptureRecord {
+  std::string capture_id;      // unique; the dedup key
+  std::string device_id;
+  std::string captured_at;     // RFC 3339 UTC
+  std::string received_at;     // RFC 3339 UTC
+  std::string sweep_id;        // "" when periodic
+  std::string raw_codec;       // how raw_blob is encoded, e.g. "zstd+proto" / "gzip+proto"
+  std::string raw_blob;        // the compressed raw capture
+  uint64_t raw_bytes = 0;      // uncompressed size of the capture's contents
+  accounting::Report report;   // the engine's report of it
+  std::string report_json;     // its JSON (ReportToJson), stored verbatim
+};
+
+struct StoredReport {
+  std::string capture_id;
+  std::string device_id;
+  std::string captured_at;
+  std::string report_json;
+};
+
+struct DeviceSummaryRow {
+  DeviceRecord device;
+  uint64_t capture_count = 0;
+  std::string last_capture_at;         // "" when none
+  std::optional<int64_t> last_total_kb;
+};
+
+struct HistoryRow {
+  std::string capture_id;
+  std::string captured_at;
+  int pid = 0;
+  std::optional<int64_t> value_kb;
+};
+
+struct FleetValueRow {
+  DeviceRecord device;
+  std::string capture_id;
+  std::string captured_at;
+  std::optional<int64_t> value_kb;
+};
+
+struct SweepRecord {
+  std::string sweep_id;
+  std::string started_at;
+  std::string selector;                       // the CLI's --where terms, joined
+  std::map<std::string, std::string> states;  // device_id -> "sent" | "capturing" | "stored" | "failed" | "offline" | "timed_out"
+  std::string finished_at;                    // "" while running
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual absl::Status UpsertDevice(const DeviceRecord& device) = 0;
+  // Stores the raw capture, its report and one process row per process, in one transaction.
+  // Returns false (and changes nothing) when capture_id is already stored.
+  virtual absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) = 0;
+  virtual absl::StatusOr<bool> HasCapture(const std::string& capture_id) = 0;
+
+  virtual absl::StatusOr<std::vector<DeviceSummaryRow>> ListDevices() = 0;
+  virtual absl::StatusOr<std::optional<DeviceRecord>> GetDevice(const std::string& device_id) = 0;
+  // The latest report of the device at or before `at` (RFC 3339; "" = latest). nullopt: nothing stored.
+  virtual absl::StatusOr<std::optional<StoredReport>> GetReport(const std::string& device_id,
+                                                                const std::string& at) = 0;
+  virtual absl::StatusOr<std::optional<StoredReport>> GetReportByCapture(const std::string& capture_id) = 0;
+  // One process figure over time, oldest first. `metric` is a process figure column (total_kb, pss_kb,
+  // swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb);
+  // InvalidArgument for anything else. `since` "" = all; limit 0 = all.
+  virtual absl::StatusOr<std::vector<HistoryRow>> ProcessHistory(const std::string& device_id,
+                                                                 const std::string& process_name,
+                                                                 const std::string& metric,
+                                                                 const std::string& since, uint32_t limit) = 0;
+  // The latest report of every device with a device figure (ddr_kb, mem_total_kb, gcma_kb,
+  // static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb), or with a process figure of
+  // the named process (`process_name` non-empty; `metric` then a process figure column).
+  virtual absl::StatusOr<std::vector<FleetValueRow>> LatestPerDevice(const std::string& metric,
+                                                                     const std::string& process_name) = 0;
+
+  // Raw captures for re-accounting, oldest first; `device_id` "" = all. The callback gets the capture
+  // id and the stored raw blob/codec and returns the new report (or an error to count as failed).
+  struct RawCapture {
+    std::string capture_id;
+    std::string device_id;
+    std::string captured_at;
+    std::string raw_codec;
+    std::string raw_blob;
+  };
+  virtual absl::Status ForEachRawCapture(const std::string& device_id,
+                                         const std::function<void(const RawCapture&)>& fn) = 0;
+  // Replaces the stored report (and its process rows) of a capture.
+  virtual absl::Status ReplaceReport(const std::string& capture_id, const accounting::Report& report,
+                                     const std::string& report_json) = 0;
+
+  virtual absl::Status PutSweep(const SweepRecord& sweep) = 0;
+  virtual absl::StatusOr<std::optional<SweepRecord>> GetSweep(const std::string& sweep_id) = 0;
+
+  // Storage statistics for benchmarks and docs: bytes of raw blobs, their uncompressed size, rows.
+  struct Stats {
+    uint64_t captures = 0;
+    uint64_t raw_blob_bytes = 0;
+    uint64_t raw_bytes = 0;
+    uint64_t process_rows = 0;
+  };
+  virtual absl::StatusOr<Stats> GetStats() = 0;
+};
+
+}  // namespace memfleet::storage
+
+#endif  // MEMFLEET_STORAGE_STORE_H_

@@ -1,0 +1,443 @@
+// Rules of ACCOUNTING.md on small hand-built captures: each test states the rule, builds the nodes it
+// needs, and checks the figure by arithmetic done in the comment.
+#include "server/accounting/account.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/support/load_tree.h"
+
+namespace memfleet::accounting {
+namespace {
+
+struct Mapping {
+  std::string header;  // "start-end perms offset dev inode name"
+  int pss_kb = 0;
+  int swap_pss_kb = 0;
+};
+
+std::string Smaps(const std::vector<Mapping>& maps) {
+  std::string out;
+  for (const Mapping& m : maps) {
+    out += m.header + "\n";
+    out += "Size:                  4 kB\nRss:      " + std::to_string(m.pss_kb) + " kB\n";
+    out += "Pss:      " + std::to_string(m.pss_kb) + " kB\nPss_Dirty:      1 kB\n";
+    out += "Swap:     " + std::to_string(m.swap_pss_kb) + " kB\nSwapPss:  " + std::to_string(m.swap_pss_kb) + " kB\n";
+    out += "VmFlags: rd wr mr mw me ac\n";
+  }
+  return out;
+}
+
+constexpr char kMeminfo[] =
+    "MemTotal:        7000000 kB\nMemFree:          100000 kB\nBuffers:            1000 kB\n"
+    "Cached:           200000 kB\nSwapCached:            0 kB\nMapped:            50000 kB\n"
+    "Shmem:              1000 kB\nKReclaimable:      30000 kB\nSReclaimable:      20000 kB\n"
+    "SUnreclaim:        40000 kB\nKernelStack:        9000 kB\nPageTables:        30000 kB\n"
+    "VmallocUsed:       60000 kB\nSwapTotal:        100000 kB\nSwapFree:          50000 kB\n";
+
+// A device with meminfo, a plain-text kernel config (VMAP stacks) and two ordinary processes.
+Capture BaseCapture(const std::string& header_json = R"({"format":1,"device_id":"t","page_size":4096,"ddr_size_kb":8388608})") {
+  Capture c;
+  c.AddFile("capture.json", header_json);
+  c.AddFile("proc/meminfo", kMeminfo);
+  c.AddFile("proc/config.gz", "CONFIG_VMAP_STACK=y\n");
+  for (int pid : {100, 200}) {
+    std::string dir = "proc/" + std::to_string(pid);
+    c.AddFile(dir + "/cmdline", std::string("app") + std::to_string(pid) + std::string("\0--flag\0", 8));
+    c.AddFile(dir + "/oom_score_adj", "0\n");
+    c.AddFile(dir + "/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10}}));
+  }
+  return c;
+}
+
+TEST(PlatformTest, FirstMatchWins) {
+  Capture c = BaseCapture();
+  EXPECT_EQ(Account(c).platform, Platform::kGeneric);
+  c.AddFile("proc/xgpu/gpu_memory", "mali0  10  0\n");
+  EXPECT_EQ(Account(c).platform, Platform::kXring);
+  c.AddError("proc/mtk_mali/gpu_memory", "ENOENT");  // an ENOENT node still decides the platform
+  EXPECT_EQ(Account(c).platform, Platform::kMtk);
+  c.AddDirectory("sys/class/kgsl/kgsl");
+  EXPECT_EQ(Account(c).platform, Platform::kQcom);
+}
+
+TEST(ProcessTest, KernelThreadsAndExitedProcessesAreNotProcesses) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/2/smaps", "");            // kernel thread: empty smaps
+  c.AddFile("proc/2/cmdline", "");
+  c.AddFile("proc/3/cmdline", "gone");      // exited: no smaps at all
+  c.AddFile("proc/4/smaps_rollup", "00400000-00401000 ---p 00000000 00:00 0  [rollup]\nRss: 5 kB\n");  // no Pss:
+  Report r = Account(c);
+  EXPECT_EQ(r.processes.size(), 2u);
+  EXPECT_EQ(r.processes.count(2), 0u);
+  EXPECT_EQ(r.processes.count(3), 0u);
+  EXPECT_EQ(r.processes.count(4), 0u);
+}
+
+TEST(ProcessTest, NameIsTheFirstCmdlineFieldElseStatusName) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/100/cmdline", std::string("/system/bin/surfaceflinger\0arg\0", 31));
+  c.AddFile("proc/200/cmdline", "");
+  c.AddFile("proc/200/status", "Name:\tkworker-ish\nState:\tS (sleeping)\n");
+  Report r = Account(c);
+  EXPECT_EQ(r.processes.at(100).name, "/system/bin/surfaceflinger");
+  EXPECT_EQ(r.processes.at(200).name, "kworker-ish");
+}
+
+TEST(ProcessTest, FiguresOfAPlainProcess) {
+  Report r = Account(BaseCapture());
+  const ProcessReport& p = r.processes.at(100);
+  EXPECT_EQ(p.name, "app100");
+  EXPECT_EQ(p.pss_kb, 1000);
+  EXPECT_EQ(p.swap_pss_kb, 10);
+  EXPECT_EQ(p.gl_kb, 0);
+  EXPECT_EQ(p.dma_kb, 0);
+  EXPECT_EQ(p.native_graphics_kb, 0);
+  EXPECT_EQ(p.native_graphics_source, "none");
+  EXPECT_EQ(p.non_graphics_kb, 1010);
+  EXPECT_EQ(p.total_kb, 1010);
+  EXPECT_FALSE(p.cached);
+}
+
+TEST(ProcessTest, UnreadableOomScoreAdjIsNullNotCachedAndWarned) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/100/oom_score_adj", "950\n");
+  c.AddError("proc/200/oom_score_adj", "EACCES");
+  Report r = Account(c);
+  EXPECT_TRUE(r.processes.at(100).cached);
+  EXPECT_FALSE(r.processes.at(200).oom_score_adj.has_value());
+  EXPECT_FALSE(r.processes.at(200).cached);
+  // processes_kb: only the non-cached pid 200 (1010).
+  EXPECT_EQ(r.device.processes_kb, 1010);
+  bool warned = false;
+  for (const std::string& w : r.warnings) warned |= w.find("proc/200/oom_score_adj") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(QcomTest, GlIsMappedPlusUnmappedAndGfxdevIsTheKgslMappings) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/100/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 0},
+                                     {"15472000-15cab000 rw-s 00000000 00:12 1094   /dev/kgsl-3d0", 300, 0}}));
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_mapped", "307200\n");     // 300 KiB
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_unmapped", "1048577\n");  // 1024 KiB + 1 byte
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/imported_mem", "2048\n");
+  Report r = Account(c);
+  ASSERT_EQ(r.platform, Platform::kQcom);
+  const ProcessReport& p = r.processes.at(100);
+  EXPECT_EQ(p.gfxdev_kb, 300);
+  EXPECT_EQ(p.gl_kb, 1324);               // floor((307200 + 1048577) / 1024)
+  EXPECT_EQ(p.non_graphics_kb, 1000);     // 1300 pss - 300 gfx dev
+  EXPECT_EQ(p.total_kb, 1000 + 1324);
+  EXPECT_EQ(p.gl_mtrack_kb, 1024);        // dumpsys GL mtrack = gpumem_unmapped
+  EXPECT_EQ(p.egl_mtrack_kb, 2);          // EGL mtrack = imported_mem
+  EXPECT_EQ(r.processes.at(200).gl_kb, 0);  // no KGSL directory: 0
+}
+
+TEST(QcomTest, EioOnUnmappedMakesOnlyThatProcessNull) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_mapped", "4096\n");
+  c.AddError("sys/class/kgsl/kgsl/proc/100/gpumem_unmapped", "EIO");
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(100).gl_kb.has_value());
+  EXPECT_FALSE(r.processes.at(100).total_kb.has_value());
+  EXPECT_EQ(r.processes.at(200).total_kb, 1010);
+  EXPECT_EQ(r.device.processes_kb, 1010);  // computed over the known ones
+  bool counted = false;
+  for (const std::string& w : r.warnings) {
+    counted |= w == "1 processes with unknown total_kb left out of processes_kb";
+  }
+  EXPECT_TRUE(counted);
+  EXPECT_TRUE(r.device.total_kb.has_value());
+}
+
+TEST(QcomTest, RollupOnlyTakesGfxdevFromGpumemMapped) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/100/smaps", "");
+  c.AddFile("proc/100/smaps_rollup",
+            "00400000-7fff0000 ---p 00000000 00:00 0   [rollup]\nRss: 900 kB\nPss:  800 kB\nSwapPss: 5 kB\n");
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_mapped", "205824\n");  // 201 KiB
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_unmapped", "0\n");
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/imported_mem", "0\n");
+  Report r = Account(c);
+  const ProcessReport& p = r.processes.at(100);
+  EXPECT_EQ(p.pss_kb, 800);
+  EXPECT_EQ(p.swap_pss_kb, 5);
+  EXPECT_EQ(p.gfxdev_kb, 201);
+  EXPECT_EQ(p.non_graphics_kb, 800 + 5 - 201);
+  EXPECT_EQ(r.sources.at("processes.100.pss_kb"), "proc/100/smaps_rollup");
+}
+
+TEST(MtkTest, ContextsOfAProcessAreSummedInPages) {
+  Capture c = BaseCapture(R"({"format":1,"device_id":"t","page_size":16384,"ddr_size_kb":8388608})");
+  c.AddFile("proc/mtk_mali/gpu_memory",
+            "mali0                 500\n  kctx-0x00000000e2b1c4a5         10        100\n"
+            "  kctx-0x000000003c9d01f7          5        100\n  kctx-0x00000000a81f66d2          7        999\n");
+  c.AddFile("proc/dma_heap/rss_pid@100",
+            "PID     PSS(KB)   RSS(KB)\n100     64        128\n-----EGL memtrack data end\n"
+            "--sum: userspace_pss:64 KB rss:128 KB\n--sum: kernel rss: 4 KB\n\npid table:\n\tpid:100  name:app\n\n");
+  Report r = Account(c);
+  ASSERT_EQ(r.platform, Platform::kMtk);
+  EXPECT_EQ(r.page_size, 16384u);
+  EXPECT_EQ(r.processes.at(100).gl_kb, 15 * 16);  // (10 + 5) pages x 16 KiB: never 4 KiB pages
+  EXPECT_EQ(r.processes.at(200).gl_kb, 0);
+  EXPECT_EQ(r.processes.at(100).egl_mtrack_kb, 64);
+}
+
+TEST(MtkTest, InvalidNodeMakesEveryGlAndTheDeviceTotalsNull) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/mtk_mali/gpu_memory", "<INVALID>");
+  Report r = Account(c);
+  for (const auto& [pid, p] : r.processes) {
+    EXPECT_FALSE(p.gl_kb.has_value()) << pid;
+    EXPECT_FALSE(p.total_kb.has_value()) << pid;
+    EXPECT_EQ(p.pss_kb, 1000) << pid;  // the rest is still computed
+  }
+  EXPECT_FALSE(r.device.processes_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_TRUE(r.device.kernel_kb.has_value());
+}
+
+TEST(MtkTest, DeniedNodeIsLikeInvalid) {
+  Capture c = BaseCapture();
+  c.AddError("proc/mtk_mali/gpu_memory", "EACCES");
+  Report r = Account(c);
+  EXPECT_EQ(r.platform, Platform::kMtk);
+  EXPECT_FALSE(r.processes.at(100).gl_kb.has_value());
+  EXPECT_FALSE(r.device.processes_kb.has_value());
+}
+
+TEST(XringTest, V1AndV2LayoutsGiveTheSameGl) {
+  Capture v1 = BaseCapture();
+  v1.AddFile("proc/xgpu/gpu_memory",
+             "mali0                 181734\n100 kctx-0x0000000000000000      61204\n"
+             "100 kctx-0x0000000000000000       1532\n200 kctx-0x0000000000000000     118998\n");
+  Capture v2 = BaseCapture();
+  v2.AddFile("proc/xgpu/gpu_memory",
+             "mali0                 181734      210944\n100                   62736       30212       95874\n"
+             "200                  118998        2048        4096\n");
+  for (Capture* c : {&v1, &v2}) {
+    Report r = Account(*c);
+    EXPECT_EQ(r.platform, Platform::kXring);
+    EXPECT_EQ(r.processes.at(100).gl_kb, (61204 + 1532) * 4);
+    EXPECT_EQ(r.processes.at(200).gl_kb, 118998 * 4);
+  }
+}
+
+TEST(DmaBufTest, SharedBuffersAreSplitAndOneProcessCountsABufferOnce) {
+  Capture c = BaseCapture();
+  // ino 7: 10000 bytes (sysfs), held by pid 100 through two fds and a mapping, and by pid 200 by fd.
+  c.AddFile("sys/kernel/dmabuf/buffers/7/size", "10000\n");
+  c.AddFile("sys/kernel/dmabuf/buffers/7/exporter_name", "system\n");
+  std::string fd = "pos:\t0\nflags:\t02000002\nmnt_id:\t16\nino:\t7\nsize:\t10000\ncount:\t3\nexp_name:\tsystem\n";
+  c.AddFile("proc/100/fdinfo/40", fd);
+  c.AddFile("proc/100/fdinfo/41", fd);
+  c.AddFile("proc/200/fdinfo/9", fd);
+  c.AddFile("proc/100/fdinfo/3", "pos:\t0\nflags:\t02\nmnt_id:\t2\nino:\t8\n");  // not a dma-buf: no exp_name
+  c.AddFile("proc/100/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
+                                     {"7b2f400000-7b2f403000 rw-s 00000000 00:0d 7    /dmabuf:", 0, 0}}));
+  // ino 9: no sysfs, no fdinfo size: the largest mapping of pid 200, 0x3000 = 12288 bytes.
+  c.AddFile("proc/200/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
+                                     {"7b00000000-7b00001000 rw-s 00000000 00:0d 9    /dmabuf:cam", 0, 0},
+                                     {"7b10000000-7b10003000 rw-s 00000000 00:0d 9    /dmabuf:cam", 0, 0},
+                                     {"7b20000000-7b20009000 rw-s 00000000 00:0d 11   /dmabufx", 0, 0}}));
+  Report r = Account(c);
+  EXPECT_EQ(r.processes.at(100).dma_kb, 4);           // floor(5000 / 1024)
+  EXPECT_EQ(r.processes.at(200).dma_kb, (5000 + 12288) / 1024);  // "/dmabufx" is not a dma-buf name
+}
+
+TEST(DmaBufTest, MalformedSysfsSizeFallsBackToFdinfo) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/kernel/dmabuf/buffers/7/size", "garbage\n");
+  c.AddFile("proc/100/fdinfo/40", "ino:\t7\nsize:\t8192\ncount:\t1\nexp_name:\tsystem\n");
+  Report r = Account(c);
+  EXPECT_EQ(r.processes.at(100).dma_kb, 8);
+  bool warned = false;
+  for (const std::string& w : r.warnings) warned |= w.find("sys/kernel/dmabuf/buffers/7/size") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+// AOSP's own dma-buf trees (libdmabufinfo DmaBufProcessStatsTest, EXPECTED.md 8d): pid 10's buffers and
+// the sizes AOSP asserts, shared by one process, so dma_kb = floor(Σ size / 1024).
+Capture AospDmaBufTree(const std::string& test) {
+  std::string dir = testing::TestData("aosp/system/memory/libmeminfo/_reconstructed/dmabufinfo_test/" + test);
+  Capture c = BaseCapture();
+  testing::LoadTreeInto(c, dir + "/proc", "proc");
+  testing::LoadTreeInto(c, dir + "/buffers", "sys/kernel/dmabuf/buffers");
+  // The AOSP tree has no smaps: a rollup makes pid 10 a process of the report.
+  c.AddFile("proc/10/smaps_rollup", "00400000-7fff0000 ---p 00000000 00:00 0   [rollup]\nPss:  1 kB\n");
+  return c;
+}
+
+TEST(DmaBufTest, AospReadDmaBufInfoTree) {
+  // ino 2 by fd (2048) + ino 4 by map (sysfs 1024); ino 1 and 3 are not dma-bufs.
+  Report r = Account(AospDmaBufTree("DmaBufProcessStatsTest.TestReadDmaBufInfo"));
+  EXPECT_EQ(r.processes.at(10).dma_kb, (2048 + 1024) / 1024);
+}
+
+TEST(DmaBufTest, AospReadDmaBufFdRefsTree) {
+  // ino 2 held by two fds counts once (2048) + ino 3 (1024).
+  Report r = Account(AospDmaBufTree("DmaBufProcessStatsTest.TestReadDmaBufFdRefs"));
+  EXPECT_EQ(r.processes.at(10).dma_kb, 3);
+}
+
+TEST(DmaBufTest, AospReadDmaBufMapRefsTree) {
+  // ino 2 mapped twice counts once (sysfs 1024) + ino 3 (sysfs 2048, Android 14+ size rule).
+  Report r = Account(AospDmaBufTree("DmaBufProcessStatsTest.TestReadDmaBufMapRefs"));
+  EXPECT_EQ(r.processes.at(10).dma_kb, 3);
+}
+
+TEST(DeviceTest, DdrEstimatedFromMemTotalAndGcma) {
+  Capture c = BaseCapture(R"({"format":1,"device_id":"t"})");
+  Report r = Account(c);
+  EXPECT_TRUE(r.device.ddr_estimated);
+  EXPECT_EQ(r.device.ddr_kb, 8LL * 1048576);  // 7000000 kB fits in 8 GiB, not in 6 GiB
+  EXPECT_EQ(r.device.static_reserved_kb, 8LL * 1048576 - 7000000);
+  EXPECT_EQ(r.page_size, 4096u);
+}
+
+TEST(DeviceTest, DdrAbove64GiBIsNull) {
+  Capture c = BaseCapture(R"({"format":1,"device_id":"t"})");
+  std::string big = kMeminfo;
+  big.replace(big.find("7000000"), 7, "70000000");  // ~66.8 GiB
+  c.AddFile("proc/meminfo", big);
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.ddr_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+}
+
+TEST(DeviceTest, DdrBelowMemTotalMakesStaticReservedNull) {
+  Capture c = BaseCapture(R"({"format":1,"device_id":"t","ddr_size_kb":4194304})");
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.static_reserved_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+}
+
+TEST(DeviceTest, KernelKbWithAndWithoutVmapStack) {
+  Capture c = BaseCapture();
+  // Shmem 1000 + SUnreclaim 40000 + VmallocUsed 60000 + PageTables 30000 (+ no SecPageTables) + CMA 0.
+  EXPECT_EQ(Account(c).device.kernel_kb, 131000);
+  c.AddFile("proc/config.gz", "# CONFIG_VMAP_STACK is not set\n");
+  EXPECT_EQ(Account(c).device.kernel_kb, 131000 + 9000);  // + KernelStack
+  c.AddError("proc/config.gz", "EACCES");  // unreadable: assume VMAP (GKI default) and warn
+  Report r = Account(c);
+  EXPECT_EQ(r.device.kernel_kb, 131000);
+  bool warned = false;
+  for (const std::string& w : r.warnings) warned |= w.find("proc/config.gz") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(DeviceTest, MissingMeminfoLineMakesKernelNullButProcessesStay) {
+  Capture c = BaseCapture();
+  std::string m = kMeminfo;
+  m.erase(m.find("SUnreclaim:"), std::string("SUnreclaim:        40000 kB\n").size());
+  c.AddFile("proc/meminfo", m);
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.kernel_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_EQ(r.device.processes_kb, 2020);
+}
+
+TEST(DeviceTest, GarbageMeminfoLosesOnlyTheDeviceFigures) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/meminfo", std::string("\x01\x02garbage\0\xff", 11));
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.mem_total_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_EQ(r.processes.at(100).total_kb, 1010);
+  EXPECT_FALSE(r.warnings.empty());
+}
+
+TEST(CmaTest, GcmaAndKernelCmaFromSysfsAndDebugfs) {
+  Capture c = BaseCapture();
+  // linux,cma: sysfs counters (alloc - release = 100 pages); debugfs dir of the 5.x naming.
+  c.AddFile("sys/kernel/mm/cma/linux,cma/alloc_pages_success", "300\n");
+  c.AddFile("sys/kernel/mm/cma/linux,cma/release_pages_success", "200\n");
+  c.AddFile("sys/kernel/mm/cma/linux,cma/gcma", "0\n");
+  // gcma_heap: GCMA, no release counter (pre-6.9): held = debugfs used; size = debugfs count of the
+  // truncated "cma-<name>" folder (15 characters).
+  c.AddFile("sys/kernel/mm/cma/gcma_heap_region/alloc_pages_success", "999\n");
+  c.AddFile("sys/kernel/mm/cma/gcma_heap_region/gcma", "1\n");
+  c.AddFile("sys/kernel/debug/cma/cma-gcma_heap_r/count", "1024\n");
+  c.AddFile("sys/kernel/debug/cma/cma-gcma_heap_r/used", "10\n");
+  // A region seen only in debugfs counts by used.
+  c.AddFile("sys/kernel/debug/cma/other/used", "5\n");
+  Report r = Account(c);
+  EXPECT_EQ(r.device.gcma_kb, 1024 * 4);
+  EXPECT_EQ(r.device.kernel_cma_kb, (100 + 10 + 5) * 4);
+  EXPECT_EQ(r.device.kernel_kb, 131000 + (100 + 10 + 5) * 4);
+  // static reserved = DDR - MemTotal - GCMA.
+  EXPECT_EQ(r.device.static_reserved_kb, 8388608 - 7000000 - 4096);
+}
+
+TEST(CmaTest, UnreadableGcmaFlagMakesGcmaNull) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/kernel/mm/cma/a/alloc_pages_success", "1\n");
+  c.AddFile("sys/kernel/mm/cma/a/release_pages_success", "1\n");
+  c.AddError("sys/kernel/mm/cma/a/gcma", "EACCES");
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.gcma_kb.has_value());
+  EXPECT_EQ(r.device.kernel_cma_kb, 0);
+  EXPECT_FALSE(r.device.total_kb.has_value());
+}
+
+TEST(CmaTest, RegionWithNoCountersMakesKernelCmaNull) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/kernel/mm/cma/a/alloc_pages_fail", "0\n");
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.kernel_cma_kb.has_value());
+  EXPECT_FALSE(r.device.kernel_kb.has_value());
+}
+
+TEST(NativeGraphicsTest, FailedDumpIsZeroWithWarning) {
+  Capture c = BaseCapture();
+  c.AddError("cmd/native_heap@100", "ETIMEDOUT");
+  Report r = Account(c);
+  EXPECT_EQ(r.processes.at(100).native_graphics_kb, 0);
+  EXPECT_EQ(r.processes.at(100).native_graphics_source, "none");
+  bool warned = false;
+  for (const std::string& w : r.warnings) warned |= w.find("cmd/native_heap@100") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(NativeGraphicsTest, GraphicsFramesCountAndAreTakenOutOfNonGraphics) {
+  Capture c = BaseCapture();
+  c.AddFile("cmd/native_heap@100",
+            "Android Native Heap Dump v1.2\n\nTotal memory: 1\nAllocation records: 2\nBacktrace size: 16\n\n"
+            "z 0  sz     1024  num   100  bt 1000 2000\n"   // frame 0x2000 in libGLESv2_adreno.so
+            "z 1  sz     4096  num    10  bt 9000\n"        // libc only
+            "MAPS\n"
+            "1000-2000 r-xp 00000000 fd:05 1     /system/lib64/libc.so\n"
+            "2000-3000 r-xp 00000000 fd:05 2     /vendor/lib64/egl/libGLESv2_adreno.so\n"
+            "9000-a000 r-xp 00000000 fd:05 3     /system/lib64/libc++.so\n"
+            "END\n");
+  Report r = Account(c);
+  const ProcessReport& p = r.processes.at(100);
+  EXPECT_EQ(p.native_graphics_source, "heap_dump");
+  EXPECT_EQ(p.native_graphics_kb, 100);            // 1024 x 100 bytes
+  EXPECT_EQ(p.non_graphics_kb, 1000 + 10 - 100);
+  EXPECT_EQ(p.graphics_dma_kb, 100);
+  EXPECT_EQ(p.total_kb, 1010);
+}
+
+TEST(RobustnessTest, TruncatedSmapsMakesThatProcessUnknown) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/100/smaps", "12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]\nPss:   10");
+  Report r = Account(c);
+  ASSERT_EQ(r.processes.count(100), 1u);
+  EXPECT_FALSE(r.processes.at(100).pss_kb.has_value());
+  EXPECT_FALSE(r.processes.at(100).total_kb.has_value());
+  EXPECT_EQ(r.device.processes_kb, 1010);
+}
+
+TEST(RobustnessTest, HugeValuesNeverWrap) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_mapped", "18446744073709551615\n");
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_unmapped", "18446744073709551615\n");
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/imported_mem", "0\n");
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(100).gl_kb.has_value());  // the sum overflows: null, not a wrapped number
+}
+
+}  // namespace
+}  // namespace memfleet::accounting

@@ -1,0 +1,134 @@
+#include "server/accounting/dumpsys_text.h"
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace memfleet::accounting {
+namespace {
+
+std::string ReadData(const std::string& relative) {
+  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
+  EXPECT_TRUE(in.good()) << relative;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// The worked example of reference/aosp-meminfo.md 5.3, rendered in the Android 14 text layout.
+TEST(DumpsysTextTest, WorkedExampleSummary) {
+  absl::StatusOr<DumpsysSummary> s =
+      ParseDumpsysMeminfo(ReadData("dumpsys/meminfo_summary_a14.txt"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->total_ram_kb, 3019740);
+  EXPECT_EQ(s->free_ram_kb, 2705216);
+  EXPECT_EQ(s->free_cached_pss_kb, 40000);
+  EXPECT_EQ(s->free_cached_kernel_kb, 855488);  // 54736 + 87324 + 776052 - 62624
+  EXPECT_EQ(s->free_free_kb, 1809728);
+  EXPECT_EQ(s->dmabuf_total_kb, 30000);  // not the "DMA-BUF Heaps:" line that follows
+  EXPECT_EQ(s->dmabuf_mapped_kb, 12000);
+  EXPECT_EQ(s->dmabuf_unmapped_kb, 18000);
+  EXPECT_EQ(s->gpu_total_kb, 25000);
+  EXPECT_EQ(s->gpu_private_kb, 8000);
+  EXPECT_EQ(s->used_ram_kb, 272488);
+  EXPECT_EQ(s->used_pss_kb, 132000);     // adjusted TOTAL_PSS 172000 - cachedPss 40000
+  EXPECT_EQ(s->used_kernel_kb, 140488);  // 114488 + 18000 + 8000
+  EXPECT_EQ(s->lost_ram_kb, 21532);
+  EXPECT_EQ(s->zram_physical_kb, 30504);
+  EXPECT_EQ(s->zram_swap_used_kb, 32768 - 4096);
+  EXPECT_EQ(s->zram_swap_total_kb, 32768);
+  EXPECT_FALSE(s->ion_total_kb.has_value());
+  EXPECT_FALSE(s->kernel_cma_kb.has_value());
+  // The identity of 5.3: MemTotal = Free + Used + Lost + ZRAM - TOTAL_SWAP_PSS (10000).
+  EXPECT_EQ(*s->free_ram_kb + *s->used_ram_kb + *s->lost_ram_kb + *s->zram_physical_kb - 10000,
+            *s->total_ram_kb);
+}
+
+TEST(DumpsysTextTest, IonAndKernelCmaAndNegativeLostRam) {
+  // Legacy ION kernels and the Android 16 Kernel CMA line; "%,9dK" of a negative number.
+  const std::string text =
+      "Total RAM: 8,092,276K (status normal)\n"
+      " Free RAM: 2,063,497K (  397,169K cached pss +   649,736K cached kernel + 1,016,592K free)\n"
+      "      ION:    50,628K (   28,880K mapped +         0K unmapped +    21,748K pools)\n"
+      "      Kernel CMA:     4,096K\n"
+      " Used RAM:   854,710K (  668,598K used pss +   186,112K kernel)\n"
+      " Lost RAM:  -979,823K\n"
+      "     ZRAM:         4K physical used for         0K in swap (2,275,948K total swap)\n";
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(text);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->total_ram_kb, 8092276);
+  EXPECT_EQ(s->ion_total_kb, 50628);
+  EXPECT_FALSE(s->dmabuf_total_kb.has_value());
+  EXPECT_EQ(s->kernel_cma_kb, 4096);
+  EXPECT_EQ(s->lost_ram_kb, -979823);
+  EXPECT_EQ(s->zram_physical_kb, 4);
+  EXPECT_EQ(s->zram_swap_used_kb, 0);
+  EXPECT_EQ(s->zram_swap_total_kb, 2275948);
+  EXPECT_EQ(s->free_free_kb, 1016592);
+}
+
+TEST(DumpsysTextTest, OemExtraPartsAndOldKbFormat) {
+  // An OEM "cached ion" part is skipped; pre-stringifyKBSize builds print "%d kB" and bare parts.
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(
+      "Total RAM: 2857032 kB (status moderate)\n"
+      "Free RAM: 3,711,324K (  692,588K cached pss + 2,428,616K cached kernel +   117,492K cached "
+      "ion +"
+      "   472,628K free)\n"
+      " Used RAM: 1280552 kB (970140 used pss + 310412 kernel)\n"
+      "     ZRAM: 4 kB physical used for 0 kB in swap (524284 kB total swap)\n");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->total_ram_kb, 2857032);
+  EXPECT_EQ(s->free_ram_kb, 3711324);
+  EXPECT_EQ(s->free_cached_pss_kb, 692588);
+  EXPECT_EQ(s->free_cached_kernel_kb, 2428616);
+  EXPECT_EQ(s->free_free_kb, 472628);
+  EXPECT_EQ(s->used_ram_kb, 1280552);
+  EXPECT_EQ(s->used_pss_kb, 970140);
+  EXPECT_EQ(s->used_kernel_kb, 310412);
+  EXPECT_EQ(s->zram_swap_total_kb, 524284);
+}
+
+TEST(DumpsysTextTest, NoSummaryIsInvalid) {
+  EXPECT_EQ(ParseDumpsysMeminfo("").status().code(), absl::StatusCode::kInvalidArgument);
+  // The per-app form has "TOTAL PSS:" but no device summary.
+  EXPECT_EQ(ParseDumpsysMeminfo("Applications Memory Usage (in Kilobytes):\n"
+                                "** MEMINFO in pid 1234 [com.foo] **\n"
+                                "           TOTAL PSS:    12,345            TOTAL RSS:    45,678\n")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseDumpsysMeminfo(std::string("\x00\x01\xfe", 3)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DumpsysTextTest, BadNumbersNameTheLine) {
+  for (const char* line :
+       {" Used RAM: 272,48xK (132,000K used pss + 140,488K kernel)",
+        " Used RAM: 272,488K (132,000K used pss + 140,488K ker",  // cut
+        " Lost RAM: ,21,532K", " Lost RAM: 21,,532K", " Lost RAM: 21532",
+        " Lost RAM: 99,999,999,999,999,999,999K",
+        "     ZRAM:    30,504K physical used for    28,672K in swap (", "Total RAM: K"}) {
+    SCOPED_TRACE(line);
+    absl::StatusOr<DumpsysSummary> s =
+        ParseDumpsysMeminfo(std::string("Total RAM: 3,019,740K (status normal)\n") + line + "\n");
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(s.status().message()).find("line 2"), std::string::npos) << s.status();
+  }
+}
+
+TEST(DumpsysTextTest, Int64Extremes) {
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(
+      " Lost RAM: -9,223,372,036,854,775,808K\nTotal RAM: 9,223,372,036,854,775,807K\n");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->lost_ram_kb, INT64_MIN);
+  EXPECT_EQ(s->total_ram_kb, INT64_MAX);
+  EXPECT_EQ(ParseDumpsysMeminfo("Total RAM: 9,223,372,036,854,775,808K\n").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace memfleet::accounting

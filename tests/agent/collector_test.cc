@@ -1,0 +1,411 @@
+#include "agent/collector.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/capture_tree_fs.h"
+#include "agent/device_root_fs.h"
+#include "agent/node_allowlist.h"
+#include "gtest/gtest.h"
+#include "tests/support/fake_root_fs.h"
+#include "tests/support/load_tree.h"
+
+namespace memfleet::agent {
+namespace {
+
+using accounting::Capture;
+using accounting::Node;
+using memfleet::testing::FakeRootFs;
+using memfleet::testing::LoadTree;
+using memfleet::testing::TestData;
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+using Strings = std::vector<std::string>;
+
+// Passes every call through and remembers what was asked, to check it against the allowlist.
+class RecordingRootFs : public RootFs {
+ public:
+  explicit RecordingRootFs(RootFs& inner) : inner_(inner) {}
+  NodeRead Read(std::string_view path) override {
+    reads_.emplace_back(path);
+    return inner_.Read(path);
+  }
+  NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override {
+    reads_.push_back(std::string(path) + "@" + std::string(arg));
+    return inner_.WriteThenRead(path, request, arg);
+  }
+  DirList List(std::string_view path) override {
+    lists_.emplace_back(path);
+    return inner_.List(path);
+  }
+  bool IsDirectory(std::string_view path) override {
+    lists_.emplace_back(path);
+    return inner_.IsDirectory(path);
+  }
+  NodeRead RunCommand(std::string_view name, std::string_view arg) override {
+    reads_.push_back("cmd/" + std::string(name) + (arg.empty() ? "" : "@" + std::string(arg)));
+    return inner_.RunCommand(name, arg);
+  }
+  const std::vector<std::string>& reads() const { return reads_; }
+  const std::vector<std::string>& lists() const { return lists_; }
+
+ private:
+  RootFs& inner_;
+  std::vector<std::string> reads_;
+  std::vector<std::string> lists_;
+};
+
+void ExpectOnlyAllowlistedAccess(const std::vector<std::string>& reads, const std::vector<std::string>& lists) {
+  for (const std::string& p : reads) EXPECT_TRUE(IsAllowed(p)) << "read outside the allowlist: " << p;
+  for (const std::string& p : lists) EXPECT_TRUE(IsAllowedDirectory(p)) << "listed outside the allowlist: " << p;
+}
+
+const char* KindName(Node::Kind k) {
+  switch (k) {
+    case Node::Kind::kFile:
+      return "file";
+    case Node::Kind::kDirectory:
+      return "directory";
+    case Node::Kind::kError:
+      return "error";
+  }
+  return "?";
+}
+
+// ---- Capture trees: collecting a tree must reproduce it exactly. ----
+
+class CollectTreeTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CollectTreeTest, HoldsEveryNodeOfTheTreeAndNothingElse) {
+  std::string tree = TestData(std::string("captures/") + GetParam() + "/tree");
+  ASSERT_TRUE(std::filesystem::is_directory(tree)) << tree;
+  // The tree read the plain way: every file with its bytes, every `.err` as its errno, every folder.
+  Capture expected = LoadTree(tree);
+  ASSERT_GT(expected.size(), 100u);
+
+  CaptureTreeFs tree_fs(tree);
+  RecordingRootFs fs(tree_fs);
+  absl::StatusOr<Capture> got = CollectCapture(fs, CollectOptions{});
+  ASSERT_TRUE(got.ok()) << got.status();
+
+  for (const auto& [path, node] : expected.nodes()) {
+    const Node* n = got->Find(path);
+    ASSERT_NE(n, nullptr) << "missing from the capture: " << path;
+    EXPECT_EQ(KindName(n->kind), KindName(node.kind)) << path;
+    EXPECT_TRUE(n->content == node.content) << "different bytes: " << path;
+  }
+  for (const auto& [path, node] : got->nodes()) {
+    EXPECT_NE(expected.Find(path), nullptr) << "not in the tree: " << path;
+    if (!node.is_directory()) {
+      EXPECT_TRUE(IsAllowed(path)) << path;
+    }
+  }
+  EXPECT_EQ(got->size(), expected.size());
+  EXPECT_EQ(got->ContentBytes(), expected.ContentBytes());
+  ExpectOnlyAllowlistedAccess(fs.reads(), fs.lists());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCaptures, CollectTreeTest,
+                         ::testing::Values("generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(CollectorTest, QcomEdgeFactsTheEngineRelies) {
+  CaptureTreeFs fs(TestData("captures/qcom-edge/tree"));
+  absl::StatusOr<Capture> c = CollectCapture(fs, CollectOptions{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  // Denied, not absent (the fixture's oom_score_adj.err).
+  const Node* adj = c->Find("proc/22459/oom_score_adj");
+  ASSERT_NE(adj, nullptr);
+  EXPECT_TRUE(adj->is_error());
+  EXPECT_EQ(adj->content, "EACCES");
+  // The qcom platform is detected from this folder.
+  EXPECT_TRUE(c->IsDirectory("sys/class/kgsl/kgsl"));
+  // 31999's KGSL folder has only gpumem_mapped and gpumem_unmapped: the missing two stay absent.
+  EXPECT_TRUE(c->IsDirectory("sys/class/kgsl/kgsl/proc/31999"));
+  EXPECT_EQ(c->Find("sys/class/kgsl/kgsl/proc/31999/imported_mem"), nullptr);
+  // 13090 was captured as smaps_rollup + maps.
+  EXPECT_EQ(c->Find("proc/13090/smaps"), nullptr);
+  EXPECT_NE(c->FileContent("proc/13090/smaps_rollup"), nullptr);
+  EXPECT_NE(c->FileContent("proc/13090/maps"), nullptr);
+  // The header is the tree's own, verbatim.
+  ASSERT_NE(c->FileContent("capture.json"), nullptr);
+  EXPECT_TRUE(Has(*c->FileContent("capture.json"), "\"device_id\": \"sim-qcom-505\""));
+}
+
+// ---- A device root, faked: which failures become facts. ----
+
+void AddDevice(FakeRootFs& fs) {
+  fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
+  fs.AddFile("proc/100/cmdline", std::string("com.app\0", 8));
+  fs.AddFile("proc/100/status", "Name:\tcom.app\n");
+  fs.AddError("proc/100/oom_score_adj", "EACCES");
+  fs.AddFile("proc/100/smaps", "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n");
+  fs.AddFile("proc/100/smaps_rollup", "Pss: 4 kB\n");
+  fs.AddFile("proc/100/maps", "00400000-00401000 r-xp 00000000 00:00 0\n");
+  fs.AddFile("proc/100/environ", "SECRET=1");
+  fs.AddError("proc/100/fdinfo/3", "ENOENT");  // closed between the listing and the read
+  fs.AddError("proc/100/fdinfo/6", "ESRCH");
+  fs.AddFile("proc/100/fdinfo/4", "pos:\t0\nflags:\t02\nexp_name:\tsystem\nsize:\t4096\nino:\t77\n");
+  fs.AddError("proc/100/fdinfo/5", "EACCES");
+  fs.AddFile("proc/200/cmdline", std::string("svc\0", 4));
+  fs.AddFile("proc/200/status", "Name:\tsvc\n");
+  fs.AddFile("proc/200/oom_score_adj", "0\n");
+  fs.AddError("proc/200/smaps", "EIO");
+  fs.AddFile("proc/200/smaps_rollup", "Pss: 10 kB\n");
+  fs.AddFile("proc/200/maps", "7f000000-7f001000 rw-s 00000000 00:0a 77 /dmabuf:\n");
+  fs.AddFile("proc/2/cmdline", "");
+  fs.AddFile("proc/2/smaps", "");  // a kernel thread
+  fs.AddError("proc/300", "ENOENT");  // exited between the proc listing and its own
+  fs.AddFile("proc/self/smaps", "the agent itself");
+  fs.AddFile("proc/0100/smaps", "not a kernel pid name");
+  fs.AddFile("sys/kernel/mm/cma/linux,cma/alloc_pages_success", "10\n");
+  fs.AddFile("sys/kernel/mm/cma/linux,cma/uevent", "not allowlisted");
+  fs.AddFile("sys/kernel/mm/cma/bad region/gcma", "1\n");
+  fs.AddFile("etc/shadow", "root:x");
+}
+
+CollectOptions DeviceOptions() {
+  CollectOptions o;
+  o.device_id = "dev-1";
+  o.captured_at = "2026-01-02T03:04:05Z";
+  o.page_size = 16384;
+  return o;
+}
+
+TEST(CollectorTest, InjectedFailuresBecomeErrorNodes) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok()) << c.status();
+
+  const Node* adj = c->Find("proc/100/oom_score_adj");
+  ASSERT_NE(adj, nullptr);
+  EXPECT_TRUE(adj->is_error());
+  EXPECT_EQ(adj->content, "EACCES");
+  const Node* smaps = c->Find("proc/200/smaps");
+  ASSERT_NE(smaps, nullptr);
+  EXPECT_TRUE(smaps->is_error());
+  EXPECT_EQ(smaps->content, "EIO");
+  // Without readable smaps, the rollup and maps stand in for it; with it, they are not read.
+  ASSERT_NE(c->FileContent("proc/200/smaps_rollup"), nullptr);
+  EXPECT_EQ(*c->FileContent("proc/200/smaps_rollup"), "Pss: 10 kB\n");
+  EXPECT_NE(c->FileContent("proc/200/maps"), nullptr);
+  EXPECT_EQ(c->Find("proc/100/smaps_rollup"), nullptr);
+  EXPECT_EQ(c->Find("proc/100/maps"), nullptr);
+  EXPECT_EQ(*c->FileContent("proc/100/cmdline"), std::string("com.app\0", 8));
+  EXPECT_EQ(*c->FileContent("proc/2/smaps"), "");  // empty is a fact too (a kernel thread)
+
+  // fd races are skipped; a denied fd is a fact.
+  EXPECT_EQ(c->Find("proc/100/fdinfo/3"), nullptr);
+  EXPECT_EQ(c->Find("proc/100/fdinfo/6"), nullptr);
+  EXPECT_NE(c->FileContent("proc/100/fdinfo/4"), nullptr);
+  ASSERT_NE(c->Find("proc/100/fdinfo/5"), nullptr);
+  EXPECT_EQ(c->Find("proc/100/fdinfo/5")->content, "EACCES");
+  EXPECT_EQ(c->Find("proc/300"), nullptr);
+
+  // No KGSL on this device: nothing about it, not even ENOENT.
+  EXPECT_TRUE(c->Children("sys/class").empty());
+  EXPECT_EQ(c->Find("sys/class/kgsl/kgsl"), nullptr);
+  EXPECT_EQ(c->Find("proc/mtk_mali/gpu_memory"), nullptr);
+
+  EXPECT_NE(c->FileContent("sys/kernel/mm/cma/linux,cma/alloc_pages_success"), nullptr);
+  for (const char* never : {"proc/100/environ", "proc/self/smaps", "proc/0100/smaps", "etc/shadow",
+                            "sys/kernel/mm/cma/linux,cma/uevent", "sys/kernel/mm/cma/bad region/gcma"}) {
+    EXPECT_FALSE(Contains(fs.reads(), never)) << never;
+    EXPECT_EQ(c->Find(never), nullptr) << never;
+  }
+  ExpectOnlyAllowlistedAccess(fs.reads(), fs.lists());
+}
+
+TEST(CollectorTest, DeviceRootGetsAHeaderFromTheOptions) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::string* text = c->FileContent("capture.json");
+  ASSERT_NE(text, nullptr);
+  nlohmann::json header = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(header.is_object()) << *text;
+  EXPECT_EQ(header["format"], 1);
+  EXPECT_EQ(header["device_id"], "dev-1");
+  EXPECT_EQ(header["captured_at"], "2026-01-02T03:04:05Z");
+  EXPECT_EQ(header["page_size"], 16384);
+}
+
+TEST(CollectorTest, HeaderSurvivesADeviceIdThatIsNotUtf8) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  CollectOptions o = DeviceOptions();
+  o.device_id = "bad\xff\xfe";
+  absl::StatusOr<Capture> c = CollectCapture(fs, o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  nlohmann::json header = nlohmann::json::parse(*c->FileContent("capture.json"), nullptr, false);
+  ASSERT_TRUE(header.is_object());
+  EXPECT_EQ(header["format"], 1);
+}
+
+TEST(CollectorTest, RssPidIsWrittenOncePerProcessWithMemory) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddFile("proc/dma_heap/rss_pid", "");
+  fs.AddFile("proc/dma_heap/rss_pid@100", "PID     PSS(KB)   RSS(KB)\n100     4         4\n");
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok()) << c.status();
+  // 100 (smaps) and 200 (smaps_rollup) have memory; 2 is a kernel thread. The request is exactly
+  // "pid:<pid>\n": the MTK driver wants the newline, in one write.
+  EXPECT_EQ(fs.write_requests(),
+            (Strings{"proc/dma_heap/rss_pid@100=pid:100\n", "proc/dma_heap/rss_pid@200=pid:200\n"}));
+  ASSERT_NE(c->FileContent("proc/dma_heap/rss_pid@100"), nullptr);
+  EXPECT_TRUE(Has(*c->FileContent("proc/dma_heap/rss_pid@100"), "100     4"));
+  EXPECT_EQ(c->Find("proc/dma_heap/rss_pid@200"), nullptr);  // ENOENT: skipped
+  EXPECT_EQ(c->Find("proc/dma_heap/rss_pid"), nullptr);
+}
+
+TEST(CollectorTest, NoRssPidWithoutTheNode) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddFile("proc/dma_heap/all_heaps", "x");
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(fs.write_requests().empty());
+}
+
+TEST(CollectorTest, CommandsRecordOutputAndRealFailures) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddError("cmd/native_heap@100", "EPERM");
+  fs.AddFile("cmd/dumpsys_meminfo", "Total RAM: 1K\n");
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(fs.commands(), (Strings{"cmd/native_heap@100", "cmd/native_heap@200", "cmd/dumpsys_meminfo"}));
+  ASSERT_NE(c->Find("cmd/native_heap@100"), nullptr);
+  EXPECT_EQ(c->Find("cmd/native_heap@100")->content, "EPERM");
+  EXPECT_EQ(c->Find("cmd/native_heap@200"), nullptr);  // ENOENT: the command is not there
+  EXPECT_EQ(*c->FileContent("cmd/dumpsys_meminfo"), "Total RAM: 1K\n");
+}
+
+TEST(CollectorTest, RunCommandsFalseRunsNone) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddFile("cmd/dumpsys_meminfo", "Total RAM: 1K\n");
+  CollectOptions o = DeviceOptions();
+  o.run_commands = false;
+  absl::StatusOr<Capture> c = CollectCapture(fs, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(fs.commands().empty());
+  EXPECT_EQ(c->Find("cmd/dumpsys_meminfo"), nullptr);
+}
+
+TEST(CollectorTest, KgslFolderFileMissingOrFailing) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddFile("sys/class/kgsl/kgsl/memstat", "not read");
+  fs.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_mapped", "4096\n");
+  fs.AddError("sys/class/kgsl/kgsl/proc/100/gpumem_unmapped", "EIO");
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->IsDirectory("sys/class/kgsl/kgsl"));
+  EXPECT_TRUE(c->IsDirectory("sys/class/kgsl/kgsl/proc/100"));
+  EXPECT_EQ(*c->FileContent("sys/class/kgsl/kgsl/proc/100/gpumem_mapped"), "4096\n");
+  EXPECT_EQ(c->Find("sys/class/kgsl/kgsl/proc/100/gpumem_unmapped")->content, "EIO");
+  EXPECT_EQ(c->Find("sys/class/kgsl/kgsl/proc/100/imported_mem"), nullptr);
+  EXPECT_EQ(c->Find("sys/class/kgsl/kgsl/memstat"), nullptr);
+}
+
+TEST(CollectorTest, UnlistableFolderIsAnErrorNode) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddFile("proc/400/smaps", "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n");
+  fs.AddError("proc/400/fdinfo", "EACCES");  // another user's process
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok());
+  ASSERT_NE(c->Find("proc/400/fdinfo"), nullptr);
+  EXPECT_EQ(c->Find("proc/400/fdinfo")->content, "EACCES");
+}
+
+TEST(CollectorTest, CaptureTreeReplaysEvenEnoentItRecorded) {
+  FakeRootFs fs;
+  fs.AddFile("capture.json", "{\"format\": 1}");
+  fs.AddFile("proc/meminfo", "MemTotal: 1 kB\n");
+  fs.AddFile("proc/5/smaps", "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n");
+  fs.AddError("proc/5/fdinfo/3", "ENOENT");
+  fs.AddError("cmd/native_heap@5", "ENOENT");
+  absl::StatusOr<Capture> c = CollectCapture(fs, CollectOptions{});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c->FileContent("capture.json"), "{\"format\": 1}");
+  ASSERT_NE(c->Find("proc/5/fdinfo/3"), nullptr);
+  EXPECT_EQ(c->Find("proc/5/fdinfo/3")->content, "ENOENT");
+  ASSERT_NE(c->Find("cmd/native_heap@5"), nullptr);
+  EXPECT_EQ(c->Find("cmd/native_heap@5")->content, "ENOENT");
+}
+
+TEST(CollectorTest, NeitherTreeNorDeviceIsFailedPrecondition) {
+  FakeRootFs fs;
+  fs.AddFile("etc/hostname", "box\n");
+  absl::StatusOr<Capture> c = CollectCapture(fs, CollectOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Has(std::string(c.status().message()), "capture.json"));
+  EXPECT_TRUE(Has(std::string(c.status().message()), "proc/meminfo"));
+  EXPECT_TRUE(Has(std::string(c.status().message()), "'fake'"));
+
+  CaptureTreeFs missing("/nonexistent/memfleet");
+  EXPECT_EQ(CollectCapture(missing, CollectOptions{}).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(CollectorTest, UnreadableHeaderIsFailedPrecondition) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddError("capture.json", "EACCES");
+  absl::StatusOr<Capture> c = CollectCapture(fs, CollectOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Has(std::string(c.status().message()), "EACCES"));
+}
+
+// ---- This machine's own root. ----
+
+TEST(CollectorTest, CollectsThisLinuxMachine) {
+  DeviceRootFs device("/");
+  RecordingRootFs fs(device);
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::string me = "proc/" + std::to_string(getpid());
+  ASSERT_NE(c->FileContent(me + "/smaps"), nullptr) << "this test's own smaps";
+  EXPECT_FALSE(c->FileContent(me + "/smaps")->empty());
+  ASSERT_NE(c->FileContent(me + "/cmdline"), nullptr);
+  EXPECT_TRUE(Has(*c->FileContent(me + "/cmdline"), "collector_test"));
+  ASSERT_NE(c->FileContent("proc/meminfo"), nullptr);
+  EXPECT_TRUE(Has(*c->FileContent("proc/meminfo"), "MemTotal:"));
+  EXPECT_NE(c->FileContent("capture.json"), nullptr);
+  EXPECT_TRUE(c->IsDirectory(me + "/fdinfo"));
+  for (const auto& [path, node] : c->nodes()) {
+    if (node.is_file()) {
+      EXPECT_TRUE(IsAllowed(path)) << path;
+    }
+    if (node.is_error()) {
+      // A node that failed, or a folder that could not be listed.
+      EXPECT_TRUE(IsAllowed(path) || IsAllowedDirectory(path)) << path << ": " << node.content;
+      // Optional nodes this kernel lacks leave no trace. (A pid's node may be ENOENT: processes of
+      // this busy machine exit during the collection.)
+      EXPECT_NE(path.rfind("sys/", 0), 0u) << path << ": " << node.content;
+    }
+  }
+  ExpectOnlyAllowlistedAccess(fs.reads(), fs.lists());
+}
+
+}  // namespace
+}  // namespace memfleet::agent

@@ -1,0 +1,220 @@
+#include "agent/device_root_fs.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace memfleet::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "memfleet_root_XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& rel, const std::string& content, bool executable = false) const {
+    fs::path p = fs::path(path_) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << content;
+    if (executable) chmod(p.c_str(), 0755);
+    return p.string();
+  }
+
+ private:
+  std::string path_;
+};
+
+TEST(DeviceRootFsTest, ReadsProcfsToEndThoughItReportsSizeZero) {
+  DeviceRootFs fs("/");
+  struct stat st;
+  ASSERT_EQ(stat("/proc/self/smaps", &st), 0);
+  EXPECT_EQ(st.st_size, 0);  // why a read loop to EOF is needed at all
+  std::string smaps_path = "proc/" + std::to_string(getpid()) + "/smaps";
+  NodeRead smaps = fs.Read(smaps_path);
+  ASSERT_TRUE(smaps.ok()) << smaps.errno_name;
+  // A test binary has dozens of mappings, far more than one 4 KiB page of smaps; a complete read ends
+  // with the last mapping's VmFlags line and its newline.
+  EXPECT_GT(smaps.content.size(), 4096u);
+  ASSERT_EQ(smaps.content.back(), '\n');
+  size_t last_line = smaps.content.rfind('\n', smaps.content.size() - 2);
+  ASSERT_NE(last_line, std::string::npos);
+  EXPECT_EQ(smaps.content.compare(last_line + 1, 8, "VmFlags:"), 0);
+
+  NodeRead meminfo = fs.Read("proc/meminfo");
+  ASSERT_TRUE(meminfo.ok());
+  EXPECT_EQ(meminfo.content.compare(0, 9, "MemTotal:"), 0);
+}
+
+TEST(DeviceRootFsTest, ListsProcWithPidFolders) {
+  DeviceRootFs fs("/");
+  DirList proc = fs.List("proc");
+  ASSERT_TRUE(proc.ok()) << proc.errno_name;
+  std::string me = std::to_string(getpid());
+  bool found = false;
+  for (size_t i = 0; i < proc.entries.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LT(proc.entries[i - 1].name, proc.entries[i].name);  // sorted
+    }
+    if (proc.entries[i].name == me) found = proc.entries[i].is_directory;
+    EXPECT_NE(proc.entries[i].name, ".");
+    EXPECT_NE(proc.entries[i].name, "..");
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(fs.IsDirectory("proc/" + me));
+}
+
+TEST(DeviceRootFsTest, FolderRootKeepsPathsInside) {
+  TempDir dir;
+  dir.Write("root/proc/meminfo", "MemTotal: 1 kB\n");
+  std::string secret = dir.Write("secret", "TOPSECRET");
+  std::string root = dir.path() + "/root";
+  fs::create_symlink(secret, root + "/proc/escape");
+  fs::create_symlink("../../secret", root + "/proc/escape2");
+  DeviceRootFs fs(root);
+  EXPECT_EQ(fs.Read("proc/meminfo").content, "MemTotal: 1 kB\n");
+  EXPECT_EQ(fs.Read("proc/escape").errno_name, "EINVAL");
+  EXPECT_EQ(fs.Read("proc/escape2").errno_name, "EINVAL");
+  EXPECT_EQ(fs.Read("../secret").errno_name, "EINVAL");
+  EXPECT_EQ(fs.Read(secret).errno_name, "EINVAL");  // absolute
+  EXPECT_EQ(fs.Read("proc/nope").errno_name, "ENOENT");
+  EXPECT_EQ(fs.Read("proc").errno_name, "EISDIR");
+  EXPECT_EQ(fs.List("proc/meminfo").errno_name, "ENOTDIR");
+  // A live root has no `.err` convention: a file by that name is just a file.
+  dir.Write("root/proc/x.err", "EACCES");
+  EXPECT_EQ(fs.Read("proc/x").errno_name, "ENOENT");
+}
+
+TEST(DeviceRootFsTest, WriteThenReadWritesOnceAtStartThenReadsFromStart) {
+  TempDir dir;
+  dir.Write("proc/dma_heap/rss_pid", std::string(16, 'X'));
+  DeviceRootFs fs(dir.path());
+  // A regular file shows what happened: the 6-byte request overwrote the first 6 of 16 bytes, and the read
+  // started again at offset 0 (without the lseek it would return only the 10 bytes after the request).
+  NodeRead r = fs.WriteThenRead("proc/dma_heap/rss_pid", "pid:7\n", "7");
+  ASSERT_TRUE(r.ok()) << r.errno_name;
+  EXPECT_EQ(r.content, "pid:7\n" + std::string(10, 'X'));
+  // Never created: the node must already exist.
+  EXPECT_EQ(fs.WriteThenRead("proc/dma_heap/missing", "pid:7\n", "7").errno_name, "ENOENT");
+  EXPECT_FALSE(fs::exists(dir.path() + "/proc/dma_heap/missing"));
+  EXPECT_EQ(fs.WriteThenRead("/proc/dma_heap/rss_pid", "pid:7\n", "7").errno_name, "EINVAL");
+}
+
+DeviceRootFs::Options FastOptions(const std::string& scratch) {
+  DeviceRootFs::Options o;
+  o.command_timeout_ms = 2000;
+  o.scratch_dir = scratch;
+  return o;
+}
+
+TEST(DeviceRootFsTest, CommandsAreEnoentWhereTheRootLacksThem) {
+  TempDir dir;
+  dir.Write("proc/meminfo", "x");
+  DeviceRootFs fs(dir.path(), FastOptions(dir.path()));
+  EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "").errno_name, "ENOENT");
+  EXPECT_EQ(fs.RunCommand("native_heap", "1").errno_name, "ENOENT");
+}
+
+TEST(DeviceRootFsTest, OnlyTheTwoCommandsWithValidArgs) {
+  TempDir dir;
+  dir.Write("system/bin/dumpsys", "#!/bin/sh\necho \"$@\"\n", true);
+  dir.Write("system/bin/am", "#!/bin/sh\nexit 0\n", true);
+  DeviceRootFs fs(dir.path(), FastOptions(dir.path()));
+  EXPECT_EQ(fs.RunCommand("sh", "").errno_name, "EINVAL");
+  EXPECT_EQ(fs.RunCommand("dumpsys", "").errno_name, "EINVAL");
+  EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "-a").errno_name, "EINVAL");
+  EXPECT_EQ(fs.RunCommand("native_heap", "").errno_name, "EINVAL");
+  EXPECT_EQ(fs.RunCommand("native_heap", "12a").errno_name, "EINVAL");
+  EXPECT_EQ(fs.RunCommand("native_heap", "1;reboot").errno_name, "EINVAL");
+  EXPECT_EQ(fs.RunCommand("native_heap", "-1").errno_name, "EINVAL");
+}
+
+TEST(DeviceRootFsTest, DumpsysMeminfoRunsWithoutShellAndCapturesStdout) {
+  TempDir dir;
+  // Prints its arguments one per line, and noise on stderr that must not end up in the node.
+  dir.Write("system/bin/dumpsys", "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\necho noise >&2\n", true);
+  DeviceRootFs fs(dir.path(), FastOptions(dir.path()));
+  NodeRead r = fs.RunCommand("dumpsys_meminfo", "");
+  ASSERT_TRUE(r.ok()) << r.errno_name;
+  EXPECT_EQ(r.content, "[meminfo]\n");
+}
+
+TEST(DeviceRootFsTest, NativeHeapReadsTheFileAmWroteAndRemovesIt) {
+  TempDir dir;
+  TempDir scratch;
+  // Like `am dumpheap -n <pid> <file>`: the dump goes to the file named by the last argument.
+  dir.Write("system/bin/am",
+            "#!/bin/sh\n[ \"$1\" = dumpheap ] && [ \"$2\" = -n ] || exit 9\n"
+            "printf 'Android Native Heap Dump v1.2\\n\\nTotal memory: 42\\npid %s\\n' \"$3\" > \"$4\"\n"
+            "echo 'Waiting for dump to finish...'\n",
+            true);
+  DeviceRootFs fs(dir.path(), FastOptions(scratch.path()));
+  NodeRead r = fs.RunCommand("native_heap", "1234");
+  ASSERT_TRUE(r.ok()) << r.errno_name;
+  EXPECT_EQ(r.content, "Android Native Heap Dump v1.2\n\nTotal memory: 42\npid 1234\n");
+  EXPECT_TRUE(fs::is_empty(scratch.path()));  // the scratch file is gone
+}
+
+TEST(DeviceRootFsTest, NativeHeapWithNoDumpIsEnodata) {
+  TempDir dir;
+  TempDir scratch;
+  dir.Write("system/bin/am", "#!/bin/sh\nexit 0\n", true);
+  DeviceRootFs fs(dir.path(), FastOptions(scratch.path()));
+  EXPECT_EQ(fs.RunCommand("native_heap", "1").errno_name, "ENODATA");
+  EXPECT_TRUE(fs::is_empty(scratch.path()));
+}
+
+TEST(DeviceRootFsTest, FailingCommandIsEio) {
+  TempDir dir;
+  dir.Write("system/bin/dumpsys", "#!/bin/sh\necho partial\nexit 3\n", true);
+  DeviceRootFs fs(dir.path(), FastOptions(dir.path()));
+  EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "").errno_name, "EIO");
+}
+
+TEST(DeviceRootFsTest, HungCommandIsKilledAtTheTimeout) {
+  TempDir dir;
+  // The background sleep keeps stdout open after the script exits: only the timeout ends the wait, and
+  // killing the process group ends the sleep too.
+  dir.Write("system/bin/dumpsys", "#!/bin/sh\nsleep 30 &\nsleep 30\n", true);
+  DeviceRootFs::Options o = FastOptions(dir.path());
+  o.command_timeout_ms = 300;
+  DeviceRootFs fs(dir.path(), o);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "").errno_name, "ETIMEDOUT");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(DeviceRootFsTest, OversizedOutputIsEfbig) {
+  TempDir dir;
+  dir.Write("system/bin/dumpsys", "#!/bin/sh\nhead -c 100000 /dev/zero\n", true);
+  DeviceRootFs::Options o = FastOptions(dir.path());
+  o.max_command_output_bytes = 1000;
+  DeviceRootFs fs(dir.path(), o);
+  EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "").errno_name, "EFBIG");
+}
+
+TEST(DeviceRootFsTest, CommandSymlinkedOutOfTheRootIsNotRun) {
+  TempDir dir;
+  std::string outside = dir.Write("outside/dumpsys", "#!/bin/sh\necho ran\n", true);
+  fs::create_directories(dir.path() + "/root/system/bin");
+  fs::create_symlink(outside, dir.path() + "/root/system/bin/dumpsys");
+  DeviceRootFs fs(dir.path() + "/root", FastOptions(dir.path()));
+  EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "").errno_name, "ENOENT");
+}
+
+}  // namespace
+}  // namespace memfleet::agent

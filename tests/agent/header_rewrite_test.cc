@@ -1,0 +1,166 @@
+// The capture header the agent sends: a capture tree replays as the agent's device at the capture time,
+// with every other header fact kept; and the capture id that the server deduplicates by.
+#include "agent/header_rewrite.h"
+
+#include <string>
+
+#include "agent/device_facts.h"
+#include "gtest/gtest.h"
+#include "server/accounting/capture_header.h"
+#include "tests/support/fake_root_fs.h"
+#include "tests/support/load_tree.h"
+
+namespace memfleet::agent {
+namespace {
+
+TEST(RewriteCaptureHeaderTest, ReplacesDeviceAndTimeKeepsTheRest) {
+  // tests/data/captures/qcom-sm8450/tree/capture.json: device sim-qcom-101, 2026-11-30T08:00:00Z,
+  // page_size 4096, ddr_size_kb 16777216.
+  std::string original =
+      testing::ReadFileForTest(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree/capture.json");
+  ASSERT_NE(original.find("sim-qcom-101"), std::string::npos);
+  absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z");
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*rewritten);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->device_id, "lab-7");
+  EXPECT_EQ(h->captured_at, "2026-12-02T16:15:00Z");
+  EXPECT_EQ(h->page_size, 4096u);
+  EXPECT_FALSE(h->page_size_defaulted);
+  EXPECT_EQ(h->ddr_size_kb, 16777216u);
+  EXPECT_EQ(rewritten->find("sim-qcom-101"), std::string::npos);
+  // Field order is kept: "format" still leads, device_id still precedes captured_at.
+  EXPECT_LT(rewritten->find("\"format\""), rewritten->find("\"device_id\""));
+  EXPECT_LT(rewritten->find("\"device_id\""), rewritten->find("\"captured_at\""));
+  EXPECT_LT(rewritten->find("\"captured_at\""), rewritten->find("\"ddr_size_kb\""));
+}
+
+TEST(RewriteCaptureHeaderTest, KeepsBuildFactsAndUnknownFields) {
+  std::string original = R"({"format": 1, "device_id": "old", "captured_at": "2020-01-01T00:00:00Z",
+    "model": "Pixel 9", "soc": "tensor-g4", "android_version": 15, "vendor_x": {"a": [1, 2]}})";
+  absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z");
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*rewritten);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->facts.at("model"), "Pixel 9");
+  EXPECT_EQ(h->facts.at("soc"), "tensor-g4");
+  EXPECT_EQ(h->android_version, 15);
+  EXPECT_NE(rewritten->find("\"vendor_x\""), std::string::npos);
+  EXPECT_TRUE(h->page_size_defaulted);  // no page_size was invented
+}
+
+TEST(RewriteCaptureHeaderTest, AddsMissingDeviceAndTime) {
+  absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(R"({"format": 1})", "lab-7", "2026-12-02T16:15:00Z");
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*rewritten);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->device_id, "lab-7");
+  EXPECT_EQ(h->captured_at, "2026-12-02T16:15:00Z");
+}
+
+TEST(RewriteCaptureHeaderTest, RefusesWhatIsNotAJsonObject) {
+  for (const char* text : {"", "[1, 2]", "\"text\"", "{\"format\": 1", "\x89PNG\r\n", "null", "{\"a\": \"\xff\"}"}) {
+    absl::StatusOr<std::string> r = RewriteCaptureHeader(text, "lab-7", "2026-12-02T16:15:00Z");
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << "input: " << text;
+  }
+}
+
+TEST(RewriteCaptureHeaderTest, RefusesATimeThatIsNotRfc3339Utc) {
+  for (const char* at : {"", "2026-12-02 16:15:00", "2026-12-02T16:15:00", "2026-12-02T16:15:00+01:00",
+                         "2026-13-02T16:15:00Z", "2026-12-02T24:00:00Z", "2026-12-02T16:15:00.123Z"}) {
+    EXPECT_EQ(RewriteCaptureHeader("{}", "lab-7", at).status().code(), absl::StatusCode::kInvalidArgument) << at;
+    EXPECT_FALSE(IsRfc3339UtcSeconds(at)) << at;
+  }
+  EXPECT_TRUE(IsRfc3339UtcSeconds("2026-12-31T23:59:60Z"));  // a leap second
+}
+
+TEST(RewriteCaptureHeaderTest, DeviceIdThatIsNotUtf8DoesNotThrow) {
+  absl::StatusOr<std::string> r = RewriteCaptureHeader("{}", "lab\xff-7", "2026-12-02T16:15:00Z");
+  EXPECT_TRUE(r.ok()) << r.status();
+}
+
+TEST(RewriteCaptureHeaderTest, RewritesTheNodeOfACapture) {
+  accounting::Capture c;
+  c.AddFile("capture.json", R"({"format": 1, "device_id": "old", "captured_at": "2020-01-01T00:00:00Z"})");
+  c.AddFile("proc/meminfo", "MemTotal: 1 kB\n");
+  ASSERT_TRUE(RewriteCaptureHeaderOf(c, "lab-7", "2026-12-02T16:15:00Z").ok());
+  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*c.FileContent("capture.json"));
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->device_id, "lab-7");
+  EXPECT_EQ(*c.FileContent("proc/meminfo"), "MemTotal: 1 kB\n");
+
+  accounting::Capture no_header;
+  EXPECT_EQ(RewriteCaptureHeaderOf(no_header, "lab-7", "2026-12-02T16:15:00Z").code(),
+            absl::StatusCode::kInvalidArgument);
+  accounting::Capture failed_header;
+  failed_header.AddError("capture.json", "EACCES");
+  EXPECT_EQ(RewriteCaptureHeaderOf(failed_header, "lab-7", "2026-12-02T16:15:00Z").code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MakeCaptureIdTest, DeviceCompactTimeAndSixDigitSequence) {
+  EXPECT_EQ(*MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 42), "lab-7-20261202T161500Z-000042");
+  EXPECT_EQ(*MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 999999), "lab-7-20261202T161500Z-999999");
+  // The sequence wraps rather than growing the id.
+  EXPECT_EQ(*MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 1000001), "lab-7-20261202T161500Z-000001");
+  EXPECT_EQ(MakeCaptureId("", "2026-12-02T16:15:00Z", 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeCaptureId("lab-7", "yesterday", 1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DeviceFactsTest, FromAHeader) {
+  absl::StatusOr<DeviceFacts> f = DeviceFactsFromHeader(
+      R"({"format": 1, "device_id": "d", "captured_at": "2026-12-02T16:15:00Z", "page_size": 16384,
+          "model": "Pixel 9", "soc": "tensor-g4", "build_fingerprint": "google/x/y:15/AP/1:user/release-keys",
+          "kernel": "6.1.75-android14"})");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->model, "Pixel 9");
+  EXPECT_EQ(f->soc, "tensor-g4");
+  EXPECT_EQ(f->build_fingerprint, "google/x/y:15/AP/1:user/release-keys");
+  EXPECT_EQ(f->kernel, "6.1.75-android14");
+  EXPECT_EQ(f->page_size, 16384u);
+}
+
+TEST(DeviceFactsTest, SampleTreeHasNoBuildFacts) {
+  // The bundled qcom-sm8450 header names no model or SoC: they stay empty (--model / --soc fill them).
+  absl::StatusOr<DeviceFacts> f = DeviceFactsFromHeader(
+      testing::ReadFileForTest(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree/capture.json"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->model, "");
+  EXPECT_EQ(f->soc, "");
+  EXPECT_EQ(f->page_size, 4096u);
+  EXPECT_TRUE(IsCaptureTreeRoot(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree"));
+  EXPECT_FALSE(IsCaptureTreeRoot(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450"));
+}
+
+TEST(DeviceFactsTest, DeviceIdsTheServerAccepts) {
+  EXPECT_TRUE(CheckDeviceId("sim-qcom-101").ok());
+  EXPECT_TRUE(CheckDeviceId("lab.rack-3:slot_7@farm+a").ok());
+  EXPECT_TRUE(CheckDeviceId(std::string(128, 'a')).ok());
+  EXPECT_EQ(CheckDeviceId("").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckDeviceId(std::string(129, 'a')).code(), absl::StatusCode::kInvalidArgument);
+  for (const char* bad : {"a b", "a/b", "dev\n", "caf\xc3\xa9", "a\"b"}) {
+    EXPECT_EQ(CheckDeviceId(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(DeviceFactsTest, LiveRootKernelFromOsrelease) {
+  testing::FakeRootFs fs;
+  fs.AddFile("proc/sys/kernel/osrelease", "6.1.0-28-amd64\n");
+  DeviceFacts f = LiveRootFacts(fs, 16384);
+  EXPECT_EQ(f.kernel, "6.1.0-28-amd64");  // without its newline
+  EXPECT_EQ(f.model, "linux-host");
+  EXPECT_EQ(f.soc, "");
+  EXPECT_EQ(f.page_size, 16384u);
+
+  testing::FakeRootFs denied;
+  denied.AddError("proc/sys/kernel/osrelease", "EACCES");
+  EXPECT_EQ(LiveRootFacts(denied, 4096).kernel, "");
+}
+
+TEST(DeviceFactsTest, BadHeaderIsAnError) {
+  EXPECT_FALSE(DeviceFactsFromHeader("not json").ok());
+  EXPECT_FALSE(DeviceFactsFromHeader(R"({"format": 2, "device_id": "d", "captured_at": "x"})").ok());
+}
+
+}  // namespace
+}  // namespace memfleet::agent

@@ -1,0 +1,240 @@
+// Scheduler with a fake clock, a real capture tree and a fake sink: a capture is stamped with the agent's
+// device id and clock, spooled before it is handed on, and --once exits 0 only on its ack.
+#include "agent/scheduler.h"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "agent/capture_tree_fs.h"
+#include "gtest/gtest.h"
+#include "proto/capture_codec.h"
+#include "server/accounting/capture_header.h"
+#include "tests/support/load_tree.h"
+
+namespace memfleet::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr char kTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+
+class FakeClock : public Clock {
+ public:
+  std::string NowRfc3339() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_;
+  }
+  std::chrono::steady_clock::time_point SteadyNow() override { return std::chrono::steady_clock::now(); }
+  void Set(std::string now) {
+    std::lock_guard<std::mutex> lock(mu_);
+    now_ = std::move(now);
+  }
+
+ private:
+  std::mutex mu_;
+  std::string now_ = "2026-12-02T16:15:00Z";
+};
+
+class FakeSink : public CaptureSink {
+ public:
+  void CaptureSpooled(const std::string& capture_id) override {
+    std::function<void(const std::string&)> hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      spooled_.push_back(capture_id);
+      hook = on_spooled_;
+    }
+    if (hook) hook(capture_id);
+  }
+  void CommandFailed(const std::string& sweep_id, const std::string& message) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_.push_back(sweep_id + ": " + message);
+  }
+  void set_on_spooled(std::function<void(const std::string&)> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_spooled_ = std::move(hook);
+  }
+  std::vector<std::string> spooled() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return spooled_;
+  }
+  std::vector<std::string> failed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return failed_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> spooled_, failed_;
+  std::function<void(const std::string&)> on_spooled_;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "memfleet-scheduler-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir_ + "/spool", 64ull << 20});
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    spool_ = std::move(*spool);
+    options_.device_id = "lab-7";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::string dir_;
+  std::unique_ptr<Spool> spool_;
+  SchedulerOptions options_;
+  FakeClock clock_;
+  FakeSink sink_;
+  boost::asio::io_context io_;
+};
+
+TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
+  CaptureTreeFs tree(kTree);
+  Scheduler scheduler(io_, tree, clock_, *spool_, options_);
+  scheduler.set_sink(&sink_);
+
+  absl::StatusOr<TakenCapture> taken = scheduler.TakeCapture("sweep-1");
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_EQ(taken->capture_id, "lab-7-20261202T161500Z-000001");
+  EXPECT_EQ(taken->captured_at, "2026-12-02T16:15:00Z");
+  EXPECT_GT(taken->node_count, 0u);
+  EXPECT_GT(taken->peak_rss_kb, 0);
+  EXPECT_EQ(sink_.spooled(), std::vector<std::string>{"lab-7-20261202T161500Z-000001"});
+
+  ASSERT_EQ(spool_->count(), 1u);
+  Spool::Entry entry = spool_->List()[0];
+  EXPECT_EQ(entry.capture_id, taken->capture_id);
+  EXPECT_EQ(entry.captured_at, "2026-12-02T16:15:00Z");
+  EXPECT_EQ(entry.sweep_id, "sweep-1");
+
+  absl::StatusOr<Spool::Loaded> loaded = spool_->Load(taken->capture_id);
+  ASSERT_TRUE(loaded.ok());
+  absl::StatusOr<accounting::Capture> capture = wire::DecodeStoredCapture(wire::kStoredCodec, loaded->blob);
+  ASSERT_TRUE(capture.ok()) << capture.status();
+  // The tree says sim-qcom-101 at 2026-11-30T08:00:00Z; the agent replays it as itself, now.
+  absl::StatusOr<accounting::CaptureHeader> header = accounting::ParseCaptureHeader(*capture->FileContent("capture.json"));
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_EQ(header->device_id, "lab-7");
+  EXPECT_EQ(header->captured_at, "2026-12-02T16:15:00Z");
+  EXPECT_EQ(header->ddr_size_kb, 16777216u);
+  // Node contents are carried verbatim.
+  EXPECT_EQ(*capture->FileContent("proc/meminfo"), testing::ReadFileForTest(std::string(kTree) + "/proc/meminfo"));
+  EXPECT_EQ(taken->node_count, capture->size());
+
+  clock_.Set("2026-12-02T16:20:00Z");
+  absl::StatusOr<TakenCapture> next = scheduler.TakeCapture("");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->capture_id, "lab-7-20261202T162000Z-000002");
+}
+
+TEST_F(SchedulerTest, FailedCaptureForASweepIsReported) {
+  fs::create_directories(dir_ + "/empty-root");
+  CaptureTreeFs empty(dir_ + "/empty-root");  // neither a capture tree nor a device root
+  Scheduler scheduler(io_, empty, clock_, *spool_, options_);
+  scheduler.set_sink(&sink_);
+  EXPECT_EQ(scheduler.TakeCapture("").status().code(), absl::StatusCode::kFailedPrecondition);
+
+  std::thread loop([&] { scheduler.Run(); });
+  scheduler.OnCaptureNow("sweep-3");
+  bool reported = false;
+  for (int i = 0; i < 500 && !reported; ++i) {
+    reported = !sink_.failed().empty();
+    std::this_thread::sleep_for(10ms);
+  }
+  scheduler.RequestStop();
+  loop.join();
+  ASSERT_EQ(sink_.failed().size(), 1u);
+  EXPECT_EQ(sink_.failed()[0].rfind("sweep-3: ", 0), 0u) << sink_.failed()[0];
+  EXPECT_EQ(spool_->count(), 0u);
+}
+
+TEST_F(SchedulerTest, OnceExitsZeroWhenItsCaptureIsAcked) {
+  CaptureTreeFs tree(kTree);
+  options_.once = true;
+  options_.once_timeout = 20s;
+  Scheduler scheduler(io_, tree, clock_, *spool_, options_);
+  scheduler.set_sink(&sink_);
+  bool stopped = false;
+  scheduler.set_on_stop([&] { stopped = true; });
+  // The "server" acks an unrelated capture first: that must not end the run.
+  sink_.set_on_spooled([&](const std::string& id) {
+    scheduler.OnAcked("someone-else", false);
+    scheduler.OnAcked(id, false);
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(scheduler.Run(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(sink_.spooled().size(), 1u);
+}
+
+TEST_F(SchedulerTest, OnceFailsWhenNotDeliveredInTimeAndKeepsTheCapture) {
+  CaptureTreeFs tree(kTree);
+  options_.once = true;
+  options_.once_timeout = 1s;
+  Scheduler scheduler(io_, tree, clock_, *spool_, options_);
+  scheduler.set_sink(&sink_);
+  EXPECT_EQ(scheduler.Run(), 1);
+  ASSERT_EQ(spool_->count(), 1u);
+  EXPECT_EQ(spool_->List()[0].capture_id, sink_.spooled().at(0));
+}
+
+TEST_F(SchedulerTest, OnceFailsWhenTheServerRejectsForGood) {
+  CaptureTreeFs tree(kTree);
+  options_.once = true;
+  options_.once_timeout = 20s;
+  Scheduler scheduler(io_, tree, clock_, *spool_, options_);
+  scheduler.set_sink(&sink_);
+  sink_.set_on_spooled([&](const std::string& id) {
+    scheduler.OnRejected(id, /*retry=*/true, "disk full");  // not final: keeps waiting
+    scheduler.OnRejected(id, /*retry=*/false, "another device");
+  });
+  EXPECT_EQ(scheduler.Run(), 1);
+}
+
+TEST_F(SchedulerTest, DaemonTakesACaptureAtStartAndOnCaptureNow) {
+  CaptureTreeFs tree(kTree);
+  options_.interval = 3600s;
+  Scheduler scheduler(io_, tree, clock_, *spool_, options_);
+  scheduler.set_sink(&sink_);
+  std::promise<int> exit_code;
+  std::thread loop([&] { exit_code.set_value(scheduler.Run()); });
+  auto wait_for = [&](size_t n) {
+    for (int i = 0; i < 500 && sink_.spooled().size() < n; ++i) std::this_thread::sleep_for(10ms);
+    return sink_.spooled().size() >= n;
+  };
+  ASSERT_TRUE(wait_for(1));  // at start, without waiting an interval
+  clock_.Set("2026-12-02T16:16:00Z");
+  scheduler.OnCaptureNow("sweep-5");
+  ASSERT_TRUE(wait_for(2));
+  scheduler.OnSetInterval(60);
+  scheduler.RequestStop();
+  loop.join();
+  EXPECT_EQ(exit_code.get_future().get(), 0);
+  std::vector<Spool::Entry> entries = spool_->List();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].sweep_id, "");
+  EXPECT_EQ(entries[1].sweep_id, "sweep-5");
+  EXPECT_EQ(entries[1].capture_id, "lab-7-20261202T161600Z-000002");
+  EXPECT_EQ(scheduler.interval(), 60s);
+}
+
+}  // namespace
+}  // namespace memfleet::agent

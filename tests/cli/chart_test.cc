@@ -1,0 +1,325 @@
+// Sparkline scaling and the SVG trend chart: well-formed XML (checked by a small parser below, since the
+// test must not depend on an XML library), an <svg> root and one polyline vertex per sample.
+#include "cli/chart.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "cli/commands/trend_command.h"
+
+namespace memfleet::cli {
+namespace {
+
+// ---- A strict little XML 1.0 well-formedness checker (elements, attributes, text, entities). ----
+struct Element {
+  std::string name;
+  std::map<std::string, std::string> attrs;  // values with entities decoded
+  std::string text;                          // direct text content, decoded
+};
+
+class XmlChecker {
+ public:
+  explicit XmlChecker(std::string_view doc) : s_(doc) {}
+
+  // True when the document is well-formed; `error` says where it is not.
+  bool Check() {
+    SkipMisc(/*allow_decl=*/true);
+    if (!Peek('<')) return Fail("no root element");
+    if (!ParseElement()) return false;
+    SkipMisc(false);
+    if (pos_ != s_.size()) return Fail("content after the root element");
+    return true;
+  }
+
+  std::string error;
+  std::vector<Element> elements;  // document order
+
+ private:
+  bool Fail(const std::string& why) {
+    if (error.empty()) error = why + " at byte " + std::to_string(pos_);
+    return false;
+  }
+  bool Peek(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
+  bool StartsWith(std::string_view p) const { return s_.substr(pos_, p.size()) == p; }
+  void SkipSpace() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r')) ++pos_;
+  }
+  static bool NameChar(char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+           (!first && ((c >= '0' && c <= '9') || c == '-' || c == '.'));
+  }
+  bool Name(std::string& out) {
+    size_t start = pos_;
+    while (pos_ < s_.size() && NameChar(s_[pos_], pos_ == start)) ++pos_;
+    out = std::string(s_.substr(start, pos_ - start));
+    return !out.empty() || Fail("expected a name");
+  }
+  void SkipMisc(bool allow_decl) {
+    for (;;) {
+      SkipSpace();
+      if (allow_decl && StartsWith("<?xml")) {
+        size_t end = s_.find("?>", pos_);
+        pos_ = end == std::string_view::npos ? s_.size() : end + 2;
+        allow_decl = false;
+      } else if (StartsWith("<!--")) {
+        size_t end = s_.find("-->", pos_ + 4);
+        pos_ = end == std::string_view::npos ? s_.size() : end + 3;
+      } else {
+        return;
+      }
+    }
+  }
+  // Character data up to '<' (or the closing quote); '&' must start a known entity.
+  bool CharData(char stop, std::string& out) {
+    while (pos_ < s_.size() && s_[pos_] != stop) {
+      char c = s_[pos_];
+      if (c == '<') return Fail("'<' in an attribute value");  // text stops at '<' before this
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') return Fail("control character");
+      if (c == '&') {
+        size_t semi = s_.find(';', pos_);
+        if (semi == std::string_view::npos) return Fail("unterminated entity");
+        std::string_view ent = s_.substr(pos_ + 1, semi - pos_ - 1);
+        static const std::map<std::string, char> kNamed = {{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'},
+                                                           {"apos", '\''}};
+        auto it = kNamed.find(std::string(ent));
+        if (it != kNamed.end()) {
+          out += it->second;
+        } else if (ent.size() > 1 && ent[0] == '#') {
+          out += '?';  // numeric reference: accepted, not decoded
+        } else {
+          return Fail("unknown entity &" + std::string(ent) + ";");
+        }
+        pos_ = semi + 1;
+        continue;
+      }
+      out += c;
+      ++pos_;
+    }
+    return true;
+  }
+  bool ParseElement() {
+    ++pos_;  // '<'
+    Element e;
+    if (!Name(e.name)) return false;
+    for (;;) {
+      size_t before = pos_;
+      SkipSpace();
+      if (StartsWith("/>")) {
+        pos_ += 2;
+        elements.push_back(std::move(e));
+        return true;
+      }
+      if (Peek('>')) {
+        ++pos_;
+        break;
+      }
+      if (pos_ == before) return Fail("expected whitespace before an attribute");
+      std::string attr;
+      if (!Name(attr)) return false;
+      SkipSpace();
+      if (!Peek('=')) return Fail("attribute " + attr + " has no value");
+      ++pos_;
+      SkipSpace();
+      if (!Peek('"') && !Peek('\'')) return Fail("attribute value not quoted");
+      char q = s_[pos_++];
+      std::string value;
+      if (!CharData(q, value)) return false;
+      if (!Peek(q)) return Fail("unterminated attribute value");
+      ++pos_;
+      if (!e.attrs.emplace(attr, value).second) return Fail("duplicate attribute " + attr);
+    }
+    size_t index = elements.size();
+    elements.push_back(e);
+    for (;;) {
+      std::string text;
+      if (!CharData('<', text)) return false;
+      elements[index].text += text;
+      if (pos_ >= s_.size()) return Fail("unclosed <" + e.name + ">");
+      if (StartsWith("</")) {
+        pos_ += 2;
+        std::string closing;
+        if (!Name(closing)) return false;
+        if (closing != e.name) return Fail("</" + closing + "> closes <" + e.name + ">");
+        SkipSpace();
+        if (!Peek('>')) return Fail("expected >");
+        ++pos_;
+        return true;
+      }
+      if (StartsWith("<!--")) {
+        SkipMisc(false);
+        continue;
+      }
+      if (!ParseElement()) return false;
+    }
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+TEST(XmlCheckerTest, CatchesWhatItShould) {  // the checker itself must reject broken documents
+  EXPECT_TRUE(XmlChecker("<a x=\"1\"><b/>t &amp; u</a>").Check());
+  EXPECT_FALSE(XmlChecker("<a><b></a>").Check());
+  EXPECT_FALSE(XmlChecker("<a x=1/>").Check());
+  EXPECT_FALSE(XmlChecker("<a>x & y</a>").Check());
+  EXPECT_FALSE(XmlChecker("<a>1 < 2</a>").Check());
+  EXPECT_FALSE(XmlChecker("<a/><b/>").Check());
+  EXPECT_FALSE(XmlChecker("<a x=\"<\"/>").Check());
+}
+
+std::vector<std::pair<double, double>> PolylinePoints(const Element& e) {
+  std::vector<std::pair<double, double>> out;
+  auto it = e.attrs.find("points");
+  if (it == e.attrs.end()) return out;
+  for (absl::string_view pair : absl::StrSplit(it->second, ' ', absl::SkipEmpty())) {
+    std::vector<std::string> xy = absl::StrSplit(pair, ',');
+    if (xy.size() != 2) return {};
+    out.push_back({std::strtod(xy[0].c_str(), nullptr), std::strtod(xy[1].c_str(), nullptr)});
+  }
+  return out;
+}
+
+struct Parsed {
+  bool ok = false;
+  std::string error;
+  std::vector<Element> elements;
+  const Element* Find(const std::string& name, size_t nth = 0) const {
+    for (const Element& e : elements) {
+      if (e.name == name && nth-- == 0) return &e;
+    }
+    return nullptr;
+  }
+  size_t Count(const std::string& name) const {
+    size_t n = 0;
+    for (const Element& e : elements) n += e.name == name;
+    return n;
+  }
+};
+
+Parsed Parse(const std::string& svg) {
+  XmlChecker checker(svg);
+  Parsed p;
+  p.ok = checker.Check();
+  p.error = checker.error;
+  p.elements = checker.elements;
+  return p;
+}
+
+// ---- Sparkline ----
+
+TEST(SparklineTest, ScalesMinToLowestAndMaxToHighestBlock) {
+  // 8 levels over 0..70: (v - 0) / 70 * 7 is exactly the level.
+  EXPECT_EQ(Sparkline({0, 10, 20, 30, 40, 50, 60, 70}), "▁▂▃▄▅▆▇█");
+  EXPECT_EQ(Sparkline({70, 0}), "█▁");
+  // 10, 20, 80: levels 0, (10/70)*7 = 1, 7.
+  EXPECT_EQ(Sparkline({10, 20, 80}), "▁▂█");
+  // Rounds to the nearest level: 100..200..300 -> 0, 3.5 -> 4, 7.
+  EXPECT_EQ(Sparkline({100, 200, 300}), "▁▅█");
+}
+
+TEST(SparklineTest, AllEqualAndSinglePointAreAFlatMidLine) {
+  EXPECT_EQ(Sparkline({5000, 5000, 5000}), "▄▄▄");
+  EXPECT_EQ(Sparkline({42}), "▄");
+  EXPECT_EQ(Sparkline({}), "");
+}
+
+TEST(SparklineTest, UnknownValuesAreGapsThatKeepAlignment) {
+  EXPECT_EQ(Sparkline({0, std::nullopt, 70}), "▁ █");
+  EXPECT_EQ(Sparkline({std::nullopt, std::nullopt}), "  ");
+}
+
+TEST(SparklineTest, ExtremeRangeDoesNotOverflow) {
+  EXPECT_EQ(Sparkline({INT64_MIN, 0, INT64_MAX}), "▁▅█");  // the midpoint is level 3.5 -> 4
+}
+
+// ---- SVG ----
+
+TEST(SvgChartTest, WellFormedWithOnePolylineVertexPerSample) {
+  std::vector<ChartPoint> points = {{1796220000, 100000}, {1796223600, 150000}, {1796227200, 120000},
+                                    {1796230800, 200000}};
+  std::string svg = RenderSvgLineChart(points, {"surfaceflinger total_kb on pixel-7", "total_kb"});
+  Parsed doc = Parse(svg);
+  ASSERT_TRUE(doc.ok) << doc.error << "\n" << svg;
+  ASSERT_FALSE(doc.elements.empty());
+  EXPECT_EQ(doc.elements[0].name, "svg");
+  EXPECT_EQ(doc.elements[0].attrs.at("xmlns"), "http://www.w3.org/2000/svg");
+  ASSERT_EQ(doc.Count("polyline"), 1u);
+  std::vector<std::pair<double, double>> xy = PolylinePoints(*doc.Find("polyline"));
+  ASSERT_EQ(xy.size(), points.size());
+  for (size_t i = 1; i < xy.size(); ++i) EXPECT_GT(xy[i].first, xy[i - 1].first) << "time runs left to right";
+  // SVG y grows downwards: the largest value (200000, last) is highest, the smallest (first) lowest.
+  EXPECT_LT(xy[3].second, xy[1].second);
+  EXPECT_LT(xy[1].second, xy[2].second);
+  EXPECT_LT(xy[2].second, xy[0].second);
+  EXPECT_EQ(doc.Count("circle"), points.size());
+  // The title and value labels in kB/MB: 100000 kB = 97.7 MB, 200000 kB = 195.3 MB.
+  EXPECT_NE(svg.find("surfaceflinger total_kb on pixel-7"), std::string::npos);
+  EXPECT_NE(svg.find("97.7 MB"), std::string::npos);
+  EXPECT_NE(svg.find("195.3 MB"), std::string::npos);
+  // Time labels (UTC): the first sample, 1796220000, is 8100 s (2h15m) before 2026-12-02T16:15:00Z.
+  EXPECT_NE(svg.find("12-02 14:00"), std::string::npos);
+}
+
+TEST(SvgChartTest, SinglePointAndFlatSeriesStillDraw) {
+  for (const std::vector<ChartPoint>& points :
+       {std::vector<ChartPoint>{{1796228100, 5000}},
+        std::vector<ChartPoint>{{1796228100, 5000}, {1796231700, 5000}, {1796235300, 5000}}}) {
+    std::string svg = RenderSvgLineChart(points, {"flat", "kB"});
+    Parsed doc = Parse(svg);
+    ASSERT_TRUE(doc.ok) << doc.error;
+    std::vector<std::pair<double, double>> xy = PolylinePoints(*doc.Find("polyline"));
+    ASSERT_EQ(xy.size(), points.size());
+    for (const auto& [x, y] : xy) {
+      EXPECT_GT(x, 0);
+      EXPECT_LT(x, 800);
+      EXPECT_GT(y, 0);
+      EXPECT_LT(y, 360);
+    }
+    EXPECT_EQ(svg.find("nan"), std::string::npos);
+    EXPECT_EQ(svg.find("inf"), std::string::npos);
+  }
+}
+
+TEST(SvgChartTest, TextIsEscaped) {
+  std::string svg = RenderSvgLineChart({{0, 1}, {60, 2}}, {"<b>&\"quote\" 'app'\x01", "kB"});
+  Parsed doc = Parse(svg);
+  ASSERT_TRUE(doc.ok) << doc.error;
+  const Element* title = doc.Find("title");
+  ASSERT_NE(title, nullptr);
+  EXPECT_EQ(title->text, "<b>&\"quote\" 'app' ");  // decoded back; the control byte became a space
+}
+
+TEST(SvgChartTest, NoPointsIsStillADocument) {
+  Parsed doc = Parse(RenderSvgLineChart({}, {"empty", "kB"}));
+  ASSERT_TRUE(doc.ok) << doc.error;
+  EXPECT_TRUE(PolylinePoints(*doc.Find("polyline")).empty());
+}
+
+TEST(TrendSvgTest, OnePointPerKnownSample) {
+  v1::ProcessHistoryResponse history;
+  const char* times[] = {"2026-12-01T10:00:00Z", "2026-12-01T11:00:00Z", "2026-12-01T12:00:00Z"};
+  for (int i = 0; i < 3; ++i) {
+    v1::HistoryPoint* p = history.add_points();
+    p->set_captured_at(times[i]);
+    p->set_pid(100);
+    p->set_value_kb(1000 * (i + 1));
+    p->set_value_known(i != 1);  // the middle report had the figure null
+  }
+  TrendArgs args;
+  args.device_id = "dev & co";
+  args.process_name = "com.example";
+  std::string svg = RenderTrendSvg(args, history);
+  Parsed doc = Parse(svg);
+  ASSERT_TRUE(doc.ok) << doc.error;
+  EXPECT_EQ(PolylinePoints(*doc.Find("polyline")).size(), 2u);
+  EXPECT_EQ(doc.Find("title")->text, "com.example total_kb on dev & co");
+}
+
+}  // namespace
+}  // namespace memfleet::cli

@@ -1,0 +1,479 @@
+// The server commands against a fake QueryService on 127.0.0.1 (the real server is tested end to end in
+// tests/integration): what each prints from a known answer, exit codes for "not found", and that flags
+// such as --at / --since reach the server normalised. Reports are the fixtures' expected.json files, so
+// the figures checked below are the ones those files document.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands/devices_command.h"
+#include "cli/commands/fleet_command.h"
+#include "cli/commands/process_command.h"
+#include "cli/commands/report_command.h"
+#include "cli/commands/sweep_command.h"
+#include "cli/commands/trend_command.h"
+#include "grpcpp/grpcpp.h"
+#include "memfleet/v1/query_service.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/load_tree.h"
+
+namespace memfleet::cli {
+namespace {
+
+using nlohmann::json;
+
+// 2026-12-02T16:15:00Z (see time_spec_test.cc for the arithmetic).
+const std::chrono::system_clock::time_point kNow = std::chrono::system_clock::from_time_t(1796228100);
+
+class FakeQueryService final : public v1::QueryService::Service {
+ public:
+  FakeQueryService() {
+    qcom_edge_ = testing::ReadFileForTest(testing::TestData("captures/qcom-edge/expected.json"));
+    mtk_ = testing::ReadFileForTest(testing::TestData("captures/mtk-mt6989/expected.json"));
+  }
+
+  grpc::Status ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest* request,
+                           v1::ListDevicesResponse* response) override {
+    Record(request->selector());
+    v1::DeviceSummary* a = response->add_devices();
+    a->set_device_id("sim-qcom-505");
+    a->set_model("Edge, \"Q\"");  // a comma and quotes: CSV must quote it
+    a->set_platform("qcom");
+    a->set_online(true);
+    a->set_last_capture_at("2026-11-30T08:00:00Z");
+    a->set_last_total_kb(3014795);
+    a->set_capture_count(3);
+    v1::DeviceSummary* b = response->add_devices();
+    b->set_device_id("sim-mtk-1");
+    b->set_model("MT6989 board");
+    b->set_platform("mtk");
+    b->set_online(false);
+    b->set_last_total_kb(-1);  // nothing stored
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetReport(grpc::ServerContext*, const v1::GetReportRequest* request,
+                         v1::GetReportResponse* response) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_report_request_ = *request;
+    }
+    if (request->device_id() == "sim-qcom-505") {
+      response->set_report_json(qcom_edge_);
+    } else if (request->device_id() == "sim-mtk-1") {
+      response->set_report_json(mtk_);
+    } else if (request->device_id() == "sim-empty") {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "nothing stored for device \"sim-empty\" yet");
+    } else {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown device \"" + request->device_id() + "\"");
+    }
+    response->set_device_id(request->device_id());
+    response->set_capture_id(request->device_id() + "-20261130T080000Z-000003");
+    response->set_captured_at("2026-11-30T08:00:00Z");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetProcessHistory(grpc::ServerContext*, const v1::ProcessHistoryRequest* request,
+                                 v1::ProcessHistoryResponse* response) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_history_request_ = *request;
+    }
+    if (request->process_name() != "/system/bin/surfaceflinger") return grpc::Status::OK;  // no points
+    struct P {
+      const char* at;
+      int pid;
+      int64_t kb;
+      bool known;
+    };
+    // Sent out of order on purpose: the CLI shows them in time order.
+    for (const P& p : {P{"2026-12-01T10:00:00Z", 30830, 166989, true}, P{"2026-11-30T08:00:00Z", 30830, 150000, true},
+                       P{"2026-12-02T09:00:00Z", 31002, 0, false}, P{"2026-12-02T12:00:00Z", 31002, 180000, true}}) {
+      v1::HistoryPoint* h = response->add_points();
+      h->set_captured_at(p.at);
+      h->set_capture_id(std::string("cap-") + p.at);
+      h->set_pid(p.pid);
+      h->set_value_kb(p.kb);
+      h->set_value_known(p.known);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetFleet(grpc::ServerContext*, const v1::FleetRequest* request, v1::FleetResponse* response) override {
+    Record(request->selector());
+    if (request->process_name() == "nothing") return grpc::Status::OK;
+    if (request->metric() == "device.bogus_kb") {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown device figure \"bogus_kb\"");
+    }
+    v1::FleetGroup* g = response->add_groups();
+    g->set_key("qcom");
+    g->set_devices(2);
+    g->set_min_kb(3014795);
+    g->set_p50_kb(3014795);
+    g->set_p90_kb(3567646);
+    g->set_max_kb(3567646);
+    v1::FleetRow* r = response->add_rows();
+    r->set_device_id("sim-qcom-8450");
+    r->set_value_kb(3567646);
+    r->set_value_known(true);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status StartSweep(grpc::ServerContext*, const v1::SweepRequest* request,
+                          grpc::ServerWriter<v1::SweepProgress>* writer) override {
+    Record(request->selector());
+    if (!request->selector().where().empty() && request->selector().where(0) == "model=none") {
+      v1::SweepProgress done;
+      done.set_sweep_id("sweep-0");
+      done.set_finished(true);
+      writer->Write(done);
+      return grpc::Status::OK;
+    }
+    auto send = [&](const char* device, v1::SweepProgress::State state, const char* capture, const char* msg) {
+      v1::SweepProgress p;
+      p.set_sweep_id("sweep-7");
+      p.set_device_id(device);
+      p.set_state(state);
+      p.set_capture_id(capture);
+      p.set_message(msg);
+      p.set_devices_total(3);
+      writer->Write(p);
+    };
+    send("sim-qcom-505", v1::SweepProgress::SENT, "", "");
+    send("sim-mtk-1", v1::SweepProgress::SENT, "", "");
+    send("sim-gone", v1::SweepProgress::OFFLINE, "", "not connected");
+    send("sim-qcom-505", v1::SweepProgress::STORED, "sim-qcom-505-20261130T080000Z-000003", "");
+    send("sim-mtk-1", v1::SweepProgress::STORED, "sim-mtk-1-20261130T080000Z-000003", "");
+    v1::SweepProgress done;
+    done.set_sweep_id("sweep-7");
+    done.set_devices_total(3);
+    done.set_devices_done(3);
+    done.set_finished(true);
+    writer->Write(done);
+    return grpc::Status::OK;
+  }
+
+  v1::GetReportRequest last_report_request() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_report_request_;
+  }
+  v1::ProcessHistoryRequest last_history_request() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_history_request_;
+  }
+  v1::DeviceSelector last_selector() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_selector_;
+  }
+
+ private:
+  void Record(const v1::DeviceSelector& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_selector_ = s;
+  }
+
+  std::string qcom_edge_, mtk_;
+  std::mutex mu_;
+  v1::GetReportRequest last_report_request_;
+  v1::ProcessHistoryRequest last_history_request_;
+  v1::DeviceSelector last_selector_;
+};
+
+class ServerCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port, 0);
+    common_.server = "127.0.0.1:" + std::to_string(port);
+    common_.env_server = "";
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+
+  FakeQueryService service_;
+  std::unique_ptr<grpc::Server> server_;
+  ServerArgs common_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(ServerCommandsTest, DevicesTable) {
+  DevicesArgs args;
+  args.common = common_;
+  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
+  std::string t = out_.str();
+  EXPECT_NE(t.find("sim-qcom-505"), std::string::npos);
+  EXPECT_NE(t.find("online"), std::string::npos);
+  EXPECT_NE(t.find("offline"), std::string::npos);
+  EXPECT_NE(t.find("3,014,795"), std::string::npos);
+  EXPECT_NE(t.find("never"), std::string::npos);  // sim-mtk-1 has nothing stored
+  EXPECT_NE(t.find("2 devices, 1 online"), std::string::npos) << t;
+}
+
+TEST_F(ServerCommandsTest, DevicesCsvAndJson) {
+  DevicesArgs args;
+  args.common = common_;
+  args.common.csv = true;
+  args.where = {"platform=qcom"};
+  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
+  EXPECT_EQ(service_.last_selector().where(0), "platform=qcom");
+  std::string csv = out_.str();
+  EXPECT_EQ(csv.rfind("device_id,model,platform,soc,online,last_capture_at,last_total_kb,capture_count,", 0), 0u) << csv;
+  EXPECT_NE(csv.find("sim-qcom-505,\"Edge, \"\"Q\"\"\",qcom,,true,2026-11-30T08:00:00Z,3014795,3,"), std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find("sim-mtk-1,MT6989 board,mtk,,false,,,0,"), std::string::npos) << csv;  // unknown = empty
+
+  std::ostringstream out;
+  args.common.csv = false;
+  args.common.json = true;
+  ASSERT_EQ(RunDevices(args, out, err_), kExitOk);
+  json j = json::parse(out.str());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["last_total_kb"], 3014795);
+  EXPECT_TRUE(j[1]["last_total_kb"].is_null());
+  EXPECT_EQ(j[1]["online"], false);
+}
+
+TEST_F(ServerCommandsTest, ReportTableIsTheAccountTable) {
+  ReportArgs args;
+  args.common = common_;
+  args.device_id = "sim-qcom-505";
+  ASSERT_EQ(RunReport(args, out_, err_), kExitOk) << err_.str();
+  std::string t = out_.str();
+  EXPECT_NE(t.find("capture sim-qcom-505-20261130T080000Z-000003"), std::string::npos) << t;
+  EXPECT_NE(t.find("platform qcom"), std::string::npos);
+  EXPECT_NE(t.find("3,014,795"), std::string::npos);  // device total_kb of expected.json
+  EXPECT_NE(t.find("546,300"), std::string::npos);    // static_reserved_kb
+  EXPECT_EQ(service_.last_report_request().at(), "");  // latest
+}
+
+TEST_F(ServerCommandsTest, ReportJsonAndRelativeAt) {
+  ReportArgs args;
+  args.common = common_;
+  args.common.json = true;
+  args.device_id = "sim-qcom-505";
+  args.at = "24h";
+  args.now = kNow;
+  ASSERT_EQ(RunReport(args, out_, err_), kExitOk) << err_.str();
+  EXPECT_EQ(service_.last_report_request().at(), "2026-12-01T16:15:00Z");
+  json j = json::parse(out_.str());
+  EXPECT_EQ(j["device"]["total_kb"], 3014795);
+  EXPECT_EQ(j["processes"]["30830"]["name"], "/system/bin/surfaceflinger");
+}
+
+TEST_F(ServerCommandsTest, ReportCsvHasEveryProcess) {
+  ReportArgs args;
+  args.common = common_;
+  args.common.csv = true;
+  args.device_id = "sim-qcom-505";
+  ASSERT_EQ(RunReport(args, out_, err_), kExitOk) << err_.str();
+  std::string csv = out_.str();
+  size_t lines = 0;
+  for (size_t p = csv.find("\r\n"); p != std::string::npos; p = csv.find("\r\n", p + 2)) ++lines;
+  EXPECT_EQ(lines, 1u + 14u);  // header + the 14 processes of qcom-edge's expected.json
+  // pid 30830 surfaceflinger: pss 87192, swap 3215, gfxdev 2432, gl 78940, dma 74, native 3171, total 166989.
+  EXPECT_NE(csv.find(",30830,/system/bin/surfaceflinger,-1000,false,87192,3215,2432,78940,74,3171,heap_dump,84804,"
+                     "82185,166989,"),
+            std::string::npos)
+      << csv;
+}
+
+TEST_F(ServerCommandsTest, UnknownDeviceAndNothingStoredAreNotFound) {
+  ReportArgs args;
+  args.common = common_;
+  args.device_id = "pixel-9";
+  EXPECT_EQ(RunReport(args, out_, err_), kExitNotFound);
+  EXPECT_EQ(err_.str(), "memfleet: unknown device \"pixel-9\"\n");
+  std::ostringstream err;
+  args.device_id = "sim-empty";
+  EXPECT_EQ(RunReport(args, out_, err), kExitNotFound);
+  EXPECT_EQ(err.str(), "memfleet: nothing stored for device \"sim-empty\" yet\n");
+  EXPECT_EQ(out_.str(), "");
+}
+
+TEST_F(ServerCommandsTest, ProcessShowsEveryFieldAndItsMemtrack) {
+  ProcessArgs args;
+  args.common = common_;
+  args.device_id = "sim-qcom-505";
+  args.process_name = "/system/bin/surfaceflinger";
+  ASSERT_EQ(RunProcess(args, out_, err_), kExitOk) << err_.str();
+  std::string t = out_.str();
+  EXPECT_NE(t.find("(pid 30830)"), std::string::npos) << t;
+  for (const char* field : {"oom_score_adj", "cached", "pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb",
+                            "native_graphics_kb", "native_graphics_source", "non_graphics_kb", "graphics_dma_kb",
+                            "total_kb", "dumpsys gl_mtrack_kb", "dumpsys egl_mtrack_kb"}) {
+    EXPECT_NE(t.find(field), std::string::npos) << field;
+  }
+  EXPECT_NE(t.find("166,989"), std::string::npos);  // total_kb
+  EXPECT_NE(t.find("78,940"), std::string::npos);   // gl_kb
+
+  std::ostringstream out;
+  args.common.json = true;
+  ASSERT_EQ(RunProcess(args, out, err_), kExitOk);
+  json j = json::parse(out.str());
+  ASSERT_EQ(j["processes"].size(), 1u);
+  EXPECT_EQ(j["processes"][0]["pid"], 30830);
+  EXPECT_EQ(j["processes"][0]["graphics_dma_kb"], 82185);
+  // expected.json has no dumpsys view: the memtrack values are null, not 0.
+  EXPECT_TRUE(j["processes"][0]["dumpsys"]["gl_mtrack_kb"].is_null());
+}
+
+TEST_F(ServerCommandsTest, UnknownProcessIsNotFoundWithSuggestions) {
+  ProcessArgs args;
+  args.common = common_;
+  args.device_id = "sim-qcom-505";
+  args.process_name = "surfaceflinger";
+  EXPECT_EQ(RunProcess(args, out_, err_), kExitNotFound);
+  EXPECT_NE(err_.str().find("no process named \"surfaceflinger\""), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("similar names: /system/bin/surfaceflinger"), std::string::npos) << err_.str();
+}
+
+TEST_F(ServerCommandsTest, TrendTableSparklineAndSvg) {
+  std::string svg_path = ::testing::TempDir() + "/trend_test.svg";
+  std::remove(svg_path.c_str());
+  TrendArgs args;
+  args.common = common_;
+  args.device_id = "sim-qcom-505";
+  args.process_name = "/system/bin/surfaceflinger";
+  args.since = "7d";
+  args.now = kNow;
+  args.svg_path = svg_path;
+  ASSERT_EQ(RunTrend(args, out_, err_), kExitOk) << err_.str();
+  EXPECT_EQ(service_.last_history_request().since(), "2026-11-25T16:15:00Z");
+  EXPECT_EQ(service_.last_history_request().metric(), "total_kb");
+  std::string t = out_.str();
+  // Time order although the server sent them shuffled.
+  size_t a = t.find("2026-11-30T08:00:00Z"), b = t.find("2026-12-01T10:00:00Z"), c = t.find("2026-12-02T12:00:00Z");
+  ASSERT_NE(a, std::string::npos);
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  EXPECT_NE(t.find("new pid"), std::string::npos);  // 30830 -> 31002
+  // 150000, 166989, unknown, 180000 over min 150000 .. max 180000: levels 0, 16989/30000*7 = 3.96 -> 4, gap, 7.
+  EXPECT_NE(t.find("▁▅ █"), std::string::npos) << t;
+  EXPECT_NE(t.find("min 150,000 kB"), std::string::npos) << t;
+  EXPECT_NE(t.find("max 180,000 kB"), std::string::npos) << t;
+  EXPECT_NE(t.find("last 180,000 kB"), std::string::npos) << t;
+  std::string svg = testing::ReadFileForTest(svg_path);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  EXPECT_NE(err_.str().find("wrote the chart to"), std::string::npos);
+}
+
+TEST_F(ServerCommandsTest, TrendCsvAndNoHistory) {
+  TrendArgs args;
+  args.common = common_;
+  args.common.csv = true;
+  args.device_id = "sim-qcom-505";
+  args.process_name = "/system/bin/surfaceflinger";
+  args.metric = "process.gl_kb";
+  ASSERT_EQ(RunTrend(args, out_, err_), kExitOk) << err_.str();
+  EXPECT_EQ(service_.last_history_request().metric(), "gl_kb");
+  EXPECT_EQ(service_.last_history_request().since(), "");
+  EXPECT_EQ(out_.str().rfind("captured_at,capture_id,pid,gl_kb\r\n2026-11-30T08:00:00Z,", 0), 0u) << out_.str();
+  EXPECT_NE(out_.str().find(",31002,\r\n"), std::string::npos);  // the unknown value is an empty field
+
+  std::ostringstream out, err;
+  args.process_name = "com.absent";
+  EXPECT_EQ(RunTrend(args, out, err), kExitNotFound);
+  EXPECT_NE(err.str().find("no stored capture of sim-qcom-505 has a process named \"com.absent\""), std::string::npos)
+      << err.str();
+}
+
+TEST_F(ServerCommandsTest, FleetGroups) {
+  FleetArgs args;
+  args.common = common_;
+  args.group_by = "platform";
+  ASSERT_EQ(RunFleet(args, out_, err_), kExitOk) << err_.str();
+  std::string t = out_.str();
+  EXPECT_NE(t.find("PLATFORM"), std::string::npos);
+  EXPECT_NE(t.find("3,567,646"), std::string::npos);
+
+  std::ostringstream csv;
+  args.common.csv = true;
+  ASSERT_EQ(RunFleet(args, csv, err_), kExitOk);
+  EXPECT_EQ(csv.str(), "platform,devices,min_kb,p50_kb,p90_kb,max_kb\r\nqcom,2,3014795,3014795,3567646,3567646\r\n");
+
+  std::ostringstream out, err;
+  args.common.csv = false;
+  args.metric = "device.bogus_kb";
+  EXPECT_EQ(RunFleet(args, out, err), kExitUsage);  // the server's INVALID_ARGUMENT, its message
+  EXPECT_EQ(err.str(), "memfleet: unknown device figure \"bogus_kb\"\n");
+
+  std::ostringstream err2;
+  args.metric = "process.total_kb";
+  args.process_name = "nothing";
+  EXPECT_EQ(RunFleet(args, out, err2), kExitNotFound);
+}
+
+TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {
+  SweepArgs args;
+  args.common = common_;
+  args.deadline_s = 5;
+  ASSERT_EQ(RunSweep(args, out_, err_), kExitOk) << err_.str();
+  // Not a terminal: one plain line per change.
+  EXPECT_NE(err_.str().find("sim-gone: offline: not connected\n"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("sweep sweep-7: 3/3 devices done, finished\n"), std::string::npos) << err_.str();
+  EXPECT_EQ(err_.str().find('\r'), std::string::npos);
+  std::string t = out_.str();
+  // mtk-mt6989 total 4,125,309 ranks above qcom-edge 3,014,795.
+  size_t mtk = t.find("sim-mtk-1"), qcom = t.find("sim-qcom-505");
+  ASSERT_NE(mtk, std::string::npos) << t;
+  ASSERT_NE(qcom, std::string::npos) << t;
+  EXPECT_LT(mtk, qcom);
+  EXPECT_NE(t.find("4,125,309"), std::string::npos);
+  EXPECT_NE(t.find("2,970,090"), std::string::npos);  // mtk processes_kb
+  EXPECT_NE(t.find("MT6989 board"), std::string::npos);  // model from ListDevices
+  // qcom-edge's largest process is com.taobao.taobao (299,256) but it is cached; the top counted one is
+  // com.android.camera at 264,753.
+  EXPECT_NE(t.find("com.android.camera"), std::string::npos) << t;
+  EXPECT_NE(t.find("264,753"), std::string::npos);
+  EXPECT_EQ(t.find("com.taobao.taobao"), std::string::npos);
+  size_t under = t.find("without a new report:");
+  ASSERT_NE(under, std::string::npos);
+  EXPECT_GT(t.find("sim-gone: offline: not connected"), under);
+}
+
+TEST_F(ServerCommandsTest, SweepOnATerminalRedrawsOneLine) {
+  SweepArgs args;
+  args.common = common_;
+  args.deadline_s = 5;
+  args.progress_tty = true;
+  args.common.json = true;
+  ASSERT_EQ(RunSweep(args, out_, err_), kExitOk) << err_.str();
+  std::string e = err_.str();
+  EXPECT_EQ(e.find("sim-gone: offline"), std::string::npos);  // no plain lines
+  EXPECT_NE(e.find("\r[          ] 0/3 stored"), std::string::npos) << e;  // drawn in place
+  // Final state: 2 of 3 stored (6 cells), 1 offline (to 10 cells).
+  EXPECT_NE(e.find("[======xxxx] 2/3 stored, 0 failed, 1 offline"), std::string::npos) << e;
+  EXPECT_EQ(e.back(), '\n');
+  json j = json::parse(out_.str());
+  EXPECT_EQ(j["sweep_id"], "sweep-7");
+  ASSERT_EQ(j["devices"].size(), 3u);
+  EXPECT_EQ(j["devices"][0]["device_id"], "sim-mtk-1");
+  EXPECT_EQ(j["devices"][0]["total_kb"], 4125309);
+  EXPECT_EQ(j["devices"][0]["static_reserved_kb"], 530360);
+  EXPECT_EQ(j["devices"][2]["state"], "offline");
+  EXPECT_EQ(j["devices"][2]["has_report"], false);
+}
+
+TEST_F(ServerCommandsTest, SweepMatchingNothingIsNotFound) {
+  SweepArgs args;
+  args.common = common_;
+  args.where = {"model=none"};
+  EXPECT_EQ(RunSweep(args, out_, err_), kExitNotFound);
+  EXPECT_NE(err_.str().find("no device matches the --where terms"), std::string::npos) << err_.str();
+}
+
+}  // namespace
+}  // namespace memfleet::cli

@@ -1,0 +1,45 @@
+// libFuzzer target: the capture decoders the server runs on untrusted bytes — DecodeStoredCapture (a
+// stored blob) and CaptureAssembler (the same bytes parsed as a CaptureChunk from an agent's stream).
+// Neither may crash, leak past its limits or hit UB; errors are statuses.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "proto/capture_codec.h"
+
+namespace {
+
+void Assemble(const memfleet::v1::CaptureChunk& chunk) {
+  memfleet::wire::AssemblyLimits limits;
+  limits.max_capture_bytes = 1 << 20;
+  limits.max_nodes = 1000;
+  limits.max_node_bytes = 256 << 10;
+  memfleet::wire::CaptureAssembler assembler(limits);
+  memfleet::v1::CaptureBegin begin;
+  begin.set_capture_id(chunk.capture_id().empty() ? "fuzz" : chunk.capture_id());
+  begin.set_node_count(static_cast<uint32_t>(chunk.nodes_size()));
+  if (!assembler.Begin(begin).ok()) return;
+  if (!assembler.AddChunk(chunk).ok()) return;
+  memfleet::v1::CaptureEnd end;
+  end.set_capture_id(begin.capture_id());
+  end.set_chunk_count(1);
+  (void)assembler.Finish(end);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  (void)memfleet::wire::DecodeStoredCapture(memfleet::wire::kStoredCodec, bytes);
+
+  memfleet::v1::CaptureChunk chunk;
+  if (!chunk.ParseFromArray(data, static_cast<int>(size))) return 0;
+  Assemble(chunk);  // as sent (a seq other than 0 must be refused)
+  if (chunk.seq() != 0) {
+    // Past the sequence check, so that the node entries themselves are exercised.
+    chunk.set_seq(0);
+    if (chunk.capture_id().empty()) chunk.set_capture_id("fuzz");
+    Assemble(chunk);
+  }
+  return 0;
+}

@@ -1,0 +1,359 @@
+// ChunkCapture + CaptureAssembler (the agent stream) and EncodeStoredCapture / DecodeStoredCapture (the
+// server's stored form): round trips that must be byte-exact, and every way a hostile or broken stream must
+// be refused with the documented code.
+#include "proto/capture_codec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace memfleet::wire {
+namespace {
+
+using accounting::Capture;
+using accounting::Node;
+
+constexpr size_t kChunkBytes = 256 * 1024;
+constexpr size_t kBigNodeBytes = 3 * 1024 * 1024;
+
+// All 256 byte values, NULs included, in a pattern that does not repeat at chunk boundaries.
+std::string BigContent() {
+  std::string s(kBigNodeBytes, '\0');
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>((i * 131 + i / 7) & 0xff);
+  return s;
+}
+
+Capture SampleCapture() {
+  Capture c;
+  c.AddFile("capture.json", "{\"format\": 1, \"device_id\": \"d1\", \"captured_at\": \"2026-12-02T16:15:00Z\"}\n");
+  c.AddFile("proc/meminfo", "MemTotal:       16000000 kB\nMemFree:          100000 kB\n");
+  c.AddFile("proc/123/smaps", BigContent());
+  c.AddFile("proc/123/cmdline", std::string("/system/bin/app\0--flag\0", 23));
+  c.AddFile("proc/123/oom_score_adj", "");  // an empty file is a fact, not an absence
+  c.AddError("proc/456/smaps", "EACCES");
+  c.AddDirectory("sys/kernel/dmabuf/buffers");
+  c.AddFile("proc/dma_heap/rss_pid@123", "123 4096\n");
+  return c;
+}
+
+void ExpectSameCapture(const Capture& want, const Capture& got) {
+  ASSERT_EQ(want.size(), got.size());
+  auto w = want.nodes().begin();
+  auto g = got.nodes().begin();
+  for (; w != want.nodes().end(); ++w, ++g) {
+    ASSERT_EQ(w->first, g->first);
+    EXPECT_EQ(w->second.kind, g->second.kind) << w->first;
+    // Not EXPECT_EQ on 3 MB strings: a mismatch would print all of it.
+    EXPECT_TRUE(w->second.content == g->second.content)
+        << w->first << ": " << w->second.content.size() << " bytes sent, " << g->second.content.size() << " received";
+  }
+}
+
+v1::CaptureBegin BeginFor(const Capture& c, const std::string& id) {
+  v1::CaptureBegin b;
+  b.set_capture_id(id);
+  b.set_captured_at("2026-12-02T16:15:00Z");
+  b.set_node_count(NodeCount(c));
+  b.set_content_bytes(c.ContentBytes());
+  return b;
+}
+
+v1::CaptureEnd EndFor(const std::string& id, size_t chunks) {
+  v1::CaptureEnd e;
+  e.set_capture_id(id);
+  e.set_chunk_count(static_cast<uint32_t>(chunks));
+  return e;
+}
+
+// Through the wire bytes, as the server gets them (an empty file's oneof must survive serialization).
+v1::CaptureChunk Reparsed(const v1::CaptureChunk& chunk) {
+  v1::CaptureChunk out;
+  EXPECT_TRUE(out.ParseFromString(chunk.SerializeAsString()));
+  return out;
+}
+
+v1::CaptureChunk ChunkOf(const std::string& id, uint32_t seq, std::vector<v1::NodeEntry> entries) {
+  v1::CaptureChunk c;
+  c.set_capture_id(id);
+  c.set_seq(seq);
+  for (auto& e : entries) *c.add_nodes() = std::move(e);
+  return c;
+}
+
+v1::NodeEntry FileEntry(const std::string& path, const std::string& content, bool append = false) {
+  v1::NodeEntry e;
+  e.set_path(path);
+  e.set_content(content);
+  e.set_append(append);
+  return e;
+}
+
+TEST(ChunkCaptureTest, RoundTripIsByteExactAndSplitsTheBigNode) {
+  Capture capture = SampleCapture();
+  std::vector<v1::CaptureChunk> chunks = ChunkCapture(capture, "cap-1", kChunkBytes);
+  // 3 MiB of content alone needs at least 12 chunks of 256 KiB.
+  ASSERT_GE(chunks.size(), kBigNodeBytes / kChunkBytes);
+
+  size_t big_entries = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    EXPECT_EQ(chunks[i].capture_id(), "cap-1");
+    EXPECT_EQ(chunks[i].seq(), i);
+    size_t content = 0;
+    for (const v1::NodeEntry& e : chunks[i].nodes()) {
+      content += e.content().size();
+      if (e.path() == "proc/123/smaps") {
+        // Only the first piece is a new node; the rest continue it.
+        EXPECT_EQ(e.append(), big_entries > 0);
+        ++big_entries;
+      } else {
+        EXPECT_FALSE(e.append()) << e.path();
+      }
+    }
+    EXPECT_LE(content, kChunkBytes) << "chunk " << i;
+  }
+  EXPECT_GE(big_entries, kBigNodeBytes / kChunkBytes);
+
+  CaptureAssembler assembler;
+  ASSERT_TRUE(assembler.Begin(BeginFor(capture, "cap-1")).ok());
+  for (const v1::CaptureChunk& chunk : chunks) ASSERT_TRUE(assembler.AddChunk(Reparsed(chunk)).ok());
+  absl::StatusOr<Capture> rebuilt = assembler.Finish(EndFor("cap-1", chunks.size()));
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  ExpectSameCapture(capture, *rebuilt);
+  const Node* empty = rebuilt->Find("proc/123/oom_score_adj");
+  ASSERT_NE(empty, nullptr);
+  EXPECT_TRUE(empty->is_file());
+  EXPECT_EQ(rebuilt->Find("proc/456/smaps")->content, "EACCES");
+  EXPECT_TRUE(rebuilt->IsDirectory("sys/kernel/dmabuf/buffers"));
+}
+
+TEST(ChunkCaptureTest, EmptyCaptureIsOneEmptyChunk) {
+  Capture empty;
+  std::vector<v1::CaptureChunk> chunks = ChunkCapture(empty, "cap-0", kChunkBytes);
+  ASSERT_EQ(chunks.size(), 1u);
+  CaptureAssembler assembler;
+  ASSERT_TRUE(assembler.Begin(BeginFor(empty, "cap-0")).ok());
+  ASSERT_TRUE(assembler.AddChunk(chunks[0]).ok());
+  absl::StatusOr<Capture> rebuilt = assembler.Finish(EndFor("cap-0", 1));
+  ASSERT_TRUE(rebuilt.ok());
+  EXPECT_EQ(rebuilt->size(), 0u);
+}
+
+TEST(CaptureAssemblerTest, AssemblerIsReusableForTheNextCapture) {
+  Capture first = SampleCapture();
+  Capture second;
+  second.AddFile("proc/meminfo", "MemTotal: 1 kB\n");
+  CaptureAssembler assembler;
+  for (const auto& [capture, id] : {std::pair<const Capture*, std::string>{&first, "a"}, {&second, "b"}}) {
+    std::vector<v1::CaptureChunk> chunks = ChunkCapture(*capture, id, kChunkBytes);
+    ASSERT_TRUE(assembler.Begin(BeginFor(*capture, id)).ok());
+    for (const auto& c : chunks) ASSERT_TRUE(assembler.AddChunk(c).ok());
+    absl::StatusOr<Capture> rebuilt = assembler.Finish(EndFor(id, chunks.size()));
+    ASSERT_TRUE(rebuilt.ok());
+    // Nothing of the first capture may leak into the second.
+    ExpectSameCapture(*capture, *rebuilt);
+  }
+}
+
+class AssemblerErrorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    v1::CaptureBegin b;
+    b.set_capture_id("cap-1");
+    b.set_node_count(3);
+    b.set_content_bytes(100);
+    ASSERT_TRUE(assembler_.Begin(b).ok());
+  }
+  CaptureAssembler assembler_;
+};
+
+TEST_F(AssemblerErrorTest, OutOfOrderSeqIsInvalidArgument) {
+  absl::Status s = assembler_.AddChunk(ChunkOf("cap-1", 1, {FileEntry("proc/meminfo", "x")}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST_F(AssemblerErrorTest, RepeatedSeqIsInvalidArgument) {
+  ASSERT_TRUE(assembler_.AddChunk(ChunkOf("cap-1", 0, {FileEntry("proc/meminfo", "x")})).ok());
+  absl::Status s = assembler_.AddChunk(ChunkOf("cap-1", 0, {FileEntry("proc/vmstat", "y")}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST_F(AssemblerErrorTest, ChunkOfAnotherCaptureIsInvalidArgument) {
+  absl::Status s = assembler_.AddChunk(ChunkOf("cap-2", 0, {FileEntry("proc/meminfo", "x")}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST_F(AssemblerErrorTest, AppendWithoutFirstPartIsInvalidArgument) {
+  absl::Status s = assembler_.AddChunk(ChunkOf("cap-1", 0, {FileEntry("proc/meminfo", "x", /*append=*/true)}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST_F(AssemblerErrorTest, AppendToADifferentNodeIsInvalidArgument) {
+  absl::Status s = assembler_.AddChunk(
+      ChunkOf("cap-1", 0, {FileEntry("proc/meminfo", "x"), FileEntry("proc/vmstat", "y", /*append=*/true)}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST_F(AssemblerErrorTest, EntryWithoutValueIsInvalidArgument) {
+  v1::NodeEntry e;
+  e.set_path("proc/meminfo");
+  absl::Status s = assembler_.AddChunk(ChunkOf("cap-1", 0, {e}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST(CaptureAssemblerTest, UnsafePathsAreInvalidArgument) {
+  for (const std::string& path : {std::string("../x"), std::string("/abs"), std::string("a//b"), std::string("a/./b"),
+                                  std::string("a/.."), std::string("a/"), std::string(""), std::string("a\0b", 3)}) {
+    CaptureAssembler assembler;
+    v1::CaptureBegin b;
+    b.set_capture_id("cap-1");
+    ASSERT_TRUE(assembler.Begin(b).ok());
+    absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 0, {FileEntry(path, "x")}));
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << "path \"" << path << "\": " << s;
+    EXPECT_FALSE(IsSafeNodePath(path)) << path;
+  }
+  EXPECT_TRUE(IsSafeNodePath("proc/dma_heap/rss_pid@123"));
+  EXPECT_TRUE(IsSafeNodePath("sys/kernel/mm/cma/linux,cma/used"));
+  EXPECT_FALSE(IsSafeNodePath(std::string(4097, 'a')));
+}
+
+TEST(CaptureAssemblerTest, ChunkOrEndBeforeBeginIsFailedPrecondition) {
+  CaptureAssembler assembler;
+  EXPECT_EQ(assembler.AddChunk(ChunkOf("cap-1", 0, {})).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(assembler.Finish(EndFor("cap-1", 0)).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(CaptureAssemblerTest, EndWithWrongChunkCountIsDataLoss) {
+  Capture capture = SampleCapture();
+  std::vector<v1::CaptureChunk> chunks = ChunkCapture(capture, "cap-1", kChunkBytes);
+  CaptureAssembler assembler;
+  ASSERT_TRUE(assembler.Begin(BeginFor(capture, "cap-1")).ok());
+  // The last chunk never arrived.
+  for (size_t i = 0; i + 1 < chunks.size(); ++i) ASSERT_TRUE(assembler.AddChunk(chunks[i]).ok());
+  EXPECT_EQ(assembler.Finish(EndFor("cap-1", chunks.size())).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(CaptureAssemblerTest, EndOfAnotherCaptureIsInvalidArgument) {
+  CaptureAssembler assembler;
+  v1::CaptureBegin b;
+  b.set_capture_id("cap-1");
+  ASSERT_TRUE(assembler.Begin(b).ok());
+  EXPECT_EQ(assembler.Finish(EndFor("cap-2", 0)).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CaptureAssemblerTest, BeginOverTheLimitsIsResourceExhausted) {
+  AssemblyLimits limits;
+  limits.max_capture_bytes = 1000;
+  limits.max_nodes = 10;
+  CaptureAssembler assembler(limits);
+  v1::CaptureBegin b;
+  b.set_capture_id("cap-1");
+  b.set_content_bytes(1001);
+  EXPECT_EQ(assembler.Begin(b).code(), absl::StatusCode::kResourceExhausted);
+  b.set_content_bytes(10);
+  b.set_node_count(11);
+  EXPECT_EQ(assembler.Begin(b).code(), absl::StatusCode::kResourceExhausted);
+  b.set_capture_id("");
+  b.set_node_count(1);
+  EXPECT_EQ(assembler.Begin(b).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A Begin that understates the capture must not get the assembler past its limits.
+TEST(CaptureAssemblerTest, ChunksOverTheCaptureLimitAreResourceExhausted) {
+  AssemblyLimits limits;
+  limits.max_capture_bytes = 1000;
+  CaptureAssembler assembler(limits);
+  v1::CaptureBegin b;
+  b.set_capture_id("cap-1");
+  b.set_content_bytes(10);
+  ASSERT_TRUE(assembler.Begin(b).ok());
+  ASSERT_TRUE(assembler.AddChunk(ChunkOf("cap-1", 0, {FileEntry("a", std::string(600, 'x'))})).ok());
+  absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 1, {FileEntry("b", std::string(401, 'y'))}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+}
+
+TEST(CaptureAssemblerTest, NodeGrownByAppendsOverItsLimitIsResourceExhausted) {
+  AssemblyLimits limits;
+  limits.max_node_bytes = 1 << 20;
+  Capture capture = SampleCapture();  // its smaps is 3 MiB
+  std::vector<v1::CaptureChunk> chunks = ChunkCapture(capture, "cap-1", kChunkBytes);
+  CaptureAssembler assembler(limits);
+  ASSERT_TRUE(assembler.Begin(BeginFor(capture, "cap-1")).ok());
+  absl::Status s;
+  for (const auto& c : chunks) {
+    s = assembler.AddChunk(c);
+    if (!s.ok()) break;
+  }
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+}
+
+TEST(CaptureAssemblerTest, OneNodeOverItsLimitIsResourceExhausted) {
+  AssemblyLimits limits;
+  limits.max_node_bytes = 100;
+  CaptureAssembler assembler(limits);
+  v1::CaptureBegin b;
+  b.set_capture_id("cap-1");
+  ASSERT_TRUE(assembler.Begin(b).ok());
+  absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 0, {FileEntry("a", std::string(101, 'x'))}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+}
+
+TEST(CaptureAssemblerTest, MoreNodesThanTheLimitIsResourceExhausted) {
+  AssemblyLimits limits;
+  limits.max_nodes = 3;
+  CaptureAssembler assembler(limits);
+  v1::CaptureBegin b;
+  b.set_capture_id("cap-1");
+  b.set_node_count(2);  // understated
+  ASSERT_TRUE(assembler.Begin(b).ok());
+  absl::Status s = assembler.AddChunk(
+      ChunkOf("cap-1", 0, {FileEntry("a", "1"), FileEntry("b", "2"), FileEntry("c", "3"), FileEntry("d", "4")}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+}
+
+TEST(StoredCaptureTest, RoundTripIsByteExact) {
+  Capture capture = SampleCapture();
+  std::string blob = EncodeStoredCapture(capture, "cap-1", "d1", "2026-12-02T16:15:00Z");
+  ASSERT_FALSE(blob.empty());
+  // The 3 MiB node is a repeating pattern; zstd must make it much smaller than the raw capture.
+  EXPECT_LT(blob.size(), capture.ContentBytes() / 2);
+  absl::StatusOr<Capture> decoded = DecodeStoredCapture(kStoredCodec, blob);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ExpectSameCapture(capture, *decoded);
+}
+
+TEST(StoredCaptureTest, EmptyCaptureRoundTrips) {
+  std::string blob = EncodeStoredCapture(Capture(), "cap-0", "d1", "2026-12-02T16:15:00Z");
+  absl::StatusOr<Capture> decoded = DecodeStoredCapture(kStoredCodec, blob);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->size(), 0u);
+}
+
+TEST(StoredCaptureTest, CorruptBlobIsDataLoss) {
+  std::string blob = EncodeStoredCapture(SampleCapture(), "cap-1", "d1", "2026-12-02T16:15:00Z");
+  std::string truncated = blob.substr(0, blob.size() / 2);
+  EXPECT_EQ(DecodeStoredCapture(kStoredCodec, truncated).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeStoredCapture(kStoredCodec, "").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeStoredCapture(kStoredCodec, "not zstd at all").status().code(), absl::StatusCode::kDataLoss);
+  // Uncompressed protobuf bytes are not the stored form either.
+  v1::StoredCapture raw;
+  raw.set_capture_id("cap-1");
+  EXPECT_EQ(DecodeStoredCapture(kStoredCodec, raw.SerializeAsString()).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(StoredCaptureTest, UnsafePathInsideABlobIsDataLoss) {
+  Capture evil;
+  evil.AddFile("../etc/passwd", "x");  // Capture itself does not police paths; the decoder must
+  std::string blob = EncodeStoredCapture(evil, "cap-1", "d1", "2026-12-02T16:15:00Z");
+  EXPECT_EQ(DecodeStoredCapture(kStoredCodec, blob).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(StoredCaptureTest, UnknownCodecIsInvalidArgument) {
+  std::string blob = EncodeStoredCapture(SampleCapture(), "cap-1", "d1", "2026-12-02T16:15:00Z");
+  EXPECT_EQ(DecodeStoredCapture("gzip+proto", blob).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeStoredCapture("", blob).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace memfleet::wire

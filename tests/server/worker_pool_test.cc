@@ -1,0 +1,133 @@
+#include "server/worker_pool.h"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "gtest/gtest.h"
+
+namespace memfleet::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A gate jobs wait on, so a test controls when the pool's threads are busy.
+class Gate {
+ public:
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return open_; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+TEST(WorkerPoolTest, RunsEveryJobOnItsOwnThreadsNotTheCallers) {
+  WorkerPool pool(WorkerPool::Options{3, 100});
+  EXPECT_EQ(pool.threads(), 3u);
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(pool.Submit([&] {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+      ++ran;
+    }));
+  }
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 50);
+  EXPECT_EQ(ids.count(std::this_thread::get_id()), 0u);
+  EXPECT_LE(ids.size(), 3u);
+}
+
+TEST(WorkerPoolTest, QueueIsBoundedAndTrySubmitRefusesWhenFull) {
+  WorkerPool pool(WorkerPool::Options{1, 2});
+  Gate gate;
+  std::promise<void> started;
+  ASSERT_TRUE(pool.Submit([&] {
+    started.set_value();
+    gate.Wait();
+  }));
+  started.get_future().wait();  // the only thread is busy; the queue is empty
+  EXPECT_TRUE(pool.TrySubmit([] {}));
+  EXPECT_TRUE(pool.TrySubmit([] {}));
+  EXPECT_EQ(pool.queued(), 2u);
+  EXPECT_FALSE(pool.TrySubmit([] {}));  // a third waiting job exceeds max_queued
+  gate.Open();
+}
+
+TEST(WorkerPoolTest, SubmitWaitsForRoomInsteadOfGrowingTheQueue) {
+  WorkerPool pool(WorkerPool::Options{1, 1});
+  Gate gate;
+  std::promise<void> started;
+  ASSERT_TRUE(pool.Submit([&] {
+    started.set_value();
+    gate.Wait();
+  }));
+  started.get_future().wait();
+  ASSERT_TRUE(pool.Submit([] {}));  // fills the queue
+  std::atomic<bool> returned{false};
+  std::thread submitter([&] {
+    EXPECT_TRUE(pool.Submit([] {}));
+    returned = true;
+  });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(returned.load());  // back-pressure: still waiting for room
+  gate.Open();
+  submitter.join();
+  EXPECT_TRUE(returned.load());
+}
+
+TEST(WorkerPoolTest, ShutdownRunsQueuedJobsThenRefusesNewOnes) {
+  WorkerPool pool(WorkerPool::Options{1, 10});
+  Gate gate;
+  std::atomic<int> ran{0};
+  ASSERT_TRUE(pool.Submit([&] { gate.Wait(); }));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool.Submit([&] { ++ran; }));
+  std::thread stopper([&] { pool.Shutdown(); });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(pool.Submit([&] { ran += 100; }));  // shutting down: refused, never run
+  gate.Open();
+  stopper.join();
+  // Queued jobs are accepted captures whose agents wait for an ack: all of them ran.
+  EXPECT_EQ(ran.load(), 5);
+  EXPECT_FALSE(pool.TrySubmit([] {}));
+  pool.Shutdown();  // idempotent
+}
+
+TEST(WorkerPoolTest, ShutdownReleasesASubmitterWaitingForRoom) {
+  WorkerPool pool(WorkerPool::Options{1, 1});
+  Gate gate;
+  std::promise<void> started;
+  ASSERT_TRUE(pool.Submit([&] {
+    started.set_value();
+    gate.Wait();
+  }));
+  started.get_future().wait();
+  ASSERT_TRUE(pool.Submit([] {}));
+  std::promise<bool> result;
+  std::thread submitter([&] { result.set_value(pool.Submit([] {})); });
+  std::this_thread::sleep_for(50ms);
+  std::thread stopper([&] { pool.Shutdown(); });
+  std::future<bool> f = result.get_future();
+  ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+  EXPECT_FALSE(f.get());
+  gate.Open();
+  submitter.join();
+  stopper.join();
+}
+
+}  // namespace
+}  // namespace memfleet::server
