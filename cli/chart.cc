@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "cli/output_format.h"
@@ -18,12 +19,28 @@ std::string Num(double v) {
   return buf;
 }
 
-// "12-02 16:15" when the series spans less than a year of one calendar, else "2026-12-02".
-std::string TimeLabel(int64_t unix_s, bool with_year) {
+enum class TimeScale { kSeconds, kMinutes, kDays };
+
+// Labels precise enough to tell the ticks apart: "16:15:05" within an hour, "12-02 16:15" within a
+// year, else "2026-12-02".
+std::string TimeLabel(int64_t unix_s, TimeScale scale) {
   absl::StatusOr<std::string> t = FormatRfc3339(unix_s);
   if (!t.ok()) return "?";
   // t: YYYY-MM-DDTHH:MM:SSZ
-  return with_year ? t->substr(0, 10) : t->substr(5, 5) + " " + t->substr(11, 5);
+  switch (scale) {
+    case TimeScale::kSeconds: return t->substr(11, 8);
+    case TimeScale::kMinutes: return t->substr(5, 5) + " " + t->substr(11, 5);
+    default: return t->substr(0, 10);
+  }
+}
+
+// Rounds a tick value to kB; a widened range may step past int64 at its ends, where a plain cast is UB.
+int64_t RoundToInt64(long double v) {
+  constexpr long double kMax = static_cast<long double>(std::numeric_limits<int64_t>::max());
+  constexpr long double kMin = static_cast<long double>(std::numeric_limits<int64_t>::min());
+  if (v >= kMax) return std::numeric_limits<int64_t>::max();
+  if (v <= kMin) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v < 0 ? v - 0.5L : v + 0.5L);
 }
 
 }  // namespace
@@ -120,7 +137,7 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
     s += "    <line x1=\"" + Num(left) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(left + plot_w) + "\" y2=\"" + Num(y) +
          "\" stroke=\"#e0e0e0\"/>\n";
     s += "    <text x=\"" + Num(left - 8) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" +
-         XmlEscape(FormatKbHuman(static_cast<int64_t>(v < 0 ? v - 0.5L : v + 0.5L))) + "</text>\n";
+         XmlEscape(FormatKbHuman(RoundToInt64(v))) + "</text>\n";
   }
   s += "    <text x=\"16\" y=\"" + Num(top + plot_h / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
        Num(top + plot_h / 2) + ")\">" + XmlEscape(options.value_label) + "</text>\n";
@@ -128,15 +145,18 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
 
   // Time axis: up to five labels spread over the range.
   s += "  <g class=\"x-axis\" fill=\"#333\" stroke=\"none\">\n";
-  const bool with_year = t_hi - t_lo > 365LL * 86400;
+  const long double span_s = static_cast<long double>(t_hi) - t_lo;
+  const TimeScale scale = span_s > 365.0L * 86400 ? TimeScale::kDays
+                          : span_s < 3600.0L      ? TimeScale::kSeconds
+                                                  : TimeScale::kMinutes;
   const int x_ticks = points.size() <= 1 || t_hi == t_lo ? 0 : 4;
   for (int i = 0; i <= x_ticks; ++i) {
-    int64_t t = x_ticks == 0 ? t_lo : static_cast<int64_t>(t_lo + (static_cast<long double>(t_hi) - t_lo) * i / x_ticks);
+    int64_t t = x_ticks == 0 ? t_lo : RoundToInt64(t_lo + (static_cast<long double>(t_hi) - t_lo) * i / x_ticks);
     double x = x_of(t);
     s += "    <line x1=\"" + Num(x) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(x) + "\" y2=\"" +
          Num(top + plot_h + 5) + "\" stroke=\"#333\"/>\n";
     s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"middle\">" +
-         XmlEscape(points.empty() ? "" : TimeLabel(t, with_year)) + "</text>\n";
+         XmlEscape(points.empty() ? "" : TimeLabel(t, scale)) + "</text>\n";
   }
   s += "    <text x=\"" + Num(left + plot_w / 2) + "\" y=\"" + Num(height - 10) +
        "\" text-anchor=\"middle\">time (UTC)</text>\n";

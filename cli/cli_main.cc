@@ -24,7 +24,7 @@ void AddServerOptions(CLI::App* cmd, memfleet::cli::ServerArgs& args) {
 
 void AddWhereOption(CLI::App* cmd, std::vector<std::string>& where) {
   cmd->add_option("--where", where,
-                  "select devices: KEY=VALUE with KEY model, platform, soc, device_id or build; repeat to AND terms")
+                  "select devices: KEY=VALUE with KEY model, platform, soc, device_id or build (VALUE* = prefix); repeat to AND")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }

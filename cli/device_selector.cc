@@ -40,7 +40,8 @@ absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& te
       return absl::InvalidArgumentError(absl::StrCat("--where ", key, "= is given twice; every term must match, so a device ",
                                                      "cannot have both (run one sweep per value)"));
     }
-    if (key == "platform" && value != "qcom" && value != "mtk" && value != "xring" && value != "generic") {
+    const bool prefix = value.back() == '*';  // the server matches "model=Pixel*" as a prefix
+    if (key == "platform" && !prefix && value != "qcom" && value != "mtk" && value != "xring" && value != "generic") {
       return absl::InvalidArgumentError(
           absl::StrCat("--where \"", term, "\": platform is one of qcom, mtk, xring, generic"));
     }

@@ -14,7 +14,8 @@
 namespace memfleet::cli {
 
 // Each term is KEY=VALUE with KEY one of model, platform, soc, device_id, build; all must match.
-// Spaces around the key are dropped, the value is kept as written (a model name may hold spaces).
+// Spaces around the key are dropped, the value is kept as written (a model name may hold spaces); a
+// value ending in * matches as a prefix ("model=Pixel*").
 // InvalidArgument: no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two
 // values of one key would match nothing), or a platform other than qcom, mtk, xring, generic.
 absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& terms);

@@ -37,7 +37,7 @@ std::string Ellipsize(const std::string& s, size_t width) {
 
 std::string RenderReportTable(const Report& r, const TableOptions& options) {
   std::string out;
-  out += "memfleet account: " + (r.device_id.empty() ? std::string("(no device id)") : r.device_id) + "  platform " +
+  out += "device " + (r.device_id.empty() ? std::string("(no device id)") : r.device_id) + "  platform " +
          accounting::PlatformName(r.platform) + "  page " + std::to_string(r.page_size / 1024) + " KiB";
   if (!r.captured_at.empty()) out += "  captured " + r.captured_at;
   out += "\n\n";

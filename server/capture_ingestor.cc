@@ -34,10 +34,10 @@ v1::ServerMessage CaptureIngestor::Ack(const AssembledCapture& c, bool duplicate
   return m;
 }
 
-v1::ServerMessage CaptureIngestor::Reject(const AssembledCapture& c, absl::StatusCode code,
-                                          const std::string& message, bool retry) {
-  LogLine(absl::StrCat("capture ", c.capture_id, " of ", c.device_id, " rejected", retry ? " (retry later)" : "",
-                       ": ", message));
+v1::ServerMessage CaptureIngestor::Reject(const AssembledCapture& c, absl::StatusCode code, const std::string& message,
+                                          bool retry) {
+  LogLine(absl::StrCat("capture ", c.capture_id, " of ", c.device_id, " rejected", retry ? " (retry later)" : "", ": ",
+                       message));
   if (sweeps_ != nullptr) sweeps_->OnFailed(c.sweep_id, c.device_id, c.capture_id, message);
   return MakeRejected(c.capture_id, code, message, retry);
 }
@@ -84,6 +84,13 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   if (!inserted.ok()) {
     return Reject(c, absl::StatusCode::kUnavailable,
                   absl::StrCat("could not store the capture: ", inserted.status().message()), /*retry=*/true);
+  }
+  if (*inserted) {
+    const accounting::Kb& total = record.report.device.total_kb;
+    LogLine(absl::StrCat("stored capture ", c.capture_id, " of ", c.device_id, " (", c.capture.size(), " nodes, ",
+                         record.raw_bytes, " bytes -> ", record.raw_blob.size(), " compressed; total ",
+                         total.has_value() ? absl::StrCat(*total, " kB") : std::string("unknown"),
+                         c.sweep_id.empty() ? "" : absl::StrCat("; sweep ", c.sweep_id), ")"));
   }
   // false: the same capture arrived on another stream (an agent that reconnected) between the two calls.
   return Ack(c, /*duplicate=*/!*inserted);

@@ -35,8 +35,8 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
   storage::DeviceRecord probe;
   for (const std::string& text : terms) {
     if (text.size() > kMaxTermBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), " is longer than ",
-                                                     kMaxTermBytes, " bytes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector term ", Quote(text), " is longer than ", kMaxTermBytes, " bytes"));
     }
     size_t eq = text.find('=');
     if (eq == std::string::npos) {

@@ -7,9 +7,9 @@
 #ifndef MEMFLEET_SERVER_GRPC_STATUS_H_
 #define MEMFLEET_SERVER_GRPC_STATUS_H_
 
-#include <string>
-
 #include <grpcpp/support/status.h>
+
+#include <string>
 
 #include "absl/status/status.h"
 

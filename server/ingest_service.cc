@@ -70,15 +70,16 @@ absl::Status CheckHello(const v1::Hello& hello) {
   }
   uint32_t page = d.page_size();
   if (page != 0 && (page < 1024 || page > (1u << 20) || (page & (page - 1)) != 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("Hello: page_size ", page, " is not a power of two in [1024, 1 MiB]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Hello: page_size ", page, " is not a power of two in [1024, 1 MiB]"));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-IngestService::IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool,
-                             SweepCoordinator* sweeps, IngestOptions options)
+IngestService::IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
+                             IngestOptions options)
     : store_(store),
       registry_(registry),
       pool_(pool),
@@ -116,7 +117,8 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   device.last_seen_at = now;  // platform stays "" here: the store keeps the one of the latest report
   if (absl::Status s = store_.UpsertDevice(device); !s.ok()) {
     LogLine(absl::StrCat("agent ", device_id, " refused: cannot record the device: ", s.message()));
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, absl::StrCat("the server cannot record the device: ", s.message()));
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("the server cannot record the device: ", s.message()));
   }
 
   auto session = std::make_shared<AgentSession>(info, now, std::make_unique<GrpcStreamSink>(context, stream));
@@ -183,7 +185,8 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
       case v1::AgentMessage::kChunk: {
         if (!assembler.active()) {
           if (!skip_id.empty() && msg.chunk().capture_id() == skip_id) break;
-          violation(absl::StrCat("capture chunk of ", Printable(msg.chunk().capture_id()), " without its CaptureBegin"));
+          violation(
+              absl::StrCat("capture chunk of ", Printable(msg.chunk().capture_id()), " without its CaptureBegin"));
           break;
         }
         if (absl::Status s = assembler.AddChunk(msg.chunk()); !s.ok()) {

@@ -13,12 +13,12 @@
 #ifndef MEMFLEET_SERVER_INGEST_SERVICE_H_
 #define MEMFLEET_SERVER_INGEST_SERVICE_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"

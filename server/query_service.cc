@@ -22,15 +22,15 @@ constexpr std::chrono::milliseconds kProgressPoll{250};
 constexpr uint32_t kMaxSweepDeadlineS = 3600;
 
 const std::vector<std::string>& DeviceFigures() {
-  static const std::vector<std::string> kFigures = {"ddr_kb",         "mem_total_kb", "gcma_kb",
-                                                    "static_reserved_kb", "kernel_cma_kb", "kernel_kb",
-                                                    "processes_kb",   "total_kb"};
+  static const std::vector<std::string> kFigures = {
+      "ddr_kb",        "mem_total_kb", "gcma_kb",      "static_reserved_kb",
+      "kernel_cma_kb", "kernel_kb",    "processes_kb", "total_kb"};
   return kFigures;
 }
 
 const std::vector<std::string>& ProcessFigures() {
-  static const std::vector<std::string> kFigures = {"total_kb",  "pss_kb",           "swap_pss_kb",
-                                                    "gfxdev_kb", "gl_kb",            "dma_kb",
+  static const std::vector<std::string> kFigures = {"total_kb",           "pss_kb",          "swap_pss_kb",
+                                                    "gfxdev_kb",          "gl_kb",           "dma_kb",
                                                     "native_graphics_kb", "non_graphics_kb", "graphics_dma_kb"};
   return kFigures;
 }
@@ -39,9 +39,7 @@ bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-grpc::Status Invalid(const std::string& message) {
-  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
-}
+grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
 
 grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
 
@@ -101,7 +99,8 @@ grpc::Status QueryService::CheckKnownDevice(const std::string& device_id) {
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(device_id);
   if (!device.ok()) return ToGrpcStatus(device.status());
   if (!device->has_value()) {
-    return NotFound(absl::StrCat("unknown device \"", device_id, "\": no agent with this id has connected to this server"));
+    return NotFound(
+        absl::StrCat("unknown device \"", device_id, "\": no agent with this id has connected to this server"));
   }
   return grpc::Status::OK;
 }
@@ -220,8 +219,8 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext*, const v1::Pro
   if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   std::string metric = request->metric().empty() ? "total_kb" : request->metric();
   if (!Contains(ProcessFigures(), metric)) {
-    return Invalid(absl::StrCat("unknown process metric \"", Printable(metric), "\"; one of: ",
-                                absl::StrJoin(ProcessFigures(), ", ")));
+    return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+                                "\"; one of: ", absl::StrJoin(ProcessFigures(), ", ")));
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
   if (!since.ok()) return ToGrpcStatus(since.status());
@@ -252,16 +251,16 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext*, const v1::FleetRequest
   if (metric.rfind("device.", 0) == 0) {
     figure = metric.substr(7);
     if (!Contains(DeviceFigures(), figure)) {
-      return Invalid(absl::StrCat("unknown device metric \"", Printable(metric), "\"; device.<figure> with one of: ",
-                                  absl::StrJoin(DeviceFigures(), ", ")));
+      return Invalid(absl::StrCat("unknown device metric \"", Printable(metric),
+                                  "\"; device.<figure> with one of: ", absl::StrJoin(DeviceFigures(), ", ")));
     }
     if (!request->process_name().empty()) return Invalid("a process name goes with a process.<figure> metric");
   } else if (metric.rfind("process.", 0) == 0) {
     figure = metric.substr(8);
     process_metric = true;
     if (!Contains(ProcessFigures(), figure)) {
-      return Invalid(absl::StrCat("unknown process metric \"", Printable(metric), "\"; process.<figure> with one of: ",
-                                  absl::StrJoin(ProcessFigures(), ", ")));
+      return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+                                  "\"; process.<figure> with one of: ", absl::StrJoin(ProcessFigures(), ", ")));
     }
     if (request->process_name().empty()) return Invalid(absl::StrCat("metric ", metric, " needs a process name"));
     if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);

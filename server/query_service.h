@@ -11,12 +11,12 @@
 #ifndef MEMFLEET_SERVER_QUERY_SERVICE_H_
 #define MEMFLEET_SERVER_QUERY_SERVICE_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/agent_registry.h"

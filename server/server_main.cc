@@ -40,8 +40,9 @@ int RunReaccount(const std::string& db_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"memfleet-server: receives captures from memfleet agents, runs the memory accounting engine on "
-               "them, stores captures and reports in SQLite and answers the memfleet CLI."};
+  CLI::App app{
+      "memfleet-server: receives captures from memfleet agents, runs the memory accounting engine on "
+      "them, stores captures and reports in SQLite and answers the memfleet CLI."};
   memfleet::server::LabServerOptions options;
   bool reaccount = false;
   app.add_option("--listen", options.listen, "HOST:PORT to serve agents and the CLI on (port 0: a free port)");

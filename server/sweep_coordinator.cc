@@ -73,7 +73,8 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   if (deadline.count() == 0) deadline = options_.default_deadline;
   if (deadline > options_.max_deadline) {
     return absl::InvalidArgumentError(absl::StrCat("sweep deadline of ", DeadlineText(deadline),
-                                                   " is longer than the limit of ", DeadlineText(options_.max_deadline)));
+                                                   " is longer than the limit of ",
+                                                   DeadlineText(options_.max_deadline)));
   }
   std::vector<OnlineAgent> online = registry_.List();
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
@@ -109,7 +110,8 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     sweep->states[id] = SweepState::kOffline;
   }
   for (const auto& [id, state] : sweep->states) {
-    sweep->events.push_back({id, state, state == SweepState::kOffline ? "agent not connected" : "capture requested", ""});
+    sweep->events.push_back(
+        {id, state, state == SweepState::kOffline ? "agent not connected" : "capture requested", ""});
     sweep->record.states[id] = SweepStateName(state);
     if (IsFinalState(state)) ++sweep->done;
   }
@@ -133,6 +135,10 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     if (sweep->done == sweep->states.size()) finished = FinishLocked(*sweep);
   }
   reaper_wake_.notify_all();
+  LogLine(absl::StrCat("sweep ", sweep->id, " started (",
+                       sweep->record.selector.empty() ? "every device" : sweep->record.selector, "): ", to_send.size(),
+                       " online, ", sweep->states.size() - to_send.size(), " offline, deadline ",
+                       DeadlineText(deadline)));
   if (finished != nullptr) Persist(*finished);
 
   v1::ServerMessage command;
@@ -232,6 +238,11 @@ void SweepCoordinator::Persist(const storage::SweepRecord& record) {
     LogLine(absl::StrCat("cannot record the end of sweep ", record.sweep_id, ": ", s.message()));
   }
   if (record.finished_at.empty()) return;
+  std::map<std::string, int> counts;
+  for (const auto& [device, state] : record.states) ++counts[state];
+  std::string summary;
+  for (const auto& [state, n] : counts) absl::StrAppend(&summary, summary.empty() ? "" : ", ", n, " ", state);
+  LogLine(absl::StrCat("sweep ", record.sweep_id, " finished: ", summary.empty() ? "no device" : summary));
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sweeps_.find(record.sweep_id);
   if (it != sweeps_.end()) it->second->recorded = true;

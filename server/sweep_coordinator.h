@@ -62,7 +62,7 @@ class SweepCoordinator {
   struct Options {
     std::chrono::milliseconds default_deadline{std::chrono::seconds(60)};  // for a deadline of 0
     std::chrono::milliseconds max_deadline{std::chrono::hours(1)};
-    size_t keep_finished = 64;  // finished sweeps kept in memory for late WaitForProgress calls
+    size_t keep_finished = 64;         // finished sweeps kept in memory for late WaitForProgress calls
     std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
   };
 

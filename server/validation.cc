@@ -16,7 +16,8 @@ bool IsIdChar(char c) {
 absl::Status CheckId(std::string_view what, std::string_view id, size_t max_bytes) {
   if (id.empty()) return absl::InvalidArgumentError(absl::StrCat(Av(what), " is empty"));
   if (id.size() > max_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(Av(what), " \"", Printable(id), "\" is longer than ", max_bytes, " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Av(what), " \"", Printable(id), "\" is longer than ", max_bytes, " bytes"));
   }
   for (char c : id) {
     if (!IsIdChar(c)) {
@@ -67,8 +68,8 @@ absl::StatusOr<std::string> CheckTime(std::string_view field, std::string_view v
   if (value.size() > 64) return absl::InvalidArgumentError(absl::StrCat(Av(field), " is not an RFC 3339 time"));
   absl::StatusOr<std::string> t = storage::NormalizeTimestamp(value, field);
   if (!t.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(Av(field), " \"", Printable(value),
-                                                   "\" is not an RFC 3339 time like 2026-12-02T16:15:00Z"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Av(field), " \"", Printable(value), "\" is not an RFC 3339 time like 2026-12-02T16:15:00Z"));
   }
   return t;
 }

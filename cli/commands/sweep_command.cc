@@ -117,11 +117,14 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   request.set_deadline_s(args.deadline_s);
   SweepTracker tracker;
   bool drawn = false;
+  std::string last_line;
   absl::Status status = (*client)->StartSweep(request, [&](const v1::SweepProgress& progress) {
     bool changed = tracker.Apply(progress);
     if (args.progress_tty) {
-      // \r and erase-to-end-of-line: one line, redrawn in place.
-      if (changed || !drawn) err << "\r" << RenderProgressBar(tracker.tally()) << "\x1b[K" << std::flush;
+      // \r and erase-to-end-of-line: one line, redrawn in place, and only when it reads differently.
+      std::string line = RenderProgressBar(tracker.tally());
+      if (!drawn || line != last_line) err << "\r" << line << "\x1b[K" << std::flush;
+      last_line = std::move(line);
       drawn = true;
     } else if (changed || progress.finished()) {
       err << PlainProgressLine(progress) << "\n";

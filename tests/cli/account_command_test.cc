@@ -41,7 +41,9 @@ TEST_P(SampleCaptureTest, ReportMatchesExpectedInEveryField) {
   // A null figure always comes with a reason.
   for (auto p = got["processes"].begin(); p != got["processes"].end(); ++p) {
     for (auto f = p.value().begin(); f != p.value().end(); ++f) {
-      if (f.value().is_null()) EXPECT_FALSE(got["warnings"].empty()) << p.key() << " " << f.key();
+      if (f.value().is_null()) {
+        EXPECT_FALSE(got["warnings"].empty()) << p.key() << " " << f.key();
+      }
     }
   }
 }

@@ -266,6 +266,17 @@ TEST(SvgChartTest, WellFormedWithOnePolylineVertexPerSample) {
   EXPECT_NE(svg.find("12-02 14:00"), std::string::npos);
 }
 
+TEST(SvgChartTest, TimeLabelsAreTellApartOnShortSpans) {
+  // Three samples within a minute: minute labels would all read "12-02 16:15".
+  std::string svg = RenderSvgLineChart({{1796228100, 1}, {1796228120, 2}, {1796228140, 3}}, {"short", "kB"});
+  ASSERT_TRUE(Parse(svg).ok);
+  EXPECT_NE(svg.find(">16:15:00<"), std::string::npos);
+  EXPECT_NE(svg.find(">16:15:40<"), std::string::npos);
+  // Over two years: dates.
+  svg = RenderSvgLineChart({{1733140500, 1}, {1796228100, 2}}, {"long", "kB"});
+  EXPECT_NE(svg.find(">2026-12-02<"), std::string::npos);
+}
+
 TEST(SvgChartTest, SinglePointAndFlatSeriesStillDraw) {
   for (const std::vector<ChartPoint>& points :
        {std::vector<ChartPoint>{{1796228100, 5000}},
@@ -284,6 +295,16 @@ TEST(SvgChartTest, SinglePointAndFlatSeriesStillDraw) {
     EXPECT_EQ(svg.find("nan"), std::string::npos);
     EXPECT_EQ(svg.find("inf"), std::string::npos);
   }
+}
+
+TEST(SvgChartTest, ExtremeValuesStayDefined) {  // under UBSan: no out-of-range float -> int conversion
+  for (int64_t v : {INT64_MAX, INT64_MIN}) {
+    Parsed doc = Parse(RenderSvgLineChart({{0, v}}, {"extreme", "kB"}));
+    ASSERT_TRUE(doc.ok) << doc.error;
+    EXPECT_EQ(PolylinePoints(*doc.Find("polyline")).size(), 1u);
+  }
+  Parsed doc = Parse(RenderSvgLineChart({{INT64_MIN, INT64_MIN}, {INT64_MAX, INT64_MAX}}, {"wide", "kB"}));
+  ASSERT_TRUE(doc.ok) << doc.error;
 }
 
 TEST(SvgChartTest, TextIsEscaped) {

@@ -4,6 +4,7 @@
 // the figures checked below are the ones those files document.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -457,6 +458,9 @@ TEST_F(ServerCommandsTest, SweepOnATerminalRedrawsOneLine) {
   // Final state: 2 of 3 stored (6 cells), 1 offline (to 10 cells).
   EXPECT_NE(e.find("[======xxxx] 2/3 stored, 0 failed, 1 offline"), std::string::npos) << e;
   EXPECT_EQ(e.back(), '\n');
+  // Redrawn only when the line reads differently: 0/3; 1 offline; 1/3 stored; 2/3 stored. The second
+  // "sent" and the summary change nothing on screen.
+  EXPECT_EQ(std::count(e.begin(), e.end(), '\r'), 4) << e;
   json j = json::parse(out_.str());
   EXPECT_EQ(j["sweep_id"], "sweep-7");
   ASSERT_EQ(j["devices"].size(), 3u);

@@ -4,6 +4,8 @@
 // Golden values come from the fixtures' expected.json (copied from /work/shared/fixtures/captures):
 //   qcom-sm8450: device.total_kb 3567646; com.tencent.mm pid 13560 total_kb 215236, pss_kb 117116.
 //   mtk-mt6989:  device.total_kb 4125309; com.tencent.mm pid 18509 total_kb 287802.
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -14,8 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
 #include "gmock/gmock.h"
@@ -25,6 +25,7 @@
 #include "proto/capture_codec.h"
 #include "server/accounting/report_json.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
@@ -34,6 +35,7 @@ using namespace std::chrono_literals;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
+using testing::RawAgent;
 using testing::TestServer;
 
 constexpr char kQcomTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
@@ -57,113 +59,6 @@ std::string CaptureId(const std::string& device, int seq) {
   return device + "-20261130T080000Z-" + buf;
 }
 
-// One agent stream, driven message by message.
-class RawAgent {
- public:
-  explicit RawAgent(const std::string& target)
-      : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
-        stub_(v1::AgentService::NewStub(channel_)) {
-    context_.set_compression_algorithm(GRPC_COMPRESS_GZIP);
-    context_.set_deadline(std::chrono::system_clock::now() + 60s);  // a broken test fails, never hangs
-    stream_ = stub_->Connect(&context_);
-  }
-  ~RawAgent() {
-    if (!finished_) {
-      context_.TryCancel();
-      Finish();
-    }
-  }
-
-  bool Write(const v1::AgentMessage& m) { return stream_->Write(m); }
-  std::optional<v1::ServerMessage> Read() {
-    v1::ServerMessage m;
-    if (!stream_->Read(&m)) return std::nullopt;
-    return m;
-  }
-
-  // Hello; true when the server answered Welcome.
-  bool Hello(const std::string& device_id, const std::string& model = "Xiaomi 12") {
-    v1::AgentMessage m;
-    v1::DeviceInfo* d = m.mutable_hello()->mutable_device();
-    d->set_device_id(device_id);
-    d->set_model(model);
-    d->set_soc("sm8450");
-    d->set_build_fingerprint("Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys");
-    d->set_kernel("5.10.168");
-    d->set_page_size(4096);
-    d->set_agent_version("raw-test-agent");
-    if (!Write(m)) return false;
-    std::optional<v1::ServerMessage> welcome = Read();
-    return welcome.has_value() && welcome->has_welcome();
-  }
-
-  static std::vector<v1::AgentMessage> CaptureMessages(const accounting::Capture& c, const std::string& id,
-                                                       const std::string& at, const std::string& sweep_id = "",
-                                                       size_t chunk_bytes = 64 * 1024) {
-    std::vector<v1::AgentMessage> out;
-    v1::AgentMessage begin;
-    begin.mutable_begin()->set_capture_id(id);
-    begin.mutable_begin()->set_captured_at(at);
-    begin.mutable_begin()->set_sweep_id(sweep_id);
-    begin.mutable_begin()->set_node_count(wire::NodeCount(c));
-    begin.mutable_begin()->set_content_bytes(c.ContentBytes());
-    out.push_back(begin);
-    std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(c, id, chunk_bytes);
-    for (v1::CaptureChunk& chunk : chunks) {
-      v1::AgentMessage m;
-      *m.mutable_chunk() = std::move(chunk);
-      out.push_back(std::move(m));
-    }
-    v1::AgentMessage end;
-    end.mutable_end()->set_capture_id(id);
-    end.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
-    out.push_back(end);
-    return out;
-  }
-
-  bool SendAll(const std::vector<v1::AgentMessage>& messages) {
-    for (const v1::AgentMessage& m : messages) {
-      if (!Write(m)) return false;
-    }
-    return true;
-  }
-
-  // The next ack or rejection (commands in between are skipped); nullopt when the stream ended.
-  std::optional<v1::ServerMessage> AwaitAnswer() {
-    for (;;) {
-      std::optional<v1::ServerMessage> m = Read();
-      if (!m.has_value() || m->has_ack() || m->has_rejected()) return m;
-    }
-  }
-
-  std::optional<v1::ServerMessage> SendCapture(const accounting::Capture& c, const std::string& id,
-                                               const std::string& sweep_id = "") {
-    if (!SendAll(CaptureMessages(c, id, kCapturedAt, sweep_id))) return std::nullopt;
-    return AwaitAnswer();
-  }
-
-  void WritesDone() { stream_->WritesDone(); }
-  // Drains what the server still sends and returns the call's status.
-  grpc::Status Finish() {
-    v1::ServerMessage ignored;
-    while (stream_->Read(&ignored)) {
-    }
-    finished_ = true;
-    return stream_->Finish();
-  }
-  grpc::Status Close() {
-    WritesDone();
-    return Finish();
-  }
-
- private:
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::AgentService::Stub> stub_;
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>> stream_;
-  bool finished_ = false;
-};
-
 // A store whose writes of captures can be made to fail, like a full disk.
 class FailingStore : public storage::Store {
  public:
@@ -180,7 +75,8 @@ class FailingStore : public storage::Store {
   absl::StatusOr<std::optional<storage::DeviceRecord>> GetDevice(const std::string& id) override {
     return inner_->GetDevice(id);
   }
-  absl::StatusOr<std::optional<storage::StoredReport>> GetReport(const std::string& id, const std::string& at) override {
+  absl::StatusOr<std::optional<storage::StoredReport>> GetReport(const std::string& id,
+                                                                 const std::string& at) override {
     return inner_->GetReport(id, at);
   }
   absl::StatusOr<std::optional<storage::StoredReport>> GetReportByCapture(const std::string& id) override {
@@ -251,7 +147,7 @@ TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   const std::string id = CaptureId(kQcomDevice, 1);
 
-  std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, id);
+  std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, id, kCapturedAt);
   ASSERT_TRUE(answer.has_value());
   ASSERT_TRUE(answer->has_ack()) << answer->DebugString();
   EXPECT_EQ(answer->ack().capture_id(), id);
@@ -287,7 +183,7 @@ TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
   EXPECT_EQ((*device)->model, "Xiaomi 12");
 
   // A resend (the agent never saw the ack) is acked as a duplicate and not stored twice.
-  answer = agent.SendCapture(capture, id);
+  answer = agent.SendCapture(capture, id, kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
   EXPECT_TRUE(answer->ack().duplicate());
   EXPECT_EQ(StoredCaptures(), 1u);
@@ -312,7 +208,7 @@ TEST_F(IngestServiceTest, AChunkOutOfOrderRejectsTheCaptureButNotTheStream) {
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   const std::string id = CaptureId(kQcomDevice, 2);
   std::vector<v1::AgentMessage> messages = RawAgent::CaptureMessages(capture, id, kCapturedAt);
-  ASSERT_GE(messages.size(), 4u);  // begin, >= 2 chunks, end
+  ASSERT_GE(messages.size(), 4u);       // begin, >= 2 chunks, end
   std::swap(messages[1], messages[2]);  // seq 1 before seq 0
   ASSERT_TRUE(agent.SendAll(messages));
   std::optional<v1::ServerMessage> answer = agent.AwaitAnswer();
@@ -325,7 +221,7 @@ TEST_F(IngestServiceTest, AChunkOutOfOrderRejectsTheCaptureButNotTheStream) {
   EXPECT_EQ(StoredCaptures(), 0u);
 
   // The rest of the bad capture was dropped quietly, and the same stream still takes a good one.
-  answer = agent.SendCapture(capture, id);
+  answer = agent.SendCapture(capture, id, kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
   EXPECT_FALSE(answer->ack().duplicate());
   EXPECT_EQ(StoredCaptures(), 1u);
@@ -349,7 +245,7 @@ TEST_F(IngestServiceTest, ACaptureWhoseHeaderNamesAnotherDeviceIsRejected) {
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello("sim-other-7"));
   const std::string id = CaptureId("sim-other-7", 1);
-  std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, id);
+  std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, id, kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_rejected()) << (answer ? answer->DebugString() : "stream ended");
   EXPECT_EQ(answer->rejected().capture_id(), id);
   EXPECT_FALSE(answer->rejected().retry());
@@ -407,7 +303,8 @@ TEST_F(IngestServiceTest, ASecondStreamOfTheSameDeviceReplacesTheFirst) {
   EXPECT_FALSE(first.Read().has_value());  // cancelled by the server
   EXPECT_EQ(first.Finish().error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_TRUE(server_->server().registry().IsOnline(kQcomDevice));
-  std::optional<v1::ServerMessage> answer = second.SendCapture(LoadCapture(kQcomTree), CaptureId(kQcomDevice, 5));
+  std::optional<v1::ServerMessage> answer =
+      second.SendCapture(LoadCapture(kQcomTree), CaptureId(kQcomDevice, 5), kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_ack());
 }
 
@@ -424,14 +321,14 @@ TEST(IngestServiceStoreFailureTest, AStoreFailureIsRejectedWithRetryAndTheResend
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   const std::string id = CaptureId(kQcomDevice, 1);
   store->fail_puts = true;
-  std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, id);
+  std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, id, kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_rejected()) << (answer ? answer->DebugString() : "stream ended");
   EXPECT_TRUE(answer->rejected().retry());  // keep it spooled
   EXPECT_EQ(answer->rejected().code(), static_cast<int>(grpc::StatusCode::UNAVAILABLE));
   EXPECT_THAT(answer->rejected().message(), HasSubstr("disk is full"));
 
   store->fail_puts = false;
-  answer = agent.SendCapture(capture, id);
+  answer = agent.SendCapture(capture, id, kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_ack());
   EXPECT_FALSE(answer->ack().duplicate());  // the failed attempt stored nothing
 }
@@ -441,12 +338,12 @@ TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
   accounting::Capture mtk = LoadCapture(kMtkTree);
   RawAgent qcom_agent(server_->target());
   ASSERT_TRUE(qcom_agent.Hello(kQcomDevice, "Xiaomi 12"));
-  std::optional<v1::ServerMessage> answer = qcom_agent.SendCapture(qcom, CaptureId(kQcomDevice, 1));
+  std::optional<v1::ServerMessage> answer = qcom_agent.SendCapture(qcom, CaptureId(kQcomDevice, 1), kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_ack());
   {
     RawAgent mtk_agent(server_->target());
     ASSERT_TRUE(mtk_agent.Hello(kMtkDevice, "Redmi K70"));
-    answer = mtk_agent.SendCapture(mtk, CaptureId(kMtkDevice, 1));
+    answer = mtk_agent.SendCapture(mtk, CaptureId(kMtkDevice, 1), kCapturedAt);
     ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
     ASSERT_TRUE(mtk_agent.Close().ok());
   }
@@ -641,7 +538,7 @@ TEST_F(IngestServiceTest, ASweepStoresTheAnsweringDeviceAndTimesOutTheSilentOne)
       if (!m.has_value()) return;
       if (m->has_capture_now()) {
         std::optional<v1::ServerMessage> a =
-            answering.SendCapture(capture, CaptureId(kQcomDevice, 9), m->capture_now().sweep_id());
+            answering.SendCapture(capture, CaptureId(kQcomDevice, 9), kCapturedAt, m->capture_now().sweep_id());
         if (a.has_value() && a->has_ack()) acked_capture = a->ack().capture_id();
         return;
       }

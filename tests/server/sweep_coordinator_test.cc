@@ -162,8 +162,8 @@ TEST_F(SweepCoordinatorTest, SendsCaptureNowToMatchingOnlineAgentsAndMarksKnownO
   EXPECT_EQ(u->devices_total, 2u);
   EXPECT_EQ(u->devices_done, 1u);  // dev-c is final at once
   EXPECT_FALSE(u->finished);
-  EXPECT_THAT(FinalStates(u->events), ElementsAre(Pair("dev-a", SweepState::kSent),
-                                                           Pair("dev-c", SweepState::kOffline)));
+  EXPECT_THAT(FinalStates(u->events),
+              ElementsAre(Pair("dev-a", SweepState::kSent), Pair("dev-c", SweepState::kOffline)));
 
   absl::StatusOr<std::optional<storage::SweepRecord>> rec = store_->GetSweep(*id);
   ASSERT_TRUE(rec.ok() && rec->has_value());
@@ -194,8 +194,8 @@ TEST_F(SweepCoordinatorTest, AgentAnswersAreTrackedUntilStoredAndTheSweepFinishe
   c.OnFailed(*id, "dev-a", "cap-a", "late failure");  // stored is final: ignored
   c.OnCapturing(*id, "dev-b", "cap-b");
   c.OnFailed(*id, "dev-b", "cap-b", "disk full");
-  c.OnStored("no-such-sweep", "dev-a", "x");   // ignored
-  c.OnStored(*id, "dev-not-in-sweep", "x");    // ignored
+  c.OnStored("no-such-sweep", "dev-a", "x");  // ignored
+  c.OnStored(*id, "dev-not-in-sweep", "x");   // ignored
   std::vector<SweepEvent> events;
   SweepUpdate last = RunToEnd(c, *id, &events);
   EXPECT_TRUE(last.finished);
@@ -205,8 +205,7 @@ TEST_F(SweepCoordinatorTest, AgentAnswersAreTrackedUntilStoredAndTheSweepFinishe
     if (e.device_id == "dev-a") a_states.push_back(SweepStateName(e.state));
   }
   EXPECT_THAT(a_states, ElementsAre("sent", "capturing", "stored"));
-  EXPECT_THAT(FinalStates(events), ElementsAre(Pair("dev-a", SweepState::kStored),
-                                                        Pair("dev-b", SweepState::kFailed)));
+  EXPECT_THAT(FinalStates(events), ElementsAre(Pair("dev-a", SweepState::kStored), Pair("dev-b", SweepState::kFailed)));
   EXPECT_EQ(last.state_counts[SweepState::kStored], 1u);
   EXPECT_EQ(last.devices_done, 2u);
 
@@ -232,15 +231,15 @@ TEST_F(SweepCoordinatorTest, DevicesThatDoNotAnswerWithinTheDeadlineTimeOut) {
   ASSERT_TRUE(last.finished);
   EXPECT_GE(took, 300ms);
   EXPECT_LT(took, 5s);
-  EXPECT_THAT(FinalStates(events), ElementsAre(Pair("dev-fast", SweepState::kStored),
-                                               Pair("dev-quiet", SweepState::kTimedOut),
-                                               Pair("dev-slow", SweepState::kTimedOut)));
+  EXPECT_THAT(FinalStates(events),
+              ElementsAre(Pair("dev-fast", SweepState::kStored), Pair("dev-quiet", SweepState::kTimedOut),
+                          Pair("dev-slow", SweepState::kTimedOut)));
   // Once timed out, a late capture does not change the reported state.
   c.OnStored(*id, "dev-quiet", "late");
   absl::StatusOr<std::optional<storage::SweepRecord>> rec = store_->GetSweep(*id);
   ASSERT_TRUE(rec.ok() && rec->has_value());
-  EXPECT_THAT((*rec)->states, ElementsAre(Pair("dev-fast", "stored"), Pair("dev-quiet", "timed_out"),
-                                          Pair("dev-slow", "timed_out")));
+  EXPECT_THAT((*rec)->states,
+              ElementsAre(Pair("dev-fast", "stored"), Pair("dev-quiet", "timed_out"), Pair("dev-slow", "timed_out")));
   EXPECT_NE((*rec)->finished_at, "");
 }
 

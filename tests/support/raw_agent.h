@@ -1,0 +1,138 @@
+// Test support: RawAgent, one AgentService stream driven message by message from a test — the protocol
+// of agent_service.proto spoken by hand (Hello, Begin/Chunk.../End, reading acks), so a test can also
+// break it on purpose (chunks out of order, no Hello). Header-only.
+//
+//   RawAgent agent(server->target());
+//   ASSERT_TRUE(agent.Hello("sim-qcom-101"));
+//   std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, id, "2026-11-30T08:00:00Z");
+//   EXPECT_TRUE(answer->has_ack());
+//
+// Not thread-safe: one reader thread and one writer thread at most, as for any gRPC stream. The call has
+// a 60 s deadline so a broken test fails instead of hanging.
+#ifndef MEMFLEET_TESTS_SUPPORT_RAW_AGENT_H_
+#define MEMFLEET_TESTS_SUPPORT_RAW_AGENT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memfleet/v1/agent_service.grpc.pb.h"
+#include "proto/capture_codec.h"
+#include "server/accounting/capture.h"
+
+namespace memfleet::testing {
+
+class RawAgent {
+ public:
+  explicit RawAgent(const std::string& target)
+      : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
+        stub_(v1::AgentService::NewStub(channel_)) {
+    context_.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+    context_.set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::seconds(60));  // a broken test fails, never hangs
+    stream_ = stub_->Connect(&context_);
+  }
+  ~RawAgent() {
+    if (!finished_) {
+      context_.TryCancel();
+      Finish();
+    }
+  }
+
+  bool Write(const v1::AgentMessage& m) { return stream_->Write(m); }
+  std::optional<v1::ServerMessage> Read() {
+    v1::ServerMessage m;
+    if (!stream_->Read(&m)) return std::nullopt;
+    return m;
+  }
+
+  // Hello; true when the server answered Welcome.
+  bool Hello(const std::string& device_id, const std::string& model = "Xiaomi 12") {
+    v1::AgentMessage m;
+    v1::DeviceInfo* d = m.mutable_hello()->mutable_device();
+    d->set_device_id(device_id);
+    d->set_model(model);
+    d->set_soc("sm8450");
+    d->set_build_fingerprint("Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys");
+    d->set_kernel("5.10.168");
+    d->set_page_size(4096);
+    d->set_agent_version("raw-test-agent");
+    if (!Write(m)) return false;
+    std::optional<v1::ServerMessage> welcome = Read();
+    return welcome.has_value() && welcome->has_welcome();
+  }
+
+  static std::vector<v1::AgentMessage> CaptureMessages(const accounting::Capture& c, const std::string& id,
+                                                       const std::string& at, const std::string& sweep_id = "",
+                                                       size_t chunk_bytes = 64 * 1024) {
+    std::vector<v1::AgentMessage> out;
+    v1::AgentMessage begin;
+    begin.mutable_begin()->set_capture_id(id);
+    begin.mutable_begin()->set_captured_at(at);
+    begin.mutable_begin()->set_sweep_id(sweep_id);
+    begin.mutable_begin()->set_node_count(wire::NodeCount(c));
+    begin.mutable_begin()->set_content_bytes(c.ContentBytes());
+    out.push_back(begin);
+    std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(c, id, chunk_bytes);
+    for (v1::CaptureChunk& chunk : chunks) {
+      v1::AgentMessage m;
+      *m.mutable_chunk() = std::move(chunk);
+      out.push_back(std::move(m));
+    }
+    v1::AgentMessage end;
+    end.mutable_end()->set_capture_id(id);
+    end.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
+    out.push_back(end);
+    return out;
+  }
+
+  bool SendAll(const std::vector<v1::AgentMessage>& messages) {
+    for (const v1::AgentMessage& m : messages) {
+      if (!Write(m)) return false;
+    }
+    return true;
+  }
+
+  // The next ack or rejection (commands in between are skipped); nullopt when the stream ended.
+  std::optional<v1::ServerMessage> AwaitAnswer() {
+    for (;;) {
+      std::optional<v1::ServerMessage> m = Read();
+      if (!m.has_value() || m->has_ack() || m->has_rejected()) return m;
+    }
+  }
+
+  std::optional<v1::ServerMessage> SendCapture(const accounting::Capture& c, const std::string& id,
+                                               const std::string& captured_at, const std::string& sweep_id = "") {
+    if (!SendAll(CaptureMessages(c, id, captured_at, sweep_id))) return std::nullopt;
+    return AwaitAnswer();
+  }
+
+  void WritesDone() { stream_->WritesDone(); }
+  // Drains what the server still sends and returns the call's status.
+  grpc::Status Finish() {
+    v1::ServerMessage ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    finished_ = true;
+    return stream_->Finish();
+  }
+  grpc::Status Close() {
+    WritesDone();
+    return Finish();
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AgentService::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>> stream_;
+  bool finished_ = false;
+};
+
+}  // namespace memfleet::testing
+
+#endif  // MEMFLEET_TESTS_SUPPORT_RAW_AGENT_H_

@@ -1,0 +1,143 @@
+// Test support: starts a real binary (memfleet-server, memfleet-agent) as a child process with its
+// output captured to a file, waits for a line, and stops it. Header-only; POSIX.
+//
+//   Subprocess server({bin + "/memfleet-server", "--listen", "127.0.0.1:0", "--db", db});
+//   std::string line = server.WaitForLine("listening on", std::chrono::seconds(30));
+#ifndef MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_
+#define MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace memfleet::testing {
+
+class Subprocess {
+ public:
+  // stdout and stderr both go to `log_path` (a fresh file).
+  Subprocess(const std::vector<std::string>& argv, const std::string& log_path) : log_path_(log_path) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+      }
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+  }
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+  ~Subprocess() { Kill(SIGKILL); }
+
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  // The first log line containing `needle`, or "" after the timeout (or when the process died).
+  std::string WaitForLine(const std::string& needle, std::chrono::milliseconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      std::istringstream log(Log());
+      for (std::string line; std::getline(log, line);) {
+        if (line.find(needle) != std::string::npos) return line;
+      }
+      if (Exited()) return "";
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return "";
+  }
+
+  bool Exited() {
+    if (pid_ <= 0) return true;
+    if (exited_) return true;
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      exited_ = true;
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return exited_;
+  }
+
+  // Waits for the process to exit by itself; returns its exit code, or -1 on timeout.
+  int WaitExit(std::chrono::milliseconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      if (Exited()) return exit_code_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return -1;
+  }
+
+  // Sends `sig` and reaps the process (SIGTERM first gives it 10 s, then SIGKILL).
+  void Kill(int sig = SIGTERM) {
+    if (pid_ <= 0 || Exited()) return;
+    kill(pid_, sig);
+    if (WaitExit(std::chrono::seconds(10)) < 0) {
+      kill(pid_, SIGKILL);
+      WaitExit(std::chrono::seconds(10));
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int exit_code_ = -1;
+};
+
+inline std::string MakeTempDir(const std::string& prefix) {
+  std::string tmpl = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) + "/" +
+                     prefix + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  char* d = mkdtemp(buf.data());
+  return d ? std::string(d) : std::string();
+}
+
+// A loopback port that was free a moment ago.
+inline int FreeLoopbackPort();
+
+}  // namespace memfleet::testing
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+namespace memfleet::testing {
+inline int FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+}  // namespace memfleet::testing
+
+#endif  // MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_
