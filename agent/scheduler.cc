@@ -147,7 +147,8 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
                             MakeCaptureId(options_.device_id, taken.captured_at, spool_.NextSequence()));
   taken.node_count = capture->size();
   taken.content_bytes = capture->ContentBytes();
-  std::string blob = wire::EncodeStoredCapture(*capture, taken.capture_id, options_.device_id, taken.captured_at);
+  std::string blob = wire::EncodeStoredCapture(*capture, taken.capture_id, options_.device_id, taken.captured_at,
+                                                 wire::kAgentCompressionLevel);
   *capture = accounting::Capture();
   if (blob.empty()) return absl::InternalError(absl::StrCat("capture ", taken.capture_id, " could not be compressed"));
   taken.stored_bytes = blob.size();

@@ -174,12 +174,16 @@ absl::StatusOr<Capture> CaptureAssembler::Finish(const v1::CaptureEnd& end) {
     return absl::DataLossError(absl::StrCat("capture ", capture_id_, " ended after ", next_seq_, " chunks, expected ",
                                             end.chunk_count()));
   }
+  if (capture_.size() < expected_nodes_) {
+    return absl::DataLossError(absl::StrCat("capture ", capture_id_, " holds ", capture_.size(), " nodes, its begin announced ",
+                                            expected_nodes_));
+  }
   active_ = false;
   return std::move(capture_);
 }
 
 std::string EncodeStoredCapture(const Capture& capture, const std::string& capture_id, const std::string& device_id,
-                                const std::string& captured_at) {
+                                const std::string& captured_at, int compression_level) {
   v1::StoredCapture stored;
   stored.set_capture_id(capture_id);
   stored.set_device_id(device_id);
@@ -193,7 +197,12 @@ std::string EncodeStoredCapture(const Capture& capture, const std::string& captu
   }
   std::string raw = stored.SerializeAsString();
   std::string out(ZSTD_compressBound(raw.size()), '\0');
-  size_t n = ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), 9);
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  if (cctx == nullptr) return std::string();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, compression_level);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  size_t n = ZSTD_compress2(cctx, out.data(), out.size(), raw.data(), raw.size());
+  ZSTD_freeCCtx(cctx);
   if (ZSTD_isError(n)) return std::string();
   out.resize(n);
   return out;

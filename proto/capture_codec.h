@@ -68,9 +68,13 @@ class CaptureAssembler {
 // at most 4096 bytes.
 bool IsSafeNodePath(std::string_view path);
 
-// zstd-compressed StoredCapture.
+// zstd-compressed StoredCapture, with zstd's content checksum so a flipped byte is caught on decode.
+// The agent uses a low level (small compressor state on the phone); the server keeps level 9 for storage.
+inline constexpr int kAgentCompressionLevel = 3;
+inline constexpr int kStorageCompressionLevel = 9;
 std::string EncodeStoredCapture(const accounting::Capture& capture, const std::string& capture_id,
-                                const std::string& device_id, const std::string& captured_at);
+                                const std::string& device_id, const std::string& captured_at,
+                                int compression_level = kStorageCompressionLevel);
 // InvalidArgument for an unknown codec, DataLoss for a corrupt blob.
 absl::StatusOr<accounting::Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob);
 

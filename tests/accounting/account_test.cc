@@ -37,7 +37,7 @@ constexpr char kMeminfo[] =
     "VmallocUsed:       60000 kB\nSwapTotal:        100000 kB\nSwapFree:          50000 kB\n";
 
 // A device with meminfo, a plain-text kernel config (VMAP stacks) and two ordinary processes.
-Capture BaseCapture(const std::string& header_json = R"({"format":1,"device_id":"t","page_size":4096,"ddr_size_kb":8388608})") {
+Capture BaseCapture(const std::string& header_json = R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":4096,"ddr_size_kb":8388608})") {
   Capture c;
   c.AddFile("capture.json", header_json);
   c.AddFile("proc/meminfo", kMeminfo);
@@ -169,7 +169,7 @@ TEST(QcomTest, RollupOnlyTakesGfxdevFromGpumemMapped) {
 }
 
 TEST(MtkTest, ContextsOfAProcessAreSummedInPages) {
-  Capture c = BaseCapture(R"({"format":1,"device_id":"t","page_size":16384,"ddr_size_kb":8388608})");
+  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":16384,"ddr_size_kb":8388608})");
   c.AddFile("proc/mtk_mali/gpu_memory",
             "mali0                 500\n  kctx-0x00000000e2b1c4a5         10        100\n"
             "  kctx-0x000000003c9d01f7          5        100\n  kctx-0x00000000a81f66d2          7        999\n");
@@ -288,7 +288,7 @@ TEST(DmaBufTest, AospReadDmaBufMapRefsTree) {
 }
 
 TEST(DeviceTest, DdrEstimatedFromMemTotalAndGcma) {
-  Capture c = BaseCapture(R"({"format":1,"device_id":"t"})");
+  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t"})");
   Report r = Account(c);
   EXPECT_TRUE(r.device.ddr_estimated);
   EXPECT_EQ(r.device.ddr_kb, 8LL * 1048576);  // 7000000 kB fits in 8 GiB, not in 6 GiB
@@ -297,7 +297,7 @@ TEST(DeviceTest, DdrEstimatedFromMemTotalAndGcma) {
 }
 
 TEST(DeviceTest, DdrAbove64GiBIsNull) {
-  Capture c = BaseCapture(R"({"format":1,"device_id":"t"})");
+  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t"})");
   std::string big = kMeminfo;
   big.replace(big.find("7000000"), 7, "70000000");  // ~66.8 GiB
   c.AddFile("proc/meminfo", big);
@@ -307,7 +307,7 @@ TEST(DeviceTest, DdrAbove64GiBIsNull) {
 }
 
 TEST(DeviceTest, DdrBelowMemTotalMakesStaticReservedNull) {
-  Capture c = BaseCapture(R"({"format":1,"device_id":"t","ddr_size_kb":4194304})");
+  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","ddr_size_kb":4194304})");
   Report r = Account(c);
   EXPECT_FALSE(r.device.static_reserved_kb.has_value());
   EXPECT_FALSE(r.device.total_kb.has_value());

@@ -166,7 +166,9 @@ TEST_F(PipelineTest, SweepStoresReportsThatMatchTheExpectedOnes) {
   ASSERT_TRUE(stub_->GetFleet(&ctx, freq, &fresp).ok());
   ASSERT_GE(fresp.rows_size(), 6);
   for (int i = 1; i < fresp.rows_size(); ++i) {
-    if (fresp.rows(i).value_known()) EXPECT_GE(fresp.rows(i - 1).value_kb(), fresp.rows(i).value_kb());
+    if (fresp.rows(i).value_known()) {
+      EXPECT_GE(fresp.rows(i - 1).value_kb(), fresp.rows(i).value_kb());
+    }
   }
   bool qcom_group = false;
   for (const v1::FleetGroup& g : fresp.groups()) {
@@ -184,6 +186,14 @@ TEST_F(PipelineTest, TrendOverSeveralCapturesComesBackInOrder) {
   std::string address = StartServer();
   StartAgent(address, testing::TestData("captures/qcom-sm8450/tree"), "trend-phone");
   ASSERT_TRUE(WaitOnline(1, std::chrono::seconds(60)));
+  // The agent's own first capture, then a second's pause: captured_at has 1 s resolution.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    std::vector<v1::DeviceSummary> d = Devices();
+    if (!d.empty() && d[0].capture_count() >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   constexpr int kSweeps = 3;
   for (int i = 0; i < kSweeps; ++i) {
     EXPECT_EQ(Sweep({"device_id=trend-phone"})["trend-phone"], v1::SweepProgress::STORED);
@@ -211,7 +221,9 @@ TEST_F(PipelineTest, TrendOverSeveralCapturesComesBackInOrder) {
   for (int i = 0; i < resp.points_size(); ++i) {
     EXPECT_TRUE(resp.points(i).value_known());
     EXPECT_EQ(resp.points(i).value_kb(), total) << name;  // the same tree every time: the same figure
-    if (i > 0) EXPECT_LT(resp.points(i - 1).captured_at(), resp.points(i).captured_at());
+    if (i > 0) {
+      EXPECT_LT(resp.points(i - 1).captured_at(), resp.points(i).captured_at());
+    }
   }
 }
 

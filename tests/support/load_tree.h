@@ -25,6 +25,7 @@ inline std::string ReadFileForTest(const std::string& path) {
 inline void LoadTreeInto(accounting::Capture& capture, const std::string& dir, const std::string& prefix = "") {
   namespace fs = std::filesystem;
   std::string base = prefix.empty() ? "" : prefix + "/";
+  if (!fs::is_directory(dir)) return;  // e.g. an AOSP tree without a buffers/ folder
   if (!prefix.empty()) capture.AddDirectory(prefix);
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir)) {
     std::string rel = base + fs::relative(e.path(), dir).generic_string();
