@@ -13,35 +13,15 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include "server/accounting/text_util.h"
+
 namespace memfleet::accounting {
 namespace {
 
-// Debian 12's abseil keeps its own absl::string_view, distinct from std::string_view.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
-inline bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
 
-std::string_view StripLeadingWhitespace(std::string_view s) {
-  while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
-  return s;
-}
 
-std::string_view StripWhitespace(std::string_view s) {
-  s = StripLeadingWhitespace(s);
-  while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
-std::string Snippet(std::string_view line) {
-  constexpr size_t kMaxSnippet = 100;
-  if (line.size() > kMaxSnippet)
-    return absl::StrCat(absl::CHexEscape(ToAbsl(line.substr(0, kMaxSnippet))), "...");
-  return absl::CHexEscape(ToAbsl(line));
-}
 
 // Parses the whole of `value` (already stripped) as an integer of type T.
 template <typename T>

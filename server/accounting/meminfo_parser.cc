@@ -12,13 +12,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include "server/accounting/text_util.h"
+
 namespace memfleet::accounting {
 namespace {
 
-// Debian 12's abseil keeps its own absl::string_view, distinct from std::string_view.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 enum class LineResult { kOk, kMalformed, kOverflow };
 
@@ -84,12 +82,6 @@ LineResult ParseLine(std::string_view line, ParsedLine* out) {
   return LineResult::kOk;
 }
 
-std::string Snippet(std::string_view line) {
-  constexpr size_t kMaxSnippet = 100;
-  if (line.size() > kMaxSnippet)
-    return absl::StrCat(absl::CHexEscape(ToAbsl(line.substr(0, kMaxSnippet))), "...");
-  return absl::CHexEscape(ToAbsl(line));
-}
 
 }  // namespace
 

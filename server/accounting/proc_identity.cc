@@ -12,38 +12,18 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include "server/accounting/text_util.h"
+
 namespace memfleet::accounting {
 namespace {
 
-// Debian 12's abseil keeps its own absl::string_view, distinct from std::string_view.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
-inline bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
 
-std::string_view StripLeadingWhitespace(std::string_view s) {
-  while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
-  return s;
-}
 
-std::string_view StripWhitespace(std::string_view s) {
-  s = StripLeadingWhitespace(s);
-  while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 constexpr int kMinOomScoreAdj = -1000;
 constexpr int kMaxOomScoreAdj = 1000;
 
-std::string Snippet(std::string_view text) {
-  constexpr size_t kMaxSnippet = 40;
-  if (text.size() > kMaxSnippet)
-    return absl::StrCat(absl::CHexEscape(ToAbsl(text.substr(0, kMaxSnippet))), "...");
-  return absl::CHexEscape(ToAbsl(text));
-}
 
 }  // namespace
 
@@ -79,11 +59,11 @@ absl::StatusOr<int> ParseOomScoreAdj(std::string_view text) {
   const auto [ptr, ec] = std::from_chars(first, last, adj);
   if (ec == std::errc::result_out_of_range) {
     return absl::InvalidArgumentError(
-        absl::StrCat("oom_score_adj \"", Snippet(value), "\" is out of range [-1000, 1000]"));
+        absl::StrCat("oom_score_adj \"", Snippet(value, 40), "\" is out of range [-1000, 1000]"));
   }
   if (ec != std::errc() || ptr != last) {
     return absl::InvalidArgumentError(
-        absl::StrCat("oom_score_adj \"", Snippet(value), "\" is not an integer"));
+        absl::StrCat("oom_score_adj \"", Snippet(value, 40), "\" is not an integer"));
   }
   if (adj < kMinOomScoreAdj || adj > kMaxOomScoreAdj) {
     return absl::InvalidArgumentError(

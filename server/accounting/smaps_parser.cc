@@ -31,13 +31,11 @@
 #define MEMFLEET_SMAPS_FAST_KEYS 0
 #endif
 
+#include "server/accounting/text_util.h"
+
 namespace memfleet::accounting {
 namespace {
 
-// Debian 12's abseil keeps its own absl::string_view, distinct from std::string_view.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 enum class Mode { kSmaps, kMaps, kRollup };
 
@@ -504,13 +502,6 @@ inline const char* EndOfLine(const char* p, const char* end) {
   return nl != nullptr ? static_cast<const char*>(nl) : end;
 }
 
-std::string Snippet(std::string_view line) {
-  constexpr size_t kMaxSnippet = 100;
-  if (line.size() > kMaxSnippet) {
-    return absl::StrCat(absl::CHexEscape(ToAbsl(line.substr(0, kMaxSnippet))), "...");
-  }
-  return absl::CHexEscape(ToAbsl(line));
-}
 
 const char* FileName(Mode mode) {
   switch (mode) {

@@ -11,35 +11,15 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include "server/accounting/text_util.h"
+
 namespace memfleet::accounting {
 namespace {
 
-// Debian 12's abseil keeps its own absl::string_view, distinct from std::string_view.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
-inline bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
 
-std::string_view StripLeadingWhitespace(std::string_view s) {
-  while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
-  return s;
-}
 
-std::string_view StripWhitespace(std::string_view s) {
-  s = StripLeadingWhitespace(s);
-  while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
-std::string Snippet(std::string_view text) {
-  constexpr size_t kMaxSnippet = 40;
-  if (text.size() > kMaxSnippet)
-    return absl::StrCat(absl::CHexEscape(ToAbsl(text.substr(0, kMaxSnippet))), "...");
-  return absl::CHexEscape(ToAbsl(text));
-}
 
 enum class DigitsResult { kOk, kNoDigits, kOverflow };
 
@@ -70,16 +50,16 @@ absl::StatusOr<uint64_t> ParseSysfsUint(std::string_view text) {
   switch (ParseDigits(value, &v, &consumed)) {
     case DigitsResult::kOverflow:
       return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value), "\" does not fit 64 bits"));
+          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" does not fit 64 bits"));
     case DigitsResult::kNoDigits:
       return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value), "\" is not an unsigned decimal"));
+          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" is not an unsigned decimal"));
     case DigitsResult::kOk:
       break;
   }
   if (consumed != value.size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("sysfs value \"", Snippet(value), "\" is not a single unsigned decimal"));
+        absl::StrCat("sysfs value \"", Snippet(value, 40), "\" is not a single unsigned decimal"));
   }
   return v;
 }
@@ -89,17 +69,17 @@ absl::StatusOr<uint64_t> ParseLeadingUint(std::string_view text) {
   if (value.empty()) return absl::InvalidArgumentError("sysfs value is empty");
   if (value.front() == '-') {
     return absl::InvalidArgumentError(
-        absl::StrCat("sysfs value \"", Snippet(value), "\" is negative"));
+        absl::StrCat("sysfs value \"", Snippet(value, 40), "\" is negative"));
   }
   uint64_t v = 0;
   size_t consumed = 0;
   switch (ParseDigits(value, &v, &consumed)) {
     case DigitsResult::kOverflow:
       return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value), "\" does not fit 64 bits"));
+          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" does not fit 64 bits"));
     case DigitsResult::kNoDigits:
       return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value), "\" does not start with a digit"));
+          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" does not start with a digit"));
     case DigitsResult::kOk:
       break;
   }
