@@ -3,14 +3,18 @@
 //
 //   memfleet-agent --server lab:7070 --root / --device-id bench-3 --spool /var/lib/memfleet-agent
 //   memfleet-agent --server 127.0.0.1:7070 --root tests/data/captures/qcom-sm8450/tree --device-id q1 --once
+//   memfleet-agent --server lab:7070 ... --ca-cert ca.pem --token-file /data/memfleet/token [--tls-cert c.pem --tls-key c.key]
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -40,6 +44,15 @@ std::string PathSafe(const std::string& id) {
     out.push_back(ok ? c : '_');
   }
   return out;
+}
+
+// The whole file, or an error naming the flag. Token files may end in a newline (echo > file).
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || text.str().empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
+  return text.str();
 }
 
 int Fail(const std::string& message) {
@@ -73,6 +86,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   app.add_option("--model", model, "device model reported to the server (default: from capture.json)");
   app.add_option("--soc", soc, "SoC reported to the server (default: from capture.json)");
+  std::string ca_cert_file, tls_cert_file, tls_key_file, token_file;
+  app.add_option("--ca-cert", ca_cert_file, "PEM CA of the server's certificate: connect with TLS");
+  app.add_option("--tls-cert", tls_cert_file, "PEM client certificate for a server with --client-ca (mutual TLS)");
+  app.add_option("--tls-key", tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--token-file", token_file, "file holding this device's agent token (memfleet-server token add)");
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
@@ -113,6 +131,22 @@ int main(int argc, char** argv) {
 
   TransportOptions transport_options;
   transport_options.server = server;
+  if ((tls_cert_file.empty()) != (tls_key_file.empty())) return Fail("--tls-cert and --tls-key go together");
+  if (!tls_cert_file.empty() && ca_cert_file.empty()) return Fail("--tls-cert needs --ca-cert (mutual TLS is TLS)");
+  for (auto [path, flag, out] : {std::tuple{&ca_cert_file, "--ca-cert", &transport_options.tls.ca_cert_pem},
+                                 std::tuple{&tls_cert_file, "--tls-cert", &transport_options.tls.client_cert_pem},
+                                 std::tuple{&tls_key_file, "--tls-key", &transport_options.tls.client_key_pem},
+                                 std::tuple{&token_file, "--token-file", &transport_options.token}}) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> text = ReadFlagFile(*path, flag);
+    if (!text.ok()) return Fail(std::string(text.status().message()));
+    *out = *text;
+  }
+  while (!transport_options.token.empty() &&
+         (transport_options.token.back() == '\n' || transport_options.token.back() == '\r' ||
+          transport_options.token.back() == ' ')) {
+    transport_options.token.pop_back();
+  }
   transport_options.ack_timeout = std::chrono::seconds(ack_timeout_s);
   memfleet::v1::DeviceInfo& device = transport_options.device;
   device.set_device_id(device_id);

@@ -111,7 +111,17 @@ class Collector {
   // Pids whose smaps or smaps_rollup has content: the processes the per-process extras are asked for
   // (kernel threads have empty smaps; the extras cost a kernel walk or a command each).
   std::set<std::string> pids_with_memory_;
+  // Pids with a KGSL proc folder on a live root: GPU processes, as are those whose maps show a GPU
+  // device mapping. Only they get full smaps, the per-mapping detail the engine uses (gfxdev_kb); the
+  // rest get smaps_rollup + maps, which give the same figures (ACCOUNTING.md §2, issue 6).
+  std::set<std::string> kgsl_pids_;
 };
+
+// A mapping of a GPU device node (ACCOUNTING.md §2 gfxdev_kb: /dev/kgsl*, /dev/mali*). A plain substring
+// search over maps, not a parse: a false hit only costs reading the full smaps.
+bool MapsShowGpuDevice(std::string_view maps) {
+  return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find(" /dev/mali") != std::string_view::npos;
+}
 
 std::optional<DirList> Collector::ListDir(const std::string& path, Presence presence, bool race_prone) {
   if (!IsAllowedDirectory(path)) return std::nullopt;
@@ -171,16 +181,30 @@ void Collector::CollectPid(const std::string& pid) {
     // Per-pid failures are facts the rules use (an EACCES oom_score_adj, a pid that exited: smaps gone),
     // so they are recorded even as ENOENT.
     ReadListedFiles(dir, *list, {"cmdline", "status", "oom_score_adj"}, false);
+    // maps first: it is cheap for the kernel (no page walk) and tells a GPU process apart. It is kept
+    // only when full smaps is not, for the dma-buf mappings smaps would have shown.
+    const std::string maps_path = Join(dir, "maps");
+    std::optional<NodeRead> maps;
+    if (FindEntry(*list, "maps") != nullptr && IsAllowed(maps_path)) maps = fs_.Read(maps_path);
+    const bool gpu = kgsl_pids_.count(pid) > 0 || (maps && maps->ok() && MapsShowGpuDevice(maps->content));
+    // A kernel without smaps_rollup (before 4.14) leaves full smaps as the only source.
+    const bool full_smaps = gpu || FindEntry(*list, "smaps_rollup") == nullptr;
     std::optional<size_t> smaps;
-    if (FindEntry(*list, "smaps") != nullptr) smaps = ReadFile(Join(dir, "smaps"), false);
+    if (full_smaps && FindEntry(*list, "smaps") != nullptr) smaps = ReadFile(Join(dir, "smaps"), false);
     if (smaps) {
       has_memory = *smaps > 0;
     } else {
-      // Without full smaps: the rollup for Pss, and maps for the dma-buf mappings smaps would have shown.
+      // Without full smaps: the rollup for Pss, and maps for the dma-buf mappings.
       if (FindEntry(*list, "smaps_rollup") != nullptr) {
         has_memory = ReadFile(Join(dir, "smaps_rollup"), false).value_or(0) > 0;
       }
-      if (FindEntry(*list, "maps") != nullptr) ReadFile(Join(dir, "maps"), false);
+      if (maps) {
+        if (maps->ok()) {
+          capture_.AddFile(maps_path, std::move(maps->content));
+        } else {
+          capture_.AddError(maps_path, std::move(maps->errno_name));
+        }
+      }
     }
   }
   if (has_memory) pids_with_memory_.insert(pid);
@@ -324,6 +348,13 @@ absl::StatusOr<Capture> Collector::Run() {
     capture_.AddFile("capture.json", *std::move(json));
   }
 
+  if (proc && !capture_tree_ && IsAllowedDirectory("sys/class/kgsl/kgsl/proc")) {
+    // Unrecorded here: CollectKgsl records the folder and its files.
+    DirList kgsl = fs_.List("sys/class/kgsl/kgsl/proc");
+    for (const DirEntry& e : kgsl.entries) {
+      if (IsNumericName(e.name)) kgsl_pids_.insert(e.name);
+    }
+  }
   if (proc) {
     ReadListedFiles("proc", *proc, {"meminfo", "config.gz"}, false);
     for (const DirEntry& e : proc->entries) {

@@ -44,10 +44,19 @@ std::shared_ptr<grpc::Channel> MakeChannel(const TransportOptions& o) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.initial));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.initial));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.max));
-  return grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(o.server, ChannelCredentials(o.tls), args);
 }
 
 }  // namespace
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const TransportTls& tls) {
+  if (tls.ca_cert_pem.empty()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = tls.ca_cert_pem;
+  ssl.pem_cert_chain = tls.client_cert_pem;
+  ssl.pem_private_key = tls.client_key_pem;
+  return grpc::SslCredentials(ssl);
+}
 
 // Bookkeeping of one session, owned by the transport thread.
 struct Transport::SessionState {
@@ -161,6 +170,7 @@ std::string Transport::RunSession(bool* welcomed) {
   std::unique_ptr<v1::AgentService::Stub> stub = v1::AgentService::NewStub(channel);
   grpc::ClientContext context;
   context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  if (!options_.token.empty()) context.AddMetadata("authorization", absl::StrCat("Bearer ", options_.token));
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return kStopping;

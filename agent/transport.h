@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -29,6 +30,7 @@
 
 #include "agent/backoff.h"
 #include "agent/spool.h"
+#include "grpcpp/security/credentials.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 
 namespace memfleet::agent {
@@ -57,10 +59,21 @@ class CaptureSink {
   virtual void CommandFailed(const std::string& sweep_id, const std::string& message) = 0;
 };
 
+// TLS towards the server (docs/security.md); all empty: plaintext.
+struct TransportTls {
+  std::string ca_cert_pem;      // the CA that signed the server's certificate; non-empty: TLS
+  std::string client_cert_pem;  // with client_key_pem: presented for mutual TLS
+  std::string client_key_pem;
+};
+
+// Plaintext credentials for an empty `tls`, else SSL credentials.
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const TransportTls& tls);
+
 struct TransportOptions {
   std::string server;  // "host:port"
   v1::DeviceInfo device;
-  std::string token;
+  std::string token;   // sent as `authorization: Bearer <token>` (and in Hello); "" for a server without auth
+  TransportTls tls;
   std::chrono::milliseconds ack_timeout{30000};     // for each sent capture, for the Welcome, for a write
   std::chrono::milliseconds connect_timeout{10000};
   BackoffPolicy backoff;

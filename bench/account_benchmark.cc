@@ -3,14 +3,26 @@
 // the same text (what `wc -l` does: the practical floor of reading it once). Quote the ratio of
 // BM_Account_300Processes to BM_CountLines_300Processes from the same run.
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
 #include "benchmark/benchmark.h"
 #include "server/accounting/account.h"
+#include "server/accounting/capture_header.h"
+#include "server/accounting/dumpsys_text.h"
+#include "server/accounting/kernel_config.h"
+#include "server/accounting/mtk_rss_pid.h"
+#include "server/accounting/proc_identity.h"
+#include "server/accounting/fdinfo_parser.h"
+#include "server/accounting/gpu_memory_parser.h"
 #include "server/accounting/meminfo_parser.h"
+#include "server/accounting/native_heap_dump.h"
 #include "server/accounting/smaps_parser.h"
+#include "server/accounting/sysfs_value.h"
 #include "tests/support/load_tree.h"
 
 namespace memfleet::accounting {
@@ -66,7 +78,8 @@ void BM_Account_300Processes(benchmark::State& state) {
 }
 BENCHMARK(BM_Account_300Processes)->Unit(benchmark::kMillisecond);
 
-// Per-parser throughput (MB/s) on real text.
+// Per-parser throughput (MB/s) on real text: AOSP's testdata1 for smaps, and for the other parsers
+// every node of that kind in the five sample capture trees, parsed one node at a time as Account does.
 void BM_ParseSmaps(benchmark::State& state) {
   std::string text = testing::ReadFileForTest(Data("aosp/system/memory/libmeminfo/testdata1/smaps"));
   for (auto _ : state) benchmark::DoNotOptimize(ParseSmaps(text));
@@ -74,6 +87,15 @@ void BM_ParseSmaps(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseSmaps);
 
+// The engine's pass (issue 6): sums, GPU-device Pss and dma-buf mappings, no Vma per mapping.
+void BM_ParseSmapsSummary(benchmark::State& state) {
+  std::string text = testing::ReadFileForTest(Data("aosp/system/memory/libmeminfo/testdata1/smaps"));
+  for (auto _ : state) benchmark::DoNotOptimize(ParseSmapsSummary(text, "/dev/kgsl"));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_ParseSmapsSummary);
+
+// The rollup parser over a full smaps (SmapsOrRollupFromFile semantics) and over real rollups.
 void BM_ParseSmapsRollup(benchmark::State& state) {
   std::string text = testing::ReadFileForTest(Data("aosp/system/memory/libmeminfo/testdata1/smaps"));
   for (auto _ : state) benchmark::DoNotOptimize(ParseSmapsRollup(text));
@@ -81,12 +103,130 @@ void BM_ParseSmapsRollup(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseSmapsRollup);
 
+// The sample-capture nodes whose path matches `match`.
+std::vector<std::string> SampleNodes(bool (*match)(const std::string& path)) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(Data("captures"))) {
+    if (e.is_regular_file() && match(e.path().string())) out.push_back(testing::ReadFileForTest(e.path().string()));
+  }
+  return out;
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+template <typename Parse>
+void ParseEach(benchmark::State& state, const std::vector<std::string>& nodes, Parse parse) {
+  if (nodes.empty()) {
+    state.SkipWithError("no such node in the sample captures");
+    return;
+  }
+  size_t bytes = 0;
+  for (const std::string& n : nodes) bytes += n.size();
+  for (auto _ : state) {
+    for (const std::string& n : nodes) benchmark::DoNotOptimize(parse(n));
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.counters["nodes"] = static_cast<double>(nodes.size());
+}
+
+void BM_ParseSmapsRollupNodes(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/smaps_rollup"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseSmapsRollup(t); });
+}
+BENCHMARK(BM_ParseSmapsRollupNodes);
+
+void BM_ParseMapsNodes(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/maps"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseMaps(t); });
+}
+BENCHMARK(BM_ParseMapsNodes);
+
 void BM_ParseMeminfo(benchmark::State& state) {
-  std::string text = testing::ReadFileForTest(Data("captures/qcom-sm8450/tree/proc/meminfo"));
-  for (auto _ : state) benchmark::DoNotOptimize(ParseMeminfo(text));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/proc/meminfo"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseMeminfo(t); });
 }
 BENCHMARK(BM_ParseMeminfo);
+
+void BM_ParseFdinfoNodes(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return p.find("/fdinfo/") != std::string::npos; });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseFdinfo(t); });
+}
+BENCHMARK(BM_ParseFdinfoNodes);
+
+void BM_ParseDmabufSizeNodes(benchmark::State& state) {
+  static const auto nodes = SampleNodes(
+      [](const std::string& p) { return p.find("/dmabuf/buffers/") != std::string::npos && EndsWith(p, "/size"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseSysfsUint(t); });
+}
+BENCHMARK(BM_ParseDmabufSizeNodes);
+
+void BM_ParseMtkGpuMemory(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/mtk_mali/gpu_memory"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseMtkGpuMemory(t); });
+}
+BENCHMARK(BM_ParseMtkGpuMemory);
+
+void BM_ParseXgpuGpuMemory(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/xgpu/gpu_memory"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseXgpuGpuMemory(t); });
+}
+BENCHMARK(BM_ParseXgpuGpuMemory);
+
+void BM_ParseNativeHeapDumps(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) {
+    return p.find("/cmd/native_heap@") != std::string::npos && !EndsWith(p, ".err");
+  });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseNativeHeapDump(t); });
+}
+BENCHMARK(BM_ParseNativeHeapDumps);
+
+void BM_ParseMtkRssPidNodes(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) {
+    return p.find("/proc/dma_heap/rss_pid@") != std::string::npos && !EndsWith(p, ".err");
+  });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseMtkRssPid(t); });
+}
+BENCHMARK(BM_ParseMtkRssPidNodes);
+
+void BM_ParseStatusNames(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/status"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseStatusName(t); });
+}
+BENCHMARK(BM_ParseStatusNames);
+
+void BM_ParseCmdlineNames(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/cmdline"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseCmdlineName(t); });
+}
+BENCHMARK(BM_ParseCmdlineNames);
+
+void BM_ParseOomScoreAdj(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/oom_score_adj"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseOomScoreAdj(t); });
+}
+BENCHMARK(BM_ParseOomScoreAdj);
+
+void BM_ParseCaptureHeaders(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/tree/capture.json"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseCaptureHeader(t); });
+}
+BENCHMARK(BM_ParseCaptureHeaders);
+
+// Bytes are the gzip bytes as captured; the time includes inflating them.
+void BM_ParseKernelConfigGz(benchmark::State& state) {
+  static const auto nodes = SampleNodes([](const std::string& p) { return EndsWith(p, "/proc/config.gz"); });
+  ParseEach(state, nodes, [](std::string_view t) { return ParseKernelConfigGz(t); });
+}
+BENCHMARK(BM_ParseKernelConfigGz);
+
+void BM_ParseDumpsysMeminfo(benchmark::State& state) {
+  static const std::vector<std::string> nodes = {testing::ReadFileForTest(Data("dumpsys/meminfo_summary_a14.txt"))};
+  ParseEach(state, nodes, [](std::string_view t) { return ParseDumpsysMeminfo(t); });
+}
+BENCHMARK(BM_ParseDumpsysMeminfo);
 
 void BM_AccountSampleCapture(benchmark::State& state) {
   agent::CaptureTreeFs fs(Data("captures/qcom-sm8450/tree"));

@@ -9,7 +9,16 @@
 // trend of one device (52,560 points); both queries are index range reads, so their cost scales with the
 // rows they return (trend) or the number of devices (latest), not with the size of the table — compare
 // per-row/per-device times, not totals. Building it takes a few seconds (10 transactions, one per device).
+// bench/query_benchmark.cc runs the queries on the full 100-device database.
+//
+// Also the stored size of captures (BM_StoredCapture: the five sample trees as the agent collects them,
+// and this machine's own "/"), zstd at the server's level beside gzip -6 of the same serialized bytes,
+// and the bytes one process-report row costs on disk (BM_ProcessRowBytes, from SQLite's dbstat).
+//   ./bin/storage_benchmark --benchmark_filter='StoredCapture|ProcessRowBytes'
 #include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
 #include <time.h>
 
 #include <cstdint>
@@ -19,8 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "agent/capture_tree_fs.h"
+#include "agent/collector.h"
+#include "agent/device_root_fs.h"
 #include "benchmark/benchmark.h"
+#include "memfleet/v1/capture.pb.h"
+#include "proto/capture_codec.h"
 #include "server/accounting/report.h"
+#include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 
 namespace memfleet::storage {
@@ -185,7 +200,7 @@ BENCHMARK(BM_PutCaptures_Batch)->Arg(100)->Unit(benchmark::kMillisecond);
 
 // One device's one process over the whole stored period (30 days, 4,320 points; see the file comment for
 // how this scales to a year).
-void BM_ProcessTrend_OneYear(benchmark::State& state) {
+void BM_ProcessTrend_30Days(benchmark::State& state) {
   FleetDb& fleet = Fleet();
   if (!fleet.ok) {
     state.SkipWithError("fleet database could not be built");
@@ -205,7 +220,7 @@ void BM_ProcessTrend_OneYear(benchmark::State& state) {
   state.counters["points"] = static_cast<double>(rows);
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows));
 }
-BENCHMARK(BM_ProcessTrend_OneYear)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProcessTrend_30Days)->Unit(benchmark::kMillisecond);
 
 // The last 7 days only: the `since` bound must cut the index range, not filter a full read.
 void BM_ProcessTrend_LastWeek(benchmark::State& state) {
@@ -268,6 +283,187 @@ void BM_LatestPerDevice_Process(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LatestPerDevice_Process)->Unit(benchmark::kMicrosecond);
+
+// ---- stored size of raw captures ----
+
+const char* const kSampleTrees[] = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
+constexpr int kLiveRoot = 5;  // the index after the sample trees: this machine's "/"
+
+// The captures as the agent collects them, once: the sample trees, then a live capture of "/" (commands
+// off: no dumpsys on a Linux host). An empty Capture when collecting failed.
+const std::vector<accounting::Capture>& SampleCaptures() {
+  static const std::vector<accounting::Capture>* const kCaptures = [] {
+    auto* out = new std::vector<accounting::Capture>();
+    for (const char* name : kSampleTrees) {
+      agent::CaptureTreeFs fs(std::string(MEMFLEET_TEST_DATA_DIR) + "/captures/" + name + "/tree");
+      absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
+      out->push_back(c.ok() ? *std::move(c) : accounting::Capture());
+    }
+    agent::DeviceRootFs fs("/");
+    agent::CollectOptions options;
+    options.captured_at = "2026-12-01T00:00:00Z";
+    options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    options.run_commands = false;
+    absl::StatusOr<accounting::Capture> live = agent::CollectCapture(fs, options);
+    out->push_back(live.ok() ? *std::move(live) : accounting::Capture());
+    return out;
+  }();
+  return *kCaptures;
+}
+
+// The StoredCapture protobuf EncodeStoredCapture compresses, for the gzip baseline.
+std::string SerializedStoredCapture(const accounting::Capture& capture) {
+  v1::StoredCapture stored;
+  stored.set_capture_id("c");
+  stored.set_device_id("d");
+  stored.set_captured_at("2026-12-01T00:00:00Z");
+  for (const auto& [path, node] : capture.nodes()) {
+    v1::NodeEntry* e = stored.add_nodes();
+    e->set_path(path);
+    if (node.is_file()) e->set_content(node.content);
+    else if (node.is_error()) e->set_errno_name(node.content);
+    else e->set_directory(true);
+  }
+  return stored.SerializeAsString();
+}
+
+size_t GzipBytes(const std::string& data, int level) {
+  uLongf n = compressBound(static_cast<uLong>(data.size()));
+  std::string out(n, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &n, reinterpret_cast<const Bytef*>(data.data()),
+                static_cast<uLong>(data.size()), level) != Z_OK) {
+    return 0;
+  }
+  return n;
+}
+
+// range(0): sample tree index (5 = "/"); range(1): zstd level. Time is one EncodeStoredCapture; counters:
+// raw (content bytes), stored_pct (zstd blob / raw), gzip6_pct (gzip -6 of the serialized capture / raw).
+void BM_StoredCapture(benchmark::State& state) {
+  const accounting::Capture& capture = SampleCaptures()[static_cast<size_t>(state.range(0))];
+  const int level = static_cast<int>(state.range(1));
+  if (capture.size() == 0) {
+    state.SkipWithError("capture could not be collected");
+    return;
+  }
+  state.SetLabel(state.range(0) == kLiveRoot ? "live /" : kSampleTrees[state.range(0)]);
+  size_t stored = 0;
+  for (auto _ : state) {
+    std::string blob = wire::EncodeStoredCapture(capture, "c", "d", "2026-12-01T00:00:00Z", level);
+    stored = blob.size();
+    benchmark::DoNotOptimize(blob.data());
+  }
+  const double raw = static_cast<double>(capture.ContentBytes());
+  state.counters["raw"] = raw;
+  state.counters["stored_pct"] = 100.0 * static_cast<double>(stored) / raw;
+  state.counters["gzip6_pct"] = 100.0 * static_cast<double>(GzipBytes(SerializedStoredCapture(capture), 6)) / raw;
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(capture.ContentBytes()));
+}
+BENCHMARK(BM_StoredCapture)
+    ->ArgsProduct({{0, 1, 2, 3, 4, kLiveRoot}, {1, 3, wire::kStorageCompressionLevel, 19}})
+    ->Unit(benchmark::kMillisecond);
+
+// The plan for the 5% target, measured: the device's previous capture as a zstd prefix (what a delta
+// codec would store). Two live captures of "/" range(0) seconds apart; counters: stored_pct (alone, at
+// the server's level) and delta_pct (with the first as prefix, same level), both of the second's raw size.
+void BM_StoredCapture_DeltaToPrevious(benchmark::State& state) {
+  agent::DeviceRootFs fs("/");
+  agent::CollectOptions options;
+  options.captured_at = "2026-12-01T00:00:00Z";
+  options.run_commands = false;
+  absl::StatusOr<accounting::Capture> first = agent::CollectCapture(fs, options);
+  sleep(static_cast<unsigned>(state.range(0)));
+  absl::StatusOr<accounting::Capture> second = agent::CollectCapture(fs, options);
+  if (!first.ok() || !second.ok()) {
+    state.SkipWithError("live capture failed");
+    return;
+  }
+  const std::string prev = SerializedStoredCapture(*first);
+  const std::string cur = SerializedStoredCapture(*second);
+  std::string out(ZSTD_compressBound(cur.size()), '\0');
+  size_t delta = 0;
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  for (auto _ : state) {
+    ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_refPrefix(cctx, prev.data(), prev.size());
+    delta = ZSTD_compress2(cctx, out.data(), out.size(), cur.data(), cur.size());
+  }
+  ZSTD_freeCCtx(cctx);
+  const double raw = static_cast<double>(second->ContentBytes());
+  state.counters["raw"] = raw;
+  state.counters["delta_pct"] = ZSTD_isError(delta) ? 0 : 100.0 * static_cast<double>(delta) / raw;
+  state.counters["stored_pct"] =
+      100.0 * static_cast<double>(wire::EncodeStoredCapture(*second, "c", "d", "2026-12-01T00:00:00Z", 3).size()) / raw;
+}
+BENCHMARK(BM_StoredCapture_DeltaToPrevious)->Arg(2)->Iterations(20)->Unit(benchmark::kMillisecond);
+
+// ---- bytes per stored process-report row ----
+
+// 100 captures of one device, each with range(0) processes with realistic names, values and pids; then
+// dbstat's page bytes of process_reports and its indexes divided by the rows. Counters: table_B_per_row,
+// index_B_per_row (the trend index and the primary key), total_B_per_row.
+void BM_ProcessRowBytes(benchmark::State& state) {
+  const int processes = static_cast<int>(state.range(0));
+  constexpr int kCaptures = 100;
+  double table_bytes = 0, index_bytes = 0, rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    TempDir dir;
+    const std::string path = dir.path() + "/rows.db";
+    {
+      absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+      if (!store.ok()) {
+        state.SkipWithError(store.status().ToString().c_str());
+        return;
+      }
+      std::vector<CaptureRecord> batch;
+      for (int i = 0; i < kCaptures; ++i) {
+        CaptureRecord c = MakeCapture("lab-phone-0042", i, processes);
+        int p = 0;
+        for (auto& [pid, pr] : c.report.processes) {
+          // App names as they appear on a phone, pids in the usual range, values with real spread.
+          if (p >= kFleetProcesses) pr.name = "com.vendor.app.module" + std::to_string(p);
+          pr.oom_score_adj = p < 8 ? -800 + p * 100 : 900;
+          pr.dma_kb = 1'000 + (p * 7919 + i * 31) % 90'000;
+          pr.non_graphics_kb = *pr.pss_kb - 3'000;
+          pr.native_graphics_source = p % 3 == 0 ? "heap_dump" : "none";
+          ++p;
+        }
+        batch.push_back(std::move(c));
+      }
+      absl::StatusOr<size_t> inserted = (*store)->PutCaptures(batch);
+      if (!inserted.ok()) {
+        state.SkipWithError(inserted.status().ToString().c_str());
+        return;
+      }
+    }
+    state.ResumeTiming();
+    absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
+    if (!db.ok()) {
+      state.SkipWithError(db.status().ToString().c_str());
+      return;
+    }
+    absl::StatusOr<Statement> st = db->Prepare(
+        "SELECT s.name, SUM(d.pgsize) FROM dbstat AS d JOIN sqlite_schema AS s ON s.name = d.name "
+        "WHERE s.tbl_name = 'process_reports' GROUP BY s.name");
+    if (!st.ok()) {
+      state.SkipWithError(st.status().ToString().c_str());
+      return;
+    }
+    table_bytes = index_bytes = 0;
+    while (true) {
+      absl::StatusOr<StepResult> r = st->Step();
+      if (!r.ok() || *r == StepResult::kDone) break;
+      (st->ColumnText(0) == "process_reports" ? table_bytes : index_bytes) += static_cast<double>(st->ColumnInt64(1));
+    }
+    rows = static_cast<double>(kCaptures) * processes;
+  }
+  state.counters["table_B_per_row"] = table_bytes / rows;
+  state.counters["index_B_per_row"] = index_bytes / rows;
+  state.counters["total_B_per_row"] = (table_bytes + index_bytes) / rows;
+}
+BENCHMARK(BM_ProcessRowBytes)->Arg(45)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace memfleet::storage

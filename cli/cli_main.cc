@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/commands/account_command.h"
+#include "cli/commands/baseline_command.h"
 #include "cli/commands/devices_command.h"
 #include "cli/commands/fleet_command.h"
 #include "cli/commands/process_command.h"
@@ -20,6 +21,9 @@ void AddServerOptions(CLI::App* cmd, memfleet::cli::ServerArgs& args) {
   cmd->add_option("--server", args.server, "memfleet-server to ask, HOST:PORT (default: $MEMFLEET_SERVER)");
   cmd->add_flag("--json", args.json, "print JSON instead of the table");
   cmd->add_flag("--csv", args.csv, "print CSV (RFC 4180) instead of the table");
+  cmd->add_option("--ca-cert", args.ca_cert, "PEM CA of the server's certificate: TLS (default: $MEMFLEET_CA_CERT)");
+  cmd->add_option("--token", args.token, "read or admin token (default: --token-file, else $MEMFLEET_TOKEN)");
+  cmd->add_option("--token-file", args.token_file, "file holding the token");
 }
 
 void AddWhereOption(CLI::App* cmd, std::vector<std::string>& where) {
@@ -97,6 +101,44 @@ int main(int argc, char** argv) {
   fleet_cmd->add_option("--group-by", fleet.group_by, "model, platform, soc or build")->capture_default_str();
   fleet_cmd->add_option("--process", fleet.process_name, "process name for process.<figure> metrics");
   fleet_cmd->add_flag("--rows", fleet.rows, "also list each device's value, largest first");
+  bool fleet_baseline = false;
+  int fleet_scheme = 1;
+  fleet_cmd->add_flag("--baseline", fleet_baseline,
+                      "list each device's value against the latest baseline's budget for --process (docs/baselines.md)");
+  fleet_cmd->add_option("--scheme", fleet_scheme, "with --baseline: budget scheme 1 or 2")->check(CLI::Range(1, 2));
+
+  // Baselines (issue 5, docs/baselines.md)
+  CLI::App* baseline_cmd = app.add_subcommand("baseline", "Memory baselines: import, show, check stored reports against them");
+  baseline_cmd->require_subcommand(1);
+  memfleet::cli::BaselineImportArgs baseline_import;
+  CLI::App* baseline_import_cmd = baseline_cmd->add_subcommand("import", "Validate a baseline file and store it as a new version (admin)");
+  AddServerOptions(baseline_import_cmd, baseline_import.common);
+  baseline_import_cmd->add_option("FILE", baseline_import.file, "baseline file (JSON, docs/baselines.md)")->required();
+  memfleet::cli::BaselineShowArgs baseline_show;
+  CLI::App* baseline_show_cmd = baseline_cmd->add_subcommand("show", "A stored baseline (the latest, or --version N)");
+  AddServerOptions(baseline_show_cmd, baseline_show.common);
+  baseline_show_cmd->add_option("--version", baseline_show.version, "baseline version (default: the latest)");
+  memfleet::cli::BaselineCheckArgs baseline_check;
+  CLI::App* baseline_check_cmd = baseline_cmd->add_subcommand(
+      "check", "Stored reports against the baseline: what is over budget, by how much, on how many devices (exit 3)");
+  AddServerOptions(baseline_check_cmd, baseline_check.common);
+  AddWhereOption(baseline_check_cmd, baseline_check.where);
+  baseline_check_cmd->add_option("--scheme", baseline_check.scheme, "which budgets apply: 1 or 2 (ACCOUNTING.md section 6)")
+      ->capture_default_str();
+  baseline_check_cmd->add_option("--sweep", baseline_check.sweep_id, "the captures of one sweep");
+  baseline_check_cmd->add_option("--since", baseline_check.since,
+                                 "devices whose latest report is at most this old (24h, 7d) or since an RFC 3339 time");
+  baseline_check_cmd->add_option("--version", baseline_check.version, "baseline version (default: the latest)");
+
+  memfleet::cli::RegressionsArgs regressions;
+  CLI::App* regressions_cmd = app.add_subcommand(
+      "regressions", "A process's figures across a model's devices, build A against build B: changes beyond the noise (exit 3)");
+  AddServerOptions(regressions_cmd, regressions.common);
+  AddWhereOption(regressions_cmd, regressions.where);
+  regressions_cmd->add_option("--process", regressions.process_name, "process name as in the report")->required();
+  regressions_cmd->add_option("--build", regressions.build_a, "the build compared against (A)");
+  regressions_cmd->add_option("--vs", regressions.build_b, "the build under test (B)");
+  regressions_cmd->add_option("--model", regressions.model, "only this device model");
 
   try {
     app.parse(argc, argv);
@@ -113,6 +155,13 @@ int main(int argc, char** argv) {
   if (*report_cmd) return memfleet::cli::RunReport(report, std::cout, std::cerr);
   if (*process_cmd) return memfleet::cli::RunProcess(process, std::cout, std::cerr);
   if (*trend_cmd) return memfleet::cli::RunTrend(trend, std::cout, std::cerr);
-  if (*fleet_cmd) return memfleet::cli::RunFleet(fleet, std::cout, std::cerr);
+  if (*fleet_cmd) {
+    if (fleet_baseline) return memfleet::cli::RunFleetWithBaseline(fleet, fleet_scheme, std::cout, std::cerr);
+    return memfleet::cli::RunFleet(fleet, std::cout, std::cerr);
+  }
+  if (*baseline_import_cmd) return memfleet::cli::RunBaselineImport(baseline_import, std::cout, std::cerr);
+  if (*baseline_show_cmd) return memfleet::cli::RunBaselineShow(baseline_show, std::cout, std::cerr);
+  if (*baseline_check_cmd) return memfleet::cli::RunBaselineCheck(baseline_check, std::cout, std::cerr);
+  if (*regressions_cmd) return memfleet::cli::RunRegressions(regressions, std::cout, std::cerr);
   return memfleet::cli::kExitUsage;
 }

@@ -78,6 +78,15 @@ absl::Status TranslateRpcStatus(const grpc::Status& status, std::string_view rpc
     case grpc::StatusCode::UNIMPLEMENTED:
       return absl::UnimplementedError(absl::StrCat("memfleet: the server at ", where, " does not offer ",
                                                    std::string(rpc), " (is it an older memfleet-server?)"));
+    case grpc::StatusCode::UNAUTHENTICATED:
+      // The server's reason, and how to give a token unless the reason says it already.
+      return absl::UnauthenticatedError(absl::StrCat(
+          "memfleet: the server at ", where, " refused the call: ", detail,
+          detail.find("--token") != std::string::npos
+              ? ""
+              : " (give a token with --token T, --token-file FILE or $MEMFLEET_TOKEN)"));
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return absl::PermissionDeniedError(absl::StrCat("memfleet: permission denied: ", detail));
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
       return absl::ResourceExhaustedError(
           absl::StrCat("memfleet: ", std::string(rpc), " answer from ", where, " is too large or the server is busy: ", detail));
@@ -89,22 +98,44 @@ absl::Status TranslateRpcStatus(const grpc::Status& status, std::string_view rpc
 }
 
 ServerClient::ServerClient(std::string address, std::chrono::seconds deadline)
-    : address_(std::move(address)), deadline_(deadline) {
+    : ServerClient(std::move(address), ClientSecurity(), deadline) {}
+
+ServerClient::ServerClient(std::string address, ClientSecurity security, std::chrono::seconds deadline)
+    : address_(std::move(address)), deadline_(deadline), security_(std::move(security)) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
-  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!security_.ca_cert_pem.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = security_.ca_cert_pem;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  channel_ = grpc::CreateCustomChannel(address_, credentials, args);
   stub_ = v1::QueryService::NewStub(channel_);
 }
 
 void ServerClient::SetDeadline(grpc::ClientContext& context, std::chrono::seconds deadline) const {
   context.set_deadline(std::chrono::system_clock::now() + deadline);
+  if (!security_.token.empty()) context.AddMetadata("authorization", absl::StrCat("Bearer ", security_.token));
+}
+
+absl::Status ServerClient::Translate(const grpc::Status& status, std::string_view rpc,
+                                     std::chrono::seconds deadline) const {
+  absl::Status s = TranslateRpcStatus(status, rpc, address_, deadline);
+  // A failed TLS handshake looks like an unreachable server to gRPC; say what else to check.
+  if (s.code() == absl::StatusCode::kUnavailable && !security_.ca_cert_pem.empty()) {
+    return absl::UnavailableError(absl::StrCat(
+        s.message(), "; with --ca-cert: does the server use TLS, and is its certificate signed by that CA and "
+                     "issued for the host name in --server?"));
+  }
+  return s;
 }
 
 absl::StatusOr<v1::ListDevicesResponse> ServerClient::ListDevices(const v1::ListDevicesRequest& request) {
   grpc::ClientContext context;
   SetDeadline(context, deadline_);
   v1::ListDevicesResponse response;
-  absl::Status s = TranslateRpcStatus(stub_->ListDevices(&context, request, &response), "ListDevices", address_, deadline_);
+  absl::Status s = Translate(stub_->ListDevices(&context, request, &response), "ListDevices", deadline_);
   if (!s.ok()) return s;
   return response;
 }
@@ -113,7 +144,7 @@ absl::StatusOr<v1::GetReportResponse> ServerClient::GetReport(const v1::GetRepor
   grpc::ClientContext context;
   SetDeadline(context, deadline_);
   v1::GetReportResponse response;
-  absl::Status s = TranslateRpcStatus(stub_->GetReport(&context, request, &response), "GetReport", address_, deadline_);
+  absl::Status s = Translate(stub_->GetReport(&context, request, &response), "GetReport", deadline_);
   if (!s.ok()) return s;
   return response;
 }
@@ -122,8 +153,8 @@ absl::StatusOr<v1::ProcessHistoryResponse> ServerClient::GetProcessHistory(const
   grpc::ClientContext context;
   SetDeadline(context, deadline_);
   v1::ProcessHistoryResponse response;
-  absl::Status s = TranslateRpcStatus(stub_->GetProcessHistory(&context, request, &response), "GetProcessHistory",
-                                      address_, deadline_);
+  absl::Status s = Translate(stub_->GetProcessHistory(&context, request, &response), "GetProcessHistory",
+                             deadline_);
   if (!s.ok()) return s;
   return response;
 }
@@ -132,7 +163,7 @@ absl::StatusOr<v1::FleetResponse> ServerClient::GetFleet(const v1::FleetRequest&
   grpc::ClientContext context;
   SetDeadline(context, deadline_);
   v1::FleetResponse response;
-  absl::Status s = TranslateRpcStatus(stub_->GetFleet(&context, request, &response), "GetFleet", address_, deadline_);
+  absl::Status s = Translate(stub_->GetFleet(&context, request, &response), "GetFleet", deadline_);
   if (!s.ok()) return s;
   return response;
 }
@@ -145,7 +176,7 @@ absl::Status ServerClient::StartSweep(const v1::SweepRequest& request,
   std::unique_ptr<grpc::ClientReader<v1::SweepProgress>> reader = stub_->StartSweep(&context, request);
   v1::SweepProgress progress;
   while (reader->Read(&progress)) on_progress(progress);
-  return TranslateRpcStatus(reader->Finish(), "StartSweep", address_, deadline);
+  return Translate(reader->Finish(), "StartSweep", deadline);
 }
 
 }  // namespace memfleet::cli

@@ -19,11 +19,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "memfleet/v1/baseline_service.grpc.pb.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 
 namespace memfleet::cli {
 
 inline constexpr char kServerEnvVar[] = "MEMFLEET_SERVER";
+inline constexpr char kTokenEnvVar[] = "MEMFLEET_TOKEN";
+inline constexpr char kCaCertEnvVar[] = "MEMFLEET_CA_CERT";
 inline constexpr std::chrono::seconds kDefaultRpcDeadline{10};
 // A sweep's stream may outlive its device deadline by this much (the server's summary, slow links).
 inline constexpr std::chrono::seconds kSweepDeadlineSlack{10};
@@ -39,10 +42,17 @@ absl::StatusOr<std::string> ResolveServerAddress(const std::string& flag_value, 
 absl::Status TranslateRpcStatus(const grpc::Status& status, std::string_view rpc, std::string_view address,
                                 std::chrono::seconds deadline);
 
+// How the CLI proves itself to a server with TLS and tokens (docs/security.md). All empty: plaintext, no token.
+struct ClientSecurity {
+  std::string ca_cert_pem;  // non-empty: TLS, the server's certificate must be signed by this CA
+  std::string token;        // non-empty: sent as `authorization: Bearer <token>` on every call
+};
+
 class ServerClient {
  public:
   // Does not connect yet: the first call does, and fails fast (UNAVAILABLE) if nothing listens.
   explicit ServerClient(std::string address, std::chrono::seconds deadline = kDefaultRpcDeadline);
+  ServerClient(std::string address, ClientSecurity security, std::chrono::seconds deadline = kDefaultRpcDeadline);
 
   const std::string& address() const { return address_; }
 
@@ -56,11 +66,20 @@ class ServerClient {
   absl::Status StartSweep(const v1::SweepRequest& request,
                           const std::function<void(const v1::SweepProgress&)>& on_progress);
 
+  // ---- Baselines (issue 5): BaselineService, defined in cli/baseline_client.cc ----
+  absl::StatusOr<v1::ImportBaselineResponse> ImportBaseline(const v1::ImportBaselineRequest& request);
+  absl::StatusOr<v1::GetBaselineResponse> GetBaseline(const v1::GetBaselineRequest& request);
+  absl::StatusOr<v1::CheckBaselineResponse> CheckBaseline(const v1::CheckBaselineRequest& request);
+  absl::StatusOr<v1::RegressionsResponse> Regressions(const v1::RegressionsRequest& request);
+
  private:
+  // Also attaches the token: every call goes through it.
   void SetDeadline(grpc::ClientContext& context, std::chrono::seconds deadline) const;
+  absl::Status Translate(const grpc::Status& status, std::string_view rpc, std::chrono::seconds deadline) const;
 
   std::string address_;
   std::chrono::seconds deadline_;
+  ClientSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::QueryService::Stub> stub_;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -182,29 +183,135 @@ absl::StatusOr<Capture> CaptureAssembler::Finish(const v1::CaptureEnd& end) {
   return std::move(capture_);
 }
 
+namespace {
+
+// The protobuf wire form of StoredCapture written field by field into a zstd stream (issue 6): the
+// capture is not copied into a message, then a serialized string, then a compress-bound buffer, which
+// held the agent's peak RSS at several times the capture. The bytes are exactly what
+// StoredCapture::SerializeAsString() gives (proto3: empty scalars skipped, a oneof member always written,
+// fields in number order), so the stored form and its decoder are unchanged.
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+size_t LengthDelimitedSize(size_t len) { return 1 + VarintSize(len) + len; }
+
+size_t NodeEntrySize(const std::string& path, const accounting::Node& node) {
+  size_t n = path.empty() ? 0 : LengthDelimitedSize(path.size());
+  if (node.is_directory()) return n + 2;
+  return n + LengthDelimitedSize(node.content.size());
+}
+
+class ZstdProtoWriter {
+ public:
+  ZstdProtoWriter(ZSTD_CCtx* cctx, std::string* out) : cctx_(cctx), out_(out) { staged_.reserve(kStageBytes); }
+
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      staged_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    staged_.push_back(static_cast<char>(v));
+    MaybeFlush();
+  }
+
+  // Small bytes are staged; large ones go to zstd straight from the capture, without a copy.
+  bool Bytes(std::string_view b) {
+    if (b.size() < kStageBytes / 4) {
+      staged_.append(b.data(), b.size());
+      return MaybeFlush();
+    }
+    return Flush() && Compress(b, ZSTD_e_continue);
+  }
+
+  bool LengthDelimited(uint32_t field, std::string_view b) {
+    Varint((uint64_t{field} << 3) | 2);
+    Varint(b.size());
+    return Bytes(b);
+  }
+
+  bool Finish() { return Flush() && Compress({}, ZSTD_e_end); }
+  bool ok() const { return ok_; }
+
+ private:
+  static constexpr size_t kStageBytes = 64 * 1024;
+
+  bool MaybeFlush() { return staged_.size() < kStageBytes || Flush(); }
+
+  bool Flush() {
+    bool ok = Compress(staged_, ZSTD_e_continue);
+    staged_.clear();
+    return ok;
+  }
+
+  bool Compress(std::string_view in, ZSTD_EndDirective mode) {
+    if (!ok_) return false;
+    ZSTD_inBuffer input{in.data(), in.size(), 0};
+    for (;;) {
+      if (out_->size() - used_ < ZSTD_CStreamOutSize()) out_->resize(std::max(out_->size() * 2, used_ + ZSTD_CStreamOutSize()));
+      ZSTD_outBuffer output{out_->data() + used_, out_->size() - used_, 0};
+      const size_t remaining = ZSTD_compressStream2(cctx_, &output, &input, mode);
+      used_ += output.pos;
+      if (ZSTD_isError(remaining)) {
+        ok_ = false;
+        return false;
+      }
+      const bool done = mode == ZSTD_e_end ? remaining == 0 : input.pos == input.size;
+      if (done) break;
+    }
+    if (mode == ZSTD_e_end) out_->resize(used_);
+    return true;
+  }
+
+  ZSTD_CCtx* cctx_;
+  std::string* out_;
+  std::string staged_;
+  size_t used_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace
+
 std::string EncodeStoredCapture(const Capture& capture, const std::string& capture_id, const std::string& device_id,
                                 const std::string& captured_at, int compression_level) {
-  v1::StoredCapture stored;
-  stored.set_capture_id(capture_id);
-  stored.set_device_id(device_id);
-  stored.set_captured_at(captured_at);
-  for (const auto& [path, node] : capture.nodes()) {
-    v1::NodeEntry* e = stored.add_nodes();
-    e->set_path(path);
-    if (node.is_file()) e->set_content(node.content);
-    else if (node.is_error()) e->set_errno_name(node.content);
-    else e->set_directory(true);
+  size_t total = 0;
+  for (const std::string* s : {&capture_id, &device_id, &captured_at}) {
+    if (!s->empty()) total += LengthDelimitedSize(s->size());
   }
-  std::string raw = stored.SerializeAsString();
-  std::string out(ZSTD_compressBound(raw.size()), '\0');
+  for (const auto& [path, node] : capture.nodes()) total += LengthDelimitedSize(NodeEntrySize(path, node));
+
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   if (cctx == nullptr) return std::string();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, compression_level);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  size_t n = ZSTD_compress2(cctx, out.data(), out.size(), raw.data(), raw.size());
+  // The decoder wants the frame to state its size.
+  ZSTD_CCtx_setPledgedSrcSize(cctx, total);
+  std::string out;
+  ZstdProtoWriter w(cctx, &out);
+  uint32_t field = 1;
+  for (const std::string* s : {&capture_id, &device_id, &captured_at}) {
+    if (!s->empty()) w.LengthDelimited(field, *s);
+    ++field;
+  }
+  for (const auto& [path, node] : capture.nodes()) {
+    w.Varint((uint64_t{4} << 3) | 2);
+    w.Varint(NodeEntrySize(path, node));
+    if (!path.empty()) w.LengthDelimited(1, path);
+    if (node.is_directory()) {
+      w.Varint((uint64_t{4} << 3) | 0);
+      w.Varint(1);
+    } else {
+      w.LengthDelimited(node.is_file() ? 2 : 3, node.content);
+    }
+  }
+  const bool ok = w.Finish() && w.ok();
   ZSTD_freeCCtx(cctx);
-  if (ZSTD_isError(n)) return std::string();
-  out.resize(n);
+  if (!ok) return std::string();
   return out;
 }
 

@@ -55,6 +55,17 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
     }
   }
 
+  // Capture ids are the global dedup key and start with the device id (agent/header_rewrite.h
+  // MakeCaptureId): a stream that could claim another device's id could pre-empt that device's future
+  // capture, which would then be acked as a duplicate and lost.
+  if (c.capture_id.size() <= c.device_id.size() + 1 || c.capture_id.compare(0, c.device_id.size(), c.device_id) != 0 ||
+      c.capture_id[c.device_id.size()] != '-') {
+    return Reject(c, absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("capture id \"", Printable(c.capture_id), "\" does not start with this agent's device id \"",
+                               c.device_id, "-\""),
+                  /*retry=*/false);
+  }
+
   absl::StatusOr<bool> known = store_.HasCapture(c.capture_id);
   if (!known.ok()) {
     return Reject(c, absl::StatusCode::kUnavailable, absl::StrCat("cannot read the store: ", known.status().message()),
@@ -68,7 +79,8 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   record.report.device_id = c.device_id;
   record.report.captured_at = c.captured_at;
   record.report_json = accounting::ReportToJson(record.report, /*indent=*/-1);
-  record.raw_blob = wire::EncodeStoredCapture(c.capture, c.capture_id, c.device_id, c.captured_at);
+  record.raw_blob =
+      wire::EncodeStoredCapture(c.capture, c.capture_id, c.device_id, c.captured_at, kIngestCompressionLevel);
   if (record.raw_blob.empty()) {
     return Reject(c, absl::StatusCode::kInternal, "could not compress the capture", /*retry=*/true);
   }

@@ -28,6 +28,12 @@ struct AssembledCapture {
   accounting::Capture capture;
 };
 
+// zstd level of the stored raw capture. The ack waits for it, and at level 9 it was half of the server's
+// CPU per capture (bench/ingest_benchmark.cc breakdown) for blobs only ~10% smaller than level 3's. See
+// docs/performance.md ("Server ingest", "Storage") for the numbers and the plan to win the size back off
+// the ack path.
+inline constexpr int kIngestCompressionLevel = 3;
+
 class CaptureIngestor {
  public:
   // `sweeps` may be null (no sweep tracking); `now` null: NowRfc3339.

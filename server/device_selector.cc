@@ -38,6 +38,13 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
       return absl::InvalidArgumentError(
           absl::StrCat("selector term ", Quote(text), " is longer than ", kMaxTermBytes, " bytes"));
     }
+    // Terms end up in the sweeps table and in log lines: no control bytes (a newline would forge a line).
+    for (char c : text) {
+      unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) {
+        return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), " has a control character"));
+      }
+    }
     size_t eq = text.find('=');
     if (eq == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -93,6 +93,25 @@ IngestService::IngestService(storage::Store& store, AgentRegistry& registry, Wor
 
 grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream) {
   if (!accepting_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  security::Principal principal;
+  if (grpc::Status denied =
+          security::AuthorizeCall(options_.authorizer, context, "/memfleet.v1.AgentService/Connect", &principal);
+      !denied.ok()) {
+    LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", denied.error_message()));
+    return denied;
+  }
+  // Counted before the Hello: a stream waiting for its Hello holds a server thread too. Only tokens are
+  // limited; without auth (loopback) the registry's one stream per device id is the bound.
+  std::unique_ptr<security::AgentLimits::StreamLease> stream_lease;
+  if (options_.agent_limits != nullptr && principal.authenticated) {
+    absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> lease = options_.agent_limits->OpenStream(
+        absl::StrCat("token:", principal.token_name), absl::StrCat("token \"", principal.token_name, "\""));
+    if (!lease.ok()) {
+      LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", lease.status().message()));
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(lease.status().message()));
+    }
+    stream_lease = std::move(*lease);
+  }
   v1::AgentMessage msg;
   if (!stream->Read(&msg)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the stream ended before its Hello");
@@ -105,6 +124,14 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   }
   const v1::DeviceInfo& info = msg.hello().device();
   const std::string device_id = info.device_id();
+  // Checked before anything is recorded: a token speaks for one device only.
+  if (principal.authenticated && principal.device_id != device_id) {
+    LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: token \"", principal.token_name,
+                         "\" is for device ", principal.device_id, ", not ", device_id));
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat("token \"", principal.token_name, "\" is for device \"", principal.device_id,
+                                     "\"; it cannot send captures as device \"", device_id, "\""));
+  }
   const std::string now = options_.now();
   storage::DeviceRecord device;
   device.device_id = device_id;
@@ -115,6 +142,9 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   device.agent_version = info.agent_version();
   device.page_size = info.page_size();
   device.last_seen_at = now;  // platform stays "" here: the store keeps the one of the latest report
+  // Recorded before the Welcome, on which the agent forgets the count: a loss is never silent. A Welcome
+  // lost after this counts the drops twice, which overstates a loss rather than hiding one.
+  device.dropped_captures = msg.hello().dropped_captures();
   if (absl::Status s = store_.UpsertDevice(device); !s.ok()) {
     LogLine(absl::StrCat("agent ", device_id, " refused: cannot record the device: ", s.message()));
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
@@ -152,6 +182,22 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
     switch (msg.msg_case()) {
       case v1::AgentMessage::kBegin: {
         const v1::CaptureBegin& b = msg.begin();
+        // A token revoked while its stream is open is refused at its next capture, not at reconnect.
+        if (options_.authorizer != nullptr) {
+          if (absl::Status s = options_.authorizer->StillValid(principal); !s.ok()) {
+            result = grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+            break;
+          }
+        }
+        if (options_.agent_limits != nullptr) {
+          if (absl::Status s = options_.agent_limits->CountCapture(device_id); !s.ok()) {
+            current = AssembledCapture();
+            current.capture_id = b.capture_id();
+            reject(absl::StatusCode::kResourceExhausted, std::string(s.message()), /*retry=*/true);
+            result = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(s.message()));
+            break;
+          }
+        }
         if (assembler.active()) {
           reject(absl::StatusCode::kAborted,
                  absl::StrCat("capture ", current.capture_id, " ended by the begin of ", Printable(b.capture_id())),

@@ -24,6 +24,8 @@
 #include "proto/capture_codec.h"
 #include "server/agent_registry.h"
 #include "server/capture_ingestor.h"
+#include "server/security/agent_limits.h"
+#include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
 #include "storage/store.h"
@@ -35,6 +37,9 @@ struct IngestOptions {
   std::string server_version = "memfleet-server 0.1.0";
   wire::AssemblyLimits limits;
   std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
+  // Security (issue 4, docs/security.md): null means no token checks / no per-agent limits.
+  const security::Authorizer* authorizer = nullptr;
+  security::AgentLimits* agent_limits = nullptr;
 };
 
 class IngestService final : public v1::AgentService::Service {

@@ -1,5 +1,7 @@
 #include "server/lab_server.h"
 
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +9,48 @@
 #include "storage/sqlite_store.h"
 
 namespace memfleet::server {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || text.str().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read ", flag, " ", path, " (a PEM file)"));
+  }
+  return text.str();
+}
+
+// TLS credentials when a certificate is configured, else plaintext (server_main refuses plaintext
+// beyond loopback unless --insecure).
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const LabServerOptions& o) {
+  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) {
+    if (!o.client_ca_file.empty()) {
+      return absl::InvalidArgumentError("--client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("TLS needs both --tls-cert FILE and --tls-key FILE");
+  }
+  absl::StatusOr<std::string> cert = ReadPem(o.tls_cert_file, "--tls-cert");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem(o.tls_key_file, "--tls-key");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!o.client_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadPem(o.client_ca_file, "--client-ca");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    // Verified when presented; the agent service then refuses a stream without one (CLI users have
+    // tokens, not certificates).
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const std::string& db_path, const std::string& listen) {
   LabServerOptions options;
@@ -31,21 +75,31 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   if (colon == std::string::npos || colon == 0 || colon + 1 == options.listen.size()) {
     return absl::InvalidArgumentError(absl::StrCat("listen address \"", options.listen, "\" is not HOST:PORT"));
   }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
+  if (!credentials.ok()) return credentials.status();
   std::unique_ptr<LabServer> s(new LabServer());
   s->store_ = std::move(store);
+  s->authorizer_ = std::make_unique<security::Authorizer>(
+      *s->store_, security::AuthorizerOptions{options.require_tokens, !options.client_ca_file.empty()});
+  s->agent_limits_ = std::make_unique<security::AgentLimits>(options.agent_limits);
   s->shutdown_grace_ = options.shutdown_grace;
   s->pool_ = std::make_unique<WorkerPool>(WorkerPool::Options{options.workers, options.max_queued_captures});
   s->sweeps_ = std::make_unique<SweepCoordinator>(*s->store_, s->registry_, options.sweeps);
   IngestOptions ingest;
   ingest.welcome_interval_s = options.agent_interval_s;
+  ingest.limits = options.capture_limits;
+  ingest.authorizer = s->authorizer_.get();
+  ingest.agent_limits = s->agent_limits_.get();
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), ingest);
-  s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_);
+  s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_, s->authorizer_.get());
+  s->baselines_ = std::make_unique<BaselineService>(*s->store_, s->authorizer_.get());
 
   grpc::ServerBuilder builder;
   int selected_port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &selected_port);
+  builder.AddListeningPort(options.listen, *credentials, &selected_port);
   builder.RegisterService(s->ingest_.get());
   builder.RegisterService(s->queries_.get());
+  builder.RegisterService(s->baselines_.get());
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   // Agents send gzip; answering in gzip too costs little on these small messages.
   builder.SetDefaultCompressionAlgorithm(GRPC_COMPRESS_GZIP);

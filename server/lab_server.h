@@ -21,8 +21,11 @@
 
 #include "absl/status/statusor.h"
 #include "server/agent_registry.h"
+#include "server/baseline_service.h"
 #include "server/ingest_service.h"
 #include "server/query_service.h"
+#include "server/security/agent_limits.h"
+#include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
 #include "storage/store.h"
@@ -38,6 +41,14 @@ struct LabServerOptions {
   int max_receive_message_bytes = 8 << 20;         // chunks are 256 KiB; leaves room for big single nodes
   std::chrono::milliseconds shutdown_grace{5000};  // for in-flight RPCs at Stop
   SweepCoordinator::Options sweeps;
+  // Security (issue 4, docs/security.md). PEM files; cert + key: TLS on the port; client_ca: agents must
+  // present a certificate it signed (mutual TLS; CLI users need not).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
+  bool require_tokens = false;  // tokens checked even with an empty tokens table (beyond loopback)
+  security::AgentLimitsOptions agent_limits;
+  wire::AssemblyLimits capture_limits;
 };
 
 class LabServer {
@@ -70,11 +81,14 @@ class LabServer {
   LabServer() = default;
 
   std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<security::Authorizer> authorizer_;
+  std::unique_ptr<security::AgentLimits> agent_limits_;
   std::unique_ptr<WorkerPool> pool_;
   AgentRegistry registry_;
   std::unique_ptr<SweepCoordinator> sweeps_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> queries_;
+  std::unique_ptr<BaselineService> baselines_;  // issue 5
   std::unique_ptr<grpc::Server> server_;
   std::chrono::milliseconds shutdown_grace_{5000};
   int port_ = 0;

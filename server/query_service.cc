@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/clock.h"
 #include "server/device_selector.h"
 #include "server/grpc_status.h"
 #include "server/reaccount.h"
@@ -92,8 +93,17 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p) 
   return sorted_values[rank - 1];
 }
 
-QueryService::QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool)
-    : store_(store), registry_(registry), sweeps_(sweeps), pool_(pool) {}
+QueryService::QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool,
+                           const security::Authorizer* authorizer)
+    : store_(store), registry_(registry), sweeps_(sweeps), pool_(pool), authorizer_(authorizer) {}
+
+grpc::Status QueryService::Authorize(const grpc::ServerContext* context, const char* method) {
+  security::Principal principal;
+  grpc::Status s = security::AuthorizeCall(authorizer_, context, absl::StrCat("/memfleet.v1.QueryService/", method),
+                                           &principal);
+  if (!s.ok()) LogLine(absl::StrCat(method, " from ", context->peer(), " refused: ", s.error_message()));
+  return s;
+}
 
 grpc::Status QueryService::CheckKnownDevice(const std::string& device_id) {
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(device_id);
@@ -105,8 +115,9 @@ grpc::Status QueryService::CheckKnownDevice(const std::string& device_id) {
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest* request,
+grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
                                        v1::ListDevicesResponse* response) {
+  if (grpc::Status denied = Authorize(context, "ListDevices"); !denied.ok()) return denied;
   absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
@@ -128,12 +139,14 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext*, const v1::ListDevic
     d->set_last_capture_at(row.last_capture_at);
     d->set_last_total_kb(row.last_total_kb.value_or(-1));
     d->set_capture_count(row.capture_count);
+    d->set_dropped_captures(row.device.dropped_captures);
   }
   return grpc::Status::OK;
 }
 
 grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                                       grpc::ServerWriter<v1::SweepProgress>* writer) {
+  if (grpc::Status denied = Authorize(context, "StartSweep"); !denied.ok()) return denied;
   absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
   if (request->deadline_s() > kMaxSweepDeadlineS) {
@@ -174,8 +187,9 @@ grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::Sw
   }
 }
 
-grpc::Status QueryService::GetReport(grpc::ServerContext*, const v1::GetReportRequest* request,
+grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
                                      v1::GetReportResponse* response) {
+  if (grpc::Status denied = Authorize(context, "GetReport"); !denied.ok()) return denied;
   const std::string& device_id = request->device_id();
   std::optional<storage::StoredReport> report;
   if (!request->capture_id().empty()) {
@@ -211,8 +225,9 @@ grpc::Status QueryService::GetReport(grpc::ServerContext*, const v1::GetReportRe
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::GetProcessHistory(grpc::ServerContext*, const v1::ProcessHistoryRequest* request,
+grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const v1::ProcessHistoryRequest* request,
                                              v1::ProcessHistoryResponse* response) {
+  if (grpc::Status denied = Authorize(context, "GetProcessHistory"); !denied.ok()) return denied;
   const std::string& device_id = request->device_id();
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
   if (request->process_name().empty()) return Invalid("process name is empty");
@@ -243,8 +258,9 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext*, const v1::Pro
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::GetFleet(grpc::ServerContext*, const v1::FleetRequest* request,
+grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::FleetRequest* request,
                                     v1::FleetResponse* response) {
+  if (grpc::Status denied = Authorize(context, "GetFleet"); !denied.ok()) return denied;
   std::string metric = request->metric().empty() ? "device.total_kb" : request->metric();
   std::string figure;
   bool process_metric = false;
@@ -314,8 +330,9 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext*, const v1::FleetRequest
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::Reaccount(grpc::ServerContext*, const v1::ReaccountRequest* request,
+grpc::Status QueryService::Reaccount(grpc::ServerContext* context, const v1::ReaccountRequest* request,
                                      v1::ReaccountResponse* response) {
+  if (grpc::Status denied = Authorize(context, "Reaccount"); !denied.ok()) return denied;
   const std::string& device_id = request->device_id();
   if (!device_id.empty()) {
     if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);

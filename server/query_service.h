@@ -20,6 +20,7 @@
 
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/agent_registry.h"
+#include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
 #include "storage/store.h"
@@ -32,7 +33,9 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p);
 
 class QueryService final : public v1::QueryService::Service {
  public:
-  QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool);
+  // `authorizer` null: every call allowed (in-process tests); LabServer always passes one.
+  QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool,
+               const security::Authorizer* authorizer = nullptr);
 
   grpc::Status ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
                            v1::ListDevicesResponse* response) override;
@@ -50,11 +53,14 @@ class QueryService final : public v1::QueryService::Service {
  private:
   // NOT_FOUND naming the device when the store has never seen it.
   grpc::Status CheckKnownDevice(const std::string& device_id);
+  // The access check every handler makes first (security/authorizer.h); `method` is the short name.
+  grpc::Status Authorize(const grpc::ServerContext* context, const char* method);
 
   storage::Store& store_;
   AgentRegistry& registry_;
   SweepCoordinator& sweeps_;
   WorkerPool& pool_;
+  const security::Authorizer* authorizer_;
   std::mutex reaccount_mu_;  // one re-account at a time
 };
 

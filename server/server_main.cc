@@ -2,6 +2,9 @@
 //
 //   memfleet-server --listen 0.0.0.0:7420 --db /var/lib/memfleet/memfleet.db [--workers 4]
 //   memfleet-server --db /var/lib/memfleet/memfleet.db --reaccount   # recompute every stored report
+//   memfleet-server --listen 0.0.0.0:7420 --db F --tls-cert server.pem --tls-key server.key [--client-ca ca.pem]
+//   memfleet-server --db F token add --kind agent --name bench-3 --device-id bench-3   # prints the secret once
+//   memfleet-server --db F token list | token revoke NAME                               (docs/security.md)
 //
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
@@ -10,13 +13,18 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "server/clock.h"
 #include "server/lab_server.h"
 #include "server/reaccount.h"
+#include "server/security/exposure.h"
+#include "server/security/token_admin.h"
 #include "storage/sqlite_store.h"
 
 namespace {
@@ -37,6 +45,60 @@ int RunReaccount(const std::string& db_path) {
   return r->failed == 0 ? 0 : 1;
 }
 
+struct TokenArgs {
+  std::string kind;
+  std::string name;
+  std::string device_id;
+  std::string revoke_name;
+};
+
+int RunToken(const std::string& db_path, CLI::App* add, CLI::App* list, CLI::App* revoke, const TokenArgs& args) {
+  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(db_path);
+  if (!store.ok()) {
+    std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
+    return 1;
+  }
+  const std::string now = memfleet::server::NowRfc3339();
+  if (*add) {
+    std::optional<memfleet::security::TokenKind> kind = memfleet::security::ParseTokenKind(args.kind);
+    if (!kind.has_value()) {
+      std::cerr << "memfleet-server: --kind is agent, read or admin\n";
+      return 2;
+    }
+    absl::StatusOr<std::string> secret =
+        memfleet::security::AddToken(**store, {args.name, *kind, args.device_id}, now);
+    if (!secret.ok()) {
+      std::cerr << "memfleet-server: token add: " << secret.status().message() << "\n";
+      return secret.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    std::cerr << "memfleet-server: added " << args.kind << " token \"" << args.name << "\""
+              << (args.device_id.empty() ? "" : absl::StrCat(" for device ", args.device_id))
+              << "; the secret below is shown only now (the server keeps its SHA-256):\n";
+    std::cout << *secret << std::endl;
+    return 0;
+  }
+  if (*list) {
+    absl::StatusOr<std::string> text = memfleet::security::ListTokensText(**store);
+    if (!text.ok()) {
+      std::cerr << "memfleet-server: token list: " << text.status().message() << "\n";
+      return 1;
+    }
+    std::cout << *text << std::flush;
+    return 0;
+  }
+  if (*revoke) {
+    absl::Status s = memfleet::security::RevokeToken(**store, args.revoke_name, now);
+    if (!s.ok()) {
+      std::cerr << "memfleet-server: token revoke: " << s.message() << "\n";
+      return s.code() == absl::StatusCode::kNotFound ? 2 : 1;
+    }
+    std::cerr << "memfleet-server: revoked token \"" << args.revoke_name << "\" (refused from its next call on)\n";
+    return 0;
+  }
+  std::cerr << "memfleet-server: token: add, list or revoke\n";
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,14 +113,83 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   app.add_flag("--reaccount", reaccount,
                "recompute every stored report from its stored raw capture, then exit (does not listen)");
+  // Security (issue 4, docs/security.md).
+  bool insecure = false;
+  int max_message_mb = 8, max_capture_mb = 256, max_node_mb = 64;
+  uint32_t max_nodes = 200000;
+  app.add_option("--tls-cert", options.tls_cert_file, "PEM certificate (chain) of the server: TLS on the port");
+  app.add_option("--tls-key", options.tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--client-ca", options.client_ca_file,
+                 "PEM CA: agents must present a client certificate it signed (mutual TLS)");
+  app.add_flag("--insecure", insecure,
+               "allow listening beyond loopback without TLS and tokens (anyone on the network gets in)");
+  app.add_option("--max-message-mb", max_message_mb, "largest gRPC message accepted, MiB")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--max-capture-mb", max_capture_mb, "largest capture (content bytes) accepted, MiB")
+      ->check(CLI::Range(1, 16384))
+      ->capture_default_str();
+  app.add_option("--max-node-mb", max_node_mb, "largest single node of a capture, MiB")
+      ->check(CLI::Range(1, 16384))
+      ->capture_default_str();
+  app.add_option("--max-nodes", max_nodes, "most node paths in one capture")
+      ->check(CLI::Range(1u, 10000000u))
+      ->capture_default_str();
+  app.add_option("--max-streams-per-token", options.agent_limits.max_streams_per_key,
+                 "open agent streams per agent token; 0 = unlimited")
+      ->capture_default_str();
+  app.add_option("--max-captures-per-minute", options.agent_limits.max_captures_per_minute,
+                 "captures per device per minute before its stream is cut off; 0 = unlimited")
+      ->capture_default_str();
+
+  TokenArgs token_args;
+  CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
+  token_cmd->require_subcommand(1);
+  CLI::App* token_add = token_cmd->add_subcommand("add", "add a token; prints its secret once");
+  token_add->add_option("--kind", token_args.kind, "agent, read or admin")->required();
+  token_add->add_option("--name", token_args.name, "unique name, e.g. the device id or the user")->required();
+  token_add->add_option("--device-id", token_args.device_id, "agent tokens: the device it may send captures as");
+  CLI::App* token_list = token_cmd->add_subcommand("list", "list tokens (never their secrets)");
+  CLI::App* token_revoke = token_cmd->add_subcommand("revoke", "revoke a token: refused from its next call on");
+  token_revoke->add_option("NAME", token_args.revoke_name, "token name")->required();
+  app.fallthrough();
+  token_cmd->fallthrough();
+
   options.listen.clear();
   CLI11_PARSE(app, argc, argv);
 
+  if (*token_cmd) return RunToken(options.db_path, token_add, token_list, token_revoke, token_args);
   if (reaccount) return RunReaccount(options.db_path);
   if (options.listen.empty()) {
     std::cerr << "memfleet-server: --listen HOST:PORT is required (e.g. --listen 127.0.0.1:7420)\n";
     return 2;
   }
+  options.max_receive_message_bytes = max_message_mb << 20;
+  options.capture_limits.max_capture_bytes = static_cast<uint64_t>(max_capture_mb) << 20;
+  options.capture_limits.max_node_bytes = static_cast<uint64_t>(max_node_mb) << 20;
+  options.capture_limits.max_nodes = max_nodes;
+
+  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(options.db_path);
+  if (!store.ok()) {
+    std::cerr << "memfleet-server: cannot open the database " << options.db_path << ": " << store.status().message()
+              << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::vector<memfleet::storage::TokenRecord>> tokens = (*store)->ListTokens();
+  if (!tokens.ok()) {
+    std::cerr << "memfleet-server: cannot read the tokens: " << tokens.status().message() << "\n";
+    return 1;
+  }
+  memfleet::security::Exposure exposure;
+  exposure.tls = !options.tls_cert_file.empty();
+  exposure.insecure = insecure;
+  for (const memfleet::storage::TokenRecord& t : *tokens) exposure.tokens |= t.revoked_at.empty();
+  if (absl::Status s = memfleet::security::CheckListenExposure(options.listen, exposure); !s.ok()) {
+    std::cerr << "memfleet-server: " << s.message() << "\n";
+    return 2;
+  }
+  // Beyond loopback tokens stay required even if every token is revoked later.
+  options.require_tokens = !memfleet::security::IsLoopbackListen(options.listen) && !insecure;
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.
@@ -68,7 +199,8 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  absl::StatusOr<std::unique_ptr<memfleet::server::LabServer>> server = memfleet::server::LabServer::Start(options);
+  absl::StatusOr<std::unique_ptr<memfleet::server::LabServer>> server =
+      memfleet::server::LabServer::StartWithStore(std::move(*store), options);
   if (!server.ok()) {
     std::cerr << "memfleet-server: " << server.status().message() << "\n";
     return 1;

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -131,8 +132,8 @@ absl::StatusOr<std::string> NormalizeOptionalTimestamp(const std::string& text, 
 
 constexpr char kDeviceColumnsOfD[] =
     "d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, d.page_size, d.platform, "
-    "d.last_seen_at";
-constexpr int kDeviceColumnCount = 9;
+    "d.last_seen_at, d.dropped_captures";
+constexpr int kDeviceColumnCount = 10;
 
 DeviceRecord ReadDevice(const Statement& st, int first) {
   DeviceRecord d;
@@ -148,19 +149,22 @@ DeviceRecord ReadDevice(const Statement& st, int first) {
                     : 0;
   d.platform = st.ColumnText(first + 7);
   d.last_seen_at = st.ColumnText(first + 8);
+  const int64_t dropped = st.ColumnInt64(first + 9);
+  d.dropped_captures = dropped > 0 ? static_cast<uint64_t>(dropped) : 0;
   return d;
 }
 
 // UpsertDevice overwrites the identity fields; an empty platform or last_seen_at keeps the stored one,
-// and last_seen_at never moves backwards (canonical times compare as strings).
+// last_seen_at never moves backwards (canonical times compare as strings), and dropped_captures adds up.
 constexpr char kUpsertDeviceSql[] =
     "INSERT INTO devices (device_id, model, soc, build_fingerprint, kernel, agent_version, page_size, platform, "
-    "last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+    "last_seen_at, dropped_captures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
     "ON CONFLICT (device_id) DO UPDATE SET model = excluded.model, soc = excluded.soc, "
     "build_fingerprint = excluded.build_fingerprint, kernel = excluded.kernel, "
     "agent_version = excluded.agent_version, page_size = excluded.page_size, "
     "platform = CASE WHEN excluded.platform = '' THEN devices.platform ELSE excluded.platform END, "
-    "last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at)";
+    "last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at), "
+    "dropped_captures = devices.dropped_captures + excluded.dropped_captures";
 
 // A capture of a device the server never registered still gets a devices row, so the device-driven
 // fleet queries see it.
@@ -478,6 +482,9 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, device.page_size));
   MEMFLEET_RETURN_IF_ERROR(st->BindText(8, device.platform));
   MEMFLEET_RETURN_IF_ERROR(st->BindText(9, last_seen_at));
+  // Clamped so that no number of (bogus) reports can overflow the SQL sum.
+  MEMFLEET_RETURN_IF_ERROR(st->BindInt64(
+      10, static_cast<int64_t>(std::min<uint64_t>(device.dropped_captures, std::numeric_limits<uint32_t>::max()))));
   return st->StepDone();
 }
 
@@ -817,5 +824,198 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
   std::lock_guard<std::mutex> lock(c.mu);
   return ExplainQueryPlan(c.db, sql);
 }
+
+// ---- Tokens (issue 4) ----
+
+namespace {
+
+constexpr char kPutTokenSql[] =
+    "INSERT INTO tokens (name, kind, device_id, sha256, created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, '')";
+constexpr char kFindTokenSql[] =
+    "SELECT name, kind, device_id, sha256, created_at, revoked_at FROM tokens WHERE sha256 = ?1";
+constexpr char kListTokensSql[] =
+    "SELECT name, kind, device_id, sha256, created_at, revoked_at FROM tokens ORDER BY name";
+constexpr char kHasTokensSql[] = "SELECT 1 FROM tokens LIMIT 1";
+constexpr char kRevokeTokenSql[] = "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at = ''";
+
+TokenRecord ReadToken(const Statement& st) {
+  TokenRecord t;
+  t.name = st.ColumnText(0);
+  t.kind = st.ColumnText(1);
+  t.device_id = st.ColumnText(2);
+  t.sha256_hex = st.ColumnText(3);
+  t.created_at = st.ColumnText(4);
+  t.revoked_at = st.ColumnText(5);
+  return t;
+}
+
+}  // namespace
+
+absl::Status SqliteStore::PutToken(const TokenRecord& token) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(token.name, "token name"));
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(token.sha256_hex, "token hash"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string created_at, NormalizeTimestamp(token.created_at, "created_at"));
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutTokenSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, token.name));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, token.kind));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(3, token.device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(4, token.sha256_hex));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(5, created_at));
+  absl::Status s = st->StepDone();
+  if (s.code() == absl::StatusCode::kAlreadyExists) {
+    return absl::AlreadyExistsError(absl::StrCat("a token named \"", token.name, "\" exists already (revoked names stay taken)"));
+  }
+  if (s.code() == absl::StatusCode::kInvalidArgument) {
+    return absl::InvalidArgumentError(absl::StrCat("token kind \"", token.kind, "\" is not agent, read or admin"));
+  }
+  return s;
+}
+
+absl::StatusOr<std::optional<TokenRecord>> SqliteStore::FindTokenByHash(const std::string& sha256_hex) {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kFindTokenSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sha256_hex));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<TokenRecord>();
+  return std::optional<TokenRecord>(ReadToken(*st));
+}
+
+absl::StatusOr<std::vector<TokenRecord>> SqliteStore::ListTokens() {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kListTokensSql));
+  ResetOnExit reset(st);
+  std::vector<TokenRecord> tokens;
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) break;
+    tokens.push_back(ReadToken(*st));
+  }
+  return tokens;
+}
+
+absl::StatusOr<bool> SqliteStore::HasTokens() {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kHasTokensSql));
+  ResetOnExit reset(st);
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  return r == StepResult::kRow;
+}
+
+absl::StatusOr<bool> SqliteStore::RevokeToken(const std::string& name, const std::string& revoked_at) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeTimestamp(revoked_at, "revoked_at"));
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRevokeTokenSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, name));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, at));
+  MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  return c.db.Changes() > 0;
+}
+
+// ---- Baselines (issue 5) ----
+
+namespace {
+
+constexpr char kPutBaselineSql[] =
+    "INSERT INTO baselines (name, imported_at, raw_text) VALUES (?1, ?2, ?3) RETURNING version";
+constexpr char kGetBaselineSql[] =
+    "SELECT version, name, imported_at, raw_text FROM baselines WHERE version = ?1";
+constexpr char kGetLatestBaselineSql[] =
+    "SELECT version, name, imported_at, raw_text FROM baselines ORDER BY version DESC LIMIT 1";
+// Per device, its newest capture of the sweep (a device may have been captured twice in one sweep).
+constexpr char kLatestReportsOfSweepSql[] =
+    "SELECT c.capture_id, c.device_id, c.captured_at, c.report_json FROM captures c "
+    "WHERE c.sweep_id = ?1 AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
+    "WHERE c2.sweep_id = ?1 AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
+    "ORDER BY c.device_id";
+constexpr char kLatestReportsSinceSql[] =
+    "SELECT c.capture_id, c.device_id, c.captured_at, c.report_json FROM devices d "
+    "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 WHERE c2.device_id = d.device_id "
+    "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
+    "WHERE c.captured_at >= ?1 ORDER BY d.device_id";
+
+absl::StatusOr<std::vector<StoredReport>> ReadStoredReports(Statement* st) {
+  std::vector<StoredReport> out;
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) break;
+    StoredReport report;
+    report.capture_id = st->ColumnText(0);
+    report.device_id = st->ColumnText(1);
+    report.captured_at = st->ColumnText(2);
+    report.report_json = st->ColumnText(3);
+    out.push_back(std::move(report));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> SqliteStore::PutBaseline(const std::string& name, const std::string& imported_at,
+                                                 const std::string& raw_text) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(name, "baseline name"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeTimestamp(imported_at, "imported_at"));
+  Connection& c = *writer_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutBaselineSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, name));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, at));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(3, raw_text));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r != StepResult::kRow) return absl::InternalError("storing the baseline returned no version");
+  int64_t version = st->ColumnInt64(0);
+  // RETURNING's row comes before the insert completes: step to the end so it is committed.
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult done, st->Step());
+  if (done != StepResult::kDone) return absl::InternalError("storing the baseline returned two rows");
+  return version;
+}
+
+absl::StatusOr<std::optional<BaselineRecord>> SqliteStore::GetBaseline(int64_t version) {
+  if (version < 0) return absl::InvalidArgumentError("baseline version must be 1 or more (0 = the latest)");
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(version == 0 ? kGetLatestBaselineSql : kGetBaselineSql));
+  ResetOnExit reset(st);
+  if (version != 0) MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, version));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<BaselineRecord>();
+  BaselineRecord b;
+  b.version = st->ColumnInt64(0);
+  b.name = st->ColumnText(1);
+  b.imported_at = st->ColumnText(2);
+  b.raw_text = st->ColumnText(3);
+  return std::optional<BaselineRecord>(std::move(b));
+}
+
+absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsOfSweep(const std::string& sweep_id) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(sweep_id, "sweep_id"));
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsOfSweepSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep_id));
+  return ReadStoredReports(st);
+}
+
+absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const std::string& since) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsSinceSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, since_utc));
+  return ReadStoredReports(st);
+}
+
+// ---- end Baselines (issue 5) ----
 
 }  // namespace memfleet::storage

@@ -34,6 +34,9 @@ struct DeviceRecord {
   uint32_t page_size = 0;
   std::string platform;        // from the latest report
   std::string last_seen_at;    // RFC 3339
+  // Captures the device's full spool dropped unsent. UpsertDevice adds it to the stored total (an agent
+  // reports its drops since the last report); reads give the total.
+  uint64_t dropped_captures = 0;
 };
 
 struct CaptureRecord {
@@ -75,6 +78,24 @@ struct FleetValueRow {
   std::string capture_id;
   std::string captured_at;
   std::optional<int64_t> value_kb;
+};
+
+// Tokens (issue 4): an access token as stored — never the secret, only its SHA-256 (docs/security.md).
+struct TokenRecord {
+  std::string name;        // unique, chosen by the admin ("bench-3", "ci-reader")
+  std::string kind;        // "agent" | "read" | "admin"
+  std::string device_id;   // agent tokens: the one device the token may speak for; "" otherwise
+  std::string sha256_hex;  // lowercase hex SHA-256 of the secret
+  std::string created_at;  // RFC 3339
+  std::string revoked_at;  // "" while the token is valid
+};
+
+// Baselines (issue 5): one imported baseline file, as stored (docs/baselines.md).
+struct BaselineRecord {
+  int64_t version = 0;      // 1, 2, ... in import order
+  std::string name;         // the file's "name"
+  std::string imported_at;  // RFC 3339
+  std::string raw_text;     // the file verbatim
 };
 
 struct SweepRecord {
@@ -140,6 +161,47 @@ class Store {
     uint64_t process_rows = 0;
   };
   virtual absl::StatusOr<Stats> GetStats() = 0;
+
+  // ---- Tokens (issue 4) ----
+  // Not pure: a store without tokens (test doubles) has none, which on loopback means auth is off.
+  // PutToken: AlreadyExists when the name is taken (revoked names stay taken).
+  virtual absl::Status PutToken(const TokenRecord& /*token*/) {
+    return absl::UnimplementedError("this store does not keep tokens");
+  }
+  // The token (valid or revoked) whose secret hashes to sha256_hex; nullopt: none.
+  virtual absl::StatusOr<std::optional<TokenRecord>> FindTokenByHash(const std::string& /*sha256_hex*/) {
+    return std::optional<TokenRecord>();
+  }
+  // Every token, revoked ones included, by name.
+  virtual absl::StatusOr<std::vector<TokenRecord>> ListTokens() { return std::vector<TokenRecord>(); }
+  // True when any token row exists (revoked included): authentication is then on.
+  virtual absl::StatusOr<bool> HasTokens() { return false; }
+  // Sets revoked_at; false when no valid token has that name.
+  virtual absl::StatusOr<bool> RevokeToken(const std::string& /*name*/, const std::string& /*revoked_at*/) {
+    return absl::UnimplementedError("this store does not keep tokens");
+  }
+
+  // ---- Baselines (issue 5) ----
+  // Not pure, like tokens: test doubles need not keep baselines.
+  // Stores a new version (the previous ones stay) and returns its number.
+  virtual absl::StatusOr<int64_t> PutBaseline(const std::string& /*name*/, const std::string& /*imported_at*/,
+                                              const std::string& /*raw_text*/) {
+    return absl::UnimplementedError("this store does not keep baselines");
+  }
+  // version 0 = the latest; nullopt: no such version (or none imported).
+  virtual absl::StatusOr<std::optional<BaselineRecord>> GetBaseline(int64_t /*version*/) {
+    return std::optional<BaselineRecord>();
+  }
+  // The latest report of each device among the captures of a sweep, by device id.
+  virtual absl::StatusOr<std::vector<StoredReport>> LatestReportsOfSweep(const std::string& /*sweep_id*/) {
+    return absl::UnimplementedError("this store does not list a sweep's reports");
+  }
+  // The latest report of each device whose latest capture is at or after `since` ("" = every device), by
+  // device id.
+  virtual absl::StatusOr<std::vector<StoredReport>> LatestReportsSince(const std::string& /*since*/) {
+    return absl::UnimplementedError("this store does not list the latest reports");
+  }
+  // ---- end Baselines (issue 5) ----
 };
 
 }  // namespace memfleet::storage

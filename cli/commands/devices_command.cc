@@ -32,17 +32,19 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"online", d.online()},
                          {"last_capture_at", d.last_capture_at().empty() ? json(nullptr) : json(d.last_capture_at())},
                          {"last_total_kb", total ? json(*total) : json(nullptr)},
-                         {"capture_count", d.capture_count()}});
+                         {"capture_count", d.capture_count()},
+                         {"dropped_captures", d.dropped_captures()}});
     }
     return devices.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
     std::string out = CsvRow({"device_id", "model", "platform", "soc", "online", "last_capture_at", "last_total_kb",
-                              "capture_count", "build_fingerprint", "kernel", "agent_version"});
+                              "capture_count", "build_fingerprint", "kernel", "agent_version",
+                              "dropped_captures"});
     for (const v1::DeviceSummary& d : response.devices()) {
       out += CsvRow({d.device_id(), d.model(), d.platform(), d.soc(), d.online() ? "true" : "false",
                      d.last_capture_at(), CsvKb(LastTotal(d)), std::to_string(d.capture_count()),
-                     d.build_fingerprint(), d.kernel(), d.agent_version()});
+                     d.build_fingerprint(), d.kernel(), d.agent_version(), std::to_string(d.dropped_captures())});
     }
     return out;
   }
@@ -61,8 +63,14 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                   FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())});
   }
   if (table.row_count() == 0) return "no devices known to the server yet (start memfleet-agent on a device)\n";
+  std::string losses;  // never silent: a capture a full spool dropped is a hole in the device's history
+  for (const v1::DeviceSummary& d : response.devices()) {
+    if (d.dropped_captures() == 0) continue;
+    losses += d.device_id() + ": " + std::to_string(d.dropped_captures()) +
+              " captures dropped unsent by its full spool (raise memfleet-agent --spool-max-mb or fix the link)\n";
+  }
   return table.Render() + "\n" + std::to_string(response.devices_size()) + " devices, " + std::to_string(online) +
-         " online\n";
+         " online\n" + losses;
 }
 
 int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err) {

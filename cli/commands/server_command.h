@@ -28,12 +28,23 @@ inline constexpr int kExitNotFound = 4;     // unknown device, nothing stored, n
 struct ServerArgs {
   std::string server;                    // --server HOST:PORT; "" = $MEMFLEET_SERVER
   std::optional<std::string> env_server;  // tests: stands in for $MEMFLEET_SERVER (nullopt: read it)
+  // Security (docs/security.md): --ca-cert FILE (else $MEMFLEET_CA_CERT) turns TLS on; the token is
+  // --token, else the contents of --token-file, else $MEMFLEET_TOKEN.
+  std::string ca_cert;
+  std::string token;
+  std::string token_file;
+  std::optional<std::string> env_ca_cert;  // tests: stand in for the environment (nullopt: read it)
+  std::optional<std::string> env_token;
   bool json = false;
   bool csv = false;
 };
 
 // kTable unless --json or --csv; both at once is InvalidArgument.
 absl::StatusOr<OutputFormat> OutputFormatOf(const ServerArgs& args);
+
+// The CA and token the flags and the environment name (files read here); InvalidArgument when a file
+// cannot be read.
+absl::StatusOr<ClientSecurity> ClientSecurityOf(const ServerArgs& args);
 
 // A client for --server / $MEMFLEET_SERVER, or InvalidArgument saying how to name the server.
 absl::StatusOr<std::unique_ptr<ServerClient>> ConnectToServer(const ServerArgs& args);

@@ -35,8 +35,8 @@ struct ProcessInput {
   int pid = 0;
   std::string dir;
   bool from_rollup = false;
-  bool smaps_ok = false;          // vmas (full smaps) parsed
-  std::vector<Vma> vmas;          // from smaps
+  bool smaps_ok = false;          // smaps (full, at least one VMA) parsed into `smaps`
+  SmapsSummary smaps;             // sums and dma-buf mappings; no Vma per mapping (issue 6)
   std::vector<Vma> maps;          // from maps, when captured
   std::optional<SmapsRollup> rollup;
   std::string pss_problem;        // why pss is unknown, when it is
@@ -49,21 +49,22 @@ std::string Warn(Report& report, std::string message) {
 
 // Decides whether proc/<pid> is a process of the report and reads its memory map.
 // Returns false when it is not (kernel thread, exited process).
-bool ReadProcessInput(const Capture& capture, int pid, ProcessInput& in, Report& report) {
+bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_prefix, ProcessInput& in,
+                      Report& report) {
   in.pid = pid;
   in.dir = absl::StrCat("proc/", pid);
   const Node* smaps = capture.Find(in.dir + "/smaps");
   const Node* rollup = capture.Find(in.dir + "/smaps_rollup");
   bool smaps_text = smaps != nullptr && smaps->is_file() && !smaps->content.empty();
   if (smaps_text) {
-    absl::StatusOr<std::vector<Vma>> vmas = ParseSmaps(smaps->content);
-    if (vmas.ok()) {
-      if (!vmas->empty()) {
-        in.vmas = *std::move(vmas);
+    absl::StatusOr<SmapsSummary> summary = ParseSmapsSummary(smaps->content, gfx_prefix);
+    if (summary.ok()) {
+      if (summary->vma_count != 0) {
+        in.smaps = *std::move(summary);
         in.smaps_ok = true;
       }
     } else {
-      in.pss_problem = Warn(report, absl::StrCat(in.dir, "/smaps: ", vmas.status().message()));
+      in.pss_problem = Warn(report, absl::StrCat(in.dir, "/smaps: ", summary.status().message()));
     }
   }
   if (!in.smaps_ok && rollup != nullptr && rollup->is_file()) {
@@ -149,7 +150,7 @@ void AddDmaBufRefs(const Capture& capture, const ProcessInput& in, DmaBufLedger&
       if (IsDmaBufMappingName(v.name) && v.end >= v.start) ledger.AddMapRef(in.pid, v.inode, v.end - v.start);
     }
   };
-  add_maps(in.vmas);
+  add_maps(in.smaps.dmabuf_vmas);
   add_maps(in.maps);
 }
 
@@ -321,6 +322,9 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   }
 
   // Processes.
+  const char* gfx_prefix = report.platform == Platform::kQcom ? "/dev/kgsl" : "/dev/mali";
+  // Generic: no GPU device mappings are counted (gfxdev 0).
+  const std::string_view smaps_gfx_prefix = report.platform == Platform::kGeneric ? "" : gfx_prefix;
   std::vector<ProcessInput> inputs;
   for (const std::string& name : capture.Children("proc")) {
     int pid = 0;
@@ -329,7 +333,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
       continue;
     }
     ProcessInput in;
-    if (ReadProcessInput(capture, pid, in, report)) inputs.push_back(std::move(in));
+    if (ReadProcessInput(capture, pid, smaps_gfx_prefix, in, report)) inputs.push_back(std::move(in));
   }
   std::vector<int> pids;
   pids.reserve(inputs.size());
@@ -340,7 +344,6 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   for (const ProcessInput& in : inputs) AddDmaBufRefs(capture, in, ledger, report);
   DmaBufShares shares = ledger.Share(capture, report);
 
-  const char* gfx_prefix = report.platform == Platform::kQcom ? "/dev/kgsl" : "/dev/mali";
   for (const ProcessInput& in : inputs) {
     ProcessReport p;
     p.pid = in.pid;
@@ -351,16 +354,10 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     const ProcessGpu& g = gpu.by_pid[in.pid];
 
     if (in.smaps_ok) {
-      uint64_t pss = 0, swap_pss = 0, gfx = 0;
-      bool ok = true;
-      for (const Vma& v : in.vmas) {
-        ok = ok && AddU64(pss, v.pss_kb) && AddU64(swap_pss, v.swap_pss_kb);
-        if (report.platform != Platform::kGeneric && StartsWith(v.name, gfx_prefix)) ok = ok && AddU64(gfx, v.pss_kb);
-      }
-      if (ok) {
-        p.pss_kb = ToKb(pss);
-        p.swap_pss_kb = ToKb(swap_pss);
-        p.gfxdev_kb = ToKb(gfx);
+      if (!in.smaps.overflowed) {
+        p.pss_kb = ToKb(in.smaps.pss_kb);
+        p.swap_pss_kb = ToKb(in.smaps.swap_pss_kb);
+        p.gfxdev_kb = ToKb(in.smaps.gpu_device_pss_kb);
       }
       report.sources[key + "pss_kb"] = in.dir + "/smaps";
       report.sources[key + "gfxdev_kb"] =

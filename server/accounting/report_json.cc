@@ -21,6 +21,13 @@ Kb KbFrom(const json& obj, const char* key) {
   return it->get<int64_t>();
 }
 
+// Not json::value(key, false): that throws type_error when the field holds another type (found by
+// tests/fuzz/report_json_fuzzer). A wrong type reads as absent, like a non-integer figure.
+bool BoolFrom(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::string StringFrom(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -129,7 +136,7 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
   if (in.contains("page_size") && in["page_size"].is_number_unsigned()) r.page_size = in["page_size"].get<uint64_t>();
   const json& d = in["device"];
   r.device.ddr_kb = KbFrom(d, "ddr_kb");
-  r.device.ddr_estimated = d.value("ddr_estimated", false);
+  r.device.ddr_estimated = BoolFrom(d, "ddr_estimated");
   r.device.mem_total_kb = KbFrom(d, "mem_total_kb");
   r.device.gcma_kb = KbFrom(d, "gcma_kb");
   r.device.static_reserved_kb = KbFrom(d, "static_reserved_kb");
@@ -181,7 +188,7 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
     pr.pid = pid;
     pr.name = StringFrom(p, "name");
     if (p.contains("oom_score_adj") && p["oom_score_adj"].is_number_integer()) pr.oom_score_adj = p["oom_score_adj"].get<int>();
-    pr.cached = p.value("cached", false);
+    pr.cached = BoolFrom(p, "cached");
     pr.pss_kb = KbFrom(p, "pss_kb");
     pr.swap_pss_kb = KbFrom(p, "swap_pss_kb");
     pr.gfxdev_kb = KbFrom(p, "gfxdev_kb");

@@ -559,6 +559,62 @@ class VmaSink {
   uint64_t* slots_[kFieldCount];
 };
 
+// Folds each VMA into SmapsSummary when the next header (or the end) shows it is complete, so a
+// VMA's value is its last line of each key, as with VmaSink.
+class SummarySink {
+ public:
+  SummarySink(SmapsSummary* summary, std::string_view gpu_prefix)
+      : summary_(summary), gpu_prefix_(gpu_prefix) {
+    for (uint64_t*& slot : slots_) slot = &scratch_;
+  }
+
+  Vma* NewVma() {
+    Fold();
+    current_ = Vma();
+    has_current_ = true;
+    ++summary_->vma_count;
+    for (size_t i = 1; i < kFieldCount; ++i) slots_[i] = &(current_.*kVmaFields[i]);
+    return &current_;
+  }
+
+  void OnKnownKey(FieldKey key, uint64_t value_kb) { *slots_[static_cast<size_t>(key)] = value_kb; }
+
+  bool OnField(FieldKey key, uint64_t value_kb) {
+    OnKnownKey(key, value_kb);
+    return true;
+  }
+
+  // Folds the last VMA; called once after the scan.
+  void Finish() {
+    Fold();
+    has_current_ = false;
+  }
+
+  bool overflowed() const { return false; }
+
+ private:
+  void Fold() {
+    if (!has_current_) return;
+    SmapsSummary& s = *summary_;
+    s.overflowed |= __builtin_add_overflow(s.pss_kb, current_.pss_kb, &s.pss_kb);
+    s.overflowed |= __builtin_add_overflow(s.swap_pss_kb, current_.swap_pss_kb, &s.swap_pss_kb);
+    const std::string_view name = current_.name;
+    if (!name.empty() && name[0] == '/') {
+      if (!gpu_prefix_.empty() && name.substr(0, gpu_prefix_.size()) == gpu_prefix_) {
+        s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
+      }
+      if (name == "/dmabuf" || name.substr(0, 8) == "/dmabuf:") s.dmabuf_vmas.push_back(current_);
+    }
+  }
+
+  SmapsSummary* summary_;
+  std::string_view gpu_prefix_;
+  Vma current_;
+  bool has_current_ = false;
+  uint64_t scratch_ = 0;
+  uint64_t* slots_[kFieldCount];
+};
+
 // Sums over every VMA, as SmapsOrRollupFromFile does.
 class RollupSink {
  public:
@@ -703,6 +759,15 @@ absl::StatusOr<std::vector<Vma>> ParseMaps(std::string_view text) {
   const absl::Status status = Scan(text, Mode::kMaps, &sink);
   if (!status.ok()) return status;
   return vmas;
+}
+
+absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix) {
+  SmapsSummary summary;
+  SummarySink sink(&summary, gpu_device_prefix);
+  const absl::Status status = Scan(text, Mode::kSmaps, &sink);
+  if (!status.ok()) return status;
+  sink.Finish();
+  return summary;
 }
 
 absl::StatusOr<SmapsRollup> ParseSmapsRollup(std::string_view text) {

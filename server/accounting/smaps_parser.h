@@ -8,6 +8,7 @@
 #ifndef MEMFLEET_SERVER_ACCOUNTING_SMAPS_PARSER_H_
 #define MEMFLEET_SERVER_ACCOUNTING_SMAPS_PARSER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,21 @@ absl::StatusOr<std::vector<Vma>> ParseSmaps(std::string_view text);
 
 // A maps file: header lines only.
 absl::StatusOr<std::vector<Vma>> ParseMaps(std::string_view text);
+
+// What the engine needs of a full smaps, gathered in one pass without keeping a Vma per mapping:
+// the Pss/SwapPss sums, the Pss of the GPU device mappings and the dma-buf mappings (few per process).
+struct SmapsSummary {
+  size_t vma_count = 0;
+  bool overflowed = false;  // a sum did not fit 64 bits: the sums below are meaningless
+  uint64_t pss_kb = 0;
+  uint64_t swap_pss_kb = 0;
+  uint64_t gpu_device_pss_kb = 0;  // Σ Pss of mappings whose name starts with the GPU device prefix
+  std::vector<Vma> dmabuf_vmas;    // mappings named /dmabuf or /dmabuf:<name>
+};
+
+// ParseSmaps and fold: the same acceptance and errors as ParseSmaps (a VMA's fields are its last
+// `Key:` line of each kind). `gpu_device_prefix` ("/dev/kgsl"); empty: gpu_device_pss_kb stays 0.
+absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix);
 
 struct SmapsRollup {
   bool has_pss = false;  // a "Pss:" line was present

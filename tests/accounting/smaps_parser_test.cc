@@ -599,3 +599,78 @@ TEST(ParseMapsBadInputTest, SmapsFieldLinesAreNotMaps) {
 
 }  // namespace
 }  // namespace memfleet::accounting
+
+namespace memfleet::accounting {
+namespace {
+
+// ParseSmapsSummary is what Account uses (issue 6): ParseSmaps folded as it goes.
+TEST(ParseSmapsSummaryTest, FullSmapsSumsToPss108384) {
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(Libmeminfo("testdata1/smaps"), "/dev/kgsl");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->vma_count, 2760u);
+  EXPECT_EQ(s->pss_kb, 108384u);  // A: BM_SmapsRollup CHECK_EQ
+  EXPECT_EQ(s->swap_pss_kb, 0u);
+  EXPECT_EQ(s->gpu_device_pss_kb, 0u);  // no /dev/kgsl mapping in testdata1
+  EXPECT_TRUE(s->dmabuf_vmas.empty());
+  EXPECT_FALSE(s->overflowed);
+}
+
+TEST(ParseSmapsSummaryTest, GpuDevicePssDmaBufMappingsAndLastLineWins) {
+  const std::string text =
+      "1000-2000 rw-s 00000000 00:12 1094 /dev/kgsl-3d0\n"
+      "Pss:                   8 kB\n"
+      "SwapPss:               1 kB\n"
+      "7b2f400000-7b2fd08000 rw-s 00000000 00:0d 48213 /dmabuf:\n"
+      "Pss:                  20 kB\n"
+      "Pss:                  30 kB\n"  // a repeated key: the last line is the VMA's value, as in ParseSmaps
+      "3000-4000 r--p 00000000 fd:05 7 /system/lib64/libc.so\n"
+      "Pss:                 100 kB\n"
+      "SwapPss:               2 kB\n"
+      "5000-6000 rw-s 00000000 00:0d 9 /dmabuf-not\n"
+      "Pss:                   4 kB\n";
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(text, "/dev/kgsl");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->vma_count, 4u);
+  EXPECT_EQ(s->pss_kb, 8u + 30u + 100u + 4u);
+  EXPECT_EQ(s->swap_pss_kb, 1u + 2u);
+  EXPECT_EQ(s->gpu_device_pss_kb, 8u);
+  ASSERT_EQ(s->dmabuf_vmas.size(), 1u);  // "/dmabuf-not" is not a dma-buf name
+  EXPECT_EQ(s->dmabuf_vmas[0].inode, 48213u);
+  EXPECT_EQ(s->dmabuf_vmas[0].end - s->dmabuf_vmas[0].start, 0x908000u);
+  EXPECT_EQ(s->dmabuf_vmas[0].pss_kb, 30u);
+  // No prefix (generic): no GPU device mappings are counted.
+  absl::StatusOr<SmapsSummary> generic = ParseSmapsSummary(text, "");
+  ASSERT_TRUE(generic.ok()) << generic.status();
+  EXPECT_EQ(generic->gpu_device_pss_kb, 0u);
+  EXPECT_EQ(generic->pss_kb, s->pss_kb);
+}
+
+TEST(ParseSmapsSummaryTest, SameErrorsAsParseSmaps) {
+  for (const std::string& text : {std::string("Pss: 4 kB\n"),  // a field before any header
+                                 std::string("1000-2000 rw-p 00000000 00:00 0\nPss: abc kB\n"),
+                                 std::string("1000-2000 rw-p 00000000 00:00 0\nPss: 4 k"),  // cut short
+                                 std::string("1000-2000 rw-p 00000000 00:00 x\n")}) {
+    SCOPED_TRACE(text);
+    const absl::Status want = ParseSmaps(text).status();
+    ASSERT_FALSE(want.ok());
+    EXPECT_EQ(ParseSmapsSummary(text, "/dev/kgsl").status(), want);
+  }
+  absl::StatusOr<SmapsSummary> empty = ParseSmapsSummary("", "/dev/kgsl");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->vma_count, 0u);
+}
+
+TEST(ParseSmapsSummaryTest, SumBeyond64BitsIsFlagged) {
+  const std::string vma = "1000-2000 rw-p 00000000 00:00 0\nPss: 18446744073709551615 kB\n";
+  absl::StatusOr<std::vector<Vma>> one = ParseSmaps(vma);
+  ASSERT_TRUE(one.ok()) << one.status();  // 2^64 - 1 is a value; two of them do not sum
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(vma + vma, "/dev/kgsl");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->overflowed);
+  absl::StatusOr<SmapsSummary> single = ParseSmapsSummary(vma, "/dev/kgsl");
+  ASSERT_TRUE(single.ok());
+  EXPECT_FALSE(single->overflowed);
+}
+
+}  // namespace
+}  // namespace memfleet::accounting

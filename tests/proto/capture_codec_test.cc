@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <zstd.h>
+
 #include "gtest/gtest.h"
 
 namespace memfleet::wire {
@@ -321,6 +323,37 @@ TEST(StoredCaptureTest, RoundTripIsByteExact) {
   absl::StatusOr<Capture> decoded = DecodeStoredCapture(kStoredCodec, blob);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   ExpectSameCapture(capture, *decoded);
+}
+
+// The encoder streams fields into zstd (issue 6) instead of building a StoredCapture message; its
+// decompressed bytes must be exactly that message's serialization, so stored blobs stay one format.
+TEST(StoredCaptureTest, StreamedBytesAreTheMessageSerialization) {
+  Capture capture = SampleCapture();
+  v1::StoredCapture want;
+  want.set_capture_id("cap-1");
+  want.set_device_id("d1");
+  want.set_captured_at("2026-12-02T16:15:00Z");
+  for (const auto& [path, node] : capture.nodes()) {
+    v1::NodeEntry* e = want.add_nodes();
+    e->set_path(path);
+    if (node.is_file()) e->set_content(node.content);
+    if (node.is_error()) e->set_errno_name(node.content);
+    if (node.is_directory()) e->set_directory(true);
+  }
+  std::string blob = EncodeStoredCapture(capture, "cap-1", "d1", "2026-12-02T16:15:00Z");
+  const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
+  ASSERT_EQ(size, want.ByteSizeLong());  // the frame states its size: the decoder relies on it
+  std::string raw(size, '\0');
+  ASSERT_EQ(ZSTD_decompress(raw.data(), raw.size(), blob.data(), blob.size()), size);
+  EXPECT_TRUE(raw == want.SerializeAsString());
+  // An empty device id is skipped, as proto3 does.
+  std::string no_device = EncodeStoredCapture(Capture(), "cap-0", "", "t");
+  v1::StoredCapture empty;
+  empty.set_capture_id("cap-0");
+  empty.set_captured_at("t");
+  std::string raw_empty(empty.ByteSizeLong(), '\0');
+  ASSERT_EQ(ZSTD_decompress(raw_empty.data(), raw_empty.size(), no_device.data(), no_device.size()), raw_empty.size());
+  EXPECT_EQ(raw_empty, empty.SerializeAsString());
 }
 
 TEST(StoredCaptureTest, EmptyCaptureRoundTrips) {

@@ -28,9 +28,12 @@ namespace memfleet::testing {
 
 class RawAgent {
  public:
-  explicit RawAgent(const std::string& target)
-      : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
-        stub_(v1::AgentService::NewStub(channel_)) {
+  explicit RawAgent(const std::string& target) : RawAgent(target, grpc::InsecureChannelCredentials(), "") {}
+  // Over `credentials` (TLS), sending `token` (if not empty) as `authorization: Bearer <token>`.
+  RawAgent(const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+           const std::string& token)
+      : channel_(grpc::CreateChannel(target, credentials)), stub_(v1::AgentService::NewStub(channel_)) {
+    if (!token.empty()) context_.AddMetadata("authorization", "Bearer " + token);
     context_.set_compression_algorithm(GRPC_COMPRESS_GZIP);
     context_.set_deadline(std::chrono::system_clock::now() +
                           std::chrono::seconds(60));  // a broken test fails, never hangs

@@ -1,0 +1,557 @@
+// Server ingest against its physical limit, in one process and one run: N raw agents stream the sample
+// capture trees (tests/data/captures/*/tree, as the agent collects them: 256 KiB chunks, gzip, at most
+// 4 captures unacked) over loopback to (1) a bare AgentService that reads the same messages and acks each
+// End at once — no assembly, engine or storage — and (2) the real LabServer on a temp SQLite file, which
+// acks after the capture is committed. Prints captures/s of both and their ratio, then a single-threaded
+// breakdown of the server's per-capture work (assemble, engine, JSON, zstd, store commit).
+//
+//   bin/ingest_benchmark                        # 4 agents x 10 captures, 3 rounds, breakdown
+//   bin/ingest_benchmark --quick                # CI: 2 agents x 2 captures, 1 round
+//   bin/ingest_benchmark --only=real --rounds=1 # for `perf record -g` of the real server alone
+//
+// Agents and servers share the machine's cores, so both figures include the agents' own cost (gzip on
+// send); the ratio is the meaningful number. Exit status 1 when a capture is not acked.
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "agent/capture_tree_fs.h"
+#include "agent/collector.h"
+#include "agent/header_rewrite.h"
+#include "memfleet/v1/agent_service.grpc.pb.h"
+#include "proto/capture_codec.h"
+#include "server/accounting/account.h"
+#include "server/accounting/report_json.h"
+#include "server/capture_ingestor.h"
+#include "server/lab_server.h"
+#include "storage/sqlite_store.h"
+
+namespace memfleet::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kChunkBytes = 256 * 1024;  // the agent's default (transport.h)
+constexpr size_t kWindow = 4;               // the agent's max_in_flight
+const char* const kTrees[] = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
+
+struct Flags {
+  int agents = 4;
+  int captures_per_agent = 10;
+  int rounds = 3;
+  size_t workers = 2;
+  std::string only;  // "", "bare" or "real"
+  bool breakdown = true;
+};
+
+bool ParseFlags(int argc, char** argv, Flags& f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&a](const char* name) -> const char* {
+      size_t n = std::strlen(name);
+      return a.compare(0, n, name) == 0 ? a.c_str() + n : nullptr;
+    };
+    if (a == "--quick") {
+      f.agents = 2;
+      f.captures_per_agent = 2;
+      f.rounds = 1;
+    } else if (const char* v = value("--agents=")) {
+      f.agents = std::max(1, atoi(v));
+    } else if (const char* v = value("--captures=")) {
+      f.captures_per_agent = std::max(1, atoi(v));
+    } else if (const char* v = value("--rounds=")) {
+      f.rounds = std::max(1, atoi(v));
+    } else if (const char* v = value("--workers=")) {
+      f.workers = static_cast<size_t>(std::max(1, atoi(v)));
+    } else if (const char* v = value("--only=")) {
+      f.only = v;
+      f.breakdown = false;
+    } else if (a == "--no-breakdown") {
+      f.breakdown = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
+                   "[--only=bare|real] [--no-breakdown]\n");
+      return false;
+    }
+  }
+  return true;
+}
+
+double CpuSeconds() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+std::string TimeAt(int index) {
+  // 2026-11-30T00:00:00Z plus `index` minutes (index < 1440).
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "2026-11-30T%02d:%02d:00Z", (index / 60) % 24, index % 60);
+  return buf;
+}
+
+// One capture as the agent sends it: its messages (Begin, chunks, End), its id and content size.
+struct WireCapture {
+  std::string capture_id;
+  uint64_t content_bytes = 0;
+  std::vector<v1::AgentMessage> messages;
+};
+
+struct AgentLoad {
+  std::string device_id;
+  std::vector<WireCapture> captures;
+};
+
+std::vector<v1::AgentMessage> CaptureMessages(const accounting::Capture& c, const std::string& id,
+                                              const std::string& at) {
+  std::vector<v1::AgentMessage> out;
+  v1::AgentMessage begin;
+  begin.mutable_begin()->set_capture_id(id);
+  begin.mutable_begin()->set_captured_at(at);
+  begin.mutable_begin()->set_node_count(wire::NodeCount(c));
+  begin.mutable_begin()->set_content_bytes(c.ContentBytes());
+  out.push_back(begin);
+  std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(c, id, kChunkBytes);
+  for (v1::CaptureChunk& chunk : chunks) {
+    v1::AgentMessage m;
+    *m.mutable_chunk() = std::move(chunk);
+    out.push_back(std::move(m));
+  }
+  v1::AgentMessage end;
+  end.mutable_end()->set_capture_id(id);
+  end.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
+  out.push_back(end);
+  return out;
+}
+
+// The five trees collected once, as the agent would (CaptureTreeFs + CollectCapture).
+bool LoadTemplates(std::vector<accounting::Capture>& out) {
+  for (const char* name : kTrees) {
+    agent::CaptureTreeFs fs(std::string(MEMFLEET_TEST_DATA_DIR) + "/captures/" + name + "/tree");
+    absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
+    if (!c.ok()) {
+      std::fprintf(stderr, "collect %s: %s\n", name, c.status().ToString().c_str());
+      return false;
+    }
+    out.push_back(*std::move(c));
+  }
+  return true;
+}
+
+// Each agent replays the trees in turn as its own device (capture.json rewritten, as the agent does).
+bool BuildLoads(const Flags& f, const std::vector<accounting::Capture>& templates, std::vector<AgentLoad>& loads) {
+  for (int a = 0; a < f.agents; ++a) {
+    AgentLoad load;
+    load.device_id = "bench-" + std::to_string(a);
+    for (int k = 0; k < f.captures_per_agent; ++k) {
+      accounting::Capture c = templates[static_cast<size_t>(a + k) % templates.size()];
+      const std::string at = TimeAt(k);
+      if (const std::string* header = c.FileContent("capture.json")) {
+        absl::StatusOr<std::string> h = agent::RewriteCaptureHeader(*header, load.device_id, at);
+        if (!h.ok()) {
+          std::fprintf(stderr, "rewrite capture.json: %s\n", h.status().ToString().c_str());
+          return false;
+        }
+        c.AddFile("capture.json", *std::move(h));
+      }
+      WireCapture w;
+      w.capture_id = load.device_id + "-" + std::to_string(k);
+      w.content_bytes = c.ContentBytes();
+      w.messages = CaptureMessages(c, w.capture_id, at);
+      load.captures.push_back(std::move(w));
+    }
+    loads.push_back(std::move(load));
+  }
+  return true;
+}
+
+// ---- the bare service: the transport alone ----
+
+class BareAgentService final : public v1::AgentService::Service {
+ public:
+  grpc::Status Connect(grpc::ServerContext* /*context*/,
+                       grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) override {
+    v1::AgentMessage msg;
+    if (!stream->Read(&msg) || !msg.has_hello()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Hello first");
+    }
+    v1::ServerMessage welcome;
+    welcome.mutable_welcome()->set_server_version("bare");
+    if (!stream->Write(welcome)) return grpc::Status::OK;
+    while (stream->Read(&msg)) {
+      if (!msg.has_end()) continue;
+      v1::ServerMessage ack;
+      ack.mutable_ack()->set_capture_id(msg.end().capture_id());
+      if (!stream->Write(ack)) break;
+    }
+    return grpc::Status::OK;
+  }
+};
+
+// Built like LabServer's (message size, gzip answers) so that only the work behind the stream differs.
+std::unique_ptr<grpc::Server> StartBare(BareAgentService& service, int& port) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(8 << 20);
+  builder.SetDefaultCompressionAlgorithm(GRPC_COMPRESS_GZIP);
+  return builder.BuildAndStart();
+}
+
+// ---- the agents ----
+
+struct AgentResult {
+  size_t acked = 0;
+  size_t rejected = 0;
+  std::string error;
+};
+
+// One stream: Hello, then the captures with at most kWindow unacked, then waits for every answer.
+AgentResult RunAgent(const std::string& target, const AgentLoad& load) {
+  AgentResult result;
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // one TCP connection per agent, as separate devices
+  args.SetMaxReceiveMessageSize(8 << 20);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  std::unique_ptr<v1::AgentService::Stub> stub = v1::AgentService::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>> stream = stub->Connect(&context);
+
+  v1::AgentMessage hello;
+  v1::DeviceInfo* d = hello.mutable_hello()->mutable_device();
+  d->set_device_id(load.device_id);
+  d->set_model("bench");
+  d->set_page_size(4096);
+  d->set_agent_version("ingest-benchmark");
+  v1::ServerMessage m;
+  if (!stream->Write(hello) || !stream->Read(&m) || !m.has_welcome()) {
+    result.error = "no Welcome";
+    stream->Finish();
+    return result;
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t answered = 0;
+  std::thread reader([&] {
+    v1::ServerMessage in;
+    while (stream->Read(&in)) {
+      if (!in.has_ack() && !in.has_rejected()) continue;
+      std::lock_guard<std::mutex> lock(mu);
+      ++answered;
+      if (in.has_ack()) {
+        ++result.acked;
+      } else {
+        ++result.rejected;
+        if (result.error.empty()) result.error = in.rejected().message();
+      }
+      cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    answered = load.captures.size() + 1;  // stream over: release the writer
+    cv.notify_all();
+  });
+
+  bool broken = false;
+  for (size_t k = 0; k < load.captures.size() && !broken; ++k) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return k - std::min(k, answered) < kWindow; });
+      if (answered > load.captures.size()) break;
+    }
+    for (const v1::AgentMessage& msg : load.captures[k].messages) {
+      if (!stream->Write(msg)) {
+        broken = true;
+        break;
+      }
+    }
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return answered >= load.captures.size(); });
+  }
+  stream->WritesDone();
+  reader.join();
+  grpc::Status s = stream->Finish();
+  if (result.acked < load.captures.size() && result.error.empty()) {
+    result.error = broken ? "stream broken" : s.error_message();
+  }
+  return result;
+}
+
+struct Run {
+  double seconds = 0;
+  double cpu_seconds = 0;
+  size_t acked = 0;
+  size_t expected = 0;
+  uint64_t content_bytes = 0;
+  std::string error;
+  double captures_per_s() const { return seconds > 0 ? static_cast<double>(acked) / seconds : 0; }
+};
+
+Run RunAgents(const std::string& target, const std::vector<AgentLoad>& loads) {
+  Run run;
+  for (const AgentLoad& l : loads) {
+    run.expected += l.captures.size();
+    for (const WireCapture& w : l.captures) run.content_bytes += w.content_bytes;
+  }
+  std::vector<AgentResult> results(loads.size());
+  std::vector<std::thread> threads;
+  const double cpu0 = CpuSeconds();
+  const Clock::time_point t0 = Clock::now();
+  for (size_t i = 0; i < loads.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = RunAgent(target, loads[i]); });
+  }
+  for (std::thread& t : threads) t.join();
+  run.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  run.cpu_seconds = CpuSeconds() - cpu0;
+  for (const AgentResult& r : results) {
+    run.acked += r.acked;
+    if (!r.error.empty() && run.error.empty()) run.error = r.error;
+  }
+  return run;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = std::filesystem::temp_directory_path().string() + "/memfleet_ingest_bench_XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Run RunBare(const std::vector<AgentLoad>& loads) {
+  BareAgentService service;
+  int port = 0;
+  std::unique_ptr<grpc::Server> server = StartBare(service, port);
+  if (server == nullptr || port == 0) {
+    Run r;
+    r.error = "bare server did not start";
+    return r;
+  }
+  Run r = RunAgents("127.0.0.1:" + std::to_string(port), loads);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  server->Wait();
+  return r;
+}
+
+Run RunReal(const std::vector<AgentLoad>& loads, size_t workers) {
+  TempDir dir;
+  server::LabServerOptions options;
+  options.db_path = dir.path() + "/memfleet.db";
+  options.workers = workers;
+  absl::StatusOr<std::unique_ptr<server::LabServer>> s = server::LabServer::Start(options);
+  if (!s.ok()) {
+    Run r;
+    r.error = s.status().ToString();
+    return r;
+  }
+  Run r = RunAgents((*s)->address(), loads);
+  absl::StatusOr<storage::Store::Stats> stats = (*s)->store().GetStats();
+  if (!stats.ok() || stats->captures != r.expected) {
+    if (r.error.empty()) r.error = "the store does not hold every acked capture";
+  }
+  (*s)->Stop();
+  return r;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// ---- where the time goes: the real server's per-capture steps, one at a time on one thread ----
+
+struct Step {
+  const char* name;
+  double total_s = 0;
+};
+
+bool Breakdown(const std::vector<AgentLoad>& loads) {
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store =
+      storage::SqliteStore::Open(dir.path() + "/breakdown.db", storage::SqliteStoreOptions());
+  if (!store.ok()) {
+    std::fprintf(stderr, "breakdown store: %s\n", store.status().ToString().c_str());
+    return false;
+  }
+  enum { kSerialize, kAssemble, kAccount, kJson, kZstdServer, kZstd9, kStore, kCount };
+  Step steps[kCount] = {{"proto serialize (agent side, for scale)"},
+                        {"assemble chunks (CaptureAssembler)"},
+                        {"engine (Account)"},
+                        {"report JSON (ReportToJson)"},
+                        {"zstd at kIngestCompressionLevel (EncodeStoredCapture)"},
+                        {"zstd level 9 (for comparison; the level until issue 6)"},
+                        {"store commit (PutCapture, synchronous=FULL)"}};
+  size_t n = 0;
+  uint64_t raw = 0, z_server = 0, z9 = 0;
+  auto timed = [](Step& s, auto&& fn) {
+    Clock::time_point t0 = Clock::now();
+    fn();
+    s.total_s += std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  for (const AgentLoad& load : loads) {
+    for (const WireCapture& w : load.captures) {
+      size_t bytes = 0;
+      timed(steps[kSerialize], [&] {
+        for (const v1::AgentMessage& m : w.messages) bytes += m.SerializeAsString().size();
+      });
+      accounting::Capture capture;
+      bool ok = true;
+      timed(steps[kAssemble], [&] {
+        wire::CaptureAssembler a;
+        ok = a.Begin(w.messages.front().begin()).ok();
+        for (size_t i = 1; ok && i + 1 < w.messages.size(); ++i) ok = a.AddChunk(w.messages[i].chunk()).ok();
+        absl::StatusOr<accounting::Capture> c = a.Finish(w.messages.back().end());
+        ok = ok && c.ok();
+        if (c.ok()) capture = *std::move(c);
+      });
+      if (!ok) {
+        std::fprintf(stderr, "breakdown: capture %s did not assemble\n", w.capture_id.c_str());
+        return false;
+      }
+      storage::CaptureRecord record;
+      timed(steps[kAccount], [&] { record.report = accounting::Account(capture); });
+      record.report.device_id = load.device_id;
+      record.report.captured_at = w.messages.front().begin().captured_at();
+      timed(steps[kJson], [&] { record.report_json = accounting::ReportToJson(record.report, -1); });
+      timed(steps[kZstdServer], [&] {
+        record.raw_blob = wire::EncodeStoredCapture(capture, w.capture_id, load.device_id, record.report.captured_at,
+                                                    server::kIngestCompressionLevel);
+      });
+      std::string blob9;
+      timed(steps[kZstd9], [&] {
+        blob9 = wire::EncodeStoredCapture(capture, w.capture_id, load.device_id, record.report.captured_at, 9);
+      });
+      record.raw_codec = wire::kStoredCodec;
+      record.raw_bytes = capture.ContentBytes();
+      record.capture_id = w.capture_id;
+      record.device_id = load.device_id;
+      record.captured_at = record.report.captured_at;
+      record.received_at = record.captured_at;
+      bool stored = false;
+      timed(steps[kStore], [&] {
+        absl::StatusOr<bool> r = (*store)->PutCapture(record);
+        stored = r.ok() && *r;
+      });
+      if (!stored) {
+        std::fprintf(stderr, "breakdown: capture %s not stored\n", w.capture_id.c_str());
+        return false;
+      }
+      raw += record.raw_bytes;
+      z_server += record.raw_blob.size();
+      z9 += blob9.size();
+      ++n;
+    }
+  }
+  double server_total = 0;
+  for (int i = kAssemble; i < kCount; ++i) {
+    if (i != kZstd9) server_total += steps[i].total_s;
+  }
+  std::printf("\nbreakdown, one thread, %zu captures (%.2f MB raw each on average):\n", n,
+              static_cast<double>(raw) / static_cast<double>(n) / 1e6);
+  std::printf("  %-52s %9s %7s\n", "step", "ms/capt", "share");
+  for (int i = 0; i < kCount; ++i) {
+    const double ms = steps[i].total_s * 1e3 / static_cast<double>(n);
+    const bool in_server = i != kSerialize && i != kZstd9;
+    if (in_server) {
+      std::printf("  %-52s %9.2f %6.1f%%\n", steps[i].name, ms, 100.0 * steps[i].total_s / server_total);
+    } else {
+      std::printf("  %-52s %9.2f %7s\n", steps[i].name, ms, "-");
+    }
+  }
+  std::printf("  %-52s %9.2f  => %.1f captures/s per core\n", "server total (assemble..commit)",
+              server_total * 1e3 / static_cast<double>(n), static_cast<double>(n) / server_total);
+  std::printf("  stored size: zstd-%d (server) %.2f%% of raw, zstd-9 %.2f%%\n", server::kIngestCompressionLevel,
+              100.0 * static_cast<double>(z_server) / static_cast<double>(raw),
+              100.0 * static_cast<double>(z9) / static_cast<double>(raw));
+  return true;
+}
+
+int Main(int argc, char** argv) {
+  Flags f;
+  if (!ParseFlags(argc, argv, f)) return 2;
+  std::vector<accounting::Capture> templates;
+  if (!LoadTemplates(templates)) return 1;
+  std::vector<AgentLoad> loads;
+  if (!BuildLoads(f, templates, loads)) return 1;
+  size_t total = 0;
+  uint64_t bytes = 0;
+  for (const AgentLoad& l : loads) {
+    total += l.captures.size();
+    for (const WireCapture& w : l.captures) bytes += w.content_bytes;
+  }
+  std::printf("ingest: %d agents x %d captures = %zu captures, %.1f MB raw, %zu server workers, %u cores\n",
+              f.agents, f.captures_per_agent, total, static_cast<double>(bytes) / 1e6, f.workers,
+              std::thread::hardware_concurrency());
+
+  std::vector<double> bare_rates, real_rates, bare_cpu, real_cpu;
+  bool failed = false;
+  for (int round = 0; round < f.rounds; ++round) {
+    if (f.only != "real") {
+      Run b = RunBare(loads);
+      if (b.acked != b.expected) {
+        std::fprintf(stderr, "bare: %zu of %zu acked: %s\n", b.acked, b.expected, b.error.c_str());
+        failed = true;
+      }
+      bare_rates.push_back(b.captures_per_s());
+      bare_cpu.push_back(b.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(b.acked, 1)));
+      std::printf("round %d bare: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents)\n", round,
+                  b.captures_per_s(), b.seconds, bare_cpu.back());
+    }
+    if (f.only != "bare") {
+      Run r = RunReal(loads, f.workers);
+      if (r.acked != r.expected || !r.error.empty()) {
+        std::fprintf(stderr, "real: %zu of %zu acked: %s\n", r.acked, r.expected, r.error.c_str());
+        failed = true;
+      }
+      real_rates.push_back(r.captures_per_s());
+      real_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
+      std::printf("round %d real: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents)\n", round,
+                  r.captures_per_s(), r.seconds, real_cpu.back());
+    }
+  }
+  if (!bare_rates.empty() && !real_rates.empty()) {
+    const double bare = Median(bare_rates), real = Median(real_rates);
+    std::printf("\nmedian of %d rounds: bare %.1f captures/s, stored %.1f captures/s, ratio %.1f%% (target >= 50%%)\n",
+                f.rounds, bare, real, bare > 0 ? 100.0 * real / bare : 0.0);
+    std::printf("CPU/capture (whole process, agents included): bare %.1f ms, real %.1f ms\n", Median(bare_cpu),
+                Median(real_cpu));
+  }
+  if (f.breakdown && !Breakdown(loads)) failed = true;
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace memfleet::bench
+
+int main(int argc, char** argv) { return memfleet::bench::Main(argc, argv); }

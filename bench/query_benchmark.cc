@@ -1,0 +1,422 @@
+// The store's hot queries on a fleet-sized database: 100 devices x 30 days x one capture every 10 minutes
+// (device 0 has a whole year), 30-60 processes per capture — the one-process trend, the 1-year trend and
+// the latest-report-per-device fleet views, run through SqliteStore exactly as the server runs them.
+//
+//   bin/query_benchmark                    # full size; builds the database once (minutes), then reuses it
+//   bin/query_benchmark --quick            # CI: 10 devices x 2 days (device 0: 7 days), built in seconds
+//   bin/query_benchmark --db_dir=/var/tmp  # where the cached database lives (default $TMPDIR or /tmp)
+//
+// The database: dev-000 holds 365 days (52,560 captures), dev-001..dev-099 the last 30 of them (4,320
+// each): 480,240 captures and ~21.6 M process rows (~5 GB). It is generated with bulk INSERT ... SELECT
+// inside SQLite (one transaction per device) into the store's own schema, then opened with SqliteStore.
+// Raw blobs are a shared 4-byte placeholder and report_json is "{}": the queries read neither. The file is
+// named by schema version and size and built under a temporary name, so an interrupted build is redone and
+// a schema change builds a new one. No ANALYZE: the plans are the ones a fresh server database gets.
+//
+// Baselines, in the same run: BM_PointLookup (one capture row by primary key — the cost of one index probe)
+// and BM_IndexRangeCount (COUNT(*) over the same index range the trend reads — reading the rows with no
+// result building); the trend's ratio to them shows what the store adds on top of SQLite.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "storage/schema.h"
+#include "storage/sqlite_db.h"
+#include "storage/sqlite_store.h"
+
+namespace memfleet::storage {
+namespace {
+
+constexpr int64_t kIntervalSeconds = 600;
+constexpr int64_t kEpoch20250101 = 1735689600;  // the year device's first capture
+constexpr int kMinProcesses = 30;
+constexpr int kProcessSpread = 31;  // 30..60 processes per capture
+
+struct Size {
+  int devices = 100;
+  int days = 30;
+  int year_days = 365;  // dev-000's history
+};
+
+Size g_size;
+std::string g_db_dir;
+
+const char* const kNames[] = {
+    "system_server", "surfaceflinger", "com.android.systemui", "com.android.launcher3", "com.google.android.gms",
+    "com.google.android.gms.persistent", "com.android.phone", "android.hardware.graphics.composer@2.4-service",
+    "media.codec", "media.swcodec", "cameraserver", "audioserver", "com.android.bluetooth", "com.android.nfc",
+    "com.android.se", "com.google.android.inputmethod.latin", "com.android.chrome", "com.google.android.youtube",
+    "com.whatsapp", "com.instagram.android", "com.android.vending", "com.google.android.apps.maps",
+    "com.spotify.music", "com.netflix.mediaclient", "com.google.android.apps.photos", "logd", "lmkd", "netd",
+    "zygote64", "zygote", "installd", "vold", "statsd", "keystore2", "gpuservice", "com.android.settings",
+    "com.google.android.apps.messaging", "com.android.providers.media.module", "com.google.android.webview",
+    "com.android.camera", "com.tencent.mm", "com.facebook.katana", "com.zhiliaoapp.musically",
+    "com.google.android.apps.nexuslauncher", "com.android.networkstack.process", "com.android.wifi.resources",
+    "com.qualcomm.qti.services", "vendor.qti.hardware.display.composer-service", "android.hardware.sensors",
+    "com.google.android.tts", "com.google.android.googlequicksearchbox", "com.android.deskclock",
+    "com.android.contacts", "com.android.dialer", "com.android.email", "com.microsoft.teams",
+    "com.slack", "org.telegram.messenger", "com.amazon.mShop.android.shopping", "com.ubercab"};
+static_assert(sizeof(kNames) / sizeof(kNames[0]) >= kMinProcesses + kProcessSpread - 1, "enough names");
+
+std::string DeviceId(int d) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "dev-%03d", d);
+  return buf;
+}
+
+int64_t CapturesOf(int d) { return (d == 0 ? g_size.year_days : g_size.days) * 86400 / kIntervalSeconds; }
+
+// The first capture time of device d: every device ends at the same time (the year device's last capture).
+int64_t FirstCaptureOf(int d) { return kEpoch20250101 + (CapturesOf(0) - CapturesOf(d)) * kIntervalSeconds; }
+
+std::string Rfc3339(int64_t t) {
+  time_t tt = static_cast<time_t>(t);
+  struct tm tm {};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string DbPath() {
+  std::string dir = g_db_dir;
+  if (dir.empty()) {
+    const char* tmp = getenv("TMPDIR");
+    dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  return absl::StrCat(dir, "/memfleet-query-bench-v", LatestSchemaVersion(), "-", g_size.devices, "x", g_size.days,
+                      "d-", g_size.year_days, "y.db");
+}
+
+// One device's captures, device reports and process rows, generated inside SQLite from a counter.
+// ?1 device id, ?2 first capture (unix seconds), ?3 capture count, ?4 device number.
+constexpr char kSeq[] =
+    "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3) ";
+constexpr char kTimeOfI[] = "strftime('%Y-%m-%dT%H:%M:%SZ', ?2 + i * 600, 'unixepoch')";
+constexpr char kIdOfI[] = "printf('%s-%06d', ?1, i)";
+
+std::vector<std::string> DeviceInserts() {
+  return {
+      absl::StrCat(kSeq,
+                   "INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
+                   "report_json, raw_blob) SELECT ",
+                   kIdOfI, ", ?1, ", kTimeOfI, ", ", kTimeOfI, ", 'zstd+proto', 180000, '{}', x'28b52ffd' FROM seq"),
+      absl::StrCat(kSeq,
+                   "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, mem_total_kb, "
+                   "kernel_kb, processes_kb, total_kb) SELECT ",
+                   kIdOfI, ", ?1, ", kTimeOfI,
+                   ", 'qcom', 16777216, 11800000, 900000 + i % 977, 7000000 + (i * 7919) % 500000, "
+                   "9000000 + (i * 7919) % 500000 FROM seq"),
+      absl::StrCat(kSeq,
+                   "INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, oom_score_adj, cached, "
+                   "pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, native_graphics_source, "
+                   "non_graphics_kb, graphics_dma_kb, total_kb) SELECT ",
+                   kIdOfI, ", ?1, ", kTimeOfI,
+                   ", 1000 + n.slot * 37 + ?4, n.name, CASE WHEN n.slot < 8 THEN -800 + n.slot * 100 ELSE 900 END, "
+                   "n.slot > 40, 20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, NULL, "
+                   "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, NULL, 'none', "
+                   "15000 + (n.slot * 7919 + i * 31) % 300000, (n.slot * 31 + i * 7) % 40000, "
+                   "25000 + (n.slot * 7919 + i * 37) % 500000 FROM seq JOIN bench_names AS n ON n.slot < ",
+                   kMinProcesses, " + (i * 7 + ?4) % ", kProcessSpread),
+  };
+}
+
+bool Fail(const absl::Status& s, const char* what) {
+  std::fprintf(stderr, "query_benchmark: %s: %s\n", what, s.ToString().c_str());
+  return false;
+}
+
+bool BuildDatabase(const std::string& path) {
+  const std::string tmp = path + ".building";
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  std::filesystem::remove(tmp + "-wal", ec);
+  std::filesystem::remove(tmp + "-shm", ec);
+  {
+    // The schema, as the server creates it.
+    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(tmp, SqliteStoreOptions());
+    if (!store.ok()) return Fail(store.status(), "create schema");
+  }
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(tmp, SQLITE_OPEN_READWRITE);
+  if (!db.ok()) return Fail(db.status(), "open");
+  // A throwaway file being generated: no fsync per transaction needed; the result is renamed at the end.
+  if (absl::Status s = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;"
+                                "CREATE TEMP TABLE bench_names (slot INTEGER PRIMARY KEY, name TEXT NOT NULL)");
+      !s.ok()) {
+    return Fail(s, "pragmas");
+  }
+  {
+    absl::StatusOr<Statement> st = db->Prepare("INSERT INTO bench_names (slot, name) VALUES (?1, ?2)");
+    if (!st.ok()) return Fail(st.status(), "names");
+    for (size_t i = 0; i < sizeof(kNames) / sizeof(kNames[0]); ++i) {
+      st->Reset();
+      if (!st->BindInt64(1, static_cast<int64_t>(i)).ok() || !st->BindText(2, kNames[i]).ok() || !st->StepDone().ok()) {
+        return Fail(absl::InternalError("insert"), "names");
+      }
+    }
+  }
+  std::vector<Statement> inserts;
+  for (const std::string& sql : DeviceInserts()) {
+    absl::StatusOr<Statement> st = db->Prepare(sql);
+    if (!st.ok()) return Fail(st.status(), "prepare");
+    inserts.push_back(*std::move(st));
+  }
+  absl::StatusOr<Statement> device = db->Prepare(
+      "INSERT INTO devices (device_id, model, soc, platform, page_size, last_seen_at) "
+      "VALUES (?1, 'Xiaomi 12', 'sm8450', 'qcom', 4096, ?2)");
+  if (!device.ok()) return Fail(device.status(), "prepare devices");
+  std::fprintf(stderr, "query_benchmark: building %s (%d devices) ...\n", path.c_str(), g_size.devices);
+  for (int d = 0; d < g_size.devices; ++d) {
+    absl::StatusOr<Transaction> txn = Transaction::Begin(*db);
+    if (!txn.ok()) return Fail(txn.status(), "begin");
+    const std::string id = DeviceId(d);
+    const int64_t last = FirstCaptureOf(d) + (CapturesOf(d) - 1) * kIntervalSeconds;
+    device->Reset();
+    if (absl::Status s = device->BindText(1, id); !s.ok()) return Fail(s, "bind");
+    if (absl::Status s = device->BindText(2, Rfc3339(last)); !s.ok()) return Fail(s, "bind");
+    if (absl::Status s = device->StepDone(); !s.ok()) return Fail(s, "insert device");
+    for (Statement& st : inserts) {
+      st.Reset();
+      if (absl::Status s = st.BindText(1, id); !s.ok()) return Fail(s, "bind");
+      if (absl::Status s = st.BindInt64(2, FirstCaptureOf(d)); !s.ok()) return Fail(s, "bind");
+      if (absl::Status s = st.BindInt64(3, CapturesOf(d)); !s.ok()) return Fail(s, "bind");
+      if (st.sql().find("?4") != std::string::npos) {
+        if (absl::Status s = st.BindInt64(4, d); !s.ok()) return Fail(s, "bind");
+      }
+      if (absl::Status s = st.StepDone(); !s.ok()) return Fail(s, "insert");
+    }
+    if (absl::Status s = txn->Commit(); !s.ok()) return Fail(s, "commit");
+  }
+  inserts.clear();
+  *device = Statement();
+  if (absl::Status s = db->Exec("PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return Fail(s, "checkpoint");
+  *db = SqliteDb();
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Fail(absl::InternalError(ec.message()), "rename");
+  std::filesystem::remove(tmp + "-wal", ec);
+  std::filesystem::remove(tmp + "-shm", ec);
+  return true;
+}
+
+struct Fleet {
+  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<SqliteDb> raw;  // for the baselines
+  bool ok = false;
+};
+
+Fleet& TheFleet() {
+  static Fleet* const fleet = [] {
+    auto* f = new Fleet();
+    const std::string path = DbPath();
+    if (!std::filesystem::exists(path) && !BuildDatabase(path)) return f;
+    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+    if (!store.ok()) {
+      Fail(store.status(), "open store");
+      return f;
+    }
+    absl::StatusOr<SqliteDb> raw = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
+    if (!raw.ok()) {
+      Fail(raw.status(), "open");
+      return f;
+    }
+    f->store = std::move(*store);
+    f->raw = std::make_unique<SqliteDb>(*std::move(raw));
+    f->ok = true;
+    return f;
+  }();
+  return *fleet;
+}
+
+#define MEMFLEET_REQUIRE_FLEET(state)                        \
+  Fleet& fleet = TheFleet();                                 \
+  if (!fleet.ok) {                                           \
+    (state).SkipWithError("the fleet database is missing");  \
+    return;                                                  \
+  }
+
+// One process of one device over its 30 days (4,320 points).
+void BM_ProcessTrend_30Days(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  size_t rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<HistoryRow>> r =
+        fleet.store->ProcessHistory(DeviceId(g_size.devices / 2), "surfaceflinger", "total_kb", "", 0);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    rows = r->size();
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["points"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_ProcessTrend_30Days)->Unit(benchmark::kMillisecond);
+
+// The year device's process over 365 days (52,560 points).
+void BM_ProcessTrend_1Year(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  size_t rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<HistoryRow>> r =
+        fleet.store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", "", 0);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    rows = r->size();
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["points"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_ProcessTrend_1Year)->Unit(benchmark::kMillisecond);
+
+// The last 30 days of the year device: `since` must cut the index range (same rows as the 30-day trend).
+void BM_ProcessTrend_1YearDevice_Last30Days(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  const std::string since = Rfc3339(FirstCaptureOf(1));
+  size_t rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<HistoryRow>> r =
+        fleet.store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", since, 0);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    rows = r->size();
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["points"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_ProcessTrend_1YearDevice_Last30Days)->Unit(benchmark::kMillisecond);
+
+// The fleet view: every device's latest device figure.
+void BM_LatestPerDevice(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  size_t rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<FleetValueRow>> r = fleet.store->LatestPerDevice("total_kb", "");
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    rows = r->size();
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["devices"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_LatestPerDevice)->Unit(benchmark::kMillisecond);
+
+// The fleet view of one process: every device's latest surfaceflinger total.
+void BM_LatestPerDevice_Process(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  size_t rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<FleetValueRow>> r = fleet.store->LatestPerDevice("total_kb", "surfaceflinger");
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    rows = r->size();
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["devices"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_LatestPerDevice_Process)->Unit(benchmark::kMillisecond);
+
+// Baseline: one primary-key probe of a capture (SQLite's floor for "find one row").
+void BM_PointLookup(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  absl::StatusOr<Statement> st = fleet.raw->Prepare("SELECT captured_at FROM captures WHERE capture_id = ?1");
+  if (!st.ok()) {
+    state.SkipWithError(st.status().ToString().c_str());
+    return;
+  }
+  const std::string id = DeviceId(g_size.devices / 2) + "-000100";
+  for (auto _ : state) {
+    st->Reset();
+    if (!st->BindText(1, id).ok()) break;
+    absl::StatusOr<StepResult> r = st->Step();
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_PointLookup)->Unit(benchmark::kMicrosecond);
+
+// Baseline: COUNT(*) over the trend's index range — reading the same index entries, building no rows.
+// range(0): 0 = the 30-day device, 1 = the year device.
+void BM_IndexRangeCount(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  absl::StatusOr<Statement> st = fleet.raw->Prepare(
+      "SELECT COUNT(*) FROM process_reports WHERE device_id = ?1 AND name = ?2 AND captured_at >= ''");
+  if (!st.ok()) {
+    state.SkipWithError(st.status().ToString().c_str());
+    return;
+  }
+  const std::string device = DeviceId(state.range(0) == 1 ? 0 : g_size.devices / 2);
+  int64_t n = 0;
+  for (auto _ : state) {
+    st->Reset();
+    if (!st->BindText(1, device).ok() || !st->BindText(2, "surfaceflinger").ok()) break;
+    absl::StatusOr<StepResult> r = st->Step();
+    if (r.ok() && *r == StepResult::kRow) n = st->ColumnInt64(0);
+  }
+  state.counters["points"] = static_cast<double>(n);
+}
+BENCHMARK(BM_IndexRangeCount)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// Storage cost of the fleet database: file bytes per process row (the file holds captures and device
+// reports too; storage_benchmark's BM_ProcessRowBytes splits a row's cost into table and index pages).
+void BM_DatabaseSize(benchmark::State& state) {
+  MEMFLEET_REQUIRE_FLEET(state);
+  double rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<Statement> count = fleet.raw->Prepare("SELECT COUNT(*) FROM process_reports");
+    if (!count.ok()) {
+      state.SkipWithError(count.status().ToString().c_str());
+      return;
+    }
+    absl::StatusOr<StepResult> r = count->Step();
+    if (r.ok() && *r == StepResult::kRow) rows = static_cast<double>(count->ColumnInt64(0));
+  }
+  std::error_code ec;
+  const double bytes = static_cast<double>(std::filesystem::file_size(DbPath(), ec));
+  state.counters["file_MB"] = bytes / 1e6;
+  state.counters["process_rows"] = rows;
+  state.counters["file_B_per_process_row"] = rows > 0 ? bytes / rows : 0;
+}
+BENCHMARK(BM_DatabaseSize)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// Strips this binary's own flags before Google Benchmark sees the rest.
+void ParseOwnFlags(int& argc, char** argv) {
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      g_size = Size{10, 2, 7};
+    } else if (std::strncmp(argv[i], "--db_dir=", 9) == 0) {
+      g_db_dir = argv[i] + 9;
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  argc = out;
+}
+
+}  // namespace
+}  // namespace memfleet::storage
+
+int main(int argc, char** argv) {
+  memfleet::storage::ParseOwnFlags(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

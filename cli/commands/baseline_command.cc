@@ -1,0 +1,348 @@
+#include "cli/commands/baseline_command.h"
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/device_selector.h"
+#include "cli/time_spec.h"
+#include "nlohmann/json.hpp"
+#include "server/baseline/baseline_check.h"
+#include "server/baseline/baseline_file.h"
+
+namespace memfleet::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string Dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+std::string Signed(int64_t kb) { return kb > 0 ? "+" + FormatKb(kb) : FormatKb(kb); }
+
+std::string Round(double kb) { return FormatKb(static_cast<long long>(std::llround(kb))); }
+
+std::string ItemName(const v1::BaselineRow& r) {
+  return r.process().empty() ? absl::StrCat("[department ", r.department(), "]") : r.process();
+}
+
+}  // namespace
+
+int RunBaselineImport(const BaselineImportArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "baseline import", err);
+  std::ifstream in(args.file, std::ios::binary);
+  if (!in) {
+    return PrintFailure(absl::InvalidArgumentError("cannot read " + args.file), "baseline import", err);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  // Validate here first: the same rules as the server, and no round trip for a typo.
+  absl::StatusOr<baseline::Baseline> parsed = baseline::ParseBaselineFile(text.str());
+  if (!parsed.ok()) {
+    err << "memfleet baseline import: " << args.file << ": " << parsed.status().message() << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "baseline import", err);
+  v1::ImportBaselineRequest request;
+  request.set_file_text(text.str());
+  absl::StatusOr<v1::ImportBaselineResponse> response = (*client)->ImportBaseline(request);
+  if (!response.ok()) return PrintFailure(response.status(), "baseline import", err);
+  if (*format == OutputFormat::kJson) {
+    out << Dump({{"version", response->version()}, {"name", response->name()},
+                 {"departments", response->departments()}, {"processes", response->processes()}});
+  } else {
+    out << "imported \"" << response->name() << "\" as baseline version " << response->version() << " ("
+        << response->departments() << " departments, " << response->processes() << " processes)\n";
+  }
+  return kExitOk;
+}
+
+int RunBaselineShow(const BaselineShowArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "baseline show", err);
+  if (args.version < 0) return PrintFailure(absl::InvalidArgumentError("--version must be 1 or more"), "baseline show", err);
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "baseline show", err);
+  v1::GetBaselineRequest request;
+  request.set_version(args.version);
+  absl::StatusOr<v1::GetBaselineResponse> response = (*client)->GetBaseline(request);
+  if (!response.ok()) return PrintFailure(response.status(), "baseline show", err);
+  absl::StatusOr<baseline::Baseline> parsed = baseline::ParseBaselineFile(response->file_text());
+  if (*format == OutputFormat::kJson) {
+    json j = {{"version", response->version()}, {"latest_version", response->latest_version()},
+              {"name", response->name()}, {"imported_at", response->imported_at()}};
+    j["baseline"] = parsed.ok() ? json::parse(baseline::BaselineToJson(*parsed)) : json(nullptr);
+    j["file_text"] = response->file_text();
+    out << Dump(j);
+    return kExitOk;
+  }
+  out << "baseline version " << response->version() << " of " << response->latest_version() << ": \""
+      << response->name() << "\", imported " << response->imported_at() << "\n";
+  if (!parsed.ok()) {
+    out << "(the stored file no longer validates: " << parsed.status().message() << ")\n";
+    return kExitOk;
+  }
+  if (!parsed->version.empty()) out << "  version label: " << parsed->version << "\n";
+  if (!parsed->reference_build.empty()) out << "  reference build: " << parsed->reference_build << "\n";
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string("all") : s;
+  };
+  out << "  applies to models: " << list(parsed->models) << "; builds: " << list(parsed->builds) << "\n\n";
+  TextTable t({{"DEPARTMENT"}, {"STATUS"}, {"PROCESS"}, {"SR"}, {"SR STATUS"},
+               {"GRAPHICS_DMA", TextTable::kRight}, {"NON_GRAPHICS", TextTable::kRight},
+               {"TARGET_TOTAL", TextTable::kRight}});
+  for (const baseline::Department& d : parsed->departments) {
+    t.AddRow({d.name, baseline::MetStatusName(d.status), "(whole department)", "", "", "", "",
+              FormatKbOrDash(d.target_total_kb)});
+    for (const baseline::ProcessBaseline& p : d.processes) {
+      t.AddRow({"", "", p.name, p.sr ? "yes" : "", p.status ? baseline::MetStatusName(*p.status) : "",
+                FormatKbOrDash(p.graphics_dma_kb), FormatKbOrDash(p.non_graphics_kb),
+                FormatKbOrDash(p.target_total_kb)});
+    }
+  }
+  out << t.Render(2);
+  return kExitOk;
+}
+
+absl::StatusOr<v1::CheckBaselineRequest> MakeCheckRequest(const BaselineCheckArgs& args) {
+  if (args.scheme != 1 && args.scheme != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("--scheme ", args.scheme, ": use 1 or 2 (docs/baselines.md)"));
+  }
+  if (!args.sweep_id.empty() && !args.since.empty()) {
+    return absl::InvalidArgumentError("give --sweep ID or --since SPAN, not both");
+  }
+  if (args.version < 0) return absl::InvalidArgumentError("--version must be 1 or more");
+  v1::CheckBaselineRequest request;
+  request.set_scheme(static_cast<uint32_t>(args.scheme));
+  request.set_sweep_id(args.sweep_id);
+  request.set_version(args.version);
+  if (!args.since.empty()) {
+    absl::StatusOr<std::string> since = ParseTimeSpec(args.since, NowUnixSeconds(args.now));
+    if (!since.ok()) return absl::InvalidArgumentError(absl::StrCat("--since: ", since.status().message()));
+    request.set_since(*since);
+  }
+  absl::StatusOr<v1::DeviceSelector> selector = ParseWhere(args.where);
+  if (!selector.ok()) return selector.status();
+  *request.mutable_selector() = *selector;
+  return request;
+}
+
+std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    json rows = json::array();
+    for (const v1::BaselineRow& row : r.rows()) {
+      rows.push_back({{"model", row.model()}, {"build", row.build()}, {"department", row.department()},
+                      {"process", row.process().empty() ? json(nullptr) : json(row.process())},
+                      {"budget", row.budget()}, {"budget_kb", row.budget_kb()},
+                      {"over", row.devices_over() > 0}, {"devices_checked", row.devices_checked()},
+                      {"devices_over", row.devices_over()}, {"devices_unknown", row.devices_unknown()},
+                      {"worst_value_kb", row.worst_value_kb()}, {"worst_over_kb", row.worst_over_kb()},
+                      {"worst_device", row.worst_device()}, {"worst_capture_id", row.worst_capture_id()}});
+    }
+    json none = json::array();
+    for (const v1::UnbudgetedProcess& u : r.unbudgeted()) {
+      none.push_back({{"department", u.department()}, {"process", u.process()}, {"reason", u.reason()}});
+    }
+    return Dump({{"baseline_version", r.version()}, {"baseline_name", r.name()}, {"scheme", r.scheme()},
+                 {"devices", r.devices()}, {"devices_not_applicable", r.devices_not_applicable()},
+                 {"any_over", r.any_over()}, {"rows", std::move(rows)}, {"unbudgeted", std::move(none)}});
+  }
+  if (format == OutputFormat::kCsv) {
+    std::string out = CsvRow({"model", "build", "department", "process", "budget", "budget_kb", "devices_checked",
+                              "devices_over", "worst_value_kb", "worst_over_kb", "worst_device"});
+    for (const v1::BaselineRow& row : r.rows()) {
+      out += CsvRow({row.model(), row.build(), row.department(), row.process(), row.budget(),
+                     std::to_string(row.budget_kb()), std::to_string(row.devices_checked()),
+                     std::to_string(row.devices_over()), std::to_string(row.worst_value_kb()),
+                     std::to_string(row.worst_over_kb()), row.worst_device()});
+    }
+    return out;
+  }
+  std::string out = absl::StrCat("baseline \"", r.name(), "\" (version ", r.version(), "), scheme ", r.scheme(), ": ",
+                                 r.devices(), " devices checked");
+  if (r.devices_not_applicable() > 0) absl::StrAppend(&out, ", ", r.devices_not_applicable(), " not covered by it");
+  out += "\n";
+  TextTable over({{"MODEL"}, {"BUILD"}, {"PROCESS / DEPARTMENT"}, {"BUDGET"}, {"LIMIT", TextTable::kRight},
+                  {"OVER ON", TextTable::kRight}, {"WORST", TextTable::kRight}, {"BY", TextTable::kRight},
+                  {"WORST DEVICE"}});
+  size_t within = 0;
+  for (const v1::BaselineRow& row : r.rows()) {
+    if (row.devices_over() == 0) {
+      ++within;
+      continue;
+    }
+    over.AddRow({row.model().empty() ? "(none)" : row.model(), row.build().empty() ? "(none)" : row.build(),
+                 ItemName(row), row.budget(), FormatKb(row.budget_kb()),
+                 absl::StrCat(row.devices_over(), "/", row.devices_checked()), FormatKb(row.worst_value_kb()),
+                 Signed(row.worst_over_kb()), row.worst_device()});
+  }
+  if (over.row_count() == 0) {
+    out += absl::StrCat("all within budget (", within, " budgets checked)\n");
+  } else {
+    out += absl::StrCat(over.row_count(), " over budget (kB), ", within, " within:\n") + over.Render(2);
+  }
+  if (r.unbudgeted_size() > 0) {
+    out += absl::StrCat("\nno budget under scheme ", r.scheme(), ":\n");
+    for (const v1::UnbudgetedProcess& u : r.unbudgeted()) {
+      out += absl::StrCat("  ", u.process(), " (", u.department(), "): ", u.reason(), "\n");
+    }
+  }
+  return out;
+}
+
+int RunBaselineCheck(const BaselineCheckArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "baseline check", err);
+  absl::StatusOr<v1::CheckBaselineRequest> request = MakeCheckRequest(args);
+  if (!request.ok()) return PrintFailure(request.status(), "baseline check", err);
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "baseline check", err);
+  absl::StatusOr<v1::CheckBaselineResponse> response = (*client)->CheckBaseline(*request);
+  if (!response.ok()) return PrintFailure(response.status(), "baseline check", err);
+  out << RenderCheck(*response, *format);
+  return response->any_over() ? kExitOverBudget : kExitOk;
+}
+
+std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat format) {
+  if (format == OutputFormat::kJson) {
+    json models = json::array();
+    for (const v1::ModelRegressions& m : r.models()) {
+      json figures = json::array();
+      for (const v1::FigureChange& f : m.figures()) {
+        figures.push_back({{"figure", f.figure()}, {"devices_a", f.devices_a()}, {"devices_b", f.devices_b()},
+                           {"median_a_kb", f.median_a_kb()}, {"median_b_kb", f.median_b_kb()},
+                           {"p90_a_kb", f.p90_a_kb()}, {"p90_b_kb", f.p90_b_kb()}, {"delta_kb", f.delta_kb()},
+                           {"noise_kb", f.noise_kb()}, {"threshold_kb", f.threshold_kb()},
+                           {"flagged", f.flagged()}, {"note", f.note()}});
+      }
+      models.push_back({{"model", m.model()}, {"figures", std::move(figures)}});
+    }
+    return Dump({{"process", r.process_name()}, {"build_a", r.build_a()}, {"build_b", r.build_b()},
+                 {"any_flagged", r.any_flagged()}, {"models", std::move(models)}});
+  }
+  std::string out = absl::StrCat(r.process_name(), ": build ", r.build_b(), " against ", r.build_a(),
+                                 " (medians across devices; flagged when |change| > max(3 x noise, 1024 kB))\n");
+  for (const v1::ModelRegressions& m : r.models()) {
+    out += absl::StrCat("\nmodel ", m.model().empty() ? "(none)" : m.model(), "\n");
+    TextTable t({{"FIGURE"}, {"DEVICES A/B", TextTable::kRight}, {"MEDIAN A", TextTable::kRight},
+                 {"MEDIAN B", TextTable::kRight}, {"P90 A", TextTable::kRight}, {"P90 B", TextTable::kRight},
+                 {"CHANGE", TextTable::kRight}, {"NOISE", TextTable::kRight}, {"VERDICT"}});
+    for (const v1::FigureChange& f : m.figures()) {
+      std::string verdict = !f.note().empty() ? f.note()
+                            : f.flagged()     ? (f.delta_kb() > 0 ? "REGRESSION" : "improvement")
+                                              : "within noise";
+      t.AddRow({f.figure(), absl::StrCat(f.devices_a(), "/", f.devices_b()), Round(f.median_a_kb()),
+                Round(f.median_b_kb()), FormatKb(f.p90_a_kb()), FormatKb(f.p90_b_kb()),
+                (f.delta_kb() > 0 ? "+" : "") + Round(f.delta_kb()), Round(f.noise_kb()), verdict});
+    }
+    out += t.Render(2);
+  }
+  return out;
+}
+
+int RunRegressions(const RegressionsArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "regressions", err);
+  if (args.process_name.empty()) {
+    return PrintFailure(absl::InvalidArgumentError("name the process: --process NAME"), "regressions", err);
+  }
+  if (args.build_a.empty() != args.build_b.empty()) {
+    return PrintFailure(absl::InvalidArgumentError("give both --build A and --vs B, or neither"), "regressions", err);
+  }
+  absl::StatusOr<v1::DeviceSelector> selector = ParseWhere(args.where);
+  if (!selector.ok()) return PrintFailure(selector.status(), "regressions", err);
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "regressions", err);
+  v1::RegressionsRequest request;
+  request.set_process_name(args.process_name);
+  request.set_build_a(args.build_a);
+  request.set_build_b(args.build_b);
+  request.set_model(args.model);
+  *request.mutable_selector() = *selector;
+  absl::StatusOr<v1::RegressionsResponse> response = (*client)->Regressions(request);
+  if (!response.ok()) return PrintFailure(response.status(), "regressions", err);
+  out << RenderRegressions(*response, *format);
+  return response->any_flagged() ? kExitOverBudget : kExitOk;
+}
+
+int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "fleet", err);
+  absl::StatusOr<baseline::Scheme> scheme = baseline::SchemeFromInt(scheme_number);
+  if (!scheme.ok()) return PrintFailure(scheme.status(), "fleet", err);
+  const std::string figure = args.metric.substr(args.metric.find('.') + 1);
+  if (args.metric.rfind("process.", 0) != 0 ||
+      (figure != "graphics_dma_kb" && figure != "non_graphics_kb" && figure != "total_kb")) {
+    return PrintFailure(absl::InvalidArgumentError(
+                            "--baseline compares a budgeted figure: --metric process.graphics_dma_kb, "
+                            "process.non_graphics_kb or process.total_kb (target total) with --process NAME"),
+                        "fleet", err);
+  }
+  absl::StatusOr<v1::FleetRequest> request = MakeFleetRequest(args);
+  if (!request.ok()) return PrintFailure(request.status(), "fleet", err);
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "fleet", err);
+  absl::StatusOr<v1::GetBaselineResponse> stored = (*client)->GetBaseline(v1::GetBaselineRequest());
+  if (!stored.ok()) return PrintFailure(stored.status(), "fleet", err);
+  absl::StatusOr<baseline::Baseline> parsed = baseline::ParseBaselineFile(stored->file_text());
+  if (!parsed.ok()) return PrintFailure(parsed.status(), "fleet", err);
+  absl::StatusOr<v1::FleetResponse> response = (*client)->GetFleet(*request);
+  if (!response.ok()) return PrintFailure(response.status(), "fleet", err);
+
+  bool budgeted = false;  // plain flag + value: GCC 12 misreads std::optional here (maybe-uninitialized)
+  int64_t budget_value = 0;
+  std::string why = "not in the baseline";
+  baseline::Assignments a = baseline::AssignBudgets(*parsed, *scheme);
+  for (const baseline::Assignment& x : a.budgets) {
+    if (x.process == args.process_name && baseline::BudgetFigureName(x.budget) == figure) {
+      budgeted = true;
+      budget_value = x.budget_kb;
+    }
+  }
+  for (const baseline::Unbudgeted& u : a.none) {
+    if (u.process == args.process_name) why = u.reason;
+  }
+  if (!budgeted && parsed->DepartmentOf(args.process_name) != nullptr && why == "not in the baseline") {
+    why = absl::StrCat("scheme ", scheme_number, " gives it no ", figure, " budget");
+  }
+  baseline::Baseline models_only = *parsed;
+  models_only.builds.clear();
+  json rows = json::array();
+  TextTable t({{"DEVICE"}, {"MODEL"}, {"CAPTURED"}, {"VALUE", TextTable::kRight}, {"BUDGET", TextTable::kRight},
+               {"OVER", TextTable::kRight}});
+  for (const v1::FleetRow& r : response->rows()) {
+    // The fleet row carries no build, so only the baseline's models are matched here.
+    const bool applies = models_only.AppliesTo(r.model(), "");
+    const bool has_value = r.value_known();
+    const bool has_budget = applies && budgeted;
+    const int64_t budget_kb = has_budget ? budget_value : 0;
+    const int64_t over_kb = r.value_kb() - budget_kb;
+    rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"captured_at", r.captured_at()},
+                    {"value_kb", has_value ? json(r.value_kb()) : json(nullptr)},
+                    {"budget_kb", has_budget ? json(budget_kb) : json(nullptr)},
+                    {"over_kb", has_value && has_budget ? json(over_kb) : json(nullptr)}});
+    t.AddRow({r.device_id(), r.model(), r.captured_at(), has_value ? FormatKb(r.value_kb()) : "-",
+              has_budget ? FormatKb(budget_kb) : "-", has_value && has_budget ? Signed(over_kb) : "-"});
+  }
+  if (*format == OutputFormat::kJson) {
+    out << Dump({{"metric", args.metric}, {"process", args.process_name}, {"scheme", scheme_number},
+                 {"baseline_version", stored->version()}, {"budget_kb", budgeted ? json(budget_value) : json(nullptr)},
+                 {"no_budget_reason", budgeted ? json(nullptr) : json(why)}, {"rows", std::move(rows)}});
+    return kExitOk;
+  }
+  out << args.metric << " of " << args.process_name << " against baseline \"" << stored->name() << "\" (version "
+      << stored->version() << ", scheme " << scheme_number << "): "
+      << (budgeted ? "budget " + FormatKb(budget_value) + " kB" : "no budget (" + why + ")") << "\n";
+  out << t.Render(2);
+  return kExitOk;
+}
+
+}  // namespace memfleet::cli

@@ -1,0 +1,79 @@
+#include "server/security/token_admin.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace memfleet::security {
+namespace {
+
+// The server's device id alphabet (server/validation.h), kept here so this library does not depend on
+// the server library it is part of.
+absl::Status CheckTokenDeviceId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return absl::InvalidArgumentError("--device-id has 1 to 128 characters");
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-' || c == ':' || c == '@' || c == '+';
+    if (!ok) return absl::InvalidArgumentError("--device-id has a character outside [A-Za-z0-9._:@+-]");
+  }
+  return absl::OkStatus();
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> AddToken(storage::Store& store, const NewToken& token, const std::string& now) {
+  if (absl::Status s = CheckTokenName(token.name); !s.ok()) return s;
+  if (token.kind == TokenKind::kAgent) {
+    if (token.device_id.empty()) {
+      return absl::InvalidArgumentError("an agent token is for one device: add --device-id D");
+    }
+    if (absl::Status s = CheckTokenDeviceId(token.device_id); !s.ok()) return s;
+  } else if (!token.device_id.empty()) {
+    return absl::InvalidArgumentError("--device-id is only for agent tokens");
+  }
+  absl::StatusOr<std::string> secret = NewTokenSecret();
+  if (!secret.ok()) return secret.status();
+  storage::TokenRecord record;
+  record.name = token.name;
+  record.kind = std::string(TokenKindName(token.kind));
+  record.device_id = token.device_id;
+  record.sha256_hex = Sha256Hex(*secret);
+  record.created_at = now;
+  if (absl::Status s = store.PutToken(record); !s.ok()) return s;
+  return secret;
+}
+
+absl::StatusOr<std::string> ListTokensText(storage::Store& store) {
+  absl::StatusOr<std::vector<storage::TokenRecord>> tokens = store.ListTokens();
+  if (!tokens.ok()) return tokens.status();
+  size_t name_width = 4;
+  size_t device_width = 6;
+  for (const storage::TokenRecord& t : *tokens) {
+    name_width = std::max(name_width, t.name.size());
+    device_width = std::max(device_width, t.device_id.size());
+  }
+  std::string out = absl::StrCat(Pad("NAME", name_width + 1), Pad("KIND", 6), Pad("DEVICE", device_width + 1),
+                                 Pad("CREATED", 21), "STATE\n");
+  for (const storage::TokenRecord& t : *tokens) {
+    absl::StrAppend(&out, Pad(t.name, name_width + 1), Pad(t.kind, 6),
+                    Pad(t.device_id.empty() ? "-" : t.device_id, device_width + 1), Pad(t.created_at, 21),
+                    t.revoked_at.empty() ? "valid" : absl::StrCat("revoked ", t.revoked_at), "\n");
+  }
+  return out;
+}
+
+absl::Status RevokeToken(storage::Store& store, const std::string& name, const std::string& now) {
+  absl::StatusOr<bool> revoked = store.RevokeToken(name, now);
+  if (!revoked.ok()) return revoked.status();
+  if (!*revoked) {
+    return absl::NotFoundError(absl::StrCat("no valid token named \"", name, "\" (see `token list`)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace memfleet::security

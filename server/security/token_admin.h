@@ -1,0 +1,35 @@
+// The `memfleet-server token add|list|revoke` subcommands, on a Store: the secret is made here, printed
+// once by the caller, and only its SHA-256 is stored. docs/security.md.
+//
+//   absl::StatusOr<std::string> secret = AddToken(store, {"bench-3", TokenKind::kAgent, "bench-3"}, now);
+//   absl::StatusOr<std::string> table = ListTokensText(store);   // names, kinds, devices; never secrets
+//   absl::Status s = RevokeToken(store, "bench-3", now);         // NotFound when no valid token has it
+//
+// Thread-safe as the store is.
+#ifndef MEMFLEET_SERVER_SECURITY_TOKEN_ADMIN_H_
+#define MEMFLEET_SERVER_SECURITY_TOKEN_ADMIN_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/security/token.h"
+#include "storage/store.h"
+
+namespace memfleet::security {
+
+struct NewToken {
+  std::string name;
+  TokenKind kind = TokenKind::kRead;
+  std::string device_id;  // required for agent tokens, refused for the others
+};
+
+// Returns the secret. InvalidArgument for a bad name/device id, AlreadyExists for a taken name.
+absl::StatusOr<std::string> AddToken(storage::Store& store, const NewToken& token, const std::string& now);
+// One line per token: name, kind, device, created, revoked (or "valid").
+absl::StatusOr<std::string> ListTokensText(storage::Store& store);
+absl::Status RevokeToken(storage::Store& store, const std::string& name, const std::string& now);
+
+}  // namespace memfleet::security
+
+#endif  // MEMFLEET_SERVER_SECURITY_TOKEN_ADMIN_H_

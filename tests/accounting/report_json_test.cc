@@ -1,0 +1,62 @@
+// Tests for ReportFromJson (server/accounting/report_json.h), the parser the CLI runs on the report JSON a
+// server sends: a fixture report parses to its numbers, and hostile JSON (found by
+// tests/fuzz/report_json_fuzzer) gives a status or a report, never an exception.
+#include "server/accounting/report_json.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace memfleet::accounting {
+namespace {
+
+std::string ReadTestData(const std::string& relative) {
+  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
+  EXPECT_TRUE(in.good()) << relative;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(ReportFromJsonTest, FixtureReportParsesToItsNumbers) {
+  // tests/data/captures/qcom-sm8450/expected.json: ddr_kb 16777216, total_kb 3567646, and pid 12083 (the
+  // display allocator) with dma_kb 5403 and oom_score_adj -1000.
+  absl::StatusOr<Report> r = ReportFromJson(ReadTestData("captures/qcom-sm8450/expected.json"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->platform, Platform::kQcom);
+  EXPECT_EQ(r->device.ddr_kb, 16777216);
+  EXPECT_EQ(r->device.total_kb, 3567646);
+  ASSERT_EQ(r->processes.count(12083), 1u);
+  EXPECT_EQ(r->processes.at(12083).dma_kb, 5403);
+  EXPECT_EQ(r->processes.at(12083).oom_score_adj, -1000);
+}
+
+TEST(ReportFromJsonTest, NotAReportIsInvalidArgument) {
+  for (const char* text : {"", "not json", "[]", "{\"platform\":\"qcom\"}", "{\"platform\":\"qcom\",\"device\":{},"
+                           "\"processes\":{\"x\":{}}}", "{\"platform\":\"amiga\",\"device\":{},\"processes\":{}}"}) {
+    EXPECT_EQ(ReportFromJson(text).status().code(), absl::StatusCode::kInvalidArgument) << text;
+  }
+}
+
+// Regression (report_json_fuzzer): a boolean field holding another type threw nlohmann::json::type_error
+// out of ReportFromJson, which ended the CLI. A field of the wrong type is now read as absent, like a
+// non-integer figure, and the rest of the report is kept.
+TEST(ReportFromJsonTest, WrongTypedBooleansAreReadAsAbsent) {
+  absl::StatusOr<Report> r = ReportFromJson(
+      R"({"platform":"qcom","device":{"ddr_kb":100,"ddr_estimated":1},)"
+      R"("processes":{"7":{"name":"init","cached":"yes","pss_kb":12}},)"
+      R"("dumpsys":{"identity_holds":"no","processes":{"7":[1,2]}}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->device.ddr_estimated);
+  EXPECT_EQ(r->device.ddr_kb, 100);
+  ASSERT_EQ(r->processes.count(7), 1u);
+  EXPECT_FALSE(r->processes.at(7).cached);
+  EXPECT_EQ(r->processes.at(7).pss_kb, 12);
+  EXPECT_FALSE(r->processes.at(7).gl_mtrack_kb.has_value());
+}
+
+}  // namespace
+}  // namespace memfleet::accounting

@@ -1,0 +1,54 @@
+// Test support for tests/baseline: the sample captures' expected reports (tests/data/captures/*/
+// expected.json, the figures the rules of ACCOUNTING.md give) as DeviceSamples, and scaling of a
+// report's process figures for regression sets. Header-only.
+#ifndef MEMFLEET_TESTS_BASELINE_BASELINE_TEST_UTIL_H_
+#define MEMFLEET_TESTS_BASELINE_BASELINE_TEST_UTIL_H_
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/accounting/report_json.h"
+#include "server/baseline/baseline_check.h"
+#include "tests/support/load_tree.h"
+
+namespace memfleet::testing {
+
+inline accounting::Report ExpectedReport(const std::string& capture) {
+  absl::StatusOr<accounting::Report> r =
+      accounting::ReportFromJson(ReadFileForTest(TestData("captures/" + capture + "/expected.json")));
+  EXPECT_TRUE(r.ok()) << capture << ": " << r.status();
+  return r.ok() ? *r : accounting::Report();
+}
+
+inline baseline::DeviceSample Sample(const std::string& capture, const std::string& device_id,
+                                     const std::string& model, const std::string& build) {
+  baseline::DeviceSample s;
+  s.device_id = device_id;
+  s.model = model;
+  s.build = build;
+  s.capture_id = device_id + "-capture";
+  s.captured_at = "2026-11-30T08:00:00Z";
+  s.report = ExpectedReport(capture);
+  return s;
+}
+
+inline void ScaleKb(accounting::Kb& kb, double factor) {
+  if (kb) kb = static_cast<int64_t>(std::llround(static_cast<double>(*kb) * factor));
+}
+
+// Every per-process figure of `name` multiplied by `factor` (rounded to whole kB).
+inline void ScaleProcess(accounting::Report& report, const std::string& name, double factor) {
+  for (auto& [pid, p] : report.processes) {
+    if (p.name != name) continue;
+    for (accounting::Kb* kb : {&p.pss_kb, &p.swap_pss_kb, &p.gfxdev_kb, &p.gl_kb, &p.dma_kb, &p.native_graphics_kb,
+                               &p.non_graphics_kb, &p.graphics_dma_kb, &p.total_kb}) {
+      ScaleKb(*kb, factor);
+    }
+  }
+}
+
+}  // namespace memfleet::testing
+
+#endif  // MEMFLEET_TESTS_BASELINE_BASELINE_TEST_UTIL_H_

@@ -1,0 +1,329 @@
+// Baselines end to end, with the real binaries: memfleet-server on 127.0.0.1 over a SQLite file,
+// memfleet-agent on each sample capture tree (tests/data/captures/*/tree), one sweep, then
+// `memfleet baseline import` and `memfleet baseline check --sweep ID` against
+// tests/data/baselines/sample-lab.json. Expected figures are the captures' expected.json values.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "memfleet/v1/query_service.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/load_tree.h"
+#include "tests/support/subprocess.h"
+
+namespace memfleet {
+namespace {
+
+using nlohmann::json;
+using testing::Subprocess;
+
+const std::vector<std::string> kCaptures = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
+
+std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+class BaselineIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("memfleet-baseline-e2e-");
+    ASSERT_FALSE(dir_.empty());
+    server_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", dir_ + "/memfleet.db"},
+        dir_ + "/server.log");
+    std::string line = server_->WaitForLine("listening on", std::chrono::seconds(60));
+    ASSERT_FALSE(line.empty()) << server_->Log();
+    address_ = line.substr(line.rfind(' ') + 1);
+    stub_ = v1::QueryService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+    // Every capture as the same model, so the check groups them together.
+    for (const std::string& c : kCaptures) {
+      agents_.push_back(std::make_unique<Subprocess>(
+          std::vector<std::string>{Bin("memfleet-agent"), "--server", address_, "--root",
+                                   testing::TestData("captures/" + c + "/tree"), "--device-id", c, "--interval",
+                                   "3600", "--spool", dir_ + "/spool-" + c, "--model", "SIM"},
+          dir_ + "/agent-" + c + ".log"));
+    }
+  }
+  void TearDown() override {
+    agents_.clear();
+    server_.reset();
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+
+  // A copy of the qcom-sm8450 capture tree as another device on `build`, with `extra_bytes` added to the
+  // KGSL unmapped memory of each pid in `grow` (gl_kb grows by extra_bytes / 1024).
+  void StartCopy(const std::string& device_id, const std::string& build, const std::vector<int>& grow,
+                 int64_t extra_bytes) {
+    const std::string root = dir_ + "/tree-" + device_id;
+    std::string cmd = "cp -r '" + testing::TestData("captures/qcom-sm8450/tree") + "' '" + root + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::ofstream(root + "/capture.json", std::ios::trunc)
+        << R"({"format": 1, "device_id": ")" << device_id
+        << R"(", "captured_at": "2026-11-30T08:00:00Z", "page_size": 4096, "ddr_size_kb": 16777216, )"
+        << R"("model": "REG", "build_fingerprint": ")" << build << "\"}\n";
+    for (int pid : grow) {
+      const std::string node = root + "/sys/class/kgsl/kgsl/proc/" + std::to_string(pid) + "/gpumem_unmapped";
+      int64_t bytes = std::stoll(testing::ReadFileForTest(node));
+      std::ofstream(node, std::ios::trunc) << (bytes + extra_bytes) << "\n";
+    }
+    agents_.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{Bin("memfleet-agent"), "--server", address_, "--root", root, "--device-id",
+                                 device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + device_id},
+        dir_ + "/agent-" + device_id + ".log"));
+  }
+
+  bool WaitOnline(size_t n, std::chrono::seconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      v1::ListDevicesResponse resp;
+      if (stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) {
+        size_t online = 0;
+        for (const v1::DeviceSummary& d : resp.devices()) online += d.online() ? 1 : 0;
+        if (online >= n) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+  // A sweep over every device; returns its id and expects every device stored.
+  std::string Sweep() {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+    v1::SweepRequest req;
+    req.set_deadline_s(90);
+    auto reader = stub_->StartSweep(&ctx, req);
+    std::string sweep_id;
+    size_t stored = 0;
+    v1::SweepProgress p;
+    while (reader->Read(&p)) {
+      if (!p.sweep_id().empty()) sweep_id = p.sweep_id();
+      if (!p.device_id().empty() && p.state() == v1::SweepProgress::STORED) ++stored;
+    }
+    grpc::Status s = reader->Finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(stored, kCaptures.size() + extra_devices_);
+    return sweep_id;
+  }
+
+  // The real `memfleet` binary against this server.
+  CliRun Memfleet(std::vector<std::string> args) {
+    static int n = 0;
+    std::vector<std::string> argv = {Bin("memfleet")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--server");
+    argv.push_back(address_);
+    std::string log = dir_ + "/cli-" + std::to_string(++n) + ".log";
+    Subprocess cli(argv, log);
+    CliRun run;
+    run.exit_code = cli.WaitExit(std::chrono::seconds(60));
+    run.output = testing::ReadFileForTest(log);
+    return run;
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  size_t extra_devices_ = 0;  // StartCopy devices, also in every sweep
+  std::string dir_;
+  std::string address_;
+  std::unique_ptr<Subprocess> server_;
+  std::vector<std::unique_ptr<Subprocess>> agents_;
+  std::unique_ptr<v1::QueryService::Stub> stub_;
+};
+
+const json* FindRow(const json& check, const std::string& process, const std::string& budget,
+                    const std::string& department = "") {
+  for (const json& row : check["rows"]) {
+    bool is_process = row["process"].is_string();
+    if (process.empty() ? (!is_process && row["department"] == department)
+                        : (is_process && row["process"] == process)) {
+      if (row["budget"] == budget) return &row;
+    }
+  }
+  return nullptr;
+}
+
+TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
+  ASSERT_TRUE(WaitOnline(kCaptures.size(), std::chrono::seconds(60))) << server_->Log();
+  std::string sweep_id = Sweep();
+  ASSERT_FALSE(sweep_id.empty());
+
+  // Nothing imported yet: not found (4), saying what to run.
+  CliRun none = Memfleet({"baseline", "check", "--sweep", sweep_id});
+  EXPECT_EQ(none.exit_code, 4) << none.output;
+  EXPECT_NE(none.output.find("baseline import"), std::string::npos) << none.output;
+
+  CliRun import = Memfleet({"baseline", "import", testing::TestData("baselines/sample-lab.json")});
+  ASSERT_EQ(import.exit_code, 0) << import.output;
+  EXPECT_NE(import.output.find("as baseline version 1"), std::string::npos) << import.output;
+
+  // Scheme 1 over the sweep: over budget, exit 3.
+  CliRun check = Memfleet({"baseline", "check", "--sweep", sweep_id, "--json"});
+  ASSERT_EQ(check.exit_code, 3) << check.output;
+  json r = json::parse(check.output);
+  EXPECT_EQ(r["baseline_version"], 1);
+  EXPECT_EQ(r["scheme"], 1);
+  EXPECT_EQ(r["devices"], 5);
+  EXPECT_TRUE(r["any_over"].get<bool>());
+  // surfaceflinger graphics_dma_kb: 47347 generic, 394754 mtk, 82185 qcom-edge, 182161 sm8450, 65051 xring
+  // against 180000: over on 2 of 5, the worst mtk-mt6989 by 214754.
+  const json* sf = FindRow(r, "/system/bin/surfaceflinger", "graphics_dma_kb");
+  ASSERT_NE(sf, nullptr) << check.output;
+  EXPECT_EQ((*sf)["model"], "SIM");
+  EXPECT_EQ((*sf)["devices_checked"], 5);
+  EXPECT_EQ((*sf)["devices_over"], 2);
+  EXPECT_EQ((*sf)["worst_device"], "mtk-mt6989");
+  EXPECT_EQ((*sf)["worst_value_kb"], 394754);
+  EXPECT_EQ((*sf)["worst_over_kb"], 214754);
+  // systemui (unmet SR) against its 170000 target total: total_kb 87479 generic, 364155 mtk, 176249 sm8450,
+  // 220168 xring (not on qcom-edge): over on 3 of 4, the worst mtk by 194155.
+  const json* ui = FindRow(r, "com.android.systemui", "target_total_kb");
+  ASSERT_NE(ui, nullptr);
+  EXPECT_EQ((*ui)["devices_checked"], 4);
+  EXPECT_EQ((*ui)["devices_over"], 3);
+  EXPECT_EQ((*ui)["worst_over_kb"], 194155);
+  EXPECT_EQ(FindRow(r, "", "target_total_kb", "Framework"), nullptr);
+
+  // Scheme 2: the Framework department as a whole against 500000. mtk: system_server 217760 + systemui
+  // 364155 + miui.home 442826 = 1024741, the worst, over by 524741.
+  CliRun check2 = Memfleet({"baseline", "check", "--scheme", "2", "--sweep", sweep_id, "--json"});
+  ASSERT_EQ(check2.exit_code, 3) << check2.output;
+  json r2 = json::parse(check2.output);
+  const json* dept = FindRow(r2, "", "target_total_kb", "Framework");
+  ASSERT_NE(dept, nullptr) << check2.output;
+  EXPECT_EQ((*dept)["worst_device"], "mtk-mt6989");
+  EXPECT_EQ((*dept)["worst_value_kb"], 1024741);
+  EXPECT_EQ((*dept)["worst_over_kb"], 524741);
+  EXPECT_EQ(FindRow(r2, "com.android.systemui", "target_total_kb"), nullptr);
+
+  // The table form names the over-budget rows; --where narrows the devices.
+  CliRun table = Memfleet({"baseline", "check", "--since", "3650d", "--where", "device_id=qcom-sm8450"});
+  EXPECT_EQ(table.exit_code, 3) << table.output;
+  EXPECT_NE(table.output.find("1 devices checked"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("/system/bin/surfaceflinger"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("+2,161"), std::string::npos) << table.output;
+  CliRun nobody = Memfleet({"baseline", "check", "--sweep", sweep_id, "--where", "model=NOPE"});
+  EXPECT_EQ(nobody.exit_code, 4) << nobody.output;
+
+  // A baseline every device meets: version 2, exit 0.
+  json generous = json::parse(testing::ReadFileForTest(testing::TestData("baselines/sample-lab.json")));
+  for (json& d : generous["departments"]) {
+    if (d.contains("target_total_kb")) d["target_total_kb"] = 9000000;
+    for (json& p : d["processes"]) {
+      for (const char* budget : {"graphics_dma_kb", "non_graphics_kb", "target_total_kb"}) {
+        if (p.contains(budget)) p[budget] = 9000000;
+      }
+    }
+  }
+  CliRun import2 = Memfleet({"baseline", "import", WriteFile("generous.json", generous.dump(2))});
+  ASSERT_EQ(import2.exit_code, 0) << import2.output;
+  CliRun ok = Memfleet({"baseline", "check", "--sweep", sweep_id, "--scheme", "2"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("all within budget"), std::string::npos) << ok.output;
+  // The first version is still there and still over.
+  EXPECT_EQ(Memfleet({"baseline", "check", "--sweep", sweep_id, "--version", "1"}).exit_code, 3);
+
+  CliRun show = Memfleet({"baseline", "show", "--version", "1"});
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("version 1 of 2"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("com.android.systemui"), std::string::npos) << show.output;
+
+  // A bad file: usage error naming the problem, nothing stored.
+  CliRun bad = Memfleet({"baseline", "import", WriteFile("bad.json", R"({"format": 1, "name": "x", "departments": [
+      {"name": "D", "status": "met", "processes": [{"name": "p", "graphics_dma_kb": -3, "non_graphics_kb": 1}]}]})")});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("is negative"), std::string::npos) << bad.output;
+  EXPECT_NE(Memfleet({"baseline", "show"}).output.find("version 2 of 2"), std::string::npos);
+
+  // The fleet table against the baseline (version 2: every budget 9000000).
+  CliRun fleet = Memfleet({"fleet", "--baseline", "--metric", "process.graphics_dma_kb", "--process",
+                           "/system/bin/surfaceflinger", "--json"});
+  ASSERT_EQ(fleet.exit_code, 0) << fleet.output;
+  json f = json::parse(fleet.output);
+  EXPECT_EQ(f["budget_kb"], 9000000);
+  ASSERT_EQ(f["rows"].size(), 5u);
+  for (const json& row : f["rows"]) {
+    if (row["device_id"] == "mtk-mt6989") {
+      EXPECT_EQ(row["over_kb"], 394754 - 9000000);
+    }
+  }
+}
+
+TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {
+  // Model REG: six copies of qcom-sm8450, three on build A and three on build B. On B, surfaceflinger
+  // (pid 6225) has 100 MiB more unmapped KGSL memory on every device; system_server (pid 5240) on one
+  // device only.
+  constexpr int64_t kExtra = 100 << 20;  // 104857600 bytes = 102400 kB of gl_kb
+  for (int i = 1; i <= 3; ++i) StartCopy("reg-a" + std::to_string(i), "A", {}, 0);
+  StartCopy("reg-b1", "B", {6225, 5240}, kExtra);
+  StartCopy("reg-b2", "B", {6225}, kExtra);
+  StartCopy("reg-b3", "B", {6225}, kExtra);
+  extra_devices_ = 6;
+  ASSERT_TRUE(WaitOnline(kCaptures.size() + extra_devices_, std::chrono::seconds(60))) << server_->Log();
+  ASSERT_FALSE(Sweep().empty());
+
+  // surfaceflinger graphics_dma_kb: 182161 on every A device, 182161 + 102400 = 284561 on every B device.
+  // No device-to-device spread: the threshold is the 1024 kB floor; +102400 is flagged (exit 3).
+  CliRun sf = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
+                        "--model", "REG", "--json"});
+  ASSERT_EQ(sf.exit_code, 3) << sf.output;
+  json r = json::parse(sf.output);
+  ASSERT_EQ(r["models"].size(), 1u);
+  EXPECT_EQ(r["models"][0]["model"], "REG");
+  bool seen = false;
+  for (const json& f : r["models"][0]["figures"]) {
+    if (f["figure"] == "graphics_dma_kb" || f["figure"] == "gl_kb" || f["figure"] == "total_kb") {
+      EXPECT_TRUE(f["flagged"].get<bool>()) << f.dump();
+      EXPECT_EQ(f["delta_kb"], 102400.0) << f.dump();
+    }
+    if (f["figure"] == "graphics_dma_kb") {
+      seen = true;
+      EXPECT_EQ(f["median_a_kb"], 182161.0);
+      EXPECT_EQ(f["median_b_kb"], 284561.0);
+      EXPECT_EQ(f["devices_a"], 3);
+      EXPECT_EQ(f["devices_b"], 3);
+    }
+    if (f["figure"] == "non_graphics_kb") {
+      EXPECT_FALSE(f["flagged"].get<bool>());
+    }
+  }
+  EXPECT_TRUE(seen);
+
+  // system_server graphics_dma_kb: 156576 on five devices, 258976 on reg-b1 alone. B's median stays
+  // 156576: one device is noise (exit 0), though B's p90 (3rd of 3) shows it.
+  CliRun ss = Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG",
+                        "--json"});
+  ASSERT_EQ(ss.exit_code, 0) << ss.output;
+  json r2 = json::parse(ss.output);
+  for (const json& f : r2["models"][0]["figures"]) {
+    EXPECT_FALSE(f["flagged"].get<bool>()) << f.dump();
+    if (f["figure"] == "graphics_dma_kb") {
+      EXPECT_EQ(f["delta_kb"], 0.0);
+      EXPECT_EQ(f["p90_b_kb"], 258976);
+    }
+  }
+  // Without --build/--vs the two builds with reports are found by themselves (the sample devices have no
+  // build, so they are left out by --model).
+  CliRun table = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG"});
+  EXPECT_EQ(table.exit_code, 3) << table.output;
+  EXPECT_NE(table.output.find("REGRESSION"), std::string::npos) << table.output;
+}
+
+}  // namespace
+}  // namespace memfleet

@@ -1,0 +1,463 @@
+// Faults survived, with the real binaries on loopback (docs/reliability.md): the server SIGKILLed mid-capture
+// and restarted, the server SIGSTOPped past the agent's ack timeout, the agent SIGKILLed mid-send and
+// restarted on its spool, a server whose database cannot grow (a file size limit: disk full) or cannot be
+// written at all (a 0444 file), and an agent whose spool fills while the server is away. Each
+// ends with the same ledger: every capture id the agent logged as taken is stored exactly once or still in
+// its spool, nothing was dropped, and PRAGMA integrity_check is ok.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/capture_tree_fs.h"
+#include "agent/collector.h"
+#include "agent/header_rewrite.h"
+#include "agent/spool.h"
+#include "proto/capture_codec.h"
+#include "storage/sqlite_db.h"
+#include "tests/support/load_tree.h"
+#include "tests/support/subprocess.h"
+
+namespace memfleet {
+namespace {
+
+using testing::Subprocess;
+using Clock = std::chrono::steady_clock;
+
+std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+
+// Polls `done` until it holds or `timeout` passes (no fixed sleeps as synchronisation).
+bool WaitFor(const std::function<bool()>& done, std::chrono::seconds timeout) {
+  auto end = Clock::now() + timeout;
+  while (Clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+// Occurrences of `needle` in `text`.
+size_t CountOf(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Capture ids of the agent log's "capture <id> taken" lines.
+std::set<std::string> TakenIds(const std::string& log) {
+  std::set<std::string> ids;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    size_t at = line.find("capture ");
+    size_t taken = line.find(" taken");
+    if (at == std::string::npos || taken == std::string::npos || taken < at + 8) continue;
+    ids.insert(line.substr(at + 8, taken - at - 8));
+  }
+  return ids;
+}
+
+class FaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("memfleet-faults-");
+    ASSERT_FALSE(dir_.empty());
+    address_ = "127.0.0.1:" + std::to_string(testing::FreeLoopbackPort());
+  }
+  void TearDown() override {
+    if (server_ != nullptr && !server_->Exited()) kill(server_->pid(), SIGCONT);  // a paused server can stop
+    agents_.clear();
+    server_.reset();
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+
+  std::string db() const { return dir_ + "/memfleet.db"; }
+
+  // Starts memfleet-server on the fixed address_ (a restart must come back where the agents look);
+  // `shell_prefix` runs it under sh with e.g. a file size limit.
+  // `wrapper` goes in front of the command line (e.g. setpriv to run it as another user).
+  void StartServer(const std::string& shell_prefix = "", const std::vector<std::string>& wrapper = {}) {
+    server_.reset();
+    ++server_starts_;
+    std::string log = dir_ + "/server-" + std::to_string(server_starts_) + ".log";
+    std::vector<std::string> argv = wrapper;
+    for (const std::string& a : {Bin("memfleet-server"), std::string("--listen"), address_, std::string("--db"), db()}) {
+      argv.push_back(a);
+    }
+    if (!shell_prefix.empty()) {
+      std::string cmd = shell_prefix + " exec";
+      for (const std::string& a : argv) cmd += " '" + a + "'";
+      argv = {"/bin/sh", "-c", cmd};
+    }
+    // The port of a SIGKILLed server may take a moment to be bindable again: retry the start.
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      server_ = std::make_unique<Subprocess>(argv, log);
+      if (!server_->WaitForLine("listening on", std::chrono::seconds(60)).empty()) return;
+      server_->Kill(SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    ADD_FAILURE() << "memfleet-server did not start: " << server_->Log();
+  }
+
+  Subprocess& StartAgent(const std::string& device_id, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", address_, "--root",
+                                     testing::TestData("captures/qcom-sm8450/tree"), "--device-id", device_id,
+                                     "--spool", spool_dir(device_id)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    std::string log = dir_ + "/agent-" + device_id + "-" + std::to_string(agents_.size()) + ".log";
+    agents_.push_back(std::make_unique<Subprocess>(argv, log));
+    return *agents_.back();
+  }
+  std::string spool_dir(const std::string& device_id) const { return dir_ + "/spool-" + device_id; }
+
+  // capture id -> number of rows with it, read from the SQLite file (the server may be running: WAL).
+  std::map<std::string, int> Stored(const std::string& device_id) {
+    std::map<std::string, int> out;
+    absl::StatusOr<storage::SqliteDb> d = storage::SqliteDb::Open(db(), SQLITE_OPEN_READONLY);
+    if (!d.ok()) return out;
+    absl::StatusOr<storage::Statement> st =
+        d->Prepare("SELECT capture_id, COUNT(*) FROM captures WHERE device_id = ?1 GROUP BY capture_id");
+    if (!st.ok() || !st->BindText(1, device_id).ok()) return out;
+    for (;;) {
+      absl::StatusOr<storage::StepResult> r = st->Step();
+      if (!r.ok() || *r != storage::StepResult::kRow) break;
+      out[st->ColumnText(0)] = static_cast<int>(st->ColumnInt64(1));
+    }
+    return out;
+  }
+
+  std::string IntegrityCheck() {
+    absl::StatusOr<storage::SqliteDb> d = storage::SqliteDb::Open(db(), SQLITE_OPEN_READWRITE);
+    if (!d.ok()) return std::string(d.status().message());
+    absl::StatusOr<storage::Statement> st = d->Prepare("PRAGMA integrity_check");
+    if (!st.ok()) return std::string(st.status().message());
+    absl::StatusOr<storage::StepResult> r = st->Step();
+    if (!r.ok()) return std::string(r.status().message());
+    return st->ColumnText(0);
+  }
+
+  // The ledger once every agent of `device_id` has exited: each id taken is stored exactly once or still
+  // spooled, nothing stored that was not taken, nothing dropped.
+  void ExpectLedger(const std::string& device_id, const std::set<std::string>& taken) {
+    std::map<std::string, int> stored = Stored(device_id);
+    absl::StatusOr<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open({spool_dir(device_id), 64ull << 20});
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    std::set<std::string> spooled;
+    for (const agent::Spool::Entry& e : (*spool)->List()) spooled.insert(e.capture_id);
+    EXPECT_EQ((*spool)->dropped(), 0u);
+    for (const std::string& id : taken) {
+      EXPECT_TRUE(stored.count(id) == 1 || spooled.count(id) == 1) << "capture " << id << " lost";
+      EXPECT_FALSE(stored.count(id) == 1 && spooled.count(id) == 1) << "capture " << id << " stored and spooled";
+    }
+    for (const auto& [id, rows] : stored) {
+      EXPECT_EQ(rows, 1) << id;
+      EXPECT_EQ(taken.count(id), 1u) << "stored capture " << id << " was never taken";
+    }
+    // Every stored capture has its report (the store writes both in one transaction).
+    absl::StatusOr<storage::SqliteDb> d = storage::SqliteDb::Open(db(), SQLITE_OPEN_READONLY);
+    ASSERT_TRUE(d.ok());
+    absl::StatusOr<storage::Statement> st = d->Prepare(
+        "SELECT COUNT(*) FROM captures c LEFT JOIN device_reports r USING (capture_id) WHERE r.capture_id IS NULL");
+    ASSERT_TRUE(st.ok());
+    ASSERT_TRUE(st->Step().ok());
+    EXPECT_EQ(st->ColumnInt64(0), 0) << "captures without a report";
+  }
+
+  std::string AllAgentLogs() {
+    std::string all;
+    for (const auto& a : agents_) all += a->Log();
+    return all;
+  }
+
+  std::string dir_;
+  std::string address_;
+  int server_starts_ = 0;
+  std::unique_ptr<Subprocess> server_;
+  std::vector<std::unique_ptr<Subprocess>> agents_;
+};
+
+TEST_F(FaultsTest, ServerKilledMidCaptureRestartsAndStoresEachCaptureOnce) {
+  StartServer();
+  Subprocess& agent = StartAgent("kill-server", {"--interval", "1", "--ack-timeout", "3"});
+  ASSERT_TRUE(WaitFor([&] { return Stored("kill-server").size() >= 2; }, std::chrono::seconds(60))) << agent.Log();
+  // Right after an ack the next capture (taken every second) is on its way: kill the server under it.
+  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), " sent (") > CountOf(agent.Log(), " acked"); },
+                      std::chrono::seconds(30)));
+  server_->Kill(SIGKILL);
+  size_t taken_at_kill = TakenIds(agent.Log()).size();
+  // The agent goes on capturing into its spool while the server is away.
+  ASSERT_TRUE(WaitFor([&] { return TakenIds(agent.Log()).size() >= taken_at_kill + 2; }, std::chrono::seconds(60)));
+  EXPECT_EQ(IntegrityCheck(), "ok");  // straight after the kill, before any restart
+
+  std::set<std::string> taken_while_down = TakenIds(agent.Log());
+  StartServer();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::map<std::string, int> stored = Stored("kill-server");
+        for (const std::string& id : taken_while_down) {
+          if (stored.count(id) == 0) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(90)))
+      << agent.Log();
+  agent.Kill(SIGTERM);
+  server_->Kill(SIGTERM);
+  ExpectLedger("kill-server", TakenIds(agent.Log()));
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+TEST_F(FaultsTest, ServerPausedPastTheAckTimeoutLosesAndDuplicatesNothing) {
+  StartServer();
+  Subprocess& agent = StartAgent("pause-server", {"--interval", "1", "--ack-timeout", "2"});
+  ASSERT_TRUE(WaitFor([&] { return Stored("pause-server").size() >= 1; }, std::chrono::seconds(60))) << agent.Log();
+  size_t disconnects_before = CountOf(agent.Log(), "disconnected from") + CountOf(agent.Log(), "cannot connect");
+  kill(server_->pid(), SIGSTOP);
+  // Paused until the agent gave up on it (its 2 s ack/Welcome deadline passed) and spooled more captures.
+  bool gave_up = WaitFor(
+      [&] {
+        std::string log = agent.Log();
+        return CountOf(log, "disconnected from") + CountOf(log, "cannot connect") > disconnects_before;
+      },
+      std::chrono::seconds(60));
+  size_t taken_at_pause = TakenIds(agent.Log()).size();
+  WaitFor([&] { return TakenIds(agent.Log()).size() >= taken_at_pause + 2; }, std::chrono::seconds(30));
+  kill(server_->pid(), SIGCONT);
+  ASSERT_TRUE(gave_up) << agent.Log();
+
+  std::set<std::string> taken_while_paused = TakenIds(agent.Log());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::map<std::string, int> stored = Stored("pause-server");
+        for (const std::string& id : taken_while_paused) {
+          if (stored.count(id) == 0) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(90)))
+      << agent.Log();
+  agent.Kill(SIGTERM);
+  ASSERT_FALSE(server_->Exited()) << server_->Log();
+  server_->Kill(SIGTERM);
+  ExpectLedger("pause-server", TakenIds(agent.Log()));
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+TEST_F(FaultsTest, AgentKilledMidSendRestartsAndDrainsItsSpool) {
+  StartServer();
+  Subprocess& first = StartAgent("kill-agent", {"--interval", "1", "--ack-timeout", "30"});
+  ASSERT_TRUE(WaitFor([&] { return Stored("kill-agent").size() >= 1; }, std::chrono::seconds(60))) << first.Log();
+  // Pause the server so that sends stall, let captures pile up, and kill the agent while one is in flight.
+  kill(server_->pid(), SIGSTOP);
+  size_t taken_at_pause = TakenIds(first.Log()).size();
+  bool piled = WaitFor([&] { return TakenIds(first.Log()).size() >= taken_at_pause + 3; }, std::chrono::seconds(60));
+  first.Kill(SIGKILL);
+  kill(server_->pid(), SIGCONT);
+  ASSERT_TRUE(piled) << first.Log();
+  std::set<std::string> taken_first = TakenIds(first.Log());
+  {
+    absl::StatusOr<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open({spool_dir("kill-agent"), 64ull << 20});
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    EXPECT_GE((*spool)->count(), 3u);  // the spool survived the kill
+  }
+
+  Subprocess& second = StartAgent("kill-agent", {"--interval", "3600", "--ack-timeout", "30"});
+  ASSERT_TRUE(WaitFor([&] { return CountOf(second.Log(), "; spool: 0 captures") > 0; }, std::chrono::seconds(90)))
+      << second.Log();
+  second.Kill(SIGTERM);
+  server_->Kill(SIGTERM);
+  std::set<std::string> taken = taken_first;
+  for (const std::string& id : TakenIds(second.Log())) taken.insert(id);
+  ExpectLedger("kill-agent", taken);
+  EXPECT_EQ(Stored("kill-agent").size(), taken.size());  // drained: all of them stored
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+TEST_F(FaultsTest, FullDiskRefusesCapturesUntilFixedThenStoresThemOnce) {
+  // A database with its schema, then a server that cannot write any file past 40 KiB: SQLite's writes
+  // fail as on a full disk (SIGXFSZ ignored, so write() returns EFBIG instead of killing it). New data
+  // goes to the write-ahead log first, so that is the file that fills: 40 KiB leaves room for the 32 KiB
+  // -shm index and a WAL of the Hello's device row (a few 4 KiB pages), not for a capture's transaction
+  // (its ~20 KiB raw blob alone, plus the report and one row per process). Limiting to the size of the
+  // database file instead left the WAL as large as the whole database: the capture fit.
+  StartServer();
+  server_->Kill(SIGTERM);
+  struct stat st {};
+  ASSERT_EQ(stat(db().c_str(), &st), 0);
+  ASSERT_GT(st.st_size, 40 * 1024);  // the existing file stays readable past the limit
+  // ulimit -f counts 512-byte blocks in dash.
+  std::string limit = "trap '' XFSZ; ulimit -f 80;";
+  StartServer(limit);
+  Subprocess& agent = StartAgent("full-disk", {"--interval", "3600", "--ack-timeout", "10"});
+  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), "rejected for now") >= 1; }, std::chrono::seconds(60)))
+      << agent.Log() << server_->Log();
+  EXPECT_FALSE(server_->Exited()) << server_->Log();
+  EXPECT_TRUE(Stored("full-disk").empty());
+  EXPECT_EQ(IntegrityCheck(), "ok");
+
+  // Space is back (a restart without the limit): the spooled capture is delivered once.
+  server_->Kill(SIGTERM);
+  StartServer();
+  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), " acked") >= 1; }, std::chrono::seconds(90))) << agent.Log();
+  agent.Kill(SIGTERM);
+  server_->Kill(SIGTERM);
+  ExpectLedger("full-disk", TakenIds(agent.Log()));
+  EXPECT_EQ(Stored("full-disk").size(), 1u);
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+TEST_F(FaultsTest, ReadOnlyDatabaseRefusesCapturesUntilFixedThenStoresThemOnce) {
+  // A database with its schema, made read-only (0444) for the server's user. Root ignores file modes, so
+  // as root the server runs as nobody; the folder stays writable for SQLite's -wal and -shm files.
+  StartServer();
+  server_->Kill(SIGTERM);
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(db().c_str(), 0444), 0);
+  std::vector<std::string> as_other_user;
+  if (geteuid() == 0) as_other_user = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  StartServer("", as_other_user);
+  Subprocess& agent = StartAgent("read-only", {"--interval", "3600", "--ack-timeout", "10"});
+  // Refused with SQLite's reason, logged by the agent, and retried (a second attempt logged).
+  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), "readonly database") >= 2; }, std::chrono::seconds(60)))
+      << agent.Log() << server_->Log();
+  EXPECT_EQ(CountOf(agent.Log(), " acked"), 0u);
+  EXPECT_FALSE(server_->Exited()) << server_->Log();
+  EXPECT_TRUE(Stored("read-only").empty());
+
+  // Fixed (writable again, the server restarted by its operator): the spooled capture is stored once.
+  server_->Kill(SIGTERM);
+  ASSERT_EQ(chmod(db().c_str(), 0644), 0);
+  StartServer();
+  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), " acked") >= 1; }, std::chrono::seconds(90))) << agent.Log();
+  agent.Kill(SIGTERM);
+  server_->Kill(SIGTERM);
+  ExpectLedger("read-only", TakenIds(agent.Log()));
+  EXPECT_EQ(Stored("read-only").size(), 1u);
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+// Ids after "spool full: dropping the oldest capture " in an agent log, in order.
+std::vector<std::string> DroppedIds(const std::string& log) {
+  const std::string marker = "spool full: dropping the oldest capture ";
+  std::vector<std::string> ids;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    size_t at = line.find(marker);
+    if (at != std::string::npos) ids.push_back(line.substr(at + marker.size()));
+  }
+  return ids;
+}
+
+TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
+  // The spool (1 MiB, the agent's smallest) is filled with real captures of the same tree while no server
+  // runs; each capture the agent then takes must push out the oldest one.
+  const std::string device = "spool-full";
+  constexpr uint64_t kSpoolBytes = 1ull << 20;
+  std::vector<std::string> prefilled;  // oldest first
+  {
+    absl::StatusOr<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open({spool_dir(device), kSpoolBytes});
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    agent::CaptureTreeFs fs(testing::TestData("captures/qcom-sm8450/tree"));
+    for (int second = 0;; ++second) {
+      std::string at = "2026-12-01T00:00:" + std::string(second < 10 ? "0" : "") + std::to_string(second) + "Z";
+      agent::CollectOptions options;
+      options.device_id = device;
+      options.captured_at = at;
+      absl::StatusOr<accounting::Capture> capture = agent::CollectCapture(fs, options);
+      ASSERT_TRUE(capture.ok()) << capture.status();
+      ASSERT_TRUE(agent::RewriteCaptureHeaderOf(*capture, device, at).ok());
+      absl::StatusOr<std::string> id = agent::MakeCaptureId(device, at, (*spool)->NextSequence());
+      ASSERT_TRUE(id.ok());
+      std::string blob = wire::EncodeStoredCapture(*capture, *id, device, at, wire::kAgentCompressionLevel);
+      ASSERT_FALSE(blob.empty());
+      if ((*spool)->total_bytes() + blob.size() + 256 > kSpoolBytes) break;  // 256: the file's own framing
+      ASSERT_TRUE((*spool)->Put(*id, at, "", blob).ok());
+      prefilled.push_back(*id);
+      ASSERT_LT(second, 59) << "captures too small to fill the spool";
+    }
+    ASSERT_EQ((*spool)->dropped(), 0u);
+    ASSERT_GE(prefilled.size(), 3u);
+  }
+
+  // No server yet: captures every second, each dropping the oldest.
+  Subprocess& agent =
+      StartAgent(device, {"--interval", "1", "--ack-timeout", "5", "--spool-max-mb", "1"});
+  ASSERT_TRUE(WaitFor([&] { return DroppedIds(agent.Log()).size() >= 2; }, std::chrono::seconds(40))) << agent.Log();
+  StartServer();
+  // Every prefilled capture that was not dropped reaches the server, and the drops were reported.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::string log = agent.Log();
+        std::vector<std::string> gone = DroppedIds(log);
+        std::set<std::string> gone_set(gone.begin(), gone.end());
+        std::map<std::string, int> stored = Stored(device);
+        for (const std::string& id : prefilled) {
+          if (gone_set.count(id) == 0 && stored.count(id) == 0) return false;
+        }
+        return CountOf(log, " dropped reported") > 0;
+      },
+      std::chrono::seconds(60)))
+      << agent.Log();
+  agent.Kill(SIGTERM);
+  ASSERT_GE(agent.WaitExit(std::chrono::seconds(30)), 0) << agent.Log();
+
+  // The oldest went first, in order.
+  const std::vector<std::string> dropped = DroppedIds(agent.Log());
+  ASSERT_GE(dropped.size(), 2u);
+  for (size_t i = 0; i < dropped.size() && i < prefilled.size(); ++i) EXPECT_EQ(dropped[i], prefilled[i]) << i;
+
+  // The loss is visible: the server holds the count the agent reported on reconnect, and the CLI shows it.
+  uint64_t reported = 0;
+  {
+    std::istringstream in(agent.Log());
+    for (std::string line; std::getline(in, line);) {
+      size_t end = line.find(" dropped reported");
+      if (end == std::string::npos) continue;
+      size_t begin = line.rfind(", ", end);
+      reported += std::stoull(line.substr(begin + 2, end - begin - 2));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open({spool_dir(device), kSpoolBytes});
+  ASSERT_TRUE(spool.ok());
+  EXPECT_EQ(reported + (*spool)->dropped(), dropped.size());  // every drop reported, or still to report
+  EXPECT_GE(reported, 2u);
+  Subprocess cli({Bin("memfleet"), "devices", "--server", address_, "--json"}, dir_ + "/cli-devices.log");
+  ASSERT_EQ(cli.WaitExit(std::chrono::seconds(30)), 0) << cli.Log();
+  EXPECT_NE(cli.Log().find("\"dropped_captures\": " + std::to_string(reported)), std::string::npos) << cli.Log();
+  Subprocess table({Bin("memfleet"), "devices", "--server", address_}, dir_ + "/cli-table.log");
+  ASSERT_EQ(table.WaitExit(std::chrono::seconds(30)), 0) << table.Log();
+  EXPECT_NE(table.Log().find(device + ": " + std::to_string(reported) + " captures dropped"), std::string::npos)
+      << table.Log();
+  server_->Kill(SIGTERM);
+
+  // The ledger: every capture either stored exactly once, dropped (and counted), or still spooled.
+  std::set<std::string> all(prefilled.begin(), prefilled.end());
+  for (const std::string& id : TakenIds(agent.Log())) all.insert(id);
+  std::set<std::string> dropped_set(dropped.begin(), dropped.end());
+  std::set<std::string> spooled;
+  for (const agent::Spool::Entry& e : (*spool)->List()) spooled.insert(e.capture_id);
+  std::map<std::string, int> stored = Stored(device);
+  for (const std::string& id : all) {
+    int places = (stored.count(id) ? 1 : 0) + (dropped_set.count(id) ? 1 : 0) + (spooled.count(id) ? 1 : 0);
+    EXPECT_EQ(places, 1) << "capture " << id;
+  }
+  for (const auto& [id, rows] : stored) {
+    EXPECT_EQ(rows, 1) << id;
+    EXPECT_EQ(all.count(id), 1u) << id;
+  }
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+}  // namespace
+}  // namespace memfleet

@@ -1,0 +1,448 @@
+// memfleet-loadtest: many simulated agents in one process against a real memfleet-server child process on
+// loopback, for a bounded time, with sweeps across all of them; then checks that every acked capture is
+// stored exactly once in the SQLite file and prints ack latency, throughput and the server's peak RSS.
+// Exit status 0 only when nothing was lost or duplicated (docs/reliability.md, "Load").
+//
+//   memfleet-loadtest --agents 500 --seconds 60 --sweeps 2     # full size
+//   memfleet-loadtest --agents 20 --seconds 5 --sweeps 1       # the CI size (ctest loadtest_small)
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "agent/capture_tree_fs.h"
+#include "agent/collector.h"
+#include "agent/header_rewrite.h"
+#include "memfleet/v1/agent_service.grpc.pb.h"
+#include "memfleet/v1/query_service.grpc.pb.h"
+#include "proto/capture_codec.h"
+#include "storage/sqlite_db.h"
+
+namespace {
+
+using namespace memfleet;
+using Clock = std::chrono::steady_clock;
+
+const char* const kTrees[] = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
+
+// One fixture capture, chunked once; each simulated agent sends copies with its own ids and header.
+struct Template {
+  std::vector<v1::CaptureChunk> chunks;
+  uint32_t node_count = 0;
+  uint64_t content_bytes = 0;  // without capture.json
+  std::string header;          // capture.json text
+};
+
+struct Totals {
+  std::mutex mu;
+  std::vector<double> ack_ms;
+  std::set<std::string> acked;
+  std::set<std::string> sent;
+  uint64_t duplicates = 0;
+  uint64_t rejected = 0;
+  uint64_t stream_errors = 0;
+  uint64_t sweep_captures = 0;
+  std::vector<std::string> errors;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Peak and current RSS of `pid` in kB, from /proc/<pid>/status.
+std::pair<uint64_t, uint64_t> RssKb(pid_t pid) {
+  std::istringstream in(ReadAll("/proc/" + std::to_string(pid) + "/status"));
+  uint64_t hwm = 0, rss = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) hwm = std::strtoull(line.c_str() + 6, nullptr, 10);
+    if (line.rfind("VmRSS:", 0) == 0) rss = std::strtoull(line.c_str() + 6, nullptr, 10);
+  }
+  return {hwm, rss};
+}
+
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  std::time_t s = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+class SimAgent {
+ public:
+  SimAgent(std::string target, std::string device_id, const Template& t, Totals& totals,
+           std::chrono::milliseconds pause)
+      : target_(std::move(target)), device_id_(std::move(device_id)), template_(t), totals_(totals), pause_(pause) {}
+
+  // Runs until `stop`; then waits (bounded) for the last ack and closes the stream.
+  void Run(const std::atomic<bool>& stop) {
+    auto channel = grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
+    auto stub = v1::AgentService::NewStub(channel);
+    grpc::ClientContext ctx;
+    auto stream = stub->Connect(&ctx);
+    v1::AgentMessage hello;
+    v1::DeviceInfo* d = hello.mutable_hello()->mutable_device();
+    d->set_device_id(device_id_);
+    d->set_model("load-sim");
+    d->set_soc("sim");
+    d->set_page_size(4096);
+    d->set_agent_version("memfleet-loadtest");
+    v1::ServerMessage welcome;
+    if (!stream->Write(hello) || !stream->Read(&welcome) || !welcome.has_welcome()) {
+      Error("no Welcome: " + stream->Finish().error_message());
+      return;
+    }
+    std::thread reader([&] { ReadLoop(*stream); });
+    uint64_t seq = 0;
+    while (!stop) {
+      std::string sweep_id;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        auto next = Clock::now() + pause_;
+        cv_.wait_until(lock, next, [&] { return stop.load() || !sweeps_.empty() || closed_; });
+        if (closed_) break;
+        if (!sweeps_.empty()) {
+          sweep_id = sweeps_.front();
+          sweeps_.pop_front();
+        } else if (stop) {
+          break;
+        }
+      }
+      if (!SendOne(*stream, ++seq, sweep_id)) break;
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return in_flight_.empty() || closed_; });
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(120), [&] { return in_flight_.empty() || closed_; });
+      if (!in_flight_.empty()) Error("no answer for " + std::to_string(in_flight_.size()) + " capture(s)");
+    }
+    stream->WritesDone();
+    reader.join();
+    grpc::Status s = stream->Finish();
+    if (!s.ok()) Error("stream ended: " + s.error_message());
+  }
+
+ private:
+  bool SendOne(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream, uint64_t seq,
+               const std::string& sweep_id) {
+    std::string at = Rfc3339(std::chrono::system_clock::now());
+    absl::StatusOr<std::string> id = agent::MakeCaptureId(device_id_, at, seq);
+    absl::StatusOr<std::string> header = agent::RewriteCaptureHeader(template_.header, device_id_, at);
+    if (!id.ok() || !header.ok()) {
+      Error("cannot make a capture id or header");
+      return false;
+    }
+    v1::AgentMessage m;
+    v1::CaptureBegin* b = m.mutable_begin();
+    b->set_capture_id(*id);
+    b->set_captured_at(at);
+    b->set_sweep_id(sweep_id);
+    b->set_node_count(template_.node_count);
+    b->set_content_bytes(template_.content_bytes + header->size());
+    {
+      std::lock_guard<std::mutex> lock(totals_.mu);
+      totals_.sent.insert(*id);
+      if (!sweep_id.empty()) ++totals_.sweep_captures;
+    }
+    if (!stream.Write(m)) return false;
+    for (const v1::CaptureChunk& c : template_.chunks) {
+      v1::AgentMessage cm;
+      *cm.mutable_chunk() = c;
+      cm.mutable_chunk()->set_capture_id(*id);
+      for (v1::NodeEntry& n : *cm.mutable_chunk()->mutable_nodes()) {
+        if (n.path() == "capture.json") n.set_content(*header);
+      }
+      if (!stream.Write(cm)) return false;
+    }
+    v1::AgentMessage end;
+    end.mutable_end()->set_capture_id(*id);
+    end.mutable_end()->set_chunk_count(static_cast<uint32_t>(template_.chunks.size()));
+    {
+      // Ack latency: from the end of the upload to the ack (no answer can come before the end).
+      std::lock_guard<std::mutex> lock(mu_);
+      in_flight_[*id] = Clock::now();
+    }
+    return stream.Write(end);
+  }
+
+  void ReadLoop(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream) {
+    v1::ServerMessage m;
+    while (stream.Read(&m)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (m.has_ack() || m.has_rejected()) {
+        const std::string& id = m.has_ack() ? m.ack().capture_id() : m.rejected().capture_id();
+        auto it = in_flight_.find(id);
+        double ms = it == in_flight_.end()
+                        ? 0
+                        : std::chrono::duration<double, std::milli>(Clock::now() - it->second).count();
+        if (it != in_flight_.end()) in_flight_.erase(it);
+        std::lock_guard<std::mutex> t(totals_.mu);
+        if (m.has_ack()) {
+          totals_.ack_ms.push_back(ms);
+          if (!totals_.acked.insert(id).second || m.ack().duplicate()) ++totals_.duplicates;
+        } else {
+          ++totals_.rejected;
+          if (totals_.errors.size() < 20) {
+            totals_.errors.push_back(device_id_ + ": capture " + id + " rejected: " + m.rejected().message());
+          }
+        }
+      } else if (m.has_capture_now()) {
+        sweeps_.push_back(m.capture_now().sweep_id());
+      }
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
+  void Error(const std::string& what) {
+    std::lock_guard<std::mutex> t(totals_.mu);
+    ++totals_.stream_errors;
+    if (totals_.errors.size() < 20) totals_.errors.push_back(device_id_ + ": " + what);
+  }
+
+  std::string target_, device_id_;
+  const Template& template_;
+  Totals& totals_;
+  std::chrono::milliseconds pause_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Clock::time_point> in_flight_;
+  std::deque<std::string> sweeps_;
+  bool closed_ = false;
+};
+
+// Starts the server with stdout/stderr to `log`; returns its pid.
+pid_t StartServer(const std::vector<std::string>& argv, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"memfleet-loadtest: simulated agents against a real memfleet-server; fails on any lost or "
+               "duplicated capture"};
+  int agents = 500, seconds = 60, sweeps = 2, pause_ms = 1000, workers = 0;
+  std::string server_bin, data_dir = MEMFLEET_TEST_DATA_DIR, work_dir;
+  std::vector<std::string> server_args;
+  app.add_option("--agents", agents, "simulated agents, each its own stream")->check(CLI::Range(1, 5000));
+  app.add_option("--seconds", seconds, "how long the agents send captures")->check(CLI::Range(1, 3600));
+  app.add_option("--sweeps", sweeps, "sweeps across all agents during the run")->check(CLI::Range(0, 100));
+  app.add_option("--pause-ms", pause_ms, "each agent's pause between an ack and its next capture");
+  app.add_option("--workers", workers, "memfleet-server --workers (0: its default)");
+  app.add_option("--server-bin", server_bin, "memfleet-server binary (default: next to this one)");
+  app.add_option("--data", data_dir, "tests/data folder (holds captures/*/tree)");
+  app.add_option("--dir", work_dir, "work folder for the database and the server log (default: a new temp dir)");
+  app.add_option("--server-arg", server_args, "extra memfleet-server argument (repeatable), e.g. a rate limit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (server_bin.empty()) {
+    server_bin = (std::filesystem::canonical("/proc/self/exe").parent_path() / "memfleet-server").string();
+  }
+  if (work_dir.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "memfleet-loadtest-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      std::cerr << "cannot make a temp dir\n";
+      return 2;
+    }
+    work_dir = tmpl;
+  }
+  std::string db = work_dir + "/memfleet.db";
+  std::string log = work_dir + "/server.log";
+
+  std::vector<Template> templates;
+  for (const char* tree : kTrees) {
+    agent::CaptureTreeFs fs(data_dir + "/captures/" + tree + "/tree");
+    absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
+    if (!c.ok()) {
+      std::cerr << "cannot load " << tree << ": " << c.status().message() << "\n";
+      return 2;
+    }
+    Template t;
+    const std::string* header = c->FileContent("capture.json");
+    if (header == nullptr) {
+      std::cerr << tree << " has no capture.json\n";
+      return 2;
+    }
+    t.header = *header;
+    t.node_count = wire::NodeCount(*c);
+    t.content_bytes = c->ContentBytes() - header->size();
+    t.chunks = wire::ChunkCapture(*c, "template", 256 * 1024);
+    templates.push_back(std::move(t));
+  }
+
+  std::vector<std::string> server_argv = {server_bin, "--listen", "127.0.0.1:0", "--db", db};
+  if (workers > 0) server_argv.insert(server_argv.end(), {"--workers", std::to_string(workers)});
+  server_argv.insert(server_argv.end(), server_args.begin(), server_args.end());
+  pid_t server = StartServer(server_argv, log);
+  std::string target;
+  for (auto end = Clock::now() + std::chrono::seconds(60); Clock::now() < end && target.empty();) {
+    std::istringstream in(ReadAll(log));
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("listening on ") != std::string::npos) target = line.substr(line.rfind(' ') + 1);
+    }
+    if (target.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (target.empty()) {
+    std::cerr << "memfleet-server did not start:\n" << ReadAll(log);
+    kill(server, SIGKILL);
+    return 2;
+  }
+  std::cout << "memfleet-server pid " << server << " on " << target << ", db " << db << "; " << agents
+            << " agents for " << seconds << " s, " << sweeps << " sweeps" << std::endl;
+
+  Totals totals;
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<SimAgent>> sims;
+  std::vector<std::thread> threads;
+  char name[32];
+  for (int i = 0; i < agents; ++i) {
+    std::snprintf(name, sizeof name, "load-%04d", i);
+    sims.push_back(std::make_unique<SimAgent>(target, name, templates[static_cast<size_t>(i) % templates.size()],
+                                              totals, std::chrono::milliseconds(pause_ms)));
+  }
+  auto started = Clock::now();
+  for (auto& s : sims) threads.emplace_back([&s, &stop] { s->Run(stop); });
+
+  // Sweeps across every device, spread over the run; the server's RSS sampled meanwhile.
+  auto query = v1::QueryService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  uint64_t peak_rss_kb = 0;
+  int sweep_stored = 0, sweep_other = 0;
+  for (int k = 1; k <= sweeps; ++k) {
+    auto at = started + std::chrono::milliseconds(1000LL * seconds * k / (sweeps + 1));
+    while (Clock::now() < at) {
+      peak_rss_kb = std::max(peak_rss_kb, RssKb(server).second);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    grpc::ClientContext ctx;
+    v1::SweepRequest req;
+    req.set_deadline_s(static_cast<uint32_t>(std::max(30, seconds)));
+    auto reader = query->StartSweep(&ctx, req);
+    v1::SweepProgress p;
+    std::map<std::string, v1::SweepProgress::State> states;
+    while (reader->Read(&p)) {
+      if (!p.device_id().empty()) states[p.device_id()] = p.state();
+    }
+    grpc::Status s = reader->Finish();
+    for (const auto& [device, state] : states) (state == v1::SweepProgress::STORED ? sweep_stored : sweep_other)++;
+    std::cout << "sweep " << k << ": " << (s.ok() ? "ok" : s.error_message()) << ", " << states.size() << " devices"
+              << std::endl;
+  }
+  while (Clock::now() < started + std::chrono::seconds(seconds)) {
+    peak_rss_kb = std::max(peak_rss_kb, RssKb(server).second);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+  auto [hwm_kb, rss_kb] = RssKb(server);
+  peak_rss_kb = std::max({peak_rss_kb, hwm_kb, rss_kb});
+  kill(server, SIGTERM);
+  int status = 0;
+  waitpid(server, &status, 0);
+
+  // The ledger: every acked capture stored exactly once, nothing stored that was not sent.
+  std::map<std::string, int64_t> stored;
+  absl::StatusOr<storage::SqliteDb> d = storage::SqliteDb::Open(db, SQLITE_OPEN_READONLY);
+  if (!d.ok()) {
+    std::cerr << "cannot open " << db << ": " << d.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<storage::Statement> st = d->Prepare("SELECT capture_id, COUNT(*) FROM captures GROUP BY capture_id");
+  if (!st.ok()) return 1;
+  for (;;) {
+    absl::StatusOr<storage::StepResult> r = st->Step();
+    if (!r.ok() || *r != storage::StepResult::kRow) break;
+    stored[st->ColumnText(0)] = st->ColumnInt64(1);
+  }
+  std::string integrity = "not run";
+  {
+    absl::StatusOr<storage::Statement> check = d->Prepare("PRAGMA integrity_check");
+    if (check.ok()) {
+      absl::StatusOr<storage::StepResult> r = check->Step();
+      integrity = r.ok() && *r == storage::StepResult::kRow ? check->ColumnText(0) : "failed to run";
+    }
+  }
+  uint64_t lost = 0, multiple = 0, unknown = 0;
+  for (const std::string& id : totals.acked) lost += stored.count(id) == 0 ? 1 : 0;
+  for (const auto& [id, n] : stored) {
+    multiple += n > 1 ? 1 : 0;
+    unknown += totals.sent.count(id) == 0 ? 1 : 0;
+  }
+
+  std::vector<double>& ms = totals.ack_ms;
+  std::printf("agents %d, %.1f s: %zu captures sent, %zu acked (%.1f captures/s), %zu stored, %llu rejected, "
+              "%llu duplicate acks, %llu stream errors\n",
+              agents, elapsed_s, totals.sent.size(), totals.acked.size(),
+              static_cast<double>(totals.acked.size()) / elapsed_s, stored.size(),
+              static_cast<unsigned long long>(totals.rejected), static_cast<unsigned long long>(totals.duplicates),
+              static_cast<unsigned long long>(totals.stream_errors));
+  std::printf("ack latency ms: p50 %.1f, p99 %.1f, max %.1f\n", Percentile(ms, 50), Percentile(ms, 99),
+              Percentile(ms, 100));
+  std::printf("sweeps: %d device answers stored, %d not (offline/timed out/failed); %llu sweep captures sent\n",
+              sweep_stored, sweep_other, static_cast<unsigned long long>(totals.sweep_captures));
+  std::printf("server peak RSS %.1f MiB (VmHWM %.1f MiB)\n", static_cast<double>(peak_rss_kb) / 1024.0,
+              static_cast<double>(hwm_kb) / 1024.0);
+  std::printf("ledger: %llu acked but not stored, %llu stored more than once, %llu stored but never sent\n",
+              static_cast<unsigned long long>(lost), static_cast<unsigned long long>(multiple),
+              static_cast<unsigned long long>(unknown));
+  std::printf("PRAGMA integrity_check: %s\n", integrity.c_str());
+  for (const std::string& e : totals.errors) std::printf("  %s\n", e.c_str());
+
+  bool pass = integrity == "ok" && lost == 0 && multiple == 0 && unknown == 0 && totals.duplicates == 0 && totals.stream_errors == 0 &&
+              totals.rejected == 0 && !totals.acked.empty() && totals.acked.size() == totals.sent.size();
+  std::printf("%s\n", pass ? "PASS" : "FAIL");
+  if (pass) std::filesystem::remove_all(work_dir);
+  return pass ? 0 : 1;
+}
