@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -76,7 +77,9 @@ absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
     baseline::DeviceSample s;
     s.device_id = r.device_id;
     s.model = it->second.model;
-    s.build = it->second.build_fingerprint;
+    // The capture's own build when the query gave it (LatestReportsPerBuild); captures stored before
+    // schema 8 have none and count for the device's current build.
+    s.build = r.build_fingerprint.empty() ? it->second.build_fingerprint : r.build_fingerprint;
     s.capture_id = r.capture_id;
     s.captured_at = r.captured_at;
     s.report = *std::move(report);
@@ -195,12 +198,25 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     if (absl::Status s = CheckText(field, *value); !s.ok()) return ToGrpcStatus(s);
   }
   if (request->build_a().empty() != request->build_b().empty()) return Invalid("give both --build A and --vs B, or neither");
-  absl::StatusOr<std::vector<storage::StoredReport>> reports = store_.LatestReportsSince("");
+  // One sample per (device, build): a device upgraded from A to B counts for A by its last A report and
+  // for B by its last B report, so a fleet that has fully moved to B can still be compared with A.
+  absl::StatusOr<std::vector<storage::StoredReport>> reports = store_.LatestReportsPerBuild("");
   if (!reports.ok()) return ToGrpcStatus(reports.status());
   absl::StatusOr<std::vector<baseline::DeviceSample>> all = Samples(*reports, request->selector());
   if (!all.ok()) return ToGrpcStatus(all.status());
+  // A pre-schema-8 capture (no build of its own) falls back to the device's current build, which may also
+  // be the build of its newer captures: one device, one value per build, the newest.
+  std::map<std::pair<std::string, std::string>, size_t> newest_of;
+  for (size_t i = 0; i < all->size(); ++i) {
+    const baseline::DeviceSample& s = (*all)[i];
+    auto [it, added] = newest_of.emplace(std::make_pair(s.device_id, s.build), i);
+    const baseline::DeviceSample& kept = (*all)[it->second];
+    if (!added && std::tie(s.captured_at, s.capture_id) > std::tie(kept.captured_at, kept.capture_id)) it->second = i;
+  }
   std::vector<baseline::DeviceSample> samples;
-  for (baseline::DeviceSample& s : *all) {
+  for (size_t i = 0; i < all->size(); ++i) {
+    baseline::DeviceSample& s = (*all)[i];
+    if (newest_of[{s.device_id, s.build}] != i) continue;
     if (!request->model().empty() && s.model != request->model()) continue;
     bool unknown = false;
     if (!baseline::ProcessFigure(s.report, request->process_name(), "total_kb", &unknown) && !unknown) continue;

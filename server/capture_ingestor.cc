@@ -45,6 +45,7 @@ v1::ServerMessage CaptureIngestor::Reject(const AssembledCapture& c, absl::Statu
 v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   // The stream's Hello is the device's identity: a capture whose own header names another device would
   // file one device's memory under another's history.
+  std::string build_fingerprint;
   if (const std::string* header_text = c.capture.FileContent("capture.json")) {
     absl::StatusOr<accounting::CaptureHeader> header = accounting::ParseCaptureHeader(*header_text);
     if (header.ok() && !header->device_id.empty() && header->device_id != c.device_id) {
@@ -52,6 +53,15 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
                     absl::StrCat("capture.json names device \"", Printable(header->device_id),
                                  "\" but this agent connected as \"", c.device_id, "\""),
                     /*retry=*/false);
+    }
+    // The build at capture time, not the device's current one: a spooled capture may predate an upgrade,
+    // and `memfleet regressions` compares builds by the captures taken on them.
+    if (header.ok()) {
+      auto it = header->facts.find("build_fingerprint");
+      // Held to the Hello's rules; one that breaks them is left unknown rather than stored as given.
+      if (it != header->facts.end() && CheckText("build_fingerprint", it->second).ok()) {
+        build_fingerprint = it->second;
+      }
     }
   }
 
@@ -91,6 +101,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   record.captured_at = c.captured_at;
   record.received_at = now_();
   record.sweep_id = c.sweep_id;
+  record.build_fingerprint = build_fingerprint;
 
   absl::StatusOr<bool> inserted = store_.PutCapture(record);
   if (!inserted.ok()) {

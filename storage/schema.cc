@@ -152,6 +152,16 @@ constexpr char kMigration7[] = R"sql(
 ALTER TABLE devices ADD COLUMN dropped_captures INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 8: the build each capture was taken on (issue 5, `memfleet regressions`), from its capture.json,
+// so a device upgraded from A to B keeps its A reports as A's; NULL for captures stored before (they fall
+// back to the device's current build). ADD COLUMN puts it after raw_blob, where reading it from the table
+// would walk the blob's overflow pages: the index holds it, and the per-(device, build) latest-report
+// query reads it from there (one index range per pair, like captures_by_device_time per device).
+constexpr char kMigration8[] = R"sql(
+ALTER TABLE captures ADD COLUMN build_fingerprint TEXT;
+CREATE INDEX captures_by_device_build_time ON captures (device_id, build_fingerprint, captured_at, capture_id);
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -208,7 +218,7 @@ absl::StatusOr<bool> MigrateOneStep(SqliteDb& db) {
 const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations =
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
-                                   kMigration6, kMigration7};
+                                   kMigration6, kMigration7, kMigration8};
   return *kMigrations;
 }
 

@@ -181,7 +181,8 @@ constexpr char kRefreshPlatformSql[] =
 // violations and report them as duplicates.
 constexpr char kInsertCaptureSql[] =
     "INSERT INTO captures (capture_id, device_id, captured_at, received_at, sweep_id, raw_codec, raw_bytes, "
-    "report_json, raw_blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (capture_id) DO NOTHING";
+    "report_json, raw_blob, build_fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+    "ON CONFLICT (capture_id) DO NOTHING";
 
 constexpr char kInsertDeviceReportSql[] =
     "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, "
@@ -376,6 +377,8 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
     MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, static_cast<int64_t>(capture.raw_bytes)));
     MEMFLEET_RETURN_IF_ERROR(st->BindText(8, capture.report_json));
     MEMFLEET_RETURN_IF_ERROR(st->BindBlob(9, capture.raw_blob));
+    MEMFLEET_RETURN_IF_ERROR(capture.build_fingerprint.empty() ? st->BindNull(10)
+                                                               : st->BindText(10, capture.build_fingerprint));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
   if (c.db.Changes() == 0) return false;
@@ -942,6 +945,18 @@ constexpr char kLatestReportsSinceSql[] =
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
     "WHERE c.captured_at >= ?1 ORDER BY d.device_id";
 
+// The pairs come from a scan of captures_by_device_build_time alone, and each pair's latest capture is
+// the last entry of its range there; the build is taken from the pair (the index), never from the table
+// row, where it sits after raw_blob. IS, not =: captures stored before schema 8 have a NULL build.
+constexpr char kLatestReportsPerBuildSql[] =
+    "WITH pairs AS (SELECT DISTINCT device_id, build_fingerprint FROM captures "
+    "INDEXED BY captures_by_device_build_time) "
+    "SELECT c.capture_id, c.device_id, c.captured_at, c.report_json, p.build_fingerprint FROM pairs p "
+    "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 INDEXED BY "
+    "captures_by_device_build_time WHERE c2.device_id = p.device_id AND c2.build_fingerprint IS p.build_fingerprint "
+    "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
+    "WHERE c.captured_at >= ?1 ORDER BY p.device_id, p.build_fingerprint";
+
 absl::StatusOr<std::vector<StoredReport>> ReadStoredReports(Statement* st) {
   std::vector<StoredReport> out;
   while (true) {
@@ -952,6 +967,7 @@ absl::StatusOr<std::vector<StoredReport>> ReadStoredReports(Statement* st) {
     report.device_id = st->ColumnText(1);
     report.captured_at = st->ColumnText(2);
     report.report_json = st->ColumnText(3);
+    if (st->ColumnCount() > 4 && !st->ColumnIsNull(4)) report.build_fingerprint = st->ColumnText(4);
     out.push_back(std::move(report));
   }
   return out;
@@ -1011,6 +1027,16 @@ absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const 
   Connection& c = reader();
   std::lock_guard<std::mutex> lock(c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsSinceSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, since_utc));
+  return ReadStoredReports(st);
+}
+
+absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(const std::string& since) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsPerBuildSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, since_utc));
   return ReadStoredReports(st);

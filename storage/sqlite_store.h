@@ -91,6 +91,7 @@ class SqliteStore : public Store {
   absl::StatusOr<std::optional<BaselineRecord>> GetBaseline(int64_t version) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsOfSweep(const std::string& sweep_id) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsSince(const std::string& since) override;
+  absl::StatusOr<std::vector<StoredReport>> LatestReportsPerBuild(const std::string& since) override;
   // end Baselines (issue 5)
 
   // PutCapture for many captures in ONE transaction (one fsync): for a spooled backlog and bulk loads.

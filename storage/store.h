@@ -50,6 +50,7 @@ struct CaptureRecord {
   uint64_t raw_bytes = 0;      // uncompressed size of the capture's contents
   accounting::Report report;   // the engine's report of it
   std::string report_json;     // its JSON (ReportToJson), stored verbatim
+  std::string build_fingerprint;  // the build it was taken on (capture.json); "" = unknown, stored as NULL
 };
 
 struct StoredReport {
@@ -57,6 +58,8 @@ struct StoredReport {
   std::string device_id;
   std::string captured_at;
   std::string report_json;
+  // The capture's own build; only LatestReportsPerBuild fills it ("" there: stored before schema 8).
+  std::string build_fingerprint;
 };
 
 struct DeviceSummaryRow {
@@ -200,6 +203,11 @@ class Store {
   // device id.
   virtual absl::StatusOr<std::vector<StoredReport>> LatestReportsSince(const std::string& /*since*/) {
     return absl::UnimplementedError("this store does not list the latest reports");
+  }
+  // For each (device, build its captures were taken on), the latest report of that device on that build
+  // if it is at or after `since` ("" = all), by device id then build; build_fingerprint is filled.
+  virtual absl::StatusOr<std::vector<StoredReport>> LatestReportsPerBuild(const std::string& /*since*/) {
+    return absl::UnimplementedError("this store does not list the latest reports per build");
   }
   // ---- end Baselines (issue 5) ----
 };

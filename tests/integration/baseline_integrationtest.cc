@@ -67,6 +67,13 @@ class BaselineIntegrationTest : public ::testing::Test {
     const std::string root = dir_ + "/tree-" + device_id;
     std::string cmd = "cp -r '" + testing::TestData("captures/qcom-sm8450/tree") + "' '" + root + "'";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
+    Rewrite(device_id, build, grow, extra_bytes);
+    agents_.push_back(std::make_unique<Subprocess>(AgentArgv(device_id), dir_ + "/agent-" + device_id + ".log"));
+  }
+  // The copy's capture.json names `build`; `extra_bytes` more KGSL unmapped memory for each pid in `grow`.
+  void Rewrite(const std::string& device_id, const std::string& build, const std::vector<int>& grow,
+               int64_t extra_bytes) {
+    const std::string root = dir_ + "/tree-" + device_id;
     std::ofstream(root + "/capture.json", std::ios::trunc)
         << R"({"format": 1, "device_id": ")" << device_id
         << R"(", "captured_at": "2026-11-30T08:00:00Z", "page_size": 4096, "ddr_size_kb": 16777216, )"
@@ -76,10 +83,32 @@ class BaselineIntegrationTest : public ::testing::Test {
       int64_t bytes = std::stoll(testing::ReadFileForTest(node));
       std::ofstream(node, std::ios::trunc) << (bytes + extra_bytes) << "\n";
     }
-    agents_.push_back(std::make_unique<Subprocess>(
-        std::vector<std::string>{Bin("memfleet-agent"), "--server", address_, "--root", root, "--device-id",
-                                 device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + device_id},
-        dir_ + "/agent-" + device_id + ".log"));
+  }
+  std::vector<std::string> AgentArgv(const std::string& device_id) {
+    return {Bin("memfleet-agent"), "--server", address_, "--root", dir_ + "/tree-" + device_id, "--device-id",
+            device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + device_id};
+  }
+
+  // Polls until each of `device_ids` is online with `build` as its current build (its agent's Hello).
+  bool WaitOnBuild(const std::vector<std::string>& device_ids, const std::string& build,
+                   std::chrono::seconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      v1::ListDevicesResponse resp;
+      if (stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) {
+        size_t ready = 0;
+        for (const v1::DeviceSummary& d : resp.devices()) {
+          for (const std::string& id : device_ids) {
+            if (d.device_id() == id && d.online() && d.build_fingerprint() == build) ++ready;
+          }
+        }
+        if (ready == device_ids.size()) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
   }
 
   bool WaitOnline(size_t n, std::chrono::seconds timeout) {
@@ -323,6 +352,76 @@ TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {
   CliRun table = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG"});
   EXPECT_EQ(table.exit_code, 3) << table.output;
   EXPECT_NE(table.output.find("REGRESSION"), std::string::npos) << table.output;
+}
+
+TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
+  // Model REG: three copies of qcom-sm8450 captured on build A; then each is upgraded to B (its
+  // capture.json names B and its agent restarts, so every device's current build is B) with 100 MiB more
+  // unmapped KGSL memory for surfaceflinger (pid 6225), and captured again. A's samples are the devices'
+  // A captures: comparing by the devices' current build would have found no device on A.
+  constexpr int64_t kExtra = 100 << 20;  // 104857600 bytes = 102400 kB of gl_kb
+  const std::vector<std::string> reg = {"reg-1", "reg-2", "reg-3"};
+  const size_t first = agents_.size();
+  for (const std::string& id : reg) StartCopy(id, "A", {}, 0);
+  extra_devices_ = reg.size();
+  ASSERT_TRUE(WaitOnBuild(reg, "A", std::chrono::seconds(60))) << server_->Log();
+  ASSERT_TRUE(WaitOnline(kCaptures.size() + extra_devices_, std::chrono::seconds(60))) << server_->Log();
+  ASSERT_FALSE(Sweep().empty());
+
+  for (size_t i = 0; i < reg.size(); ++i) {
+    agents_[first + i].reset();
+    Rewrite(reg[i], "B", {6225}, kExtra);
+    agents_[first + i] = std::make_unique<Subprocess>(AgentArgv(reg[i]), dir_ + "/agent-" + reg[i] + "-b.log");
+  }
+  ASSERT_TRUE(WaitOnBuild(reg, "B", std::chrono::seconds(60))) << server_->Log();
+  ASSERT_TRUE(WaitOnline(kCaptures.size() + extra_devices_, std::chrono::seconds(60))) << server_->Log();
+  ASSERT_FALSE(Sweep().empty());
+
+  // surfaceflinger graphics_dma_kb: 182161 on each device's A capture, 182161 + 102400 = 284561 on its B
+  // capture; three devices on each build, no spread, so the 1024 kB floor is the threshold: flagged.
+  CliRun sf = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
+                        "--model", "REG", "--json"});
+  ASSERT_EQ(sf.exit_code, 3) << sf.output;
+  json r = json::parse(sf.output);
+  ASSERT_EQ(r["models"].size(), 1u) << sf.output;
+  bool seen = false;
+  for (const json& f : r["models"][0]["figures"]) {
+    if (f["figure"] == "graphics_dma_kb") {
+      seen = true;
+      EXPECT_TRUE(f["flagged"].get<bool>()) << f.dump();
+      EXPECT_EQ(f["devices_a"], 3) << f.dump();
+      EXPECT_EQ(f["devices_b"], 3) << f.dump();
+      EXPECT_EQ(f["median_a_kb"], 182161.0);
+      EXPECT_EQ(f["median_b_kb"], 284561.0);
+      EXPECT_EQ(f["delta_kb"], 102400.0);
+    }
+    if (f["figure"] == "non_graphics_kb") {
+      EXPECT_FALSE(f["flagged"].get<bool>()) << f.dump();
+    }
+  }
+  EXPECT_TRUE(seen) << sf.output;
+
+  // system_server did not change with the upgrade: the same figures on A and B, delta 0, noise (exit 0).
+  CliRun ss = Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG",
+                        "--json"});
+  ASSERT_EQ(ss.exit_code, 0) << ss.output;
+  json r2 = json::parse(ss.output);
+  ASSERT_EQ(r2["models"].size(), 1u) << ss.output;
+  for (const json& f : r2["models"][0]["figures"]) {
+    EXPECT_FALSE(f["flagged"].get<bool>()) << f.dump();
+    if (f["figure"] == "graphics_dma_kb") {
+      EXPECT_EQ(f["devices_a"], 3);
+      EXPECT_EQ(f["devices_b"], 3);
+      EXPECT_EQ(f["median_a_kb"], 156576.0);
+      EXPECT_EQ(f["delta_kb"], 0.0);
+    }
+  }
+  // Without --build/--vs: B (the newest capture) against A.
+  CliRun table = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG", "--json"});
+  ASSERT_EQ(table.exit_code, 3) << table.output;
+  json r3 = json::parse(table.output);
+  EXPECT_EQ(r3["build_a"], "A") << table.output;
+  EXPECT_EQ(r3["build_b"], "B") << table.output;
 }
 
 }  // namespace

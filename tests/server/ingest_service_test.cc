@@ -255,6 +255,34 @@ TEST_F(IngestServiceTest, ACaptureWhoseHeaderNamesAnotherDeviceIsRejected) {
   EXPECT_EQ(StoredCaptures(), 0u);
 }
 
+TEST_F(IngestServiceTest, EachCaptureKeepsTheBuildItsHeaderNames) {
+  // The Hello says the device is now on .../V816 (its current build); a spooled capture taken before the
+  // upgrade names the old build in its capture.json, and is stored under that one. A capture whose header
+  // names no build is stored without one ("").
+  accounting::Capture before = LoadCapture(kQcomTree);
+  before.AddFile("capture.json", R"({"format": 1, "device_id": "sim-qcom-101", "captured_at": "2026-11-30T08:00:00Z",
+                                    "page_size": 4096, "build_fingerprint": "Xiaomi/cupid/cupid:14/UKQ1/V815"})");
+  accounting::Capture unnamed = LoadCapture(kQcomTree);  // its capture.json has no build_fingerprint
+  RawAgent agent(server_->target());
+  ASSERT_TRUE(agent.Hello(kQcomDevice));
+  std::optional<v1::ServerMessage> answer = agent.SendCapture(before, CaptureId(kQcomDevice, 1), kCapturedAt);
+  ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
+  answer = agent.SendCapture(unnamed, CaptureId(kQcomDevice, 2), "2026-11-30T09:00:00Z");
+  ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
+  EXPECT_TRUE(agent.Close().ok());
+
+  absl::StatusOr<std::vector<storage::StoredReport>> per_build = server_->store().LatestReportsPerBuild("");
+  ASSERT_TRUE(per_build.ok()) << per_build.status();
+  ASSERT_EQ(per_build->size(), 2u);  // ordered by build: NULL first
+  EXPECT_EQ((*per_build)[0].capture_id, CaptureId(kQcomDevice, 2));
+  EXPECT_EQ((*per_build)[0].build_fingerprint, "");
+  EXPECT_EQ((*per_build)[1].capture_id, CaptureId(kQcomDevice, 1));
+  EXPECT_EQ((*per_build)[1].build_fingerprint, "Xiaomi/cupid/cupid:14/UKQ1/V815");
+  absl::StatusOr<std::optional<storage::DeviceRecord>> device = server_->store().GetDevice(kQcomDevice);
+  ASSERT_TRUE(device.ok() && device->has_value());
+  EXPECT_EQ((*device)->build_fingerprint, "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys");
+}
+
 TEST_F(IngestServiceTest, ABadCaptureTimeIsRejected) {
   accounting::Capture capture = LoadCapture(kQcomTree);
   RawAgent agent(server_->target());

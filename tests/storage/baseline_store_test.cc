@@ -1,6 +1,6 @@
 // SqliteStore's baseline methods (issue 5): versions in import order with the file kept verbatim, and
 // the report lists a baseline check reads (a sweep's newest capture per device; the latest per device
-// since a time).
+// since a time; the latest per device and build of its captures).
 #include <stdlib.h>
 
 #include <filesystem>
@@ -34,7 +34,7 @@ class BaselineStoreTest : public ::testing::Test {
     store_ = std::move(*s);
   }
   void Put(const std::string& capture_id, const std::string& device_id, const std::string& at,
-           const std::string& sweep_id) {
+           const std::string& sweep_id, const std::string& build = "") {
     DeviceRecord d;
     d.device_id = device_id;
     d.last_seen_at = at;
@@ -45,6 +45,7 @@ class BaselineStoreTest : public ::testing::Test {
     c.captured_at = at;
     c.received_at = at;
     c.sweep_id = sweep_id;
+    c.build_fingerprint = build;
     c.raw_codec = "zstd+proto";
     c.raw_blob = "x";
     c.report.device_id = device_id;
@@ -107,6 +108,37 @@ TEST_F(BaselineStoreTest, LatestReportsSinceATime) {
   EXPECT_EQ(Ids(*store_->LatestReportsSince("2026-12-01T00:00:00Z")), (std::vector<std::string>{"a-2"}));
   EXPECT_TRUE(store_->LatestReportsSince("2026-12-03T00:00:00Z")->empty());
   EXPECT_EQ(store_->LatestReportsSince("yesterday").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(BaselineStoreTest, LatestReportPerDeviceAndBuildOfItsCaptures) {
+  // dev-a was upgraded A -> B (two captures on each); dev-b is still on A; dev-c has one capture stored
+  // without a build (as every capture before schema 8).
+  Put("a-1", "dev-a", "2026-12-01T08:00:00Z", "", "A");
+  Put("a-2", "dev-a", "2026-12-01T09:00:00Z", "", "A");
+  Put("a-3", "dev-a", "2026-12-02T08:00:00Z", "", "B");
+  Put("a-4", "dev-a", "2026-12-02T09:00:00Z", "", "B");
+  Put("b-1", "dev-b", "2026-12-01T10:00:00Z", "", "A");
+  Put("c-1", "dev-c", "2026-12-01T11:00:00Z", "", "");
+  Reopen();  // the build is stored with the capture, not held in memory
+  absl::StatusOr<std::vector<StoredReport>> r = store_->LatestReportsPerBuild("");
+  ASSERT_TRUE(r.ok()) << r.status();
+  // By device, then build: one report per (device, build), the newest of that pair.
+  EXPECT_EQ(Ids(*r), (std::vector<std::string>{"a-2", "a-4", "b-1", "c-1"}));
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_EQ((*r)[0].build_fingerprint, "A");
+  EXPECT_EQ((*r)[1].build_fingerprint, "B");
+  EXPECT_EQ((*r)[2].build_fingerprint, "A");
+  EXPECT_EQ((*r)[3].build_fingerprint, "");  // NULL: the caller falls back to the device's build
+  EXPECT_EQ((*r)[1].report_json, "{\"capture\":\"a-4\"}");
+  EXPECT_EQ((*r)[1].captured_at, "2026-12-02T09:00:00Z");
+  // Since a time: a pair whose newest report is older is left out, not replaced by nothing newer.
+  EXPECT_EQ(Ids(*store_->LatestReportsPerBuild("2026-12-01T10:00:00Z")), (std::vector<std::string>{"a-4", "b-1", "c-1"}));
+  EXPECT_EQ(store_->LatestReportsPerBuild("soon").status().code(), absl::StatusCode::kInvalidArgument);
+  // The other lists are unchanged: per device, the latest whatever its build, no build filled in.
+  absl::StatusOr<std::vector<StoredReport>> latest = store_->LatestReportsSince("");
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(Ids(*latest), (std::vector<std::string>{"a-4", "b-1", "c-1"}));
+  EXPECT_EQ((*latest)[0].build_fingerprint, "");
 }
 
 }  // namespace

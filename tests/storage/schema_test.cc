@@ -163,11 +163,19 @@ TEST_F(SchemaTest, HandMadeVersion1DatabaseIsUpgradedKeepingItsData) {
   sweep.sweep_id = "s1";
   sweep.states["dev-1"] = "sent";
   EXPECT_TRUE((*store)->PutSweep(sweep).ok());
+  // Version 8: a capture stored before it has no build of its own (NULL), listed with build "".
+  absl::StatusOr<std::vector<StoredReport>> per_build = (*store)->LatestReportsPerBuild("");
+  ASSERT_TRUE(per_build.ok()) << per_build.status();
+  ASSERT_EQ(per_build->size(), 1u);
+  EXPECT_EQ((*per_build)[0].capture_id, "cap-old");
+  EXPECT_EQ((*per_build)[0].build_fingerprint, "");
   store->reset();
 
   SqliteDb db = OpenOrDie(path_);
   ExpectLatestSchema(db);
   EXPECT_EQ(QueryInt(db, "SELECT total_kb FROM device_reports WHERE capture_id = 'cap-old'"), 123456);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM captures WHERE capture_id = 'cap-old' AND build_fingerprint IS NULL"),
+            1);
 }
 
 TEST_F(SchemaTest, DatabaseNewerThanCodeIsFailedPreconditionAndUntouched) {
