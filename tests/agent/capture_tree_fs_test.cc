@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/temp_dir.h"
 
 namespace memfleet::agent {
 namespace {
@@ -21,27 +22,7 @@ namespace fs = std::filesystem;
 using memfleet::testing::ReadFileForTest;
 using memfleet::testing::TestData;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "memfleet_tree_XXXXXX";
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string Write(const std::string& rel, const std::string& content) const {
-    fs::path p = fs::path(path_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p.string();
-  }
-
- private:
-  std::string path_;
-};
+using memfleet::testing::TempDir;
 
 std::string EdgeTree() { return TestData("captures/qcom-edge/tree"); }
 

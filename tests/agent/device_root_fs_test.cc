@@ -10,34 +10,14 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
 
 namespace memfleet::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "memfleet_root_XXXXXX";
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string Write(const std::string& rel, const std::string& content, bool executable = false) const {
-    fs::path p = fs::path(path_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    if (executable) chmod(p.c_str(), 0755);
-    return p.string();
-  }
-
- private:
-  std::string path_;
-};
+using memfleet::testing::TempDir;
 
 TEST(DeviceRootFsTest, ReadsProcfsToEndThoughItReportsSizeZero) {
   DeviceRootFs fs("/");

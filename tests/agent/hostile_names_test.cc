@@ -17,6 +17,7 @@
 #include "agent/rooted_dir.h"
 #include "gtest/gtest.h"
 #include "memfleet/v1/agent_service.pb.h"
+#include "tests/support/temp_dir.h"
 
 namespace memfleet::agent {
 namespace {
@@ -26,27 +27,7 @@ using namespace std::string_literals;
 
 constexpr char kSecret[] = "TOPSECRET-memfleet-hostile-test";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "memfleet_hostile_XXXXXX";
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string Write(const std::string& rel, const std::string& content) const {
-    fs::path p = fs::path(path_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p.string();
-  }
-
- private:
-  std::string path_;
-};
+using memfleet::testing::TempDir;
 
 // Hostile names as a server, a tree or a user could spell them.
 std::vector<std::string> HostileNames() {

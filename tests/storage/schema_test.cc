@@ -10,25 +10,12 @@
 #include "gtest/gtest.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "memfleet_schema_XXXXXX";
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using memfleet::testing::TempDir;
 
 constexpr int kCreate = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 

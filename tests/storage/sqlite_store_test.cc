@@ -18,6 +18,7 @@
 #include "server/accounting/report.h"
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
+#include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
 namespace {
@@ -26,21 +27,7 @@ using accounting::Platform;
 using accounting::ProcessReport;
 using accounting::Report;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "memfleet_store_XXXXXX";
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using memfleet::testing::TempDir;
 
 // "2024-05-01T" + hh:mm:00Z
 std::string At(int hour, int minute = 0) {
