@@ -21,6 +21,7 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/sample_capture.h"
 
 namespace memfleet {
 namespace {
@@ -57,18 +58,8 @@ std::shared_ptr<grpc::ChannelCredentials> TlsCredentials(const std::string& ca, 
   return grpc::SslCredentials(o);
 }
 
-accounting::Capture LoadCapture(const char* tree) {
-  agent::CaptureTreeFs fs(tree);
-  absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
-  EXPECT_TRUE(c.ok()) << c.status();
-  return c.ok() ? std::move(*c) : accounting::Capture();
-}
-
-std::string CaptureId(const std::string& device, int seq) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%06d", seq);
-  return device + "-20261130T080000Z-" + buf;
-}
+using memfleet::testing::CaptureId;
+using memfleet::testing::LoadCapture;
 
 class SecurityTest : public ::testing::Test {
  protected:

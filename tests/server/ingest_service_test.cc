@@ -27,6 +27,7 @@
 #include "storage/sqlite_store.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
+#include "tests/support/sample_capture.h"
 
 namespace memfleet::server {
 namespace {
@@ -46,18 +47,8 @@ constexpr char kMtkDevice[] = "sim-mtk-202";
 constexpr int64_t kMtkTotalKb = 4125309;
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";  // both trees' capture.json
 
-accounting::Capture LoadCapture(const char* tree) {
-  agent::CaptureTreeFs fs(tree);
-  absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
-  EXPECT_TRUE(c.ok()) << c.status();
-  return c.ok() ? std::move(*c) : accounting::Capture();
-}
-
-std::string CaptureId(const std::string& device, int seq) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%06d", seq);
-  return device + "-20261130T080000Z-" + buf;
-}
+using memfleet::testing::CaptureId;
+using memfleet::testing::LoadCapture;
 
 // A store whose writes of captures can be made to fail, like a full disk.
 class FailingStore : public storage::Store {

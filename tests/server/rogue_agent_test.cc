@@ -20,6 +20,7 @@
 #include "storage/sqlite_db.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
+#include "tests/support/sample_capture.h"
 
 namespace memfleet::server {
 namespace {
@@ -33,18 +34,8 @@ constexpr char kMtkTree[] = MEMFLEET_TEST_DATA_DIR "/captures/mtk-mt6989/tree";
 constexpr char kRogueDevice[] = "sim-mtk-202";  // the mtk tree's capture.json names it
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
 
-accounting::Capture LoadCapture(const char* tree) {
-  agent::CaptureTreeFs fs(tree);
-  absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
-  EXPECT_TRUE(c.ok()) << c.status();
-  return c.ok() ? std::move(*c) : accounting::Capture();
-}
-
-std::string CaptureId(const std::string& device, int seq) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%06d", seq);
-  return device + "-20261130T080000Z-" + buf;
-}
+using memfleet::testing::CaptureId;
+using memfleet::testing::LoadCapture;
 
 class RogueAgentTest : public ::testing::Test {
  protected:
