@@ -191,9 +191,16 @@ TEST_F(FaultsTest, ServerKilledMidCaptureRestartsAndStoresEachCaptureOnce) {
   StartServer();
   Subprocess& agent = StartAgent("kill-server", {"--interval", "1", "--ack-timeout", "3"});
   ASSERT_TRUE(WaitFor([&] { return Stored("kill-server").size() >= 2; }, std::chrono::seconds(60))) << agent.Log();
-  // Right after an ack the next capture (taken every second) is on its way: kill the server under it.
-  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), " sent (") > CountOf(agent.Log(), " acked"); },
-                      std::chrono::seconds(30)));
+  // Freeze the server, so the next capture (taken every second) is certainly in flight and unacked when the
+  // server dies under it: waiting for a natural sent-but-unacked moment loses the race on a fast machine,
+  // where the ack follows the send within a millisecond or two.
+  size_t taken_before_stop = TakenIds(agent.Log()).size();
+  ASSERT_EQ(kill(server_->pid(), SIGSTOP), 0);
+  ASSERT_TRUE(WaitFor([&] { return TakenIds(agent.Log()).size() > taken_before_stop; }, std::chrono::seconds(10)))
+      << agent.Log();
+  // Sent into the socket, or blocked in it by flow control: either way it is the server's half-read capture.
+  WaitFor([&] { return CountOf(agent.Log(), " sent (") > CountOf(agent.Log(), " acked"); }, std::chrono::seconds(1));
+  EXPECT_GT(CountOf(agent.Log(), " taken"), CountOf(agent.Log(), " acked")) << agent.Log();
   server_->Kill(SIGKILL);
   size_t taken_at_kill = TakenIds(agent.Log()).size();
   // The agent goes on capturing into its spool while the server is away.
