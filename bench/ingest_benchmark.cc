@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -39,6 +40,7 @@
 #include "server/accounting/account.h"
 #include "server/accounting/report_json.h"
 #include "server/capture_ingestor.h"
+#include "server/delta_keyframes.h"
 #include "server/lab_server.h"
 #include "storage/sqlite_store.h"
 
@@ -58,6 +60,10 @@ struct Flags {
   size_t workers = 2;
   std::string only;  // "", "bare" or "real"
   bool breakdown = true;
+  uint32_t keyframe_every = server::DeltaOptions().keyframe_every;  // 1: every capture stored whole
+  // false: each device sends its own sample tree every time, as a phone does; true: each capture is the
+  // next sample tree, so no capture resembles its device's previous one (delta storage's worst case).
+  bool cycle_trees = false;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -82,12 +88,16 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     } else if (const char* v = value("--only=")) {
       f.only = v;
       f.breakdown = false;
+    } else if (const char* v = value("--keyframe-every=")) {
+      f.keyframe_every = static_cast<uint32_t>(std::max(1, atoi(v)));
+    } else if (a == "--cycle-trees") {
+      f.cycle_trees = true;
     } else if (a == "--no-breakdown") {
       f.breakdown = false;
     } else {
       std::fprintf(stderr,
                    "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
-                   "[--only=bare|real] [--no-breakdown]\n");
+                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--no-breakdown]\n");
       return false;
     }
   }
@@ -162,7 +172,7 @@ bool BuildLoads(const Flags& f, const std::vector<accounting::Capture>& template
     AgentLoad load;
     load.device_id = "bench-" + std::to_string(a);
     for (int k = 0; k < f.captures_per_agent; ++k) {
-      accounting::Capture c = templates[static_cast<size_t>(a + k) % templates.size()];
+      accounting::Capture c = templates[static_cast<size_t>(a + (f.cycle_trees ? k : 0)) % templates.size()];
       const std::string at = TimeAt(k);
       if (const std::string* header = c.FileContent("capture.json")) {
         absl::StatusOr<std::string> h = agent::RewriteCaptureHeader(*header, load.device_id, at);
@@ -305,6 +315,8 @@ struct Run {
   size_t acked = 0;
   size_t expected = 0;
   uint64_t content_bytes = 0;
+  uint64_t stored_blob_bytes = 0;  // real runs: raw blobs as stored
+  uint64_t stored_raw_bytes = 0;
   std::string error;
   double captures_per_s() const { return seconds > 0 ? static_cast<double>(acked) / seconds : 0; }
 };
@@ -363,11 +375,13 @@ Run RunBare(const std::vector<AgentLoad>& loads) {
   return r;
 }
 
-Run RunReal(const std::vector<AgentLoad>& loads, size_t workers) {
+Run RunReal(const std::vector<AgentLoad>& loads, size_t workers, uint32_t keyframe_every) {
   TempDir dir;
   server::LabServerOptions options;
   options.db_path = dir.path() + "/memfleet.db";
   options.workers = workers;
+  options.delta.keyframe_every = keyframe_every;
+  options.delta.enabled = keyframe_every > 1;
   absl::StatusOr<std::unique_ptr<server::LabServer>> s = server::LabServer::Start(options);
   if (!s.ok()) {
     Run r;
@@ -378,6 +392,9 @@ Run RunReal(const std::vector<AgentLoad>& loads, size_t workers) {
   absl::StatusOr<storage::Store::Stats> stats = (*s)->store().GetStats();
   if (!stats.ok() || stats->captures != r.expected) {
     if (r.error.empty()) r.error = "the store does not hold every acked capture";
+  } else {
+    r.stored_blob_bytes = stats->raw_blob_bytes;
+    r.stored_raw_bytes = stats->raw_bytes;
   }
   (*s)->Stop();
   return r;
@@ -396,7 +413,7 @@ struct Step {
   double total_s = 0;
 };
 
-bool Breakdown(const std::vector<AgentLoad>& loads) {
+bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
   TempDir dir;
   absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store =
       storage::SqliteStore::Open(dir.path() + "/breakdown.db", storage::SqliteStoreOptions());
@@ -409,10 +426,14 @@ bool Breakdown(const std::vector<AgentLoad>& loads) {
                         {"assemble chunks (CaptureAssembler)"},
                         {"engine (Account)"},
                         {"report JSON (ReportToJson)"},
-                        {"zstd at kIngestCompressionLevel (EncodeStoredCapture)"},
-                        {"zstd level 9 (for comparison; the level until issue 6)"},
+                        {"zstd stored form (delta of the keyframe, or whole)"},
+                        {"zstd-3 whole (for comparison; every capture before)"},
                         {"store commit (PutCapture, synchronous=FULL)"}};
-  size_t n = 0;
+  server::DeltaOptions delta;
+  delta.keyframe_every = keyframe_every;
+  delta.enabled = keyframe_every > 1;
+  server::DeltaKeyframes keyframes(delta);  // as CaptureIngestor keeps them
+  size_t n = 0, deltas = 0;
   uint64_t raw = 0, z_server = 0, z9 = 0;
   auto timed = [](Step& s, auto&& fn) {
     Clock::time_point t0 = Clock::now();
@@ -444,15 +465,33 @@ bool Breakdown(const std::vector<AgentLoad>& loads) {
       record.report.device_id = load.device_id;
       record.report.captured_at = w.messages.front().begin().captured_at();
       timed(steps[kJson], [&] { record.report_json = accounting::ReportToJson(record.report, -1); });
+      // CaptureIngestor::Ingest's choice, step for step (the keyframe installed after the commit is
+      // timed here too: it is on the ack path's thread).
       timed(steps[kZstdServer], [&] {
-        record.raw_blob = wire::EncodeStoredCapture(capture, w.capture_id, load.device_id, record.report.captured_at,
-                                                    server::kIngestCompressionLevel);
+        record.raw_codec = wire::kStoredCodec;
+        if (std::optional<server::DeltaKeyframes::Base> base = keyframes.For(load.device_id)) {
+          record.raw_blob = wire::EncodeStoredCaptureDelta(capture, w.capture_id, load.device_id,
+                                                           record.report.captured_at, *base->keyframe);
+          if (!record.raw_blob.empty() && record.raw_blob.size() <= base->keyframe_blob_bytes / 2) {
+            record.raw_codec = wire::kDeltaCodec;
+            record.raw_base = base->keyframe_id;
+            keyframes.CountDelta(load.device_id, base->keyframe_id);
+          } else {
+            record.raw_blob.clear();
+          }
+        }
+        if (record.raw_blob.empty()) {
+          record.raw_blob = wire::EncodeStoredCapture(capture, w.capture_id, load.device_id,
+                                                      record.report.captured_at, server::kIngestCompressionLevel);
+          (void)keyframes.Install(load.device_id, w.capture_id, record.raw_blob);
+        }
       });
+      deltas += record.raw_codec == wire::kDeltaCodec;
       std::string blob9;
       timed(steps[kZstd9], [&] {
-        blob9 = wire::EncodeStoredCapture(capture, w.capture_id, load.device_id, record.report.captured_at, 9);
+        blob9 = wire::EncodeStoredCapture(capture, w.capture_id, load.device_id, record.report.captured_at,
+                                          server::kIngestCompressionLevel);
       });
-      record.raw_codec = wire::kStoredCodec;
       record.raw_bytes = capture.ContentBytes();
       record.capture_id = w.capture_id;
       record.device_id = load.device_id;
@@ -491,9 +530,9 @@ bool Breakdown(const std::vector<AgentLoad>& loads) {
   }
   std::printf("  %-52s %9.2f  => %.1f captures/s per core\n", "server total (assemble..commit)",
               server_total * 1e3 / static_cast<double>(n), static_cast<double>(n) / server_total);
-  std::printf("  stored size: zstd-%d (server) %.2f%% of raw, zstd-9 %.2f%%\n", server::kIngestCompressionLevel,
-              100.0 * static_cast<double>(z_server) / static_cast<double>(raw),
-              100.0 * static_cast<double>(z9) / static_cast<double>(raw));
+  std::printf("  stored size: %.2f%% of raw (%zu of %zu captures as deltas); whole at zstd-%d %.2f%%\n",
+              100.0 * static_cast<double>(z_server) / static_cast<double>(raw), deltas, n,
+              server::kIngestCompressionLevel, 100.0 * static_cast<double>(z9) / static_cast<double>(raw));
   return true;
 }
 
@@ -529,15 +568,16 @@ int Main(int argc, char** argv) {
                   b.captures_per_s(), b.seconds, bare_cpu.back());
     }
     if (f.only != "bare") {
-      Run r = RunReal(loads, f.workers);
+      Run r = RunReal(loads, f.workers, f.keyframe_every);
       if (r.acked != r.expected || !r.error.empty()) {
         std::fprintf(stderr, "real: %zu of %zu acked: %s\n", r.acked, r.expected, r.error.c_str());
         failed = true;
       }
       real_rates.push_back(r.captures_per_s());
       real_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
-      std::printf("round %d real: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents)\n", round,
-                  r.captures_per_s(), r.seconds, real_cpu.back());
+      std::printf("round %d real: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents; stored %.2f%% of raw)\n",
+                  round, r.captures_per_s(), r.seconds, real_cpu.back(),
+                  r.stored_raw_bytes > 0 ? 100.0 * static_cast<double>(r.stored_blob_bytes) / static_cast<double>(r.stored_raw_bytes) : 0.0);
     }
   }
   if (!bare_rates.empty() && !real_rates.empty()) {
@@ -547,7 +587,7 @@ int Main(int argc, char** argv) {
     std::printf("CPU/capture (whole process, agents included): bare %.1f ms, real %.1f ms\n", Median(bare_cpu),
                 Median(real_cpu));
   }
-  if (f.breakdown && !Breakdown(loads)) failed = true;
+  if (f.breakdown && !Breakdown(loads, f.keyframe_every)) failed = true;
   return failed ? 1 : 0;
 }
 

@@ -1,5 +1,8 @@
 #include "proto/capture_codec.h"
 
+// For ZSTD_createCDict_advanced and ZSTD_getCParams (exported by Debian's libzstd 1.5.4): a keyframe's
+// dictionary needs tables sized to the keyframe, which the stable API cannot ask for.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <algorithm>
@@ -16,6 +19,8 @@ using accounting::Capture;
 using accounting::Node;
 
 constexpr uint64_t kMaxDecodedBytes = 1ull << 30;
+// Largest window of a delta frame: a keyframe and a capture of up to 512 MiB together.
+constexpr int kMaxDeltaWindowLog = 29;
 
 void AppendNode(v1::CaptureChunk& chunk, const std::string& path, const Node& node, std::string_view piece,
                 bool append) {
@@ -275,19 +280,15 @@ class ZstdProtoWriter {
   bool ok_ = true;
 };
 
-}  // namespace
-
-std::string EncodeStoredCapture(const Capture& capture, const std::string& capture_id, const std::string& device_id,
-                                const std::string& captured_at, int compression_level) {
+// Writes the StoredCapture of `capture` through `cctx`, already set up with its level or dictionary.
+std::string WriteStoredCapture(ZSTD_CCtx* cctx, const Capture& capture, const std::string& capture_id,
+                               const std::string& device_id, const std::string& captured_at) {
   size_t total = 0;
   for (const std::string* s : {&capture_id, &device_id, &captured_at}) {
     if (!s->empty()) total += LengthDelimitedSize(s->size());
   }
   for (const auto& [path, node] : capture.nodes()) total += LengthDelimitedSize(NodeEntrySize(path, node));
 
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  if (cctx == nullptr) return std::string();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, compression_level);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   // The decoder wants the frame to state its size.
   ZSTD_CCtx_setPledgedSrcSize(cctx, total);
@@ -309,21 +310,27 @@ std::string EncodeStoredCapture(const Capture& capture, const std::string& captu
       w.LengthDelimited(node.is_file() ? 2 : 3, node.content);
     }
   }
-  const bool ok = w.Finish() && w.ok();
-  ZSTD_freeCCtx(cctx);
-  if (!ok) return std::string();
+  if (!(w.Finish() && w.ok())) return std::string();
   return out;
 }
 
-absl::StatusOr<Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob) {
-  if (codec != kStoredCodec) return absl::InvalidArgumentError(absl::StrCat("unknown capture codec \"", std::string(codec), "\""));
+struct CCtxFree {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxFree {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+// The frame's declared size, checked against the decode limit.
+absl::StatusOr<size_t> FrameSize(std::string_view blob) {
   unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
   if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kMaxDecodedBytes) {
     return absl::DataLossError("stored capture: not a zstd frame of known size");
   }
-  std::string raw(size, '\0');
-  size_t n = ZSTD_decompress(raw.data(), raw.size(), blob.data(), blob.size());
-  if (ZSTD_isError(n) || n != size) return absl::DataLossError("stored capture: corrupt zstd data");
+  return static_cast<size_t>(size);
+}
+
+absl::StatusOr<Capture> ParseStored(const std::string& raw) {
   v1::StoredCapture stored;
   if (!stored.ParseFromString(raw)) return absl::DataLossError("stored capture: corrupt protobuf");
   Capture capture;
@@ -333,6 +340,105 @@ absl::StatusOr<Capture> DecodeStoredCapture(std::string_view codec, std::string_
     if (!s.ok()) return absl::DataLossError(absl::StrCat("stored capture: ", s.message()));
   }
   return capture;
+}
+
+// Delta frames carry the keyframe's dictionary id 0 (raw content); the frame header says nothing of
+// which keyframe, so the store keeps that beside the blob (captures.raw_base).
+absl::StatusOr<std::string> DecompressDelta(std::string_view blob, std::string_view keyframe) {
+  absl::StatusOr<size_t> size = FrameSize(blob);
+  if (!size.ok()) return size.status();
+  std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
+  if (dctx == nullptr) return absl::ResourceExhaustedError("stored capture: cannot allocate a zstd decoder");
+  // The encoder's window spans keyframe and capture (EncodeStoredCaptureDelta); decoding in one call
+  // into a buffer of the frame's stated size needs no window buffer, so a large one costs nothing.
+  ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxDeltaWindowLog);
+  if (ZSTD_isError(ZSTD_DCtx_refPrefix(dctx.get(), keyframe.data(), keyframe.size()))) {
+    return absl::InternalError("stored capture: zstd refused the keyframe");
+  }
+  std::string raw(*size, '\0');
+  size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), blob.data(), blob.size());
+  if (ZSTD_isError(n) || n != *size) {
+    return absl::DataLossError("stored capture: corrupt delta, or decoded against the wrong keyframe");
+  }
+  return raw;
+}
+
+}  // namespace
+
+std::string EncodeStoredCapture(const Capture& capture, const std::string& capture_id, const std::string& device_id,
+                                const std::string& captured_at, int compression_level) {
+  std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
+  if (cctx == nullptr) return std::string();
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, compression_level);
+  return WriteStoredCapture(cctx.get(), capture, capture_id, device_id, captured_at);
+}
+
+absl::StatusOr<std::string> DecompressStoredCapture(std::string_view codec, std::string_view blob) {
+  if (codec != kStoredCodec) {
+    return absl::InvalidArgumentError(absl::StrCat("capture codec \"", std::string(codec), "\" is not a whole capture"));
+  }
+  absl::StatusOr<size_t> size = FrameSize(blob);
+  if (!size.ok()) return size.status();
+  std::string raw(*size, '\0');
+  size_t n = ZSTD_decompress(raw.data(), raw.size(), blob.data(), blob.size());
+  if (ZSTD_isError(n) || n != *size) return absl::DataLossError("stored capture: corrupt zstd data");
+  return raw;
+}
+
+absl::StatusOr<Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob, std::string_view keyframe) {
+  if (codec == kStoredCodec) {
+    absl::StatusOr<std::string> raw = DecompressStoredCapture(codec, blob);
+    if (!raw.ok()) return raw.status();
+    return ParseStored(*raw);
+  }
+  if (codec == kDeltaCodec) {
+    if (keyframe.empty()) {
+      return absl::FailedPreconditionError("stored capture: a delta cannot be decoded without its keyframe");
+    }
+    absl::StatusOr<std::string> raw = DecompressDelta(blob, keyframe);
+    if (!raw.ok()) return raw.status();
+    return ParseStored(*raw);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown capture codec \"", std::string(codec), "\""));
+}
+
+absl::StatusOr<std::unique_ptr<const DeltaKeyframe>> DeltaKeyframe::Create(std::string_view keyframe,
+                                                                          int compression_level) {
+  if (keyframe.empty()) return absl::InvalidArgumentError("an empty keyframe");
+  // Level 3's tables hold 2^17 positions: over a keyframe of tens of MB only its last few hundred kB
+  // would stay findable. Sized to about one slot per 4 bytes of keyframe (within 2^17..2^24: 0.5 to
+  // 64 MiB per table), the whole keyframe can be matched; deltas re-synchronize within bytes of a change.
+  ZSTD_compressionParameters params = ZSTD_getCParams(compression_level, keyframe.size(), keyframe.size());
+  unsigned table_log = 17;
+  while (table_log < 24 && (size_t{1} << (table_log + 2)) < keyframe.size()) ++table_log;
+  params.hashLog = std::max(params.hashLog, table_log);
+  params.chainLog = std::max(params.chainLog, table_log);
+  params.windowLog = std::max(params.windowLog, 21u);
+  // A StoredCapture does not start with zstd's dictionary magic, but say raw content rather than rely on it.
+  ZSTD_CDict* cdict = ZSTD_createCDict_advanced(keyframe.data(), keyframe.size(), ZSTD_dlm_byCopy,
+                                                ZSTD_dct_rawContent, params, ZSTD_defaultCMem);
+  if (cdict == nullptr) return absl::InternalError("zstd could not build a dictionary of the keyframe");
+  return std::unique_ptr<const DeltaKeyframe>(new DeltaKeyframe(cdict, keyframe.size()));
+}
+
+DeltaKeyframe::~DeltaKeyframe() { ZSTD_freeCDict(cdict_); }
+
+size_t DeltaKeyframe::memory_bytes() const { return ZSTD_sizeof_CDict(cdict_); }
+
+std::string EncodeStoredCaptureDelta(const Capture& capture, const std::string& capture_id,
+                                     const std::string& device_id, const std::string& captured_at,
+                                     const DeltaKeyframe& keyframe) {
+  std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
+  if (cctx == nullptr) return std::string();
+  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx.get(), keyframe.cdict_))) return std::string();
+  // Matches into the keyframe are only allowed within the window, which level 3 keeps at 2 MiB: a
+  // capture of tens of MB would find none. Size it to span keyframe and capture (a manually set
+  // window sticks over the dictionary's parameters).
+  const uint64_t span = uint64_t{keyframe.bytes_} + capture.ContentBytes() + capture.size() * 16;
+  int window_log = 21;
+  while (window_log < kMaxDeltaWindowLog && (uint64_t{1} << window_log) < span) ++window_log;
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_windowLog, window_log);
+  return WriteStoredCapture(cctx.get(), capture, capture_id, device_id, captured_at);
 }
 
 }  // namespace memfleet::wire

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "memfleet/v1/agent_service.pb.h"
 #include "memfleet/v1/capture.pb.h"
 #include "server/accounting/capture.h"
+
+struct ZSTD_CDict_s;  // zstd.h's ZSTD_CDict, kept out of this header
 
 namespace memfleet::wire {
 
@@ -75,8 +78,49 @@ inline constexpr int kStorageCompressionLevel = 9;
 std::string EncodeStoredCapture(const accounting::Capture& capture, const std::string& capture_id,
                                 const std::string& device_id, const std::string& captured_at,
                                 int compression_level = kStorageCompressionLevel);
-// InvalidArgument for an unknown codec, DataLoss for a corrupt blob.
-absl::StatusOr<accounting::Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob);
+// InvalidArgument for an unknown codec, DataLoss for a corrupt blob. A kDeltaCodec blob needs the
+// decompressed keyframe it was encoded against (`keyframe`, from DecompressStoredCapture of that
+// keyframe's blob): FailedPrecondition without it, DataLoss with the wrong one (the checksum differs).
+absl::StatusOr<accounting::Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob,
+                                                        std::string_view keyframe = {});
+
+// ---- Delta storage (docs/performance.md, "Storage") ----
+// Consecutive captures of one device are nearly the same text, so the server stores most of them as a
+// zstd frame that references a recent whole capture of the device (the keyframe) as raw-content
+// dictionary: a few hundred bytes instead of ~10% of the capture. Only a kStoredCodec blob can be a
+// keyframe, so decoding a delta takes at most two decompressions.
+inline constexpr char kDeltaCodec[] = "zstd-delta+proto";
+
+// The serialized StoredCapture inside a kStoredCodec blob (what a delta references). DataLoss when corrupt,
+// InvalidArgument for any other codec.
+absl::StatusOr<std::string> DecompressStoredCapture(std::string_view codec, std::string_view blob);
+
+// A keyframe prepared for encoding deltas against it: zstd's digested dictionary of its bytes, built once
+// and shared by every delta of the keyframe. Immutable once made; safe to share across threads.
+class DeltaKeyframe {
+ public:
+  // `keyframe`: DecompressStoredCapture of the keyframe's blob (copied). Internal when zstd cannot build it.
+  static absl::StatusOr<std::unique_ptr<const DeltaKeyframe>> Create(std::string_view keyframe, int compression_level);
+  ~DeltaKeyframe();
+  DeltaKeyframe(const DeltaKeyframe&) = delete;
+  DeltaKeyframe& operator=(const DeltaKeyframe&) = delete;
+
+  // Bytes this object holds (zstd's copy of the keyframe and its tables), for a cache's budget.
+  size_t memory_bytes() const;
+
+ private:
+  friend std::string EncodeStoredCaptureDelta(const accounting::Capture&, const std::string&, const std::string&,
+                                              const std::string&, const DeltaKeyframe&);
+  DeltaKeyframe(ZSTD_CDict_s* cdict, size_t bytes) : cdict_(cdict), bytes_(bytes) {}
+  ZSTD_CDict_s* cdict_;
+  size_t bytes_;  // the keyframe's size
+};
+
+// The capture as a kDeltaCodec blob against `keyframe` (same StoredCapture content as
+// EncodeStoredCapture, so DecodeStoredCapture with the keyframe gives the capture back). "" on failure.
+std::string EncodeStoredCaptureDelta(const accounting::Capture& capture, const std::string& capture_id,
+                                     const std::string& device_id, const std::string& captured_at,
+                                     const DeltaKeyframe& keyframe);
 
 }  // namespace memfleet::wire
 

@@ -1,5 +1,6 @@
 #include "server/capture_ingestor.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,8 +24,12 @@ v1::ServerMessage MakeRejected(const std::string& capture_id, absl::StatusCode c
   return m;
 }
 
-CaptureIngestor::CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now)
-    : store_(store), sweeps_(sweeps), now_(now ? std::move(now) : std::function<std::string()>(NowRfc3339)) {}
+CaptureIngestor::CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now,
+                                 DeltaOptions delta)
+    : store_(store),
+      sweeps_(sweeps),
+      now_(now ? std::move(now) : std::function<std::string()>(NowRfc3339)),
+      keyframes_(delta) {}
 
 v1::ServerMessage CaptureIngestor::Ack(const AssembledCapture& c, bool duplicate) {
   if (sweeps_ != nullptr) sweeps_->OnStored(c.sweep_id, c.device_id, c.capture_id);
@@ -89,12 +94,24 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   record.report.device_id = c.device_id;
   record.report.captured_at = c.captured_at;
   record.report_json = accounting::ReportToJson(record.report, /*indent=*/-1);
-  record.raw_blob =
-      wire::EncodeStoredCapture(c.capture, c.capture_id, c.device_id, c.captured_at, kIngestCompressionLevel);
+  if (std::optional<DeltaKeyframes::Base> base = keyframes_.For(c.device_id)) {
+    record.raw_blob = wire::EncodeStoredCaptureDelta(c.capture, c.capture_id, c.device_id, c.captured_at, *base->keyframe);
+    // A device that changed beyond recognition (a reboot, another build) gets a new keyframe instead.
+    if (!record.raw_blob.empty() && record.raw_blob.size() <= base->keyframe_blob_bytes / 2) {
+      record.raw_codec = wire::kDeltaCodec;
+      record.raw_base = base->keyframe_id;
+    } else {
+      record.raw_blob.clear();
+    }
+  }
+  if (record.raw_blob.empty()) {
+    record.raw_blob =
+        wire::EncodeStoredCapture(c.capture, c.capture_id, c.device_id, c.captured_at, kIngestCompressionLevel);
+    record.raw_codec = wire::kStoredCodec;
+  }
   if (record.raw_blob.empty()) {
     return Reject(c, absl::StatusCode::kInternal, "could not compress the capture", /*retry=*/true);
   }
-  record.raw_codec = wire::kStoredCodec;
   record.raw_bytes = c.capture.ContentBytes();
   record.capture_id = c.capture_id;
   record.device_id = c.device_id;
@@ -109,9 +126,18 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
                   absl::StrCat("could not store the capture: ", inserted.status().message()), /*retry=*/true);
   }
   if (*inserted) {
+    if (record.raw_base.empty()) {
+      if (absl::Status s = keyframes_.Install(c.device_id, c.capture_id, record.raw_blob); !s.ok()) {
+        LogLine(absl::StrCat("capture ", c.capture_id, " cannot be a keyframe (", s.message(),
+                             "); the next capture of ", c.device_id, " is stored whole"));
+      }
+    } else {
+      keyframes_.CountDelta(c.device_id, record.raw_base);
+    }
     const accounting::Kb& total = record.report.device.total_kb;
     LogLine(absl::StrCat("stored capture ", c.capture_id, " of ", c.device_id, " (", c.capture.size(), " nodes, ",
-                         record.raw_bytes, " bytes -> ", record.raw_blob.size(), " compressed; total ",
+                         record.raw_bytes, " bytes -> ", record.raw_blob.size(),
+                         record.raw_base.empty() ? " compressed" : " as a delta", "; total ",
                          total.has_value() ? absl::StrCat(*total, " kB") : std::string("unknown"),
                          c.sweep_id.empty() ? "" : absl::StrCat("; sweep ", c.sweep_id), ")"));
   }

@@ -15,6 +15,7 @@
 
 #include "memfleet/v1/agent_service.pb.h"
 #include "server/accounting/capture.h"
+#include "server/delta_keyframes.h"
 #include "server/sweep_coordinator.h"
 #include "storage/store.h"
 
@@ -29,15 +30,18 @@ struct AssembledCapture {
 };
 
 // zstd level of the stored raw capture. The ack waits for it, and at level 9 it was half of the server's
-// CPU per capture (bench/ingest_benchmark.cc breakdown) for blobs only ~10% smaller than level 3's. See
-// docs/performance.md ("Server ingest", "Storage") for the numbers and the plan to win the size back off
-// the ack path.
+// CPU per capture (bench/ingest_benchmark.cc breakdown) for blobs only ~10% smaller than level 3's; the
+// size is won back by storing most captures as deltas (delta_keyframes.h, docs/performance.md "Storage").
 inline constexpr int kIngestCompressionLevel = 3;
 
 class CaptureIngestor {
  public:
-  // `sweeps` may be null (no sweep tracking); `now` null: NowRfc3339.
-  CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now = nullptr);
+  // `sweeps` may be null (no sweep tracking); `now` null: NowRfc3339. `delta`: how raw captures are
+  // stored as deltas against a recent whole capture of their device (delta_keyframes.h).
+  CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now = nullptr,
+                  DeltaOptions delta = {});
+
+  const DeltaKeyframes& keyframes() const { return keyframes_; }
 
   v1::ServerMessage Ingest(AssembledCapture capture);
 
@@ -48,6 +52,7 @@ class CaptureIngestor {
   storage::Store& store_;
   SweepCoordinator* sweeps_;
   std::function<std::string()> now_;
+  DeltaKeyframes keyframes_;
 };
 
 // CaptureRejected for `capture_id`, as the stream and the ingestor send it.

@@ -89,7 +89,7 @@ IngestService::IngestService(storage::Store& store, AgentRegistry& registry, Wor
         if (!o.now) o.now = NowRfc3339;
         return o;
       }()),
-      ingestor_(store, sweeps, options_.now) {}
+      ingestor_(store, sweeps, options_.now, options_.delta) {}
 
 grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream) {
   if (!accepting_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");

@@ -40,6 +40,7 @@ struct IngestOptions {
   // Security (issue 4, docs/security.md): null means no token checks / no per-agent limits.
   const security::Authorizer* authorizer = nullptr;
   security::AgentLimits* agent_limits = nullptr;
+  DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
 };
 
 class IngestService final : public v1::AgentService::Service {

@@ -49,6 +49,7 @@ struct LabServerOptions {
   bool require_tokens = false;  // tokens checked even with an empty tokens table (beyond loopback)
   security::AgentLimitsOptions agent_limits;
   wire::AssemblyLimits capture_limits;
+  DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
 };
 
 class LabServer {

@@ -142,6 +142,17 @@ int main(int argc, char** argv) {
                  "captures per device per minute before its stream is cut off; 0 = unlimited")
       ->capture_default_str();
 
+  // Delta storage of raw captures (docs/performance.md, "Storage").
+  size_t delta_cache_mb = options.delta.cache_bytes >> 20;
+  app.add_option("--keyframe-every", options.delta.keyframe_every,
+                 "store one capture in this many per device whole, the others as deltas of it; 1 = all whole")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  app.add_option("--delta-cache-mb", delta_cache_mb,
+                 "memory for the devices' keyframes, MiB (a device evicted stores its next capture whole)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+
   TokenArgs token_args;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
   token_cmd->require_subcommand(1);
@@ -168,6 +179,8 @@ int main(int argc, char** argv) {
   options.capture_limits.max_capture_bytes = static_cast<uint64_t>(max_capture_mb) << 20;
   options.capture_limits.max_node_bytes = static_cast<uint64_t>(max_node_mb) << 20;
   options.capture_limits.max_nodes = max_nodes;
+  options.delta.cache_bytes = delta_cache_mb << 20;
+  options.delta.enabled = options.delta.keyframe_every > 1;
 
   absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(options.db_path);
   if (!store.ok()) {

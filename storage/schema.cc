@@ -162,6 +162,13 @@ ALTER TABLE captures ADD COLUMN build_fingerprint TEXT;
 CREATE INDEX captures_by_device_build_time ON captures (device_id, build_fingerprint, captured_at, capture_id);
 )sql";
 
+// Version 9: delta storage of raw captures (docs/performance.md, "Storage"). A capture stored with
+// codec zstd-delta+proto names here the capture whose decompressed blob is its zstd dictionary (the
+// keyframe: always a whole zstd+proto capture of the same device); NULL for a whole capture.
+constexpr char kMigration9[] = R"sql(
+ALTER TABLE captures ADD COLUMN raw_base TEXT REFERENCES captures (capture_id);
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -218,7 +225,7 @@ absl::StatusOr<bool> MigrateOneStep(SqliteDb& db) {
 const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations =
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
-                                   kMigration6, kMigration7, kMigration8};
+                                   kMigration6, kMigration7, kMigration8, kMigration9};
   return *kMigrations;
 }
 

@@ -181,7 +181,7 @@ constexpr char kRefreshPlatformSql[] =
 // violations and report them as duplicates.
 constexpr char kInsertCaptureSql[] =
     "INSERT INTO captures (capture_id, device_id, captured_at, received_at, sweep_id, raw_codec, raw_bytes, "
-    "report_json, raw_blob, build_fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+    "report_json, raw_blob, build_fingerprint, raw_base) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
     "ON CONFLICT (capture_id) DO NOTHING";
 
 constexpr char kInsertDeviceReportSql[] =
@@ -257,7 +257,7 @@ constexpr char kRawCaptureIdsAllSql[] = "SELECT capture_id FROM captures ORDER B
 constexpr char kRawCaptureIdsOfDeviceSql[] =
     "SELECT capture_id FROM captures WHERE device_id = ?1 ORDER BY captured_at, capture_id";
 constexpr char kRawCaptureSql[] =
-    "SELECT capture_id, device_id, captured_at, raw_codec, raw_blob FROM captures WHERE capture_id = ?1";
+    "SELECT capture_id, device_id, captured_at, raw_codec, raw_blob, raw_base FROM captures WHERE capture_id = ?1";
 
 constexpr char kUpsertSweepSql[] =
     "INSERT INTO sweeps (sweep_id, started_at, selector, finished_at) VALUES (?1, ?2, ?3, ?4) "
@@ -379,6 +379,7 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
     MEMFLEET_RETURN_IF_ERROR(st->BindBlob(9, capture.raw_blob));
     MEMFLEET_RETURN_IF_ERROR(capture.build_fingerprint.empty() ? st->BindNull(10)
                                                                : st->BindText(10, capture.build_fingerprint));
+    MEMFLEET_RETURN_IF_ERROR(capture.raw_base.empty() ? st->BindNull(11) : st->BindText(11, capture.raw_base));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
   if (c.db.Changes() == 0) return false;
@@ -738,24 +739,28 @@ absl::Status SqliteStore::ForEachRawCapture(const std::string& device_id,
     }
   }
   for (const std::string& id : ids) {
-    RawCapture raw;
-    {
-      Connection& c = reader();
-      std::lock_guard<std::mutex> lock(c.mu);
-      MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRawCaptureSql));
-      ResetOnExit reset(st);
-      MEMFLEET_RETURN_IF_ERROR(st->BindText(1, id));
-      MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-      if (r == StepResult::kDone) continue;  // deleted since the listing
-      raw.capture_id = st->ColumnText(0);
-      raw.device_id = st->ColumnText(1);
-      raw.captured_at = st->ColumnText(2);
-      raw.raw_codec = st->ColumnText(3);
-      raw.raw_blob = st->ColumnBlob(4);
-    }
-    fn(raw);
+    MEMFLEET_ASSIGN_OR_RETURN(std::optional<RawCapture> raw, GetRawCapture(id));
+    if (raw.has_value()) fn(*raw);  // else deleted since the listing
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Store::RawCapture>> SqliteStore::GetRawCapture(const std::string& capture_id) {
+  Connection& c = reader();
+  std::lock_guard<std::mutex> lock(c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRawCaptureSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<RawCapture>();
+  RawCapture raw;
+  raw.capture_id = st->ColumnText(0);
+  raw.device_id = st->ColumnText(1);
+  raw.captured_at = st->ColumnText(2);
+  raw.raw_codec = st->ColumnText(3);
+  raw.raw_blob = st->ColumnBlob(4);
+  raw.raw_base = st->ColumnText(5);  // NULL reads as ""
+  return std::optional<RawCapture>(std::move(raw));
 }
 
 absl::StatusOr<std::optional<SweepRecord>> SqliteStore::GetSweep(const std::string& sweep_id) {

@@ -72,6 +72,7 @@ class SqliteStore : public Store {
                                                              const std::string& process_name) override;
   absl::Status ForEachRawCapture(const std::string& device_id,
                                  const std::function<void(const RawCapture&)>& fn) override;
+  absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) override;
   absl::Status ReplaceReport(const std::string& capture_id, const accounting::Report& report,
                              const std::string& report_json) override;
   absl::Status PutSweep(const SweepRecord& sweep) override;

@@ -47,6 +47,9 @@ struct CaptureRecord {
   std::string sweep_id;        // "" when periodic
   std::string raw_codec;       // how raw_blob is encoded, e.g. "zstd+proto" / "gzip+proto"
   std::string raw_blob;        // the compressed raw capture
+  // For raw_codec "zstd-delta+proto": the capture id of the keyframe it references (stored before it,
+  // same device, a whole capture). "" for a whole capture.
+  std::string raw_base;
   uint64_t raw_bytes = 0;      // uncompressed size of the capture's contents
   accounting::Report report;   // the engine's report of it
   std::string report_json;     // its JSON (ReportToJson), stored verbatim
@@ -146,9 +149,12 @@ class Store {
     std::string captured_at;
     std::string raw_codec;
     std::string raw_blob;
+    std::string raw_base;  // the keyframe's capture id for a delta; "" for a whole capture
   };
   virtual absl::Status ForEachRawCapture(const std::string& device_id,
                                          const std::function<void(const RawCapture&)>& fn) = 0;
+  // One raw capture (a delta's keyframe, say); nullopt when not stored.
+  virtual absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) = 0;
   // Replaces the stored report (and its process rows) of a capture.
   virtual absl::Status ReplaceReport(const std::string& capture_id, const accounting::Report& report,
                                      const std::string& report_json) = 0;

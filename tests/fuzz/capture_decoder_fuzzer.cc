@@ -1,6 +1,9 @@
 // libFuzzer target: the capture decoders the server runs on untrusted bytes — DecodeStoredCapture (a
-// stored blob) and CaptureAssembler (the same bytes parsed as a CaptureChunk from an agent's stream).
+// stored blob, whole or a delta) and CaptureAssembler (the same bytes parsed as a CaptureChunk from an
+// agent's stream). Input starting with 'D': a delta, framed as 'D', keyframe length (2 bytes, little
+// endian), the keyframe, then the delta blob (seed: corpus/capture_decoder/stored_delta.bin).
 // Neither may crash, leak past its limits or hit UB; errors are statuses.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -31,6 +34,11 @@ void Assemble(const memfleet::v1::CaptureChunk& chunk) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   (void)memfleet::wire::DecodeStoredCapture(memfleet::wire::kStoredCodec, bytes);
+  if (size >= 3 && bytes[0] == 'D') {
+    const size_t keyframe_size = std::min<size_t>(size - 3, data[1] | (size_t{data[2]} << 8));
+    const std::string_view keyframe = bytes.substr(3, keyframe_size);
+    (void)memfleet::wire::DecodeStoredCapture(memfleet::wire::kDeltaCodec, bytes.substr(3 + keyframe_size), keyframe);
+  }
 
   memfleet::v1::CaptureChunk chunk;
   if (!chunk.ParseFromArray(data, static_cast<int>(size))) return 0;

@@ -85,6 +85,9 @@ class FailingStore : public storage::Store {
   absl::Status ForEachRawCapture(const std::string& d, const std::function<void(const RawCapture&)>& fn) override {
     return inner_->ForEachRawCapture(d, fn);
   }
+  absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& id) override {
+    return inner_->GetRawCapture(id);
+  }
   absl::Status ReplaceReport(const std::string& id, const accounting::Report& r, const std::string& j) override {
     return inner_->ReplaceReport(id, r, j);
   }
