@@ -465,26 +465,16 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
       record.report.device_id = load.device_id;
       record.report.captured_at = w.messages.front().begin().captured_at();
       timed(steps[kJson], [&] { record.report_json = accounting::ReportToJson(record.report, -1); });
-      // CaptureIngestor::Ingest's choice, step for step (the keyframe installed after the commit is
-      // timed here too: it is on the ack path's thread).
+      // As CaptureIngestor::Ingest (the keyframe built after its commit is timed here too: it is on the
+      // ack path's thread).
       timed(steps[kZstdServer], [&] {
-        record.raw_codec = wire::kStoredCodec;
-        if (std::optional<server::DeltaKeyframes::Base> base = keyframes.For(load.device_id)) {
-          record.raw_blob = wire::EncodeStoredCaptureDelta(capture, w.capture_id, load.device_id,
-                                                           record.report.captured_at, *base->keyframe);
-          if (!record.raw_blob.empty() && record.raw_blob.size() <= base->keyframe_blob_bytes / 2) {
-            record.raw_codec = wire::kDeltaCodec;
-            record.raw_base = base->keyframe_id;
-            keyframes.CountDelta(load.device_id, base->keyframe_id);
-          } else {
-            record.raw_blob.clear();
-          }
-        }
-        if (record.raw_blob.empty()) {
-          record.raw_blob = wire::EncodeStoredCapture(capture, w.capture_id, load.device_id,
-                                                      record.report.captured_at, server::kIngestCompressionLevel);
-          (void)keyframes.Install(load.device_id, w.capture_id, record.raw_blob);
-        }
+        server::DeltaKeyframes::StoredForm form = keyframes.Encode(capture, w.capture_id, load.device_id,
+                                                                   record.report.captured_at,
+                                                                   server::kIngestCompressionLevel);
+        (void)keyframes.Stored(load.device_id, w.capture_id, form);
+        record.raw_codec = form.codec;
+        record.raw_blob = std::move(form.blob);
+        record.raw_base = form.base;
       });
       deltas += record.raw_codec == wire::kDeltaCodec;
       std::string blob9;

@@ -1,6 +1,5 @@
 #include "server/capture_ingestor.h"
 
-#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -94,21 +93,11 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   record.report.device_id = c.device_id;
   record.report.captured_at = c.captured_at;
   record.report_json = accounting::ReportToJson(record.report, /*indent=*/-1);
-  if (std::optional<DeltaKeyframes::Base> base = keyframes_.For(c.device_id)) {
-    record.raw_blob = wire::EncodeStoredCaptureDelta(c.capture, c.capture_id, c.device_id, c.captured_at, *base->keyframe);
-    // A device that changed beyond recognition (a reboot, another build) gets a new keyframe instead.
-    if (!record.raw_blob.empty() && record.raw_blob.size() <= base->keyframe_blob_bytes / 2) {
-      record.raw_codec = wire::kDeltaCodec;
-      record.raw_base = base->keyframe_id;
-    } else {
-      record.raw_blob.clear();
-    }
-  }
-  if (record.raw_blob.empty()) {
-    record.raw_blob =
-        wire::EncodeStoredCapture(c.capture, c.capture_id, c.device_id, c.captured_at, kIngestCompressionLevel);
-    record.raw_codec = wire::kStoredCodec;
-  }
+  const DeltaKeyframes::StoredForm form =
+      keyframes_.Encode(c.capture, c.capture_id, c.device_id, c.captured_at, kIngestCompressionLevel);
+  record.raw_codec = form.codec;
+  record.raw_blob = form.blob;  // kept in `form` too: a whole one becomes the keyframe after the commit
+  record.raw_base = form.base;
   if (record.raw_blob.empty()) {
     return Reject(c, absl::StatusCode::kInternal, "could not compress the capture", /*retry=*/true);
   }
@@ -126,13 +115,9 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
                   absl::StrCat("could not store the capture: ", inserted.status().message()), /*retry=*/true);
   }
   if (*inserted) {
-    if (record.raw_base.empty()) {
-      if (absl::Status s = keyframes_.Install(c.device_id, c.capture_id, record.raw_blob); !s.ok()) {
-        LogLine(absl::StrCat("capture ", c.capture_id, " cannot be a keyframe (", s.message(),
-                             "); the next capture of ", c.device_id, " is stored whole"));
-      }
-    } else {
-      keyframes_.CountDelta(c.device_id, record.raw_base);
+    if (absl::Status s = keyframes_.Stored(c.device_id, c.capture_id, form); !s.ok()) {
+      LogLine(absl::StrCat("capture ", c.capture_id, " cannot be a keyframe (", s.message(), "); the next capture of ",
+                           c.device_id, " is stored whole"));
     }
     const accounting::Kb& total = record.report.device.total_kb;
     LogLine(absl::StrCat("stored capture ", c.capture_id, " of ", c.device_id, " (", c.capture.size(), " nodes, ",

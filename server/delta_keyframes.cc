@@ -6,6 +6,32 @@
 
 namespace memfleet::server {
 
+DeltaKeyframes::StoredForm DeltaKeyframes::Encode(const accounting::Capture& capture, const std::string& capture_id,
+                                                  const std::string& device_id, const std::string& captured_at,
+                                                  int whole_level) {
+  StoredForm form;
+  if (std::optional<Base> base = For(device_id)) {
+    form.blob = wire::EncodeStoredCaptureDelta(capture, capture_id, device_id, captured_at, *base->keyframe);
+    if (!form.blob.empty() && form.blob.size() <= base->keyframe_blob_bytes / 2) {
+      form.codec = wire::kDeltaCodec;
+      form.base = base->keyframe_id;
+      return form;
+    }
+  }
+  form.blob = wire::EncodeStoredCapture(capture, capture_id, device_id, captured_at, whole_level);
+  form.codec = wire::kStoredCodec;
+  return form;
+}
+
+absl::Status DeltaKeyframes::Stored(const std::string& device_id, const std::string& capture_id,
+                                    const StoredForm& form) {
+  if (!form.base.empty()) {
+    CountDelta(device_id, form.base);
+    return absl::OkStatus();
+  }
+  return Install(device_id, capture_id, form.blob);
+}
+
 std::optional<DeltaKeyframes::Base> DeltaKeyframes::For(const std::string& device_id) {
   if (!options_.enabled) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);

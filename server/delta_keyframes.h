@@ -4,8 +4,9 @@
 // becomes its keyframe; so does every `keyframe_every`-th capture, which bounds what one keyframe's
 // loss or a re-accounting has to touch.
 //
-//   std::optional<DeltaKeyframes::Base> base = keyframes.For(device_id);   // nullopt: store it whole
-//   keyframes.Install(device_id, capture_id, whole_blob);                  // after the store committed it
+//   DeltaKeyframes::StoredForm form = keyframes.Encode(capture, id, device, at, 3);  // delta or whole
+//   ... store form.codec / form.blob / form.base ...
+//   keyframes.Stored(device, id, form);   // after the store committed it: counts it or makes it the keyframe
 //
 // Thread-safe.
 #ifndef MEMFLEET_SERVER_DELTA_KEYFRAMES_H_
@@ -23,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "proto/capture_codec.h"
+#include "server/accounting/capture.h"
 
 namespace memfleet::server {
 
@@ -36,6 +38,20 @@ struct DeltaOptions {
 class DeltaKeyframes {
  public:
   explicit DeltaKeyframes(DeltaOptions options) : options_(options) {}
+
+  // A raw capture in the form the server stores: codec, blob and (for a delta) its keyframe's id.
+  struct StoredForm {
+    std::string codec;
+    std::string blob;  // "" when compression failed
+    std::string base;  // "" for a whole capture
+  };
+  // A delta of the device's keyframe when it has one and the delta is at most half the keyframe's blob
+  // (a device changed beyond recognition gets a new keyframe instead); else whole at `whole_level`.
+  StoredForm Encode(const accounting::Capture& capture, const std::string& capture_id, const std::string& device_id,
+                    const std::string& captured_at, int whole_level);
+  // After the store committed `form`: a delta counts towards keyframe_every, a whole capture becomes the
+  // device's keyframe. The error only means the device's next capture is stored whole again.
+  absl::Status Stored(const std::string& device_id, const std::string& capture_id, const StoredForm& form);
 
   struct Base {
     std::string keyframe_id;

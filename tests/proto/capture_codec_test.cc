@@ -422,6 +422,15 @@ std::unique_ptr<const DeltaKeyframe> KeyframeOf(const std::string& whole_blob) {
   return k.ok() ? std::move(*k) : nullptr;
 }
 
+// `delta`, decoded against the keyframe whose whole blob is `keyframe_blob`, is `want` exactly.
+void ExpectDeltaDecodesTo(const std::string& delta, const std::string& keyframe_blob, const Capture& want) {
+  absl::StatusOr<std::string> keyframe_bytes = DecompressStoredCapture(kStoredCodec, keyframe_blob);
+  ASSERT_TRUE(keyframe_bytes.ok()) << keyframe_bytes.status();
+  absl::StatusOr<Capture> decoded = DecodeStoredCapture(kDeltaCodec, delta, *keyframe_bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ExpectSameCapture(want, *decoded);
+}
+
 TEST(StoredCaptureDeltaTest, RoundTripIsByteExactAndAFractionOfTheWholeBlob) {
   const std::string whole = EncodeStoredCapture(NoisyCapture(false), "cap-1", "d1", "2026-12-02T16:15:00Z", 3);
   std::unique_ptr<const DeltaKeyframe> keyframe = KeyframeOf(whole);
@@ -434,15 +443,11 @@ TEST(StoredCaptureDeltaTest, RoundTripIsByteExactAndAFractionOfTheWholeBlob) {
   // stays about 1 MiB. The keyframe's start is 1 MiB back from the delta's end: the window must cover it.
   EXPECT_GT(later_whole.size(), size_t{1} << 19);
   EXPECT_LT(delta.size() * 100, later_whole.size()) << delta.size() << " vs " << later_whole.size();
-  absl::StatusOr<std::string> keyframe_bytes = DecompressStoredCapture(kStoredCodec, whole);
-  ASSERT_TRUE(keyframe_bytes.ok());
-  absl::StatusOr<Capture> decoded = DecodeStoredCapture(kDeltaCodec, delta, *keyframe_bytes);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
-  ExpectSameCapture(later, *decoded);
+  ExpectDeltaDecodesTo(delta, whole, later);
   // The delta holds the same StoredCapture as the whole blob of the same capture.
   absl::StatusOr<Capture> from_whole = DecodeStoredCapture(kStoredCodec, later_whole);
   ASSERT_TRUE(from_whole.ok());
-  ExpectSameCapture(*from_whole, *decoded);
+  ExpectSameCapture(*from_whole, later);
 }
 
 // A phone's capture with full smaps of its GPU processes runs to tens of MB, beyond zstd level 3's
@@ -458,11 +463,7 @@ TEST(StoredCaptureDeltaTest, AKeyframeLargerThanTheDefaultWindowStillServes) {
   const Capture later = NoisyCapture(true, kNoise);
   const std::string delta = EncodeStoredCaptureDelta(later, "cap-2", "d1", "2026-12-02T16:25:00Z", *keyframe);
   EXPECT_LT(delta.size() * 2, whole.size()) << delta.size() << " vs " << whole.size();
-  absl::StatusOr<std::string> keyframe_bytes = DecompressStoredCapture(kStoredCodec, whole);
-  ASSERT_TRUE(keyframe_bytes.ok());
-  absl::StatusOr<Capture> decoded = DecodeStoredCapture(kDeltaCodec, delta, *keyframe_bytes);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
-  ExpectSameCapture(later, *decoded);
+  ExpectDeltaDecodesTo(delta, whole, later);
 }
 
 TEST(StoredCaptureDeltaTest, ADeltaNeedsItsOwnKeyframe) {
