@@ -21,6 +21,7 @@
 #include <zstd.h>
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -169,6 +170,39 @@ void BM_PutCapture(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_PutCapture)->Unit(benchmark::kMicrosecond);
+
+// Ingest as the server's workers do it: Threads() callers of PutCapture at once on one store (writes
+// serialize on the one writer connection). items_per_second is all threads' captures per real second:
+// what more workers buy at the store (docs/performance.md: the group-commit experiment).
+void BM_PutCapture_Threads(benchmark::State& state) {
+  static TempDir* const dir = new TempDir();  // one folder for every thread count
+  static std::unique_ptr<SqliteStore> store;
+  static std::atomic<int> next{0};
+  static int run = 0;
+  if (state.thread_index() == 0) {
+    absl::StatusOr<std::unique_ptr<SqliteStore>> opened =
+        SqliteStore::Open(dir->path() + "/threads-" + std::to_string(run++) + ".db", SqliteStoreOptions());
+    store = opened.ok() ? std::move(*opened) : nullptr;
+    next = 0;
+  }
+  CaptureRecord c = MakeCapture("dev-threads", 0, 30);
+  for (auto _ : state) {
+    if (store == nullptr) {
+      state.SkipWithError("cannot open the store");
+      break;
+    }
+    const int index = next++;
+    c.capture_id = "cap-" + std::to_string(index);
+    c.captured_at = TimeAt(static_cast<int64_t>(index) * kCaptureIntervalSeconds);
+    absl::StatusOr<bool> r = store->PutCapture(c);
+    if (!r.ok() || !*r) {
+      state.SkipWithError(r.ok() ? "duplicate" : r.status().ToString().c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PutCapture_Threads)->Threads(1)->Threads(2)->Threads(4)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The same captures in batches of range(0) per transaction (a spooled backlog): one fsync per batch.
 void BM_PutCaptures_Batch(benchmark::State& state) {

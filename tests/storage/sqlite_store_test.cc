@@ -790,5 +790,75 @@ TEST_F(QueryPlanTest, HotQueriesAnswerCorrectlyOnTheLargerDatabase) {
                              [](const HistoryRow& a, const HistoryRow& b) { return a.captured_at < b.captured_at; }));
 }
 
+// Concurrent writers (the server's workers): each capture stored once, and exactly one caller told it is new.
+TEST_F(SqliteStoreTest, ConcurrentPutsOfTheSameCapturesStoreEachOnceAndSayNewOnce) {
+  constexpr int kThreads = 4, kCaptures = 40;
+  std::vector<std::vector<int>> answers(kThreads, std::vector<int>(kCaptures, -1));  // 1 new, 0 duplicate, 2 error
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kCaptures; ++k) {
+        const int id = (k + t * 7) % kCaptures;  // each thread in another order
+        absl::StatusOr<bool> r = store_->PutCapture(MakeCapture("cap-" + std::to_string(id), "dev-1", At(id % 24)));
+        answers[static_cast<size_t>(t)][static_cast<size_t>(id)] = r.ok() ? (*r ? 1 : 0) : 2;
+        if (!r.ok()) ADD_FAILURE() << r.status();
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int id = 0; id < kCaptures; ++id) {
+    int news = 0, duplicates = 0;
+    for (int t = 0; t < kThreads; ++t) {
+      news += answers[static_cast<size_t>(t)][static_cast<size_t>(id)] == 1;
+      duplicates += answers[static_cast<size_t>(t)][static_cast<size_t>(id)] == 0;
+    }
+    EXPECT_EQ(news, 1) << "cap-" << id;
+    EXPECT_EQ(duplicates, kThreads - 1) << "cap-" << id;
+  }
+  absl::StatusOr<Store::Stats> stats = store_->GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->captures, static_cast<uint64_t>(kCaptures));
+  EXPECT_EQ(stats->process_rows, static_cast<uint64_t>(2 * kCaptures));  // MakeReport has two processes
+}
+
+// A record the database refuses (here a delta naming a keyframe that is not stored: the foreign key)
+// fails alone; the captures written beside it, at the same time, are stored.
+TEST_F(SqliteStoreTest, ARefusedCaptureFailsAloneInItsGroup) {
+  constexpr int kGood = 60, kBad = 20;
+  std::atomic<int> good_stored{0}, bad_refused{0};
+  std::thread good([&] {
+    for (int k = 0; k < kGood; ++k) {
+      absl::StatusOr<bool> r = store_->PutCapture(MakeCapture("good-" + std::to_string(k), "dev-1", At(k % 24)));
+      good_stored += r.ok() && *r;
+    }
+  });
+  std::thread good2([&] {
+    for (int k = 0; k < kGood; ++k) {
+      absl::StatusOr<bool> r = store_->PutCapture(MakeCapture("good2-" + std::to_string(k), "dev-2", At(k % 24)));
+      good_stored += r.ok() && *r;
+    }
+  });
+  std::thread bad([&] {
+    for (int k = 0; k < kBad; ++k) {
+      CaptureRecord c = MakeCapture("bad-" + std::to_string(k), "dev-3", At(k % 24));
+      c.raw_codec = "zstd-delta+proto";
+      c.raw_base = "no-such-keyframe";
+      absl::StatusOr<bool> r = store_->PutCapture(c);
+      bad_refused += !r.ok();
+    }
+  });
+  good.join();
+  good2.join();
+  bad.join();
+  EXPECT_EQ(good_stored.load(), 2 * kGood);
+  EXPECT_EQ(bad_refused.load(), kBad);
+  absl::StatusOr<Store::Stats> stats = store_->GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->captures, static_cast<uint64_t>(2 * kGood));
+  absl::StatusOr<bool> has = store_->HasCapture("bad-0");
+  ASSERT_TRUE(has.ok());
+  EXPECT_FALSE(*has);
+}
+
 }  // namespace
 }  // namespace memfleet::storage
