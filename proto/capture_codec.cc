@@ -406,13 +406,14 @@ absl::StatusOr<std::unique_ptr<const DeltaKeyframe>> DeltaKeyframe::Create(std::
                                                                           int compression_level) {
   if (keyframe.empty()) return absl::InvalidArgumentError("an empty keyframe");
   // Level 3's tables hold 2^17 positions: over a keyframe of tens of MB only its last few hundred kB
-  // would stay findable. Sized to about one slot per 4 bytes of keyframe (within 2^17..2^24: 0.5 to
-  // 64 MiB per table), the whole keyframe can be matched; deltas re-synchronize within bytes of a change.
+  // would stay findable, and for a small keyframe they are mostly empty (the server holds one per
+  // device). Sized to about one slot per 4 bytes of keyframe (2^12..2^24 slots: 16 KiB to 64 MiB per
+  // table), all of the keyframe can be matched; deltas re-synchronize within bytes of a change.
   ZSTD_compressionParameters params = ZSTD_getCParams(compression_level, keyframe.size(), keyframe.size());
-  unsigned table_log = 17;
-  while (table_log < 24 && (size_t{1} << (table_log + 2)) < keyframe.size()) ++table_log;
-  params.hashLog = std::max(params.hashLog, table_log);
-  params.chainLog = std::max(params.chainLog, table_log);
+  unsigned table_log = 12;
+  while (table_log < 24 && (size_t{1} << (table_log + 4)) < keyframe.size()) ++table_log;
+  params.hashLog = table_log;
+  params.chainLog = table_log;
   params.windowLog = std::max(params.windowLog, 21u);
   // A StoredCapture does not start with zstd's dictionary magic, but say raw content rather than rely on it.
   ZSTD_CDict* cdict = ZSTD_createCDict_advanced(keyframe.data(), keyframe.size(), ZSTD_dlm_byCopy,

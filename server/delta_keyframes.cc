@@ -32,6 +32,10 @@ absl::Status DeltaKeyframes::Stored(const std::string& device_id, const std::str
   return Install(device_id, capture_id, form.blob);
 }
 
+std::chrono::steady_clock::time_point DeltaKeyframes::Now() const {
+  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
+}
+
 std::optional<DeltaKeyframes::Base> DeltaKeyframes::For(const std::string& device_id) {
   if (!options_.enabled) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
@@ -39,6 +43,7 @@ std::optional<DeltaKeyframes::Base> DeltaKeyframes::For(const std::string& devic
   if (it == entries_.end()) return std::nullopt;
   // keyframe_every counts the keyframe itself: 1 whole + (keyframe_every - 1) deltas.
   if (it->second.deltas + 1 >= options_.keyframe_every) return std::nullopt;
+  it->second.last_used = Now();
   lru_.splice(lru_.begin(), lru_, it->second.lru);
   return it->second.base;
 }
@@ -52,42 +57,56 @@ void DeltaKeyframes::CountDelta(const std::string& device_id, const std::string&
 absl::Status DeltaKeyframes::Install(const std::string& device_id, const std::string& capture_id,
                                      std::string_view whole_blob) {
   if (!options_.enabled) return absl::OkStatus();
+  const auto now = Now();
+  {
+    // A new device that cannot get room would build its dictionary for nothing.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (entries_.count(device_id) == 0 && !entries_.empty() && bytes_ >= options_.cache_bytes &&
+        !MakeRoom(1, now)) {
+      return absl::OkStatus();
+    }
+  }
   absl::StatusOr<std::string> bytes = wire::DecompressStoredCapture(wire::kStoredCodec, whole_blob);
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<std::unique_ptr<const wire::DeltaKeyframe>> keyframe =
       wire::DeltaKeyframe::Create(*bytes, options_.compression_level);
   if (!keyframe.ok()) return keyframe.status();
+  const size_t size = (*keyframe)->memory_bytes();
 
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(device_id);
   if (it == entries_.end()) {
+    // The first keyframe always fits, so a budget below one keyframe still serves one device.
+    if (!entries_.empty() && bytes_ + size > options_.cache_bytes && !MakeRoom(size, now)) return absl::OkStatus();
     lru_.push_front(device_id);
     it = entries_.emplace(device_id, Entry{}).first;
     it->second.lru = lru_.begin();
   } else {
+    // A device that holds a keyframe keeps its place: replacing it changes the total only by the
+    // difference in size.
     bytes_ -= it->second.bytes;
     lru_.splice(lru_.begin(), lru_, it->second.lru);
   }
   Entry& e = it->second;
-  e.bytes = (*keyframe)->memory_bytes();
+  e.bytes = size;
   e.base.keyframe_id = capture_id;
   e.base.keyframe = std::move(*keyframe);
   e.base.keyframe_blob_bytes = whole_blob.size();
   e.deltas = 0;
+  e.last_used = now;
   bytes_ += e.bytes;
-  Evict();
   return absl::OkStatus();
 }
 
-void DeltaKeyframes::Evict() {
-  // The newest entry stays even alone over the budget: a budget smaller than one keyframe still deltas
-  // the device that captured last.
-  while (bytes_ > options_.cache_bytes && lru_.size() > 1) {
+bool DeltaKeyframes::MakeRoom(size_t bytes, std::chrono::steady_clock::time_point now) {
+  while (bytes_ + bytes > options_.cache_bytes && !lru_.empty()) {
     auto it = entries_.find(lru_.back());
+    if (now - it->second.last_used < options_.stale_after) return false;  // the least recent is in use
     bytes_ -= it->second.bytes;
     entries_.erase(it);
     lru_.pop_back();
   }
+  return bytes_ + bytes <= options_.cache_bytes || entries_.empty();
 }
 
 size_t DeltaKeyframes::memory_bytes() const {

@@ -1,8 +1,10 @@
 // DeltaKeyframes: the keyframe each device's new captures are stored as deltas against (delta storage,
-// docs/performance.md "Storage"), kept in memory under a byte budget, least recently used dropped first.
-// A device with no entry (first capture, a restart, an eviction) stores its next capture whole, which
-// becomes its keyframe; so does every `keyframe_every`-th capture, which bounds what one keyframe's
-// loss or a re-accounting has to touch.
+// docs/performance.md "Storage"), kept in memory under a byte budget. A device with no entry (its first
+// capture, after a restart) stores its next capture whole, which becomes its keyframe; so does every
+// `keyframe_every`-th capture, which bounds what one keyframe's loss or a re-accounting has to touch.
+// When the budget is full a new device gets a keyframe only by evicting one unused for `stale_after`
+// (a device gone from the farm): a fleet that captures in rounds would make plain LRU evict each
+// device just before its next capture, and no one would get a delta.
 //
 //   DeltaKeyframes::StoredForm form = keyframes.Encode(capture, id, device, at, 3);  // delta or whole
 //   ... store form.codec / form.blob / form.base ...
@@ -12,8 +14,10 @@
 #ifndef MEMFLEET_SERVER_DELTA_KEYFRAMES_H_
 #define MEMFLEET_SERVER_DELTA_KEYFRAMES_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -21,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "proto/capture_codec.h"
@@ -33,11 +38,13 @@ struct DeltaOptions {
   uint32_t keyframe_every = 32;          // one whole capture in this many, per device
   size_t cache_bytes = size_t{512} << 20;  // zstd dictionaries of all devices together (~1 MB each)
   int compression_level = 3;             // of the deltas (the level the dictionary is built for)
+  std::chrono::seconds stale_after{3600};  // a keyframe unused this long may make room for another device
+  std::function<std::chrono::steady_clock::time_point()> clock;  // null: steady_clock::now (tests set it)
 };
 
 class DeltaKeyframes {
  public:
-  explicit DeltaKeyframes(DeltaOptions options) : options_(options) {}
+  explicit DeltaKeyframes(DeltaOptions options) : options_(std::move(options)) {}
 
   // A raw capture in the form the server stores: codec, blob and (for a delta) its keyframe's id.
   struct StoredForm {
@@ -74,9 +81,13 @@ class DeltaKeyframes {
     Base base;
     uint32_t deltas = 0;
     size_t bytes = 0;
+    std::chrono::steady_clock::time_point last_used;
     std::list<std::string>::iterator lru;  // position in lru_
   };
-  void Evict();  // under mu_
+  std::chrono::steady_clock::time_point Now() const;
+  // Under mu_: drops stale entries, least recently used first, until `bytes` more fit; false when
+  // they still do not.
+  bool MakeRoom(size_t bytes, std::chrono::steady_clock::time_point now);
 
   const DeltaOptions options_;
   mutable std::mutex mu_;

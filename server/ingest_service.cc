@@ -89,7 +89,8 @@ IngestService::IngestService(storage::Store& store, AgentRegistry& registry, Wor
         if (!o.now) o.now = NowRfc3339;
         return o;
       }()),
-      ingestor_(store, sweeps, options_.now, options_.delta) {}
+      ingestor_(store, sweeps, options_.now, options_.delta),
+      hello_watchdog_(options_.hello) {}
 
 grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream) {
   if (!accepting_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
@@ -113,8 +114,20 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
     stream_lease = std::move(*lease);
   }
   v1::AgentMessage msg;
-  if (!stream->Read(&msg)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the stream ended before its Hello");
+  {
+    absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> waiting = hello_watchdog_.Watch(context);
+    if (!waiting.ok()) {
+      LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", waiting.status().message()));
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(waiting.status().message()));
+    }
+    const std::string peer = context->peer();  // a cancelled call no longer knows it
+    const bool read = stream->Read(&msg);
+    if ((*waiting)->timed_out()) {
+      const std::string why = absl::StrCat("no Hello within ", hello_watchdog_.options().hello_timeout.count(), " ms");
+      LogLine(absl::StrCat("agent stream from ", peer, " cancelled: ", why));
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, why);
+    }
+    if (!read) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the stream ended before its Hello");
   }
   if (msg.msg_case() != v1::AgentMessage::kHello) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message of an agent stream must be Hello");

@@ -24,6 +24,7 @@
 #include "proto/capture_codec.h"
 #include "server/agent_registry.h"
 #include "server/capture_ingestor.h"
+#include "server/hello_watchdog.h"
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
@@ -41,6 +42,7 @@ struct IngestOptions {
   const security::Authorizer* authorizer = nullptr;
   security::AgentLimits* agent_limits = nullptr;
   DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
+  HelloWatchdogOptions hello;  // streams that have not said Hello yet (hello_watchdog.h)
 };
 
 class IngestService final : public v1::AgentService::Service {
@@ -61,6 +63,7 @@ class IngestService final : public v1::AgentService::Service {
   SweepCoordinator* sweeps_;
   const IngestOptions options_;
   CaptureIngestor ingestor_;
+  HelloWatchdog hello_watchdog_;
   std::atomic<bool> accepting_{true};
 };
 

@@ -50,6 +50,7 @@ struct LabServerOptions {
   security::AgentLimitsOptions agent_limits;
   wire::AssemblyLimits capture_limits;
   DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
+  HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
 };
 
 class LabServer {

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -153,6 +154,20 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
 
+  // Streams that have not said Hello (docs/security.md).
+  double hello_timeout_s = 10;
+  app.add_option("--hello-timeout-s", hello_timeout_s, "seconds an agent stream may take to send its Hello")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  app.add_option("--max-waiting-streams", options.hello.max_waiting,
+                 "agent streams that may wait for their Hello at once, all hosts")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--max-waiting-streams-per-host", options.hello.max_waiting_per_host,
+                 "agent streams that may wait for their Hello at once from one host")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+
   TokenArgs token_args;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
   token_cmd->require_subcommand(1);
@@ -180,6 +195,7 @@ int main(int argc, char** argv) {
   options.capture_limits.max_node_bytes = static_cast<uint64_t>(max_node_mb) << 20;
   options.capture_limits.max_nodes = max_nodes;
   options.delta.cache_bytes = delta_cache_mb << 20;
+  options.hello.hello_timeout = std::chrono::milliseconds(static_cast<int64_t>(hello_timeout_s * 1000));
   options.delta.enabled = options.delta.keyframe_every > 1;
 
   absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(options.db_path);

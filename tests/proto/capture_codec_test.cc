@@ -453,8 +453,8 @@ TEST(StoredCaptureDeltaTest, RoundTripIsByteExactAndAFractionOfTheWholeBlob) {
 // A phone's capture with full smaps of its GPU processes runs to tens of MB, beyond zstd level 3's
 // 2 MiB window and 2^17-slot tables, with which this delta came out at 91% of the whole blob: the window
 // must reach back to the keyframe's start and the tables must index all of it. Incompressible noise is the
-// hard case (every position needs its own slot; the tables give one per 4 bytes): a third, where text
-// does far better; what matters is that it is a delta the ingestor keeps (at most half the whole blob).
+// hard case (every position wants its own slot; the tables give one per 16 bytes), where text does far
+// better; what matters is that it is a delta the ingestor keeps (at most half the whole blob).
 TEST(StoredCaptureDeltaTest, AKeyframeLargerThanTheDefaultWindowStillServes) {
   constexpr size_t kNoise = 24u << 20;
   const std::string whole = EncodeStoredCapture(NoisyCapture(false, kNoise), "cap-1", "d1", "2026-12-02T16:15:00Z", 3);

@@ -1,6 +1,7 @@
 // Delta storage of raw captures (CaptureIngestor + DeltaKeyframes + SqliteStore on a real file, then
 // re-accounting): which captures are stored whole and which as deltas, that every delta decodes back to
 // its exact capture, and the issue 6 target — raw captures stored in at most 5% of their size.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -198,28 +199,56 @@ TEST_F(DeltaStorageTest, AfterARestartADevicesFirstCaptureIsWhole) {
   EXPECT_EQ(result->failed, 0u);
 }
 
-TEST_F(DeltaStorageTest, TheKeyframeBudgetDropsTheLeastRecentlyCapturedDevice) {
+// A farm captures in rounds: with plain LRU a budget one device short would evict each keyframe just
+// before its device's next capture. Devices holding keyframes keep them; the one without room stores whole.
+TEST_F(DeltaStorageTest, ABudgetFullOfDevicesInUseLeavesANewDeviceWhole) {
   DeltaOptions delta;
-  delta.cache_bytes = 1;  // room for the newest keyframe only
+  delta.cache_bytes = 1;  // room for the first keyframe only
   CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
-  ASSERT_TRUE(IngestLater(ingestor, 0, "bench-a"));
-  ASSERT_TRUE(IngestLater(ingestor, 1, "bench-b"));  // evicts bench-a's keyframe
-  ASSERT_TRUE(IngestLater(ingestor, 2, "bench-b"));
-  ASSERT_TRUE(IngestLater(ingestor, 3, "bench-a"));
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(IngestLater(ingestor, 2 * round, "bench-a"));
+    ASSERT_TRUE(IngestLater(ingestor, 2 * round + 1, "bench-b"));
+  }
   EXPECT_EQ(ingestor.keyframes().devices(), 1u);
-  EXPECT_EQ(Raw("bench-b", 2).raw_codec, wire::kDeltaCodec);
-  EXPECT_EQ(Raw("bench-a", 3).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(Raw("bench-a", 0).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(Raw("bench-a", 2).raw_codec, wire::kDeltaCodec);
+  EXPECT_EQ(Raw("bench-a", 4).raw_codec, wire::kDeltaCodec);
+  for (int seq : {1, 3, 5}) EXPECT_EQ(Raw("bench-b", seq).raw_codec, wire::kStoredCodec) << seq;
 
   DeltaOptions roomy;
   CaptureIngestor both(*store_, nullptr, nullptr, roomy);
-  ASSERT_TRUE(IngestLater(both, 4, "bench-a"));
-  ASSERT_TRUE(IngestLater(both, 5, "bench-b"));
-  ASSERT_TRUE(IngestLater(both, 6, "bench-a"));
-  ASSERT_TRUE(IngestLater(both, 7, "bench-b"));
+  for (int round = 3; round < 5; ++round) {
+    ASSERT_TRUE(IngestLater(both, 2 * round, "bench-a"));
+    ASSERT_TRUE(IngestLater(both, 2 * round + 1, "bench-b"));
+  }
   EXPECT_EQ(both.keyframes().devices(), 2u);
-  EXPECT_EQ(Raw("bench-a", 6).raw_codec, wire::kDeltaCodec);
-  EXPECT_EQ(Raw("bench-b", 7).raw_codec, wire::kDeltaCodec);
+  EXPECT_EQ(Raw("bench-a", 8).raw_codec, wire::kDeltaCodec);
+  EXPECT_EQ(Raw("bench-b", 9).raw_codec, wire::kDeltaCodec);
   EXPECT_GT(both.keyframes().memory_bytes(), 0u);
+}
+
+TEST_F(DeltaStorageTest, AKeyframeUnusedForStaleAfterMakesRoomForAnotherDevice) {
+  auto now = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  DeltaOptions delta;
+  delta.cache_bytes = 1;
+  delta.stale_after = std::chrono::hours(1);
+  delta.clock = [now] { return *now; };
+  CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
+  ASSERT_TRUE(IngestLater(ingestor, 0, "bench-a"));
+  ASSERT_TRUE(IngestLater(ingestor, 1, "bench-b"));  // bench-a's keyframe was used just now: no room
+  *now += std::chrono::minutes(59);
+  ASSERT_TRUE(IngestLater(ingestor, 2, "bench-b"));
+  *now += std::chrono::minutes(2);  // bench-a gone for 61 minutes
+  ASSERT_TRUE(IngestLater(ingestor, 3, "bench-b"));
+  ASSERT_TRUE(IngestLater(ingestor, 4, "bench-b"));
+  ASSERT_TRUE(IngestLater(ingestor, 5, "bench-a"));  // back: its keyframe went to bench-b
+  EXPECT_EQ(Raw("bench-b", 1).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(Raw("bench-b", 2).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(Raw("bench-b", 3).raw_codec, wire::kStoredCodec);  // the new keyframe
+  EXPECT_EQ(Raw("bench-b", 4).raw_codec, wire::kDeltaCodec);
+  EXPECT_EQ(Raw("bench-b", 4).raw_base, testing::CaptureId("bench-b", 3));
+  EXPECT_EQ(Raw("bench-a", 5).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(ingestor.keyframes().devices(), 1u);
 }
 
 TEST_F(DeltaStorageTest, KeyframeEveryOneStoresEveryCaptureWhole) {

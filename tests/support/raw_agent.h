@@ -31,12 +31,11 @@ class RawAgent {
   explicit RawAgent(const std::string& target) : RawAgent(target, grpc::InsecureChannelCredentials(), "") {}
   // Over `credentials` (TLS), sending `token` (if not empty) as `authorization: Bearer <token>`.
   RawAgent(const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& credentials,
-           const std::string& token)
+           const std::string& token, std::chrono::milliseconds deadline = std::chrono::seconds(60))
       : channel_(grpc::CreateChannel(target, credentials)), stub_(v1::AgentService::NewStub(channel_)) {
     if (!token.empty()) context_.AddMetadata("authorization", "Bearer " + token);
     context_.set_compression_algorithm(GRPC_COMPRESS_GZIP);
-    context_.set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::seconds(60));  // a broken test fails, never hangs
+    context_.set_deadline(std::chrono::system_clock::now() + deadline);  // a broken test fails, never hangs
     stream_ = stub_->Connect(&context_);
   }
   ~RawAgent() {

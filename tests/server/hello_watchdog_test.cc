@@ -1,0 +1,118 @@
+// HelloWatchdog against the real LabServer on loopback (docs/security.md, "Streams before their Hello"):
+// a stream that never says Hello is cancelled at its deadline, silent streams beyond the limits are
+// refused at once, and a well-behaved agent is served again as soon as they are gone.
+#include "server/hello_watchdog.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/support/raw_agent.h"
+#include "tests/support/test_server.h"
+
+namespace memfleet::server {
+namespace {
+
+using testing::RawAgent;
+using testing::TestServer;
+using Clock = std::chrono::steady_clock;
+
+TEST(HelloWatchdogTest, PeerHostDropsThePortOnly) {
+  EXPECT_EQ(HelloWatchdog::PeerHost("ipv4:10.0.0.7:51234"), "ipv4:10.0.0.7");
+  EXPECT_EQ(HelloWatchdog::PeerHost("ipv6:[::1]:5000"), "ipv6:[::1]");
+  EXPECT_EQ(HelloWatchdog::PeerHost("ipv6:%5B::1%5D:5000"), "ipv6:%5B::1%5D");
+  EXPECT_EQ(HelloWatchdog::PeerHost("unix:/run/memfleet.sock"), "unix:/run/memfleet.sock");
+  EXPECT_EQ(HelloWatchdog::PeerHost(""), "");
+}
+
+std::unique_ptr<TestServer> StartServer(HelloWatchdogOptions hello) {
+  LabServerOptions options;
+  options.hello = hello;
+  absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start(options);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// A silent stream that the server refuses answers RESOURCE_EXHAUSTED at once; one it accepts waits
+// (here until the probe's own 2 s deadline). Probes until refused, as the server may not have started
+// the handlers of the streams opened just before.
+bool RefusedWhileTheOthersWait(const std::string& target) {
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    RawAgent probe(target, grpc::InsecureChannelCredentials(), "", std::chrono::seconds(2));
+    grpc::Status s = probe.Finish();
+    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      EXPECT_NE(s.error_message().find("waiting for their Hello"), std::string::npos) << s.error_message();
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(HelloWatchdogTest, AStreamThatNeverSaysHelloIsCancelledAtItsDeadline) {
+  HelloWatchdogOptions hello;
+  hello.hello_timeout = std::chrono::milliseconds(300);
+  std::unique_ptr<TestServer> server = StartServer(hello);
+  ASSERT_NE(server, nullptr);
+  RawAgent silent(server->target());  // its own deadline is 60 s
+  const Clock::time_point start = Clock::now();
+  EXPECT_FALSE(silent.Read().has_value());  // blocks until the server ends the call
+  grpc::Status s = silent.Finish();
+  EXPECT_TRUE(s.error_code() == grpc::StatusCode::CANCELLED || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)
+      << s.error_code() << ": " << s.error_message();
+  // Well before the client's own 60 s: the server's 300 ms did it.
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+  RawAgent good(server->target());
+  EXPECT_TRUE(good.Hello("sim-qcom-101"));
+  EXPECT_TRUE(good.Close().ok());
+}
+
+TEST(HelloWatchdogTest, SilentStreamsBeyondTheLimitOfOneHostAreRefusedUntilTheyAreGone) {
+  HelloWatchdogOptions hello;
+  hello.hello_timeout = std::chrono::seconds(60);
+  hello.max_waiting_per_host = 3;
+  std::unique_ptr<TestServer> server = StartServer(hello);
+  ASSERT_NE(server, nullptr);
+  std::vector<std::unique_ptr<RawAgent>> silent;
+  for (int i = 0; i < 3; ++i) silent.push_back(std::make_unique<RawAgent>(server->target()));
+  EXPECT_TRUE(RefusedWhileTheOthersWait(server->target()));
+  // The flood gone (its peers hung up), the host's agents get in again.
+  silent.clear();
+  bool served = false;
+  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
+    RawAgent good(server->target());
+    served = good.Hello("sim-qcom-101");
+    if (served) {
+      EXPECT_TRUE(good.Close().ok());
+    }
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST(HelloWatchdogTest, SilentStreamsBeyondTheLimitOfAllHostsAreRefused) {
+  HelloWatchdogOptions hello;
+  hello.hello_timeout = std::chrono::seconds(60);
+  hello.max_waiting = 2;
+  std::unique_ptr<TestServer> server = StartServer(hello);
+  ASSERT_NE(server, nullptr);
+  std::vector<std::unique_ptr<RawAgent>> silent;
+  for (int i = 0; i < 2; ++i) silent.push_back(std::make_unique<RawAgent>(server->target()));
+  EXPECT_TRUE(RefusedWhileTheOthersWait(server->target()));
+  // A stream that has said Hello no longer counts: one silent stream goes, an agent gets in and stays,
+  // and the limit still has room for one silent stream beside it.
+  silent.pop_back();
+  bool served = false;
+  std::unique_ptr<RawAgent> good;
+  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
+    good = std::make_unique<RawAgent>(server->target());
+    served = good->Hello("sim-qcom-101");
+  }
+  ASSERT_TRUE(served);
+  silent.push_back(std::make_unique<RawAgent>(server->target()));
+  EXPECT_TRUE(RefusedWhileTheOthersWait(server->target()));
+  EXPECT_TRUE(good->Close().ok());
+}
+
+}  // namespace
+}  // namespace memfleet::server
