@@ -139,6 +139,8 @@ int main(int argc, char** argv) {
   regressions_cmd->add_option("--build", regressions.build_a, "the build compared against (A)");
   regressions_cmd->add_option("--vs", regressions.build_b, "the build under test (B)");
   regressions_cmd->add_option("--model", regressions.model, "only this device model");
+  regressions_cmd->add_option("--since", regressions.since,
+                              "only reports since then: 7d, 24h, 30m or an RFC 3339 time (default: all)");
 
   try {
     app.parse(argc, argv);

@@ -198,9 +198,11 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     if (absl::Status s = CheckText(field, *value); !s.ok()) return ToGrpcStatus(s);
   }
   if (request->build_a().empty() != request->build_b().empty()) return Invalid("give both --build A and --vs B, or neither");
+  absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
+  if (!since.ok()) return ToGrpcStatus(since.status());
   // One sample per (device, build): a device upgraded from A to B counts for A by its last A report and
   // for B by its last B report, so a fleet that has fully moved to B can still be compared with A.
-  absl::StatusOr<std::vector<storage::StoredReport>> reports = store_.LatestReportsPerBuild("");
+  absl::StatusOr<std::vector<storage::StoredReport>> reports = store_.LatestReportsPerBuild(*since);
   if (!reports.ok()) return ToGrpcStatus(reports.status());
   absl::StatusOr<std::vector<baseline::DeviceSample>> all = Samples(*reports, request->selector());
   if (!all.ok()) return ToGrpcStatus(all.status());
@@ -223,7 +225,8 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     samples.push_back(std::move(s));
   }
   if (samples.empty()) {
-    return NotFound(absl::StrCat("no stored report has a process named \"", request->process_name(), "\"",
+    return NotFound(absl::StrCat("no stored report", request->since().empty() ? "" : " since " + request->since(),
+                                 " has a process named \"", request->process_name(), "\"",
                                  request->model().empty() ? "" : " on model " + request->model()));
   }
   std::string build_a = request->build_a();

@@ -266,6 +266,14 @@ int RunRegressions(const RegressionsArgs& args, std::ostream& out, std::ostream&
   request.set_build_a(args.build_a);
   request.set_build_b(args.build_b);
   request.set_model(args.model);
+  if (!args.since.empty()) {
+    absl::StatusOr<std::string> since = ParseTimeSpec(args.since, NowUnixSeconds(args.now));
+    if (!since.ok()) {
+      return PrintFailure(absl::InvalidArgumentError(absl::StrCat("--since: ", since.status().message())),
+                          "regressions", err);
+    }
+    request.set_since(*since);
+  }
   *request.mutable_selector() = *selector;
   absl::StatusOr<v1::RegressionsResponse> response = (*client)->Regressions(request);
   if (!response.ok()) return PrintFailure(response.status(), "regressions", err);

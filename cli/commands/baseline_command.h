@@ -53,7 +53,9 @@ struct RegressionsArgs {
   std::string build_a;
   std::string build_b;
   std::string model;
+  std::string since;  // "7d", "24h" or RFC 3339; "" = all stored reports
   std::vector<std::string> where;
+  std::optional<std::chrono::system_clock::time_point> now;  // tests fix the clock
 };
 
 int RunBaselineImport(const BaselineImportArgs& args, std::ostream& out, std::ostream& err);

@@ -14,6 +14,7 @@
 
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "server/clock.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 
@@ -367,6 +368,10 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
   ASSERT_TRUE(WaitOnBuild(reg, "A", std::chrono::seconds(60))) << server_->Log();
   ASSERT_TRUE(WaitOnline(kCaptures.size() + extra_devices_, std::chrono::seconds(60))) << server_->Log();
   ASSERT_FALSE(Sweep().empty());
+  // Every A capture is older than this (times are whole seconds), every B capture newer.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const std::string after_a = server::NowRfc3339();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
 
   for (size_t i = 0; i < reg.size(); ++i) {
     agents_[first + i].reset();
@@ -400,6 +405,23 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
     }
   }
   EXPECT_TRUE(seen) << sf.output;
+
+  // --since after the A captures: B's three devices remain and A has none, so nothing can be compared
+  // (and nothing is flagged: exit 0) — the window, not the builds, decides which reports count.
+  CliRun recent = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
+                            "--model", "REG", "--since", after_a, "--json"});
+  ASSERT_EQ(recent.exit_code, 0) << recent.output;
+  json rr = json::parse(recent.output);
+  ASSERT_EQ(rr["models"].size(), 1u) << recent.output;
+  for (const json& f : rr["models"][0]["figures"]) {
+    EXPECT_FALSE(f["flagged"].get<bool>()) << f.dump();
+    if (f["figure"] == "graphics_dma_kb") {
+      EXPECT_EQ(f["devices_a"], 0) << f.dump();
+      EXPECT_EQ(f["devices_b"], 3) << f.dump();
+    }
+  }
+  CliRun bad_since = Memfleet({"regressions", "--process", "system_server", "--since", "yesterday"});
+  EXPECT_EQ(bad_since.exit_code, 2) << bad_since.output;
 
   // system_server did not change with the upgrade: the same figures on A and B, delta 0, noise (exit 0).
   CliRun ss = Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG",
