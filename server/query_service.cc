@@ -323,6 +323,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
     r->set_device_id(row->device.device_id);
     r->set_model(row->device.model);
     r->set_platform(row->device.platform);
+    r->set_build(row->device.build_fingerprint);
     r->set_captured_at(row->captured_at);
     r->set_value_known(row->value_kb.has_value());
     r->set_value_kb(row->value_kb.value_or(0));

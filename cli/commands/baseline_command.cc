@@ -321,19 +321,18 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
   if (!budgeted && parsed->DepartmentOf(args.process_name) != nullptr && why == "not in the baseline") {
     why = absl::StrCat("scheme ", scheme_number, " gives it no ", figure, " budget");
   }
-  baseline::Baseline models_only = *parsed;
-  models_only.builds.clear();
   json rows = json::array();
   TextTable t({{"DEVICE"}, {"MODEL"}, {"CAPTURED"}, {"VALUE", TextTable::kRight}, {"BUDGET", TextTable::kRight},
                {"OVER", TextTable::kRight}});
   for (const v1::FleetRow& r : response->rows()) {
-    // The fleet row carries no build, so only the baseline's models are matched here.
-    const bool applies = models_only.AppliesTo(r.model(), "");
+    // As `baseline check` decides it: the device's model and current build against applies_to.
+    const bool applies = parsed->AppliesTo(r.model(), r.build());
     const bool has_value = r.value_known();
     const bool has_budget = applies && budgeted;
     const int64_t budget_kb = has_budget ? budget_value : 0;
     const int64_t over_kb = r.value_kb() - budget_kb;
-    rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"captured_at", r.captured_at()},
+    rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"build", r.build()},
+                    {"captured_at", r.captured_at()}, {"applies", applies},
                     {"value_kb", has_value ? json(r.value_kb()) : json(nullptr)},
                     {"budget_kb", has_budget ? json(budget_kb) : json(nullptr)},
                     {"over_kb", has_value && has_budget ? json(over_kb) : json(nullptr)}});

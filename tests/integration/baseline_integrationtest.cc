@@ -289,9 +289,26 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
   EXPECT_EQ(f["budget_kb"], 9000000);
   ASSERT_EQ(f["rows"].size(), 5u);
   for (const json& row : f["rows"]) {
+    EXPECT_TRUE(row["applies"].get<bool>()) << row.dump();
     if (row["device_id"] == "mtk-mt6989") {
       EXPECT_EQ(row["over_kb"], 394754 - 9000000);
     }
+  }
+
+  // A baseline for other builds: the same models, but no sample device's build matches, so no row gets
+  // a budget (as `baseline check` would count them not applicable).
+  json other_builds = generous;
+  other_builds["applies_to"] = {{"builds", {"UQ1A.*"}}};
+  ASSERT_EQ(Memfleet({"baseline", "import", WriteFile("other-builds.json", other_builds.dump(2))}).exit_code, 0);
+  CliRun fleet3 = Memfleet({"fleet", "--baseline", "--metric", "process.graphics_dma_kb", "--process",
+                            "/system/bin/surfaceflinger", "--json"});
+  ASSERT_EQ(fleet3.exit_code, 0) << fleet3.output;
+  json f3 = json::parse(fleet3.output);
+  ASSERT_EQ(f3["rows"].size(), 5u);
+  for (const json& row : f3["rows"]) {
+    EXPECT_FALSE(row["applies"].get<bool>()) << row.dump();
+    EXPECT_TRUE(row["budget_kb"].is_null()) << row.dump();
+    EXPECT_TRUE(row["over_kb"].is_null()) << row.dump();
   }
 }
 
