@@ -178,8 +178,9 @@ int main(int argc, char** argv) {
   CLI::App* token_list = token_cmd->add_subcommand("list", "list tokens (never their secrets)");
   CLI::App* token_revoke = token_cmd->add_subcommand("revoke", "revoke a token: refused from its next call on");
   token_revoke->add_option("NAME", token_args.revoke_name, "token name")->required();
+  // Parent options (--db) after the subcommand too: `memfleet-server token list --db F`.
   app.fallthrough();
-  token_cmd->fallthrough();
+  for (CLI::App* sub : {token_cmd, token_add, token_list, token_revoke}) sub->fallthrough();
 
   options.listen.clear();
   CLI11_PARSE(app, argc, argv);

@@ -264,6 +264,10 @@ TEST_F(SecurityTest, ATokenRevokedWhileTheServerRunsIsRefusedOnTheNextCall) {
   EXPECT_NE(out.find("revoked"), std::string::npos) << out;
   EXPECT_EQ(out.find("mft_"), std::string::npos) << out;
   EXPECT_EQ(out.find(read_token.substr(4, 16)), std::string::npos) << out;
+  // --db may also follow the subcommand.
+  std::string listed_after;
+  ASSERT_EQ(Run({Bin("memfleet-server"), "token", "list", "--db", db_}, &listed_after), 0) << listed_after;
+  EXPECT_EQ(listed_after, out);
   std::string admin_token = AddToken("admin", "boss");
   absl::StatusOr<v1::ListDevicesResponse> devices = Client(admin_token).ListDevices({});
   ASSERT_TRUE(devices.ok()) << devices.status();
