@@ -90,7 +90,41 @@ IngestService::IngestService(storage::Store& store, AgentRegistry& registry, Wor
         return o;
       }()),
       ingestor_(store, sweeps, options_.now, options_.delta),
-      hello_watchdog_(options_.hello) {}
+      hello_watchdog_(options_.hello) {
+  if (options_.authorizer != nullptr && options_.token_recheck.count() > 0) {
+    recheck_thread_ = std::thread([this] { RecheckTokens(); });
+  }
+}
+
+IngestService::~IngestService() {
+  {
+    std::lock_guard<std::mutex> lock(watched_mu_);
+    stopping_ = true;
+  }
+  watched_cv_.notify_all();
+  if (recheck_thread_.joinable()) recheck_thread_.join();
+}
+
+void IngestService::RecheckTokens() {
+  std::unique_lock<std::mutex> lock(watched_mu_);
+  while (!stopping_) {
+    watched_cv_.wait_for(lock, options_.token_recheck);
+    if (stopping_) break;
+    std::vector<Watched> now = {};
+    for (const auto& [key, w] : watched_) now.push_back(w);
+    lock.unlock();
+    // The store is read without the lock: a stream may start or end meanwhile.
+    for (const Watched& w : now) {
+      absl::Status valid = options_.authorizer->StillValid(w.principal);
+      std::shared_ptr<AgentSession> session = w.session.lock();
+      if (valid.ok() || session == nullptr) continue;
+      LogLine(absl::StrCat("agent ", session->device_id(), ": token \"", w.principal.token_name, "\" no longer valid (",
+                           valid.message(), "); its stream is cancelled"));
+      session->Cancel();
+    }
+    lock.lock();
+  }
+}
 
 grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream) {
   if (!accepting_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
@@ -189,6 +223,22 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   auto violation = [&](const std::string& message) {
     result = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
   };
+
+  // Watched for the token recheck while the stream lives (the guard also runs on every early return).
+  struct Unwatch {
+    IngestService* self;
+    const AgentSession* key;
+    ~Unwatch() {
+      if (key == nullptr) return;
+      std::lock_guard<std::mutex> lock(self->watched_mu_);
+      self->watched_.erase(key);
+    }
+  } unwatch{this, nullptr};
+  if (principal.authenticated && recheck_thread_.joinable()) {
+    std::lock_guard<std::mutex> lock(watched_mu_);
+    watched_[session.get()] = Watched{principal, session};
+    unwatch.key = session.get();
+  }
 
   if (!session->Write(welcome)) result = grpc::Status(grpc::StatusCode::CANCELLED, "stream broken");
   while (result.ok() && stream->Read(&msg)) {

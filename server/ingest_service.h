@@ -16,6 +16,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <thread>
+#include <mutex>
+#include <memory>
+#include <map>
+#include <condition_variable>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -43,6 +49,9 @@ struct IngestOptions {
   security::AgentLimits* agent_limits = nullptr;
   DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
   HelloWatchdogOptions hello;  // streams that have not said Hello yet (hello_watchdog.h)
+  // How often the tokens of open agent streams are checked again, so that a revoked token's idle stream
+  // ends without waiting for its next capture (which is checked anyway). 0: only at each capture.
+  std::chrono::milliseconds token_recheck{10000};
 };
 
 class IngestService final : public v1::AgentService::Service {
@@ -65,6 +74,21 @@ class IngestService final : public v1::AgentService::Service {
   CaptureIngestor ingestor_;
   HelloWatchdog hello_watchdog_;
   std::atomic<bool> accepting_{true};
+
+  // Authenticated streams, for the token recheck: their principal and session.
+  void RecheckTokens();
+  struct Watched {
+    security::Principal principal;
+    std::weak_ptr<AgentSession> session;
+  };
+  std::mutex watched_mu_;
+  std::condition_variable watched_cv_;
+  std::map<const AgentSession*, Watched> watched_;
+  bool stopping_ = false;
+  std::thread recheck_thread_;  // last: started after everything it uses
+
+ public:
+  ~IngestService() override;
 };
 
 }  // namespace memfleet::server

@@ -92,6 +92,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.agent_limits = s->agent_limits_.get();
   ingest.delta = options.delta;
   ingest.hello = options.hello;
+  ingest.token_recheck = options.token_recheck;
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), ingest);
   s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_, s->authorizer_.get());
   s->baselines_ = std::make_unique<BaselineService>(*s->store_, s->authorizer_.get());

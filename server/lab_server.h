@@ -51,6 +51,7 @@ struct LabServerOptions {
   wire::AssemblyLimits capture_limits;
   DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
   HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
+  std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)
 };
 
 class LabServer {

@@ -168,6 +168,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
 
+  double token_recheck_s = 10;
+  app.add_option("--token-recheck-s", token_recheck_s,
+                 "seconds between checks of open agent streams' tokens: a revoked token's idle stream ends; 0 = "
+                 "only at each capture")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+
   TokenArgs token_args;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
   token_cmd->require_subcommand(1);
@@ -197,6 +204,7 @@ int main(int argc, char** argv) {
   options.capture_limits.max_nodes = max_nodes;
   options.delta.cache_bytes = delta_cache_mb << 20;
   options.hello.hello_timeout = std::chrono::milliseconds(static_cast<int64_t>(hello_timeout_s * 1000));
+  options.token_recheck = std::chrono::milliseconds(static_cast<int64_t>(token_recheck_s * 1000));
   options.delta.enabled = options.delta.keyframe_every > 1;
 
   absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(options.db_path);

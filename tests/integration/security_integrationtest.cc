@@ -237,6 +237,25 @@ TEST_F(SecurityTest, AnAgentWithItsTokenStoresCapturesAndWrongTokensAreRefused) 
   EXPECT_EQ(DeviceIds(read_token), std::vector<std::string>{kQcomDevice});
 }
 
+// An agent that sends nothing after its Hello is not left connected on a revoked token: the server
+// checks open streams' tokens every --token-recheck-s and cancels the stream.
+TEST_F(SecurityTest, ARevokedTokensIdleStreamIsCancelledWithoutWaitingForACapture) {
+  std::string agent_token = AddToken("agent", "qcom", kQcomDevice);
+  ASSERT_FALSE(StartServer({"--token-recheck-s", "0.5"}).empty());
+  RawAgent agent(address_, TlsCredentials("ca.pem"), agent_token);
+  ASSERT_TRUE(agent.Hello(kQcomDevice));
+  std::string out;
+  ASSERT_EQ(Run({Bin("memfleet-server"), "--db", db_, "token", "revoke", "qcom"}, &out), 0) << out;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(agent.Read().has_value());  // the stream ends; the agent sent nothing since its Hello
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));  // not the 60 s deadline
+  EXPECT_NE(server_->Log().find("token \"qcom\" no longer valid"), std::string::npos) << server_->Log();
+  // Reconnecting with it is refused at the door.
+  RawAgent again(address_, TlsCredentials("ca.pem"), agent_token);
+  EXPECT_FALSE(again.Hello(kQcomDevice));
+  EXPECT_EQ(again.Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
 TEST_F(SecurityTest, ATokenRevokedWhileTheServerRunsIsRefusedOnTheNextCall) {
   std::string read_token = AddToken("read", "reader");
   std::string agent_token = AddToken("agent", "qcom", kQcomDevice);
