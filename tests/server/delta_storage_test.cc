@@ -78,6 +78,14 @@ class DeltaStorageTest : public ::testing::Test {
     return m.has_ack();
   }
 
+  // Rounds [first, last) of a two-device farm: bench-a takes seq 2r, bench-b 2r+1.
+  void IngestRounds(CaptureIngestor& ingestor, int first, int last) {
+    for (int round = first; round < last; ++round) {
+      ASSERT_TRUE(IngestLater(ingestor, 2 * round, "bench-a"));
+      ASSERT_TRUE(IngestLater(ingestor, 2 * round + 1, "bench-b"));
+    }
+  }
+
   storage::Store::RawCapture Raw(const std::string& device, int seq) {
     absl::StatusOr<std::optional<storage::Store::RawCapture>> raw = store_->GetRawCapture(testing::CaptureId(device, seq));
     EXPECT_TRUE(raw.ok() && raw->has_value()) << testing::CaptureId(device, seq);
@@ -205,10 +213,7 @@ TEST_F(DeltaStorageTest, ABudgetFullOfDevicesInUseLeavesANewDeviceWhole) {
   DeltaOptions delta;
   delta.cache_bytes = 1;  // room for the first keyframe only
   CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
-  for (int round = 0; round < 3; ++round) {
-    ASSERT_TRUE(IngestLater(ingestor, 2 * round, "bench-a"));
-    ASSERT_TRUE(IngestLater(ingestor, 2 * round + 1, "bench-b"));
-  }
+  ASSERT_NO_FATAL_FAILURE(IngestRounds(ingestor, 0, 3));
   EXPECT_EQ(ingestor.keyframes().devices(), 1u);
   EXPECT_EQ(Raw("bench-a", 0).raw_codec, wire::kStoredCodec);
   EXPECT_EQ(Raw("bench-a", 2).raw_codec, wire::kDeltaCodec);
@@ -217,10 +222,7 @@ TEST_F(DeltaStorageTest, ABudgetFullOfDevicesInUseLeavesANewDeviceWhole) {
 
   DeltaOptions roomy;
   CaptureIngestor both(*store_, nullptr, nullptr, roomy);
-  for (int round = 3; round < 5; ++round) {
-    ASSERT_TRUE(IngestLater(both, 2 * round, "bench-a"));
-    ASSERT_TRUE(IngestLater(both, 2 * round + 1, "bench-b"));
-  }
+  ASSERT_NO_FATAL_FAILURE(IngestRounds(both, 3, 5));
   EXPECT_EQ(both.keyframes().devices(), 2u);
   EXPECT_EQ(Raw("bench-a", 8).raw_codec, wire::kDeltaCodec);
   EXPECT_EQ(Raw("bench-b", 9).raw_codec, wire::kDeltaCodec);
