@@ -79,7 +79,10 @@ void HelloWatchdog::Run() {
     if (it == by_deadline_.end()) {
       cv_.wait(lock);  // until a new stream is watched, or the end
     } else {
-      cv_.wait_until(lock, it->first);
+      // A copy: wait_until keeps reading its deadline while the lock is released, and the entry may be
+      // erased meanwhile (its stream said Hello).
+      const std::chrono::steady_clock::time_point next = it->first;
+      cv_.wait_until(lock, next);
     }
   }
 }
