@@ -1,8 +1,10 @@
 #include "server/reaccount.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "proto/capture_codec.h"
@@ -24,29 +26,31 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::Store& store, const s
       result.failures.push_back(absl::StrCat(capture_id, ": ", why));
     }
   };
-  // Deltas follow their keyframe in time, so the last keyframe read serves a run of them.
-  std::string keyframe_id;
-  absl::StatusOr<std::string> keyframe = std::string();
-  auto keyframe_of = [&](const std::string& id) -> const absl::StatusOr<std::string>& {
-    if (id == keyframe_id) return keyframe;
-    keyframe_id = id;
+  // Each device's current keyframe, decompressed once: a fleet-wide walk interleaves devices by time,
+  // so remembering only the last keyframe read would decompress one per capture. One keyframe per
+  // device is held (a device's deltas all follow their keyframe), about the size of one raw capture.
+  std::map<std::string, std::pair<std::string, absl::StatusOr<std::string>>> keyframes;  // device -> (id, bytes)
+  auto keyframe_of = [&](const std::string& device, const std::string& id) -> const absl::StatusOr<std::string>& {
+    auto it = keyframes.find(device);
+    if (it != keyframes.end() && it->second.first == id) return it->second.second;
+    absl::StatusOr<std::string> bytes;
     absl::StatusOr<std::optional<storage::Store::RawCapture>> base = store.GetRawCapture(id);
     if (!base.ok()) {
-      keyframe = base.status();
+      bytes = base.status();
     } else if (!base->has_value()) {
-      keyframe = absl::DataLossError(absl::StrCat("its keyframe ", id, " is not stored"));
+      bytes = absl::DataLossError(absl::StrCat("its keyframe ", id, " is not stored"));
     } else {
-      keyframe = wire::DecompressStoredCapture((*base)->raw_codec, (*base)->raw_blob);
-      if (!keyframe.ok()) {
-        keyframe = absl::DataLossError(absl::StrCat("its keyframe ", id, ": ", keyframe.status().message()));
-      }
+      bytes = wire::DecompressStoredCapture((*base)->raw_codec, (*base)->raw_blob);
+      if (!bytes.ok()) bytes = absl::DataLossError(absl::StrCat("its keyframe ", id, ": ", bytes.status().message()));
     }
-    return keyframe;
+    auto& slot = keyframes[device];
+    slot = {id, std::move(bytes)};
+    return slot.second;
   };
   absl::Status walked = store.ForEachRawCapture(device_id, [&](const storage::Store::RawCapture& raw) {
     std::string_view base;
     if (!raw.raw_base.empty()) {
-      const absl::StatusOr<std::string>& k = keyframe_of(raw.raw_base);
+      const absl::StatusOr<std::string>& k = keyframe_of(raw.device_id, raw.raw_base);
       if (!k.ok()) {
         fail(raw.capture_id, k.status().message());
         return;
