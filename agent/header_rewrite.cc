@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/bounded_json.h"
+#include "server/accounting/capture_header.h"
 
 namespace memfleet::agent {
 namespace {
@@ -45,21 +47,24 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
     return absl::InvalidArgumentError(
         absl::StrCat("capture time \"", captured_at, "\" is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SSZ)"));
   }
+  // Bounded as the server bounds it: a hostile capture tree must not overflow the agent's stack in dump().
+  absl::StatusOr<nlohmann::ordered_json> parsed =
+      ParseBoundedOrderedJson(json_text, JsonBounds{accounting::kMaxCaptureHeaderBytes, kMaxJsonDepth});
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("capture.json: ", parsed.status().message(), "; fix or re-record the capture tree"));
+  }
+  nlohmann::ordered_json& header = *parsed;
+  if (!header.is_object()) {
+    return absl::InvalidArgumentError("capture.json is not a JSON object; fix or re-record the capture tree");
+  }
   try {
-    nlohmann::ordered_json header =
-        nlohmann::ordered_json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
-    if (header.is_discarded()) {
-      return absl::InvalidArgumentError("capture.json is not valid JSON; fix or re-record the capture tree");
-    }
-    if (!header.is_object()) {
-      return absl::InvalidArgumentError("capture.json is not a JSON object; fix or re-record the capture tree");
-    }
     header["device_id"] = device_id;
     header["captured_at"] = captured_at;
     // `replace`: a field that is not UTF-8 must not throw out of dump().
     return header.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot rewrite capture.json: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat("cannot rewrite capture.json: ", QuotedSnippet(e.what(), 160)));
   }
 }
 

@@ -5,13 +5,16 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "cli/time_spec.h"
+#include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
+#include "server/accounting/report_json.h"
 
 namespace memfleet::cli {
 namespace {
@@ -86,7 +89,9 @@ std::string Suggestions(const json& processes, const std::string& name) {
 
 absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& process_name,
                                           OutputFormat format) {
-  json report = json::parse(response.report_json(), nullptr, /*allow_exceptions=*/false);
+  absl::StatusOr<json> parsed =
+      ParseBoundedJson(response.report_json(), JsonBounds{accounting::kMaxReportJsonBytes, kMaxJsonDepth});
+  json report = parsed.ok() ? *std::move(parsed) : json();
   const json* processes = Find(&report, "processes");
   if (processes == nullptr || !processes->is_object()) {
     return absl::DataLossError("the server's report of capture " + response.capture_id() +

@@ -5,6 +5,7 @@
 
 #include "cli/report_table.h"
 #include "cli/time_spec.h"
+#include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
 #include "server/accounting/report_json.h"
 
@@ -52,9 +53,11 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   if (!response.ok()) return PrintFailure(response.status(), "report", err);
 
   if (*format == OutputFormat::kJson) {
-    // Re-indent to match `memfleet account --json`; pass the text through untouched if it is not JSON.
-    json parsed = json::parse(response->report_json(), nullptr, /*allow_exceptions=*/false);
-    out << (parsed.is_discarded() ? response->report_json() : parsed.dump(1, ' ', false, json::error_handler_t::replace))
+    // Re-indent to match `memfleet account --json`; pass the text through untouched if it is not JSON, or
+    // too deep to re-indent without exhausting the stack.
+    absl::StatusOr<json> parsed =
+        ParseBoundedJson(response->report_json(), JsonBounds{accounting::kMaxReportJsonBytes, kMaxJsonDepth});
+    out << (parsed.ok() ? parsed->dump(1, ' ', false, json::error_handler_t::replace) : response->report_json())
         << "\n";
     return kExitOk;
   }

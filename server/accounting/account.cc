@@ -281,7 +281,8 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     if (h.ok()) {
       header = *std::move(h);
     } else {
-      Warn(report, absl::StrCat("capture.json: ", h.status().message(), ": page_size 4096 assumed"));
+      // The parser's messages already name capture.json.
+      Warn(report, absl::StrCat(h.status().message(), ": page_size 4096 assumed"));
     }
   } else {
     Warn(report, "capture.json: missing: page_size 4096 assumed");
@@ -405,7 +406,12 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   d.gcma_kb = cma.gcma_kb;
   d.kernel_cma_kb = cma.kernel_cma_kb;
 
-  if (header.ddr_size_kb) {
+  if (header.ddr_size_kb_problem) {
+    // The header gave a size, and a wrong one: an estimate would hide that.
+    d.ddr_estimated = false;
+    report.sources["device.ddr_kb"] = "unavailable: capture.json ddr_size_kb implausible";
+    Warn(report, absl::StrCat(*header.ddr_size_kb_problem, ": ddr_kb null"));
+  } else if (header.ddr_size_kb) {
     d.ddr_kb = ToKb(*header.ddr_size_kb);
     d.ddr_estimated = false;
     report.sources["device.ddr_kb"] = "capture.json ddr_size_kb";

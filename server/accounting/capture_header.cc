@@ -12,14 +12,17 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/bounded_json.h"
 
 namespace memfleet::accounting {
 namespace {
 
 using nlohmann::json;
 
-// A capture header is a few hundred bytes; a megabyte is not a header.
-constexpr size_t kMaxHeaderBytes = 1 << 20;
+// 64 TiB in kB. Phones carry at most tens of GiB and the largest single machines sold a few tens of TiB,
+// so a larger DDR size is a corrupt or hostile header; and the bound keeps every figure derived from it
+// (static_reserved_kb, total_kb) many orders of magnitude inside the report's int64 kB.
+constexpr uint64_t kMaxDdrSizeKb = uint64_t{64} << 30;
 
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("capture.json: \"", field, "\" ", what));
@@ -46,7 +49,7 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
   uint64_t format_value = 0;
   if (format == doc.end()) return FieldError("format", "is missing (expected 1)");
   if (!AsUnsigned(*format, &format_value) || format_value != 1) {
-    return FieldError("format", absl::StrCat("is ", format->dump(), "; only format 1 is known"));
+    return FieldError("format", absl::StrCat("is ", JsonValueSnippet(*format), "; only format 1 is known"));
   }
   h.format = 1;
 
@@ -68,7 +71,7 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
   if (page_size != doc.end() && !page_size->is_null()) {
     uint64_t v = 0;
     if (!AsUnsigned(*page_size, &v) || v < 4096 || v > 65536 || (v & (v - 1)) != 0) {
-      return FieldError("page_size", absl::StrCat("is ", page_size->dump(),
+      return FieldError("page_size", absl::StrCat("is ", JsonValueSnippet(*page_size),
                                                   "; expected a power of two from 4096 to 65536"));
     }
     h.page_size = v;
@@ -80,9 +83,17 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
     uint64_t v = 0;
     if (!AsUnsigned(*ddr, &v) || v == 0) {
       return FieldError("ddr_size_kb",
-                        absl::StrCat("is ", ddr->dump(), "; expected a positive integer"));
+                        absl::StrCat("is ", JsonValueSnippet(*ddr), "; expected a positive integer"));
     }
-    h.ddr_size_kb = v;
+    if (v > kMaxDdrSizeKb) {
+      // The rest of the header is sound: only the figures that need the DDR size are lost.
+      h.ddr_size_kb_problem = std::string(
+          FieldError("ddr_size_kb",
+                     absl::StrCat("is ", v, "; more than the 64 TiB (", kMaxDdrSizeKb, " kB) a device can have"))
+              .message());
+    } else {
+      h.ddr_size_kb = v;
+    }
   }
 
   const auto android = doc.find("android_version");
@@ -98,7 +109,7 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
       h.android_version = parsed;
     } else {
       return FieldError("android_version",
-                        absl::StrCat("is ", android->dump(), "; expected an integer such as 14"));
+                        absl::StrCat("is ", JsonValueSnippet(*android), "; expected an integer such as 14"));
     }
   }
 
@@ -117,21 +128,23 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
 
 absl::StatusOr<CaptureHeader> ParseCaptureHeader(std::string_view json_text_in) {
   const absl::string_view json_text(json_text_in.data(), json_text_in.size());
-  if (json_text.size() > kMaxHeaderBytes) {
+  if (json_text.size() > kMaxCaptureHeaderBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("capture.json: ", json_text.size(), " bytes; a header is far smaller"));
   }
   if (absl::StripAsciiWhitespace(json_text).empty()) {
     return absl::InvalidArgumentError("capture.json: empty");
   }
-  // nlohmann::json reports through exceptions; none may leave this library.
+  absl::StatusOr<json> doc = ParseBoundedJson(json_text_in, JsonBounds{kMaxCaptureHeaderBytes, kMaxJsonDepth});
+  if (!doc.ok()) {
+    return absl::Status(doc.status().code(), absl::StrCat("capture.json: ", doc.status().message()));
+  }
+  // get<> and get_ref<> throw only on a type mismatch, which ParseObject checks first; no exception may
+  // leave this library all the same.
   try {
-    const json doc = json::parse(json_text.begin(), json_text.end());
-    return ParseObject(doc);
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("capture.json: not valid JSON: ", e.what()));
+    return ParseObject(*doc);
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("capture.json: ", e.what()));
+    return absl::InternalError(absl::StrCat("capture.json: ", QuotedSnippet(e.what(), 160)));
   }
 }
 

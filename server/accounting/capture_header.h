@@ -5,6 +5,7 @@
 #ifndef MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
 #define MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,6 +16,9 @@
 
 namespace memfleet::accounting {
 
+// A capture header is a few hundred bytes; a megabyte is not a header.
+inline constexpr size_t kMaxCaptureHeaderBytes = 1 << 20;
+
 struct CaptureHeader {
   int format = 1;
   std::string device_id;
@@ -22,13 +26,18 @@ struct CaptureHeader {
   uint64_t page_size = 4096;           // default when absent
   bool page_size_defaulted = true;     // the header had no page_size
   std::optional<uint64_t> ddr_size_kb;
+  // Why a ddr_size_kb the header gave was not kept (above 64 TiB): "capture.json: \"ddr_size_kb\" is ...".
+  std::optional<std::string> ddr_size_kb_problem;
   std::optional<int> android_version;  // "android_version" (e.g. 14, 16); selects the dumpsys formulas
   // Other string facts of the header ("model", "soc", "build_fingerprint", "kernel", ...), verbatim.
   std::map<std::string, std::string> facts;
 };
 
-// InvalidArgument for text that is not a JSON object, a format other than 1, a page_size that is not a
-// power of two in [4096, 65536], or a field of the wrong type (ddr_size_kb must be a positive integer).
+// InvalidArgument for text that is not a JSON object (or is larger than kMaxCaptureHeaderBytes, or nested
+// more than kMaxJsonDepth levels deep), a format other than 1, a page_size that is not a power of two in
+// [4096, 65536], or a field of the wrong type (ddr_size_kb must be a positive integer). Messages start with
+// "capture.json: " and quote untrusted values by a bounded snippet. A ddr_size_kb above 64 TiB is not an
+// error: it is left unset with the reason in ddr_size_kb_problem.
 absl::StatusOr<CaptureHeader> ParseCaptureHeader(std::string_view json_text);
 
 }  // namespace memfleet::accounting

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::accounting {
@@ -119,7 +120,12 @@ std::string ReportToJson(const Report& r, int indent) {
 }
 
 absl::StatusOr<Report> ReportFromJson(std::string_view text) {
-  json in = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  // The text comes from a server (or a file): bounded, so that no recursive walk of it can exhaust the stack.
+  absl::StatusOr<json> parsed = ParseBoundedJson(text, JsonBounds{kMaxReportJsonBytes, kMaxJsonDepth});
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("not a memfleet report: ", parsed.status().message()));
+  }
+  json& in = *parsed;
   if (!in.is_object() || !in.contains("platform") || !in["device"].is_object() ||
       !in["processes"].is_object()) {
     return absl::InvalidArgumentError("not a memfleet report: expected an object with platform, device, processes");

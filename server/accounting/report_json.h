@@ -6,6 +6,7 @@
 #ifndef MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
 #define MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -14,10 +15,14 @@
 
 namespace memfleet::accounting {
 
+// A report is a few hundred kilobytes even with thousands of processes; the CLI receives at most 64 MiB.
+inline constexpr size_t kMaxReportJsonBytes = size_t{64} << 20;
+
 // indent < 0: compact one-line JSON.
 std::string ReportToJson(const Report& report, int indent = 1);
 
-// InvalidArgument when the text is not a report object (platform, device, processes).
+// InvalidArgument when the text is not a report object (platform, device, processes), is longer than
+// kMaxReportJsonBytes or is nested more than kMaxJsonDepth levels deep.
 absl::StatusOr<Report> ReportFromJson(std::string_view text);
 
 }  // namespace memfleet::accounting

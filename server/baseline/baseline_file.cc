@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::baseline {
@@ -208,13 +209,13 @@ absl::StatusOr<Baseline> ParseBaselineFile(std::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("invalid baseline file: ", text.size(), " bytes, more than the ",
                                                    kMaxBaselineFileBytes, " allowed"));
   }
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    // e.what() gives the line and column of the syntax error; it stays inside this function.
-    return absl::InvalidArgumentError(absl::StrCat("invalid baseline file: not JSON: ", e.what()));
+  // Uploaded by a client: bounded in depth too, so that no recursive walk of it can exhaust the stack. The
+  // message gives the line and column of a syntax error.
+  absl::StatusOr<json> parsed = ParseBoundedJson(text, JsonBounds{kMaxBaselineFileBytes, kMaxJsonDepth});
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid baseline file: ", parsed.status().message()));
   }
+  json root = *std::move(parsed);
   if (!root.is_object()) return absl::InvalidArgumentError("invalid baseline file: the top level must be an object");
 
   Errors errors;

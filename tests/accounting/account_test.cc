@@ -313,6 +313,48 @@ TEST(DeviceTest, DdrBelowMemTotalMakesStaticReservedNull) {
   EXPECT_FALSE(r.device.total_kb.has_value());
 }
 
+bool HasWarning(const Report& r, const std::string& want) {
+  for (const std::string& w : r.warnings) {
+    if (w == want) return true;
+  }
+  return false;
+}
+
+TEST(DeviceTest, ImplausibleDdrSizeIsNullWithAWarningAndTheRestComputed) {
+  // 2^63 - 1 kB used to be taken as given (total_kb about 9.2e18); 2^63 did not fit and nulled the
+  // figures without a word.
+  for (const char* v : {"9223372036854775807", "9223372036854775808"}) {
+    SCOPED_TRACE(v);
+    Capture c = BaseCapture(std::string(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":4096,"ddr_size_kb":)") + v + "}");
+    Report r = Account(c);
+    EXPECT_FALSE(r.device.ddr_kb.has_value());
+    EXPECT_FALSE(r.device.ddr_estimated);  // the header gave a size; a guess would hide that it is wrong
+    EXPECT_FALSE(r.device.static_reserved_kb.has_value());
+    EXPECT_FALSE(r.device.total_kb.has_value());
+    EXPECT_TRUE(HasWarning(r, std::string("capture.json: \"ddr_size_kb\" is ") + v +
+                                  "; more than the 64 TiB (68719476736 kB) a device can have: ddr_kb null"));
+    EXPECT_EQ(r.sources.at("device.ddr_kb"), "unavailable: capture.json ddr_size_kb implausible");
+    EXPECT_EQ(r.device_id, "t");  // the rest of the header stands
+    EXPECT_EQ(r.device.kernel_kb, 131000);
+    EXPECT_EQ(r.device.processes_kb, 2020);
+  }
+}
+
+TEST(HeaderTest, BadHeaderWarnsOnceNamingTheFileOnce) {
+  Report r = Account(BaseCapture(R"({"format":2,"captured_at":"2026-11-30T08:00:00Z","device_id":"t"})"));
+  EXPECT_TRUE(HasWarning(r, "capture.json: \"format\" is 2; only format 1 is known: page_size 4096 assumed"));
+  for (const std::string& w : r.warnings) EXPECT_EQ(w.find("capture.json: capture.json"), std::string::npos) << w;
+}
+
+TEST(HeaderTest, DeeplyNestedHeaderIsAWarningAndTheRestIsComputed) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  Report r = Account(BaseCapture(R"({"format":)" + deep + R"(,"captured_at":"2026-11-30T08:00:00Z","device_id":"t"})"));
+  EXPECT_TRUE(HasWarning(r, "capture.json: nested more than 64 levels deep (at byte 73): page_size 4096 assumed"));
+  EXPECT_EQ(r.device.processes_kb, 2020);
+  EXPECT_EQ(r.device.kernel_kb, 131000);
+  EXPECT_EQ(r.processes.at(100).total_kb, 1010);
+}
+
 TEST(DeviceTest, KernelKbWithAndWithoutVmapStack) {
   Capture c = BaseCapture();
   // Shmem 1000 + SUnreclaim 40000 + VmallocUsed 60000 + PageTables 30000 (+ no SecPageTables) + CMA 0.

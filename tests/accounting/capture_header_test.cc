@@ -122,11 +122,91 @@ TEST(CaptureHeaderTest, BadDdrSize) {
                      v + "}"),
               absl::StatusCode::kInvalidArgument);
   }
-  // A huge but integral value is a value (the rules then find the DDR size implausible).
-  absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(
-      R"({"format": 1, "device_id": "d", "captured_at": "t", "ddr_size_kb": 18446744073709551615})");
+}
+
+std::string WithDdr(const std::string& v) {
+  return R"({"format": 1, "device_id": "d", "captured_at": "t", "ddr_size_kb": )" + v + "}";
+}
+
+TEST(CaptureHeaderTest, DdrSizeUpTo64TiBIsKept) {
+  absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(WithDdr("68719476736"));  // 64 TiB in kB
   ASSERT_TRUE(h.ok()) << h.status();
-  EXPECT_EQ(h->ddr_size_kb, UINT64_MAX);
+  EXPECT_EQ(h->ddr_size_kb, 68719476736u);
+  EXPECT_FALSE(h->ddr_size_kb_problem.has_value());
+}
+
+TEST(CaptureHeaderTest, ImplausibleDdrSizeIsDroppedWithAReasonAndTheRestKept) {
+  // 64 TiB + 1 kB, 2^63 - 1 (which summed into a total_kb of 9.2e18), 2^63 and 2^64 - 1 (which did not
+  // fit the report's signed figures and left them null without a word).
+  for (const char* v : {"68719476737", "9223372036854775807", "9223372036854775808", "18446744073709551615"}) {
+    SCOPED_TRACE(v);
+    absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(WithDdr(v));
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_FALSE(h->ddr_size_kb.has_value());
+    ASSERT_TRUE(h->ddr_size_kb_problem.has_value());
+    EXPECT_EQ(*h->ddr_size_kb_problem,
+              std::string("capture.json: \"ddr_size_kb\" is ") + v + "; more than the 64 TiB (68719476736 kB) a device can have");
+    EXPECT_EQ(h->device_id, "d");
+    EXPECT_EQ(h->captured_at, "t");
+  }
+}
+
+// A valid document nested 100,000 levels deep: nlohmann parses it without recursion, and the error
+// message for the bad "format" then dumped it recursively and overflowed the stack.
+std::string DeepArray(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(CaptureHeaderTest, DeeplyNestedHeaderIsAnErrorNotACrash) {
+  for (const char* field : {"format", "page_size", "ddr_size_kb", "android_version", "model", "vendor_x"}) {
+    SCOPED_TRACE(field);
+    std::string text = R"({"format": 1, "device_id": "d", "captured_at": "t", ")" + std::string(field) +
+                       "\": " + DeepArray(100000) + "}";
+    if (std::string(field) == "format") text = R"({"format": )" + DeepArray(100000) + R"(, "device_id": "d"})";
+    ASSERT_LT(text.size(), 1u << 20);  // under the size cap: only the depth check stands in the way
+    absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(text);
+    ASSERT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(h.status().message(), std::string("capture.json: nested more than 64 levels deep (at byte ") +
+                                        std::to_string(text.find('[') + 63) + ")");  // the object is level 1
+  }
+  // Brackets inside strings are text, not nesting.
+  absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(
+      R"({"format": 1, "device_id": "d", "captured_at": "t", "model": ")" + std::string(1000, '[') + R"(\"["})");
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->facts.at("model"), std::string(1000, '[') + "\"[");
+  // 64 levels is a (strange) header; 65 is not.
+  EXPECT_TRUE(ParseCaptureHeader(R"({"format": 1, "device_id": "d", "captured_at": "t", "x": )" + DeepArray(63) + "}").ok());
+  EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "d", "captured_at": "t", "x": )" + DeepArray(64) + "}"),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CaptureHeaderTest, MessagesQuoteABoundedSnippetOfUntrustedValues) {
+  const std::string huge(500000, 'A');
+  struct Case {
+    std::string field_and_value;
+    std::string want;
+  };
+  const Case cases[] = {
+      {R"("format": ")" + huge + "\"",
+       R"(capture.json: "format" is ")" + std::string(40, 'A') + R"("...; only format 1 is known)"},
+      {R"("format": [1, 2, 3], "x": 0)", R"(capture.json: "format" is an array of 3 elements; only format 1 is known)"},
+      {R"("format": 1, "device_id": "d", "captured_at": "t", "page_size": ")" + huge + "\"",
+       R"(capture.json: "page_size" is ")" + std::string(40, 'A') +
+           R"("...; expected a power of two from 4096 to 65536)"},
+      {R"("format": 1, "device_id": "d", "captured_at": "t", "ddr_size_kb": {"a": 1, "b": 2})",
+       R"(capture.json: "ddr_size_kb" is an object of 2 fields; expected a positive integer)"},
+      {R"("format": 1, "device_id": "d", "captured_at": "t", "android_version": "\u0007)" + huge + "\"",
+       R"(capture.json: "android_version" is "\x07)" + std::string(39, 'A') +
+           R"("...; expected an integer such as 14)"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<CaptureHeader> h = ParseCaptureHeader("{" + c.field_and_value + "}");
+    ASSERT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(h.status().message(), c.want);
+  }
+  // A syntax error quotes nlohmann's message, which quotes the token it stopped at: bounded too.
+  absl::StatusOr<CaptureHeader> bad = ParseCaptureHeader(R"({"format": ")" + huge + "\x01\"}");
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(bad.status().message().size(), 250u) << bad.status().message().substr(0, 300);
+  EXPECT_EQ(bad.status().message().rfind("capture.json: not valid JSON: ", 0), 0u) << bad.status().message().substr(0, 300);
 }
 
 TEST(CaptureHeaderTest, BadFormatAndRequiredFields) {

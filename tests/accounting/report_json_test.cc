@@ -41,6 +41,16 @@ TEST(ReportFromJsonTest, NotAReportIsInvalidArgument) {
   }
 }
 
+// A server (or a file) may send a valid report nested 100,000 levels deep: refused before any recursive
+// walk of it (the CLI re-indents reports with dump()) could overflow the stack.
+TEST(ReportFromJsonTest, DeeplyNestedReportIsInvalidArgument) {
+  const std::string text = R"({"platform":"qcom","device":{},"processes":{"7":{"name":)" +
+                           std::string(100000, '[') + std::string(100000, ']') + "}}}";
+  absl::StatusOr<Report> r = ReportFromJson(text);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "not a memfleet report: nested more than 64 levels deep (at byte 117)");
+}
+
 // Regression (report_json_fuzzer): a boolean field holding another type threw nlohmann::json::type_error
 // out of ReportFromJson, which ended the CLI. A field of the wrong type is now read as absent, like a
 // non-integer figure, and the rest of the report is kept.

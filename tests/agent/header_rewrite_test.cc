@@ -65,6 +65,30 @@ TEST(RewriteCaptureHeaderTest, RefusesWhatIsNotAJsonObject) {
   }
 }
 
+TEST(RewriteCaptureHeaderTest, DeeplyNestedHeaderIsRefusedNotACrash) {
+  // Valid JSON under the 1 MiB header cap: it parsed, and dump() then recursed 100,000 levels deep and
+  // overflowed the agent's stack.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string text = R"({"format": 1, "vendor_x": )" + deep + "}";
+  absl::StatusOr<std::string> r = RewriteCaptureHeader(text, "lab-7", "2026-12-02T16:15:00Z");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "capture.json: nested more than 64 levels deep (at byte 89); fix or re-record the capture tree");
+
+  accounting::Capture c;
+  c.AddFile("capture.json", text);
+  EXPECT_EQ(RewriteCaptureHeaderOf(c, "lab-7", "2026-12-02T16:15:00Z").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*c.FileContent("capture.json"), text);  // left as it was
+}
+
+TEST(RewriteCaptureHeaderTest, RefusesAHeaderOverTheServersSizeCap) {
+  const std::string text =
+      R"({"format": 1, "model": ")" + std::string(accounting::kMaxCaptureHeaderBytes, 'x') + "\"}";
+  absl::StatusOr<std::string> r = RewriteCaptureHeader(text, "lab-7", "2026-12-02T16:15:00Z");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(r.status().message().size(), 200u);
+}
+
 TEST(RewriteCaptureHeaderTest, RefusesATimeThatIsNotRfc3339Utc) {
   for (const char* at : {"", "2026-12-02 16:15:00", "2026-12-02T16:15:00", "2026-12-02T16:15:00+01:00",
                          "2026-13-02T16:15:00Z", "2026-12-02T24:00:00Z", "2026-12-02T16:15:00.123Z"}) {

@@ -1,7 +1,8 @@
 // A rogue agent against the real LabServer on loopback (docs/reliability.md, "Bad input"): bytes that are
 // not a protobuf, a capture claiming 1 GiB, a message larger than the server takes, an unknown (empty)
-// message, a capture id of another device, chunks out of order. Each time: a status is asserted, nothing is
-// stored for that capture, and a well-behaved agent on its own stream still gets its acks.
+// message, a capture id of another device, chunks out of order, a capture.json nested 300,000 levels deep.
+// Each time: a status is asserted, nothing is stored for that capture (or, for a bad header, the capture
+// is stored with a report that says so), and a well-behaved agent on its own stream still gets its acks.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <sqlite3.h>
@@ -17,6 +18,7 @@
 #include "agent/collector.h"
 #include "gtest/gtest.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
+#include "server/accounting/report_json.h"
 #include "storage/sqlite_db.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
@@ -221,6 +223,43 @@ TEST_F(RogueAgentTest, ChunksOutOfOrderAreRejectedAndNothingStored) {
   ASSERT_TRUE(answer->has_rejected()) << answer->DebugString();
   EXPECT_EQ(answer->rejected().capture_id(), id);
   EXPECT_FALSE(Stored(id));
+  ExpectGoodAgentStillServed();
+  EXPECT_TRUE(rogue.Close().ok());
+}
+
+TEST_F(RogueAgentTest, ADeeplyNestedCaptureHeaderIsAccountedWithAWarningAndTheServerStaysUp) {
+  // Valid JSON nested 100,000 levels deep, 600 KB, under the 1 MiB header cap: the header parser's error
+  // message dumped it recursively and overflowed the server's stack, ending every stream at once.
+  RawAgent rogue(server_->target());
+  ASSERT_TRUE(rogue.Hello(kRogueDevice));
+  accounting::Capture deep = rogue_capture_;
+  const std::string nesting = std::string(300000, '[') + std::string(300000, ']');
+  deep.AddFile("capture.json", R"({"format":)" + nesting + R"(,"device_id":"sim-mtk-202","captured_at":"t"})");
+  const std::string id = CaptureId(kRogueDevice, 5);
+  std::optional<v1::ServerMessage> answer = rogue.SendCapture(deep, id, kCapturedAt);
+  ASSERT_TRUE(answer.has_value());
+  // Stored like any capture with a bad node: the report says what was wrong, the rest is computed.
+  ASSERT_TRUE(answer->has_ack()) << answer->DebugString();
+  absl::StatusOr<std::optional<storage::StoredReport>> stored = server_->store().GetReportByCapture(id);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(stored->has_value());
+  absl::StatusOr<accounting::Report> report = accounting::ReportFromJson((*stored)->report_json);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->device_id, kRogueDevice);
+  EXPECT_FALSE(report->processes.empty());
+  EXPECT_TRUE(report->device.mem_total_kb.has_value());
+  bool warned = false;
+  for (const std::string& w : report->warnings) {
+    warned |= w == "capture.json: nested more than 64 levels deep (at byte 73): page_size 4096 assumed";
+  }
+  EXPECT_TRUE(warned);
+
+  // The same stream goes on: the rogue's next, ordinary capture is acked, and so is the good agent's.
+  const std::string next = CaptureId(kRogueDevice, 6);
+  answer = rogue.SendCapture(rogue_capture_, next, kCapturedAt);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE(answer->has_ack()) << answer->DebugString();
+  EXPECT_TRUE(Stored(next));
   ExpectGoodAgentStillServed();
   EXPECT_TRUE(rogue.Close().ok());
 }
