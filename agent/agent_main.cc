@@ -25,6 +25,7 @@
 #include "agent/clock.h"
 #include "agent/device_facts.h"
 #include "agent/device_root_fs.h"
+#include "agent/root_kind.h"
 #include "agent/scheduler.h"
 #include "agent/spool.h"
 #include "agent/transport.h"
@@ -71,8 +72,12 @@ int main(int argc, char** argv) {
   uint64_t spool_max_mb = 64;
   bool once = false;
   app.add_option("--server", server, "memfleet-server address, HOST:PORT")->required();
+  bool live_root = false;
   app.add_option("--root", root, "root to capture: \"/\" of a device or a capture tree (has capture.json)")
       ->required();
+  app.add_flag("--live-root", live_root,
+               "--root is not / but the root of a running system (a chroot, a mounted device root): read it "
+               "live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
   app.add_option("--device-id", device_id, "this device's id in the fleet")->required();
   app.add_option("--interval", interval_s, "seconds between captures (the server may change it)")
       ->check(CLI::Range(1u, 7u * 24 * 3600));
@@ -100,7 +105,9 @@ int main(int argc, char** argv) {
   }
 
   uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  bool capture_tree = IsCaptureTreeRoot(root);
+  absl::StatusOr<RootKind> kind = ChooseRootKind(root, live_root);
+  if (!kind.ok()) return Fail(absl::StrCat("--root ", kind.status().message()));
+  const bool capture_tree = *kind == RootKind::kCaptureTree;
   std::unique_ptr<RootFs> fs;
   DeviceFacts facts;
   if (capture_tree) {
@@ -113,7 +120,9 @@ int main(int argc, char** argv) {
     }
     facts = *from_header;
   } else {
-    fs = std::make_unique<DeviceRootFs>(root);
+    DeviceRootFs::Options live_options;
+    live_options.live_folder = live_root;
+    fs = std::make_unique<DeviceRootFs>(root, live_options);
     facts = LiveRootFacts(*fs, page_size);
   }
   if (!model.empty()) facts.model = model;
