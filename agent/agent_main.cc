@@ -28,6 +28,7 @@
 #include "agent/root_kind.h"
 #include "agent/scheduler.h"
 #include "agent/spool.h"
+#include "agent/spool_location.h"
 #include "agent/transport.h"
 
 #ifndef MEMFLEET_AGENT_VERSION
@@ -35,17 +36,6 @@
 #endif
 
 namespace {
-
-// A device id made safe to be one path segment of the default spool folder.
-std::string PathSafe(const std::string& id) {
-  std::string out;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-              c == '.';
-    out.push_back(ok ? c : '_');
-  }
-  return out;
-}
 
 // The whole file, or an error naming the flag. Token files may end in a newline (echo > file).
 absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
@@ -86,7 +76,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 24u * 3600));
   app.add_option("--ack-timeout", ack_timeout_s, "reconnect when a sent capture is not acked within this many s")
       ->check(CLI::Range(1u, 3600u));
-  app.add_option("--spool", spool_dir, "folder of captures not yet acked (default: $TMPDIR/memfleet-agent-<id>)");
+  app.add_option("--spool", spool_dir,
+                 "folder of captures not yet acked, private to the agent (default: /var/lib/memfleet-agent/<id> "
+                 "as root, $XDG_STATE_HOME or ~/.local/state/memfleet-agent/<id> otherwise, "
+                 "/data/local/tmp/memfleet/spool on a phone)");
   app.add_option("--spool-max-mb", spool_max_mb, "spool size limit; the oldest captures are dropped beyond it")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   app.add_option("--model", model, "device model reported to the server (default: from capture.json)");
@@ -99,10 +92,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
-  if (spool_dir.empty()) {
-    const char* tmp = getenv("TMPDIR");
-    spool_dir = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/memfleet-agent-", PathSafe(device_id));
-  }
+  if (spool_dir.empty()) spool_dir = DefaultSpoolDir(device_id, SpoolHost::ThisHost());
+  if (spool_dir.empty()) return Fail("no persistent private folder for the spool (not root, no $HOME): give --spool");
 
   uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   absl::StatusOr<RootKind> kind = ChooseRootKind(root, live_root);
