@@ -25,8 +25,10 @@
 #include "agent/clock.h"
 #include "agent/device_facts.h"
 #include "agent/device_root_fs.h"
+#include "agent/root_kind.h"
 #include "agent/scheduler.h"
 #include "agent/spool.h"
+#include "agent/spool_location.h"
 #include "agent/transport.h"
 
 #ifndef MEMFLEET_AGENT_VERSION
@@ -34,17 +36,6 @@
 #endif
 
 namespace {
-
-// A device id made safe to be one path segment of the default spool folder.
-std::string PathSafe(const std::string& id) {
-  std::string out;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-              c == '.';
-    out.push_back(ok ? c : '_');
-  }
-  return out;
-}
 
 // The whole file, or an error naming the flag. Token files may end in a newline (echo > file).
 absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
@@ -71,8 +62,12 @@ int main(int argc, char** argv) {
   uint64_t spool_max_mb = 64;
   bool once = false;
   app.add_option("--server", server, "memfleet-server address, HOST:PORT")->required();
+  bool live_root = false;
   app.add_option("--root", root, "root to capture: \"/\" of a device or a capture tree (has capture.json)")
       ->required();
+  app.add_flag("--live-root", live_root,
+               "--root is not / but the root of a running system (a chroot, a mounted device root): read it "
+               "live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
   app.add_option("--device-id", device_id, "this device's id in the fleet")->required();
   app.add_option("--interval", interval_s, "seconds between captures (the server may change it)")
       ->check(CLI::Range(1u, 7u * 24 * 3600));
@@ -81,7 +76,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 24u * 3600));
   app.add_option("--ack-timeout", ack_timeout_s, "reconnect when a sent capture is not acked within this many s")
       ->check(CLI::Range(1u, 3600u));
-  app.add_option("--spool", spool_dir, "folder of captures not yet acked (default: $TMPDIR/memfleet-agent-<id>)");
+  app.add_option("--spool", spool_dir,
+                 "folder of captures not yet acked, private to the agent (default: /var/lib/memfleet-agent/<id> "
+                 "as root, $XDG_STATE_HOME or ~/.local/state/memfleet-agent/<id> otherwise, "
+                 "/data/local/tmp/memfleet/spool on a phone)");
   app.add_option("--spool-max-mb", spool_max_mb, "spool size limit; the oldest captures are dropped beyond it")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   app.add_option("--model", model, "device model reported to the server (default: from capture.json)");
@@ -94,13 +92,13 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
-  if (spool_dir.empty()) {
-    const char* tmp = getenv("TMPDIR");
-    spool_dir = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/memfleet-agent-", PathSafe(device_id));
-  }
+  if (spool_dir.empty()) spool_dir = DefaultSpoolDir(device_id, SpoolHost::ThisHost());
+  if (spool_dir.empty()) return Fail("no persistent private folder for the spool (not root, no $HOME): give --spool");
 
   uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  bool capture_tree = IsCaptureTreeRoot(root);
+  absl::StatusOr<RootKind> kind = ChooseRootKind(root, live_root);
+  if (!kind.ok()) return Fail(absl::StrCat("--root ", kind.status().message()));
+  const bool capture_tree = *kind == RootKind::kCaptureTree;
   std::unique_ptr<RootFs> fs;
   DeviceFacts facts;
   if (capture_tree) {
@@ -113,7 +111,9 @@ int main(int argc, char** argv) {
     }
     facts = *from_header;
   } else {
-    fs = std::make_unique<DeviceRootFs>(root);
+    DeviceRootFs::Options live_options;
+    live_options.live_folder = live_root;
+    fs = std::make_unique<DeviceRootFs>(root, live_options);
     facts = LiveRootFacts(*fs, page_size);
   }
   if (!model.empty()) facts.model = model;

@@ -329,6 +329,11 @@ absl::StatusOr<Capture> Collector::Run() {
   if (header.ok()) {
     capture_tree_ = true;
     capture_.AddFile("capture.json", std::move(header.content));
+  } else if (header.errno_name == "EINVAL") {
+    // What RootedDir refuses: a link out of the root, or a FIFO / device node in place of a file.
+    return absl::FailedPreconditionError(absl::StrCat(
+        RootLabel(), " has a capture.json that is not a regular file inside it (EINVAL): a symlink that "
+                     "leads out of the tree is not followed; copy the file into the tree instead"));
   } else if (header.errno_name != "ENOENT") {
     return absl::FailedPreconditionError(absl::StrCat(
         RootLabel(), " has a capture.json that cannot be read (", header.errno_name,

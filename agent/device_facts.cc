@@ -1,7 +1,5 @@
 #include "agent/device_facts.h"
 
-#include <sys/stat.h>
-
 #include "absl/strings/str_cat.h"
 #include "server/accounting/capture_header.h"
 
@@ -30,12 +28,6 @@ absl::Status CheckDeviceId(std::string_view device_id) {
     }
   }
   return absl::OkStatus();
-}
-
-bool IsCaptureTreeRoot(const std::string& root) {
-  struct stat st {};
-  std::string path = root.empty() || root.back() == '/' ? root + "capture.json" : root + "/capture.json";
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 absl::StatusOr<DeviceFacts> DeviceFactsFromHeader(std::string_view json_text) {

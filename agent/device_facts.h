@@ -1,10 +1,11 @@
 // The facts an agent tells the server about its device in Hello (model, SoC, build, kernel, page size):
 // from a capture tree's capture.json, or from a live root's kernel nodes; --model / --soc override both.
 //
-//   if (IsCaptureTreeRoot(root)) facts = DeviceFactsFromHeader(tree_fs.Read("capture.json").content);
+//   if (*ChooseRootKind(root, false) == RootKind::kCaptureTree)
+//     facts = DeviceFactsFromHeader(tree_fs.Read("capture.json").content);
 //   else facts = LiveRootFacts(device_fs, sysconf(_SC_PAGESIZE));
 //
-// Pure except IsCaptureTreeRoot (one stat) and LiveRootFacts (one read through the RootFs).
+// Pure except LiveRootFacts (one read through the RootFs).
 #ifndef MEMFLEET_AGENT_DEVICE_FACTS_H_
 #define MEMFLEET_AGENT_DEVICE_FACTS_H_
 
@@ -33,9 +34,6 @@ struct DeviceFacts {
 // InvalidArgument naming the problem otherwise, so that the agent fails at start instead of reconnecting
 // forever to a server that refuses it.
 absl::Status CheckDeviceId(std::string_view device_id);
-
-// True when `root` holds a capture.json (a capture tree rather than a live root).
-bool IsCaptureTreeRoot(const std::string& root);
 
 // "model", "soc", "build_fingerprint", "kernel" and "page_size" of a capture.json (absent → empty /
 // 4096). The error of ParseCaptureHeader when the header is invalid.

@@ -74,8 +74,11 @@ DeviceRootFs::DeviceRootFs(std::string root, Options options)
 
 NodeRead DeviceRootFs::Read(std::string_view path) { return root_.ReadFile(path); }
 
+bool DeviceRootFs::MayActOnRoot() const { return options_.live_folder || root_.root_real() == "/"; }
+
 NodeRead DeviceRootFs::WriteThenRead(std::string_view path, std::string_view request,
                                      std::string_view /*arg*/) {
+  if (!MayActOnRoot()) return Failed("EPERM");
   std::lock_guard<std::mutex> lock(write_then_read_mu_);
   return root_.WriteThenReadFile(path, request);
 }
@@ -85,6 +88,7 @@ DirList DeviceRootFs::List(std::string_view path) { return root_.ListDir(path); 
 bool DeviceRootFs::IsDirectory(std::string_view path) { return root_.IsDirectory(path); }
 
 NodeRead DeviceRootFs::RunCommand(std::string_view name, std::string_view arg) {
+  if (!MayActOnRoot()) return Failed("EPERM");
   if (name == "dumpsys_meminfo") {
     if (!arg.empty()) return Failed("EINVAL");
     return RunProgram(kDumpsys, {"dumpsys", "meminfo"});

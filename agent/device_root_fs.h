@@ -1,6 +1,8 @@
-// DeviceRootFs: a RootFs over a live root — "/" on a phone or on a Linux machine, or any folder laid out
-// like one. Nodes are read to EOF with read() loops (procfs reports size 0); the two allowlisted commands
-// run without a shell, with a timeout, only when the root has them.
+// DeviceRootFs: a RootFs over a live root — "/" on a phone or on a Linux machine, or a folder holding a
+// running system (a chroot, a mounted device root). Nodes are read to EOF with read() loops (procfs
+// reports size 0); the two allowlisted commands run without a shell, with a timeout, only when the root
+// has them. Under a folder other than "/" nothing is run or written unless Options::live_folder says it
+// is a live system (ChooseRootKind in root_kind.h decides which RootFs a folder gets).
 //
 //   DeviceRootFs fs("/");
 //   NodeRead m = fs.Read("proc/meminfo");
@@ -32,25 +34,32 @@ class DeviceRootFs : public RootFs {
     // Empty: /data/local/tmp when it is a folder (Android), else /tmp.
     std::string scratch_dir;
     bool allow_openat2 = true;  // see RootedDir::Options
+    // A root other than "/" is a running system whose programs may run and whose nodes may be written
+    // (--live-root). Off, RunCommand and WriteThenRead fail with EPERM there: a data folder laid out
+    // like a root must not make the agent (often root itself) run or write what it holds.
+    bool live_folder = false;
   };
 
   explicit DeviceRootFs(std::string root, Options options);
   explicit DeviceRootFs(std::string root = "/") : DeviceRootFs(std::move(root), Options{}) {}
 
   NodeRead Read(std::string_view path) override;
-  // `arg` only names the node in the capture; `request` is what the kernel gets.
+  // `arg` only names the node in the capture; `request` is what the kernel gets. EPERM under a folder
+  // that is not a live system (see Options::live_folder).
   NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override;
   DirList List(std::string_view path) override;
   bool IsDirectory(std::string_view path) override;
   // "dumpsys_meminfo" (arg empty) or "native_heap" (arg a pid); anything else is EINVAL. ENOENT when the
   // root has no system/bin/dumpsys (resp. am); ETIMEDOUT, EFBIG (output over the limit), EIO (non-zero
-  // exit or killed by a signal), ENODATA (am wrote no dump).
+  // exit or killed by a signal), ENODATA (am wrote no dump), EPERM under a folder that is not a live system.
   NodeRead RunCommand(std::string_view name, std::string_view arg) override;
   std::string RootName() const override { return root_.root(); }
 
  private:
   NodeRead RunProgram(std::string_view program_in_root, const std::vector<std::string>& args);
   NodeRead DumpNativeHeap(std::string_view pid);
+  // True when the root is "/" or Options::live_folder is set: programs may run and nodes be written.
+  bool MayActOnRoot() const;
 
   RootedDir root_;
   Options options_;

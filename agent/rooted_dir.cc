@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "agent/errno_name.h"
+#include "common/scoped_fd.h"
 
 #if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
@@ -24,20 +25,6 @@
 
 namespace memfleet::agent {
 namespace {
-
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 NodeRead Failed(std::string errno_name) {
   NodeRead r;

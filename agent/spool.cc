@@ -10,14 +10,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <initializer_list>
-#include <system_error>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/agent_log.h"
+#include "common/scoped_fd.h"
 
 namespace memfleet::agent {
 namespace {
@@ -87,53 +86,114 @@ absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return absl::OkStatus();
 }
 
-void SyncDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  fsync(fd);
-  close(fd);
-}
-
-// tmp + fsync + rename + fsync(dir): after a crash the file is either the old one or the new one, whole.
-absl::Status WriteFileAtomically(const std::string& dir, const std::string& path, std::string_view data) {
-  std::string tmp = path + kTmpSuffix;
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot create ", tmp, ": ", ErrnoText(errno)));
-  absl::Status s = WriteAll(fd, data, tmp);
-  if (s.ok() && fsync(fd) != 0) s = absl::InternalError(absl::StrCat("cannot sync ", tmp, ": ", ErrnoText(errno)));
-  if (close(fd) != 0 && s.ok()) s = absl::InternalError(absl::StrCat("cannot close ", tmp, ": ", ErrnoText(errno)));
-  if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    s = absl::InternalError(absl::StrCat("cannot rename ", tmp, ": ", ErrnoText(errno)));
+// tmp + fsync + rename + fsync(dir), all relative to the spool's descriptor: after a crash the file is
+// either the old one or the new one, whole. The tmp name is created afresh (O_EXCL, O_NOFOLLOW): whatever
+// lay there — a stale tmp, a planted symlink — is unlinked, never written through.
+absl::Status WriteFileAtomically(int dir_fd, const std::string& dir, const std::string& name, std::string_view data) {
+  std::string tmp = name + kTmpSuffix;
+  std::string tmp_path = absl::StrCat(dir, "/", tmp);
+  if (unlinkat(dir_fd, tmp.c_str(), 0) != 0 && errno != ENOENT) {
+    return absl::InternalError(absl::StrCat("cannot remove the stale ", tmp_path, ": ", ErrnoText(errno)));
+  }
+  ScopedFd fd(openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("cannot create ", tmp_path, ": ", ErrnoText(errno)));
+  absl::Status s = WriteAll(fd.get(), data, tmp_path);
+  if (s.ok() && fsync(fd.get()) != 0) {
+    s = absl::InternalError(absl::StrCat("cannot sync ", tmp_path, ": ", ErrnoText(errno)));
+  }
+  if (close(fd.release()) != 0 && s.ok()) {
+    s = absl::InternalError(absl::StrCat("cannot close ", tmp_path, ": ", ErrnoText(errno)));
+  }
+  if (s.ok() && renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
+    s = absl::InternalError(absl::StrCat("cannot rename ", tmp_path, ": ", ErrnoText(errno)));
   }
   if (!s.ok()) {
-    unlink(tmp.c_str());
+    unlinkat(dir_fd, tmp.c_str(), 0);
     return s;
   }
-  SyncDir(dir);
+  fsync(dir_fd);
   return absl::OkStatus();
 }
 
-// Reads at most `max_bytes` of a file; *file_size gets its size.
-absl::StatusOr<std::string> ReadPrefix(const std::string& path, uint64_t max_bytes, uint64_t* file_size) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path, ": ", ErrnoText(errno)));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return absl::DataLossError("not a regular file");
+// Why the entry `st` (from lstat) is not a spool file of this agent's, or "" when it is one: the agent
+// sends what it finds under its device's token, so it reads only regular files it wrote itself.
+std::string ForeignEntryReason(const struct stat& st) {
+  if (S_ISLNK(st.st_mode)) return "a symlink (not followed)";
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (st.st_uid != geteuid()) return absl::StrCat("owned by uid ", st.st_uid, ", not by this agent (uid ", geteuid(), ")");
+  return "";
+}
+
+// Reads at most `max_bytes` of the spool file `name`; *file_size gets its size. Refuses (DataLoss) what
+// ForeignEntryReason refuses, and never blocks on a FIFO.
+absl::StatusOr<std::string> ReadPrefix(int dir_fd, const std::string& dir, const std::string& name, uint64_t max_bytes,
+                                       uint64_t* file_size) {
+  ScopedFd fd(openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) {
+    if (errno == ELOOP) return absl::DataLossError("a symlink (not followed)");
+    return absl::InternalError(absl::StrCat("cannot open ", dir, "/", name, ": ", ErrnoText(errno)));
   }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return absl::DataLossError(absl::StrCat("cannot stat: ", ErrnoText(errno)));
+  if (std::string reason = ForeignEntryReason(st); !reason.empty()) return absl::DataLossError(reason);
   *file_size = static_cast<uint64_t>(st.st_size);
   std::string out(static_cast<size_t>(std::min<uint64_t>(*file_size, max_bytes)), '\0');
   size_t got = 0;
   while (got < out.size()) {
-    ssize_t n = read(fd, out.data() + got, out.size() - got);
+    ssize_t n = read(fd.get(), out.data() + got, out.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
-  close(fd);
   out.resize(got);
   return out;
+}
+
+// mkdir -p with mode 0700 for every folder it creates; folders that exist are left as they are.
+absl::Status MakePrivateDirs(const std::string& dir) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    std::string prefix = dir.substr(0, slash);
+    if (!prefix.empty() && mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::InternalError(
+          absl::StrCat("cannot create the spool folder ", dir, ": ", prefix, ": ", ErrnoText(errno)));
+    }
+    if (slash == std::string::npos) return absl::OkStatus();
+  }
+}
+
+// A descriptor of the spool folder, refused unless it is a real folder (not a symlink) owned by this
+// agent's uid and writable by nobody else: another user who could write there could plant captures the
+// agent would send under its device's token, or symlinks it would write through.
+absl::StatusOr<ScopedFd> OpenPrivateDir(const std::string& dir) {
+  if (absl::Status s = MakePrivateDirs(dir); !s.ok()) return s;
+  ScopedFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    int err = errno;
+    struct stat st {};
+    if (lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the spool folder ", dir, " is a symlink; give the folder itself (--spool), a link could lead the "
+          "agent's writes anywhere"));
+    }
+    return absl::InternalError(absl::StrCat("cannot open the spool folder ", dir, ": ", ErrnoText(err)));
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) {
+    return absl::InternalError(absl::StrCat("cannot stat the spool folder ", dir, ": ", ErrnoText(errno)));
+  }
+  if (st.st_uid != geteuid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the spool folder ", dir, " is owned by uid ", st.st_uid, ", not by this agent (uid ", geteuid(),
+        "): its owner could plant captures or symlinks in it. Remove it, or give a folder of your own (--spool)"));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the spool folder ", dir, " is writable by its group or by others (mode ", mode,
+        "): they could plant captures or symlinks in it. chmod 700 it, or give another folder (--spool)"));
+  }
+  return fd;
 }
 
 // Checks the framing of a spool file from its first bytes and size; fills `entry` (not size/order).
@@ -167,10 +227,16 @@ bool ParseOrderName(std::string_view name, uint64_t* order) {
   return absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()), order) && *order > 0;
 }
 
-uint64_t ReadCounter(const std::string& path) {
+uint64_t ReadCounter(int dir_fd, const std::string& dir, const std::string& name) {
+  std::string path = absl::StrCat(dir, "/", name);
   uint64_t size = 0;
-  absl::StatusOr<std::string> text = ReadPrefix(path, 64, &size);
-  if (!text.ok()) return 0;
+  absl::StatusOr<std::string> text = ReadPrefix(dir_fd, dir, name, 64, &size);
+  if (!text.ok()) {
+    if (!absl::IsInternal(text.status())) {  // exists, but is not ours to trust
+      LogLine(absl::StrCat("spool: ignoring the counter file ", path, ": ", text.status().message()));
+    }
+    return 0;
+  }
   std::string_view t = *text;
   while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
   uint64_t v = 0;
@@ -186,55 +252,67 @@ uint64_t ReadCounter(const std::string& path) {
 absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(Options options) {
   if (options.dir.empty()) return absl::InvalidArgumentError("spool folder not set");
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
-  std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat("cannot create the spool folder ", options.dir, ": ", ec.message()));
-  }
-  std::unique_ptr<Spool> spool(new Spool(std::move(options)));
+  absl::StatusOr<ScopedFd> dir_fd = OpenPrivateDir(options.dir);
+  if (!dir_fd.ok()) return dir_fd.status();
+  std::unique_ptr<Spool> spool(new Spool(std::move(options), *std::move(dir_fd)));
   absl::Status s = spool->Scan();
   if (!s.ok()) return s;
   return spool;
 }
 
-std::string Spool::FilePath(uint64_t order) const {
+std::string Spool::FileName(uint64_t order) {
   char name[32];
   snprintf(name, sizeof(name), "%020llu", static_cast<unsigned long long>(order));
-  return absl::StrCat(options_.dir, "/", name, kSuffix);
+  return absl::StrCat(name, kSuffix);
 }
+
+std::string Spool::FilePath(uint64_t order) const { return absl::StrCat(options_.dir, "/", FileName(order)); }
 
 absl::Status Spool::Scan() {
   std::lock_guard<std::mutex> lock(mu_);
-  DIR* d = opendir(options_.dir.c_str());
+  // A descriptor of its own: fdopendir takes it over, and its offset is not the spool's.
+  int list_fd = openat(dir_fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = list_fd < 0 ? nullptr : fdopendir(list_fd);
   if (d == nullptr) {
-    return absl::InternalError(absl::StrCat("cannot list the spool folder ", options_.dir, ": ", ErrnoText(errno)));
+    int err = errno;
+    if (list_fd >= 0) close(list_fd);
+    return absl::InternalError(absl::StrCat("cannot list the spool folder ", options_.dir, ": ", ErrnoText(err)));
   }
   std::vector<std::string> names;
   while (struct dirent* e = readdir(d)) names.emplace_back(e->d_name);
   closedir(d);
 
-  dropped_ = ReadCounter(options_.dir + "/dropped");
-  sequence_ = ReadCounter(options_.dir + "/sequence");
+  dropped_ = ReadCounter(dir_fd_.get(), options_.dir, "dropped");
+  sequence_ = ReadCounter(dir_fd_.get(), options_.dir, "sequence");
   uint64_t lost = 0;
   for (const std::string& name : names) {
     std::string path = absl::StrCat(options_.dir, "/", name);
     if (name.size() > strlen(kTmpSuffix) && name.compare(name.size() - strlen(kTmpSuffix), std::string::npos,
                                                          kTmpSuffix) == 0) {
-      // A write that a crash interrupted: the capture never made it into the spool.
-      unlink(path.c_str());
+      // A write that a crash interrupted: the capture never made it into the spool. (unlinkat removes
+      // a symlink itself, never its target.)
+      unlinkat(dir_fd_.get(), name.c_str(), 0);
       continue;
     }
     uint64_t order = 0;
     if (!ParseOrderName(name, &order)) continue;
+    struct stat st {};
+    if (fstatat(dir_fd_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (std::string reason = ForeignEntryReason(st); !reason.empty()) {
+      // Not a capture this agent spooled: neither sent nor deleted, and not counted as one of its drops.
+      LogLine(absl::StrCat("spool: ignoring ", path, ": ", reason));
+      continue;
+    }
     uint64_t file_size = 0;
     Entry entry;
     uint64_t blob_offset = 0, blob_len = 0;
-    absl::StatusOr<std::string> head = ReadPrefix(path, kMagicBytes + 4 + kMaxMetaBytes + 8, &file_size);
+    absl::StatusOr<std::string> head =
+        ReadPrefix(dir_fd_.get(), options_.dir, name, kMagicBytes + 4 + kMaxMetaBytes + 8, &file_size);
     absl::Status s = head.ok() ? ParseFraming(*head, file_size, &entry, &blob_offset, &blob_len) : head.status();
     if (s.ok() && order_of_.count(entry.capture_id) > 0) s = absl::DataLossError("duplicate capture id");
     if (!s.ok()) {
       LogLine(absl::StrCat("spool: skipping corrupt file ", path, " (", s.message(), "); deleted, counted as dropped"));
-      unlink(path.c_str());
+      unlinkat(dir_fd_.get(), name.c_str(), 0);
       ++lost;
       continue;
     }
@@ -284,7 +362,7 @@ absl::Status Spool::Put(const std::string& capture_id, const std::string& captur
   PutU32(data, Crc32(std::string_view(data).substr(kMagicBytes)));
 
   uint64_t order = next_order_++;
-  absl::Status s = WriteFileAtomically(options_.dir, FilePath(order), data);
+  absl::Status s = WriteFileAtomically(dir_fd_.get(), options_.dir, FileName(order), data);
   if (!s.ok()) {
     CountDroppedLocked(1);
     return s;
@@ -316,7 +394,8 @@ absl::StatusOr<Spool::Loaded> Spool::Load(const std::string& capture_id) {
   uint64_t order = it->second;
   std::string path = FilePath(order);
   uint64_t file_size = 0;
-  absl::StatusOr<std::string> data = ReadPrefix(path, by_order_[order].size_bytes + 1, &file_size);
+  absl::StatusOr<std::string> data =
+      ReadPrefix(dir_fd_.get(), options_.dir, FileName(order), by_order_[order].size_bytes + 1, &file_size);
   Loaded loaded;
   uint64_t blob_offset = 0, blob_len = 0;
   absl::Status s = data.ok() ? ParseFraming(*data, file_size, &loaded.entry, &blob_offset, &blob_len) : data.status();
@@ -358,9 +437,8 @@ void Spool::Discard(const std::string& capture_id) {
 void Spool::RemoveLocked(uint64_t order) {
   auto it = by_order_.find(order);
   if (it == by_order_.end()) return;
-  std::string path = FilePath(order);
-  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-    LogLine(absl::StrCat("spool: cannot delete ", path, ": ", ErrnoText(errno)));
+  if (unlinkat(dir_fd_.get(), FileName(order).c_str(), 0) != 0 && errno != ENOENT) {
+    LogLine(absl::StrCat("spool: cannot delete ", FilePath(order), ": ", ErrnoText(errno)));
   }
   total_bytes_ -= std::min(total_bytes_, it->second.size_bytes);
   order_of_.erase(it->second.capture_id);
@@ -392,7 +470,7 @@ uint64_t Spool::NextSequence() {
 }
 
 void Spool::PersistCounterLocked(const char* name, uint64_t value) {
-  absl::Status s = WriteFileAtomically(options_.dir, absl::StrCat(options_.dir, "/", name), absl::StrCat(value, "\n"));
+  absl::Status s = WriteFileAtomically(dir_fd_.get(), options_.dir, name, absl::StrCat(value, "\n"));
   if (!s.ok()) LogLine(absl::StrCat("spool: cannot persist the ", name, " counter: ", s.message()));
 }
 

@@ -13,6 +13,12 @@
 // either the whole file or none. Files "dropped" and "sequence" hold the persisted counters. A corrupt or
 // truncated file is logged, deleted and counted as dropped; it never stops the agent.
 //
+// The folder must be private: Open refuses one that is a symlink, not owned by the agent's uid, or
+// writable by its group or others (another user could plant captures the agent would send under its
+// token, or symlinks it would write through), and creates missing folders 0700. Files are reached only
+// through the folder's descriptor; temporary files are created afresh (O_EXCL|O_NOFOLLOW), and entries
+// that are symlinks, not regular files or not owned by the agent are never read, sent or deleted.
+//
 // Thread-safe (one mutex): the scheduler puts while the transport loads and removes.
 #ifndef MEMFLEET_AGENT_SPOOL_H_
 #define MEMFLEET_AGENT_SPOOL_H_
@@ -28,13 +34,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/scoped_fd.h"
 
 namespace memfleet::agent {
 
 class Spool {
  public:
   struct Options {
-    std::string dir;                    // created (with its parents) when missing
+    std::string dir;                    // created (with its parents, mode 0700) when missing
     uint64_t max_bytes = 64ull << 20;   // total size of the capture files
   };
 
@@ -52,7 +59,8 @@ class Spool {
   };
 
   // Reads the index of an existing spool (or creates an empty one). Internal when the folder cannot be
-  // created or listed; corrupt files inside it are not an error.
+  // created or listed, FailedPrecondition (naming the folder and what is wrong) when it is not private;
+  // corrupt or foreign files inside it are not an error.
   static absl::StatusOr<std::unique_ptr<Spool>> Open(Options options);
 
   Spool(const Spool&) = delete;
@@ -93,15 +101,17 @@ class Spool {
   const std::string& dir() const { return options_.dir; }
 
  private:
-  explicit Spool(Options options) : options_(std::move(options)) {}
+  Spool(Options options, ScopedFd dir_fd) : options_(std::move(options)), dir_fd_(std::move(dir_fd)) {}
   absl::Status Scan();
-  std::string FilePath(uint64_t order) const;
+  static std::string FileName(uint64_t order);  // "<20 digits>.cap"
+  std::string FilePath(uint64_t order) const;   // for messages; files are opened through dir_fd_
   // Deletes the file of `order` and forgets it; the caller holds mu_.
   void RemoveLocked(uint64_t order);
   void CountDroppedLocked(uint64_t n);
   void PersistCounterLocked(const char* name, uint64_t value);
 
   const Options options_;
+  const ScopedFd dir_fd_;  // the spool folder, opened once (O_NOFOLLOW) and checked by Open
   mutable std::mutex mu_;
   std::map<uint64_t, Entry> by_order_;
   std::map<std::string, uint64_t> order_of_;

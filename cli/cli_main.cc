@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   CLI::App* account_cmd = app.add_subcommand(
       "account", "Account one capture offline: a capture tree, or a live root such as / (no server needed)");
   account_cmd->add_option("TREE", account.root, "capture tree folder (holds capture.json) or device root")->required();
+  account_cmd->add_flag("--live-root", account.live_root,
+                        "TREE is not / but the root of a running system (a chroot, a mounted device root): "
+                        "read it live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
   account_cmd->add_flag("--json", account.json, "print the report JSON (CAPTURE.md) instead of the table");
   account_cmd->add_option("--top", account.top, "processes shown in the table (0 = all)")->capture_default_str();
   account_cmd->add_option("--graphics-libs", account.graphics_libs_file,

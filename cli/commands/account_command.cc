@@ -15,6 +15,7 @@
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
 #include "agent/device_root_fs.h"
+#include "agent/root_kind.h"
 #include "cli/report_table.h"
 #include "server/accounting/account.h"
 #include "server/accounting/graphics_libraries.h"
@@ -63,10 +64,14 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::string root = args.root;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
-  const bool tree = IsFile(root + "/capture.json");
+  absl::StatusOr<agent::RootKind> kind = agent::ChooseRootKind(root, args.live_root);
+  if (!kind.ok()) {
+    err << "memfleet account: " << kind.status().message() << "\n";
+    return kExitNotCapture;
+  }
+  const bool tree = *kind == agent::RootKind::kCaptureTree;
   if (!tree && !IsFile(root + "/proc/meminfo")) {
-    err << "memfleet account: " << args.root
-        << " is not a capture tree (no capture.json) nor a device root (no proc/meminfo)\n";
+    err << "memfleet account: " << args.root << " is not a device root (no proc/meminfo)\n";
     return kExitNotCapture;
   }
 
@@ -94,7 +99,9 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   if (tree) {
     fs = std::make_unique<agent::CaptureTreeFs>(root);
   } else {
-    fs = std::make_unique<agent::DeviceRootFs>(root);
+    agent::DeviceRootFs::Options live_options;
+    live_options.live_folder = args.live_root;
+    fs = std::make_unique<agent::DeviceRootFs>(root, live_options);
   }
   agent::CollectOptions collect;
   collect.device_id = HostName();

@@ -1,5 +1,5 @@
 // `memfleet account TREE`: runs the accounting engine offline on a capture tree, or on a live root
-// ("/" of this machine), and prints the report — no server involved.
+// ("/" of this machine, or another folder with --live-root), and prints the report — no server involved.
 //
 //   AccountArgs args{.root = "tests/data/captures/qcom-sm8450/tree", .json = true};
 //   int exit_code = RunAccount(args, std::cout, std::cerr);   // 0 report, 1 not a capture
@@ -19,6 +19,8 @@ struct AccountArgs {
   std::string graphics_libs_file;       // "" = built-in list
   std::optional<int> android_version;   // dumpsys view formulas
   std::string save_capture_dir;         // with a live root: also write the capture as a capture tree
+  // `root` is not "/" but a running system's root: run its dumpsys/am and write its nodes (--live-root).
+  bool live_root = false;
 };
 
 inline constexpr int kExitOk = 0;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -79,10 +80,17 @@ TEST(DeviceRootFsTest, FolderRootKeepsPathsInside) {
   EXPECT_EQ(fs.Read("proc/x").errno_name, "ENOENT");
 }
 
+// A folder standing for a running system (--live-root): the only way a folder's programs run.
+DeviceRootFs::Options LiveFolder() {
+  DeviceRootFs::Options o;
+  o.live_folder = true;
+  return o;
+}
+
 TEST(DeviceRootFsTest, WriteThenReadWritesOnceAtStartThenReadsFromStart) {
   TempDir dir;
   dir.Write("proc/dma_heap/rss_pid", std::string(16, 'X'));
-  DeviceRootFs fs(dir.path());
+  DeviceRootFs fs(dir.path(), LiveFolder());
   // A regular file shows what happened: the 6-byte request overwrote the first 6 of 16 bytes, and the read
   // started again at offset 0 (without the lseek it would return only the 10 bytes after the request).
   NodeRead r = fs.WriteThenRead("proc/dma_heap/rss_pid", "pid:7\n", "7");
@@ -95,10 +103,35 @@ TEST(DeviceRootFsTest, WriteThenReadWritesOnceAtStartThenReadsFromStart) {
 }
 
 DeviceRootFs::Options FastOptions(const std::string& scratch) {
-  DeviceRootFs::Options o;
+  DeviceRootFs::Options o = LiveFolder();
   o.command_timeout_ms = 2000;
   o.scratch_dir = scratch;
   return o;
+}
+
+TEST(DeviceRootFsTest, DataFolderRunsNothingAndWritesNothing) {
+  // A folder laid out like a device root, holding programs that would leave a mark: unless it is said to
+  // be a live system, it is only read.
+  TempDir dir;
+  TempDir scratch;
+  std::string marker = scratch.path() + "/ran";
+  dir.Write("proc/meminfo", "MemTotal: 1 kB\n");
+  dir.Write("proc/dma_heap/rss_pid", "untouched");
+  for (const char* program : {"system/bin/dumpsys", "system/bin/am"}) {
+    dir.Write(program, "#!/bin/sh\necho ran >> " + marker + "\n", true);
+  }
+  DeviceRootFs::Options o = FastOptions(scratch.path());
+  o.live_folder = false;
+  DeviceRootFs fs(dir.path(), o);
+  EXPECT_EQ(fs.Read("proc/meminfo").content, "MemTotal: 1 kB\n");
+  EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "").errno_name, "EPERM");
+  EXPECT_EQ(fs.RunCommand("native_heap", "1").errno_name, "EPERM");
+  EXPECT_EQ(fs.WriteThenRead("proc/dma_heap/rss_pid", "pid:1\n", "1").errno_name, "EPERM");
+  EXPECT_FALSE(fs::exists(marker));
+  std::ifstream node(dir.path() + "/proc/dma_heap/rss_pid");
+  std::string content((std::istreambuf_iterator<char>(node)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "untouched");
+  EXPECT_TRUE(fs::is_empty(scratch.path()));  // no scratch file for am either
 }
 
 TEST(DeviceRootFsTest, CommandsAreEnoentWhereTheRootLacksThem) {

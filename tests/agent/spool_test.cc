@@ -1,13 +1,20 @@
 // Spool: captures survive a restart in order, a full spool drops (and counts) the oldest first, and a
-// damaged spool file is skipped and counted — never a crash, never a wrong capture.
+// damaged spool file is skipped and counted — never a crash, never a wrong capture. A spool folder another
+// user could write to is refused, and nothing planted in one (symlinks, FIFOs, others' files) is followed,
+// sent or deleted; the tests that need a second uid run as root and are skipped otherwise.
 #include "agent/spool.h"
 
+#include <fcntl.h>
+#include <grp.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -219,6 +226,203 @@ TEST_F(SpoolTest, UnusableFolderIsAnError) {
   absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({file, 1 << 20});
   EXPECT_FALSE(spool.ok());
   EXPECT_FALSE(Spool::Open({"", 1 << 20}).ok());
+}
+
+// ---- A spool another user could write to (a shared /tmp): refused, and nothing planted is followed. ----
+
+constexpr uid_t kNobody = 65534;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+// The bytes of a valid spool file of capture `id`, made by a spool of its own under `scratch`.
+std::string ValidSpoolFile(const std::string& scratch, const std::string& id) {
+  absl::StatusOr<std::unique_ptr<Spool>> other = Spool::Open({scratch, 1 << 20});
+  EXPECT_TRUE(other.ok()) << other.status();
+  if (!other.ok()) return "";
+  EXPECT_TRUE((*other)->Put(id, "2026-12-02T16:15:00Z", "", "planted blob").ok());
+  return ReadAll(scratch + "/00000000000000000001.cap");
+}
+
+TEST_F(SpoolTest, MissingFoldersAreCreatedPrivate) {
+  std::string parent = fs::path(dir_).parent_path().string();
+  dir_ = parent + "/a/b/spool";
+  ::umask(0);  // the modes must not depend on the umask the agent happens to run with
+  std::unique_ptr<Spool> spool = OpenSpool();
+  ::umask(022);
+  ASSERT_NE(spool, nullptr);
+  for (const char* sub : {"/a", "/a/b", "/a/b/spool"}) EXPECT_EQ(ModeOf(parent + sub), 0700u) << sub;
+}
+
+TEST_F(SpoolTest, PreCreatedWorldWritableFolderIsRefused) {
+  ASSERT_EQ(mkdir(dir_.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir_, 1 << 20});
+  ASSERT_FALSE(spool.ok());
+  EXPECT_EQ(spool.status().code(), absl::StatusCode::kFailedPrecondition);
+  std::string message(spool.status().message());
+  EXPECT_THAT(message, ::testing::HasSubstr(dir_));
+  EXPECT_THAT(message, ::testing::HasSubstr("writable by its group or by others (mode 0777)"));
+  // Group-writable is refused too; the owner's own 0755 is fine.
+  ASSERT_EQ(chmod(dir_.c_str(), 0770), 0);
+  EXPECT_EQ(Spool::Open({dir_, 1 << 20}).status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+  EXPECT_NE(OpenSpool(), nullptr);
+}
+
+TEST_F(SpoolTest, FolderOwnedByAnotherUidIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "giving a folder to uid 65534 needs root";
+  ASSERT_EQ(mkdir(dir_.c_str(), 0700), 0);
+  ASSERT_EQ(chown(dir_.c_str(), kNobody, kNobody), 0);
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir_, 1 << 20});
+  ASSERT_FALSE(spool.ok());
+  EXPECT_EQ(spool.status().code(), absl::StatusCode::kFailedPrecondition);
+  std::string message(spool.status().message());
+  EXPECT_THAT(message, ::testing::HasSubstr(dir_));
+  EXPECT_THAT(message, ::testing::HasSubstr("owned by uid 65534, not by this agent (uid 0)"));
+}
+
+TEST_F(SpoolTest, SymlinkedFolderIsRefused) {
+  std::string real = fs::path(dir_).parent_path().string() + "/real";
+  ASSERT_EQ(mkdir(real.c_str(), 0700), 0);
+  fs::create_symlink(real, dir_);
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir_, 1 << 20});
+  ASSERT_FALSE(spool.ok());
+  EXPECT_EQ(spool.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(spool.status().message()), ::testing::HasSubstr("is a symlink"));
+  EXPECT_TRUE(fs::is_empty(real));
+}
+
+TEST_F(SpoolTest, PlantedTmpSymlinksAreNotWrittenThrough) {
+  std::string victim = fs::path(dir_).parent_path().string() + "/victim";
+  std::ofstream(victim) << "precious";
+  std::unique_ptr<Spool> spool = OpenSpool();
+  ASSERT_NE(spool, nullptr);
+  // The names the next capture and the counters are written to first.
+  for (const char* name : {"00000000000000000001.cap.tmp", "sequence.tmp", "dropped.tmp"}) {
+    fs::create_symlink(victim, dir_ + "/" + name);
+  }
+  ASSERT_TRUE(spool->Put("a", "2026-12-02T16:15:00Z", "", "blob a").ok());
+  EXPECT_EQ(spool->NextSequence(), 1u);
+  spool->Discard("a");  // persists the dropped counter
+  EXPECT_EQ(ReadAll(victim), "precious");
+  EXPECT_EQ(ReadAll(dir_ + "/sequence"), "1\n");
+  EXPECT_EQ(ReadAll(dir_ + "/dropped"), "1\n");
+  EXPECT_FALSE(fs::is_symlink(dir_ + "/sequence"));
+}
+
+TEST_F(SpoolTest, PlantedEntriesAreNeitherSentNorDeleted) {
+  std::string parent = fs::path(dir_).parent_path().string();
+  std::string planted = ValidSpoolFile(parent + "/other", "planted");
+  ASSERT_FALSE(planted.empty());
+  std::string counter = parent + "/counter";
+  std::ofstream(counter) << "41\n";
+  {
+    std::unique_ptr<Spool> spool = OpenSpool();
+    ASSERT_TRUE(spool->Put("mine", "2026-12-02T16:15:00Z", "", "blob").ok());
+  }
+  // A valid capture reached through a symlink, a FIFO, a counter through a symlink, and (as root) a
+  // valid capture file owned by another uid.
+  fs::create_symlink(parent + "/other/00000000000000000001.cap", dir_ + "/00000000000000000050.cap");
+  ASSERT_EQ(mkfifo((dir_ + "/00000000000000000051.cap").c_str(), 0600), 0);
+  fs::create_symlink(counter, dir_ + "/sequence");
+  if (geteuid() == 0) {
+    std::string foreign = dir_ + "/00000000000000000052.cap";
+    std::ofstream(foreign, std::ios::binary) << planted;
+    ASSERT_EQ(chown(foreign.c_str(), kNobody, kNobody), 0);
+  }
+  std::unique_ptr<Spool> spool = OpenSpool();
+  ASSERT_NE(spool, nullptr);
+  EXPECT_THAT(Ids(*spool), ElementsAre("mine"));
+  EXPECT_EQ(spool->dropped(), 0u);
+  EXPECT_EQ(spool->NextSequence(), 1u);  // not 42
+  EXPECT_EQ(ReadAll(counter), "41\n");
+  EXPECT_TRUE(fs::is_symlink(dir_ + "/00000000000000000050.cap"));
+  EXPECT_TRUE(fs::exists(dir_ + "/00000000000000000051.cap"));
+  if (geteuid() == 0) {
+    EXPECT_TRUE(fs::exists(dir_ + "/00000000000000000052.cap"));
+  }
+}
+
+// Runs `plant` as uid/gid 65534 in a child process; true when it succeeded (exit 0).
+template <typename F>
+bool AsNobody(F plant) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(2);
+    _exit(plant() ? 0 : 1);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_F(SpoolTest, AnotherUserCannotPrepareTheSpool) {
+  if (geteuid() != 0) GTEST_SKIP() << "running a second uid (setuid 65534) needs root";
+  std::string parent = fs::path(dir_).parent_path().string();
+  std::string planted = ValidSpoolFile(parent + "/other", "planted");
+  ASSERT_FALSE(planted.empty());
+  std::string victim = parent + "/victim";
+  std::ofstream(victim) << "precious";
+  // The parent stands for /tmp: anyone may create in it, nobody may touch another's entries.
+  ASSERT_EQ(chmod(parent.c_str(), 01777), 0);
+  std::string cap = dir_ + "/00000000000000000007.cap";
+  std::string tmp = dir_ + "/00000000000000000001.cap.tmp";
+  // The attacker creates the agent's spool folder before the agent does, with a capture of its choosing
+  // and a symlink where the agent writes next.
+  ASSERT_TRUE(AsNobody([&] {
+    if (mkdir(dir_.c_str(), 0755) != 0) return false;
+    int fd = open(cap.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return false;
+    bool written = write(fd, planted.data(), planted.size()) == static_cast<ssize_t>(planted.size());
+    close(fd);
+    return written && symlink(victim.c_str(), tmp.c_str()) == 0;
+  }));
+  struct stat st {};
+  ASSERT_EQ(stat(dir_.c_str(), &st), 0);
+  ASSERT_EQ(st.st_uid, kNobody);
+
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir_, 1 << 20});
+  ASSERT_FALSE(spool.ok());
+  EXPECT_EQ(spool.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(spool.status().message()), ::testing::HasSubstr("owned by uid 65534"));
+  EXPECT_EQ(ReadAll(victim), "precious");
+  EXPECT_EQ(ReadAll(cap), planted);  // left as it was: the agent neither read it to send nor deleted it
+}
+
+TEST_F(SpoolTest, AnotherUserCannotPlantInAWorldWritableSpool) {
+  if (geteuid() != 0) GTEST_SKIP() << "running a second uid (setuid 65534) needs root";
+  std::string parent = fs::path(dir_).parent_path().string();
+  std::string planted = ValidSpoolFile(parent + "/other", "planted");
+  ASSERT_EQ(chmod(parent.c_str(), 0755), 0);
+  // A spool the agent once made, opened up by a careless chmod: the other user plants a capture in it.
+  { ASSERT_NE(OpenSpool(), nullptr); }
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+  std::string cap = dir_ + "/00000000000000000007.cap";
+  ASSERT_TRUE(AsNobody([&] {
+    int fd = open(cap.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return false;
+    bool written = write(fd, planted.data(), planted.size()) == static_cast<ssize_t>(planted.size());
+    close(fd);
+    return written;
+  }));
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir_, 1 << 20});
+  ASSERT_FALSE(spool.ok());
+  EXPECT_THAT(std::string(spool.status().message()), ::testing::HasSubstr("mode 0777"));
+  // Once the folder is private again, the planted file (not the agent's) is still not taken.
+  ASSERT_EQ(chmod(dir_.c_str(), 0700), 0);
+  std::unique_ptr<Spool> reopened = OpenSpool();
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_TRUE(Ids(*reopened).empty());
+  EXPECT_EQ(ReadAll(cap), planted);
 }
 
 }  // namespace
