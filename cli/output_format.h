@@ -27,7 +27,9 @@ std::string FormatKbOrDash(const std::optional<int64_t>& kb);
 // A kB figure for people: "512 kB", "12.3 MB", "2.50 GB" (binary multiples, as dumpsys prints them).
 std::string FormatKbHuman(int64_t kb);
 
-// One RFC 4180 field: quoted (with inner quotes doubled) only when it holds a comma, quote, CR or LF.
+// One RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, quote, CR or LF. Text
+// that a spreadsheet would run as a formula (it starts with = + - @ TAB or CR) is quoted behind a single
+// quote, "'=cmd|..."; a plain number such as -12 or -1.5e3 is a number, not a formula, and stays as it is.
 std::string CsvField(std::string_view value);
 
 // One RFC 4180 record: the fields joined by commas, terminated by CRLF.
@@ -36,7 +38,8 @@ std::string CsvRow(const std::vector<std::string>& fields);
 // A figure in a CSV cell: the plain number (no separators), or an empty field when unknown.
 std::string CsvKb(const std::optional<int64_t>& kb);
 
-// Columns sized to their widest cell (counted in UTF-8 code points), two spaces apart.
+// Columns sized to their widest cell (counted in UTF-8 code points), two spaces apart. Cells are made
+// TerminalSafe as they are added, so a hostile cell can neither move the cursor nor break the columns.
 class TextTable {
  public:
   enum Align { kLeft, kRight };
@@ -58,6 +61,14 @@ class TextTable {
   std::vector<Column> columns_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// Text from a device (model, build, process names) made safe to print on a terminal: C0 controls, DEL,
+// C1 controls and the bidirectional embeddings/overrides/isolates become visible escapes ("\x1b",
+// "\u009b", "\u202e"), as does each byte that is not part of valid UTF-8; other text is kept as it is.
+std::string TerminalSafe(std::string_view text);
+
+// TerminalSafe for many lines at once (a rendered table, a message): '\n' is kept.
+std::string TerminalSafeLines(std::string_view text);
 
 // Display width of UTF-8 text: one per code point (the CLI prints no wide characters).
 size_t DisplayWidth(std::string_view text);

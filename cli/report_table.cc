@@ -33,9 +33,7 @@ std::string Ellipsize(const std::string& s, size_t width) {
   return "..." + s.substr(s.size() - (width - 3));
 }
 
-}  // namespace
-
-std::string RenderReportTable(const Report& r, const TableOptions& options) {
+std::string RenderReportText(const Report& r, const TableOptions& options) {
   std::string out;
   out += "device " + (r.device_id.empty() ? std::string("(no device id)") : r.device_id) + "  platform " +
          accounting::PlatformName(r.platform) + "  page " + std::to_string(r.page_size / 1024) + " KiB";
@@ -74,7 +72,8 @@ std::string RenderReportTable(const Report& r, const TableOptions& options) {
          Pad("GFXDEV", 9, true) + Pad("ADJ", 7, true) + "\n";
   for (size_t i = 0; i < shown; ++i) {
     const ProcessReport& p = *procs[i];
-    std::string name = Ellipsize(p.name, 34);
+    // Escaped before it is cut and padded, so the escapes count in its width.
+    std::string name = Ellipsize(TerminalSafe(p.name), 34);
     out += (p.cached ? "C " : "  ") + Pad(std::to_string(p.pid), 7, true) + "  " + Pad(name, 36, false) +
            Pad(K(p.total_kb), 11, true) + Pad(K(p.non_graphics_kb), 11, true) + Pad(K(p.gl_kb), 10, true) +
            Pad(K(p.dma_kb), 10, true) + Pad(K(p.native_graphics_kb), 12, true) + Pad(K(p.gfxdev_kb), 9, true) +
@@ -122,6 +121,13 @@ std::string RenderReportTable(const Report& r, const TableOptions& options) {
     out += "  ... " + std::to_string(r.warnings.size() - wshown) + " more (--json shows all)\n";
   }
   return out;
+}
+
+}  // namespace
+
+std::string RenderReportTable(const Report& r, const TableOptions& options) {
+  // Names, ids and warnings come from the device: escaped before they reach a terminal.
+  return TerminalSafeLines(RenderReportText(r, options));
 }
 
 }  // namespace memfleet::cli

@@ -39,6 +39,12 @@ absl::Status CheckAddress(const std::string& address, const char* origin) {
   return absl::OkStatus();
 }
 
+// gRPC's detail when the peer accepted the TCP connection and then closed it (a TLS port meeting
+// plaintext says "Socket closed"); not when nothing listens ("Connection refused") or the name is unknown.
+bool HungUpDuringSetup(const std::string& detail) {
+  return detail.find("Socket closed") != std::string::npos || detail.find("Connection reset") != std::string::npos;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ResolveServerAddress(const std::string& flag_value, const char* env_value) {
@@ -122,11 +128,19 @@ void ServerClient::SetDeadline(grpc::ClientContext& context, std::chrono::second
 absl::Status ServerClient::Translate(const grpc::Status& status, std::string_view rpc,
                                      std::chrono::seconds deadline) const {
   absl::Status s = TranslateRpcStatus(status, rpc, address_, deadline);
+  if (s.code() != absl::StatusCode::kUnavailable) return s;
   // A failed TLS handshake looks like an unreachable server to gRPC; say what else to check.
-  if (s.code() == absl::StatusCode::kUnavailable && !security_.ca_cert_pem.empty()) {
+  if (!security_.ca_cert_pem.empty()) {
     return absl::UnavailableError(absl::StrCat(
         s.message(), "; with --ca-cert: does the server use TLS, and is its certificate signed by that CA and "
                      "issued for the host name in --server?"));
+  }
+  // Something listens but dropped the connection unanswered: what a TLS port does to plaintext.
+  if (HungUpDuringSetup(status.error_message())) {
+    return absl::UnavailableError(absl::StrCat(
+        s.message(), "; something at ", address_,
+        " closed the connection unanswered: if the server uses TLS, pass --ca-cert FILE (or set $",
+        kCaCertEnvVar, ")"));
   }
   return s;
 }

@@ -16,6 +16,7 @@
 #include "agent/collector.h"
 #include "agent/device_root_fs.h"
 #include "agent/root_kind.h"
+#include "cli/output_format.h"
 #include "cli/report_table.h"
 #include "server/accounting/account.h"
 #include "server/accounting/graphics_libraries.h"
@@ -109,7 +110,7 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   collect.page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   absl::StatusOr<accounting::Capture> capture = agent::CollectCapture(*fs, collect);
   if (!capture.ok()) {
-    err << "memfleet account: " << args.root << ": " << capture.status().message() << "\n";
+    err << "memfleet account: " << args.root << ": " << TerminalSafeLines(std::string(capture.status().message())) << "\n";
     return kExitNotCapture;
   }
   accounting::Report report = accounting::Account(*capture, options);

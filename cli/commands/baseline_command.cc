@@ -57,7 +57,7 @@ int RunBaselineImport(const BaselineImportArgs& args, std::ostream& out, std::os
     out << Dump({{"version", response->version()}, {"name", response->name()},
                  {"departments", response->departments()}, {"processes", response->processes()}});
   } else {
-    out << "imported \"" << response->name() << "\" as baseline version " << response->version() << " ("
+    out << "imported \"" << TerminalSafe(response->name()) << "\" as baseline version " << response->version() << " ("
         << response->departments() << " departments, " << response->processes() << " processes)\n";
   }
   return kExitOk;
@@ -83,19 +83,20 @@ int RunBaselineShow(const BaselineShowArgs& args, std::ostream& out, std::ostrea
     return kExitOk;
   }
   out << "baseline version " << response->version() << " of " << response->latest_version() << ": \""
-      << response->name() << "\", imported " << response->imported_at() << "\n";
+      << TerminalSafe(response->name()) << "\", imported " << TerminalSafe(response->imported_at()) << "\n";
   if (!parsed.ok()) {
-    out << "(the stored file no longer validates: " << parsed.status().message() << ")\n";
+    out << "(the stored file no longer validates: " << TerminalSafe(std::string(parsed.status().message())) << ")\n";
     return kExitOk;
   }
-  if (!parsed->version.empty()) out << "  version label: " << parsed->version << "\n";
-  if (!parsed->reference_build.empty()) out << "  reference build: " << parsed->reference_build << "\n";
+  if (!parsed->version.empty()) out << "  version label: " << TerminalSafe(parsed->version) << "\n";
+  if (!parsed->reference_build.empty()) out << "  reference build: " << TerminalSafe(parsed->reference_build) << "\n";
   auto list = [](const std::vector<std::string>& v) {
     std::string s;
     for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
     return s.empty() ? std::string("all") : s;
   };
-  out << "  applies to models: " << list(parsed->models) << "; builds: " << list(parsed->builds) << "\n\n";
+  out << "  applies to models: " << TerminalSafe(list(parsed->models)) << "; builds: " << TerminalSafe(list(parsed->builds))
+      << "\n\n";
   TextTable t({{"DEPARTMENT"}, {"STATUS"}, {"PROCESS"}, {"SR"}, {"SR STATUS"},
                {"GRAPHICS_DMA", TextTable::kRight}, {"NON_GRAPHICS", TextTable::kRight},
                {"TARGET_TOTAL", TextTable::kRight}});
@@ -195,7 +196,7 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
       out += absl::StrCat("  ", u.process(), " (", u.department(), "): ", u.reason(), "\n");
     }
   }
-  return out;
+  return TerminalSafeLines(out);  // device and baseline text
 }
 
 int RunBaselineCheck(const BaselineCheckArgs& args, std::ostream& out, std::ostream& err) {
@@ -245,7 +246,7 @@ std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat for
     }
     out += t.Render(2);
   }
-  return out;
+  return TerminalSafeLines(out);  // device and baseline text
 }
 
 int RunRegressions(const RegressionsArgs& args, std::ostream& out, std::ostream& err) {
@@ -345,7 +346,8 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
                  {"no_budget_reason", budgeted ? json(nullptr) : json(why)}, {"rows", std::move(rows)}});
     return kExitOk;
   }
-  out << args.metric << " of " << args.process_name << " against baseline \"" << stored->name() << "\" (version "
+  out << TerminalSafe(args.metric + " of " + args.process_name) << " against baseline \"" << TerminalSafe(stored->name())
+      << "\" (version "
       << stored->version() << ", scheme " << scheme_number << "): "
       << (budgeted ? "budget " + FormatKb(budget_value) + " kB" : "no budget (" + why + ")") << "\n";
   out << t.Render(2);

@@ -17,7 +17,7 @@ std::optional<int64_t> LastTotal(const v1::DeviceSummary& d) {
 
 }  // namespace
 
-std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format) {
+std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered) {
   if (format == OutputFormat::kJson) {
     json devices = json::array();
     for (const v1::DeviceSummary& d : response.devices()) {
@@ -62,7 +62,10 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                   d.online() ? "online" : "offline", d.last_capture_at().empty() ? "never" : d.last_capture_at(),
                   FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())});
   }
-  if (table.row_count() == 0) return "no devices known to the server yet (start memfleet-agent on a device)\n";
+  if (table.row_count() == 0) {
+    if (filtered) return "no device matches the --where terms (`memfleet devices` lists them all)\n";
+    return "no devices known to the server yet (start memfleet-agent on a device)\n";
+  }
   std::string losses;  // never silent: a capture a full spool dropped is a hole in the device's history
   for (const v1::DeviceSummary& d : response.devices()) {
     if (d.dropped_captures() == 0) continue;
@@ -70,7 +73,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
               " captures dropped unsent by its full spool (raise memfleet-agent --spool-max-mb or fix the link)\n";
   }
   return table.Render() + "\n" + std::to_string(response.devices_size()) + " devices, " + std::to_string(online) +
-         " online\n" + losses;
+         " online\n" + TerminalSafeLines(losses);
 }
 
 int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err) {
@@ -85,7 +88,7 @@ int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err) {
   *request.mutable_selector() = *selector;
   absl::StatusOr<v1::ListDevicesResponse> response = (*client)->ListDevices(request);
   if (!response.ok()) return PrintFailure(response.status(), "devices", err);
-  out << RenderDevices(*response, *format);
+  out << RenderDevices(*response, *format, !args.where.empty());
   return kExitOk;
 }
 

@@ -23,8 +23,9 @@ struct DevicesArgs {
 
 int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err);
 
-// The devices table / JSON array / CSV of a ListDevices answer (exposed for tests).
-std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format);
+// The devices table / JSON array / CSV of a ListDevices answer (exposed for tests). filtered: the answer
+// is for --where terms, so an empty table says that nothing matched rather than that no device is known.
+std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered);
 
 }  // namespace memfleet::cli
 

@@ -88,8 +88,9 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
     }
     return out;
   }
-  std::string out = args.metric + (args.process_name.empty() ? "" : " of " + args.process_name) + " by " +
-                    args.group_by + " (kB, latest report of each device)\n";
+  std::string out = TerminalSafe(args.metric + (args.process_name.empty() ? "" : " of " + args.process_name) +
+                                 " by " + args.group_by) +
+                    " (kB, latest report of each device)\n";
   TextTable groups({{absl::AsciiStrToUpper(args.group_by)},
                     {"DEVICES", TextTable::kRight},
                     {"MIN", TextTable::kRight},

@@ -155,8 +155,9 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
   }
   std::string out;
   for (const Match& m : matches) {
-    out += process_name + " (pid " + m.pid + ") on " + response.device_id() + ", capture " + response.capture_id() +
-           " at " + response.captured_at() + "\n";
+    out += TerminalSafe(process_name + " (pid " + m.pid + ") on " + response.device_id() + ", capture " +
+                        response.capture_id() + " at " + response.captured_at()) +
+           "\n";
     TextTable table({{"FIELD"}, {"VALUE", TextTable::kRight}, {"SOURCE"}});
     for (const std::string& f : fields) {
       const json* v = Find(m.process, f);

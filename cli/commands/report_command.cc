@@ -73,8 +73,9 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     out << RenderProcessesCsv(*report);
     return kExitOk;
   }
-  out << "capture " << response->capture_id() << " of " << response->device_id() << " at "
-      << response->captured_at() << " (from " << (*client)->address() << ")\n";
+  out << TerminalSafe("capture " + response->capture_id() + " of " + response->device_id() + " at " +
+                      response->captured_at() + " (from " + (*client)->address() + ")")
+      << "\n";
   TableOptions table;
   table.top_processes = args.top;
   out << RenderReportTable(*report, table);

@@ -90,7 +90,8 @@ int ExitCodeFor(const absl::Status& status) {
 int PrintFailure(const absl::Status& status, const std::string& command, std::ostream& err) {
   std::string message(status.message());
   if (!absl::StartsWith(message, "memfleet")) message = "memfleet " + command + ": " + message;
-  err << message << "\n";
+  // Server messages quote device ids and names: escaped like any device text.
+  err << TerminalSafeLines(message) << "\n";
   return ExitCodeFor(status);
 }
 

@@ -93,10 +93,10 @@ std::string RenderSweepResult(const std::string& sweep_id, std::vector<SweptDevi
                   FormatKbOrDash(d.static_reserved_kb), d.top_process.empty() ? "-" : d.top_process,
                   FormatKbOrDash(d.top_process_total_kb)});
   }
-  std::string out = "sweep " + sweep_id + ": " + std::to_string(rank) + " of " + std::to_string(devices.size()) +
+  std::string out = "sweep " + TerminalSafe(sweep_id) + ": " + std::to_string(rank) + " of " + std::to_string(devices.size()) +
                     " devices stored a capture; ranked by total_kb\n";
   if (rank > 0) out += table.Render(2);
-  if (!problems.empty()) out += "\nwithout a new report:\n" + problems;
+  if (!problems.empty()) out += "\nwithout a new report:\n" + TerminalSafeLines(problems);
   return out;
 }
 
@@ -127,7 +127,7 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
       last_line = std::move(line);
       drawn = true;
     } else if (changed || progress.finished()) {
-      err << PlainProgressLine(progress) << "\n";
+      err << TerminalSafe(PlainProgressLine(progress)) << "\n";
     }
   });
   if (drawn) err << "\n";

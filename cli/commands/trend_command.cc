@@ -93,8 +93,9 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     }
     return out;
   }
-  std::string out = args.process_name + " " + metric + " on " + args.device_id +
-                    (args.since.empty() ? "" : " since " + args.since) + "\n";
+  std::string out = TerminalSafe(args.process_name + " " + metric + " on " + args.device_id +
+                                 (args.since.empty() ? "" : " since " + args.since)) +
+                    "\n";
   TextTable table({{"TIME"}, {"PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}});
   std::vector<std::optional<int64_t>> values;
   for (size_t i = 0; i < points.size(); ++i) {

@@ -19,6 +19,7 @@
 #include "cli/commands/server_command.h"
 #include "cli/commands/sweep_command.h"
 #include "cli/commands/trend_command.h"
+#include "tests/support/load_tree.h"
 
 namespace memfleet::cli {
 namespace {
@@ -181,6 +182,34 @@ TEST_F(UnreachableServerTest, Fleet) {
   args.common = common_;
   EXPECT_EQ(RunFleet(args, out_, err_), kExitServerError);
   EXPECT_EQ(err_.str(), Expected());
+}
+
+// A plaintext client meeting a TLS port: gRPC says only UNAVAILABLE, so the message names the TLS flags.
+TEST(TlsServerTest, APlaintextClientIsToldAboutCaCert) {
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({testing::ReadFileForTest(testing::TestData("tls/server.key")),
+                                    testing::ReadFileForTest(testing::TestData("tls/server.pem"))});
+  v1::QueryService::Service service;  // every call UNIMPLEMENTED: the handshake fails before any
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(ssl), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ASSERT_GT(port, 0);
+
+  DevicesArgs args;
+  args.common.server = "127.0.0.1:" + std::to_string(port);
+  args.common.env_server = "";
+  args.common.env_ca_cert = "";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunDevices(args, out, err), kExitServerError);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(err.str(), "memfleet: cannot reach the server at " + args.common.server +
+                           " (is memfleet-server running?); something at " + args.common.server +
+                           " closed the connection unanswered: if the server uses TLS, pass --ca-cert FILE (or set "
+                           "$MEMFLEET_CA_CERT)\n");
+  server->Shutdown();
 }
 
 TEST(ServerCommandUsageTest, NoServerIsAUsageError) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "cli/commands/report_command.h"
 #include "cli/commands/sweep_command.h"
 #include "cli/commands/trend_command.h"
+#include "cli/report_table.h"
 #include "grpcpp/grpcpp.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
@@ -42,6 +44,20 @@ class FakeQueryService final : public v1::QueryService::Service {
   grpc::Status ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest* request,
                            v1::ListDevicesResponse* response) override {
     Record(request->selector());
+    const std::string where = request->selector().where().empty() ? "" : request->selector().where(0);
+    if (where == "model=none" || (where.empty() && no_devices)) return grpc::Status::OK;
+    if (where == "model=hostile") {
+      // What a hostile agent can put in its Hello: a formula, terminal escapes, a bidi override.
+      v1::DeviceSummary* d = response->add_devices();
+      d->set_device_id("evil-1");
+      d->set_model("=cmd|' /C calc'!A0");
+      d->set_platform("\x1b[31mqcom");
+      d->set_build_fingerprint("\x1b]0;owned\x07");
+      d->set_kernel("\xe2\x80\xae" "6.1");
+      d->set_online(true);
+      d->set_last_total_kb(-1);
+      return grpc::Status::OK;
+    }
     v1::DeviceSummary* a = response->add_devices();
     a->set_device_id("sim-qcom-505");
     a->set_model("Edge, \"Q\"");  // a comma and quotes: CSV must quote it
@@ -160,6 +176,8 @@ class FakeQueryService final : public v1::QueryService::Service {
     return grpc::Status::OK;
   }
 
+  std::atomic<bool> no_devices{false};  // the server knows no device at all
+
   v1::GetReportRequest last_report_request() {
     std::lock_guard<std::mutex> lock(mu_);
     return last_report_request_;
@@ -244,6 +262,71 @@ TEST_F(ServerCommandsTest, DevicesCsvAndJson) {
   EXPECT_EQ(j[0]["last_total_kb"], 3014795);
   EXPECT_TRUE(j[1]["last_total_kb"].is_null());
   EXPECT_EQ(j[1]["online"], false);
+}
+
+TEST_F(ServerCommandsTest, DevicesWhereMatchingNothingSaysSoNotThatNoDeviceIsKnown) {
+  DevicesArgs args;
+  args.common = common_;
+  args.where = {"model=none"};
+  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "no device matches the --where terms (`memfleet devices` lists them all)\n");
+
+  std::ostringstream out;
+  service_.no_devices = true;
+  args.where.clear();
+  ASSERT_EQ(RunDevices(args, out, err_), kExitOk) << err_.str();
+  EXPECT_EQ(out.str(), "no devices known to the server yet (start memfleet-agent on a device)\n");
+}
+
+TEST_F(ServerCommandsTest, HostileDeviceTextIsEscapedInTheTableAndNeutralisedInCsv) {
+  DevicesArgs args;
+  args.common = common_;
+  args.where = {"model=hostile"};
+  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
+  const std::string table = out_.str();
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_NE(table.find("\\x1b[31mqcom"), std::string::npos) << table;
+  EXPECT_NE(table.find("=cmd|' /C calc'!A0"), std::string::npos) << table;  // harmless on a terminal
+
+  std::ostringstream csv;
+  args.common.csv = true;
+  ASSERT_EQ(RunDevices(args, csv, err_), kExitOk) << err_.str();
+  // The formula is text to a spreadsheet; the rest of the bytes are kept, quoted where RFC 4180 says.
+  EXPECT_NE(csv.str().find("\r\nevil-1,\"'=cmd|' /C calc'!A0\",\x1b[31mqcom,,true,,,0,\x1b]0;owned\x07,"),
+            std::string::npos)
+      << csv.str();
+
+  std::ostringstream js;
+  args.common.csv = false;
+  args.common.json = true;
+  ASSERT_EQ(RunDevices(args, js, err_), kExitOk) << err_.str();
+  // JSON stays exact: the writer escapes control characters, a reader gets the same bytes back.
+  EXPECT_EQ(js.str().find('\x1b'), std::string::npos) << js.str();
+  EXPECT_NE(js.str().find("\\u001b]0;owned\\u0007"), std::string::npos) << js.str();
+  json j = json::parse(js.str());
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["model"], "=cmd|' /C calc'!A0");
+  EXPECT_EQ(j[0]["platform"], "\x1b[31mqcom");
+  EXPECT_EQ(j[0]["build_fingerprint"], "\x1b]0;owned\x07");
+  EXPECT_EQ(j[0]["kernel"], "\xe2\x80\xae" "6.1");
+}
+
+TEST(ReportTableTest, HostileNamesAndWarningsAreEscaped) {
+  accounting::Report r;
+  r.device_id = "dev\x1b[2J";
+  accounting::ProcessReport p;
+  p.name = "\x1b]0;owned\x07" "com.evil\xe2\x80\xae";
+  p.total_kb = 1000;
+  r.processes[42] = p;
+  r.warnings = {"proc/42/cmdline: \x1b[31mred\nsecond line"};
+  const std::string t = RenderReportTable(r);
+  EXPECT_EQ(t.find('\x1b'), std::string::npos) << t;
+  EXPECT_EQ(t.find('\x07'), std::string::npos) << t;
+  EXPECT_EQ(t.find("\xe2\x80\xae"), std::string::npos) << t;
+  EXPECT_NE(t.find("device dev\\x1b[2J"), std::string::npos) << t;
+  EXPECT_NE(t.find("\\x1b]0;owned\\x07com.evil\\u202e"), std::string::npos) << t;
+  // One warning, one line: its newline is kept by the whole-text pass, so the table reads as before.
+  EXPECT_NE(t.find("  - proc/42/cmdline: \\x1b[31mred\nsecond line\n"), std::string::npos) << t;
 }
 
 TEST_F(ServerCommandsTest, ReportTableIsTheAccountTable) {
