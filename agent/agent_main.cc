@@ -23,6 +23,7 @@
 #include "agent/agent_log.h"
 #include "agent/capture_tree_fs.h"
 #include "agent/clock.h"
+#include "agent/collector.h"
 #include "agent/device_facts.h"
 #include "agent/device_root_fs.h"
 #include "agent/root_kind.h"
@@ -82,6 +83,15 @@ int main(int argc, char** argv) {
                  "/data/local/tmp/memfleet/spool on a phone)");
   app.add_option("--spool-max-mb", spool_max_mb, "spool size limit; the oldest captures are dropped beyond it")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  uint64_t max_capture_mb = kDefaultMaxCaptureBytes >> 20, max_node_mb = kDefaultMaxNodeBytes >> 20;
+  app.add_option("--max-capture-mb", max_capture_mb,
+                 "most one capture holds (contents, paths, error names), MiB; nodes beyond it are recorded as "
+                 "ECAPTURE_FULL. Keep it at or under the server's --max-capture-mb")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{768}));
+  app.add_option("--max-node-mb", max_node_mb,
+                 "largest node kept, MiB; a bigger one is recorded as EFBIG. Keep it at or under the server's "
+                 "--max-node-mb")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{256}));
   app.add_option("--model", model, "device model reported to the server (default: from capture.json)");
   app.add_option("--soc", soc, "SoC reported to the server (default: from capture.json)");
   std::string ca_cert_file, tls_cert_file, tls_key_file, token_file;
@@ -128,6 +138,8 @@ int main(int argc, char** argv) {
   scheduler_options.once = once;
   scheduler_options.once_timeout = std::chrono::seconds(once_timeout_s);
   scheduler_options.page_size = page_size;
+  scheduler_options.max_capture_bytes = max_capture_mb << 20;
+  scheduler_options.max_node_bytes = max_node_mb << 20;
 
   TransportOptions transport_options;
   transport_options.server = server;

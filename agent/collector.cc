@@ -1,5 +1,6 @@
 #include "agent/collector.h"
 
+#include <algorithm>
 #include <exception>
 #include <initializer_list>
 #include <optional>
@@ -99,6 +100,28 @@ class Collector {
   // showed it (a capture tree's `.err` saying ENOENT).
   void RecordArgNode(const std::string& node, NodeRead r, bool listed);
 
+  // Every node goes through these, which hold the capture to options_.max_capture_bytes: a file that
+  // does not fit becomes an error node kCaptureFullErrno; a node that does not fit even so (the last
+  // bytes of the cap) is left out.
+  void KeepFile(const std::string& path, std::string content);
+  void KeepError(const std::string& path, std::string errno_name);
+  void KeepDirectory(const std::string& path);
+  bool Fits(const std::string& path, size_t value_bytes) const {
+    const uint64_t held = capture_.held_bytes();
+    const uint64_t need = uint64_t{path.size()} + value_bytes + NewParentBytes(path);
+    return held <= options_.max_capture_bytes && need <= options_.max_capture_bytes - held;
+  }
+  // The path bytes of the parent folders that adding `path` would create.
+  size_t NewParentBytes(std::string_view path) const {
+    size_t bytes = 0;
+    for (size_t slash = path.rfind('/'); slash != std::string_view::npos && slash > 0;
+         slash = path.rfind('/', slash - 1)) {
+      if (capture_.Find(path.substr(0, slash)) != nullptr) break;
+      bytes += slash;
+    }
+    return bytes;
+  }
+
   std::string RootLabel() const {
     std::string name = fs_.RootName();
     return name.empty() ? "the root" : absl::StrCat("'", name, "'");
@@ -123,15 +146,37 @@ bool MapsShowGpuDevice(std::string_view maps) {
   return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find(" /dev/mali") != std::string_view::npos;
 }
 
+void Collector::KeepFile(const std::string& path, std::string content) {
+  if (content.size() > options_.max_node_bytes) {
+    KeepError(path, "EFBIG");
+  } else if (Fits(path, content.size())) {
+    capture_.AddFile(path, std::move(content));
+  } else {
+    KeepError(path, kCaptureFullErrno);
+  }
+}
+
+void Collector::KeepError(const std::string& path, std::string errno_name) {
+  if (Fits(path, errno_name.size())) {
+    capture_.AddError(path, std::move(errno_name));
+  }
+}
+
+void Collector::KeepDirectory(const std::string& path) {
+  if (Fits(path, 0)) {
+    capture_.AddDirectory(path);
+  }
+}
+
 std::optional<DirList> Collector::ListDir(const std::string& path, Presence presence, bool race_prone) {
   if (!IsAllowedDirectory(path)) return std::nullopt;
   DirList list = fs_.List(path);
   if (list.ok()) {
-    capture_.AddDirectory(path);
+    KeepDirectory(path);
     return list;
   }
   if (presence == Presence::kOptional && list.errno_name == "ENOENT") return std::nullopt;
-  if (!IsRace(list.errno_name, race_prone)) capture_.AddError(path, list.errno_name);
+  if (!IsRace(list.errno_name, race_prone)) KeepError(path, list.errno_name);
   return std::nullopt;
 }
 
@@ -140,10 +185,10 @@ std::optional<size_t> Collector::ReadFile(const std::string& path, bool race_pro
   NodeRead r = fs_.Read(path);
   if (r.ok()) {
     size_t size = r.content.size();
-    capture_.AddFile(path, std::move(r.content));
+    KeepFile(path, std::move(r.content));
     return size;
   }
-  if (!IsRace(r.errno_name, race_prone)) capture_.AddError(path, std::move(r.errno_name));
+  if (!IsRace(r.errno_name, race_prone)) KeepError(path, std::move(r.errno_name));
   return std::nullopt;
 }
 
@@ -200,9 +245,9 @@ void Collector::CollectPid(const std::string& pid) {
       }
       if (maps) {
         if (maps->ok()) {
-          capture_.AddFile(maps_path, std::move(maps->content));
+          KeepFile(maps_path, std::move(maps->content));
         } else {
-          capture_.AddError(maps_path, std::move(maps->errno_name));
+          KeepError(maps_path, std::move(maps->errno_name));
         }
       }
     }
@@ -269,9 +314,9 @@ void Collector::CollectZram() {
 
 void Collector::RecordArgNode(const std::string& node, NodeRead r, bool listed) {
   if (r.ok()) {
-    capture_.AddFile(node, std::move(r.content));
+    KeepFile(node, std::move(r.content));
   } else if (r.errno_name != "ENOENT" || listed) {
-    capture_.AddError(node, std::move(r.errno_name));
+    KeepError(node, std::move(r.errno_name));
   }
 }
 
@@ -328,7 +373,7 @@ absl::StatusOr<Capture> Collector::Run() {
   NodeRead header = fs_.Read("capture.json");
   if (header.ok()) {
     capture_tree_ = true;
-    capture_.AddFile("capture.json", std::move(header.content));
+    KeepFile("capture.json", std::move(header.content));
   } else if (header.errno_name == "EINVAL") {
     // What RootedDir refuses: a link out of the root, or a FIFO / device node in place of a file.
     return absl::FailedPreconditionError(absl::StrCat(
@@ -350,7 +395,7 @@ absl::StatusOr<Capture> Collector::Run() {
   if (!capture_tree_) {
     absl::StatusOr<std::string> json = DeviceHeader(options_);
     if (!json.ok()) return json.status();
-    capture_.AddFile("capture.json", *std::move(json));
+    KeepFile("capture.json", *std::move(json));
   }
 
   if (proc && !capture_tree_ && IsAllowedDirectory("sys/class/kgsl/kgsl/proc")) {

@@ -18,6 +18,11 @@
 
 namespace memfleet::agent {
 
+inline constexpr uint64_t kDefaultMaxCaptureBytes = uint64_t{256} << 20;
+inline constexpr uint64_t kDefaultMaxNodeBytes = uint64_t{64} << 20;
+// The error name of a node left unread because the capture reached CollectOptions::max_capture_bytes.
+inline constexpr char kCaptureFullErrno[] = "ECAPTURE_FULL";
+
 struct CollectOptions {
   // For a device root (no capture.json there), the header the agent writes. Ignored when the root holds
   // a capture.json (a capture tree), which is taken verbatim.
@@ -26,6 +31,12 @@ struct CollectOptions {
   uint64_t page_size = 4096;    // the caller's getpagesize()
   // Run `am dumpheap -n` / dumpsys where the root has them (device roots only).
   bool run_commands = true;
+  // The most the capture may hold (accounting::Capture::held_bytes: contents, paths, error names); the
+  // server's default --max-capture-mb, so that what the agent takes the server accepts. A node read in
+  // full would take it over: recorded as the error kCaptureFullErrno instead.
+  uint64_t max_capture_bytes = kDefaultMaxCaptureBytes;
+  // The most one node may hold, the server's default --max-node-mb: a bigger one is recorded as EFBIG.
+  uint64_t max_node_bytes = kDefaultMaxNodeBytes;
 };
 
 // FailedPrecondition when the root has no proc/meminfo and no capture.json (not a device root nor a

@@ -33,6 +33,21 @@ int64_t ElapsedMs(std::chrono::steady_clock::time_point from, std::chrono::stead
   return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
 }
 
+// Nodes the caps kept out of the capture are error nodes in it; the log says how many, once.
+void LogCapNodes(const accounting::Capture& capture) {
+  size_t full = 0, too_big = 0;
+  for (const auto& [path, node] : capture.nodes()) {
+    if (!node.is_error()) continue;
+    if (node.content == kCaptureFullErrno) ++full;
+    if (node.content == "EFBIG") ++too_big;
+  }
+  if (full > 0) {
+    LogLine(absl::StrCat("capture reached --max-capture-mb: ", full, " nodes recorded as ", kCaptureFullErrno,
+                         " instead of read"));
+  }
+  if (too_big > 0) LogLine(absl::StrCat(too_big, " nodes over --max-node-mb recorded as EFBIG"));
+}
+
 }  // namespace
 
 Scheduler::Scheduler(boost::asio::io_context& io, RootFs& fs, Clock& clock, Spool& spool, SchedulerOptions options)
@@ -138,8 +153,11 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   collect.captured_at = taken.captured_at;
   collect.page_size = options_.page_size;
   collect.run_commands = options_.run_commands;
+  collect.max_capture_bytes = options_.max_capture_bytes;
+  collect.max_node_bytes = options_.max_node_bytes;
   absl::StatusOr<accounting::Capture> capture = CollectCapture(fs_, collect);
   if (!capture.ok()) return capture.status();
+  LogCapNodes(*capture);
   auto collected = clock_.SteadyNow();
 
   MEMFLEET_RETURN_IF_ERROR(RewriteCaptureHeaderOf(*capture, options_.device_id, taken.captured_at));

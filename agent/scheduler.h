@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/clock.h"
+#include "agent/collector.h"
 #include "agent/root_fs.h"
 #include "agent/spool.h"
 #include "agent/transport.h"
@@ -38,6 +39,8 @@ struct SchedulerOptions {
   std::chrono::seconds once_timeout{60};
   uint64_t page_size = 4096;  // for a device root's header
   bool run_commands = true;
+  uint64_t max_capture_bytes = kDefaultMaxCaptureBytes;  // CollectOptions
+  uint64_t max_node_bytes = kDefaultMaxNodeBytes;
 };
 
 // What one capture cost, for the log (the issue asks the agent be small: it reports its own footprint).

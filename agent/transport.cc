@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/agent_log.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_digest.h"
 
 namespace memfleet::agent {
 namespace {
@@ -367,6 +368,7 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
     case v1::ServerMessage::kAck: {
       const std::string& id = msg.ack().capture_id();
       s.in_flight.erase(id);
+      integrity_rejections_.erase(id);
       absl::Status removed = spool_.Remove(id);
       s.sent.erase(id);
       s.retry_at.erase(id);
@@ -379,6 +381,20 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
     case v1::ServerMessage::kRejected: {
       const v1::CaptureRejected& r = msg.rejected();
       s.in_flight.erase(r.capture_id());
+      if (r.retry() && r.code() == static_cast<int>(absl::StatusCode::kDataLoss) &&
+          ++integrity_rejections_[r.capture_id()] > options_.max_integrity_retries) {
+        // Changed on the way this many times: not the wire any more but the capture or this agent. Dropped
+        // (and counted) rather than resent forever.
+        integrity_rejections_.erase(r.capture_id());
+        spool_.Discard(r.capture_id());
+        s.sent.erase(r.capture_id());
+        s.retry_at.erase(r.capture_id());
+        LogLine(absl::StrCat("capture ", r.capture_id(), " failed the server's integrity check ",
+                             options_.max_integrity_retries + 1, " times (", r.message(),
+                             "); dropped from the spool and counted as dropped"));
+        events_.OnRejected(r.capture_id(), /*retry=*/false, r.message());
+        return;
+      }
       if (r.retry()) {
         s.retry_at[r.capture_id()] = SteadyClock::now() + options_.rejected_retry_delay;
         LogLine(absl::StrCat("capture ", r.capture_id(), " rejected for now (code ", r.code(), ": ", r.message(),
@@ -431,6 +447,7 @@ Transport::SendResult Transport::SendCapture(Stream& stream, const Spool::Entry&
   begin->set_node_count(wire::NodeCount(*capture));
   begin->set_content_bytes(capture->ContentBytes());
   uint64_t content_bytes = capture->ContentBytes();
+  const std::string digest = wire::CaptureSha256(*capture);
   std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(*capture, entry.capture_id, options_.chunk_bytes);
   *capture = accounting::Capture();
   if (!Write(stream, msg, /*buffer_hint=*/true)) return SendResult::kWriteFailed;
@@ -440,6 +457,7 @@ Transport::SendResult Transport::SendCapture(Stream& stream, const Spool::Entry&
   }
   msg.mutable_end()->set_capture_id(entry.capture_id);
   msg.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
+  msg.mutable_end()->set_capture_sha256(digest);
   // No buffer hint on the End: it flushes the capture to the server.
   if (!Write(stream, msg, false)) return SendResult::kWriteFailed;
   LogLine(absl::StrCat("capture ", entry.capture_id, " sent (", MegabytesText(content_bytes), " in ", chunks.size(),

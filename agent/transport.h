@@ -2,7 +2,8 @@
 // says Hello, sends every spooled capture (Begin, Chunks, End), removes a capture from the spool when the
 // server acks it, and passes the server's commands (CaptureNow, SetInterval) to TransportEvents. Breaks,
 // missing acks (--ack-timeout) and stalled writes tear the stream down; it reconnects with exponential
-// backoff and jitter and resends everything still spooled (the server deduplicates by capture id).
+// backoff and jitter and resends everything still spooled (the server deduplicates by capture id). Each
+// CaptureEnd carries the SHA-256 of the capture (proto/capture_digest.h) for the server to verify.
 //
 //   Transport transport(options, spool, events);
 //   transport.Start();                    // its own thread owns the stream
@@ -81,6 +82,9 @@ struct TransportOptions {
   std::chrono::milliseconds shutdown_grace{2000};         // Stop() waits this long for acks in flight
   size_t chunk_bytes = 256 * 1024;
   size_t max_in_flight = 4;  // captures sent and not yet acked
+  // A capture the server refuses because its digest differs (DATA_LOSS with retry) is resent this many
+  // times, then dropped and counted: a wire fault passes, a capture that never verifies must not loop.
+  uint32_t max_integrity_retries = 3;
 };
 
 class Transport final : public CaptureSink {
@@ -136,6 +140,8 @@ class Transport final : public CaptureSink {
   bool session_over_ = false;
   std::optional<std::chrono::steady_clock::time_point> write_started_;
   std::string cancel_reason_;
+  // Digest rejections per capture id, across sessions (transport thread only).
+  std::map<std::string, uint32_t> integrity_rejections_;
 };
 
 }  // namespace memfleet::agent

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/capture_digest.h"
 
 namespace memfleet::wire {
 namespace {
@@ -139,6 +140,7 @@ absl::Status CaptureAssembler::Begin(const v1::CaptureBegin& begin) {
   active_ = true;
   capture_id_ = begin.capture_id();
   expected_nodes_ = begin.node_count();
+  expected_content_bytes_ = begin.content_bytes();
   return absl::OkStatus();
 }
 
@@ -152,12 +154,11 @@ absl::Status CaptureAssembler::AddChunk(const v1::CaptureChunk& chunk) {
   }
   ++next_seq_;
   for (const v1::NodeEntry& e : chunk.nodes()) {
+    if (absl::Status s = CheckEntryShape(e); !s.ok()) return s;
     content_bytes_ += e.content().size();
-    if (content_bytes_ > limits_.max_capture_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("capture exceeds ", limits_.max_capture_bytes, " bytes"));
-    }
-    if (capture_.size() >= limits_.max_nodes && !e.append()) {
-      return absl::ResourceExhaustedError(absl::StrCat("capture exceeds ", limits_.max_nodes, " nodes"));
+    if (content_bytes_ > expected_content_bytes_) {
+      return absl::DataLossError(absl::StrCat("capture ", capture_id_, " sent more content than the ",
+                                              expected_content_bytes_, " bytes its begin announced"));
     }
     if (e.append()) {
       const Node* n = capture_.Find(e.path());
@@ -169,6 +170,15 @@ absl::Status CaptureAssembler::AddChunk(const v1::CaptureChunk& chunk) {
     }
     absl::Status s = AddEntry(capture_, e, last_path_);
     if (!s.ok()) return s;
+    // Checked after the entry is in: its parent folders are nodes and held bytes too.
+    if (capture_.size() > limits_.max_nodes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("capture exceeds ", limits_.max_nodes, " nodes (parent folders included)"));
+    }
+    if (capture_.held_bytes() > limits_.max_capture_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("capture exceeds ", limits_.max_capture_bytes,
+                                                       " bytes (contents, paths and error names)"));
+    }
   }
   return absl::OkStatus();
 }
@@ -180,12 +190,36 @@ absl::StatusOr<Capture> CaptureAssembler::Finish(const v1::CaptureEnd& end) {
     return absl::DataLossError(absl::StrCat("capture ", capture_id_, " ended after ", next_seq_, " chunks, expected ",
                                             end.chunk_count()));
   }
-  if (capture_.size() < expected_nodes_) {
+  if (capture_.size() != expected_nodes_) {
     return absl::DataLossError(absl::StrCat("capture ", capture_id_, " holds ", capture_.size(), " nodes, its begin announced ",
                                             expected_nodes_));
   }
+  if (content_bytes_ != expected_content_bytes_) {
+    return absl::DataLossError(absl::StrCat("capture ", capture_id_, " holds ", content_bytes_,
+                                            " content bytes, its begin announced ", expected_content_bytes_));
+  }
+  // An empty capture would become the device's latest report with every figure unknown.
+  if (capture_.size() == 0) return absl::InvalidArgumentError(absl::StrCat("capture ", capture_id_, " holds no nodes"));
+  if (absl::Status s = CheckDigest(end.capture_sha256()); !s.ok()) return s;
   active_ = false;
   return std::move(capture_);
+}
+
+absl::Status CaptureAssembler::CheckDigest(const std::string& announced) {
+  digest_missing_ = announced.empty();
+  if (digest_missing_) return absl::OkStatus();
+  if (announced.size() != kCaptureSha256Bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("capture ", capture_id_, ": capture_sha256 is ", announced.size(),
+                                                   " bytes, not ", kCaptureSha256Bytes));
+  }
+  const std::string actual = CaptureSha256(capture_);
+  if (actual.empty()) return absl::ResourceExhaustedError("cannot allocate a SHA-256 context");
+  if (actual != announced) {
+    return DigestMismatchError(absl::StrCat("capture ", capture_id_, " arrived with SHA-256 ", HexDigest(actual),
+                                            ", the agent sent ", HexDigest(announced),
+                                            " (changed on the way: resend it)"));
+  }
+  return absl::OkStatus();
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "memfleet/v1/agent_service.pb.h"
 #include "memfleet/v1/capture.pb.h"
+#include "proto/capture_limits.h"
 #include "server/accounting/capture.h"
 
 struct ZSTD_CDict_s;  // zstd.h's ZSTD_CDict, kept out of this header
@@ -37,15 +38,11 @@ std::vector<v1::CaptureChunk> ChunkCapture(const accounting::Capture& capture, c
 // Number of distinct node paths and content bytes, for CaptureBegin.
 uint32_t NodeCount(const accounting::Capture& capture);
 
-struct AssemblyLimits {
-  uint64_t max_capture_bytes = 256ull << 20;  // content bytes of one capture
-  uint32_t max_nodes = 200000;
-  uint64_t max_node_bytes = 64ull << 20;      // one node after its appends
-};
-
 // Rebuilds a capture from Begin, in-order chunks and End. Errors: InvalidArgument (a chunk of another
-// capture, out-of-order seq, an append without its first entry, a bad path), ResourceExhausted (a limit),
-// FailedPrecondition (chunk before Begin, End before all chunks), DataLoss (End's counts do not match).
+// capture, out-of-order seq, an append without its first entry, a bad path or error value, a capture with
+// no nodes), ResourceExhausted (a limit, AssemblyLimits in capture_limits.h), FailedPrecondition (chunk
+// before Begin, End before all chunks), DataLoss (End's chunk count, or Begin's node count or content
+// bytes, differ from what arrived; or the digest differs: IsDigestMismatch, capture_digest.h).
 class CaptureAssembler {
  public:
   explicit CaptureAssembler(AssemblyLimits limits = {}) : limits_(limits) {}
@@ -55,12 +52,19 @@ class CaptureAssembler {
   const std::string& capture_id() const { return capture_id_; }
   bool active() const { return active_; }
   uint64_t content_bytes() const { return content_bytes_; }
+  // After a successful Finish: the End carried no digest (an agent older than the field), so the capture
+  // is unverified.
+  bool digest_missing() const { return digest_missing_; }
 
  private:
+  absl::Status CheckDigest(const std::string& announced);
+
   AssemblyLimits limits_;
   bool active_ = false;
   std::string capture_id_;
   uint32_t expected_nodes_ = 0;
+  uint64_t expected_content_bytes_ = 0;
+  bool digest_missing_ = false;
   uint32_t next_seq_ = 0;
   uint64_t content_bytes_ = 0;
   std::string last_path_;

@@ -92,6 +92,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   // The server's facts win over the header's: the identity is the stream's, the time CaptureBegin's.
   record.report.device_id = c.device_id;
   record.report.captured_at = c.captured_at;
+  for (const std::string& w : c.ingest_warnings) record.report.warnings.push_back(w);
   record.report_json = accounting::ReportToJson(record.report, /*indent=*/-1);
   const DeltaKeyframes::StoredForm form =
       keyframes_.Encode(c.capture, c.capture_id, c.device_id, c.captured_at, kIngestCompressionLevel);

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "memfleet/v1/agent_service.pb.h"
 #include "server/accounting/capture.h"
@@ -27,7 +28,13 @@ struct AssembledCapture {
   std::string captured_at;  // from CaptureBegin, normalized RFC 3339 UTC
   std::string sweep_id;     // "" for a periodic capture
   accounting::Capture capture;
+  std::vector<std::string> ingest_warnings;  // added to the report's warnings (e.g. kUnverifiedCaptureWarning)
 };
+
+// The report warning of a capture that arrived without a digest (an agent older than CaptureEnd's
+// capture_sha256): accepted, so that servers can be upgraded before agents, but not verified end to end.
+inline constexpr char kUnverifiedCaptureWarning[] =
+    "capture: the agent sent no capture_sha256 (an older agent); its content was not verified end to end";
 
 // zstd level of the stored raw capture. The ack waits for it, and at level 9 it was half of the server's
 // CPU per capture (bench/ingest_benchmark.cc breakdown) for blobs only ~10% smaller than level 3's; the

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/capture_digest.h"
 #include "server/clock.h"
 #include "server/validation.h"
 
@@ -311,10 +312,18 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
         }
         absl::StatusOr<accounting::Capture> capture = assembler.Finish(msg.end());
         if (!capture.ok()) {
-          reject(capture.status().code(), std::string(capture.status().message()), false);
+          // A digest mismatch may be the wire's: the agent keeps the capture and resends it (a bounded
+          // number of times). Every other mismatch is the sender's own and would repeat.
+          reject(capture.status().code(), std::string(capture.status().message()),
+                 /*retry=*/wire::IsDigestMismatch(capture.status()));
           break;
         }
         current.capture = std::move(*capture);
+        if (assembler.digest_missing()) {
+          LogLine(absl::StrCat("capture ", current.capture_id, " of ", device_id,
+                               " has no capture_sha256 (an older agent): stored unverified"));
+          current.ingest_warnings.push_back(kUnverifiedCaptureWarning);
+        }
         auto job = std::make_shared<AssembledCapture>(std::move(current));
         current = AssembledCapture();
         pending->Add();

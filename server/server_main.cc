@@ -127,13 +127,15 @@ int main(int argc, char** argv) {
   app.add_option("--max-message-mb", max_message_mb, "largest gRPC message accepted, MiB")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--max-capture-mb", max_capture_mb, "largest capture (content bytes) accepted, MiB")
+  app.add_option("--max-capture-mb", max_capture_mb, "largest capture accepted, MiB: contents, error names and node paths (parent folders' included)")
       ->check(CLI::Range(1, 16384))
       ->capture_default_str();
   app.add_option("--max-node-mb", max_node_mb, "largest single node of a capture, MiB")
       ->check(CLI::Range(1, 16384))
       ->capture_default_str();
-  app.add_option("--max-nodes", max_nodes, "most node paths in one capture")
+  app.add_option("--max-nodes", max_nodes, "most node paths in one capture, parent folders included. Fixed bounds besides: a node path has at most "
+                 "32 segments and 4096 bytes, an error value is an errno name of at most 32 bytes "
+                 "(docs/capture-format.md)")
       ->check(CLI::Range(1u, 10000000u))
       ->capture_default_str();
   app.add_option("--max-streams-per-token", options.agent_limits.max_streams_per_key,

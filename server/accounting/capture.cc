@@ -15,30 +15,42 @@ void Capture::AddParents(std::string_view path) {
       return;
     }
     nodes_.emplace(std::string(parent), Node{Node::Kind::kDirectory, {}});
+    held_bytes_ += parent.size();
     slash = parent.rfind('/');
   }
 }
 
-void Capture::AddFile(std::string path, std::string content) {
+void Capture::Put(std::string path, Node node) {
   AddParents(path);
-  nodes_[std::move(path)] = Node{Node::Kind::kFile, std::move(content)};
+  auto [it, inserted] = nodes_.try_emplace(std::move(path));
+  if (inserted) {
+    held_bytes_ += it->first.size();
+  } else {
+    held_bytes_ -= it->second.content.size();
+  }
+  held_bytes_ += node.content.size();
+  it->second = std::move(node);
+}
+
+void Capture::AddFile(std::string path, std::string content) {
+  Put(std::move(path), Node{Node::Kind::kFile, std::move(content)});
 }
 
 void Capture::AddDirectory(std::string path) {
   AddParents(path);
-  auto it = nodes_.find(path);
-  if (it == nodes_.end()) nodes_.emplace(std::move(path), Node{Node::Kind::kDirectory, {}});
+  auto [it, inserted] = nodes_.try_emplace(std::move(path), Node{Node::Kind::kDirectory, {}});
+  if (inserted) held_bytes_ += it->first.size();
 }
 
 void Capture::AddError(std::string path, std::string errno_name) {
-  AddParents(path);
-  nodes_[std::move(path)] = Node{Node::Kind::kError, std::move(errno_name)};
+  Put(std::move(path), Node{Node::Kind::kError, std::move(errno_name)});
 }
 
 bool Capture::AppendToFile(std::string_view path, std::string_view data) {
   auto it = nodes_.find(path);
   if (it == nodes_.end() || !it->second.is_file()) return false;
   it->second.content.append(data.data(), data.size());
+  held_bytes_ += data.size();
   return true;
 }
 

@@ -57,10 +57,15 @@ class Capture {
   size_t size() const { return nodes_.size(); }
   // Sum of the sizes of all file contents.
   size_t ContentBytes() const;
+  // Bytes the nodes hold: every path (parent folders included), file contents and error names. What a
+  // capture's size limit counts, so that neither deep paths nor long error names escape it.
+  size_t held_bytes() const { return held_bytes_; }
 
  private:
   void AddParents(std::string_view path);
+  void Put(std::string path, Node node);
   std::map<std::string, Node, std::less<>> nodes_;
+  size_t held_bytes_ = 0;
 };
 
 }  // namespace memfleet::accounting

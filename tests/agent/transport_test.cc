@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_digest.h"
 
 namespace memfleet::agent {
 namespace {
@@ -38,10 +39,12 @@ enum class Verdict {
   kRejectForGood,         // CaptureRejected{retry=false}
   kSilent,                // never answer (a server that hangs before its commit)
   kCloseWithoutAck,       // end the stream before acking (a crash before the commit)
+  kRejectDigestMismatch,  // CaptureRejected{DATA_LOSS, retry=true}, as the server answers a digest mismatch
 };
 
 struct Delivery {
   v1::CaptureBegin begin;
+  v1::CaptureEnd end;
   Capture capture;
 };
 
@@ -78,7 +81,7 @@ class FakeAgentService final : public v1::AgentService::Service {
         Verdict verdict;
         {
           std::lock_guard<std::mutex> lock(mu_);
-          deliveries_.push_back({begin, *capture});
+          deliveries_.push_back({begin, in.end(), *capture});
           verdict = NextVerdictLocked();
           cv_.notify_all();
         }
@@ -100,6 +103,13 @@ class FakeAgentService final : public v1::AgentService::Service {
             out.mutable_rejected()->set_code(static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
             out.mutable_rejected()->set_message("capture.json names another device");
             out.mutable_rejected()->set_retry(false);
+            stream->Write(out);
+            break;
+          case Verdict::kRejectDigestMismatch:
+            out.mutable_rejected()->set_capture_id(begin.capture_id());
+            out.mutable_rejected()->set_code(static_cast<int>(grpc::StatusCode::DATA_LOSS));
+            out.mutable_rejected()->set_message("arrived with another SHA-256");
+            out.mutable_rejected()->set_retry(true);
             stream->Write(out);
             break;
           case Verdict::kSilent:
@@ -304,6 +314,8 @@ TEST_F(TransportTest, AckedCaptureIsDeliveredWholeAndLeavesTheSpool) {
   ASSERT_EQ(d[0].capture.size(), want.size());
   EXPECT_TRUE(*d[0].capture.FileContent("proc/1/smaps") == *want.FileContent("proc/1/smaps"));
   EXPECT_EQ(d[0].capture.Find("proc/1/oom_score_adj")->content, "EACCES");
+  // The digest of what was spooled, which the fake's assembler verified.
+  EXPECT_EQ(d[0].end.capture_sha256(), wire::CaptureSha256(want));
 
   std::vector<v1::Hello> hellos = service.hellos();
   ASSERT_EQ(hellos.size(), 1u);
@@ -364,6 +376,49 @@ TEST_F(TransportTest, RejectedForGoodIsDroppedAndNotResent) {
   EXPECT_EQ(events_->acked(), std::vector<std::string>{good});
   EXPECT_EQ(service.deliveries().size(), 2u);
   EXPECT_EQ(spool_->dropped(), 0u);  // the server knows about it: not a spool drop
+}
+
+// A digest mismatch may be the wire's: the capture stays spooled and is resent, and a later clean
+// delivery is acked as usual.
+TEST_F(TransportTest, DigestMismatchIsResentAndThenAcked) {
+  FakeAgentService service;
+  service.SetVerdicts({Verdict::kRejectDigestMismatch, Verdict::kRejectDigestMismatch});
+  FakeServer server(service);
+  ASSERT_TRUE(server.ok());
+  std::string id = SpoolCapture("dev-1-20261202T161500Z-000011");
+  TransportOptions o = Options(server.target());
+  o.rejected_retry_delay = 10ms;
+  o.max_integrity_retries = 2;
+  Transport transport(o, *spool_, *events_);
+  transport.Start();
+  ASSERT_TRUE(Eventually([&] { return !events_->acked().empty(); }));
+  transport.Stop();
+  EXPECT_EQ(events_->rejected(), (std::vector<std::string>{id + ":retry", id + ":retry"}));
+  EXPECT_EQ(service.deliveries().size(), 3u);
+  EXPECT_EQ(spool_->count(), 0u);
+  EXPECT_EQ(spool_->dropped(), 0u);
+}
+
+// A capture that never verifies is not resent forever: after max_integrity_retries resends it is dropped
+// from the spool and counted as dropped.
+TEST_F(TransportTest, DigestMismatchEveryTimeIsDroppedAndCountedAfterTheRetries) {
+  FakeAgentService service;
+  service.SetVerdicts({Verdict::kRejectDigestMismatch, Verdict::kRejectDigestMismatch,
+                       Verdict::kRejectDigestMismatch, Verdict::kRejectDigestMismatch});
+  FakeServer server(service);
+  ASSERT_TRUE(server.ok());
+  std::string id = SpoolCapture("dev-1-20261202T161500Z-000012");
+  TransportOptions o = Options(server.target());
+  o.rejected_retry_delay = 10ms;
+  o.max_integrity_retries = 2;
+  Transport transport(o, *spool_, *events_);
+  transport.Start();
+  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
+  transport.Stop();
+  EXPECT_EQ(events_->rejected(), (std::vector<std::string>{id + ":retry", id + ":retry", id + ":final"}));
+  EXPECT_EQ(events_->spooled_when_rejected(), (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(service.deliveries().size(), 3u);  // sent once, resent twice
+  EXPECT_EQ(spool_->dropped(), 1u);
 }
 
 TEST_F(TransportTest, ServerDownAtStartGetsTheCaptureOnceItIsUp) {

@@ -131,7 +131,9 @@ TEST(ChunkCaptureTest, RoundTripIsByteExactAndSplitsTheBigNode) {
   EXPECT_TRUE(rebuilt->IsDirectory("sys/kernel/dmabuf/buffers"));
 }
 
-TEST(ChunkCaptureTest, EmptyCaptureIsOneEmptyChunk) {
+// An empty capture chunks into one empty chunk, and the assembler refuses it: stored, it would become the
+// device's latest report with every figure unknown.
+TEST(ChunkCaptureTest, EmptyCaptureIsOneEmptyChunkAndRefused) {
   Capture empty;
   std::vector<v1::CaptureChunk> chunks = ChunkCapture(empty, "cap-0", kChunkBytes);
   ASSERT_EQ(chunks.size(), 1u);
@@ -139,8 +141,7 @@ TEST(ChunkCaptureTest, EmptyCaptureIsOneEmptyChunk) {
   ASSERT_TRUE(assembler.Begin(BeginFor(empty, "cap-0")).ok());
   ASSERT_TRUE(assembler.AddChunk(chunks[0]).ok());
   absl::StatusOr<Capture> rebuilt = assembler.Finish(EndFor("cap-0", 1));
-  ASSERT_TRUE(rebuilt.ok());
-  EXPECT_EQ(rebuilt->size(), 0u);
+  EXPECT_EQ(rebuilt.status().code(), absl::StatusCode::kInvalidArgument) << rebuilt.status();
 }
 
 TEST(CaptureAssemblerTest, AssemblerIsReusableForTheNextCapture) {
@@ -211,6 +212,7 @@ TEST(CaptureAssemblerTest, UnsafePathsAreInvalidArgument) {
     CaptureAssembler assembler;
     v1::CaptureBegin b;
     b.set_capture_id("cap-1");
+    b.set_content_bytes(1);
     ASSERT_TRUE(assembler.Begin(b).ok());
     absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 0, {FileEntry(path, "x")}));
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << "path \"" << path << "\": " << s;
@@ -262,8 +264,9 @@ TEST(CaptureAssemblerTest, BeginOverTheLimitsIsResourceExhausted) {
   EXPECT_EQ(assembler.Begin(b).code(), absl::StatusCode::kInvalidArgument);
 }
 
-// A Begin that understates the capture must not get the assembler past its limits.
-TEST(CaptureAssemblerTest, ChunksOverTheCaptureLimitAreResourceExhausted) {
+// A Begin that understates the capture must not get the assembler past it: the first byte beyond what it
+// announced ends the capture.
+TEST(CaptureAssemblerTest, ContentBeyondTheAnnouncedBytesIsDataLoss) {
   AssemblyLimits limits;
   limits.max_capture_bytes = 1000;
   CaptureAssembler assembler(limits);
@@ -271,8 +274,21 @@ TEST(CaptureAssemblerTest, ChunksOverTheCaptureLimitAreResourceExhausted) {
   b.set_capture_id("cap-1");
   b.set_content_bytes(10);
   ASSERT_TRUE(assembler.Begin(b).ok());
+  absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 0, {FileEntry("a", std::string(11, 'x'))}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+}
+
+// Paths count against the capture limit too (content alone is within it).
+TEST(CaptureAssemblerTest, ChunksOverTheCaptureLimitAreResourceExhausted) {
+  AssemblyLimits limits;
+  limits.max_capture_bytes = 1000;
+  CaptureAssembler assembler(limits);
+  v1::CaptureBegin b;
+  b.set_capture_id("cap-1");
+  b.set_content_bytes(1000);
+  ASSERT_TRUE(assembler.Begin(b).ok());
   ASSERT_TRUE(assembler.AddChunk(ChunkOf("cap-1", 0, {FileEntry("a", std::string(600, 'x'))})).ok());
-  absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 1, {FileEntry("b", std::string(401, 'y'))}));
+  absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 1, {FileEntry("b", std::string(400, 'y'))}));
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
 }
 
@@ -297,6 +313,7 @@ TEST(CaptureAssemblerTest, OneNodeOverItsLimitIsResourceExhausted) {
   CaptureAssembler assembler(limits);
   v1::CaptureBegin b;
   b.set_capture_id("cap-1");
+  b.set_content_bytes(101);
   ASSERT_TRUE(assembler.Begin(b).ok());
   absl::Status s = assembler.AddChunk(ChunkOf("cap-1", 0, {FileEntry("a", std::string(101, 'x'))}));
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
@@ -309,6 +326,7 @@ TEST(CaptureAssemblerTest, MoreNodesThanTheLimitIsResourceExhausted) {
   v1::CaptureBegin b;
   b.set_capture_id("cap-1");
   b.set_node_count(2);  // understated
+  b.set_content_bytes(4);
   ASSERT_TRUE(assembler.Begin(b).ok());
   absl::Status s = assembler.AddChunk(
       ChunkOf("cap-1", 0, {FileEntry("a", "1"), FileEntry("b", "2"), FileEntry("c", "3"), FileEntry("d", "4")}));

@@ -22,6 +22,7 @@
 
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_digest.h"
 #include "server/accounting/capture.h"
 
 namespace memfleet::testing {
@@ -88,6 +89,7 @@ class RawAgent {
     v1::AgentMessage end;
     end.mutable_end()->set_capture_id(id);
     end.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
+    end.mutable_end()->set_capture_sha256(wire::CaptureSha256(c));  // as the real agent does
     out.push_back(end);
     return out;
   }
