@@ -65,6 +65,7 @@ struct Transport::SessionState {
   std::map<std::string, SteadyClock::time_point> in_flight;  // capture id -> when its End was written
   std::set<std::string> sent;                                 // sent in this session (not to be resent)
   std::map<std::string, SteadyClock::time_point> retry_at;    // rejected with retry: resend then
+  uint64_t dropped_in_flight = 0;  // reported in a DroppedReport, not yet confirmed
 };
 
 Transport::Transport(TransportOptions options, Spool& spool, TransportEvents& events)
@@ -344,7 +345,21 @@ std::string Transport::Converse(Stream& stream, bool* welcomed) {
       if (r == SendResult::kSent) s.in_flight[entry.capture_id] = SteadyClock::now();
       s.sent.insert(entry.capture_id);
     }
+    if (!ReportDrops(stream, s)) return "the stream broke while reporting dropped captures";
   }
+}
+
+bool Transport::ReportDrops(Stream& stream, SessionState& s) {
+  // One report at a time; a server that does not know the message never confirms it, and the count then
+  // goes in the next Hello.
+  if (s.dropped_in_flight > 0) return true;
+  const uint64_t dropped = spool_.dropped();
+  if (dropped == 0) return true;
+  v1::AgentMessage report;
+  report.mutable_dropped()->set_dropped_captures(dropped);
+  if (!Write(stream, report, false)) return false;
+  s.dropped_in_flight = dropped;
+  return true;
 }
 
 void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, bool* welcomed) {
@@ -414,6 +429,13 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
       LogLine(absl::StrCat("server asks for a capture now (sweep ", msg.capture_now().sweep_id(), ")"));
       events_.OnCaptureNow(msg.capture_now().sweep_id());
       return;
+    case v1::ServerMessage::kDroppedRecorded: {
+      const uint64_t n = std::min(msg.dropped_recorded().dropped_captures(), s.dropped_in_flight);
+      spool_.ClearDropped(n);
+      s.dropped_in_flight = 0;
+      LogLine(absl::StrCat("server recorded ", n, " dropped captures"));
+      return;
+    }
     case v1::ServerMessage::kSetInterval:
       LogLine(absl::StrCat("server sets the capture interval to ", msg.set_interval().interval_s(), " s"));
       events_.OnSetInterval(msg.set_interval().interval_s());

@@ -116,6 +116,8 @@ class Transport final : public CaptureSink {
   std::string Converse(Stream& stream, bool* welcomed);
   void HandleMessage(const v1::ServerMessage& msg, SessionState& s, bool* welcomed);
   SendResult SendCapture(Stream& stream, const Spool::Entry& entry);
+  // Tells the server of drops since the last confirmed count (DroppedReport); false when the write failed.
+  bool ReportDrops(Stream& stream, SessionState& s);
   bool Write(Stream& stream, const v1::AgentMessage& msg, bool buffer_hint);
   void Watchdog(grpc::ClientContext& context);
   bool stopping() const;

@@ -347,6 +347,23 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
       case v1::AgentMessage::kHello:
         violation("a second Hello on the same stream");
         break;
+      case v1::AgentMessage::kDropped: {
+        // Recorded as at Hello (added to the device's count) before it is confirmed: a confirmation lost
+        // on the way makes the agent report the drops again, which overstates a loss rather than hides it.
+        storage::DeviceRecord update = device;
+        update.last_seen_at = options_.now();
+        update.dropped_captures = msg.dropped().dropped_captures();
+        if (absl::Status s = store_.UpsertDevice(update); !s.ok()) {
+          LogLine(absl::StrCat("agent ", device_id, ": cannot record ", update.dropped_captures,
+                               " dropped captures (", s.message(), "); its next Hello reports them"));
+          break;
+        }
+        LogLine(absl::StrCat("agent ", device_id, " dropped ", update.dropped_captures, " captures from its spool"));
+        v1::ServerMessage recorded;
+        recorded.mutable_dropped_recorded()->set_dropped_captures(update.dropped_captures);
+        session->Write(recorded);
+        break;
+      }
       case v1::AgentMessage::kHeartbeat:
       case v1::AgentMessage::MSG_NOT_SET:  // also a newer agent's message this server does not know
         break;

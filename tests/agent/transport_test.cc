@@ -70,7 +70,16 @@ class FakeAgentService final : public v1::AgentService::Service {
     wire::CaptureAssembler assembler;
     v1::CaptureBegin begin;
     while (stream->Read(&in)) {
-      if (in.has_begin()) {
+      if (in.has_dropped()) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          drop_reports_.push_back(in.dropped().dropped_captures());
+          cv_.notify_all();
+        }
+        v1::ServerMessage out;
+        out.mutable_dropped_recorded()->set_dropped_captures(in.dropped().dropped_captures());
+        stream->Write(out);
+      } else if (in.has_begin()) {
         begin = in.begin();
         if (!assembler.Begin(begin).ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad begin");
       } else if (in.has_chunk()) {
@@ -143,6 +152,10 @@ class FakeAgentService final : public v1::AgentService::Service {
     std::lock_guard<std::mutex> lock(mu_);
     return hellos_;
   }
+  std::vector<uint64_t> drop_reports() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return drop_reports_;
+  }
   // For WaitFor predicates (mu_ is held there).
   size_t deliveries_locked() const { return deliveries_.size(); }
   size_t hellos_locked() const { return hellos_.size(); }
@@ -158,6 +171,7 @@ class FakeAgentService final : public v1::AgentService::Service {
   size_t next_verdict_ = 0;
   std::vector<Delivery> deliveries_;
   std::vector<v1::Hello> hellos_;
+  std::vector<uint64_t> drop_reports_;
   uint32_t welcome_interval_s_ = 0;
   std::vector<v1::ServerMessage> after_welcome_;
 };
@@ -496,6 +510,29 @@ TEST_F(TransportTest, DroppedCountIsReportedAndClearedAfterWelcome) {
   ASSERT_EQ(service.hellos().size(), 1u);
   EXPECT_EQ(service.hellos()[0].dropped_captures(), 1u);
   EXPECT_TRUE(Eventually([&] { return (*tiny)->dropped() == 0; }));
+}
+
+// Before, drops while connected waited for the next Hello (a reconnect, maybe days later).
+TEST_F(TransportTest, DropsWhileConnectedAreReportedAtOnceAndClearedWhenRecorded) {
+  absl::StatusOr<std::unique_ptr<agent::Spool>> tiny = agent::Spool::Open({dir_ + "/tiny", 100});
+  ASSERT_TRUE(tiny.ok());
+  FakeAgentService service;
+  FakeServer server(service);
+  ASSERT_TRUE(server.ok());
+  RecordingEvents events(tiny->get());
+  Transport transport(Options(server.target()), **tiny, events);
+  transport.Start();
+  ASSERT_TRUE(Eventually([&] { return transport.connected(); }));
+  EXPECT_EQ(service.hellos()[0].dropped_captures(), 0u);
+
+  EXPECT_FALSE((*tiny)->Put("x", "2026-12-02T16:15:00Z", "", std::string(200, 'x')).ok());
+  EXPECT_FALSE((*tiny)->Put("y", "2026-12-02T16:16:00Z", "", std::string(200, 'y')).ok());
+  ASSERT_EQ((*tiny)->dropped(), 2u);
+  transport.CaptureSpooled("y");  // any wake-up of the transport
+  ASSERT_TRUE(Eventually([&] { return (*tiny)->dropped() == 0; }));
+  EXPECT_EQ(service.drop_reports(), std::vector<uint64_t>{2});
+  EXPECT_EQ(service.hellos().size(), 1u);  // on the same stream
+  transport.Stop();
 }
 
 TEST_F(TransportTest, CommandsReachTheEvents) {
