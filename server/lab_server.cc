@@ -85,6 +85,11 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   s->shutdown_grace_ = options.shutdown_grace;
   s->pool_ = std::make_unique<WorkerPool>(WorkerPool::Options{options.workers, options.max_queued_captures});
   s->sweeps_ = std::make_unique<SweepCoordinator>(*s->store_, s->registry_, options.sweeps);
+  // Before the first call: a sweep the previous process was running when it died would stay open forever.
+  if (absl::StatusOr<size_t> closed = s->sweeps_->CloseInterruptedSweeps();
+      !closed.ok() && closed.status().code() != absl::StatusCode::kUnimplemented) {
+    LogLine(absl::StrCat("cannot close the sweeps an earlier server process left running: ", closed.status().message()));
+  }
   IngestOptions ingest;
   ingest.welcome_interval_s = options.agent_interval_s;
   ingest.limits = options.capture_limits;

@@ -289,6 +289,32 @@ void SweepCoordinator::ReapLoop() {
   }
 }
 
+absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
+  absl::StatusOr<std::vector<storage::SweepRecord>> open = store_.UnfinishedSweeps();
+  if (!open.ok()) return open.status();
+  const std::set<std::string> waiting = {SweepStateName(SweepState::kSent), SweepStateName(SweepState::kCapturing)};
+  size_t closed = 0;
+  for (storage::SweepRecord& record : *open) {
+    {
+      // A sweep of this process is running, not interrupted (only possible if called after a start).
+      std::lock_guard<std::mutex> lock(mu_);
+      if (sweeps_.count(record.sweep_id) != 0) continue;
+    }
+    size_t interrupted = 0;
+    for (auto& [device, state] : record.states) {
+      if (waiting.count(state) == 0) continue;
+      state = kInterruptedStateName;
+      ++interrupted;
+    }
+    record.finished_at = options_.now();
+    if (absl::Status s = store_.PutSweep(record); !s.ok()) return s;
+    ++closed;
+    LogLine(absl::StrCat("sweep ", record.sweep_id, " was left running by an earlier server process: closed, ",
+                         interrupted, " of ", record.states.size(), " devices interrupted"));
+  }
+  return closed;
+}
+
 void SweepCoordinator::Shutdown() {
   std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
   {

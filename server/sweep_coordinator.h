@@ -39,6 +39,9 @@ namespace memfleet::server {
 enum class SweepState { kSent, kCapturing, kStored, kFailed, kOffline, kTimedOut };
 // "sent", "capturing", "stored", "failed", "offline", "timed_out" (as the store records them).
 const char* SweepStateName(SweepState state);
+// The stored state of a device whose sweep was cut by the end of a server process (kill -9, a crash)
+// before it answered: only ever written by CloseInterruptedSweeps, never seen on a live sweep.
+inline constexpr char kInterruptedStateName[] = "interrupted";
 bool IsFinalState(SweepState state);
 
 struct SweepEvent {
@@ -91,6 +94,11 @@ class SweepCoordinator {
   // Finishes running sweeps (their waiting devices fail with "server shutting down") and stops the
   // deadline thread. Idempotent.
   void Shutdown();
+
+  // At a server's start, before it takes calls: the sweeps the store shows running were left by an
+  // earlier process that died without Shutdown, and nothing will answer them. Each is recorded finished
+  // now, its devices still sent or capturing as "interrupted". Returns how many were closed.
+  absl::StatusOr<size_t> CloseInterruptedSweeps();
 
  private:
   struct Sweep {

@@ -267,6 +267,7 @@ constexpr char kDeleteSweepDevicesSql[] = "DELETE FROM sweep_devices WHERE sweep
 constexpr char kInsertSweepDeviceSql[] = "INSERT INTO sweep_devices (sweep_id, device_id, state) VALUES (?1, ?2, ?3)";
 constexpr char kGetSweepSql[] = "SELECT sweep_id, started_at, selector, finished_at FROM sweeps WHERE sweep_id = ?1";
 constexpr char kGetSweepDevicesSql[] = "SELECT device_id, state FROM sweep_devices WHERE sweep_id = ?1";
+constexpr char kUnfinishedSweepIdsSql[] = "SELECT sweep_id FROM sweeps WHERE finished_at = '' ORDER BY sweep_id";
 
 // length() of a blob reads only the record header, not the blob's overflow pages.
 constexpr char kCaptureStatsSql[] =
@@ -789,6 +790,27 @@ absl::StatusOr<std::optional<SweepRecord>> SqliteStore::GetSweep(const std::stri
     sweep.states[st->ColumnText(0)] = st->ColumnText(1);
   }
   return std::optional<SweepRecord>(std::move(sweep));
+}
+
+absl::StatusOr<std::vector<SweepRecord>> SqliteStore::UnfinishedSweeps() {
+  std::vector<std::string> ids;
+  {
+    Connection& c = reader();
+    std::lock_guard<std::mutex> lock(c.mu);
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUnfinishedSweepIdsSql));
+    ResetOnExit reset(st);
+    while (true) {
+      MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+      if (r == StepResult::kDone) break;
+      ids.push_back(st->ColumnText(0));
+    }
+  }
+  std::vector<SweepRecord> sweeps;
+  for (const std::string& id : ids) {
+    MEMFLEET_ASSIGN_OR_RETURN(std::optional<SweepRecord> sweep, GetSweep(id));
+    if (sweep.has_value()) sweeps.push_back(*std::move(sweep));
+  }
+  return sweeps;
 }
 
 absl::StatusOr<Store::Stats> SqliteStore::GetStats() {

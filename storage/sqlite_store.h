@@ -77,6 +77,7 @@ class SqliteStore : public Store {
                              const std::string& report_json) override;
   absl::Status PutSweep(const SweepRecord& sweep) override;
   absl::StatusOr<std::optional<SweepRecord>> GetSweep(const std::string& sweep_id) override;
+  absl::StatusOr<std::vector<SweepRecord>> UnfinishedSweeps() override;
   absl::StatusOr<Stats> GetStats() override;
 
   // Tokens (issue 4)

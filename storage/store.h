@@ -108,7 +108,8 @@ struct SweepRecord {
   std::string sweep_id;
   std::string started_at;
   std::string selector;                       // the CLI's --where terms, joined
-  std::map<std::string, std::string> states;  // device_id -> "sent" | "capturing" | "stored" | "failed" | "offline" | "timed_out"
+  // device_id -> "sent" | "capturing" | "stored" | "failed" | "offline" | "timed_out" | "interrupted"
+  std::map<std::string, std::string> states;
   std::string finished_at;                    // "" while running
 };
 
@@ -161,6 +162,11 @@ class Store {
 
   virtual absl::Status PutSweep(const SweepRecord& sweep) = 0;
   virtual absl::StatusOr<std::optional<SweepRecord>> GetSweep(const std::string& sweep_id) = 0;
+  // Sweeps recorded as running (finished_at ""), oldest id first: at a server's start, the ones its
+  // previous process never finished.
+  virtual absl::StatusOr<std::vector<SweepRecord>> UnfinishedSweeps() {
+    return absl::UnimplementedError("this store does not list unfinished sweeps");
+  }
 
   // Storage statistics for benchmarks and docs: bytes of raw blobs, their uncompressed size, rows.
   struct Stats {

@@ -1,14 +1,20 @@
 // Faults survived, with the real binaries on loopback (docs/reliability.md): the server SIGKILLed mid-capture
 // and restarted, the server SIGSTOPped past the agent's ack timeout, the agent SIGKILLed mid-send and
-// restarted on its spool, a server whose database cannot grow (a file size limit: disk full) or cannot be
-// written at all (a 0444 file), and an agent whose spool fills while the server is away. Each
+// restarted on its spool, a server whose disk fills up (a small tmpfs) or whose database cannot be
+// written at all (a 0444 file), a sweep cut by killing the server, and an agent whose spool fills while
+// the server is away. Each
 // ends with the same ledger: every capture id the agent logged as taken is stored exactly once or still in
 // its spool, nothing was dropped, and PRAGMA integrity_check is ok.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 
 #include <chrono>
 #include <functional>
@@ -24,6 +30,7 @@
 #include "agent/collector.h"
 #include "agent/header_rewrite.h"
 #include "agent/spool.h"
+#include "cli/server_client.h"
 #include "proto/capture_codec.h"
 #include "storage/sqlite_db.h"
 #include "tests/support/load_tree.h"
@@ -78,11 +85,14 @@ class FaultsTest : public ::testing::Test {
     if (server_ != nullptr && !server_->Exited()) kill(server_->pid(), SIGCONT);  // a paused server can stop
     agents_.clear();
     server_.reset();
+    if (!mounted_.empty()) {
+      EXPECT_EQ(umount2(mounted_.c_str(), MNT_DETACH), 0) << std::strerror(errno);
+    }
     std::string cmd = "rm -rf '" + dir_ + "'";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
   }
 
-  std::string db() const { return dir_ + "/memfleet.db"; }
+  std::string db() const { return (db_dir_.empty() ? dir_ : db_dir_) + "/memfleet.db"; }
 
   // Starts memfleet-server on the fixed address_ (a restart must come back where the agents look);
   // `shell_prefix` runs it under sh with e.g. a file size limit.
@@ -180,7 +190,29 @@ class FaultsTest : public ::testing::Test {
     return all;
   }
 
+  // Device id -> state of the sweep in the SQLite file, and its finished_at ("" while running).
+  std::map<std::string, std::string> SweepStates(const std::string& sweep_id, std::string* finished_at) {
+    std::map<std::string, std::string> out;
+    absl::StatusOr<storage::SqliteDb> d = storage::SqliteDb::Open(db(), SQLITE_OPEN_READONLY);
+    if (!d.ok()) return out;
+    absl::StatusOr<storage::Statement> st = d->Prepare("SELECT finished_at FROM sweeps WHERE sweep_id = ?1");
+    if (!st.ok() || !st->BindText(1, sweep_id).ok()) return out;
+    absl::StatusOr<storage::StepResult> r = st->Step();
+    if (!r.ok() || *r != storage::StepResult::kRow) return out;
+    *finished_at = st->ColumnText(0);
+    st = d->Prepare("SELECT device_id, state FROM sweep_devices WHERE sweep_id = ?1");
+    if (!st.ok() || !st->BindText(1, sweep_id).ok()) return out;
+    for (;;) {
+      r = st->Step();
+      if (!r.ok() || *r != storage::StepResult::kRow) break;
+      out[st->ColumnText(0)] = st->ColumnText(1);
+    }
+    return out;
+  }
+
   std::string dir_;
+  std::string db_dir_;  // "" = dir_
+  std::string mounted_;  // a file system the test mounted, unmounted at the end
   std::string address_;
   int server_starts_ = 0;
   std::unique_ptr<Subprocess> server_;
@@ -291,36 +323,120 @@ TEST_F(FaultsTest, AgentKilledMidSendRestartsAndDrainsItsSpool) {
   EXPECT_EQ(IntegrityCheck(), "ok");
 }
 
-TEST_F(FaultsTest, FullDiskRefusesCapturesUntilFixedThenStoresThemOnce) {
-  // A database with its schema, then a server that cannot write any file past 40 KiB: SQLite's writes
-  // fail as on a full disk (SIGXFSZ ignored, so write() returns EFBIG instead of killing it). New data
-  // goes to the write-ahead log first, so that is the file that fills: 40 KiB leaves room for the 32 KiB
-  // -shm index and a WAL of the Hello's device row (a few 4 KiB pages), not for a capture's transaction
-  // (its ~20 KiB raw blob alone, plus the report and one row per process). Limiting to the size of the
-  // database file instead left the WAL as large as the whole database: the capture fit.
-  StartServer();
-  server_->Kill(SIGTERM);
-  struct stat st {};
-  ASSERT_EQ(stat(db().c_str(), &st), 0);
-  ASSERT_GT(st.st_size, 40 * 1024);  // the existing file stays readable past the limit
-  // ulimit -f counts 512-byte blocks in dash.
-  std::string limit = "trap '' XFSZ; ulimit -f 80;";
-  StartServer(limit);
-  Subprocess& agent = StartAgent("full-disk", {"--interval", "3600", "--ack-timeout", "10"});
-  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), "rejected for now") >= 1; }, std::chrono::seconds(60)))
-      << agent.Log() << server_->Log();
-  EXPECT_FALSE(server_->Exited()) << server_->Log();
-  EXPECT_TRUE(Stored("full-disk").empty());
-  EXPECT_EQ(IntegrityCheck(), "ok");
+// Writes to `path` until the file system has no room left; returns the bytes written.
+uint64_t FillUp(const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const std::string block(4096, 'x');
+  uint64_t written = 0;
+  while (out.write(block.data(), static_cast<std::streamsize>(block.size())) && out.flush()) written += block.size();
+  return written;
+}
 
-  // Space is back (a restart without the limit): the spooled capture is delivered once.
-  server_->Kill(SIGTERM);
+// Capture ids of the agent log's "capture <id> rejected for now" lines.
+std::set<std::string> RejectedIds(const std::string& log) {
+  std::set<std::string> ids;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    size_t at = line.find("capture ");
+    size_t rejected = line.find(" rejected for now");
+    if (at == std::string::npos || rejected == std::string::npos || rejected < at + 8) continue;
+    ids.insert(line.substr(at + 8, rejected - at - 8));
+  }
+  return ids;
+}
+
+TEST_F(FaultsTest, FullDiskRefusesCapturesUntilSpaceIsFreedThenStoresThemWithoutARestart) {
+  // The database on a small file system of its own (a tmpfs), filled up the way a disk fills: by
+  // another file. Freeing that file is all the fix; the server keeps running throughout.
+  const std::string disk = dir_ + "/disk";
+  ASSERT_EQ(mkdir(disk.c_str(), 0755), 0);
+  if (mount("tmpfs", disk.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs at " << disk << " (" << std::strerror(errno)
+                 << "): this test needs root (CAP_SYS_ADMIN) to give the database a disk it can fill";
+  }
+  mounted_ = disk;
+  db_dir_ = disk;
   StartServer();
-  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), " acked") >= 1; }, std::chrono::seconds(90))) << agent.Log();
+  const pid_t server_pid = server_->pid();
+  Subprocess& agent = StartAgent("full-disk", {"--interval", "2", "--ack-timeout", "10"});
+  ASSERT_TRUE(WaitFor([&] { return !Stored("full-disk").empty(); }, std::chrono::seconds(60))) << agent.Log();
+
+  const std::string filler = disk + "/filler";
+  ASSERT_GT(FillUp(filler), 0u);
+  ASSERT_TRUE(WaitFor([&] { return !RejectedIds(agent.Log()).empty(); }, std::chrono::seconds(60)))
+      << agent.Log() << server_->Log();
+  const std::set<std::string> refused = RejectedIds(agent.Log());
+  EXPECT_NE(agent.Log().find("database or disk is full"), std::string::npos) << agent.Log();
+  EXPECT_FALSE(server_->Exited()) << server_->Log();
+  for (const std::string& id : refused) EXPECT_EQ(Stored("full-disk").count(id), 0u) << id;
+
+  // Space is back: the same server process stores the refused captures when the agent resends them.
+  ASSERT_EQ(unlink(filler.c_str()), 0);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::map<std::string, int> stored = Stored("full-disk");
+        for (const std::string& id : refused) {
+          if (stored.count(id) == 0) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(90)))
+      << agent.Log() << server_->Log();
+  EXPECT_EQ(server_starts_, 1);
+  EXPECT_EQ(server_->pid(), server_pid);
+  EXPECT_FALSE(server_->Exited()) << server_->Log();
   agent.Kill(SIGTERM);
   server_->Kill(SIGTERM);
   ExpectLedger("full-disk", TakenIds(agent.Log()));
-  EXPECT_EQ(Stored("full-disk").size(), 1u);
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+TEST_F(FaultsTest, SweepCutByKillingTheServerIsClosedAsInterruptedAtRestart) {
+  StartServer();
+  // A device the server knows but that is offline, and one whose agent is connected but frozen: the
+  // sweep waits on it when the server dies.
+  Subprocess& gone = StartAgent("sweep-gone", {"--interval", "3600"});
+  ASSERT_TRUE(WaitFor([&] { return !Stored("sweep-gone").empty(); }, std::chrono::seconds(60))) << gone.Log();
+  gone.Kill(SIGTERM);
+  Subprocess& frozen = StartAgent("sweep-frozen", {"--interval", "3600"});
+  ASSERT_TRUE(WaitFor([&] { return !Stored("sweep-frozen").empty(); }, std::chrono::seconds(60))) << frozen.Log();
+  cli::ServerClient client(address_);
+  auto online = [&](const std::string& id) {
+    absl::StatusOr<v1::ListDevicesResponse> r = client.ListDevices({});
+    if (!r.ok()) return false;
+    for (const v1::DeviceSummary& d : r->devices()) {
+      if (d.device_id() == id) return d.online();
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitFor([&] { return !online("sweep-gone") && online("sweep-frozen"); }, std::chrono::seconds(30)));
+  ASSERT_EQ(kill(frozen.pid(), SIGSTOP), 0);
+
+  Subprocess sweep({Bin("memfleet"), "sweep", "--server", address_, "--deadline", "600"}, dir_ + "/sweep.log");
+  const std::string started = server_->WaitForLine(" started (", std::chrono::seconds(30));
+  ASSERT_NE(started.find("sweep sweep-"), std::string::npos) << server_->Log();
+  const size_t id_at = started.find("sweep-");
+  const std::string sweep_id = started.substr(id_at, started.find(' ', id_at) - id_at);
+  server_->Kill(SIGKILL);
+
+  // What the kill left: the sweep open, the frozen device still "sent".
+  std::string finished_at = "unread";
+  EXPECT_EQ(SweepStates(sweep_id, &finished_at),
+            (std::map<std::string, std::string>{{"sweep-frozen", "sent"}, {"sweep-gone", "offline"}}));
+  EXPECT_EQ(finished_at, "");
+
+  StartServer();
+  finished_at = "unread";
+  EXPECT_EQ(SweepStates(sweep_id, &finished_at),
+            (std::map<std::string, std::string>{{"sweep-frozen", "interrupted"}, {"sweep-gone", "offline"}}));
+  EXPECT_FALSE(finished_at.empty());
+  EXPECT_NE(finished_at, "unread");
+  EXPECT_NE(server_->Log().find("sweep " + sweep_id + " was left running by an earlier server process: closed, 1 of 2 "
+                                "devices interrupted"),
+            std::string::npos)
+      << server_->Log();
+  ASSERT_EQ(kill(frozen.pid(), SIGCONT), 0);
+  server_->Kill(SIGTERM);
   EXPECT_EQ(IntegrityCheck(), "ok");
 }
 

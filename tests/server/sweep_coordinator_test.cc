@@ -288,6 +288,49 @@ TEST_F(SweepCoordinatorTest, ShutdownEndsRunningSweepsAndRefusesNewOnes) {
   EXPECT_EQ(c.StartSweep(Select({}), 1s).status().code(), absl::StatusCode::kUnavailable);
 }
 
+TEST_F(SweepCoordinatorTest, SweepsAnEarlierProcessLeftRunningAreClosedAsInterrupted) {
+  // What a SIGKILLed server leaves in the store: a sweep row without finished_at, devices mid-way.
+  storage::SweepRecord left;
+  left.sweep_id = "sweep-20261201T100000Z-00002a";
+  left.started_at = "2026-12-01T10:00:00Z";
+  left.states = {{"dev-a", "sent"}, {"dev-b", "capturing"}, {"dev-c", "stored"}, {"dev-d", "offline"}};
+  ASSERT_TRUE(store_->PutSweep(left).ok());
+  storage::SweepRecord done = left;
+  done.sweep_id = "sweep-20261201T090000Z-000001";
+  done.finished_at = "2026-12-01T09:01:00Z";
+  done.states = {{"dev-a", "timed_out"}};
+  ASSERT_TRUE(store_->PutSweep(done).ok());
+
+  SweepCoordinator::Options options;
+  options.now = [] { return std::string("2026-12-02T08:00:00Z"); };
+  SweepCoordinator c(*store_, registry_, options);
+  // This process's own running sweep is not the earlier one's: it stays open.
+  Online("dev-e", "Xiaomi 12");
+  absl::StatusOr<std::string> running = c.StartSweep(Select({"device_id=dev-e"}), 60s);
+  ASSERT_TRUE(running.ok()) << running.status();
+
+  absl::StatusOr<size_t> closed = c.CloseInterruptedSweeps();
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  EXPECT_EQ(*closed, 1u);
+  absl::StatusOr<std::optional<storage::SweepRecord>> after = store_->GetSweep(left.sweep_id);
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ((*after)->finished_at, "2026-12-02T08:00:00Z");
+  EXPECT_THAT((*after)->states, ElementsAre(Pair("dev-a", "interrupted"), Pair("dev-b", "interrupted"),
+                                            Pair("dev-c", "stored"), Pair("dev-d", "offline")));
+  absl::StatusOr<std::optional<storage::SweepRecord>> untouched = store_->GetSweep(done.sweep_id);
+  ASSERT_TRUE(untouched.ok() && untouched->has_value());
+  EXPECT_EQ((*untouched)->finished_at, "2026-12-01T09:01:00Z");
+  EXPECT_THAT((*untouched)->states, ElementsAre(Pair("dev-a", "timed_out")));
+  absl::StatusOr<std::optional<storage::SweepRecord>> mine = store_->GetSweep(*running);
+  ASSERT_TRUE(mine.ok() && mine->has_value());
+  EXPECT_EQ((*mine)->finished_at, "");
+
+  // Once closed, never again.
+  closed = c.CloseInterruptedSweeps();
+  ASSERT_TRUE(closed.ok());
+  EXPECT_EQ(*closed, 0u);
+}
+
 TEST_F(SweepCoordinatorTest, SweepIdsAreUnique) {
   SweepCoordinator c(*store_, registry_);
   absl::StatusOr<std::string> a = c.StartSweep(Select({}), 1s);
