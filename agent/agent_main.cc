@@ -78,9 +78,9 @@ int main(int argc, char** argv) {
   app.add_option("--ack-timeout", ack_timeout_s, "reconnect when a sent capture is not acked within this many s")
       ->check(CLI::Range(1u, 3600u));
   app.add_option("--spool", spool_dir,
-                 "folder of captures not yet acked, private to the agent (default: /var/lib/memfleet-agent/<id> "
-                 "as root, $XDG_STATE_HOME or ~/.local/state/memfleet-agent/<id> otherwise, "
-                 "/data/local/tmp/memfleet/spool on a phone)");
+                 "folder of captures not yet acked: the agent's own, writable by no one else (missing folders "
+                 "are made 0700). Default: /data/local/tmp/memfleet/spool on a phone, /var/lib/memfleet-agent/<id> "
+                 "as root, else $XDG_STATE_HOME/memfleet-agent/<id> (~/.local/state without it)");
   app.add_option("--spool-max-mb", spool_max_mb, "spool size limit; the oldest captures are dropped beyond it")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   uint64_t max_capture_mb = kDefaultMaxCaptureBytes >> 20, max_node_mb = kDefaultMaxNodeBytes >> 20;
