@@ -28,6 +28,7 @@
 #include "agent/scheduler.h"
 #include "agent/spool.h"
 #include "agent/transport.h"
+#include "proto/capture_id.h"
 
 #ifndef MEMFLEET_AGENT_VERSION
 #define MEMFLEET_AGENT_VERSION "dev"
@@ -128,6 +129,9 @@ int main(int argc, char** argv) {
   scheduler_options.once = once;
   scheduler_options.once_timeout = std::chrono::seconds(once_timeout_s);
   scheduler_options.page_size = page_size;
+  absl::StatusOr<std::string> instance = memfleet::wire::NewCaptureInstance();
+  if (!instance.ok()) return Fail(std::string(instance.status().message()));
+  scheduler_options.capture_instance = *instance;
 
   TransportOptions transport_options;
   transport_options.server = server;
@@ -160,7 +164,8 @@ int main(int argc, char** argv) {
   LogLine(absl::StrCat("memfleet-agent ", MEMFLEET_AGENT_VERSION, " starting: device ", device_id, " (model \"",
                        facts.model, "\", soc \"", facts.soc, "\"), ", capture_tree ? "capture tree " : "live root ",
                        root, ", server ", server, ", spool ", spool_dir, " (", (*spool)->count(), " captures, ",
-                       (*spool)->dropped(), " dropped)", once ? ", once" : absl::StrCat(", every ", interval_s, " s")));
+                       (*spool)->dropped(), " dropped), capture ids ", device_id, "-<time>-", *instance, "-<seq>",
+                       once ? ", once" : absl::StrCat(", every ", interval_s, " s")));
 
   boost::asio::io_context io;
   SystemClock clock;

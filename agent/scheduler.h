@@ -38,6 +38,9 @@ struct SchedulerOptions {
   std::chrono::seconds once_timeout{60};
   uint64_t page_size = 4096;  // for a device root's header
   bool run_commands = true;
+  // The random part of this agent's capture ids (proto/capture_id.h); "" = drawn when the scheduler is
+  // made, so that each agent start differs from any other agent that shares the device id.
+  std::string capture_instance;
 };
 
 // What one capture cost, for the log (the issue asks the agent be small: it reports its own footprint).
@@ -93,7 +96,7 @@ class Scheduler final : public TransportEvents {
   RootFs& fs_;
   Clock& clock_;
   Spool& spool_;
-  const SchedulerOptions options_;
+  const SchedulerOptions options_;  // capture_instance filled in
   CaptureSink* sink_ = nullptr;
   std::function<void()> on_stop_;
 
