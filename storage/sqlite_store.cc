@@ -195,7 +195,7 @@ constexpr char kInsertProcessReportSql[] =
     "graphics_dma_kb, total_kb) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
-constexpr char kHasCaptureSql[] = "SELECT 1 FROM captures WHERE capture_id = ?1";
+constexpr char kCaptureDeviceSql[] = "SELECT device_id FROM captures WHERE capture_id = ?1";
 
 constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = ?1";
 constexpr char kUpdateReportJsonSql[] = "UPDATE captures SET report_json = ?2 WHERE capture_id = ?1";
@@ -348,6 +348,11 @@ absl::Status TouchDevice(Connection& c, const std::string& device_id, const std:
   return st->StepDone();
 }
 
+absl::Status OtherDevicesCapture(const CaptureRecord& capture, const std::string& owner) {
+  return absl::AlreadyExistsError(absl::StrCat("capture id \"", capture.capture_id, "\" is already stored for device \"",
+                                               owner, "\", not \"", capture.device_id, "\""));
+}
+
 struct CaptureTimes {
   std::string captured_at;
   std::string received_at;
@@ -363,7 +368,19 @@ absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture) {
   return t;
 }
 
-// Inside the caller's transaction: false (and no write) when capture_id is already stored.
+// The device a stored capture belongs to; nullopt when capture_id is not stored.
+absl::StatusOr<std::optional<std::string>> StoredDeviceOf(Connection& c, const std::string& capture_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureDeviceSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<std::string>();
+  return std::optional<std::string>(st->ColumnText(0));
+}
+
+// Inside the caller's transaction: false (and no write) when capture_id is already stored for the same
+// device. The same id stored for another device is AlreadyExists, never a duplicate: a duplicate is acked
+// and the agent deletes its copy, so one device's id must not stand for another device's capture.
 absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, const CaptureTimes& times) {
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertCaptureSql));
@@ -382,7 +399,11 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
     MEMFLEET_RETURN_IF_ERROR(capture.raw_base.empty() ? st->BindNull(11) : st->BindText(11, capture.raw_base));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
-  if (c.db.Changes() == 0) return false;
+  if (c.db.Changes() == 0) {
+    MEMFLEET_ASSIGN_OR_RETURN(std::optional<std::string> owner, StoredDeviceOf(c, capture.capture_id));
+    if (owner.has_value() && *owner != capture.device_id) return OtherDevicesCapture(capture, *owner);
+    return false;
+  }
   MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture.capture_id, capture.device_id, times.captured_at, capture.report));
   MEMFLEET_RETURN_IF_ERROR(
       TouchDevice(c, capture.device_id, times.received_at.empty() ? times.captured_at : times.received_at));
@@ -604,13 +625,14 @@ absl::Status SqliteStore::PutSweep(const SweepRecord& sweep) {
 // ---- reads ----
 
 absl::StatusOr<bool> SqliteStore::HasCapture(const std::string& capture_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<std::string> owner, CaptureDevice(capture_id));
+  return owner.has_value();
+}
+
+absl::StatusOr<std::optional<std::string>> SqliteStore::CaptureDevice(const std::string& capture_id) {
   Connection& c = reader();
   std::lock_guard<std::mutex> lock(c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kHasCaptureSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  return r == StepResult::kRow;
+  return StoredDeviceOf(c, capture_id);
 }
 
 absl::StatusOr<std::vector<DeviceSummaryRow>> SqliteStore::ListDevices() {

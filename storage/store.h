@@ -40,7 +40,7 @@ struct DeviceRecord {
 };
 
 struct CaptureRecord {
-  std::string capture_id;      // unique; the dedup key
+  std::string capture_id;      // unique; with device_id, the dedup key
   std::string device_id;
   std::string captured_at;     // RFC 3339 UTC
   std::string received_at;     // RFC 3339 UTC
@@ -118,9 +118,13 @@ class Store {
 
   virtual absl::Status UpsertDevice(const DeviceRecord& device) = 0;
   // Stores the raw capture, its report and one process row per process, in one transaction.
-  // Returns false (and changes nothing) when capture_id is already stored.
+  // Deduplicates on (device_id, capture_id): false (and changes nothing) when capture_id is already stored
+  // for this device; AlreadyExists (and changes nothing) when it is stored for another device.
   virtual absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) = 0;
+  // Whether capture_id is stored, for any device.
   virtual absl::StatusOr<bool> HasCapture(const std::string& capture_id) = 0;
+  // The device a stored capture belongs to; nullopt when capture_id is not stored.
+  virtual absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& capture_id) = 0;
 
   virtual absl::StatusOr<std::vector<DeviceSummaryRow>> ListDevices() = 0;
   virtual absl::StatusOr<std::optional<DeviceRecord>> GetDevice(const std::string& device_id) = 0;
