@@ -132,8 +132,8 @@ absl::StatusOr<std::string> NormalizeOptionalTimestamp(const std::string& text, 
 
 constexpr char kDeviceColumnsOfD[] =
     "d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, d.page_size, d.platform, "
-    "d.last_seen_at, d.dropped_captures";
-constexpr int kDeviceColumnCount = 10;
+    "d.last_seen_at, d.dropped_captures, d.clock_skew_s";
+constexpr int kDeviceColumnCount = 11;
 
 DeviceRecord ReadDevice(const Statement& st, int first) {
   DeviceRecord d;
@@ -151,20 +151,22 @@ DeviceRecord ReadDevice(const Statement& st, int first) {
   d.last_seen_at = st.ColumnText(first + 8);
   const int64_t dropped = st.ColumnInt64(first + 9);
   d.dropped_captures = dropped > 0 ? static_cast<uint64_t>(dropped) : 0;
+  d.clock_skew_s = st.ColumnOptionalInt64(first + 10);
   return d;
 }
 
 // UpsertDevice overwrites the identity fields; an empty platform or last_seen_at keeps the stored one,
-// last_seen_at never moves backwards (canonical times compare as strings), and dropped_captures adds up.
+// last_seen_at never moves backwards (canonical times compare as strings), dropped_captures adds up, and
+// clock_skew_s is the latest Hello's (NULL: it carried no time).
 constexpr char kUpsertDeviceSql[] =
     "INSERT INTO devices (device_id, model, soc, build_fingerprint, kernel, agent_version, page_size, platform, "
-    "last_seen_at, dropped_captures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+    "last_seen_at, dropped_captures, clock_skew_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
     "ON CONFLICT (device_id) DO UPDATE SET model = excluded.model, soc = excluded.soc, "
     "build_fingerprint = excluded.build_fingerprint, kernel = excluded.kernel, "
     "agent_version = excluded.agent_version, page_size = excluded.page_size, "
     "platform = CASE WHEN excluded.platform = '' THEN devices.platform ELSE excluded.platform END, "
     "last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at), "
-    "dropped_captures = devices.dropped_captures + excluded.dropped_captures";
+    "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s";
 
 // A capture of a device the server never registered still gets a devices row, so the device-driven
 // fleet queries see it.
@@ -510,6 +512,7 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
   // Clamped so that no number of (bogus) reports can overflow the SQL sum.
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(
       10, static_cast<int64_t>(std::min<uint64_t>(device.dropped_captures, std::numeric_limits<uint32_t>::max()))));
+  MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, device.clock_skew_s));
   return st->StepDone();
 }
 

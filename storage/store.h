@@ -37,6 +37,9 @@ struct DeviceRecord {
   // Captures the device's full spool dropped unsent. UpsertDevice adds it to the stored total (an agent
   // reports its drops since the last report); reads give the total.
   uint64_t dropped_captures = 0;
+  // The device's clock minus the server's at its latest Hello, in seconds (positive: the device is
+  // ahead); nullopt when unknown (an agent that does not send its time).
+  std::optional<int64_t> clock_skew_s;
 };
 
 struct CaptureRecord {

@@ -240,6 +240,26 @@ TEST_F(SqliteStoreTest, DuplicateCaptureReturnsFalseAndChangesNothing) {
   EXPECT_FALSE(*has);
 }
 
+TEST_F(SqliteStoreTest, ClockSkewIsTheLatestHellosAndNullWhenUnknown) {
+  DeviceRecord d;
+  d.device_id = "dev-1";
+  d.clock_skew_s = 253402300800 - 1796342400;  // a clock at year 10000 against 2026-12-04
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  absl::StatusOr<std::optional<DeviceRecord>> got = store_->GetDevice("dev-1");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->clock_skew_s, std::optional<int64_t>(253402300800 - 1796342400));
+  d.clock_skew_s = -42;
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  absl::StatusOr<std::vector<DeviceSummaryRow>> rows = store_->ListDevices();
+  ASSERT_TRUE(rows.ok() && rows->size() == 1u) << rows.status();
+  EXPECT_EQ((*rows)[0].device.clock_skew_s, std::optional<int64_t>(-42));
+  d.clock_skew_s = std::nullopt;  // an agent that sends no time: unknown now, not the old figure
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  got = store_->GetDevice("dev-1");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->clock_skew_s, std::nullopt);
+}
+
 TEST_F(SqliteStoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
   // Deduplication is on (device_id, capture_id): were dev-2's capture "already stored", the server would
   // ack it and its agent delete the only copy.
