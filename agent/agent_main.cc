@@ -31,6 +31,7 @@
 #include "agent/spool.h"
 #include "agent/spool_location.h"
 #include "agent/transport.h"
+#include "proto/capture_id.h"
 
 #ifndef MEMFLEET_AGENT_VERSION
 #define MEMFLEET_AGENT_VERSION "dev"
@@ -140,6 +141,9 @@ int main(int argc, char** argv) {
   scheduler_options.page_size = page_size;
   scheduler_options.max_capture_bytes = max_capture_mb << 20;
   scheduler_options.max_node_bytes = max_node_mb << 20;
+  absl::StatusOr<std::string> instance = memfleet::wire::NewCaptureInstance();
+  if (!instance.ok()) return Fail(std::string(instance.status().message()));
+  scheduler_options.capture_instance = *instance;
 
   TransportOptions transport_options;
   transport_options.server = server;
@@ -172,7 +176,8 @@ int main(int argc, char** argv) {
   LogLine(absl::StrCat("memfleet-agent ", MEMFLEET_AGENT_VERSION, " starting: device ", device_id, " (model \"",
                        facts.model, "\", soc \"", facts.soc, "\"), ", capture_tree ? "capture tree " : "live root ",
                        root, ", server ", server, ", spool ", spool_dir, " (", (*spool)->count(), " captures, ",
-                       (*spool)->dropped(), " dropped)", once ? ", once" : absl::StrCat(", every ", interval_s, " s")));
+                       (*spool)->dropped(), " dropped), capture ids ", device_id, "-<time>-", *instance, "-<seq>",
+                       once ? ", once" : absl::StrCat(", every ", interval_s, " s")));
 
   boost::asio::io_context io;
   SystemClock clock;

@@ -1,6 +1,5 @@
 #include "agent/header_rewrite.h"
 
-#include <cstdio>
 #include <exception>
 #include <utility>
 
@@ -76,23 +75,6 @@ absl::Status RewriteCaptureHeaderOf(accounting::Capture& capture, const std::str
   if (!rewritten.ok()) return rewritten.status();
   capture.AddFile("capture.json", *std::move(rewritten));
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::string_view captured_at,
-                                          uint64_t sequence) {
-  if (device_id.empty()) return absl::InvalidArgumentError("empty device id");
-  if (!IsRfc3339UtcSeconds(captured_at)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("capture time \"", std::string(captured_at), "\" is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SSZ)"));
-  }
-  std::string compact;
-  compact.reserve(16);
-  for (char c : captured_at) {
-    if (c != '-' && c != ':') compact.push_back(c);
-  }
-  char seq[8];
-  snprintf(seq, sizeof(seq), "%06u", static_cast<unsigned>(sequence % 1000000));
-  return absl::StrCat(std::string(device_id), "-", compact, "-", seq);
 }
 
 }  // namespace memfleet::agent

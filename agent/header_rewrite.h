@@ -1,16 +1,13 @@
 // The capture header as the agent sends it: a capture tree's capture.json is replayed with the agent's
 // --device-id and the capture time written over its own, every other field (page_size, ddr_size_kb,
-// model, ...) kept, so that a recorded capture replays as a live device. Also the capture id.
+// model, ...) kept, so that a recorded capture replays as a live device. (Capture ids: proto/capture_id.h.)
 //
 //   absl::StatusOr<std::string> h = RewriteCaptureHeader(json, "lab-7", "2026-12-02T16:15:00Z");
-//   absl::StatusOr<std::string> id = MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 42);
-//   // "lab-7-20261202T161500Z-000042"
 //
 // Pure functions; thread-safe.
 #ifndef MEMFLEET_AGENT_HEADER_REWRITE_H_
 #define MEMFLEET_AGENT_HEADER_REWRITE_H_
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -32,11 +29,6 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
 // file) or RewriteCaptureHeader fails.
 absl::Status RewriteCaptureHeaderOf(accounting::Capture& capture, const std::string& device_id,
                                     const std::string& captured_at);
-
-// "<device_id>-<YYYYMMDDTHHMMSSZ>-<sequence mod 10^6, 6 digits>": unique per capture and stable across
-// resends (the server's dedup key). InvalidArgument for an empty device id or a bad time.
-absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::string_view captured_at,
-                                          uint64_t sequence);
 
 }  // namespace memfleet::agent
 

@@ -14,6 +14,7 @@
 #include "agent/header_rewrite.h"
 #include "common/status_macros.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_id.h"
 
 namespace memfleet::agent {
 namespace {
@@ -48,6 +49,19 @@ void LogCapNodes(const accounting::Capture& capture) {
   if (too_big > 0) LogLine(absl::StrCat(too_big, " nodes over --max-node-mb recorded as EFBIG"));
 }
 
+// A failed draw leaves it empty: every capture then fails, naming the instance, rather than reusing ids.
+SchedulerOptions WithCaptureInstance(SchedulerOptions options) {
+  if (options.capture_instance.empty()) {
+    absl::StatusOr<std::string> instance = wire::NewCaptureInstance();
+    if (instance.ok()) {
+      options.capture_instance = *std::move(instance);
+    } else {
+      LogLine(std::string(instance.status().message()));
+    }
+  }
+  return options;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(boost::asio::io_context& io, RootFs& fs, Clock& clock, Spool& spool, SchedulerOptions options)
@@ -55,7 +69,7 @@ Scheduler::Scheduler(boost::asio::io_context& io, RootFs& fs, Clock& clock, Spoo
       fs_(fs),
       clock_(clock),
       spool_(spool),
-      options_(std::move(options)),
+      options_(WithCaptureInstance(std::move(options))),
       timer_(io),
       once_timer_(io),
       signals_(io),
@@ -161,8 +175,8 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   auto collected = clock_.SteadyNow();
 
   MEMFLEET_RETURN_IF_ERROR(RewriteCaptureHeaderOf(*capture, options_.device_id, taken.captured_at));
-  MEMFLEET_ASSIGN_OR_RETURN(taken.capture_id,
-                            MakeCaptureId(options_.device_id, taken.captured_at, spool_.NextSequence()));
+  MEMFLEET_ASSIGN_OR_RETURN(taken.capture_id, wire::MakeCaptureId(options_.device_id, taken.captured_at,
+                                                                 options_.capture_instance, spool_.NextSequence()));
   taken.node_count = capture->size();
   taken.content_bytes = capture->ContentBytes();
   std::string blob = wire::EncodeStoredCapture(*capture, taken.capture_id, options_.device_id, taken.captured_at,

@@ -41,6 +41,9 @@ struct SchedulerOptions {
   bool run_commands = true;
   uint64_t max_capture_bytes = kDefaultMaxCaptureBytes;  // CollectOptions
   uint64_t max_node_bytes = kDefaultMaxNodeBytes;
+  // The random part of this agent's capture ids (proto/capture_id.h); "" = drawn when the scheduler is
+  // made, so that each agent start differs from any other agent that shares the device id.
+  std::string capture_instance;
 };
 
 // What one capture cost, for the log (the issue asks the agent be small: it reports its own footprint).
@@ -96,7 +99,7 @@ class Scheduler final : public TransportEvents {
   RootFs& fs_;
   Clock& clock_;
   Spool& spool_;
-  const SchedulerOptions options_;
+  const SchedulerOptions options_;  // capture_instance filled in
   CaptureSink* sink_ = nullptr;
   std::function<void()> on_stop_;
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/agent_log.h"
+#include "agent/clock.h"
 #include "proto/capture_codec.h"
 #include "proto/capture_digest.h"
 
@@ -277,6 +278,8 @@ std::string Transport::Converse(Stream& stream, bool* welcomed) {
   hello->set_spooled_captures(spool_.count());
   s.hello_dropped = spool_.dropped();
   hello->set_dropped_captures(s.hello_dropped);
+  // The wall clock, not the capture clock a test may fake: the server compares it with its own.
+  hello->set_agent_time(FormatRfc3339(std::chrono::system_clock::now()));
   if (!Write(stream, hello_msg, false)) return "the stream broke while sending Hello";
   auto welcome_deadline = SteadyClock::now() + options_.ack_timeout;
 

@@ -2,6 +2,10 @@
 
 #include <utility>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/validation.h"
+
 namespace memfleet::server {
 
 AgentSession::AgentSession(v1::DeviceInfo info, std::string connected_at, std::unique_ptr<MessageSink> sink)
@@ -39,16 +43,47 @@ bool AgentSession::cancelled() const {
   return cancelled_;
 }
 
-std::shared_ptr<AgentSession> AgentRegistry::Register(std::shared_ptr<AgentSession> session) {
+bool SameDevice(const v1::DeviceInfo& a, const v1::DeviceInfo& b) {
+  return a.model() == b.model() && a.soc() == b.soc() && a.build_fingerprint() == b.build_fingerprint() &&
+         a.kernel() == b.kernel() && a.page_size() == b.page_size();
+}
+
+std::string FactsText(const v1::DeviceInfo& info) {
+  return absl::StrCat("model \"", Printable(info.model()), "\", soc \"", Printable(info.soc()), "\", build \"",
+                      Printable(info.build_fingerprint()), "\", kernel \"", Printable(info.kernel()),
+                      "\", page size ", info.page_size());
+}
+
+absl::StatusOr<std::shared_ptr<AgentSession>> AgentRegistry::Register(std::shared_ptr<AgentSession> session) {
   std::shared_ptr<AgentSession> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::shared_ptr<AgentSession>& slot = sessions_[session->device_id()];
+    if (slot != nullptr && !SameDevice(slot->info(), session->info())) {
+      DeviceIncidents& incidents = incidents_[session->device_id()];
+      ++incidents.refused_streams;
+      incidents.refused_facts = FactsText(session->info());
+      return absl::AlreadyExistsError(absl::StrCat(
+          "device id \"", session->device_id(), "\" already has a live stream from another device (",
+          FactsText(slot->info()), ", connected ", slot->connected_at(), "); this Hello describes ",
+          incidents.refused_facts, ". Two agents share the device id: give each device its own --device-id"));
+    }
     old = std::move(slot);
     slot = std::move(session);
   }
   if (old != nullptr) old->Cancel();
   return old;
+}
+
+void AgentRegistry::CountFutureCapture(const std::string& device_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++incidents_[device_id].future_captures;
+}
+
+DeviceIncidents AgentRegistry::Incidents(const std::string& device_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = incidents_.find(device_id);
+  return it == incidents_.end() ? DeviceIncidents() : it->second;
 }
 
 void AgentRegistry::Unregister(const std::shared_ptr<AgentSession>& session) {

@@ -1,8 +1,9 @@
 // AgentRegistry: the agents online right now, by device id — each one's stream (as an AgentSession),
-// its Hello's DeviceInfo and when it connected — so sweeps and queries can reach a device.
+// its Hello's DeviceInfo and when it connected — so sweeps and queries can reach a device; and, per
+// device id, what ingest refused since the server started (DeviceIncidents), for `memfleet devices`.
 //
 //   auto session = std::make_shared<AgentSession>(hello.device(), NowRfc3339(), std::move(sink));
-//   registry.Register(session);                        // replaces (and cancels) an older stream
+//   registry.Register(session);   // replaces (and cancels) an older stream of the same device, or refuses
 //   registry.SendCommand("sim-qcom-101", capture_now);  // false: offline
 //   registry.Unregister(session);                      // only if it is still the current one
 //
@@ -19,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "memfleet/v1/agent_service.pb.h"
 
 namespace memfleet::server {
@@ -67,11 +70,29 @@ struct OnlineAgent {
   std::string connected_at;
 };
 
+// What ingest refused for one device id since the server started.
+struct DeviceIncidents {
+  // Streams whose Hello described another device than the id's live stream (Register).
+  uint64_t refused_streams = 0;
+  std::string refused_facts;  // the latest refused Hello's facts, as FactsText prints them
+  // Captures dated further ahead of the server's clock than it allows (CountFutureCapture).
+  uint64_t future_captures = 0;
+};
+
+// True when two Hellos describe the same device: model, SoC, build, kernel and page size agree. The agent
+// version may differ (an agent upgraded in place reconnects before its old stream is noticed gone).
+bool SameDevice(const v1::DeviceInfo& a, const v1::DeviceInfo& b);
+// `model "…", soc "…", build "…", kernel "…", page size N`, each value shortened for a message.
+std::string FactsText(const v1::DeviceInfo& info);
+
 class AgentRegistry {
  public:
-  // Makes `session` the device's current stream. An older stream of the same device id is cancelled
-  // and returned (nullptr when there was none).
-  std::shared_ptr<AgentSession> Register(std::shared_ptr<AgentSession> session);
+  // Makes `session` the device's current stream. An older stream of the same device id whose Hello
+  // describes the same device (SameDevice: its agent restarted) is cancelled and returned; nullptr when
+  // there was none. One that describes another device stays, and `session` is refused: AlreadyExists
+  // naming the device id and both devices (two agents configured with one id would otherwise replace
+  // each other's streams and mix two phones in one history). Refusals are counted per device id.
+  absl::StatusOr<std::shared_ptr<AgentSession>> Register(std::shared_ptr<AgentSession> session);
   // Removes `session` if it is still the device's current stream (a replaced stream must not remove
   // its successor).
   void Unregister(const std::shared_ptr<AgentSession>& session);
@@ -83,6 +104,10 @@ class AgentRegistry {
   // Sorted by device id.
   std::vector<OnlineAgent> List() const;
   size_t size() const;
+  // A capture of the device was refused for a time ahead of the server's clock.
+  void CountFutureCapture(const std::string& device_id);
+  // All zero when nothing was refused.
+  DeviceIncidents Incidents(const std::string& device_id) const;
   // Cancels every stream (server shutdown); they unregister themselves as their handlers end.
   void CancelAll();
 
@@ -90,7 +115,9 @@ class AgentRegistry {
   std::shared_ptr<AgentSession> Find(const std::string& device_id) const;
 
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<AgentSession>> sessions_;
+  std::map<std::string, std::shared_ptr<AgentSession>> sessions_ ABSL_GUARDED_BY(mu_);
+  // Only ids that said Hello get an entry, as in the store's devices table.
+  std::map<std::string, DeviceIncidents> incidents_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace memfleet::server

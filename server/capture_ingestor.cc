@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_id.h"
 #include "server/accounting/account.h"
 #include "server/accounting/capture_header.h"
 #include "server/accounting/report_json.h"
@@ -69,23 +70,26 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
     }
   }
 
-  // Capture ids are the global dedup key and start with the device id (agent/header_rewrite.h
-  // MakeCaptureId): a stream that could claim another device's id could pre-empt that device's future
-  // capture, which would then be acked as a duplicate and lost.
-  if (c.capture_id.size() <= c.device_id.size() + 1 || c.capture_id.compare(0, c.device_id.size(), c.device_id) != 0 ||
-      c.capture_id[c.device_id.size()] != '-') {
-    return Reject(c, absl::StatusCode::kInvalidArgument,
-                  absl::StrCat("capture id \"", Printable(c.capture_id), "\" does not start with this agent's device id \"",
-                               c.device_id, "-\""),
-                  /*retry=*/false);
+  // Capture ids are the global dedup key and name their device (proto/capture_id.h): a stream that could
+  // write another device's id could pre-empt that device's capture, which would then be acked as a
+  // duplicate and deleted from its spool.
+  if (absl::Status s = wire::CheckCaptureIdOf(c.device_id, c.capture_id); !s.ok()) {
+    return Reject(c, s.code(), std::string(s.message()), /*retry=*/false);
   }
 
-  absl::StatusOr<bool> known = store_.HasCapture(c.capture_id);
-  if (!known.ok()) {
-    return Reject(c, absl::StatusCode::kUnavailable, absl::StrCat("cannot read the store: ", known.status().message()),
+  absl::StatusOr<std::optional<std::string>> owner = store_.CaptureDevice(c.capture_id);
+  if (!owner.ok()) {
+    return Reject(c, absl::StatusCode::kUnavailable, absl::StrCat("cannot read the store: ", owner.status().message()),
                   /*retry=*/true);
   }
-  if (*known) return Ack(c, /*duplicate=*/true);
+  if (owner->has_value()) {
+    if (**owner == c.device_id) return Ack(c, /*duplicate=*/true);
+    // Only a database written before ids were checked holds this. Kept spooled: acking it would lose it.
+    return Reject(c, absl::StatusCode::kAlreadyExists,
+                  absl::StrCat("capture id \"", c.capture_id, "\" is already stored for device \"", Printable(**owner),
+                               "\"; the capture stays in the agent's spool"),
+                  /*retry=*/true);
+  }
 
   storage::CaptureRecord record;
   record.report = accounting::Account(c.capture);
@@ -111,6 +115,9 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   record.build_fingerprint = build_fingerprint;
 
   absl::StatusOr<bool> inserted = store_.PutCapture(record);
+  if (!inserted.ok() && inserted.status().code() == absl::StatusCode::kAlreadyExists) {
+    return Reject(c, absl::StatusCode::kAlreadyExists, std::string(inserted.status().message()), /*retry=*/true);
+  }
   if (!inserted.ok()) {
     return Reject(c, absl::StatusCode::kUnavailable,
                   absl::StrCat("could not store the capture: ", inserted.status().message()), /*retry=*/true);

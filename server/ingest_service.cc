@@ -69,6 +69,9 @@ absl::Status CheckHello(const v1::Hello& hello) {
       return absl::InvalidArgumentError(absl::StrCat("Hello: ", s.message()));
     }
   }
+  if (absl::StatusOr<std::string> t = CheckOptionalTime("Hello: agent_time", hello.agent_time()); !t.ok()) {
+    return t.status();
+  }
   uint32_t page = d.page_size();
   if (page != 0 && (page < 1024 || page > (1u << 20) || (page & (page - 1)) != 0)) {
     return absl::InvalidArgumentError(
@@ -181,6 +184,14 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
                                      "\"; it cannot send captures as device \"", device_id, "\""));
   }
   const std::string now = options_.now();
+  // Registered before the device is recorded: a Hello refused as another device's must not overwrite
+  // the live device's facts.
+  auto session = std::make_shared<AgentSession>(info, now, std::make_unique<GrpcStreamSink>(context, stream));
+  absl::StatusOr<std::shared_ptr<AgentSession>> replaced = registry_.Register(session);
+  if (!replaced.ok()) {
+    LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", replaced.status().message()));
+    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, std::string(replaced.status().message()));
+  }
   storage::DeviceRecord device;
   device.device_id = device_id;
   device.model = info.model();
@@ -193,17 +204,21 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   // Recorded before the Welcome, on which the agent forgets the count: a loss is never silent. A Welcome
   // lost after this counts the drops twice, which overstates a loss rather than hiding one.
   device.dropped_captures = msg.hello().dropped_captures();
+  // CheckHello took the time, so only an empty one (an older agent) leaves the skew unknown.
+  if (absl::StatusOr<std::string> agent_time = CheckOptionalTime("agent_time", msg.hello().agent_time());
+      agent_time.ok() && !agent_time->empty()) {
+    device.clock_skew_s = ClockSkewSeconds(*agent_time, now);
+  }
   if (absl::Status s = store_.UpsertDevice(device); !s.ok()) {
+    registry_.Unregister(session);
+    session->Close();
     LogLine(absl::StrCat("agent ", device_id, " refused: cannot record the device: ", s.message()));
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         absl::StrCat("the server cannot record the device: ", s.message()));
   }
-
-  auto session = std::make_shared<AgentSession>(info, now, std::make_unique<GrpcStreamSink>(context, stream));
-  std::shared_ptr<AgentSession> replaced = registry_.Register(session);
   LogLine(absl::StrCat("agent ", device_id, " connected from ", context->peer(), " (", msg.hello().spooled_captures(),
                        " spooled, ", msg.hello().dropped_captures(), " dropped)",
-                       replaced != nullptr ? "; it replaces the device's older stream" : ""));
+                       *replaced != nullptr ? "; it replaces the device's older stream" : ""));
 
   auto pending = std::make_shared<PendingJobs>();
   grpc::Status result = grpc::Status::OK;
@@ -285,6 +300,12 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
           break;
         }
         current.captured_at = *at;
+        // Checked at the Begin, before a capture that can never be stored is assembled.
+        if (absl::Status s = CheckNotAhead(current.captured_at, options_.now(), options_.max_clock_skew); !s.ok()) {
+          registry_.CountFutureCapture(device_id);
+          reject(s.code(), std::string(s.message()), /*retry=*/false);
+          break;
+        }
         if (absl::Status s = assembler.Begin(b); !s.ok()) {
           reject(s.code(), std::string(s.message()), false);
           break;

@@ -30,6 +30,7 @@
 #include "proto/capture_codec.h"
 #include "server/agent_registry.h"
 #include "server/capture_ingestor.h"
+#include "server/clock_skew.h"
 #include "server/hello_watchdog.h"
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
@@ -44,6 +45,9 @@ struct IngestOptions {
   std::string server_version = "memfleet-server 0.1.0";
   wire::AssemblyLimits limits;
   std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
+  // A capture dated more than this after `now` is refused for good (CaptureRejected{retry=false}): kept, a
+  // device clock at 9999-12-31 would stay the device's latest capture forever (clock_skew.h).
+  std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;
   // Security (issue 4, docs/security.md): null means no token checks / no per-agent limits.
   const security::Authorizer* authorizer = nullptr;
   security::AgentLimits* agent_limits = nullptr;

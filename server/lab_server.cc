@@ -93,6 +93,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   IngestOptions ingest;
   ingest.welcome_interval_s = options.agent_interval_s;
   ingest.limits = options.capture_limits;
+  ingest.max_clock_skew = options.max_clock_skew;
   ingest.authorizer = s->authorizer_.get();
   ingest.agent_limits = s->agent_limits_.get();
   ingest.delta = options.delta;

@@ -49,6 +49,7 @@ struct LabServerOptions {
   bool require_tokens = false;  // tokens checked even with an empty tokens table (beyond loopback)
   security::AgentLimitsOptions agent_limits;
   wire::AssemblyLimits capture_limits;
+  std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;  // captures dated further ahead are refused
   DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
   HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
   std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)

@@ -140,6 +140,11 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     d->set_last_total_kb(row.last_total_kb.value_or(-1));
     d->set_capture_count(row.capture_count);
     d->set_dropped_captures(row.device.dropped_captures);
+    if (row.device.clock_skew_s.has_value()) d->set_clock_skew_s(*row.device.clock_skew_s);
+    const DeviceIncidents incidents = registry_.Incidents(row.device.device_id);
+    d->set_refused_streams(incidents.refused_streams);
+    d->set_refused_stream_facts(incidents.refused_facts);
+    d->set_future_captures_refused(incidents.future_captures);
   }
   return grpc::Status::OK;
 }

@@ -177,6 +177,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
 
+  // Device clocks (server/clock_skew.h): `memfleet devices` shows each device's skew.
+  int64_t max_clock_skew_s = options.max_clock_skew.count();
+  app.add_option("--max-clock-skew-s", max_clock_skew_s,
+                 "seconds a capture's time may be ahead of this server's clock; a capture dated later is "
+                 "refused for good (the agent drops it and logs why: fix that device's clock)")
+      ->check(CLI::Range(int64_t{0}, int64_t{10} * 365 * 86400))
+      ->capture_default_str();
+
   TokenArgs token_args;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
   token_cmd->require_subcommand(1);
@@ -207,6 +215,7 @@ int main(int argc, char** argv) {
   options.delta.cache_bytes = delta_cache_mb << 20;
   options.hello.hello_timeout = std::chrono::milliseconds(static_cast<int64_t>(hello_timeout_s * 1000));
   options.token_recheck = std::chrono::milliseconds(static_cast<int64_t>(token_recheck_s * 1000));
+  options.max_clock_skew = std::chrono::seconds(max_clock_skew_s);
   options.delta.enabled = options.delta.keyframe_every > 1;
 
   absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(options.db_path);

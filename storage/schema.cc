@@ -169,6 +169,13 @@ constexpr char kMigration9[] = R"sql(
 ALTER TABLE captures ADD COLUMN raw_base TEXT REFERENCES captures (capture_id);
 )sql";
 
+// Version 10: each device's clock against the server's (seconds, device minus server) at its latest Hello,
+// shown by `memfleet devices`; NULL when the agent sent no time. A device whose clock is far ahead would
+// otherwise only show up as captures the server refuses (server/clock_skew.h).
+constexpr char kMigration10[] = R"sql(
+ALTER TABLE devices ADD COLUMN clock_skew_s INTEGER;
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -225,7 +232,8 @@ absl::StatusOr<bool> MigrateOneStep(SqliteDb& db) {
 const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations =
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
-                                   kMigration6, kMigration7, kMigration8, kMigration9};
+                                   kMigration6, kMigration7, kMigration8, kMigration9,
+                                   kMigration10};
   return *kMigrations;
 }
 

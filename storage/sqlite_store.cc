@@ -132,8 +132,8 @@ absl::StatusOr<std::string> NormalizeOptionalTimestamp(const std::string& text, 
 
 constexpr char kDeviceColumnsOfD[] =
     "d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, d.page_size, d.platform, "
-    "d.last_seen_at, d.dropped_captures";
-constexpr int kDeviceColumnCount = 10;
+    "d.last_seen_at, d.dropped_captures, d.clock_skew_s";
+constexpr int kDeviceColumnCount = 11;
 
 DeviceRecord ReadDevice(const Statement& st, int first) {
   DeviceRecord d;
@@ -151,20 +151,22 @@ DeviceRecord ReadDevice(const Statement& st, int first) {
   d.last_seen_at = st.ColumnText(first + 8);
   const int64_t dropped = st.ColumnInt64(first + 9);
   d.dropped_captures = dropped > 0 ? static_cast<uint64_t>(dropped) : 0;
+  d.clock_skew_s = st.ColumnOptionalInt64(first + 10);
   return d;
 }
 
 // UpsertDevice overwrites the identity fields; an empty platform or last_seen_at keeps the stored one,
-// last_seen_at never moves backwards (canonical times compare as strings), and dropped_captures adds up.
+// last_seen_at never moves backwards (canonical times compare as strings), dropped_captures adds up, and
+// clock_skew_s is the latest Hello's (NULL: it carried no time).
 constexpr char kUpsertDeviceSql[] =
     "INSERT INTO devices (device_id, model, soc, build_fingerprint, kernel, agent_version, page_size, platform, "
-    "last_seen_at, dropped_captures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+    "last_seen_at, dropped_captures, clock_skew_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
     "ON CONFLICT (device_id) DO UPDATE SET model = excluded.model, soc = excluded.soc, "
     "build_fingerprint = excluded.build_fingerprint, kernel = excluded.kernel, "
     "agent_version = excluded.agent_version, page_size = excluded.page_size, "
     "platform = CASE WHEN excluded.platform = '' THEN devices.platform ELSE excluded.platform END, "
     "last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at), "
-    "dropped_captures = devices.dropped_captures + excluded.dropped_captures";
+    "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s";
 
 // A capture of a device the server never registered still gets a devices row, so the device-driven
 // fleet queries see it.
@@ -195,7 +197,7 @@ constexpr char kInsertProcessReportSql[] =
     "graphics_dma_kb, total_kb) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
-constexpr char kHasCaptureSql[] = "SELECT 1 FROM captures WHERE capture_id = ?1";
+constexpr char kCaptureDeviceSql[] = "SELECT device_id FROM captures WHERE capture_id = ?1";
 
 constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = ?1";
 constexpr char kUpdateReportJsonSql[] = "UPDATE captures SET report_json = ?2 WHERE capture_id = ?1";
@@ -349,6 +351,11 @@ absl::Status TouchDevice(Connection& c, const std::string& device_id, const std:
   return st->StepDone();
 }
 
+absl::Status OtherDevicesCapture(const CaptureRecord& capture, const std::string& owner) {
+  return absl::AlreadyExistsError(absl::StrCat("capture id \"", capture.capture_id, "\" is already stored for device \"",
+                                               owner, "\", not \"", capture.device_id, "\""));
+}
+
 struct CaptureTimes {
   std::string captured_at;
   std::string received_at;
@@ -364,7 +371,19 @@ absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture) {
   return t;
 }
 
-// Inside the caller's transaction: false (and no write) when capture_id is already stored.
+// The device a stored capture belongs to; nullopt when capture_id is not stored.
+absl::StatusOr<std::optional<std::string>> StoredDeviceOf(Connection& c, const std::string& capture_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureDeviceSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<std::string>();
+  return std::optional<std::string>(st->ColumnText(0));
+}
+
+// Inside the caller's transaction: false (and no write) when capture_id is already stored for the same
+// device. The same id stored for another device is AlreadyExists, never a duplicate: a duplicate is acked
+// and the agent deletes its copy, so one device's id must not stand for another device's capture.
 absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, const CaptureTimes& times) {
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertCaptureSql));
@@ -383,7 +402,11 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
     MEMFLEET_RETURN_IF_ERROR(capture.raw_base.empty() ? st->BindNull(11) : st->BindText(11, capture.raw_base));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
-  if (c.db.Changes() == 0) return false;
+  if (c.db.Changes() == 0) {
+    MEMFLEET_ASSIGN_OR_RETURN(std::optional<std::string> owner, StoredDeviceOf(c, capture.capture_id));
+    if (owner.has_value() && *owner != capture.device_id) return OtherDevicesCapture(capture, *owner);
+    return false;
+  }
   MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture.capture_id, capture.device_id, times.captured_at, capture.report));
   MEMFLEET_RETURN_IF_ERROR(
       TouchDevice(c, capture.device_id, times.received_at.empty() ? times.captured_at : times.received_at));
@@ -490,6 +513,7 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
   // Clamped so that no number of (bogus) reports can overflow the SQL sum.
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(
       10, static_cast<int64_t>(std::min<uint64_t>(device.dropped_captures, std::numeric_limits<uint32_t>::max()))));
+  MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, device.clock_skew_s));
   return st->StepDone();
 }
 
@@ -605,13 +629,14 @@ absl::Status SqliteStore::PutSweep(const SweepRecord& sweep) {
 // ---- reads ----
 
 absl::StatusOr<bool> SqliteStore::HasCapture(const std::string& capture_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<std::string> owner, CaptureDevice(capture_id));
+  return owner.has_value();
+}
+
+absl::StatusOr<std::optional<std::string>> SqliteStore::CaptureDevice(const std::string& capture_id) {
   Connection& c = reader();
   std::lock_guard<std::mutex> lock(c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kHasCaptureSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  return r == StepResult::kRow;
+  return StoredDeviceOf(c, capture_id);
 }
 
 absl::StatusOr<std::vector<DeviceSummaryRow>> SqliteStore::ListDevices() {

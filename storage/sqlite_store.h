@@ -59,6 +59,7 @@ class SqliteStore : public Store {
   absl::Status UpsertDevice(const DeviceRecord& device) override;
   absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) override;
   absl::StatusOr<bool> HasCapture(const std::string& capture_id) override;
+  absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& capture_id) override;
   absl::StatusOr<std::vector<DeviceSummaryRow>> ListDevices() override;
   absl::StatusOr<std::optional<DeviceRecord>> GetDevice(const std::string& device_id) override;
   absl::StatusOr<std::optional<StoredReport>> GetReport(const std::string& device_id,

@@ -37,10 +37,13 @@ struct DeviceRecord {
   // Captures the device's full spool dropped unsent. UpsertDevice adds it to the stored total (an agent
   // reports its drops since the last report); reads give the total.
   uint64_t dropped_captures = 0;
+  // The device's clock minus the server's at its latest Hello, in seconds (positive: the device is
+  // ahead); nullopt when unknown (an agent that does not send its time).
+  std::optional<int64_t> clock_skew_s;
 };
 
 struct CaptureRecord {
-  std::string capture_id;      // unique; the dedup key
+  std::string capture_id;      // unique; with device_id, the dedup key
   std::string device_id;
   std::string captured_at;     // RFC 3339 UTC
   std::string received_at;     // RFC 3339 UTC
@@ -119,9 +122,13 @@ class Store {
 
   virtual absl::Status UpsertDevice(const DeviceRecord& device) = 0;
   // Stores the raw capture, its report and one process row per process, in one transaction.
-  // Returns false (and changes nothing) when capture_id is already stored.
+  // Deduplicates on (device_id, capture_id): false (and changes nothing) when capture_id is already stored
+  // for this device; AlreadyExists (and changes nothing) when it is stored for another device.
   virtual absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) = 0;
+  // Whether capture_id is stored, for any device.
   virtual absl::StatusOr<bool> HasCapture(const std::string& capture_id) = 0;
+  // The device a stored capture belongs to; nullopt when capture_id is not stored.
+  virtual absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& capture_id) = 0;
 
   virtual absl::StatusOr<std::vector<DeviceSummaryRow>> ListDevices() = 0;
   virtual absl::StatusOr<std::optional<DeviceRecord>> GetDevice(const std::string& device_id) = 0;

@@ -1,5 +1,7 @@
 #include "cli/commands/devices_command.h"
 
+#include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -13,6 +15,28 @@ using nlohmann::json;
 
 std::optional<int64_t> LastTotal(const v1::DeviceSummary& d) {
   return d.last_total_kb() >= 0 ? std::optional<int64_t>(d.last_total_kb()) : std::nullopt;
+}
+
+json SkewJson(const v1::DeviceSummary& d) { return d.has_clock_skew_s() ? json(d.clock_skew_s()) : json(nullptr); }
+
+// "+12 s", "-3 min", "+2.5 h", "+2914484 days"; "-" when unknown. Signed: + is a device clock ahead.
+std::string FormatSkew(const v1::DeviceSummary& d) {
+  if (!d.has_clock_skew_s()) return "-";
+  const int64_t s = d.clock_skew_s();
+  const char* sign = s > 0 ? "+" : (s < 0 ? "-" : "");
+  // The magnitude as a double: -INT64_MIN does not fit an int64_t.
+  const double a = s < 0 ? -static_cast<double>(s) : static_cast<double>(s);
+  char buf[48];
+  if (a < 120) {
+    snprintf(buf, sizeof(buf), "%s%.0f s", sign, a);
+  } else if (a < 7200) {
+    snprintf(buf, sizeof(buf), "%s%.0f min", sign, a / 60);
+  } else if (a < 2 * 86400) {
+    snprintf(buf, sizeof(buf), "%s%.1f h", sign, a / 3600);
+  } else {
+    snprintf(buf, sizeof(buf), "%s%.0f days", sign, a / 86400);
+  }
+  return buf;
 }
 
 }  // namespace
@@ -33,18 +57,23 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"last_capture_at", d.last_capture_at().empty() ? json(nullptr) : json(d.last_capture_at())},
                          {"last_total_kb", total ? json(*total) : json(nullptr)},
                          {"capture_count", d.capture_count()},
-                         {"dropped_captures", d.dropped_captures()}});
+                         {"dropped_captures", d.dropped_captures()},
+                         {"clock_skew_s", SkewJson(d)},
+                         {"refused_streams", d.refused_streams()},
+                         {"future_captures_refused", d.future_captures_refused()}});
     }
     return devices.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
     std::string out = CsvRow({"device_id", "model", "platform", "soc", "online", "last_capture_at", "last_total_kb",
                               "capture_count", "build_fingerprint", "kernel", "agent_version",
-                              "dropped_captures"});
+                              "dropped_captures", "clock_skew_s", "refused_streams", "future_captures_refused"});
     for (const v1::DeviceSummary& d : response.devices()) {
       out += CsvRow({d.device_id(), d.model(), d.platform(), d.soc(), d.online() ? "true" : "false",
                      d.last_capture_at(), CsvKb(LastTotal(d)), std::to_string(d.capture_count()),
-                     d.build_fingerprint(), d.kernel(), d.agent_version(), std::to_string(d.dropped_captures())});
+                     d.build_fingerprint(), d.kernel(), d.agent_version(), std::to_string(d.dropped_captures()),
+                     d.has_clock_skew_s() ? std::to_string(d.clock_skew_s()) : "", std::to_string(d.refused_streams()),
+                     std::to_string(d.future_captures_refused())});
     }
     return out;
   }
@@ -53,6 +82,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                    {"PLATFORM"},
                    {"STATE"},
                    {"LAST CAPTURE"},
+                   {"CLOCK SKEW", TextTable::kRight},
                    {"LAST TOTAL KB", TextTable::kRight},
                    {"CAPTURES", TextTable::kRight}});
   size_t online = 0;
@@ -60,7 +90,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
     if (d.online()) ++online;
     table.AddRow({d.device_id(), d.model().empty() ? "-" : d.model(), d.platform().empty() ? "-" : d.platform(),
                   d.online() ? "online" : "offline", d.last_capture_at().empty() ? "never" : d.last_capture_at(),
-                  FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())});
+                  FormatSkew(d), FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())});
   }
   if (table.row_count() == 0) {
     if (filtered) return "no device matches the --where terms (`memfleet devices` lists them all)\n";
@@ -71,6 +101,18 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
     if (d.dropped_captures() == 0) continue;
     losses += d.device_id() + ": " + std::to_string(d.dropped_captures()) +
               " captures dropped unsent by its full spool (raise memfleet-agent --spool-max-mb or fix the link)\n";
+  }
+  for (const v1::DeviceSummary& d : response.devices()) {
+    if (d.refused_streams() > 0) {
+      losses += d.device_id() + ": " + std::to_string(d.refused_streams()) +
+                " agent streams refused: another device uses this device id (" + d.refused_stream_facts() +
+                "); give each device its own memfleet-agent --device-id\n";
+    }
+    if (d.future_captures_refused() > 0) {
+      losses += d.device_id() + ": " + std::to_string(d.future_captures_refused()) +
+                " captures refused for a time ahead of the server's clock (clock skew " + FormatSkew(d) +
+                "); fix the device's clock\n";
+    }
   }
   return table.Render() + "\n" + std::to_string(response.devices_size()) + " devices, " + std::to_string(online) +
          " online\n" + TerminalSafeLines(losses);

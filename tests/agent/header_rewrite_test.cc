@@ -122,15 +122,6 @@ TEST(RewriteCaptureHeaderTest, RewritesTheNodeOfACapture) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(MakeCaptureIdTest, DeviceCompactTimeAndSixDigitSequence) {
-  EXPECT_EQ(*MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 42), "lab-7-20261202T161500Z-000042");
-  EXPECT_EQ(*MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 999999), "lab-7-20261202T161500Z-999999");
-  // The sequence wraps rather than growing the id.
-  EXPECT_EQ(*MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", 1000001), "lab-7-20261202T161500Z-000001");
-  EXPECT_EQ(MakeCaptureId("", "2026-12-02T16:15:00Z", 1).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeCaptureId("lab-7", "yesterday", 1).status().code(), absl::StatusCode::kInvalidArgument);
-}
-
 TEST(DeviceFactsTest, FromAHeader) {
   absl::StatusOr<DeviceFacts> f = DeviceFactsFromHeader(
       R"({"format": 1, "device_id": "d", "captured_at": "2026-12-02T16:15:00Z", "page_size": 16384,

@@ -19,6 +19,7 @@
 #include "agent/capture_tree_fs.h"
 #include "gtest/gtest.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_id.h"
 #include "server/accounting/capture_header.h"
 #include "tests/support/load_tree.h"
 
@@ -91,6 +92,7 @@ class SchedulerTest : public ::testing::Test {
     ASSERT_TRUE(spool.ok()) << spool.status();
     spool_ = std::move(*spool);
     options_.device_id = "lab-7";
+    options_.capture_instance = "3f9a0c1e";
   }
   void TearDown() override {
     std::error_code ec;
@@ -112,11 +114,11 @@ TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
 
   absl::StatusOr<TakenCapture> taken = scheduler.TakeCapture("sweep-1");
   ASSERT_TRUE(taken.ok()) << taken.status();
-  EXPECT_EQ(taken->capture_id, "lab-7-20261202T161500Z-000001");
+  EXPECT_EQ(taken->capture_id, "lab-7-20261202T161500Z-3f9a0c1e-000001");
   EXPECT_EQ(taken->captured_at, "2026-12-02T16:15:00Z");
   EXPECT_GT(taken->node_count, 0u);
   EXPECT_GT(taken->peak_rss_kb, 0);
-  EXPECT_EQ(sink_.spooled(), std::vector<std::string>{"lab-7-20261202T161500Z-000001"});
+  EXPECT_EQ(sink_.spooled(), std::vector<std::string>{"lab-7-20261202T161500Z-3f9a0c1e-000001"});
 
   ASSERT_EQ(spool_->count(), 1u);
   Spool::Entry entry = spool_->List()[0];
@@ -141,7 +143,30 @@ TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
   clock_.Set("2026-12-02T16:20:00Z");
   absl::StatusOr<TakenCapture> next = scheduler.TakeCapture("");
   ASSERT_TRUE(next.ok());
-  EXPECT_EQ(next->capture_id, "lab-7-20261202T162000Z-000002");
+  EXPECT_EQ(next->capture_id, "lab-7-20261202T162000Z-3f9a0c1e-000002");
+}
+
+TEST_F(SchedulerTest, TwoAgentsWithTheSameDeviceIdNeverWriteTheSameCaptureId) {
+  // Two phones configured with the same --device-id, each with a fresh spool, capture in the same second:
+  // same device, time and sequence. Their ids still differ (each agent start draws its own instance), so
+  // the server cannot ack the second as "already stored" and let its agent delete it.
+  absl::StatusOr<std::unique_ptr<Spool>> other_spool = Spool::Open({dir_ + "/other-spool", 64ull << 20});
+  ASSERT_TRUE(other_spool.ok()) << other_spool.status();
+  CaptureTreeFs tree(kTree);
+  SchedulerOptions unset = options_;
+  unset.capture_instance = "";
+  Scheduler first(io_, tree, clock_, *spool_, unset);
+  Scheduler second(io_, tree, clock_, **other_spool, unset);
+  absl::StatusOr<TakenCapture> a = first.TakeCapture("");
+  absl::StatusOr<TakenCapture> b = second.TakeCapture("");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NE(a->capture_id, b->capture_id);
+  for (const std::string& id : {a->capture_id, b->capture_id}) {
+    EXPECT_EQ(wire::CaptureIdDevice(id), "lab-7") << id;
+    EXPECT_EQ(id.substr(0, 23), "lab-7-20261202T161500Z-") << id;
+    EXPECT_EQ(id.substr(id.size() - 7), "-000001") << id;
+  }
 }
 
 TEST_F(SchedulerTest, FailedCaptureForASweepIsReported) {
@@ -232,7 +257,7 @@ TEST_F(SchedulerTest, DaemonTakesACaptureAtStartAndOnCaptureNow) {
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].sweep_id, "");
   EXPECT_EQ(entries[1].sweep_id, "sweep-5");
-  EXPECT_EQ(entries[1].capture_id, "lab-7-20261202T161600Z-000002");
+  EXPECT_EQ(entries[1].capture_id, "lab-7-20261202T161600Z-3f9a0c1e-000002");
   EXPECT_EQ(scheduler.interval(), 60s);
 }
 

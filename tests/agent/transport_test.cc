@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agent/backoff.h"
+#include "agent/clock.h"
 #include "agent/spool.h"
 #include "gtest/gtest.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
@@ -312,10 +313,12 @@ TEST_F(TransportTest, AckedCaptureIsDeliveredWholeAndLeavesTheSpool) {
   ASSERT_TRUE(server.ok());
   std::string id = SpoolCapture("dev-1-20261202T161500Z-000001", "sweep-9");
 
+  const std::string started_at = agent::FormatRfc3339(std::chrono::system_clock::now());
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
   ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; })) << "never acked";
   transport.Stop();
+  const std::string stopped_at = agent::FormatRfc3339(std::chrono::system_clock::now());
 
   std::vector<Delivery> d = service.deliveries();
   ASSERT_EQ(d.size(), 1u);
@@ -336,6 +339,9 @@ TEST_F(TransportTest, AckedCaptureIsDeliveredWholeAndLeavesTheSpool) {
   EXPECT_EQ(hellos[0].device().device_id(), "dev-1");
   EXPECT_EQ(hellos[0].device().model(), "Pixel 9");
   EXPECT_EQ(hellos[0].spooled_captures(), 1u);
+  // The agent's wall clock as it said Hello, for the server's clock skew (RFC 3339 compares as text).
+  EXPECT_GE(hellos[0].agent_time(), started_at);
+  EXPECT_LE(hellos[0].agent_time(), stopped_at);
   EXPECT_EQ(events_->acked(), std::vector<std::string>{id});
 }
 

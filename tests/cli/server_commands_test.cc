@@ -66,12 +66,17 @@ class FakeQueryService final : public v1::QueryService::Service {
     a->set_last_capture_at("2026-11-30T08:00:00Z");
     a->set_last_total_kb(3014795);
     a->set_capture_count(3);
+    a->set_clock_skew_s(-3);
     v1::DeviceSummary* b = response->add_devices();
     b->set_device_id("sim-mtk-1");
     b->set_model("MT6989 board");
     b->set_platform("mtk");
     b->set_online(false);
     b->set_last_total_kb(-1);  // nothing stored
+    b->set_clock_skew_s(253402300800 - 1796342400);  // a clock at year 10000
+    b->set_refused_streams(24);
+    b->set_refused_stream_facts("model \"Pixel 8\", soc \"gs301\"");
+    b->set_future_captures_refused(2);
     return grpc::Status::OK;
   }
 
@@ -238,6 +243,45 @@ TEST_F(ServerCommandsTest, DevicesTable) {
   EXPECT_NE(t.find("3,014,795"), std::string::npos);
   EXPECT_NE(t.find("never"), std::string::npos);  // sim-mtk-1 has nothing stored
   EXPECT_NE(t.find("2 devices, 1 online"), std::string::npos) << t;
+}
+
+TEST_F(ServerCommandsTest, DevicesShowClockSkewAndWhatIngestRefused) {
+  DevicesArgs args;
+  args.common = common_;
+  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
+  std::string t = out_.str();
+  EXPECT_NE(t.find("CLOCK SKEW"), std::string::npos) << t;
+  EXPECT_NE(t.find(" -3 s "), std::string::npos) << t;
+  EXPECT_NE(t.find(" +2912106 days "), std::string::npos) << t;
+  EXPECT_NE(t.find("sim-mtk-1: 24 agent streams refused: another device uses this device id (model \"Pixel 8\", "
+                   "soc \"gs301\"); give each device its own memfleet-agent --device-id\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("sim-mtk-1: 2 captures refused for a time ahead of the server's clock (clock skew "
+                   "+2912106 days); fix the device's clock\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("sim-qcom-505: "), std::string::npos) << t;  // nothing refused there
+
+  std::ostringstream csv;
+  args.common.csv = true;
+  ASSERT_EQ(RunDevices(args, csv, err_), kExitOk);
+  EXPECT_NE(csv.str().find(",dropped_captures,clock_skew_s,refused_streams,future_captures_refused\r\n"),
+            std::string::npos)
+      << csv.str();
+  EXPECT_NE(csv.str().find(",0,-3,0,0\r\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",0,251605958400,24,2\r\n"), std::string::npos) << csv.str();
+
+  std::ostringstream out;
+  args.common.csv = false;
+  args.common.json = true;
+  ASSERT_EQ(RunDevices(args, out, err_), kExitOk);
+  json j = json::parse(out.str());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["clock_skew_s"], -3);
+  EXPECT_EQ(j[1]["clock_skew_s"], 251605958400);
+  EXPECT_EQ(j[1]["refused_streams"], 24);
+  EXPECT_EQ(j[1]["future_captures_refused"], 2);
 }
 
 TEST_F(ServerCommandsTest, DevicesCsvAndJson) {

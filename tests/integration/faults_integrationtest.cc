@@ -32,6 +32,7 @@
 #include "agent/spool.h"
 #include "cli/server_client.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_id.h"
 #include "storage/sqlite_db.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
@@ -500,7 +501,7 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
       absl::StatusOr<accounting::Capture> capture = agent::CollectCapture(fs, options);
       ASSERT_TRUE(capture.ok()) << capture.status();
       ASSERT_TRUE(agent::RewriteCaptureHeaderOf(*capture, device, at).ok());
-      absl::StatusOr<std::string> id = agent::MakeCaptureId(device, at, (*spool)->NextSequence());
+      absl::StatusOr<std::string> id = wire::MakeCaptureId(device, at, "0123abcd", (*spool)->NextSequence());
       ASSERT_TRUE(id.ok());
       std::string blob = wire::EncodeStoredCapture(*capture, *id, device, at, wire::kAgentCompressionLevel);
       ASSERT_FALSE(blob.empty());

@@ -62,6 +62,9 @@ class FailingStore : public storage::Store {
     return inner_->PutCapture(c);
   }
   absl::StatusOr<bool> HasCapture(const std::string& id) override { return inner_->HasCapture(id); }
+  absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& id) override {
+    return inner_->CaptureDevice(id);
+  }
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> ListDevices() override { return inner_->ListDevices(); }
   absl::StatusOr<std::optional<storage::DeviceRecord>> GetDevice(const std::string& id) override {
     return inner_->GetDevice(id);

@@ -16,8 +16,10 @@
 
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
+#include "proto/capture_id.h"
 #include "server/accounting/report_json.h"
 #include "storage/sqlite_db.h"
 #include "tests/support/raw_agent.h"
@@ -208,6 +210,51 @@ TEST_F(RogueAgentTest, ACaptureIdOfAnotherDeviceIsRejectedAndCannotPreemptIt) {
   EXPECT_FALSE(Stored(victim_id));
   ExpectGoodAgentStillServed();  // sends exactly victim_id: stored, not a duplicate
   EXPECT_TRUE(rogue.Close().ok());
+}
+
+// `capture` (of kGoodDevice or kRogueDevice) with its capture.json naming `device`, as that device's
+// agent would send it.
+accounting::Capture AsDevice(accounting::Capture capture, const std::string& device) {
+  const std::string* header = capture.FileContent("capture.json");
+  EXPECT_NE(header, nullptr);
+  if (header == nullptr) return capture;
+  capture.AddFile("capture.json", absl::StrReplaceAll(*header, {{absl::StrCat("\"", kGoodDevice, "\""), "\"" + device + "\""},
+                                                                {absl::StrCat("\"", kRogueDevice, "\""), "\"" + device + "\""}}));
+  return capture;
+}
+
+TEST_F(RogueAgentTest, ADeviceIdThatIsAPrefixOfAnotherCannotPreemptItsCaptures) {
+  // Device "phone" writes the next id of device "phone-42" (it starts with "phone-", which was all the
+  // server checked): stored, it would make phone-42's real capture "already stored", acked and deleted.
+  const std::string victim_id = *wire::MakeCaptureId("phone-42", kCapturedAt, "3f9a0c1e", 1);
+  RawAgent rogue(server_->target());
+  ASSERT_TRUE(rogue.Hello("phone"));
+  std::optional<v1::ServerMessage> answer = rogue.SendCapture(AsDevice(rogue_capture_, "phone"), victim_id, kCapturedAt);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->has_rejected()) << answer->DebugString();
+  EXPECT_EQ(answer->rejected().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_FALSE(answer->rejected().retry());
+  EXPECT_NE(answer->rejected().message().find("names device \"phone-42\""), std::string::npos)
+      << answer->rejected().message();
+  EXPECT_FALSE(Stored(victim_id));
+  // An id that merely starts with the device id is refused too.
+  answer = rogue.SendCapture(AsDevice(rogue_capture_, "phone"), "phone-anything", kCapturedAt);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->has_rejected()) << answer->DebugString();
+  EXPECT_FALSE(Stored("phone-anything"));
+
+  RawAgent victim(server_->target());
+  ASSERT_TRUE(victim.Hello("phone-42"));
+  answer = victim.SendCapture(AsDevice(good_capture_, "phone-42"), victim_id, kCapturedAt);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->has_ack()) << answer->DebugString();
+  EXPECT_FALSE(answer->ack().duplicate());  // stored, not "already stored"
+  absl::StatusOr<std::optional<std::string>> owner = server_->store().CaptureDevice(victim_id);
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  EXPECT_EQ(*owner, std::optional<std::string>("phone-42"));
+  ExpectGoodAgentStillServed();
+  EXPECT_TRUE(rogue.Close().ok());
+  EXPECT_TRUE(victim.Close().ok());
 }
 
 TEST_F(RogueAgentTest, ChunksOutOfOrderAreRejectedAndNothingStored) {

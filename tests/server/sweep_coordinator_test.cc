@@ -90,7 +90,9 @@ class SweepCoordinatorTest : public ::testing::Test {
     v1::DeviceInfo info;
     info.set_device_id(id);
     info.set_model(model);
-    registry_.Register(std::make_shared<AgentSession>(info, "2026-12-01T10:00:00Z", std::make_unique<FakeSink>(log)));
+    EXPECT_TRUE(
+        registry_.Register(std::make_shared<AgentSession>(info, "2026-12-01T10:00:00Z", std::make_unique<FakeSink>(log)))
+            .ok());
     return log;
   }
 

@@ -156,6 +156,11 @@ TEST_F(SchemaTest, HandMadeVersion1DatabaseIsUpgradedKeepingItsData) {
   ASSERT_EQ(per_build->size(), 1u);
   EXPECT_EQ((*per_build)[0].capture_id, "cap-old");
   EXPECT_EQ((*per_build)[0].build_fingerprint, "");
+  // Version 10: a device recorded before it has no known clock skew until its next Hello.
+  absl::StatusOr<std::optional<DeviceRecord>> device = (*store)->GetDevice("dev-1");
+  ASSERT_TRUE(device.ok() && device->has_value()) << device.status();
+  EXPECT_EQ((*device)->model, "Pixel 8");
+  EXPECT_EQ((*device)->clock_skew_s, std::nullopt);
   store->reset();
 
   SqliteDb db = OpenOrDie(path_);

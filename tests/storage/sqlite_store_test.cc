@@ -240,6 +240,52 @@ TEST_F(SqliteStoreTest, DuplicateCaptureReturnsFalseAndChangesNothing) {
   EXPECT_FALSE(*has);
 }
 
+TEST_F(SqliteStoreTest, ClockSkewIsTheLatestHellosAndNullWhenUnknown) {
+  DeviceRecord d;
+  d.device_id = "dev-1";
+  d.clock_skew_s = 253402300800 - 1796342400;  // a clock at year 10000 against 2026-12-04
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  absl::StatusOr<std::optional<DeviceRecord>> got = store_->GetDevice("dev-1");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->clock_skew_s, std::optional<int64_t>(253402300800 - 1796342400));
+  d.clock_skew_s = -42;
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  absl::StatusOr<std::vector<DeviceSummaryRow>> rows = store_->ListDevices();
+  ASSERT_TRUE(rows.ok() && rows->size() == 1u) << rows.status();
+  EXPECT_EQ((*rows)[0].device.clock_skew_s, std::optional<int64_t>(-42));
+  d.clock_skew_s = std::nullopt;  // an agent that sends no time: unknown now, not the old figure
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  got = store_->GetDevice("dev-1");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->clock_skew_s, std::nullopt);
+}
+
+TEST_F(SqliteStoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
+  // Deduplication is on (device_id, capture_id): were dev-2's capture "already stored", the server would
+  // ack it and its agent delete the only copy.
+  Put(MakeCapture("cap-1", "dev-1", At(10), 111));
+  absl::StatusOr<bool> other = store_->PutCapture(MakeCapture("cap-1", "dev-2", At(11), 222));
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists) << other.status();
+  EXPECT_NE(other.status().message().find("already stored for device \"dev-1\""), std::string::npos)
+      << other.status();
+  std::vector<CaptureRecord> batch = {MakeCapture("cap-2", "dev-2", At(12)), MakeCapture("cap-1", "dev-2", At(12))};
+  EXPECT_EQ(store_->PutCaptures(batch).status().code(), absl::StatusCode::kAlreadyExists);
+
+  absl::StatusOr<std::optional<std::string>> owner = store_->CaptureDevice("cap-1");
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  EXPECT_EQ(*owner, std::optional<std::string>("dev-1"));
+  owner = store_->CaptureDevice("cap-2");  // the batch stored nothing
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  EXPECT_EQ(*owner, std::nullopt);
+  absl::StatusOr<std::optional<StoredReport>> dev2 = store_->GetReport("dev-2", "");
+  ASSERT_TRUE(dev2.ok()) << dev2.status();
+  EXPECT_FALSE(dev2->has_value());
+  // The same device's resend is still the quiet duplicate.
+  absl::StatusOr<bool> resend = store_->PutCapture(MakeCapture("cap-1", "dev-1", At(10), 111));
+  ASSERT_TRUE(resend.ok()) << resend.status();
+  EXPECT_FALSE(*resend);
+}
+
 TEST_F(SqliteStoreTest, PutCapturesDeduplicatesEachAndIsAllOrNothing) {
   Put(MakeCapture("old", "dev-1", At(9)));
   std::vector<CaptureRecord> batch = {MakeCapture("old", "dev-1", At(9)), MakeCapture("new-1", "dev-1", At(10)),

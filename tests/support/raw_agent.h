@@ -55,8 +55,12 @@ class RawAgent {
 
   // Hello; true when the server answered Welcome.
   bool Hello(const std::string& device_id, const std::string& model = "Xiaomi 12") {
-    v1::AgentMessage m;
-    v1::DeviceInfo* d = m.mutable_hello()->mutable_device();
+    return SendHello(DefaultHello(device_id, model));
+  }
+  // The Hello that Hello() sends, for a test to change before SendHello.
+  static v1::Hello DefaultHello(const std::string& device_id, const std::string& model = "Xiaomi 12") {
+    v1::Hello hello;
+    v1::DeviceInfo* d = hello.mutable_device();
     d->set_device_id(device_id);
     d->set_model(model);
     d->set_soc("sm8450");
@@ -64,6 +68,12 @@ class RawAgent {
     d->set_kernel("5.10.168");
     d->set_page_size(4096);
     d->set_agent_version("raw-test-agent");
+    return hello;
+  }
+  // True when the server answered `hello` with Welcome.
+  bool SendHello(const v1::Hello& hello) {
+    v1::AgentMessage m;
+    *m.mutable_hello() = hello;
     if (!Write(m)) return false;
     std::optional<v1::ServerMessage> welcome = Read();
     return welcome.has_value() && welcome->has_welcome();

@@ -40,6 +40,7 @@
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_id.h"
 #include "storage/sqlite_db.h"
 
 namespace {
@@ -162,7 +163,7 @@ class SimAgent {
   bool SendOne(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream, uint64_t seq,
                const std::string& sweep_id) {
     std::string at = Rfc3339(std::chrono::system_clock::now());
-    absl::StatusOr<std::string> id = agent::MakeCaptureId(device_id_, at, seq);
+    absl::StatusOr<std::string> id = wire::MakeCaptureId(device_id_, at, instance_, seq);
     absl::StatusOr<std::string> header = agent::RewriteCaptureHeader(template_.header, device_id_, at);
     if (!id.ok() || !header.ok()) {
       Error("cannot make a capture id or header");
@@ -239,6 +240,8 @@ class SimAgent {
   }
 
   std::string target_, device_id_;
+  // A fixed capture id instance: each simulated agent has its own device id, so ids cannot collide.
+  const std::string instance_ = "0123abcd";
   const Template& template_;
   Totals& totals_;
   std::chrono::milliseconds pause_;
