@@ -63,7 +63,7 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
   }
 }
 
-absl::Status RewriteCaptureHeaderOf(accounting::Capture& capture, const std::string& device_id,
+absl::Status RewriteCaptureHeaderOf(capture::Capture& capture, const std::string& device_id,
                                     const std::string& captured_at) {
   const std::string* text = capture.FileContent("capture.json");
   if (text == nullptr) return absl::InvalidArgumentError("the capture has no capture.json header");

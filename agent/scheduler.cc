@@ -138,7 +138,7 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   collect.captured_at = taken.captured_at;
   collect.page_size = options_.page_size;
   collect.run_commands = options_.run_commands;
-  absl::StatusOr<accounting::Capture> capture = CollectCapture(fs_, collect);
+  absl::StatusOr<capture::Capture> capture = CollectCapture(fs_, collect);
   if (!capture.ok()) return capture.status();
   auto collected = clock_.SteadyNow();
 
@@ -149,7 +149,7 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   taken.content_bytes = capture->ContentBytes();
   std::string blob = wire::EncodeStoredCapture(*capture, taken.capture_id, options_.device_id, taken.captured_at,
                                                  wire::kAgentCompressionLevel);
-  *capture = accounting::Capture();
+  *capture = capture::Capture();
   if (blob.empty()) return absl::InternalError(absl::StrCat("capture ", taken.capture_id, " could not be compressed"));
   taken.stored_bytes = blob.size();
   absl::Status put = spool_.Put(taken.capture_id, taken.captured_at, sweep_id, blob);

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "memfleet/v1/agent_service.pb.h"
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 #include "server/delta_keyframes.h"
 #include "server/sweep_coordinator.h"
 #include "storage/store.h"
@@ -26,7 +26,7 @@ struct AssembledCapture {
   std::string capture_id;   // from CaptureBegin
   std::string captured_at;  // from CaptureBegin, normalized RFC 3339 UTC
   std::string sweep_id;     // "" for a periodic capture
-  accounting::Capture capture;
+  capture::Capture capture;
 };
 
 // zstd level of the stored raw capture. The ack waits for it, and at level 9 it was half of the server's

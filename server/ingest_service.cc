@@ -309,7 +309,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
           violation(absl::StrCat("capture end of ", Printable(msg.end().capture_id()), " without its CaptureBegin"));
           break;
         }
-        absl::StatusOr<accounting::Capture> capture = assembler.Finish(msg.end());
+        absl::StatusOr<capture::Capture> capture = assembler.Finish(msg.end());
         if (!capture.ok()) {
           reject(capture.status().code(), std::string(capture.status().message()), false);
           break;

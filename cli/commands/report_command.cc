@@ -6,7 +6,7 @@
 #include "cli/report_table.h"
 #include "cli/time_spec.h"
 #include "nlohmann/json.hpp"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 namespace memfleet::cli {
 namespace {
@@ -17,7 +17,7 @@ std::string OptInt(const std::optional<int>& v) { return v ? std::to_string(*v) 
 
 }  // namespace
 
-std::string RenderProcessesCsv(const accounting::Report& report) {
+std::string RenderProcessesCsv(const report::Report& report) {
   std::string out = CsvRow({"device_id", "captured_at", "pid", "name", "oom_score_adj", "cached", "pss_kb",
                             "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
                             "native_graphics_source", "non_graphics_kb", "graphics_dma_kb", "total_kb",
@@ -58,7 +58,7 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
         << "\n";
     return kExitOk;
   }
-  absl::StatusOr<accounting::Report> report = accounting::ReportFromJson(response->report_json());
+  absl::StatusOr<report::Report> report = report::ReportFromJson(response->report_json());
   if (!report.ok()) {
     return PrintFailure(absl::DataLossError("the server's report of capture " + response->capture_id() +
                                             " is not readable: " + std::string(report.status().message())),

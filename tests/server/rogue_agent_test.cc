@@ -88,8 +88,8 @@ class RogueAgentTest : public ::testing::Test {
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<RawAgent> good_;
   int good_seq_ = 0;
-  accounting::Capture good_capture_;
-  accounting::Capture rogue_capture_;
+  capture::Capture good_capture_;
+  capture::Capture rogue_capture_;
 };
 
 TEST_F(RogueAgentTest, BytesThatAreNotAProtobufEndTheStreamWithAnError) {

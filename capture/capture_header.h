@@ -2,8 +2,8 @@
 // optional build facts.
 //
 //   absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(json_text);
-#ifndef MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
-#define MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
+#ifndef MEMFLEET_CAPTURE_CAPTURE_HEADER_H_
+#define MEMFLEET_CAPTURE_CAPTURE_HEADER_H_
 
 #include <cstdint>
 #include <map>
@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 
 struct CaptureHeader {
   int format = 1;
@@ -31,6 +31,6 @@ struct CaptureHeader {
 // power of two in [4096, 65536], or a field of the wrong type (ddr_size_kb must be a positive integer).
 absl::StatusOr<CaptureHeader> ParseCaptureHeader(std::string_view json_text);
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture
 
-#endif  // MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
+#endif  // MEMFLEET_CAPTURE_CAPTURE_HEADER_H_

@@ -1,4 +1,4 @@
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 
 #include <cstdint>
 #include <exception>
@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 namespace {
 
 using nlohmann::json;
@@ -135,4 +135,4 @@ absl::StatusOr<CaptureHeader> ParseCaptureHeader(std::string_view json_text_in) 
   }
 }
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture

@@ -3,16 +3,16 @@
 //
 //   std::string text = ReportToJson(report, /*indent=*/1);
 //   absl::StatusOr<Report> back = ReportFromJson(text);
-#ifndef MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
-#define MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
+#ifndef MEMFLEET_REPORT_REPORT_JSON_H_
+#define MEMFLEET_REPORT_REPORT_JSON_H_
 
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 
-namespace memfleet::accounting {
+namespace memfleet::report {
 
 // indent < 0: compact one-line JSON.
 std::string ReportToJson(const Report& report, int indent = 1);
@@ -20,6 +20,6 @@ std::string ReportToJson(const Report& report, int indent = 1);
 // InvalidArgument when the text is not a report object (platform, device, processes).
 absl::StatusOr<Report> ReportFromJson(std::string_view text);
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::report
 
-#endif  // MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
+#endif  // MEMFLEET_REPORT_REPORT_JSON_H_

@@ -1,4 +1,4 @@
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 #include <string>
 #include <utility>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
-namespace memfleet::accounting {
+namespace memfleet::report {
 namespace {
 
 using nlohmann::json;
@@ -220,4 +220,4 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
   return r;
 }
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::report
