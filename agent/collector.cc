@@ -20,7 +20,7 @@
 namespace memfleet::agent {
 namespace {
 
-using accounting::Capture;
+using capture::Capture;
 using Names = std::initializer_list<std::string_view>;
 
 const Names kPidFiles = {"cmdline", "status", "oom_score_adj", "smaps", "smaps_rollup", "maps"};
@@ -441,7 +441,7 @@ absl::StatusOr<Capture> Collector::Run() {
 
 }  // namespace
 
-absl::StatusOr<accounting::Capture> CollectCapture(RootFs& fs, const CollectOptions& options) {
+absl::StatusOr<capture::Capture> CollectCapture(RootFs& fs, const CollectOptions& options) {
   Collector collector(fs, options);
   return collector.Run();
 }

@@ -2,7 +2,7 @@
 // RootFs into a Capture, raw. A plain call; scheduling is elsewhere.
 //
 //   CaptureTreeFs fs(tree);
-//   absl::StatusOr<accounting::Capture> c = CollectCapture(fs, CollectOptions{});
+//   absl::StatusOr<capture::Capture> c = CollectCapture(fs, CollectOptions{});
 //
 // A node that cannot be read is recorded as an error node with its errno (ENOENT only where the node's
 // absence is a fact the rules use, e.g. a pid's smaps), so "absent" and "denied" stay different facts.
@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/root_fs.h"
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 namespace memfleet::agent {
 
@@ -31,7 +31,7 @@ struct CollectOptions {
   uint64_t page_size = 4096;    // the caller's getpagesize()
   // Run `am dumpheap -n` / dumpsys where the root has them (device roots only).
   bool run_commands = true;
-  // The most the capture may hold (accounting::Capture::held_bytes: contents, paths, error names); the
+  // The most the capture may hold (capture::Capture::held_bytes: contents, paths, error names); the
   // server's default --max-capture-mb, so that what the agent takes the server accepts. A node read in
   // full would take it over: recorded as the error kCaptureFullErrno instead.
   uint64_t max_capture_bytes = kDefaultMaxCaptureBytes;
@@ -41,7 +41,7 @@ struct CollectOptions {
 
 // FailedPrecondition when the root has no proc/meminfo and no capture.json (not a device root nor a
 // capture tree): the message names the root's problem for the user.
-absl::StatusOr<accounting::Capture> CollectCapture(RootFs& fs, const CollectOptions& options);
+absl::StatusOr<capture::Capture> CollectCapture(RootFs& fs, const CollectOptions& options);
 
 }  // namespace memfleet::agent
 

@@ -1,12 +1,12 @@
 #include "agent/device_facts.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 
 namespace memfleet::agent {
 namespace {
 
-std::string Fact(const accounting::CaptureHeader& h, const std::string& name) {
+std::string Fact(const capture::CaptureHeader& h, const std::string& name) {
   auto it = h.facts.find(name);
   return it == h.facts.end() ? std::string() : it->second;
 }
@@ -31,7 +31,7 @@ absl::Status CheckDeviceId(std::string_view device_id) {
 }
 
 absl::StatusOr<DeviceFacts> DeviceFactsFromHeader(std::string_view json_text) {
-  absl::StatusOr<accounting::CaptureHeader> header = accounting::ParseCaptureHeader(json_text);
+  absl::StatusOr<capture::CaptureHeader> header = capture::ParseCaptureHeader(json_text);
   if (!header.ok()) return header.status();
   DeviceFacts facts;
   facts.model = Fact(*header, "model");

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/bounded_json.h"
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 
 namespace memfleet::agent {
 namespace {
@@ -48,7 +48,7 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
   }
   // Bounded as the server bounds it: a hostile capture tree must not overflow the agent's stack in dump().
   absl::StatusOr<nlohmann::ordered_json> parsed =
-      ParseBoundedOrderedJson(json_text, JsonBounds{accounting::kMaxCaptureHeaderBytes, kMaxJsonDepth});
+      ParseBoundedOrderedJson(json_text, JsonBounds{capture::kMaxCaptureHeaderBytes, kMaxJsonDepth});
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("capture.json: ", parsed.status().message(), "; fix or re-record the capture tree"));
@@ -67,7 +67,7 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
   }
 }
 
-absl::Status RewriteCaptureHeaderOf(accounting::Capture& capture, const std::string& device_id,
+absl::Status RewriteCaptureHeaderOf(capture::Capture& capture, const std::string& device_id,
                                     const std::string& captured_at) {
   const std::string* text = capture.FileContent("capture.json");
   if (text == nullptr) return absl::InvalidArgumentError("the capture has no capture.json header");

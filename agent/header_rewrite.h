@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 namespace memfleet::agent {
 
@@ -27,7 +27,7 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
 
 // Rewrites the capture's "capture.json" node in place; InvalidArgument when it has none (or it is not a
 // file) or RewriteCaptureHeader fails.
-absl::Status RewriteCaptureHeaderOf(accounting::Capture& capture, const std::string& device_id,
+absl::Status RewriteCaptureHeaderOf(capture::Capture& capture, const std::string& device_id,
                                     const std::string& captured_at);
 
 }  // namespace memfleet::agent

@@ -35,7 +35,7 @@ int64_t ElapsedMs(std::chrono::steady_clock::time_point from, std::chrono::stead
 }
 
 // Nodes the caps kept out of the capture are error nodes in it; the log says how many, once.
-void LogCapNodes(const accounting::Capture& capture) {
+void LogCapNodes(const capture::Capture& capture) {
   size_t full = 0, too_big = 0;
   for (const auto& [path, node] : capture.nodes()) {
     if (!node.is_error()) continue;
@@ -169,7 +169,7 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   collect.run_commands = options_.run_commands;
   collect.max_capture_bytes = options_.max_capture_bytes;
   collect.max_node_bytes = options_.max_node_bytes;
-  absl::StatusOr<accounting::Capture> capture = CollectCapture(fs_, collect);
+  absl::StatusOr<capture::Capture> capture = CollectCapture(fs_, collect);
   if (!capture.ok()) return capture.status();
   LogCapNodes(*capture);
   auto collected = clock_.SteadyNow();
@@ -181,7 +181,7 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   taken.content_bytes = capture->ContentBytes();
   std::string blob = wire::EncodeStoredCapture(*capture, taken.capture_id, options_.device_id, taken.captured_at,
                                                  wire::kAgentCompressionLevel);
-  *capture = accounting::Capture();
+  *capture = capture::Capture();
   if (blob.empty()) return absl::InternalError(absl::StrCat("capture ", taken.capture_id, " could not be compressed"));
   taken.stored_bytes = blob.size();
   absl::Status put = spool_.Put(taken.capture_id, taken.captured_at, sweep_id, blob);

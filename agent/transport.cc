@@ -454,7 +454,7 @@ Transport::SendResult Transport::SendCapture(Stream& stream, const Spool::Entry&
     // NotFound: dropped from a full spool since it was listed. DataLoss: already logged and discarded.
     return SendResult::kSkipped;
   }
-  absl::StatusOr<accounting::Capture> capture = wire::DecodeStoredCapture(wire::kStoredCodec, loaded->blob);
+  absl::StatusOr<capture::Capture> capture = wire::DecodeStoredCapture(wire::kStoredCodec, loaded->blob);
   if (!capture.ok()) {
     LogLine(absl::StrCat("spooled capture ", entry.capture_id, " cannot be decoded (", capture.status().message(),
                          "); dropped"));
@@ -474,7 +474,7 @@ Transport::SendResult Transport::SendCapture(Stream& stream, const Spool::Entry&
   uint64_t content_bytes = capture->ContentBytes();
   const std::string digest = wire::CaptureSha256(*capture);
   std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(*capture, entry.capture_id, options_.chunk_bytes);
-  *capture = accounting::Capture();
+  *capture = capture::Capture();
   if (!Write(stream, msg, /*buffer_hint=*/true)) return SendResult::kWriteFailed;
   for (v1::CaptureChunk& chunk : chunks) {
     msg.mutable_chunk()->Swap(&chunk);

@@ -12,7 +12,7 @@
 #include "agent/collector.h"
 #include "benchmark/benchmark.h"
 #include "server/accounting/account.h"
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 #include "server/accounting/dumpsys_text.h"
 #include "server/accounting/kernel_config.h"
 #include "server/accounting/mtk_rss_pid.h"

@@ -56,7 +56,7 @@ void BM_CollectCaptureTree(benchmark::State& state) {
   size_t bytes = 0;
   size_t nodes = 0;
   for (auto _ : state) {
-    absl::StatusOr<accounting::Capture> c = CollectCapture(fs, CollectOptions{});
+    absl::StatusOr<capture::Capture> c = CollectCapture(fs, CollectOptions{});
     if (!c.ok()) {
       state.SkipWithError(std::string(c.status().message()).c_str());
       return;
@@ -93,7 +93,7 @@ BENCHMARK(BM_CatCaptureTree)->Unit(benchmark::kMillisecond);
 
 // One capture as the scheduler takes it, minus the spool write: collect, then encode the stored form.
 size_t CaptureRootOnce(DeviceRootFs& fs, size_t* content_bytes) {
-  absl::StatusOr<accounting::Capture> c = CollectCapture(fs, RootOptions());
+  absl::StatusOr<capture::Capture> c = CollectCapture(fs, RootOptions());
   if (!c.ok()) return 0;
   if (content_bytes != nullptr) *content_bytes = c->ContentBytes();
   std::string blob = wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z",
@@ -119,7 +119,7 @@ const std::vector<std::string>& RootFileNodes() {
   static const std::vector<std::string>* paths = [] {
     auto* out = new std::vector<std::string>();
     DeviceRootFs fs("/");
-    absl::StatusOr<accounting::Capture> c = CollectCapture(fs, RootOptions());
+    absl::StatusOr<capture::Capture> c = CollectCapture(fs, RootOptions());
     if (c.ok()) {
       for (const auto& [path, node] : c->nodes()) {
         if (node.is_file() && path != "capture.json") out->push_back("/" + path);
@@ -180,7 +180,7 @@ void BM_CaptureRootAgainstCat(benchmark::State& state) {
   size_t nodes = 0;
   for (auto _ : state) {
     const double t0 = ThreadCpuSeconds();
-    absl::StatusOr<accounting::Capture> c = CollectCapture(fs, RootOptions());
+    absl::StatusOr<capture::Capture> c = CollectCapture(fs, RootOptions());
     if (!c.ok()) {
       state.SkipWithError("cannot capture /");
       return;

@@ -38,7 +38,7 @@
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
 #include "server/accounting/account.h"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 #include "server/capture_ingestor.h"
 #include "server/delta_keyframes.h"
 #include "server/lab_server.h"
@@ -130,7 +130,7 @@ struct AgentLoad {
   std::vector<WireCapture> captures;
 };
 
-std::vector<v1::AgentMessage> CaptureMessages(const accounting::Capture& c, const std::string& id,
+std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const std::string& id,
                                               const std::string& at) {
   std::vector<v1::AgentMessage> out;
   v1::AgentMessage begin;
@@ -153,10 +153,10 @@ std::vector<v1::AgentMessage> CaptureMessages(const accounting::Capture& c, cons
 }
 
 // The five trees collected once, as the agent would (CaptureTreeFs + CollectCapture).
-bool LoadTemplates(std::vector<accounting::Capture>& out) {
+bool LoadTemplates(std::vector<capture::Capture>& out) {
   for (const char* name : kTrees) {
     agent::CaptureTreeFs fs(std::string(MEMFLEET_TEST_DATA_DIR) + "/captures/" + name + "/tree");
-    absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
+    absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
     if (!c.ok()) {
       std::fprintf(stderr, "collect %s: %s\n", name, c.status().ToString().c_str());
       return false;
@@ -167,12 +167,12 @@ bool LoadTemplates(std::vector<accounting::Capture>& out) {
 }
 
 // Each agent replays the trees in turn as its own device (capture.json rewritten, as the agent does).
-bool BuildLoads(const Flags& f, const std::vector<accounting::Capture>& templates, std::vector<AgentLoad>& loads) {
+bool BuildLoads(const Flags& f, const std::vector<capture::Capture>& templates, std::vector<AgentLoad>& loads) {
   for (int a = 0; a < f.agents; ++a) {
     AgentLoad load;
     load.device_id = "bench-" + std::to_string(a);
     for (int k = 0; k < f.captures_per_agent; ++k) {
-      accounting::Capture c = templates[static_cast<size_t>(a + (f.cycle_trees ? k : 0)) % templates.size()];
+      capture::Capture c = templates[static_cast<size_t>(a + (f.cycle_trees ? k : 0)) % templates.size()];
       const std::string at = TimeAt(k);
       if (const std::string* header = c.FileContent("capture.json")) {
         absl::StatusOr<std::string> h = agent::RewriteCaptureHeader(*header, load.device_id, at);
@@ -446,13 +446,13 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
       timed(steps[kSerialize], [&] {
         for (const v1::AgentMessage& m : w.messages) bytes += m.SerializeAsString().size();
       });
-      accounting::Capture capture;
+      capture::Capture capture;
       bool ok = true;
       timed(steps[kAssemble], [&] {
         wire::CaptureAssembler a;
         ok = a.Begin(w.messages.front().begin()).ok();
         for (size_t i = 1; ok && i + 1 < w.messages.size(); ++i) ok = a.AddChunk(w.messages[i].chunk()).ok();
-        absl::StatusOr<accounting::Capture> c = a.Finish(w.messages.back().end());
+        absl::StatusOr<capture::Capture> c = a.Finish(w.messages.back().end());
         ok = ok && c.ok();
         if (c.ok()) capture = *std::move(c);
       });
@@ -464,7 +464,7 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
       timed(steps[kAccount], [&] { record.report = accounting::Account(capture); });
       record.report.device_id = load.device_id;
       record.report.captured_at = w.messages.front().begin().captured_at();
-      timed(steps[kJson], [&] { record.report_json = accounting::ReportToJson(record.report, -1); });
+      timed(steps[kJson], [&] { record.report_json = report::ReportToJson(record.report, -1); });
       // As CaptureIngestor::Ingest (the keyframe built after its commit is timed here too: it is on the
       // ack path's thread).
       timed(steps[kZstdServer], [&] {
@@ -529,7 +529,7 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
 int Main(int argc, char** argv) {
   Flags f;
   if (!ParseFlags(argc, argv, f)) return 2;
-  std::vector<accounting::Capture> templates;
+  std::vector<capture::Capture> templates;
   if (!LoadTemplates(templates)) return 1;
   std::vector<AgentLoad> loads;
   if (!BuildLoads(f, templates, loads)) return 1;

@@ -36,7 +36,7 @@
 #include "benchmark/benchmark.h"
 #include "memfleet/v1/capture.pb.h"
 #include "proto/capture_codec.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 
@@ -87,15 +87,15 @@ CaptureRecord MakeCapture(const std::string& device_id, int index, int processes
   c.raw_codec = "zstd+proto";
   c.raw_blob = std::string(256, static_cast<char>(index & 0x7f));
   c.raw_bytes = 64 * 1024;
-  accounting::Report& r = c.report;
-  r.platform = accounting::Platform::kQcom;
+  report::Report& r = c.report;
+  r.platform = report::Platform::kQcom;
   r.device_id = device_id;
   r.captured_at = c.captured_at;
   r.device.mem_total_kb = 11'800'000;
   r.device.total_kb = 9'000'000 + index % 1000;
   r.device.kernel_kb = 900'000;
   for (int p = 0; p < processes; ++p) {
-    accounting::ProcessReport& pr = r.processes[1000 + p];
+    report::ProcessReport& pr = r.processes[1000 + p];
     pr.pid = 1000 + p;
     pr.name = p < kFleetProcesses ? kProcessNames[p] : "app_" + std::to_string(p);
     pr.pss_kb = 50'000 + p * 100 + index % 50;
@@ -326,28 +326,28 @@ constexpr int kLiveRoot = 5;  // the index after the sample trees: this machine'
 
 // The captures as the agent collects them, once: the sample trees, then a live capture of "/" (commands
 // off: no dumpsys on a Linux host). An empty Capture when collecting failed.
-const std::vector<accounting::Capture>& SampleCaptures() {
-  static const std::vector<accounting::Capture>* const kCaptures = [] {
-    auto* out = new std::vector<accounting::Capture>();
+const std::vector<capture::Capture>& SampleCaptures() {
+  static const std::vector<capture::Capture>* const kCaptures = [] {
+    auto* out = new std::vector<capture::Capture>();
     for (const char* name : kSampleTrees) {
       agent::CaptureTreeFs fs(std::string(MEMFLEET_TEST_DATA_DIR) + "/captures/" + name + "/tree");
-      absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
-      out->push_back(c.ok() ? *std::move(c) : accounting::Capture());
+      absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
+      out->push_back(c.ok() ? *std::move(c) : capture::Capture());
     }
     agent::DeviceRootFs fs("/");
     agent::CollectOptions options;
     options.captured_at = "2026-12-01T00:00:00Z";
     options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     options.run_commands = false;
-    absl::StatusOr<accounting::Capture> live = agent::CollectCapture(fs, options);
-    out->push_back(live.ok() ? *std::move(live) : accounting::Capture());
+    absl::StatusOr<capture::Capture> live = agent::CollectCapture(fs, options);
+    out->push_back(live.ok() ? *std::move(live) : capture::Capture());
     return out;
   }();
   return *kCaptures;
 }
 
 // The StoredCapture protobuf EncodeStoredCapture compresses, for the gzip baseline.
-std::string SerializedStoredCapture(const accounting::Capture& capture) {
+std::string SerializedStoredCapture(const capture::Capture& capture) {
   v1::StoredCapture stored;
   stored.set_capture_id("c");
   stored.set_device_id("d");
@@ -375,7 +375,7 @@ size_t GzipBytes(const std::string& data, int level) {
 // range(0): sample tree index (5 = "/"); range(1): zstd level. Time is one EncodeStoredCapture; counters:
 // raw (content bytes), stored_pct (zstd blob / raw), gzip6_pct (gzip -6 of the serialized capture / raw).
 void BM_StoredCapture(benchmark::State& state) {
-  const accounting::Capture& capture = SampleCaptures()[static_cast<size_t>(state.range(0))];
+  const capture::Capture& capture = SampleCaptures()[static_cast<size_t>(state.range(0))];
   const int level = static_cast<int>(state.range(1));
   if (capture.size() == 0) {
     state.SkipWithError("capture could not be collected");
@@ -410,10 +410,10 @@ void BM_StoredCapture_Delta(benchmark::State& state) {
   options.captured_at = "2026-12-01T00:00:00Z";
   options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   options.run_commands = false;
-  std::vector<accounting::Capture> live;
+  std::vector<capture::Capture> live;
   for (int64_t i = 0; i < state.range(0); ++i) {
     if (i > 0) sleep(static_cast<unsigned>(state.range(1)));
-    absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, options);
+    absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, options);
     if (!c.ok()) {
       state.SkipWithError("live capture failed");
       return;
@@ -435,7 +435,7 @@ void BM_StoredCapture_Delta(benchmark::State& state) {
         wire::EncodeStoredCaptureDelta(live[i], "c" + std::to_string(i), "d", "2026-12-01T00:00:00Z", **keyframe).size());
     raw_sum += static_cast<double>(live[i].ContentBytes());
   }
-  const accounting::Capture& last = live.back();
+  const capture::Capture& last = live.back();
   auto ms = [](auto&& fn) {
     constexpr int kRounds = 5;
     auto start = std::chrono::steady_clock::now();

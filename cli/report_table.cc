@@ -10,9 +10,9 @@
 namespace memfleet::cli {
 namespace {
 
-using accounting::Kb;
-using accounting::ProcessReport;
-using accounting::Report;
+using report::Kb;
+using report::ProcessReport;
+using report::Report;
 
 std::string K(const Kb& v) { return v ? FormatKb(*v) : std::string("null"); }
 
@@ -36,11 +36,11 @@ std::string Ellipsize(const std::string& s, size_t width) {
 std::string RenderReportText(const Report& r, const TableOptions& options) {
   std::string out;
   out += "device " + (r.device_id.empty() ? std::string("(no device id)") : r.device_id) + "  platform " +
-         accounting::PlatformName(r.platform) + "  page " + std::to_string(r.page_size / 1024) + " KiB";
+         report::PlatformName(r.platform) + "  page " + std::to_string(r.page_size / 1024) + " KiB";
   if (!r.captured_at.empty()) out += "  captured " + r.captured_at;
   out += "\n\n";
 
-  const accounting::DeviceReport& d = r.device;
+  const report::DeviceReport& d = r.device;
   size_t cached = 0, unknown = 0;
   for (const auto& [pid, p] : r.processes) {
     if (p.cached) ++cached;
@@ -81,7 +81,7 @@ std::string RenderReportText(const Report& r, const TableOptions& options) {
   }
   out += '\n';
 
-  const accounting::DumpsysView& v = r.dumpsys;
+  const report::DumpsysView& v = r.dumpsys;
   out += "dumpsys meminfo view (Android " + std::to_string(v.android_version) + " formulas, vendor memtrack)\n";
   auto dline = [&](const std::string& label, const Kb& value, const char* key, const std::string& note) {
     std::string row = "  " + Pad(label, 18, false) + Pad(K(value), 12, true);

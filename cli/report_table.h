@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "server/accounting/report.h"
+#include "report/report.h"
 
 namespace memfleet::cli {
 
@@ -16,7 +16,7 @@ struct TableOptions {
   int max_warnings = 20;   // <= 0: all
 };
 
-std::string RenderReportTable(const accounting::Report& report, const TableOptions& options = {});
+std::string RenderReportTable(const report::Report& report, const TableOptions& options = {});
 
 }  // namespace memfleet::cli
 

@@ -16,8 +16,8 @@
 namespace memfleet::wire {
 namespace {
 
-using accounting::Capture;
-using accounting::Node;
+using capture::Capture;
+using capture::Node;
 
 constexpr uint64_t kMaxDecodedBytes = 1ull << 30;
 // Largest window of a delta frame: a keyframe and a capture of up to 512 MiB together.
@@ -240,7 +240,7 @@ size_t VarintSize(uint64_t v) {
 
 size_t LengthDelimitedSize(size_t len) { return 1 + VarintSize(len) + len; }
 
-size_t NodeEntrySize(const std::string& path, const accounting::Node& node) {
+size_t NodeEntrySize(const std::string& path, const capture::Node& node) {
   size_t n = path.empty() ? 0 : LengthDelimitedSize(path.size());
   if (node.is_directory()) return n + 2;
   return n + LengthDelimitedSize(node.content.size());

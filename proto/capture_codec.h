@@ -21,8 +21,8 @@
 #include "absl/status/statusor.h"
 #include "memfleet/v1/agent_service.pb.h"
 #include "memfleet/v1/capture.pb.h"
+#include "capture/capture.h"
 #include "proto/capture_limits.h"
-#include "server/accounting/capture.h"
 
 struct ZSTD_CDict_s;  // zstd.h's ZSTD_CDict, kept out of this header
 
@@ -32,11 +32,11 @@ inline constexpr char kStoredCodec[] = "zstd+proto";
 
 // Splits a capture into chunks of at most about `max_chunk_bytes` of content each, nodes in path order.
 // A node larger than the chunk size is split into several entries (`append` on the later ones).
-std::vector<v1::CaptureChunk> ChunkCapture(const accounting::Capture& capture, const std::string& capture_id,
+std::vector<v1::CaptureChunk> ChunkCapture(const capture::Capture& capture, const std::string& capture_id,
                                            size_t max_chunk_bytes);
 
 // Number of distinct node paths and content bytes, for CaptureBegin.
-uint32_t NodeCount(const accounting::Capture& capture);
+uint32_t NodeCount(const capture::Capture& capture);
 
 // Rebuilds a capture from Begin, in-order chunks and End. Errors: InvalidArgument (a chunk of another
 // capture, out-of-order seq, an append without its first entry, a bad path or error value, a capture with
@@ -48,7 +48,7 @@ class CaptureAssembler {
   explicit CaptureAssembler(AssemblyLimits limits = {}) : limits_(limits) {}
   absl::Status Begin(const v1::CaptureBegin& begin);
   absl::Status AddChunk(const v1::CaptureChunk& chunk);
-  absl::StatusOr<accounting::Capture> Finish(const v1::CaptureEnd& end);
+  absl::StatusOr<capture::Capture> Finish(const v1::CaptureEnd& end);
   const std::string& capture_id() const { return capture_id_; }
   bool active() const { return active_; }
   uint64_t content_bytes() const { return content_bytes_; }
@@ -68,7 +68,7 @@ class CaptureAssembler {
   uint32_t next_seq_ = 0;
   uint64_t content_bytes_ = 0;
   std::string last_path_;
-  accounting::Capture capture_;
+  capture::Capture capture_;
 };
 
 // A node path as the wire may carry it: relative, '/'-separated, no "." / ".." / empty segments, no NUL,
@@ -79,13 +79,13 @@ bool IsSafeNodePath(std::string_view path);
 // The agent uses a low level (small compressor state on the phone); the server keeps level 9 for storage.
 inline constexpr int kAgentCompressionLevel = 3;
 inline constexpr int kStorageCompressionLevel = 9;
-std::string EncodeStoredCapture(const accounting::Capture& capture, const std::string& capture_id,
+std::string EncodeStoredCapture(const capture::Capture& capture, const std::string& capture_id,
                                 const std::string& device_id, const std::string& captured_at,
                                 int compression_level = kStorageCompressionLevel);
 // InvalidArgument for an unknown codec, DataLoss for a corrupt blob. A kDeltaCodec blob needs the
 // decompressed keyframe it was encoded against (`keyframe`, from DecompressStoredCapture of that
 // keyframe's blob): FailedPrecondition without it, DataLoss with the wrong one (the checksum differs).
-absl::StatusOr<accounting::Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob,
+absl::StatusOr<capture::Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob,
                                                         std::string_view keyframe = {});
 
 // ---- Delta storage (docs/performance.md, "Storage") ----
@@ -113,7 +113,7 @@ class DeltaKeyframe {
   size_t memory_bytes() const;
 
  private:
-  friend std::string EncodeStoredCaptureDelta(const accounting::Capture&, const std::string&, const std::string&,
+  friend std::string EncodeStoredCaptureDelta(const capture::Capture&, const std::string&, const std::string&,
                                               const std::string&, const DeltaKeyframe&);
   DeltaKeyframe(ZSTD_CDict_s* cdict, size_t bytes) : cdict_(cdict), bytes_(bytes) {}
   ZSTD_CDict_s* cdict_;
@@ -122,7 +122,7 @@ class DeltaKeyframe {
 
 // The capture as a kDeltaCodec blob against `keyframe` (same StoredCapture content as
 // EncodeStoredCapture, so DecodeStoredCapture with the keyframe gives the capture back). "" on failure.
-std::string EncodeStoredCaptureDelta(const accounting::Capture& capture, const std::string& capture_id,
+std::string EncodeStoredCaptureDelta(const capture::Capture& capture, const std::string& capture_id,
                                      const std::string& device_id, const std::string& captured_at,
                                      const DeltaKeyframe& keyframe);
 

@@ -28,7 +28,7 @@ void UpdateField(EVP_MD_CTX* ctx, std::string_view bytes) {
   EVP_DigestUpdate(ctx, bytes.data(), bytes.size());
 }
 
-char KindTag(const accounting::Node& node) {
+char KindTag(const capture::Node& node) {
   if (node.is_file()) return 'F';
   if (node.is_directory()) return 'D';
   return 'E';
@@ -36,7 +36,7 @@ char KindTag(const accounting::Node& node) {
 
 }  // namespace
 
-std::string CaptureSha256(const accounting::Capture& capture) {
+std::string CaptureSha256(const capture::Capture& capture) {
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
   if (ctx == nullptr || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return std::string();
   // The domain string with its NUL: the digest of a capture can never be taken for another hash of the

@@ -14,14 +14,14 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 namespace memfleet::wire {
 
 inline constexpr size_t kCaptureSha256Bytes = 32;
 
 // The 32 raw bytes of the digest; "" only when OpenSSL cannot allocate a hash context.
-std::string CaptureSha256(const accounting::Capture& capture);
+std::string CaptureSha256(const capture::Capture& capture);
 
 // The lowercase hex form, for messages.
 std::string HexDigest(const std::string& digest);

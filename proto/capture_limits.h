@@ -24,7 +24,7 @@ inline constexpr uint32_t kMaxPathBytes = 4096;
 inline constexpr uint32_t kMaxErrnoNameBytes = 32;
 
 struct AssemblyLimits {
-  // Bytes the capture holds (accounting::Capture::held_bytes: contents, error names and every path,
+  // Bytes the capture holds (capture::Capture::held_bytes: contents, error names and every path,
   // parent folders included).
   uint64_t max_capture_bytes = 256ull << 20;
   // Node paths, parent folders included.

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 #include "server/baseline/baseline_file.h"
 #include "server/baseline/regressions.h"
 #include "server/clock.h"
@@ -68,7 +68,7 @@ absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
   for (const storage::StoredReport& r : reports) {
     auto it = by_id.find(r.device_id);
     if (it == by_id.end() || !selector->Matches(it->second)) continue;
-    absl::StatusOr<accounting::Report> report = accounting::ReportFromJson(r.report_json);
+    absl::StatusOr<report::Report> report = report::ReportFromJson(r.report_json);
     if (!report.ok()) {
       LogLine(absl::StrCat("baseline: stored report of capture ", r.capture_id, " does not parse, left out: ",
                            report.status().message()));

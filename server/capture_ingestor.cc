@@ -6,8 +6,8 @@
 #include "proto/capture_codec.h"
 #include "proto/capture_id.h"
 #include "server/accounting/account.h"
-#include "server/accounting/capture_header.h"
-#include "server/accounting/report_json.h"
+#include "capture/capture_header.h"
+#include "report/report_json.h"
 #include "server/clock.h"
 #include "server/validation.h"
 
@@ -52,7 +52,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   // file one device's memory under another's history.
   std::string build_fingerprint;
   if (const std::string* header_text = c.capture.FileContent("capture.json")) {
-    absl::StatusOr<accounting::CaptureHeader> header = accounting::ParseCaptureHeader(*header_text);
+    absl::StatusOr<capture::CaptureHeader> header = capture::ParseCaptureHeader(*header_text);
     if (header.ok() && !header->device_id.empty() && header->device_id != c.device_id) {
       return Reject(c, absl::StatusCode::kInvalidArgument,
                     absl::StrCat("capture.json names device \"", Printable(header->device_id),
@@ -97,7 +97,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   record.report.device_id = c.device_id;
   record.report.captured_at = c.captured_at;
   for (const std::string& w : c.ingest_warnings) record.report.warnings.push_back(w);
-  record.report_json = accounting::ReportToJson(record.report, /*indent=*/-1);
+  record.report_json = report::ReportToJson(record.report, /*indent=*/-1);
   const DeltaKeyframes::StoredForm form =
       keyframes_.Encode(c.capture, c.capture_id, c.device_id, c.captured_at, kIngestCompressionLevel);
   record.raw_codec = form.codec;
@@ -127,7 +127,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
       LogLine(absl::StrCat("capture ", c.capture_id, " cannot be a keyframe (", s.message(), "); the next capture of ",
                            c.device_id, " is stored whole"));
     }
-    const accounting::Kb& total = record.report.device.total_kb;
+    const report::Kb& total = record.report.device.total_kb;
     LogLine(absl::StrCat("stored capture ", c.capture_id, " of ", c.device_id, " (", c.capture.size(), " nodes, ",
                          record.raw_bytes, " bytes -> ", record.raw_blob.size(),
                          record.raw_base.empty() ? " compressed" : " as a delta", "; total ",

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "memfleet/v1/agent_service.pb.h"
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 #include "server/delta_keyframes.h"
 #include "server/sweep_coordinator.h"
 #include "storage/store.h"
@@ -27,7 +27,7 @@ struct AssembledCapture {
   std::string capture_id;   // from CaptureBegin
   std::string captured_at;  // from CaptureBegin, normalized RFC 3339 UTC
   std::string sweep_id;     // "" for a periodic capture
-  accounting::Capture capture;
+  capture::Capture capture;
   std::vector<std::string> ingest_warnings;  // added to the report's warnings (e.g. kUnverifiedCaptureWarning)
 };
 

@@ -6,7 +6,7 @@
 
 namespace memfleet::server {
 
-DeltaKeyframes::StoredForm DeltaKeyframes::Encode(const accounting::Capture& capture, const std::string& capture_id,
+DeltaKeyframes::StoredForm DeltaKeyframes::Encode(const capture::Capture& capture, const std::string& capture_id,
                                                   const std::string& device_id, const std::string& captured_at,
                                                   int whole_level) {
   StoredForm form;

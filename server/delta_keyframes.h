@@ -29,7 +29,7 @@
 
 #include "absl/status/status.h"
 #include "proto/capture_codec.h"
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 namespace memfleet::server {
 
@@ -54,7 +54,7 @@ class DeltaKeyframes {
   };
   // A delta of the device's keyframe when it has one and the delta is at most half the keyframe's blob
   // (a device changed beyond recognition gets a new keyframe instead); else whole at `whole_level`.
-  StoredForm Encode(const accounting::Capture& capture, const std::string& capture_id, const std::string& device_id,
+  StoredForm Encode(const capture::Capture& capture, const std::string& capture_id, const std::string& device_id,
                     const std::string& captured_at, int whole_level);
   // After the store committed `form`: a delta counts towards keyframe_every, a whole capture becomes the
   // device's keyframe. The error only means the device's next capture is stored whole again.

@@ -331,7 +331,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
           violation(absl::StrCat("capture end of ", Printable(msg.end().capture_id()), " without its CaptureBegin"));
           break;
         }
-        absl::StatusOr<accounting::Capture> capture = assembler.Finish(msg.end());
+        absl::StatusOr<capture::Capture> capture = assembler.Finish(msg.end());
         if (!capture.ok()) {
           // A digest mismatch may be the wire's: the agent keeps the capture and resends it (a bounded
           // number of times). Every other mismatch is the sender's own and would repeat.

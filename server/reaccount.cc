@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/capture_codec.h"
 #include "server/accounting/account.h"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 namespace memfleet::server {
 namespace {
@@ -57,16 +57,16 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::Store& store, const s
       }
       base = *k;
     }
-    absl::StatusOr<accounting::Capture> capture = wire::DecodeStoredCapture(raw.raw_codec, raw.raw_blob, base);
+    absl::StatusOr<capture::Capture> capture = wire::DecodeStoredCapture(raw.raw_codec, raw.raw_blob, base);
     if (!capture.ok()) {
       fail(raw.capture_id, capture.status().message());
       return;
     }
-    accounting::Report report = accounting::Account(*capture);
+    report::Report report = accounting::Account(*capture);
     // As at ingest: the stored identity and time, not the capture header's.
     report.device_id = raw.device_id;
     report.captured_at = raw.captured_at;
-    if (absl::Status s = store.ReplaceReport(raw.capture_id, report, accounting::ReportToJson(report, -1)); !s.ok()) {
+    if (absl::Status s = store.ReplaceReport(raw.capture_id, report, report::ReportToJson(report, -1)); !s.ok()) {
       fail(raw.capture_id, s.message());
       return;
     }

@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
 #include "storage/timestamp.h"
@@ -285,15 +285,15 @@ uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
 // ---- writes shared by PutCapture and ReplaceReport (caller holds the writer's mutex, in a transaction) ----
 
 absl::Status InsertReportRows(Connection& c, const std::string& capture_id, const std::string& device_id,
-                              const std::string& captured_at, const accounting::Report& report) {
+                              const std::string& captured_at, const report::Report& report) {
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertDeviceReportSql));
     ResetOnExit reset(st);
-    const accounting::DeviceReport& d = report.device;
+    const report::DeviceReport& d = report.device;
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
     MEMFLEET_RETURN_IF_ERROR(st->BindText(2, device_id));
     MEMFLEET_RETURN_IF_ERROR(st->BindText(3, captured_at));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(4, accounting::PlatformName(report.platform)));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(4, report::PlatformName(report.platform)));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(5, d.ddr_kb));
     MEMFLEET_RETURN_IF_ERROR(st->BindInt64(6, d.ddr_estimated ? 1 : 0));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(7, d.mem_total_kb));
@@ -554,7 +554,7 @@ absl::StatusOr<size_t> SqliteStore::PutCaptures(const std::vector<CaptureRecord>
   return inserted;
 }
 
-absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const accounting::Report& report,
+absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const report::Report& report,
                                         const std::string& report_json) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture_id, "capture_id"));
   Connection& c = *writer_;

@@ -74,7 +74,7 @@ class SqliteStore : public Store {
   absl::Status ForEachRawCapture(const std::string& device_id,
                                  const std::function<void(const RawCapture&)>& fn) override;
   absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) override;
-  absl::Status ReplaceReport(const std::string& capture_id, const accounting::Report& report,
+  absl::Status ReplaceReport(const std::string& capture_id, const report::Report& report,
                              const std::string& report_json) override;
   absl::Status PutSweep(const SweepRecord& sweep) override;
   absl::StatusOr<std::optional<SweepRecord>> GetSweep(const std::string& sweep_id) override;

@@ -20,7 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 
 namespace memfleet::storage {
 
@@ -54,7 +54,7 @@ struct CaptureRecord {
   // same device, a whole capture). "" for a whole capture.
   std::string raw_base;
   uint64_t raw_bytes = 0;      // uncompressed size of the capture's contents
-  accounting::Report report;   // the engine's report of it
+  report::Report report;   // the engine's report of it
   std::string report_json;     // its JSON (ReportToJson), stored verbatim
   std::string build_fingerprint;  // the build it was taken on (capture.json); "" = unknown, stored as NULL
 };
@@ -164,7 +164,7 @@ class Store {
   // One raw capture (a delta's keyframe, say); nullopt when not stored.
   virtual absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) = 0;
   // Replaces the stored report (and its process rows) of a capture.
-  virtual absl::Status ReplaceReport(const std::string& capture_id, const accounting::Report& report,
+  virtual absl::Status ReplaceReport(const std::string& capture_id, const report::Report& report,
                                      const std::string& report_json) = 0;
 
   virtual absl::Status PutSweep(const SweepRecord& sweep) = 0;

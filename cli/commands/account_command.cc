@@ -20,7 +20,7 @@
 #include "cli/report_table.h"
 #include "server/accounting/account.h"
 #include "server/accounting/graphics_libraries.h"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 namespace memfleet::cli {
 namespace {
@@ -108,14 +108,14 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   collect.device_id = HostName();
   collect.captured_at = NowRfc3339();
   collect.page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  absl::StatusOr<accounting::Capture> capture = agent::CollectCapture(*fs, collect);
+  absl::StatusOr<capture::Capture> capture = agent::CollectCapture(*fs, collect);
   if (!capture.ok()) {
     err << "memfleet account: " << args.root << ": " << TerminalSafeLines(std::string(capture.status().message())) << "\n";
     return kExitNotCapture;
   }
-  accounting::Report report = accounting::Account(*capture, options);
+  report::Report report = accounting::Account(*capture, options);
   if (args.json) {
-    out << accounting::ReportToJson(report, 1) << "\n";
+    out << report::ReportToJson(report, 1) << "\n";
   } else {
     TableOptions table;
     table.top_processes = args.top;

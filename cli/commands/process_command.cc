@@ -14,7 +14,7 @@
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 namespace memfleet::cli {
 namespace {
@@ -90,7 +90,7 @@ std::string Suggestions(const json& processes, const std::string& name) {
 absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& process_name,
                                           OutputFormat format) {
   absl::StatusOr<json> parsed =
-      ParseBoundedJson(response.report_json(), JsonBounds{accounting::kMaxReportJsonBytes, kMaxJsonDepth});
+      ParseBoundedJson(response.report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
   json report = parsed.ok() ? *std::move(parsed) : json();
   const json* processes = Find(&report, "processes");
   if (processes == nullptr || !processes->is_object()) {

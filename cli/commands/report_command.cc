@@ -7,7 +7,7 @@
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 namespace memfleet::cli {
 namespace {
@@ -18,7 +18,7 @@ std::string OptInt(const std::optional<int>& v) { return v ? std::to_string(*v) 
 
 }  // namespace
 
-std::string RenderProcessesCsv(const accounting::Report& report) {
+std::string RenderProcessesCsv(const report::Report& report) {
   std::string out = CsvRow({"device_id", "captured_at", "pid", "name", "oom_score_adj", "cached", "pss_kb",
                             "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
                             "native_graphics_source", "non_graphics_kb", "graphics_dma_kb", "total_kb",
@@ -56,12 +56,12 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     // Re-indent to match `memfleet account --json`; pass the text through untouched if it is not JSON, or
     // too deep to re-indent without exhausting the stack.
     absl::StatusOr<json> parsed =
-        ParseBoundedJson(response->report_json(), JsonBounds{accounting::kMaxReportJsonBytes, kMaxJsonDepth});
+        ParseBoundedJson(response->report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
     out << (parsed.ok() ? parsed->dump(1, ' ', false, json::error_handler_t::replace) : response->report_json())
         << "\n";
     return kExitOk;
   }
-  absl::StatusOr<accounting::Report> report = accounting::ReportFromJson(response->report_json());
+  absl::StatusOr<report::Report> report = report::ReportFromJson(response->report_json());
   if (!report.ok()) {
     return PrintFailure(absl::DataLossError("the server's report of capture " + response->capture_id() +
                                             " is not readable: " + std::string(report.status().message())),

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "cli/commands/server_command.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 
 namespace memfleet::cli {
 
@@ -31,7 +31,7 @@ struct ReportArgs {
 int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err);
 
 // --csv: a header and one row per process with every figure of the report's process objects.
-std::string RenderProcessesCsv(const accounting::Report& report);
+std::string RenderProcessesCsv(const report::Report& report);
 
 }  // namespace memfleet::cli
 

@@ -9,7 +9,7 @@
 #include "cli/device_selector.h"
 #include "cli/sweep_progress.h"
 #include "nlohmann/json.hpp"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 namespace memfleet::cli {
 namespace {
@@ -18,18 +18,18 @@ using nlohmann::json;
 
 constexpr uint32_t kMaxDeadlineS = 3600;
 
-json KbJson(const accounting::Kb& v) { return v ? json(*v) : json(nullptr); }
+json KbJson(const report::Kb& v) { return v ? json(*v) : json(nullptr); }
 
 }  // namespace
 
-void FillFromReport(const accounting::Report& report, SweptDevice& device) {
+void FillFromReport(const report::Report& report, SweptDevice& device) {
   device.has_report = true;
-  if (device.platform.empty()) device.platform = accounting::PlatformName(report.platform);
+  if (device.platform.empty()) device.platform = report::PlatformName(report.platform);
   device.total_kb = report.device.total_kb;
   device.processes_kb = report.device.processes_kb;
   device.kernel_kb = report.device.kernel_kb;
   device.static_reserved_kb = report.device.static_reserved_kb;
-  const accounting::ProcessReport* top = nullptr;
+  const report::ProcessReport* top = nullptr;
   for (const auto& [pid, p] : report.processes) {
     // Cached processes are left out of the device total (ACCOUNTING.md), so they are not its top user.
     if (p.cached) continue;
@@ -164,8 +164,8 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
       report_request.set_device_id(d.device_id);
       report_request.set_capture_id(d.capture_id);
       absl::StatusOr<v1::GetReportResponse> response = (*client)->GetReport(report_request);
-      absl::StatusOr<accounting::Report> report =
-          response.ok() ? accounting::ReportFromJson(response->report_json()) : absl::StatusOr<accounting::Report>(response.status());
+      absl::StatusOr<report::Report> report =
+          response.ok() ? report::ReportFromJson(response->report_json()) : absl::StatusOr<report::Report>(response.status());
       if (report.ok()) {
         row.captured_at = response->captured_at();
         if (row.capture_id.empty()) row.capture_id = response->capture_id();

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cli/commands/server_command.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 
 namespace memfleet::cli {
 
@@ -38,18 +38,18 @@ struct SweptDevice {
   std::string message;     // why it has no report
   std::string capture_id;
   std::string captured_at;
-  accounting::Kb total_kb;
-  accounting::Kb processes_kb;
-  accounting::Kb kernel_kb;
-  accounting::Kb static_reserved_kb;
+  report::Kb total_kb;
+  report::Kb processes_kb;
+  report::Kb kernel_kb;
+  report::Kb static_reserved_kb;
   std::string top_process;
-  accounting::Kb top_process_total_kb;
+  report::Kb top_process_total_kb;
   bool has_report = false;
 };
 
 // Fills the figures of `device` from its report. The top process is the largest by total_kb among those
 // the device total counts (not cached).
-void FillFromReport(const accounting::Report& report, SweptDevice& device);
+void FillFromReport(const report::Report& report, SweptDevice& device);
 
 // Devices with a report ranked by total_kb (unknown last), then the others under the table (exposed for
 // tests).

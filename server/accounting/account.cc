@@ -9,7 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "server/accounting/capture_header.h"
+#include "server/accounting/model.h"
 #include "server/accounting/cma_accounting.h"
 #include "server/accounting/dmabuf_share.h"
 #include "server/accounting/dumpsys_text.h"

@@ -10,9 +10,8 @@
 
 #include <optional>
 
-#include "server/accounting/capture.h"
+#include "server/accounting/model.h"
 #include "server/accounting/graphics_libraries.h"
-#include "server/accounting/report.h"
 
 namespace memfleet::accounting {
 

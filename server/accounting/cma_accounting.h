@@ -9,8 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/accounting/capture.h"
-#include "server/accounting/report.h"
+#include "server/accounting/model.h"
 
 namespace memfleet::accounting {
 

@@ -13,8 +13,7 @@
 #include <optional>
 #include <set>
 
-#include "server/accounting/capture.h"
-#include "server/accounting/report.h"
+#include "server/accounting/model.h"
 
 namespace memfleet::accounting {
 

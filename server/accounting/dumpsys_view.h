@@ -10,7 +10,7 @@
 #define MEMFLEET_SERVER_ACCOUNTING_DUMPSYS_VIEW_H_
 
 #include "server/accounting/meminfo_parser.h"
-#include "server/accounting/report.h"
+#include "server/accounting/model.h"
 
 namespace memfleet::accounting {
 

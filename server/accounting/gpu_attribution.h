@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "server/accounting/capture.h"
-#include "server/accounting/report.h"
+#include "server/accounting/model.h"
 
 namespace memfleet::accounting {
 

@@ -10,7 +10,7 @@
 #include <limits>
 #include <optional>
 
-#include "server/accounting/report.h"
+#include "server/accounting/model.h"
 
 namespace memfleet::accounting {
 

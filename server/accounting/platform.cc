@@ -2,16 +2,6 @@
 
 namespace memfleet::accounting {
 
-const char* PlatformName(Platform p) {
-  switch (p) {
-    case Platform::kQcom: return "qcom";
-    case Platform::kMtk: return "mtk";
-    case Platform::kXring: return "xring";
-    case Platform::kGeneric: return "generic";
-  }
-  return "generic";
-}
-
 Platform DetectPlatform(const Capture& capture) {
   // A KGSL root recorded as an error (EACCES on listing) still proves the driver is there.
   if (const Node* kgsl = capture.Find(kKgslRoot); kgsl != nullptr && !kgsl->is_file()) {

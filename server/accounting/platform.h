@@ -4,8 +4,7 @@
 #ifndef MEMFLEET_SERVER_ACCOUNTING_PLATFORM_H_
 #define MEMFLEET_SERVER_ACCOUNTING_PLATFORM_H_
 
-#include "server/accounting/capture.h"
-#include "server/accounting/report.h"
+#include "server/accounting/model.h"
 
 namespace memfleet::accounting {
 

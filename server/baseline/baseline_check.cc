@@ -12,7 +12,7 @@
 namespace memfleet::baseline {
 namespace {
 
-const accounting::Kb* FigureOf(const accounting::ProcessReport& p, const std::string& figure) {
+const report::Kb* FigureOf(const report::ProcessReport& p, const std::string& figure) {
   if (figure == "total_kb") return &p.total_kb;
   if (figure == "graphics_dma_kb") return &p.graphics_dma_kb;
   if (figure == "non_graphics_kb") return &p.non_graphics_kb;
@@ -83,13 +83,13 @@ Assignments AssignBudgets(const Baseline& baseline, Scheme scheme) {
   return out;
 }
 
-std::optional<int64_t> ProcessFigure(const accounting::Report& report, const std::string& name,
+std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name,
                                      const std::string& figure, bool* unknown) {
   std::optional<int64_t> sum;
   bool null_seen = false;
   for (const auto& [pid, p] : report.processes) {
     if (p.name != name) continue;
-    const accounting::Kb* v = FigureOf(p, figure);
+    const report::Kb* v = FigureOf(p, figure);
     if (v == nullptr || !v->has_value()) {
       null_seen = true;
       continue;

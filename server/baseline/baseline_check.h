@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 #include "server/baseline/baseline_file.h"
 
 namespace memfleet::baseline {
@@ -64,7 +64,7 @@ struct DeviceSample {
   std::string build;  // build fingerprint
   std::string capture_id;
   std::string captured_at;
-  accounting::Report report;
+  report::Report report;
 };
 
 // One assigned budget on the devices of one model and build.
@@ -98,7 +98,7 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
 
 // The figure (graphics_dma_kb, non_graphics_kb, total_kb, pss_kb, ...) of every process named `name`
 // summed; nullopt when none is present; `*unknown` set when one is present with the figure null.
-std::optional<int64_t> ProcessFigure(const accounting::Report& report, const std::string& name,
+std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name,
                                      const std::string& figure, bool* unknown);
 
 }  // namespace memfleet::baseline

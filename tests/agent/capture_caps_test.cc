@@ -15,8 +15,8 @@
 namespace memfleet::agent {
 namespace {
 
-using accounting::Capture;
-using accounting::Node;
+using capture::Capture;
+using capture::Node;
 
 TEST(CaptureCapsTest, NodesBeyondTheCaptureCapAreRecordedAsCaptureFull) {
   testing::TempDir dir("capture_caps");

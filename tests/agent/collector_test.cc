@@ -20,8 +20,8 @@
 namespace memfleet::agent {
 namespace {
 
-using accounting::Capture;
-using accounting::Node;
+using capture::Capture;
+using capture::Node;
 using memfleet::testing::FakeRootFs;
 using memfleet::testing::LoadTree;
 using memfleet::testing::TestData;

@@ -6,7 +6,7 @@
 
 #include "agent/device_facts.h"
 #include "gtest/gtest.h"
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 #include "tests/support/fake_root_fs.h"
 #include "tests/support/load_tree.h"
 
@@ -21,7 +21,7 @@ TEST(RewriteCaptureHeaderTest, ReplacesDeviceAndTimeKeepsTheRest) {
   ASSERT_NE(original.find("sim-qcom-101"), std::string::npos);
   absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z");
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
-  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*rewritten);
+  absl::StatusOr<capture::CaptureHeader> h = capture::ParseCaptureHeader(*rewritten);
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->device_id, "lab-7");
   EXPECT_EQ(h->captured_at, "2026-12-02T16:15:00Z");
@@ -40,7 +40,7 @@ TEST(RewriteCaptureHeaderTest, KeepsBuildFactsAndUnknownFields) {
     "model": "Pixel 9", "soc": "tensor-g4", "android_version": 15, "vendor_x": {"a": [1, 2]}})";
   absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z");
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
-  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*rewritten);
+  absl::StatusOr<capture::CaptureHeader> h = capture::ParseCaptureHeader(*rewritten);
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->facts.at("model"), "Pixel 9");
   EXPECT_EQ(h->facts.at("soc"), "tensor-g4");
@@ -52,7 +52,7 @@ TEST(RewriteCaptureHeaderTest, KeepsBuildFactsAndUnknownFields) {
 TEST(RewriteCaptureHeaderTest, AddsMissingDeviceAndTime) {
   absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(R"({"format": 1})", "lab-7", "2026-12-02T16:15:00Z");
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
-  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*rewritten);
+  absl::StatusOr<capture::CaptureHeader> h = capture::ParseCaptureHeader(*rewritten);
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->device_id, "lab-7");
   EXPECT_EQ(h->captured_at, "2026-12-02T16:15:00Z");
@@ -75,7 +75,7 @@ TEST(RewriteCaptureHeaderTest, DeeplyNestedHeaderIsRefusedNotACrash) {
   EXPECT_EQ(r.status().message(),
             "capture.json: nested more than 64 levels deep (at byte 89); fix or re-record the capture tree");
 
-  accounting::Capture c;
+  capture::Capture c;
   c.AddFile("capture.json", text);
   EXPECT_EQ(RewriteCaptureHeaderOf(c, "lab-7", "2026-12-02T16:15:00Z").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*c.FileContent("capture.json"), text);  // left as it was
@@ -83,7 +83,7 @@ TEST(RewriteCaptureHeaderTest, DeeplyNestedHeaderIsRefusedNotACrash) {
 
 TEST(RewriteCaptureHeaderTest, RefusesAHeaderOverTheServersSizeCap) {
   const std::string text =
-      R"({"format": 1, "model": ")" + std::string(accounting::kMaxCaptureHeaderBytes, 'x') + "\"}";
+      R"({"format": 1, "model": ")" + std::string(capture::kMaxCaptureHeaderBytes, 'x') + "\"}";
   absl::StatusOr<std::string> r = RewriteCaptureHeader(text, "lab-7", "2026-12-02T16:15:00Z");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_LT(r.status().message().size(), 200u);
@@ -104,19 +104,19 @@ TEST(RewriteCaptureHeaderTest, DeviceIdThatIsNotUtf8DoesNotThrow) {
 }
 
 TEST(RewriteCaptureHeaderTest, RewritesTheNodeOfACapture) {
-  accounting::Capture c;
+  capture::Capture c;
   c.AddFile("capture.json", R"({"format": 1, "device_id": "old", "captured_at": "2020-01-01T00:00:00Z"})");
   c.AddFile("proc/meminfo", "MemTotal: 1 kB\n");
   ASSERT_TRUE(RewriteCaptureHeaderOf(c, "lab-7", "2026-12-02T16:15:00Z").ok());
-  absl::StatusOr<accounting::CaptureHeader> h = accounting::ParseCaptureHeader(*c.FileContent("capture.json"));
+  absl::StatusOr<capture::CaptureHeader> h = capture::ParseCaptureHeader(*c.FileContent("capture.json"));
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->device_id, "lab-7");
   EXPECT_EQ(*c.FileContent("proc/meminfo"), "MemTotal: 1 kB\n");
 
-  accounting::Capture no_header;
+  capture::Capture no_header;
   EXPECT_EQ(RewriteCaptureHeaderOf(no_header, "lab-7", "2026-12-02T16:15:00Z").code(),
             absl::StatusCode::kInvalidArgument);
-  accounting::Capture failed_header;
+  capture::Capture failed_header;
   failed_header.AddError("capture.json", "EACCES");
   EXPECT_EQ(RewriteCaptureHeaderOf(failed_header, "lab-7", "2026-12-02T16:15:00Z").code(),
             absl::StatusCode::kInvalidArgument);

@@ -127,7 +127,7 @@ TEST_P(HostileNamesTest, ALiveRootCollectsNothingFromOutside) {
   o.allow_openat2 = GetParam();
   o.command_timeout_ms = 2000;
   DeviceRootFs device(root_, o);
-  absl::StatusOr<accounting::Capture> c = CollectCapture(device, CollectOptions{});
+  absl::StatusOr<capture::Capture> c = CollectCapture(device, CollectOptions{});
   ASSERT_TRUE(c.ok()) << c.status();
   for (const auto& [path, node] : c->nodes()) {
     EXPECT_TRUE(IsAllowed(path) || IsAllowedDirectory(path) || path == "capture.json") << path;
@@ -153,7 +153,7 @@ TEST_P(HostileNamesTest, AHostileCaptureTreeLeaksNothing) {
   CaptureTreeFs::Options o;
   o.allow_openat2 = GetParam();
   CaptureTreeFs cfs(tree, o);
-  absl::StatusOr<accounting::Capture> c = CollectCapture(cfs, CollectOptions{});
+  absl::StatusOr<capture::Capture> c = CollectCapture(cfs, CollectOptions{});
   ASSERT_TRUE(c.ok()) << c.status();
   for (const auto& [path, node] : c->nodes()) {
     EXPECT_EQ(path.find('\n'), std::string::npos) << path;

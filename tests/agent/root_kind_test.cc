@@ -81,7 +81,7 @@ TEST(RootKindTest, EscapingCaptureJsonSaysItIsNotFollowed) {
 
   // The collector, given such a tree anyway, says the same rather than "fix its permissions".
   CaptureTreeFs tree(dir.path() + "/tree");
-  absl::StatusOr<accounting::Capture> c = CollectCapture(tree, CollectOptions{});
+  absl::StatusOr<capture::Capture> c = CollectCapture(tree, CollectOptions{});
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("a symlink that leads out of the tree is not followed"));
   EXPECT_THAT(std::string(c.status().message()), Not(HasSubstr("permissions")));

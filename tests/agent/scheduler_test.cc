@@ -19,8 +19,8 @@
 #include "agent/capture_tree_fs.h"
 #include "gtest/gtest.h"
 #include "proto/capture_codec.h"
+#include "capture/capture_header.h"
 #include "proto/capture_id.h"
-#include "server/accounting/capture_header.h"
 #include "tests/support/load_tree.h"
 
 namespace memfleet::agent {
@@ -128,10 +128,10 @@ TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
 
   absl::StatusOr<Spool::Loaded> loaded = spool_->Load(taken->capture_id);
   ASSERT_TRUE(loaded.ok());
-  absl::StatusOr<accounting::Capture> capture = wire::DecodeStoredCapture(wire::kStoredCodec, loaded->blob);
+  absl::StatusOr<capture::Capture> capture = wire::DecodeStoredCapture(wire::kStoredCodec, loaded->blob);
   ASSERT_TRUE(capture.ok()) << capture.status();
   // The tree says sim-qcom-101 at 2026-11-30T08:00:00Z; the agent replays it as itself, now.
-  absl::StatusOr<accounting::CaptureHeader> header = accounting::ParseCaptureHeader(*capture->FileContent("capture.json"));
+  absl::StatusOr<capture::CaptureHeader> header = capture::ParseCaptureHeader(*capture->FileContent("capture.json"));
   ASSERT_TRUE(header.ok()) << header.status();
   EXPECT_EQ(header->device_id, "lab-7");
   EXPECT_EQ(header->captured_at, "2026-12-02T16:15:00Z");

@@ -31,7 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using accounting::Capture;
+using capture::Capture;
 
 // What the fake server does when a whole capture has arrived.
 enum class Verdict {

@@ -223,7 +223,7 @@ TEST(BaselineCheckTest, InstancesAreSummedAndNullIsUnknownNotZero) {
   Baseline b = SampleBaseline();
   DeviceSample s = testing::Sample("qcom-sm8450", "sim-qcom-101", "SM8450", "B1");
   // A second surfaceflinger instance with graphics_dma_kb 1000: 182161 + 1000 = 183161.
-  accounting::ProcessReport extra;
+  report::ProcessReport extra;
   extra.pid = 99999;
   extra.name = kSurfaceflinger;
   extra.graphics_dma_kb = 1000;

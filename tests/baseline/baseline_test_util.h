@@ -9,17 +9,17 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 #include "server/baseline/baseline_check.h"
 #include "tests/support/load_tree.h"
 
 namespace memfleet::testing {
 
-inline accounting::Report ExpectedReport(const std::string& capture) {
-  absl::StatusOr<accounting::Report> r =
-      accounting::ReportFromJson(ReadFileForTest(TestData("captures/" + capture + "/expected.json")));
+inline report::Report ExpectedReport(const std::string& capture) {
+  absl::StatusOr<report::Report> r =
+      report::ReportFromJson(ReadFileForTest(TestData("captures/" + capture + "/expected.json")));
   EXPECT_TRUE(r.ok()) << capture << ": " << r.status();
-  return r.ok() ? *r : accounting::Report();
+  return r.ok() ? *r : report::Report();
 }
 
 inline baseline::DeviceSample Sample(const std::string& capture, const std::string& device_id,
@@ -34,15 +34,15 @@ inline baseline::DeviceSample Sample(const std::string& capture, const std::stri
   return s;
 }
 
-inline void ScaleKb(accounting::Kb& kb, double factor) {
+inline void ScaleKb(report::Kb& kb, double factor) {
   if (kb) kb = static_cast<int64_t>(std::llround(static_cast<double>(*kb) * factor));
 }
 
 // Every per-process figure of `name` multiplied by `factor` (rounded to whole kB).
-inline void ScaleProcess(accounting::Report& report, const std::string& name, double factor) {
+inline void ScaleProcess(report::Report& report, const std::string& name, double factor) {
   for (auto& [pid, p] : report.processes) {
     if (p.name != name) continue;
-    for (accounting::Kb* kb : {&p.pss_kb, &p.swap_pss_kb, &p.gfxdev_kb, &p.gl_kb, &p.dma_kb, &p.native_graphics_kb,
+    for (report::Kb* kb : {&p.pss_kb, &p.swap_pss_kb, &p.gfxdev_kb, &p.gl_kb, &p.dma_kb, &p.native_graphics_kb,
                                &p.non_graphics_kb, &p.graphics_dma_kb, &p.total_kb}) {
       ScaleKb(*kb, factor);
     }

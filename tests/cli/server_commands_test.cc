@@ -356,9 +356,9 @@ TEST_F(ServerCommandsTest, HostileDeviceTextIsEscapedInTheTableAndNeutralisedInC
 }
 
 TEST(ReportTableTest, HostileNamesAndWarningsAreEscaped) {
-  accounting::Report r;
+  report::Report r;
   r.device_id = "dev\x1b[2J";
-  accounting::ProcessReport p;
+  report::ProcessReport p;
   p.name = "\x1b]0;owned\x07" "com.evil\xe2\x80\xae";
   p.total_kb = 1000;
   r.processes[42] = p;

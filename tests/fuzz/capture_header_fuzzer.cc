@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)memfleet::accounting::ParseCaptureHeader(text);
+  (void)memfleet::capture::ParseCaptureHeader(text);
   return 0;
 }

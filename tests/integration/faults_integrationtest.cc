@@ -498,7 +498,7 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
       agent::CollectOptions options;
       options.device_id = device;
       options.captured_at = at;
-      absl::StatusOr<accounting::Capture> capture = agent::CollectCapture(fs, options);
+      absl::StatusOr<capture::Capture> capture = agent::CollectCapture(fs, options);
       ASSERT_TRUE(capture.ok()) << capture.status();
       ASSERT_TRUE(agent::RewriteCaptureHeaderOf(*capture, device, at).ok());
       absl::StatusOr<std::string> id = wire::MakeCaptureId(device, at, "0123abcd", (*spool)->NextSequence());

@@ -15,7 +15,7 @@
 
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"

@@ -263,7 +263,7 @@ TEST_F(SecurityTest, ATokenRevokedWhileTheServerRunsIsRefusedOnTheNextCall) {
   ASSERT_TRUE(Client(read_token).ListDevices({}).ok());
   RawAgent agent(address_, TlsCredentials("ca.pem"), agent_token);
   ASSERT_TRUE(agent.Hello(kQcomDevice));
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   std::optional<v1::ServerMessage> first = agent.SendCapture(capture, CaptureId(kQcomDevice, 1), kCapturedAt);
   ASSERT_TRUE(first.has_value() && first->has_ack());
 
@@ -395,7 +395,7 @@ TEST_F(SecurityTest, ARogueOverItsCaptureRateIsCutOffAndOthersAreServed) {
   std::string good_token = AddToken("agent", "qcom", kQcomDevice);
   std::string read_token = AddToken("read", "reader");
   ASSERT_FALSE(StartServer({"--max-captures-per-minute", "3"}).empty());
-  accounting::Capture mtk = LoadCapture(kMtkTree);
+  capture::Capture mtk = LoadCapture(kMtkTree);
   RawAgent rogue(address_, TlsCredentials("ca.pem"), rogue_token);
   ASSERT_TRUE(rogue.Hello(kMtkDevice));
   for (int seq = 1; seq <= 3; ++seq) {

@@ -15,8 +15,8 @@
 namespace memfleet::wire {
 namespace {
 
-using accounting::Capture;
-using accounting::Node;
+using capture::Capture;
+using capture::Node;
 
 constexpr size_t kChunkBytes = 256 * 1024;
 constexpr size_t kBigNodeBytes = 3 * 1024 * 1024;

@@ -13,7 +13,7 @@
 namespace memfleet::wire {
 namespace {
 
-using accounting::Capture;
+using capture::Capture;
 
 Capture SmallCapture() {
   Capture c;

@@ -58,7 +58,7 @@ class AgentConflictTest : public ::testing::Test {
   }
 
   std::unique_ptr<TestServer> server_;
-  accounting::Capture capture_;
+  capture::Capture capture_;
 };
 
 TEST_F(AgentConflictTest, ASecondLiveStreamFromAnotherDeviceIsRefusedAndNothingIsLost) {

@@ -92,7 +92,7 @@ class FutureCaptureTest : public ::testing::Test {
   }
 
   std::unique_ptr<TestServer> server_;
-  accounting::Capture capture_;
+  capture::Capture capture_;
 };
 
 TEST_F(FutureCaptureTest, ACaptureFromTheFarFutureIsRefusedForGoodAndDevicesShowTheSkew) {

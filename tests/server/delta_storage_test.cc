@@ -39,8 +39,8 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 // The sample device `minutes` later: free memory and every process's first Rss moved, as on a live phone.
-accounting::Capture Later(const accounting::Capture& sample, int minutes) {
-  accounting::Capture c = sample;
+capture::Capture Later(const capture::Capture& sample, int minutes) {
+  capture::Capture c = sample;
   for (const auto& [path, node] : sample.nodes()) {
     if (!node.is_file()) continue;
     if (path == "proc/meminfo") {
@@ -94,7 +94,7 @@ class DeltaStorageTest : public ::testing::Test {
 
   testing::TempDir dir_{"memfleet-delta"};
   std::unique_ptr<storage::Store> store_;
-  accounting::Capture sample_;
+  capture::Capture sample_;
 };
 
 TEST_F(DeltaStorageTest, OneCaptureInKeyframeEveryIsWholeAndTheOthersAreDeltasOfIt) {
@@ -134,13 +134,13 @@ TEST_F(DeltaStorageTest, EveryDeltaDecodesToItsCaptureSoReaccountingGivesTheSame
   ASSERT_TRUE(keyframe.ok() && keyframe->has_value());
   absl::StatusOr<std::string> keyframe_bytes = wire::DecompressStoredCapture((*keyframe)->raw_codec, (*keyframe)->raw_blob);
   ASSERT_TRUE(keyframe_bytes.ok()) << keyframe_bytes.status();
-  absl::StatusOr<accounting::Capture> decoded =
+  absl::StatusOr<capture::Capture> decoded =
       wire::DecodeStoredCapture(wire::kDeltaCodec, Raw(kDevice, 5).raw_blob, *keyframe_bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  accounting::Capture want = Later(sample_, 5);
+  capture::Capture want = Later(sample_, 5);
   ASSERT_EQ(decoded->size(), want.size());
   for (const auto& [path, node] : want.nodes()) {
-    const accounting::Node* got = decoded->Find(path);
+    const capture::Node* got = decoded->Find(path);
     ASSERT_NE(got, nullptr) << path;
     EXPECT_TRUE(got->kind == node.kind && got->content == node.content) << path;
   }
@@ -174,7 +174,7 @@ TEST_F(DeltaStorageTest, ACaptureUnlikeItsKeyframeIsStoredWholeAndBecomesTheKeyf
   ASSERT_TRUE(IngestLater(ingestor, 0));
   ASSERT_TRUE(IngestLater(ingestor, 1));
   // The phone was reflashed with another vendor's build: nothing of the keyframe is left to reference.
-  accounting::Capture other = testing::LoadCapture(testing::TestData("captures/mtk-mt6989/tree").c_str());
+  capture::Capture other = testing::LoadCapture(testing::TestData("captures/mtk-mt6989/tree").c_str());
   other.AddFile("capture.json", *sample_.FileContent("capture.json"));
   AssembledCapture a;
   a.device_id = kDevice;

@@ -23,7 +23,7 @@
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "proto/capture_codec.h"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
@@ -91,7 +91,7 @@ class FailingStore : public storage::Store {
   absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& id) override {
     return inner_->GetRawCapture(id);
   }
-  absl::Status ReplaceReport(const std::string& id, const accounting::Report& r, const std::string& j) override {
+  absl::Status ReplaceReport(const std::string& id, const report::Report& r, const std::string& j) override {
     return inner_->ReplaceReport(id, r, j);
   }
   absl::Status PutSweep(const storage::SweepRecord& s) override { return inner_->PutSweep(s); }
@@ -132,13 +132,13 @@ class IngestServiceTest : public ::testing::Test {
 };
 
 std::optional<int64_t> TotalKbOf(const std::string& report_json) {
-  absl::StatusOr<accounting::Report> r = accounting::ReportFromJson(report_json);
+  absl::StatusOr<report::Report> r = report::ReportFromJson(report_json);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? r->device.total_kb : std::nullopt;
 }
 
 TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   ASSERT_GT(wire::ChunkCapture(capture, "x", 64 * 1024).size(), 2u);  // really several chunks
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
@@ -163,7 +163,7 @@ TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
                   .ForEachRawCapture(kQcomDevice,
                                      [&](const storage::Store::RawCapture& raw) {
                                        ++raw_seen;
-                                       absl::StatusOr<accounting::Capture> back =
+                                       absl::StatusOr<capture::Capture> back =
                                            wire::DecodeStoredCapture(raw.raw_codec, raw.raw_blob);
                                        ASSERT_TRUE(back.ok()) << back.status();
                                        EXPECT_EQ(back->size(), capture.size());
@@ -188,7 +188,7 @@ TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
 }
 
 TEST_F(IngestServiceTest, AnAgentThatHalfClosesAfterItsCaptureStillGetsTheAck) {
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   ASSERT_TRUE(agent.SendAll(RawAgent::CaptureMessages(capture, CaptureId(kQcomDevice, 7), kCapturedAt)));
@@ -200,7 +200,7 @@ TEST_F(IngestServiceTest, AnAgentThatHalfClosesAfterItsCaptureStillGetsTheAck) {
 }
 
 TEST_F(IngestServiceTest, AChunkOutOfOrderRejectsTheCaptureButNotTheStream) {
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   const std::string id = CaptureId(kQcomDevice, 2);
@@ -225,7 +225,7 @@ TEST_F(IngestServiceTest, AChunkOutOfOrderRejectsTheCaptureButNotTheStream) {
 }
 
 TEST_F(IngestServiceTest, AnEndWhoseChunkCountDoesNotMatchIsRejected) {
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   std::vector<v1::AgentMessage> messages = RawAgent::CaptureMessages(capture, CaptureId(kQcomDevice, 3), kCapturedAt);
@@ -238,7 +238,7 @@ TEST_F(IngestServiceTest, AnEndWhoseChunkCountDoesNotMatchIsRejected) {
 }
 
 TEST_F(IngestServiceTest, ACaptureWhoseHeaderNamesAnotherDeviceIsRejected) {
-  accounting::Capture capture = LoadCapture(kQcomTree);  // capture.json says sim-qcom-101
+  capture::Capture capture = LoadCapture(kQcomTree);  // capture.json says sim-qcom-101
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello("sim-other-7"));
   const std::string id = CaptureId("sim-other-7", 1);
@@ -256,10 +256,10 @@ TEST_F(IngestServiceTest, EachCaptureKeepsTheBuildItsHeaderNames) {
   // The Hello says the device is now on .../V816 (its current build); a spooled capture taken before the
   // upgrade names the old build in its capture.json, and is stored under that one. A capture whose header
   // names no build is stored without one ("").
-  accounting::Capture before = LoadCapture(kQcomTree);
+  capture::Capture before = LoadCapture(kQcomTree);
   before.AddFile("capture.json", R"({"format": 1, "device_id": "sim-qcom-101", "captured_at": "2026-11-30T08:00:00Z",
                                     "page_size": 4096, "build_fingerprint": "Xiaomi/cupid/cupid:14/UKQ1/V815"})");
-  accounting::Capture unnamed = LoadCapture(kQcomTree);  // its capture.json has no build_fingerprint
+  capture::Capture unnamed = LoadCapture(kQcomTree);  // its capture.json has no build_fingerprint
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   std::optional<v1::ServerMessage> answer = agent.SendCapture(before, CaptureId(kQcomDevice, 1), kCapturedAt);
@@ -281,7 +281,7 @@ TEST_F(IngestServiceTest, EachCaptureKeepsTheBuildItsHeaderNames) {
 }
 
 TEST_F(IngestServiceTest, ABadCaptureTimeIsRejected) {
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   ASSERT_TRUE(agent.SendAll(RawAgent::CaptureMessages(capture, CaptureId(kQcomDevice, 4), "yesterday")));
@@ -341,7 +341,7 @@ TEST(IngestServiceStoreFailureTest, AStoreFailureIsRejectedWithRetryAndTheResend
   absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::StartWithStore(std::move(failing));
   ASSERT_TRUE(server.ok()) << server.status();
 
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   RawAgent agent((*server)->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   const std::string id = CaptureId(kQcomDevice, 1);
@@ -359,8 +359,8 @@ TEST(IngestServiceStoreFailureTest, AStoreFailureIsRejectedWithRetryAndTheResend
 }
 
 TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
-  accounting::Capture qcom = LoadCapture(kQcomTree);
-  accounting::Capture mtk = LoadCapture(kMtkTree);
+  capture::Capture qcom = LoadCapture(kQcomTree);
+  capture::Capture mtk = LoadCapture(kMtkTree);
   RawAgent qcom_agent(server_->target());
   ASSERT_TRUE(qcom_agent.Hello(kQcomDevice, "Xiaomi 12"));
   std::optional<v1::ServerMessage> answer = qcom_agent.SendCapture(qcom, CaptureId(kQcomDevice, 1), kCapturedAt);
@@ -549,7 +549,7 @@ TEST(NearestRankPercentileTest, IsTheSmallestValueWithAtLeastPPercentAtOrBelowIt
 }
 
 TEST_F(IngestServiceTest, ASweepStoresTheAnsweringDeviceAndTimesOutTheSilentOne) {
-  accounting::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(kQcomTree);
   RawAgent answering(server_->target());
   ASSERT_TRUE(answering.Hello(kQcomDevice));
   RawAgent silent(server_->target());

@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_id.h"
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 #include "storage/sqlite_db.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
@@ -92,8 +92,8 @@ class RogueAgentTest : public ::testing::Test {
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<RawAgent> good_;
   int good_seq_ = 0;
-  accounting::Capture good_capture_;
-  accounting::Capture rogue_capture_;
+  capture::Capture good_capture_;
+  capture::Capture rogue_capture_;
 };
 
 TEST_F(RogueAgentTest, BytesThatAreNotAProtobufEndTheStreamWithAnError) {
@@ -214,7 +214,7 @@ TEST_F(RogueAgentTest, ACaptureIdOfAnotherDeviceIsRejectedAndCannotPreemptIt) {
 
 // `capture` (of kGoodDevice or kRogueDevice) with its capture.json naming `device`, as that device's
 // agent would send it.
-accounting::Capture AsDevice(accounting::Capture capture, const std::string& device) {
+capture::Capture AsDevice(capture::Capture capture, const std::string& device) {
   const std::string* header = capture.FileContent("capture.json");
   EXPECT_NE(header, nullptr);
   if (header == nullptr) return capture;
@@ -279,7 +279,7 @@ TEST_F(RogueAgentTest, ADeeplyNestedCaptureHeaderIsAccountedWithAWarningAndTheSe
   // message dumped it recursively and overflowed the server's stack, ending every stream at once.
   RawAgent rogue(server_->target());
   ASSERT_TRUE(rogue.Hello(kRogueDevice));
-  accounting::Capture deep = rogue_capture_;
+  capture::Capture deep = rogue_capture_;
   const std::string nesting = std::string(300000, '[') + std::string(300000, ']');
   deep.AddFile("capture.json", R"({"format":)" + nesting + R"(,"device_id":"sim-mtk-202","captured_at":"t"})");
   const std::string id = CaptureId(kRogueDevice, 5);
@@ -290,7 +290,7 @@ TEST_F(RogueAgentTest, ADeeplyNestedCaptureHeaderIsAccountedWithAWarningAndTheSe
   absl::StatusOr<std::optional<storage::StoredReport>> stored = server_->store().GetReportByCapture(id);
   ASSERT_TRUE(stored.ok()) << stored.status();
   ASSERT_TRUE(stored->has_value());
-  absl::StatusOr<accounting::Report> report = accounting::ReportFromJson((*stored)->report_json);
+  absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->device_id, kRogueDevice);
   EXPECT_FALSE(report->processes.empty());

@@ -101,7 +101,7 @@ class RogueCaptureTest : public ::testing::Test {
 
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<RawAgent> rogue_;
-  accounting::Capture capture_;
+  capture::Capture capture_;
 };
 
 LabServerOptions OneMebibyteCaptures() {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/subprocess.h"
@@ -70,12 +70,12 @@ CaptureRecord MakeCapture(int device, int i) {
   c.raw_codec = "zstd+proto";
   c.raw_blob = "raw";
   c.raw_bytes = 3;
-  c.report.platform = accounting::Platform::kQcom;
+  c.report.platform = report::Platform::kQcom;
   c.report.device_id = c.device_id;
   c.report.captured_at = c.captured_at;
   c.report.device.total_kb = 1'000'000 + i;
   for (int p = 0; p < kProcesses; ++p) {
-    accounting::ProcessReport& pr = c.report.processes[1000 + p];
+    report::ProcessReport& pr = c.report.processes[1000 + p];
     pr.pid = 1000 + p;
     pr.name = p == 0 ? "surfaceflinger" : "app." + std::to_string(p);
     pr.total_kb = 10'000 + p;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
 #include "tests/support/temp_dir.h"
@@ -23,9 +23,9 @@
 namespace memfleet::storage {
 namespace {
 
-using accounting::Platform;
-using accounting::ProcessReport;
-using accounting::Report;
+using report::Platform;
+using report::ProcessReport;
+using report::Report;
 
 using memfleet::testing::TempDir;
 

@@ -1,4 +1,4 @@
-// Test support: reads a folder into an accounting::Capture the simple way (every file, `.err` files as
+// Test support: reads a folder into an capture::Capture the simple way (every file, `.err` files as
 // error nodes), optionally placing it under a prefix — for engine tests that must not depend on the
 // agent's collector. Header-only.
 //
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 namespace memfleet::testing {
 
@@ -22,7 +22,7 @@ inline std::string ReadFileForTest(const std::string& path) {
   return ss.str();
 }
 
-inline void LoadTreeInto(accounting::Capture& capture, const std::string& dir, const std::string& prefix = "") {
+inline void LoadTreeInto(capture::Capture& capture, const std::string& dir, const std::string& prefix = "") {
   namespace fs = std::filesystem;
   std::string base = prefix.empty() ? "" : prefix + "/";
   if (!fs::is_directory(dir)) return;  // e.g. an AOSP tree without a buffers/ folder
@@ -41,8 +41,8 @@ inline void LoadTreeInto(accounting::Capture& capture, const std::string& dir, c
   }
 }
 
-inline accounting::Capture LoadTree(const std::string& dir, const std::string& prefix = "") {
-  accounting::Capture c;
+inline capture::Capture LoadTree(const std::string& dir, const std::string& prefix = "") {
+  capture::Capture c;
   LoadTreeInto(c, dir, prefix);
   return c;
 }

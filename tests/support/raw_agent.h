@@ -22,8 +22,8 @@
 
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
+#include "capture/capture.h"
 #include "proto/capture_digest.h"
-#include "server/accounting/capture.h"
 
 namespace memfleet::testing {
 
@@ -79,7 +79,7 @@ class RawAgent {
     return welcome.has_value() && welcome->has_welcome();
   }
 
-  static std::vector<v1::AgentMessage> CaptureMessages(const accounting::Capture& c, const std::string& id,
+  static std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const std::string& id,
                                                        const std::string& at, const std::string& sweep_id = "",
                                                        size_t chunk_bytes = 64 * 1024) {
     std::vector<v1::AgentMessage> out;
@@ -119,7 +119,7 @@ class RawAgent {
     }
   }
 
-  std::optional<v1::ServerMessage> SendCapture(const accounting::Capture& c, const std::string& id,
+  std::optional<v1::ServerMessage> SendCapture(const capture::Capture& c, const std::string& id,
                                                const std::string& captured_at, const std::string& sweep_id = "") {
     if (!SendAll(CaptureMessages(c, id, captured_at, sweep_id))) return std::nullopt;
     return AwaitAnswer();

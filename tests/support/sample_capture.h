@@ -12,16 +12,16 @@
 #include "absl/status/statusor.h"
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 namespace memfleet::testing {
 
 // The capture of `tree` (a capture tree's folder); an empty capture, with a test failure, if it cannot be read.
-inline accounting::Capture LoadCapture(const char* tree) {
+inline capture::Capture LoadCapture(const char* tree) {
   agent::CaptureTreeFs fs(tree);
-  absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
+  absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
   EXPECT_TRUE(c.ok()) << c.status();
-  return c.ok() ? std::move(*c) : accounting::Capture();
+  return c.ok() ? std::move(*c) : capture::Capture();
 }
 
 // The seq-th capture id of `device`, all at one fixed time (2026-11-30T08:00:00Z).

@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
   std::vector<Template> templates;
   for (const char* tree : kTrees) {
     agent::CaptureTreeFs fs(data_dir + "/captures/" + tree + "/tree");
-    absl::StatusOr<accounting::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
+    absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
     if (!c.ok()) {
       std::cerr << "cannot load " << tree << ": " << c.status().message() << "\n";
       return 2;

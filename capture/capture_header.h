@@ -2,8 +2,8 @@
 // optional build facts.
 //
 //   absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(json_text);
-#ifndef MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
-#define MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
+#ifndef MEMFLEET_CAPTURE_CAPTURE_HEADER_H_
+#define MEMFLEET_CAPTURE_CAPTURE_HEADER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 
 // A capture header is a few hundred bytes; a megabyte is not a header.
 inline constexpr size_t kMaxCaptureHeaderBytes = 1 << 20;
@@ -40,6 +40,6 @@ struct CaptureHeader {
 // error: it is left unset with the reason in ddr_size_kb_problem.
 absl::StatusOr<CaptureHeader> ParseCaptureHeader(std::string_view json_text);
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture
 
-#endif  // MEMFLEET_SERVER_ACCOUNTING_CAPTURE_HEADER_H_
+#endif  // MEMFLEET_CAPTURE_CAPTURE_HEADER_H_

@@ -1,7 +1,7 @@
-// Tests for ReportFromJson (server/accounting/report_json.h), the parser the CLI runs on the report JSON a
+// Tests for ReportFromJson (report/report_json.h), the parser the CLI runs on the report JSON a
 // server sends: a fixture report parses to its numbers, and hostile JSON (found by
 // tests/fuzz/report_json_fuzzer) gives a status or a report, never an exception.
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 #include <fstream>
 #include <sstream>
@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 
-namespace memfleet::accounting {
+namespace memfleet::report {
 namespace {
 
 std::string ReadTestData(const std::string& relative) {
@@ -69,4 +69,4 @@ TEST(ReportFromJsonTest, WrongTypedBooleansAreReadAsAbsent) {
 }
 
 }  // namespace
-}  // namespace memfleet::accounting
+}  // namespace memfleet::report

@@ -1,4 +1,4 @@
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 
 #include <cstdint>
 #include <exception>
@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "common/bounded_json.h"
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 namespace {
 
 using nlohmann::json;
@@ -148,4 +148,4 @@ absl::StatusOr<CaptureHeader> ParseCaptureHeader(std::string_view json_text_in) 
   }
 }
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture

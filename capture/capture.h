@@ -10,8 +10,8 @@
 //   for (const std::string& pid : c.Children("proc")) ...
 //
 // A Capture is a plain value: no I/O. Not thread-safe for concurrent mutation; const use is safe.
-#ifndef MEMFLEET_SERVER_ACCOUNTING_CAPTURE_H_
-#define MEMFLEET_SERVER_ACCOUNTING_CAPTURE_H_
+#ifndef MEMFLEET_CAPTURE_CAPTURE_H_
+#define MEMFLEET_CAPTURE_CAPTURE_H_
 
 #include <cstddef>
 #include <functional>
@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 
 struct Node {
   enum class Kind { kFile, kDirectory, kError };
@@ -68,6 +68,6 @@ class Capture {
   size_t held_bytes_ = 0;
 };
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture
 
-#endif  // MEMFLEET_SERVER_ACCOUNTING_CAPTURE_H_
+#endif  // MEMFLEET_CAPTURE_CAPTURE_H_

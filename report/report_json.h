@@ -3,17 +3,17 @@
 //
 //   std::string text = ReportToJson(report, /*indent=*/1);
 //   absl::StatusOr<Report> back = ReportFromJson(text);
-#ifndef MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
-#define MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
+#ifndef MEMFLEET_REPORT_REPORT_JSON_H_
+#define MEMFLEET_REPORT_REPORT_JSON_H_
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "server/accounting/report.h"
+#include "report/report.h"
 
-namespace memfleet::accounting {
+namespace memfleet::report {
 
 // A report is a few hundred kilobytes even with thousands of processes; the CLI receives at most 64 MiB.
 inline constexpr size_t kMaxReportJsonBytes = size_t{64} << 20;
@@ -25,6 +25,6 @@ std::string ReportToJson(const Report& report, int indent = 1);
 // kMaxReportJsonBytes or is nested more than kMaxJsonDepth levels deep.
 absl::StatusOr<Report> ReportFromJson(std::string_view text);
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::report
 
-#endif  // MEMFLEET_SERVER_ACCOUNTING_REPORT_JSON_H_
+#endif  // MEMFLEET_REPORT_REPORT_JSON_H_

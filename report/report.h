@@ -7,8 +7,8 @@
 //
 // A figure that could not be computed is std::nullopt (JSON null), never a silent 0; the reason is in
 // `warnings` and in `sources`. Plain value type.
-#ifndef MEMFLEET_SERVER_ACCOUNTING_REPORT_H_
-#define MEMFLEET_SERVER_ACCOUNTING_REPORT_H_
+#ifndef MEMFLEET_REPORT_REPORT_H_
+#define MEMFLEET_REPORT_REPORT_H_
 
 #include <cstdint>
 #include <map>
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace memfleet::accounting {
+namespace memfleet::report {
 
 using Kb = std::optional<int64_t>;
 
@@ -99,6 +99,6 @@ struct Report {
   std::map<std::string, std::string> sources;
 };
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::report
 
-#endif  // MEMFLEET_SERVER_ACCOUNTING_REPORT_H_
+#endif  // MEMFLEET_REPORT_REPORT_H_

@@ -1,4 +1,4 @@
-#include "server/accounting/report_json.h"
+#include "report/report_json.h"
 
 #include <string>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
 
-namespace memfleet::accounting {
+namespace memfleet::report {
 namespace {
 
 using nlohmann::json;
@@ -226,4 +226,4 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
   return r;
 }
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::report

@@ -1,4 +1,4 @@
-#include "server/accounting/capture_header.h"
+#include "capture/capture_header.h"
 
 #include <cstdint>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 namespace {
 
 std::string ReadData(const std::string& relative) {
@@ -243,4 +243,4 @@ TEST(CaptureHeaderTest, NotJsonOrNotAnObject) {
 }
 
 }  // namespace
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture

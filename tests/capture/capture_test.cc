@@ -1,8 +1,8 @@
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 #include <gtest/gtest.h>
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 namespace {
 
 TEST(CaptureTest, AddingAFileRecordsItsParents) {
@@ -40,4 +40,4 @@ TEST(CaptureTest, ChildrenListsImmediateNamesOnceAndSorted) {
 }
 
 }  // namespace
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture

@@ -1,9 +1,9 @@
-#include "server/accounting/capture.h"
+#include "capture/capture.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace memfleet::accounting {
+namespace memfleet::capture {
 
 void Capture::AddParents(std::string_view path) {
   size_t slash = path.rfind('/');
@@ -103,4 +103,4 @@ size_t Capture::ContentBytes() const {
   return total;
 }
 
-}  // namespace memfleet::accounting
+}  // namespace memfleet::capture
