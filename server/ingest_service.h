@@ -16,22 +16,21 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
-#include <thread>
-#include <mutex>
-#include <memory>
 #include <map>
-#include <condition_variable>
-#include <chrono>
-#include <cstdint>
-#include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
 #include "server/agent_registry.h"
 #include "server/capture_ingestor.h"
 #include "server/clock_skew.h"
 #include "server/hello_watchdog.h"
+#include "server/ingest_options.h"
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
@@ -39,24 +38,6 @@
 #include "storage/store.h"
 
 namespace memfleet::server {
-
-struct IngestOptions {
-  uint32_t welcome_interval_s = 0;  // Welcome.interval_s: 0 lets each agent keep its own
-  std::string server_version = "memfleet-server 0.1.0";
-  wire::AssemblyLimits limits;
-  std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
-  // A capture dated more than this after `now` is refused for good (CaptureRejected{retry=false}): kept, a
-  // device clock at 9999-12-31 would stay the device's latest capture forever (clock_skew.h).
-  std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;
-  // Security (issue 4, docs/security.md): null means no token checks / no per-agent limits.
-  const security::Authorizer* authorizer = nullptr;
-  security::AgentLimits* agent_limits = nullptr;
-  DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
-  HelloWatchdogOptions hello;  // streams that have not said Hello yet (hello_watchdog.h)
-  // How often the tokens of open agent streams are checked again, so that a revoked token's idle stream
-  // ends without waiting for its next capture (which is checked anyway). 0: only at each capture.
-  std::chrono::milliseconds token_recheck{10000};
-};
 
 class IngestService final : public v1::AgentService::Service {
  public:
@@ -79,16 +60,33 @@ class IngestService final : public v1::AgentService::Service {
   HelloWatchdog hello_watchdog_;
   std::atomic<bool> accepting_{true};
 
+  // The steps of Connect before the agent's messages: who calls, the stream's lease, the Hello, the
+  // session (registered, device recorded).
+  absl::StatusOr<security::Principal> Authorize(grpc::ServerContext* context);
+  absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> LeaseStream(
+      const security::Principal& principal, grpc::ServerContext* context);
+  absl::StatusOr<v1::Hello> ReadHello(grpc::ServerContext* context,
+                                      grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream);
+  struct OpenedSession {
+    std::shared_ptr<AgentSession> session;
+    storage::DeviceRecord device;
+  };
+  absl::StatusOr<OpenedSession> OpenSession(const security::Principal& principal, const v1::Hello& hello,
+                                            grpc::ServerContext* context,
+                                            grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream);
+  v1::ServerMessage Welcome() const;
+
   // Authenticated streams, for the token recheck: their principal and session.
   void RecheckTokens();
   struct Watched {
     security::Principal principal;
     std::weak_ptr<AgentSession> session;
   };
-  std::mutex watched_mu_;
-  std::condition_variable watched_cv_;
-  std::map<const AgentSession*, Watched> watched_;
-  bool stopping_ = false;
+  class WatchedStream;  // watches one stream while it lives
+  absl::Mutex watched_mu_;
+  absl::CondVar watched_cv_;
+  std::map<const AgentSession*, Watched> watched_ ABSL_GUARDED_BY(watched_mu_);
+  bool stopping_ ABSL_GUARDED_BY(watched_mu_) = false;
   std::thread recheck_thread_;  // last: started after everything it uses
 
  public:
