@@ -31,6 +31,7 @@
 #include "agent/spool.h"
 #include "agent/spool_location.h"
 #include "agent/transport.h"
+#include "capture/node_path.h"
 #include "proto/capture_id.h"
 
 #ifndef MEMFLEET_AGENT_VERSION
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
   DeviceFacts facts;
   if (capture_tree) {
     fs = std::make_unique<CaptureTreeFs>(root);
-    NodeRead header = fs->Read("capture.json");
+    NodeRead header = fs->Read(memfleet::capture::kHeaderNode);
     absl::StatusOr<DeviceFacts> from_header = DeviceFactsFromHeader(header.content);
     if (!header.ok() || !from_header.ok()) {
       return Fail(absl::StrCat("--root ", root, ": its capture.json is not usable (",

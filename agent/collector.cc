@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/node_allowlist.h"
+#include "capture/node_path.h"
 
 namespace memfleet::agent {
 namespace {
@@ -361,19 +362,19 @@ void Collector::CollectCommands() {
   std::set<std::string> pids = listed_heaps;
   pids.insert(pids_with_memory_.begin(), pids_with_memory_.end());
   for (const std::string& pid : pids) {
-    std::string node = absl::StrCat("cmd/native_heap@", pid);
+    std::string node = capture::NativeHeapNode(pid);
     if (!IsAllowed(node)) continue;
     RecordArgNode(node, fs_.RunCommand("native_heap", pid), listed_heaps.count(pid) > 0);
   }
-  const std::string dumpsys = "cmd/dumpsys_meminfo";
+  const std::string dumpsys = capture::kDumpsysMeminfoNode;
   if (IsAllowed(dumpsys)) RecordArgNode(dumpsys, fs_.RunCommand("dumpsys_meminfo", ""), listed_dumpsys);
 }
 
 absl::StatusOr<Capture> Collector::Run() {
-  NodeRead header = fs_.Read("capture.json");
+  NodeRead header = fs_.Read(capture::kHeaderNode);
   if (header.ok()) {
     capture_tree_ = true;
-    KeepFile("capture.json", std::move(header.content));
+    KeepFile(capture::kHeaderNode, std::move(header.content));
   } else if (header.errno_name == "EINVAL") {
     // What RootedDir refuses: a link out of the root, or a FIFO / device node in place of a file.
     return absl::FailedPreconditionError(absl::StrCat(
@@ -395,7 +396,7 @@ absl::StatusOr<Capture> Collector::Run() {
   if (!capture_tree_) {
     absl::StatusOr<std::string> json = DeviceHeader(options_);
     if (!json.ok()) return json.status();
-    KeepFile("capture.json", *std::move(json));
+    KeepFile(capture::kHeaderNode, *std::move(json));
   }
 
   if (proc && !capture_tree_ && IsAllowedDirectory("sys/class/kgsl/kgsl/proc")) {

@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "common/bounded_json.h"
 #include "capture/capture_header.h"
+#include "capture/node_path.h"
+#include "common/bounded_json.h"
 
 namespace memfleet::agent {
 namespace {
@@ -69,11 +70,11 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
 
 absl::Status RewriteCaptureHeaderOf(capture::Capture& capture, const std::string& device_id,
                                     const std::string& captured_at) {
-  const std::string* text = capture.FileContent("capture.json");
+  const std::string* text = capture.FileContent(capture::kHeaderNode);
   if (text == nullptr) return absl::InvalidArgumentError("the capture has no capture.json header");
   absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(*text, device_id, captured_at);
   if (!rewritten.ok()) return rewritten.status();
-  capture.AddFile("capture.json", *std::move(rewritten));
+  capture.AddFile(capture::kHeaderNode, *std::move(rewritten));
   return absl::OkStatus();
 }
 

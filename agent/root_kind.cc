@@ -10,12 +10,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/rooted_dir.h"
+#include "capture/node_path.h"
 #include "common/scoped_fd.h"
 
 namespace memfleet::agent {
 namespace {
 
-constexpr char kHeader[] = "capture.json";
 
 // Why a capture.json symlink that RootedDir would not open is refused (`path` is its full path).
 std::string SymlinkProblem(const std::string& root_real, const std::string& path, const std::string& errno_name) {
@@ -41,14 +41,14 @@ std::string SymlinkProblem(const std::string& root_real, const std::string& path
 // type is checked on an O_PATH descriptor first, so that a FIFO or device node is never opened for reading.
 std::string HeaderProblem(const RootedDir& dir, const std::string& path, bool is_symlink) {
   std::string errno_name;
-  ScopedFd path_fd(dir.Open(kHeader, O_PATH, &errno_name));
+  ScopedFd path_fd(dir.Open(capture::kHeaderNode, O_PATH, &errno_name));
   if (!path_fd.valid()) {
     if (is_symlink) return SymlinkProblem(dir.root_real(), path, errno_name);
     return absl::StrCat("cannot be opened (", errno_name, ")");
   }
   struct stat st {};
   if (fstat(path_fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "is not a regular file";
-  ScopedFd read_fd(dir.Open(kHeader, O_RDONLY | O_NONBLOCK | O_NOCTTY, &errno_name));
+  ScopedFd read_fd(dir.Open(capture::kHeaderNode, O_RDONLY | O_NONBLOCK | O_NOCTTY, &errno_name));
   if (!read_fd.valid()) return absl::StrCat("cannot be read (", errno_name, "); fix its permissions");
   return "";
 }
@@ -65,7 +65,7 @@ absl::StatusOr<RootKind> ChooseRootKind(const std::string& root, bool live_root_
   RootedDir dir(root);
   if (dir.root_real().empty()) return absl::NotFoundError(absl::StrCat(root, ": cannot be resolved"));
 
-  std::string header_path = dir.root_real() == "/" ? "/capture.json" : dir.root_real() + "/" + kHeader;
+  std::string header_path = dir.root_real() == "/" ? "/capture.json" : dir.root_real() + "/" + capture::kHeaderNode;
   struct stat header_st {};
   if (lstat(header_path.c_str(), &header_st) == 0) {
     if (live_root_flag) {

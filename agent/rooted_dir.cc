@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "agent/errno_name.h"
+#include "capture/node_path.h"
 #include "common/scoped_fd.h"
 
 #if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
@@ -71,17 +72,7 @@ int OpenRegular(const RootedDir& root, std::string_view path, int flags, size_t*
 }  // namespace
 
 bool IsSafeRelativePath(std::string_view path, bool allow_empty) {
-  if (path.empty()) return allow_empty;
-  if (path.find('\0') != std::string_view::npos) return false;
-  size_t start = 0;
-  while (true) {
-    size_t slash = path.find('/', start);
-    std::string_view segment =
-        path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (segment.empty() || segment == "." || segment == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
+  return path.empty() ? allow_empty : capture::IsSafeNodePath(path);
 }
 
 NodeRead ReadFdToEnd(int fd, size_t size_hint, size_t max_bytes) {

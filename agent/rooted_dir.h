@@ -24,8 +24,8 @@ namespace memfleet::agent {
 // (the biggest real nodes, smaps of large apps, are a few MiB).
 inline constexpr size_t kMaxNodeBytes = size_t{256} << 20;
 
-// True for a path the RootFs contract accepts: relative, '/'-separated, no empty / "." / ".." segment,
-// no NUL. `allow_empty` admits "" (the root itself, for List and IsDirectory).
+// True for a path the RootFs contract accepts: a safe node path (capture/node_path.h), or "" when
+// `allow_empty` (the root itself, for List and IsDirectory).
 bool IsSafeRelativePath(std::string_view path, bool allow_empty);
 
 // Reads `fd` to EOF (procfs and sysfs report size 0, and seq_files need several read() calls).

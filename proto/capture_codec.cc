@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "capture/node_path.h"
 #include "proto/capture_digest.h"
 
 namespace memfleet::wire {
@@ -42,7 +43,7 @@ void AppendNode(v1::CaptureChunk& chunk, const std::string& path, const Node& no
 }
 
 absl::Status AddEntry(Capture& capture, const v1::NodeEntry& e, std::string& last_path) {
-  if (!IsSafeNodePath(e.path())) {
+  if (!capture::IsSafeNodePath(e.path())) {
     return absl::InvalidArgumentError(absl::StrCat("unsafe node path \"", e.path().substr(0, 80), "\""));
   }
   if (e.append()) {
@@ -72,20 +73,6 @@ absl::Status AddEntry(Capture& capture, const v1::NodeEntry& e, std::string& las
 }
 
 }  // namespace
-
-bool IsSafeNodePath(std::string_view path) {
-  if (path.empty() || path.size() > 4096 || path.front() == '/' || path.back() == '/') return false;
-  if (path.find('\0') != std::string_view::npos) return false;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  return true;
-}
 
 uint32_t NodeCount(const Capture& capture) { return static_cast<uint32_t>(capture.size()); }
 

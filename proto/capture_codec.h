@@ -71,10 +71,6 @@ class CaptureAssembler {
   capture::Capture capture_;
 };
 
-// A node path as the wire may carry it: relative, '/'-separated, no "." / ".." / empty segments, no NUL,
-// at most 4096 bytes.
-bool IsSafeNodePath(std::string_view path);
-
 // zstd-compressed StoredCapture, with zstd's content checksum so a flipped byte is caught on decode.
 // The agent uses a low level (small compressor state on the phone); the server keeps level 9 for storage.
 inline constexpr int kAgentCompressionLevel = 3;

@@ -34,7 +34,7 @@ struct AssemblyLimits {
 
 // InvalidArgument naming the problem: a path longer than kMaxPathBytes or deeper than kMaxPathDepth
 // segments, or an error value that is not an errno name (E, then A-Z 0-9 _, at most kMaxErrnoNameBytes).
-// The path's own syntax (relative, no "." / ".." / empty segment) is IsSafeNodePath's.
+// The path's own syntax (relative, no "." / ".." / empty segment) is capture::IsSafeNodePath's (capture/node_path.h).
 absl::Status CheckEntryShape(const v1::NodeEntry& entry);
 
 }  // namespace memfleet::wire

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "capture/node_path.h"
 #include "server/accounting/model.h"
 #include "server/accounting/cma_accounting.h"
 #include "server/accounting/dmabuf_share.h"
@@ -156,7 +157,7 @@ void AddDmaBufRefs(const Capture& capture, const ProcessInput& in, DmaBufLedger&
 
 // native_graphics_kb from cmd/native_heap@<pid>.
 void NativeGraphics(const Capture& capture, const GraphicsLibraries& libs, ProcessReport& p, Report& report) {
-  std::string path = absl::StrCat("cmd/native_heap@", p.pid);
+  std::string path = capture::NativeHeapNode(p.pid);
   std::string key = absl::StrCat("processes.", p.pid, ".native_graphics_kb");
   const Node* node = capture.Find(path);
   if (node != nullptr && node->is_error()) {
@@ -236,7 +237,7 @@ std::optional<uint64_t> OptionalSysfsKb(const Capture& capture, const char* path
 }
 
 void CompareWithDeviceText(const Capture& capture, DumpsysView& view, Report& report) {
-  const Node* node = capture.Find("cmd/dumpsys_meminfo");
+  const Node* node = capture.Find(capture::kDumpsysMeminfoNode);
   if (node == nullptr) return;
   if (!node->is_file()) {
     Warn(report, absl::StrCat("cmd/dumpsys_meminfo: failed (", node->content, ")"));
@@ -276,7 +277,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
 
   // Header.
   CaptureHeader header;
-  if (const std::string* text = capture.FileContent("capture.json")) {
+  if (const std::string* text = capture.FileContent(capture::kHeaderNode)) {
     absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(*text);
     if (h.ok()) {
       header = *std::move(h);
