@@ -1,5 +1,7 @@
 #include "server/accounting/platform.h"
 
+#include "server/accounting/mali_gpu_memory.h"
+
 namespace memfleet::accounting {
 
 const char* PlatformName(Platform p) {
@@ -7,6 +9,7 @@ const char* PlatformName(Platform p) {
     case Platform::kQcom: return "qcom";
     case Platform::kMtk: return "mtk";
     case Platform::kXring: return "xring";
+    case Platform::kMali: return "mali";
     case Platform::kGeneric: return "generic";
   }
   return "generic";
@@ -20,6 +23,7 @@ Platform DetectPlatform(const Capture& capture) {
   // An error node of any errno, ENOENT included, means the agent saw the name: it still decides.
   if (capture.Find(kMtkGpuMemory) != nullptr) return Platform::kMtk;
   if (capture.Find(kXgpuGpuMemory) != nullptr) return Platform::kXring;
+  if (capture.Find(kMaliDebugfsGpuMemory) != nullptr) return Platform::kMali;
   return Platform::kGeneric;
 }
 
