@@ -243,9 +243,21 @@ void GpuMemTotals(const Capture& capture, Report& report) {
   if (s->global_bytes) report.device.gpu_mem_global_kb = KbFromBytes(*s->global_bytes);
   report.sources["device.gpu_mem_global_kb"] =
       s->global_bytes ? absl::StrCat(kDumpsysGpuMem, " Global total") : absl::StrCat("unavailable: ", kDumpsysGpuMem, " Global total: N/A");
+  int unlisted = 0;
   for (auto& [pid, p] : report.processes) {
+    std::string key = absl::StrCat("processes.", pid, ".gpu_mem_total_kb");
     auto it = s->total_bytes_by_pid.find(pid);
-    if (it != s->total_bytes_by_pid.end()) p.gpu_mem_total_kb = KbFromBytes(it->second);
+    if (it == s->total_bytes_by_pid.end()) {
+      ++unlisted;
+      report.sources[key] = absl::StrCat("unavailable: no Proc line in ", kDumpsysGpuMem);
+      continue;
+    }
+    p.gpu_mem_total_kb = KbFromBytes(it->second);
+    report.sources[key] = absl::StrCat(kDumpsysGpuMem, " Proc ", pid, " total");
+  }
+  if (unlisted > 0) {
+    Warn(report, absl::StrCat(kDumpsysGpuMem, ": ", unlisted,
+                              " processes have no Proc line (Android tracks no GPU memory for them): gpu_mem_total_kb null"));
   }
 }
 
