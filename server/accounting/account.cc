@@ -242,7 +242,8 @@ void GpuMemTotals(const Capture& capture, Report& report) {
   }
   if (s->global_bytes) report.device.gpu_mem_global_kb = KbFromBytes(*s->global_bytes);
   report.sources["device.gpu_mem_global_kb"] =
-      s->global_bytes ? absl::StrCat(kDumpsysGpuMem, " Global total") : absl::StrCat("unavailable: ", kDumpsysGpuMem, " Global total: N/A");
+      s->global_bytes ? absl::StrCat(kDumpsysGpuMem, " Global total")
+                      : absl::StrCat("unavailable: ", kDumpsysGpuMem, " Global total: N/A");
   int unlisted = 0;
   for (auto& [pid, p] : report.processes) {
     std::string key = absl::StrCat("processes.", pid, ".gpu_mem_total_kb");
@@ -256,8 +257,8 @@ void GpuMemTotals(const Capture& capture, Report& report) {
     report.sources[key] = absl::StrCat(kDumpsysGpuMem, " Proc ", pid, " total");
   }
   if (unlisted > 0) {
-    Warn(report, absl::StrCat(kDumpsysGpuMem, ": ", unlisted,
-                              " processes have no Proc line (Android tracks no GPU memory for them): gpu_mem_total_kb null"));
+    Warn(report, absl::StrCat(kDumpsysGpuMem, ": ", unlisted, " processes have no Proc line (Android tracks no ",
+                              "GPU memory for them): gpu_mem_total_kb null"));
   }
 }
 
@@ -439,7 +440,8 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     report.sources[key + "dma_kb"] = "fdinfo/* and /dmabuf mappings; sizes from sys/kernel/dmabuf/buffers";
     if (in.legacy_dmabuf.count > 0) {
       p.dma_kb = std::nullopt;
-      report.sources[key + "dma_kb"] = absl::StrCat("unavailable: ", kLegacyDmaBufMappingName, " mappings name no buffer");
+      report.sources[key + "dma_kb"] =
+          absl::StrCat("unavailable: ", kLegacyDmaBufMappingName, " mappings name no buffer");
       Warn(report, LegacyDmaBufWarning(in.legacy_dmabuf_node, in.legacy_dmabuf));
     }
     NativeGraphics(capture, libs, p, report);

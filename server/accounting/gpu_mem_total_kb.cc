@@ -26,7 +26,8 @@ bool ParseU64(absl::string_view token, uint64_t* out) {
 
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(absl::StrCat("dumpsys gpu --gpumem line ", line_number, ": ", what, ": \"",
-                                                 Snippet(std::string_view(line.data(), line.size()), 80), "\""));
+                                                 Snippet(std::string_view(line.data(), line.size()), 80),
+                                                 "\""));
 }
 
 // "Proc <pid> total: <bytes>"; `rest` is what follows "Proc ".

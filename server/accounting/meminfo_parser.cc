@@ -117,7 +117,8 @@ absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text) {
     if (result != LineResult::kOk) {
       // Vendor kernels add lines of their own; one of them must not cost every device figure.
       if (meminfo.skipped_line_count++ < kMaxNamedSkippedLines) {
-        meminfo.skipped_lines.push_back(absl::StrCat("line ", line_no, ": ", parsed.reason, ": \"", Snippet(line), "\""));
+        meminfo.skipped_lines.push_back(
+            absl::StrCat("line ", line_no, ": ", parsed.reason, ": \"", Snippet(line), "\""));
       }
       continue;
     }

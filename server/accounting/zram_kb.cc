@@ -16,7 +16,8 @@ namespace {
 // mm_stat: orig_data_size compr_data_size mem_used_total ... (bytes); the third field is what zram
 // holds of RAM.
 std::optional<uint64_t> MmStatUsedBytes(std::string_view text) {
-  const std::vector<absl::string_view> fields = absl::StrSplit(ToAbsl(text), absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(ToAbsl(text), absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
   uint64_t used = 0;
   if (fields.size() < 3 || !absl::SimpleAtoi(fields[2], &used)) return std::nullopt;
   return used;
@@ -36,7 +37,8 @@ ZramFigure ZramUsedKb(const std::vector<ZramDeviceText>& devices, std::optional<
     out.warning = swap_used_kb
                       ? absl::StrCat("sys/block/zram0: no zram node captured while ", *swap_used_kb,
                                      " kB of swap is in use: zram_kb null")
-                      : "sys/block/zram0: no zram node captured and swap use unknown (no SwapTotal/SwapFree): zram_kb null";
+                      : "sys/block/zram0: no zram node captured and swap use unknown (no SwapTotal/SwapFree): "
+                        "zram_kb null";
     return out;
   }
   uint64_t total_bytes = 0;
@@ -63,7 +65,8 @@ ZramFigure ZramUsedKb(const std::vector<ZramDeviceText>& devices, std::optional<
     }
   }
   out.zram_kb = KbFromBytes(total_bytes);
-  out.source = absl::StrCat("sys/block/zram0..zram", devices.size() - 1, " mm_stat mem_used_total (else mem_used_total)");
+  out.source = absl::StrCat("sys/block/zram0..zram", devices.size() - 1,
+                            ": mm_stat 3rd field (else mem_used_total), bytes / 1024");
   return out;
 }
 
