@@ -350,12 +350,15 @@ void Collector::CollectRssPid() {
 void Collector::CollectCommands() {
   std::set<std::string> listed_heaps;
   bool listed_dumpsys = false;
+  bool listed_gpumem = false;
   if (std::optional<DirList> cmd = ListDir("cmd", Presence::kOptional, false)) {
     for (const DirEntry& e : cmd->entries) {
       if (absl::StartsWith(e.name, "native_heap@") && IsNumericName(e.name.substr(12))) {
         listed_heaps.insert(e.name.substr(12));
       } else if (e.name == "dumpsys_meminfo") {
         listed_dumpsys = true;
+      } else if (e.name == "dumpsys_gpu_gpumem") {
+        listed_gpumem = true;
       }
     }
   }
@@ -368,6 +371,8 @@ void Collector::CollectCommands() {
   }
   const std::string dumpsys = capture::kDumpsysMeminfoNode;
   if (IsAllowed(dumpsys)) RecordArgNode(dumpsys, fs_.RunCommand("dumpsys_meminfo", ""), listed_dumpsys);
+  const std::string gpumem = "cmd/dumpsys_gpu_gpumem";
+  if (IsAllowed(gpumem)) RecordArgNode(gpumem, fs_.RunCommand("dumpsys_gpu_gpumem", ""), listed_gpumem);
 }
 
 absl::StatusOr<Capture> Collector::Run() {
@@ -422,6 +427,10 @@ absl::StatusOr<Capture> Collector::Run() {
   }
   CollectRegions("sys/kernel/mm/cma", kCmaSysfsFiles);
   CollectRegions("sys/kernel/debug/cma", kCmaDebugFiles);
+  // Mali kbase on SoCs other than MediaTek (debugfs: root only, mounted on most farm builds).
+  if (std::optional<DirList> mali = ListDir("sys/kernel/debug/mali0", Presence::kOptional, false)) {
+    ReadListedFiles("sys/kernel/debug/mali0", *mali, {"gpu_memory"}, false);
+  }
   CollectDmabuf();
   CollectKgsl();
   CollectZram();

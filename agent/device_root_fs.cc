@@ -93,6 +93,11 @@ NodeRead DeviceRootFs::RunCommand(std::string_view name, std::string_view arg) {
     if (!arg.empty()) return Failed("EINVAL");
     return RunProgram(kDumpsys, {"dumpsys", "meminfo"});
   }
+  if (name == "dumpsys_gpu_gpumem") {
+    // Android 12+ gpuservice; shell may run it, root is not needed.
+    if (!arg.empty()) return Failed("EINVAL");
+    return RunProgram(kDumpsys, {"dumpsys", "gpu", "--gpumem"});
+  }
   if (name == "native_heap") {
     if (!IsNumericName(arg) || arg.size() > 10) return Failed("EINVAL");
     return DumpNativeHeap(arg);

@@ -49,9 +49,10 @@ class DeviceRootFs : public RootFs {
   NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override;
   DirList List(std::string_view path) override;
   bool IsDirectory(std::string_view path) override;
-  // "dumpsys_meminfo" (arg empty) or "native_heap" (arg a pid); anything else is EINVAL. ENOENT when the
-  // root has no system/bin/dumpsys (resp. am); ETIMEDOUT, EFBIG (output over the limit), EIO (non-zero
-  // exit or killed by a signal), ENODATA (am wrote no dump), EPERM under a folder that is not a live system.
+  // "dumpsys_meminfo" or "dumpsys_gpu_gpumem" (arg empty), or "native_heap" (arg a pid); anything else
+  // is EINVAL. ENOENT when the root has no system/bin/dumpsys (resp. am); ETIMEDOUT, EFBIG (output over
+  // the limit), EIO (non-zero exit or killed by a signal), ENODATA (am wrote no dump), EPERM under a
+  // folder that is not a live system.
   NodeRead RunCommand(std::string_view name, std::string_view arg) override;
   std::string RootName() const override { return root_.root(); }
 

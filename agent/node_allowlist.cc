@@ -36,6 +36,7 @@ constexpr std::string_view kFilePatterns[] = {
     "proc/mtk_mali/gpu_memory",
     "proc/dma_heap/rss_pid@{num}",
     "proc/xgpu/gpu_memory",
+    "sys/kernel/debug/mali0/gpu_memory",
     "sys/block/zram{num}/mm_stat",
     "sys/block/zram{num}/mem_used_total",
     "sys/kernel/dma_heap/total_pools_kb",
@@ -43,6 +44,7 @@ constexpr std::string_view kFilePatterns[] = {
     "sys/kernel/ion/total_pools_kb",
     "cmd/native_heap@{num}",
     "cmd/dumpsys_meminfo",
+    "cmd/dumpsys_gpu_gpumem",
 };
 
 constexpr std::string_view kDirectoryPatterns[] = {
@@ -58,6 +60,7 @@ constexpr std::string_view kDirectoryPatterns[] = {
     "sys/kernel/mm/cma/{region}",
     "sys/kernel/debug/cma",
     "sys/kernel/debug/cma/{region}",
+    "sys/kernel/debug/mali0",
     "sys/class/kgsl/kgsl",
     "sys/class/kgsl/kgsl/proc",
     "sys/class/kgsl/kgsl/proc/{num}",

@@ -46,8 +46,8 @@ class RootFs {
   virtual NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) = 0;
   virtual DirList List(std::string_view path) = 0;
   virtual bool IsDirectory(std::string_view path) = 0;
-  // Output of an allowlisted command ("dumpsys_meminfo", "native_heap" with arg pid); ENOENT when the
-  // command does not exist on this root.
+  // Output of an allowlisted command ("dumpsys_meminfo", "dumpsys_gpu_gpumem", "native_heap" with arg
+  // pid); ENOENT when the command does not exist on this root.
   virtual NodeRead RunCommand(std::string_view name, std::string_view arg) = 0;
   // The root as a user would name it in a message (its folder); empty when there is none.
   virtual std::string RootName() const { return {}; }

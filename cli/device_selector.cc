@@ -41,9 +41,10 @@ absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& te
                                                      "cannot have both (run one sweep per value)"));
     }
     const bool prefix = value.back() == '*';  // the server matches "model=Pixel*" as a prefix
-    if (key == "platform" && !prefix && value != "qcom" && value != "mtk" && value != "xring" && value != "generic") {
+    if (key == "platform" && !prefix && value != "qcom" && value != "mtk" && value != "xring" && value != "mali" &&
+        value != "generic") {
       return absl::InvalidArgumentError(
-          absl::StrCat("--where \"", term, "\": platform is one of qcom, mtk, xring, generic"));
+          absl::StrCat("--where \"", term, "\": platform is one of qcom, mtk, xring, mali, generic"));
     }
     selector.add_where(key + "=" + value);
   }

@@ -17,7 +17,7 @@ namespace memfleet::cli {
 // Spaces around the key are dropped, the value is kept as written (a model name may hold spaces); a
 // value ending in * matches as a prefix ("model=Pixel*").
 // InvalidArgument: no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two
-// values of one key would match nothing), or a platform other than qcom, mtk, xring, generic.
+// values of one key would match nothing), or a platform other than qcom, mtk, xring, mali, generic.
 absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& terms);
 
 }  // namespace memfleet::cli

@@ -7,6 +7,7 @@ const char* PlatformName(Platform p) {
     case Platform::kQcom: return "qcom";
     case Platform::kMtk: return "mtk";
     case Platform::kXring: return "xring";
+    case Platform::kMali: return "mali";
     case Platform::kGeneric: return "generic";
   }
   return "generic";

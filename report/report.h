@@ -20,7 +20,7 @@ namespace memfleet::report {
 
 using Kb = std::optional<int64_t>;
 
-enum class Platform { kQcom, kMtk, kXring, kGeneric };
+enum class Platform { kQcom, kMtk, kXring, kMali, kGeneric };
 const char* PlatformName(Platform p);
 
 struct ProcessReport {
@@ -42,6 +42,9 @@ struct ProcessReport {
   Kb gl_mtrack_kb;
   Kb egl_mtrack_kb;
   Kb dumpsys_total_pss_kb;  // Pss + SwapPss + EGL mtrack + GL mtrack
+  // Android's own gpu_mem_total of the process (cmd/dumpsys_gpu_gpumem), for reconciliation only: it
+  // includes imported DMA-BUF, so it overlaps dma_kb and never enters a total. Null when not listed.
+  Kb gpu_mem_total_kb;
 };
 
 struct DeviceReport {
@@ -54,6 +57,7 @@ struct DeviceReport {
   Kb kernel_kb;
   Kb processes_kb;
   Kb total_kb;
+  Kb gpu_mem_global_kb;  // Android's global gpu_mem_total, beside the gl_kb figures; reconciliation only
 };
 
 // What `dumpsys meminfo` would print in its summary, computed with AOSP's formulas from the same nodes.

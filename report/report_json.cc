@@ -92,6 +92,7 @@ std::string ReportToJson(const Report& r, int indent) {
       {"kernel_kb", KbJson(d.kernel_kb)},
       {"processes_kb", KbJson(d.processes_kb)},
       {"total_kb", KbJson(d.total_kb)},
+      {"gpu_mem_global_kb", KbJson(d.gpu_mem_global_kb)},
   };
   json procs = json::object();
   for (const auto& [pid, p] : r.processes) {
@@ -109,6 +110,7 @@ std::string ReportToJson(const Report& r, int indent) {
         {"non_graphics_kb", KbJson(p.non_graphics_kb)},
         {"graphics_dma_kb", KbJson(p.graphics_dma_kb)},
         {"total_kb", KbJson(p.total_kb)},
+        {"gpu_mem_total_kb", KbJson(p.gpu_mem_total_kb)},
     };
   }
   out["processes"] = std::move(procs);
@@ -135,6 +137,7 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
   if (platform == "qcom") r.platform = Platform::kQcom;
   else if (platform == "mtk") r.platform = Platform::kMtk;
   else if (platform == "xring") r.platform = Platform::kXring;
+  else if (platform == "mali") r.platform = Platform::kMali;
   else if (platform == "generic") r.platform = Platform::kGeneric;
   else return absl::InvalidArgumentError(absl::StrCat("unknown platform \"", platform, "\""));
   r.device_id = StringFrom(in, "device_id");
@@ -150,6 +153,7 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
   r.device.kernel_kb = KbFrom(d, "kernel_kb");
   r.device.processes_kb = KbFrom(d, "processes_kb");
   r.device.total_kb = KbFrom(d, "total_kb");
+  r.device.gpu_mem_global_kb = KbFrom(d, "gpu_mem_global_kb");
   const json* dumpsys_procs = nullptr;
   if (in.contains("dumpsys") && in["dumpsys"].is_object()) {
     const json& v = in["dumpsys"];
@@ -205,6 +209,7 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
     pr.non_graphics_kb = KbFrom(p, "non_graphics_kb");
     pr.graphics_dma_kb = KbFrom(p, "graphics_dma_kb");
     pr.total_kb = KbFrom(p, "total_kb");
+    pr.gpu_mem_total_kb = KbFrom(p, "gpu_mem_total_kb");
     if (dumpsys_procs != nullptr && dumpsys_procs->contains(it.key())) {
       const json& dp = (*dumpsys_procs)[it.key()];
       pr.gl_mtrack_kb = KbFrom(dp, "gl_mtrack_kb");

@@ -17,14 +17,17 @@
 #include "server/accounting/dumpsys_view.h"
 #include "server/accounting/fdinfo_parser.h"
 #include "server/accounting/gpu_attribution.h"
+#include "server/accounting/gpu_mem_total_kb.h"
 #include "server/accounting/kb_math.h"
 #include "server/accounting/kernel_config.h"
+#include "server/accounting/legacy_dmabuf.h"
 #include "server/accounting/meminfo_parser.h"
 #include "server/accounting/native_heap_dump.h"
 #include "server/accounting/platform.h"
 #include "server/accounting/proc_identity.h"
 #include "server/accounting/smaps_parser.h"
 #include "server/accounting/sysfs_value.h"
+#include "server/accounting/zram_kb.h"
 
 namespace memfleet::accounting {
 namespace {
@@ -41,6 +44,9 @@ struct ProcessInput {
   std::vector<Vma> maps;          // from maps, when captured
   std::optional<SmapsRollup> rollup;
   std::string pss_problem;        // why pss is unknown, when it is
+  // Legacy kernels' anon_inode:dmabuf mappings, from smaps or maps (whichever shows more).
+  LegacyDmaBufMappings legacy_dmabuf;
+  std::string legacy_dmabuf_node;
 };
 
 std::string Warn(Report& report, std::string message) {
@@ -95,6 +101,12 @@ bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_pref
       Warn(report, absl::StrCat(in.dir, "/maps: ", m.status().message(), " (its dma-buf mappings are not counted)"));
     }
   }
+  in.legacy_dmabuf = CountLegacyDmaBufMappings(in.smaps.legacy_dmabuf_vmas);
+  in.legacy_dmabuf_node = in.dir + "/smaps";
+  if (LegacyDmaBufMappings from_maps = CountLegacyDmaBufMappings(in.maps); from_maps.count > in.legacy_dmabuf.count) {
+    in.legacy_dmabuf = from_maps;
+    in.legacy_dmabuf_node = in.dir + "/maps";
+  }
   return true;
 }
 
@@ -129,8 +141,6 @@ std::optional<int> OomScoreAdj(const Capture& capture, const std::string& dir, R
   }
   return *adj;
 }
-
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 // Registers the dma-buf references of one process: fds (fdinfo with ino: and exp_name:) and mappings.
 void AddDmaBufRefs(const Capture& capture, const ProcessInput& in, DmaBufLedger& ledger, Report& report) {
@@ -195,37 +205,62 @@ Kb MeminfoKb(const Meminfo* m, const char* key) {
   return v ? ToKb(*v) : std::nullopt;
 }
 
-// Zram used: Σ mem_used_total (3rd field of mm_stat, else the mem_used_total file) over zram devices.
-Kb ZramKb(const Capture& capture, Report& report) {
-  uint64_t total_bytes = 0;
-  for (const std::string& dev : capture.Children("sys/block")) {
-    if (!StartsWith(dev, "zram")) continue;
-    std::string dir = absl::StrCat("sys/block/", dev);
-    if (const std::string* mm = capture.FileContent(dir + "/mm_stat")) {
-      std::vector<std::string_view> fields;
-      std::string_view rest = *mm;
-      while (!rest.empty()) {
-        size_t b = rest.find_first_not_of(" \t\n");
-        if (b == std::string_view::npos) break;
-        rest.remove_prefix(b);
-        size_t e = rest.find_first_of(" \t\n");
-        fields.push_back(rest.substr(0, e));
-        if (e == std::string_view::npos) break;
-        rest.remove_prefix(e);
-      }
-      uint64_t used = 0;
-      if (fields.size() >= 3 && absl::SimpleAtoi(absl::string_view(fields[2].data(), fields[2].size()), &used) && AddU64(total_bytes, used)) continue;
-      Warn(report, absl::StrCat(dir, "/mm_stat: malformed"));
-      return std::nullopt;
-    }
-    if (const std::string* mut = capture.FileContent(dir + "/mem_used_total")) {
-      absl::StatusOr<uint64_t> used = ParseSysfsUint(*mut);
-      if (used.ok() && AddU64(total_bytes, *used)) continue;
-      Warn(report, absl::StrCat(dir, "/mem_used_total: malformed"));
-      return std::nullopt;
-    }
+// zram0, zram1, ... up to the first number the capture lacks, as AOSP's ReadZramTotal walks them.
+Kb ZramKb(const Capture& capture, const Meminfo* mi, Report& report) {
+  std::vector<ZramDeviceText> devices;
+  for (int n = 0;; ++n) {
+    std::string name = absl::StrCat("zram", n);
+    std::string dir = absl::StrCat("sys/block/", name);
+    if (!capture.IsDirectory(dir)) break;
+    ZramDeviceText dev;
+    dev.name = name;
+    if (const std::string* t = capture.FileContent(dir + "/mm_stat")) dev.mm_stat = *t;
+    if (const std::string* t = capture.FileContent(dir + "/mem_used_total")) dev.mem_used_total = *t;
+    devices.push_back(std::move(dev));
   }
-  return KbFromBytes(total_bytes);
+  std::optional<uint64_t> swap_used_kb;
+  std::optional<uint64_t> swap_total = MeminfoValue(mi, "SwapTotal");
+  std::optional<uint64_t> swap_free = MeminfoValue(mi, "SwapFree");
+  if (swap_total && swap_free) swap_used_kb = *swap_total > *swap_free ? *swap_total - *swap_free : 0;
+  ZramFigure z = ZramUsedKb(devices, swap_used_kb);
+  report.sources["dumpsys.zram_kb"] = z.source;
+  if (z.warning) Warn(report, *z.warning);
+  return z.zram_kb;
+}
+
+// dumpsys gpu --gpumem, beside gl_kb: both null (no warning) when the capture lacks it.
+void GpuMemTotals(const Capture& capture, Report& report) {
+  const Node* node = capture.Find(kDumpsysGpuMem);
+  if (node == nullptr) return;
+  if (!node->is_file()) {
+    Warn(report, absl::StrCat(kDumpsysGpuMem, ": failed (", node->content, "): gpu_mem_total_kb null"));
+    return;
+  }
+  absl::StatusOr<GpuMemSnapshot> s = ParseGpuMemSnapshot(node->content);
+  if (!s.ok()) {
+    Warn(report, absl::StrCat(kDumpsysGpuMem, ": ", s.status().message(), ": gpu_mem_total_kb null"));
+    return;
+  }
+  if (s->global_bytes) report.device.gpu_mem_global_kb = KbFromBytes(*s->global_bytes);
+  report.sources["device.gpu_mem_global_kb"] =
+      s->global_bytes ? absl::StrCat(kDumpsysGpuMem, " Global total")
+                      : absl::StrCat("unavailable: ", kDumpsysGpuMem, " Global total: N/A");
+  int unlisted = 0;
+  for (auto& [pid, p] : report.processes) {
+    std::string key = absl::StrCat("processes.", pid, ".gpu_mem_total_kb");
+    auto it = s->total_bytes_by_pid.find(pid);
+    if (it == s->total_bytes_by_pid.end()) {
+      ++unlisted;
+      report.sources[key] = absl::StrCat("unavailable: no Proc line in ", kDumpsysGpuMem);
+      continue;
+    }
+    p.gpu_mem_total_kb = KbFromBytes(it->second);
+    report.sources[key] = absl::StrCat(kDumpsysGpuMem, " Proc ", pid, " total");
+  }
+  if (unlisted > 0) {
+    Warn(report, absl::StrCat(kDumpsysGpuMem, ": ", unlisted, " processes have no Proc line (Android tracks no ",
+                              "GPU memory for them): gpu_mem_total_kb null"));
+  }
 }
 
 std::optional<uint64_t> OptionalSysfsKb(const Capture& capture, const char* path) {
@@ -260,6 +295,16 @@ void CompareWithDeviceText(const Capture& capture, DumpsysView& view, Report& re
   put("zram_kb", s->zram_physical_kb, view.zram_kb);
   put("dmabuf_total_kb", s->dmabuf_total_kb, view.dmabuf_total_kb);
   put("dmabuf_mapped_kb", s->dmabuf_mapped_kb, view.dmabuf_mapped_kb);
+  put("dmabuf_unmapped_kb", s->dmabuf_unmapped_kb, view.dmabuf_unmapped_kb);
+  // Android 11-era text prints ION where later ones print DMA-BUF: the same buffers, compared the same way
+  // (its pools sit in KReclaimable, so in cached kernel).
+  put("ion_total_kb", s->ion_total_kb, view.dmabuf_total_kb);
+  put("ion_mapped_kb", s->ion_mapped_kb, view.dmabuf_mapped_kb);
+  put("ion_unmapped_kb", s->ion_unmapped_kb, view.dmabuf_unmapped_kb);
+  put("ion_pools_kb", s->ion_pools_kb, std::nullopt);
+  // An OEM Free RAM term with no AOSP counterpart: shown beside cached kernel, so it is not an
+  // unexplained difference.
+  put("cached_ion_kb", s->free_cached_ion_kb, std::nullopt);
   put("gpu_private_kb", s->gpu_private_kb, view.gpu_private_kb);
   put("kernel_used_kb", s->used_kernel_kb, view.kernel_used_kb);
   put("cached_pss_kb", s->free_cached_pss_kb, view.cached_pss_kb);
@@ -305,6 +350,13 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     absl::StatusOr<Meminfo> m = ParseMeminfo(node->content);
     if (m.ok()) {
       meminfo = *std::move(m);
+      for (const std::string& line : meminfo->skipped_lines) {
+        Warn(report, absl::StrCat("proc/meminfo ", line, ": skipped (not 'Key: N [kB]')"));
+      }
+      if (meminfo->skipped_line_count > meminfo->skipped_lines.size()) {
+        Warn(report, absl::StrCat("proc/meminfo: ", meminfo->skipped_line_count - meminfo->skipped_lines.size(),
+                                  " more lines skipped"));
+      }
     } else {
       Warn(report, absl::StrCat("proc/meminfo: ", m.status().message(), ": device figures unknown"));
     }
@@ -387,6 +439,12 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     auto share = shares.share_bytes_by_pid.find(in.pid);
     p.dma_kb = share == shares.share_bytes_by_pid.end() ? Kb(0) : KbFromBytes(share->second);
     report.sources[key + "dma_kb"] = "fdinfo/* and /dmabuf mappings; sizes from sys/kernel/dmabuf/buffers";
+    if (in.legacy_dmabuf.count > 0) {
+      p.dma_kb = std::nullopt;
+      report.sources[key + "dma_kb"] =
+          absl::StrCat("unavailable: ", kLegacyDmaBufMappingName, " mappings name no buffer");
+      Warn(report, LegacyDmaBufWarning(in.legacy_dmabuf_node, in.legacy_dmabuf));
+    }
     NativeGraphics(capture, libs, p, report);
 
     p.non_graphics_kb = SubKb(SubKb(AddKb(p.pss_kb, p.swap_pss_kb), p.native_graphics_kb), p.gfxdev_kb);
@@ -403,7 +461,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   DeviceReport& d = report.device;
   d.mem_total_kb = MeminfoKb(mi, "MemTotal");
   report.sources["device.mem_total_kb"] = d.mem_total_kb ? "proc/meminfo MemTotal" : "unavailable: proc/meminfo";
-  CmaFigures cma = ComputeCma(capture, page_size, report);
+  CmaFigures cma = ComputeCma(capture, page_size, MeminfoValue(mi, "CmaTotal"), report);
   d.gcma_kb = cma.gcma_kb;
   d.kernel_cma_kb = cma.kernel_cma_kb;
 
@@ -509,8 +567,9 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   din.dmabuf_mapped_kb = KbFromBytes(shares.mapped_bytes);
   din.gpu_private_kb = gpu.gpu_private_kb;
   din.kernel_cma_kb = d.kernel_cma_kb;
-  din.zram_kb = ZramKb(capture, report);
+  din.zram_kb = ZramKb(capture, mi, report);
   report.dumpsys = ComputeDumpsysSummary(din);
+  GpuMemTotals(capture, report);
   CompareWithDeviceText(capture, report.dumpsys, report);
   return report;
 }

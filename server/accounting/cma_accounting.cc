@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/accounting/kb_math.h"
+#include "server/accounting/kernel_cma_kb.h"
 #include "server/accounting/sysfs_value.h"
 
 namespace memfleet::accounting {
@@ -51,7 +52,8 @@ std::string DebugfsDirOfRegion(const Capture& capture, std::string_view region) 
   return "";
 }
 
-CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, Report& report) {
+CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, std::optional<uint64_t> meminfo_cma_total_kb,
+                      Report& report) {
   CmaFigures out;
   std::vector<std::string> sysfs_regions = RegionDirs(capture, kCmaSysfsRoot);
   std::vector<std::string> debugfs_dirs = RegionDirs(capture, kCmaDebugfsRoot);
@@ -106,8 +108,10 @@ CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, Report& report
 
   // kernel_cma_kb.
   if (sysfs_regions.empty() && debugfs_dirs.empty()) {
-    out.kernel_cma_kb = 0;
-    report.sources["device.kernel_cma_kb"] = "no CMA region in sysfs or debugfs: 0";
+    CmaWithoutRegions none = KernelCmaWithoutRegions(meminfo_cma_total_kb);
+    out.kernel_cma_kb = none.kernel_cma_kb;
+    report.sources["device.kernel_cma_kb"] = none.source;
+    if (none.warning) report.warnings.push_back(*none.warning);
     return out;
   }
   uint64_t held_pages = 0;

@@ -6,6 +6,7 @@
 #define MEMFLEET_SERVER_ACCOUNTING_CMA_ACCOUNTING_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,7 +22,9 @@ struct CmaFigures {
   Kb kernel_cma_kb;
 };
 
-CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, Report& report);
+// `meminfo_cma_total_kb`: CmaTotal of proc/meminfo, which decides kernel_cma_kb when no region is captured.
+CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, std::optional<uint64_t> meminfo_cma_total_kb,
+                      Report& report);
 
 // The debugfs folder of a sysfs region: "<region>" (6.1+) or "cma-<region>" cut to 15 characters
 // (5.0-6.0), whichever the capture has; "" when neither.

@@ -151,6 +151,7 @@ absl::StatusOr<DumpsysSummary> ParseDumpsysMeminfo(std::string_view text_in) {
       Assign(parts, "cached pss", &out.free_cached_pss_kb);
       Assign(parts, "cached kernel", &out.free_cached_kernel_kb);
       Assign(parts, "free", &out.free_free_kb);
+      Assign(parts, "cached ion", &out.free_cached_ion_kb);
     } else if (absl::ConsumePrefix(&line, "DMA-BUF:")) {
       if (status = total_and_parts("DMA-BUF"); !status.ok()) return status;
       out.dmabuf_total_kb = total;
@@ -159,6 +160,9 @@ absl::StatusOr<DumpsysSummary> ParseDumpsysMeminfo(std::string_view text_in) {
     } else if (absl::ConsumePrefix(&line, "ION:")) {
       if (status = total_and_parts("ION"); !status.ok()) return status;
       out.ion_total_kb = total;
+      Assign(parts, "mapped", &out.ion_mapped_kb);
+      Assign(parts, "unmapped", &out.ion_unmapped_kb);
+      Assign(parts, "pools", &out.ion_pools_kb);
     } else if (absl::ConsumePrefix(&line, "GPU:")) {
       if (status = total_and_parts("GPU"); !status.ok()) return status;
       out.gpu_total_kb = total;

@@ -22,10 +22,14 @@ struct DumpsysSummary {
   std::optional<int64_t> free_cached_pss_kb;   // A
   std::optional<int64_t> free_cached_kernel_kb;  // B
   std::optional<int64_t> free_free_kb;         // C
+  std::optional<int64_t> free_cached_ion_kb;   // "+ N cached ion +" of some OEM builds
   std::optional<int64_t> dmabuf_total_kb;      // "DMA-BUF: X (A mapped + B unmapped)"
   std::optional<int64_t> dmabuf_mapped_kb;
   std::optional<int64_t> dmabuf_unmapped_kb;
-  std::optional<int64_t> ion_total_kb;         // "ION: X (...)" on legacy ION kernels
+  std::optional<int64_t> ion_total_kb;         // "ION: X (A mapped + B unmapped + C pools)", Android 11-era
+  std::optional<int64_t> ion_mapped_kb;
+  std::optional<int64_t> ion_unmapped_kb;
+  std::optional<int64_t> ion_pools_kb;
   std::optional<int64_t> gpu_total_kb;         // "GPU: X (A dmabuf + B private)"
   std::optional<int64_t> gpu_private_kb;
   std::optional<int64_t> kernel_cma_kb;        // "Kernel CMA: X" (Android 16)

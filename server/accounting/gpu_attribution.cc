@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "server/accounting/gpu_memory_parser.h"
 #include "server/accounting/kb_math.h"
+#include "server/accounting/kgsl_bytes.h"
+#include "server/accounting/mali_gpu_memory.h"
 #include "server/accounting/mtk_rss_pid.h"
 #include "server/accounting/platform.h"
 #include "server/accounting/sysfs_value.h"
@@ -27,9 +29,9 @@ std::optional<uint64_t> KgslBytes(const Capture& capture, const std::string& pat
     return std::nullopt;
   }
   if (!node->is_file()) return std::nullopt;
-  absl::StatusOr<uint64_t> v = ParseLeadingUint(node->content);
+  absl::StatusOr<uint64_t> v = ParseKgslBytes(node->content);
   if (!v.ok()) {
-    report.warnings.push_back(absl::StrCat(path, ": ", v.status().message()));
+    report.warnings.push_back(absl::StrCat(path, ": ", v.status().message(), ": null for this process"));
     return std::nullopt;
   }
   return *v;
@@ -79,7 +81,7 @@ void AttributeQcom(const Capture& capture, const std::vector<int>& pids, GpuAttr
       if (!absl::SimpleAtoi(name, &pid)) continue;
       std::string path = absl::StrCat(kKgslProcRoot, "/", name, "/gpumem_unmapped");
       const std::string* text = capture.FileContent(path);
-      absl::StatusOr<uint64_t> v = text ? ParseLeadingUint(*text) : absl::StatusOr<uint64_t>(absl::NotFoundError(path));
+      absl::StatusOr<uint64_t> v = text ? ParseKgslBytes(*text) : absl::StatusOr<uint64_t>(absl::NotFoundError(path));
       if (!v.ok() || !AddU64(total, *v)) {
         ok = false;
         break;
@@ -89,8 +91,24 @@ void AttributeQcom(const Capture& capture, const std::vector<int>& pids, GpuAttr
   }
 }
 
+absl::StatusOr<GpuPages> ParseGpuNode(Platform platform, std::string_view text) {
+  switch (platform) {
+    case Platform::kXring: return ParseXgpuGpuMemory(text);
+    case Platform::kMali: return ParseMaliGpuMemory(text);
+    default: return ParseMtkGpuMemory(text);
+  }
+}
+
+const char* GpuNodePath(Platform platform) {
+  switch (platform) {
+    case Platform::kXring: return kXgpuGpuMemory;
+    case Platform::kMali: return kMaliDebugfsGpuMemory;
+    default: return kMtkGpuMemory;
+  }
+}
+
 // The device-wide Mali-family node: parsed pages, or nullopt when the node makes gl_kb unknown.
-std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, bool xring,
+std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, Platform platform,
                                      GpuAttribution& out, Report& report) {
   const Node* node = capture.Find(path);
   if (node == nullptr) return GpuPages{};
@@ -104,10 +122,18 @@ std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, b
     out.device_wide_unknown = true;
     return std::nullopt;
   }
-  absl::StatusOr<GpuPages> pages = xring ? ParseXgpuGpuMemory(node->content) : ParseMtkGpuMemory(node->content);
+  absl::StatusOr<GpuPages> pages = ParseGpuNode(platform, node->content);
   if (!pages.ok()) {
     report.warnings.push_back(absl::StrCat(path, ": ", pages.status().message(),
                                            ": gl_kb unknown for every process"));
+    out.device_wide_unknown = true;
+    return std::nullopt;
+  }
+  if (!pages->per_process) {
+    // Arm's stock layout: the GPU memory is there, but whose it is the node does not say; 0 would be
+    // a plausible-looking undercount.
+    report.warnings.push_back(absl::StrCat(path, ": the kernel's gpu_memory carries no pid (Arm's stock layout \"",
+                                           "kctx-0x<addr> <pages>\"): gl_kb unknown for every process"));
     out.device_wide_unknown = true;
     return std::nullopt;
   }
@@ -116,9 +142,8 @@ std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, b
 
 void AttributeMali(const Capture& capture, Platform platform, uint64_t page_size,
                    const std::vector<int>& pids, GpuAttribution& out, Report& report) {
-  const bool xring = platform == Platform::kXring;
-  const char* path = xring ? kXgpuGpuMemory : kMtkGpuMemory;
-  std::optional<GpuPages> pages = ReadMaliNode(capture, path, xring, out, report);
+  const char* path = GpuNodePath(platform);
+  std::optional<GpuPages> pages = ReadMaliNode(capture, path, platform, out, report);
   for (int pid : pids) {
     ProcessGpu& g = out.by_pid[pid];
     if (!pages) {
@@ -131,8 +156,9 @@ void AttributeMali(const Capture& capture, Platform platform, uint64_t page_size
       g.gl_source = absl::StrCat(path, " (", pages->layout.empty() ? "absent" : pages->layout,
                                  ") pages of tgid x page_size");
     }
-    if (xring) {
-      // XRing's memtrack HAL is not public: no EGL mtrack semantics to mirror.
+    if (platform != Platform::kMtk) {
+      // XRing's memtrack HAL is not public, and Arm's reference HAL defines no EGL figure: no EGL
+      // mtrack semantics to mirror.
       g.egl_mtrack_kb = 0;
       continue;
     }
@@ -168,6 +194,7 @@ GpuAttribution AttributeGpu(const Capture& capture, Platform platform, uint64_t 
       break;
     case Platform::kMtk:
     case Platform::kXring:
+    case Platform::kMali:
       AttributeMali(capture, platform, page_size, pids, out, report);
       break;
     case Platform::kGeneric:

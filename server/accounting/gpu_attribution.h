@@ -1,5 +1,6 @@
 // GPU driver memory per process (ACCOUNTING.md section 2, gl_kb) and the vendor memtrack values
-// dumpsys would show (section 4), from KGSL sysfs, MediaTek mtk_mali + dma_heap/rss_pid, or XRing xgpu.
+// dumpsys would show (section 4), from KGSL sysfs, MediaTek mtk_mali + dma_heap/rss_pid, XRing xgpu, or
+// the Mali kbase debugfs node of other Mali SoCs.
 //
 //   GpuAttribution g = AttributeGpu(capture, platform, page_size, pids, report);
 //   Kb gl = g.by_pid[pid].gl_kb;

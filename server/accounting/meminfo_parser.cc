@@ -104,11 +104,7 @@ absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text) {
 
     ParsedLine parsed;
     const LineResult result = ParseLine(line, &parsed);
-    if (result == LineResult::kOverflow) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("meminfo line ", line_no, ": ", parsed.reason, ": \"", Snippet(line), "\""));
-    }
-    if (!terminated) {
+    if (!terminated && result != LineResult::kOverflow) {
       // The kernel ends every line with '\n'; a last line without it came from a short read. It is
       // still whole when it parses and carries the unit (HugePages_* counts have none).
       const bool unit_due = parsed.key.substr(0, 10) != "HugePages_";
@@ -118,15 +114,23 @@ absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text) {
                                                 Snippet(line), "\""));
       }
     }
-    if (result == LineResult::kMalformed) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("meminfo line ", line_no, ": ", parsed.reason, ": \"", Snippet(line), "\""));
+    if (result != LineResult::kOk) {
+      // Vendor kernels add lines of their own; one of them must not cost every device figure.
+      if (meminfo.skipped_line_count++ < kMaxNamedSkippedLines) {
+        meminfo.skipped_lines.push_back(
+            absl::StrCat("line ", line_no, ": ", parsed.reason, ": \"", Snippet(line), "\""));
+      }
+      continue;
     }
     // The first occurrence wins: the kernel prints each key once, and a vendor hook repeating a
     // name must not override the core counter.
     meminfo.values.emplace(std::string(parsed.key), parsed.value);
   }
-  if (meminfo.values.empty()) return absl::InvalidArgumentError("meminfo has no 'Key: value' line");
+  if (meminfo.values.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "meminfo has no 'Key: value' line",
+        meminfo.skipped_lines.empty() ? "" : absl::StrCat(" (", meminfo.skipped_lines.front(), ")")));
+  }
   return meminfo;
 }
 

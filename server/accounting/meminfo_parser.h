@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -22,6 +23,11 @@ struct Meminfo {
   // Key without the colon ("MemTotal", "Active(anon)"); value as printed (kB for kB lines, a count for
   // HugePages_* lines).
   std::map<std::string, uint64_t, std::less<>> values;
+  // Lines that are not `Key: N [kB]` (vendor kernels print "GPUTotalUsed: 39735 pages", "RsvPool: ..."),
+  // skipped: "line 12: <reason>: \"<line>\"". The first kMaxNamedSkippedLines are named here,
+  // skipped_line_count counts them all.
+  std::vector<std::string> skipped_lines;
+  size_t skipped_line_count = 0;
 
   std::optional<uint64_t> Get(std::string_view key) const {
     auto it = values.find(key);
@@ -30,9 +36,12 @@ struct Meminfo {
   }
 };
 
-// InvalidArgument (naming the line number) for a line that is not `Key: value [kB]`, a value that
-// overflows uint64, or an empty text; DataLoss for a last line cut mid-way (no newline and no unit where
-// one is due). Blank lines are skipped (perfetto's fixture starts with one).
+inline constexpr size_t kMaxNamedSkippedLines = 8;
+
+// A line that is not `Key: value [kB]`, or whose value overflows uint64, is skipped and listed in
+// skipped_lines: only the figures that need its key become unknown. InvalidArgument for a text without
+// any `Key: value` line (naming the first skipped one); DataLoss for a last line cut mid-way (no newline
+// and no unit where one is due). Blank lines are skipped (perfetto's fixture starts with one).
 absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text);
 
 }  // namespace memfleet::accounting

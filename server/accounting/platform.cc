@@ -1,5 +1,7 @@
 #include "server/accounting/platform.h"
 
+#include "server/accounting/mali_gpu_memory.h"
+
 namespace memfleet::accounting {
 
 Platform DetectPlatform(const Capture& capture) {
@@ -10,6 +12,7 @@ Platform DetectPlatform(const Capture& capture) {
   // An error node of any errno, ENOENT included, means the agent saw the name: it still decides.
   if (capture.Find(kMtkGpuMemory) != nullptr) return Platform::kMtk;
   if (capture.Find(kXgpuGpuMemory) != nullptr) return Platform::kXring;
+  if (capture.Find(kMaliDebugfsGpuMemory) != nullptr) return Platform::kMali;
   return Platform::kGeneric;
 }
 

@@ -13,7 +13,7 @@ inline constexpr char kKgslProcRoot[] = "sys/class/kgsl/kgsl/proc";
 inline constexpr char kMtkGpuMemory[] = "proc/mtk_mali/gpu_memory";
 inline constexpr char kXgpuGpuMemory[] = "proc/xgpu/gpu_memory";
 
-// First match wins: qcom (KGSL directory), mtk, xring (their gpu_memory node, even when recorded as an
+// First match wins: qcom (KGSL directory), mtk, xring, mali (their gpu_memory node, even when recorded as an
 // error: the file's existence decides), else generic.
 Platform DetectPlatform(const Capture& capture);
 

@@ -604,6 +604,8 @@ class SummarySink {
         s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
       }
       if (name == "/dmabuf" || name.substr(0, 8) == "/dmabuf:") s.dmabuf_vmas.push_back(current_);
+    } else if (name == "anon_inode:dmabuf") {
+      s.legacy_dmabuf_vmas.push_back(current_);
     }
   }
 

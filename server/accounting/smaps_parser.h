@@ -56,6 +56,8 @@ struct SmapsSummary {
   uint64_t swap_pss_kb = 0;
   uint64_t gpu_device_pss_kb = 0;  // Σ Pss of mappings whose name starts with the GPU device prefix
   std::vector<Vma> dmabuf_vmas;    // mappings named /dmabuf or /dmabuf:<name>
+  // Legacy kernels' "anon_inode:dmabuf" mappings, which name no buffer (docs/accounting.md).
+  std::vector<Vma> legacy_dmabuf_vmas;
 };
 
 // ParseSmaps and fold: the same acceptance and errors as ParseSmaps (a VMA's fields are its last

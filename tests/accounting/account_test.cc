@@ -62,6 +62,14 @@ TEST(PlatformTest, FirstMatchWins) {
   EXPECT_EQ(Account(c).platform, Platform::kQcom);
 }
 
+TEST(PlatformTest, MaliDebugfsNodeIsMaliUnlessAVendorNodeIsThere) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/kernel/debug/mali0/gpu_memory", "mali0 0\n");
+  EXPECT_EQ(Account(c).platform, Platform::kMali);
+  c.AddFile("proc/xgpu/gpu_memory", "mali0  10  0\n");  // XRing's own node comes first
+  EXPECT_EQ(Account(c).platform, Platform::kXring);
+}
+
 TEST(ProcessTest, KernelThreadsAndExitedProcessesAreNotProcesses) {
   Capture c = BaseCapture();
   c.AddFile("proc/2/smaps", "");            // kernel thread: empty smaps
@@ -470,6 +478,184 @@ TEST(RobustnessTest, TruncatedSmapsMakesThatProcessUnknown) {
   EXPECT_FALSE(r.processes.at(100).pss_kb.has_value());
   EXPECT_FALSE(r.processes.at(100).total_kb.has_value());
   EXPECT_EQ(r.device.processes_kb, 1010);
+}
+
+// ---- What real phones print (docs/accounting.md: Mali layouts, legacy kernels, hidden quantities) ----
+
+// A warning containing `part` (the messages carry numbers the tests need not repeat whole).
+bool HasWarningWith(const Report& r, const std::string& part) {
+  for (const std::string& w : r.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(MaliTest, RockchipContextsAreSummedPerPidAndDevMaliIsGfxDev) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/kernel/debug/mali0/gpu_memory",
+            "mali0                 330219\n  kctx               comm                 tgid       used_pages\n"
+            "  kctx-0x00000000a248d410 surfaceflinger       100            13639\n"
+            "  kctx-0x00000000639ecb82 GLThread 12          100            12296\n"
+            "  kctx-0x00000000f4f9a6e8 RenderThread         999             1261\n");
+  c.AddFile("proc/100/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
+                                     {"7b00000000-7b00100000 rw-s 00000000 00:12 77  /dev/mali0", 40, 0}}));
+  Report r = Account(c);
+  ASSERT_EQ(r.platform, Platform::kMali);
+  const ProcessReport& p = r.processes.at(100);
+  EXPECT_EQ(p.gl_kb, (13639 + 12296) * 4);
+  EXPECT_EQ(p.gfxdev_kb, 40);                  // taken out of non_graphics, gl_kb counts it
+  EXPECT_EQ(p.non_graphics_kb, 1000 + 10);     // 1050 - 40
+  EXPECT_EQ(p.gl_mtrack_kb, (13639 + 12296) * 4);  // Arm's memtrack HAL reads the same counters
+  EXPECT_EQ(p.egl_mtrack_kb, 0);
+  EXPECT_EQ(r.processes.at(200).gl_kb, 0);
+  EXPECT_TRUE(r.device.processes_kb.has_value());
+}
+
+TEST(MaliTest, ArmStockLayoutWithoutPidMakesEveryGlAndTheTotalsNull) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/kernel/debug/mali0/gpu_memory", "mali0   1000\n  kctx-0x00000000a248d410   600\n  kctx-0x1   400\n");
+  Report r = Account(c);
+  ASSERT_EQ(r.platform, Platform::kMali);
+  for (const auto& [pid, p] : r.processes) {
+    EXPECT_FALSE(p.gl_kb.has_value()) << pid;
+    EXPECT_FALSE(p.total_kb.has_value()) << pid;
+    EXPECT_EQ(p.pss_kb, 1000) << pid;
+  }
+  EXPECT_FALSE(r.device.processes_kb.has_value());  // never a plausible-looking undercount
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "carries no pid"));
+}
+
+TEST(MaliTest, UnparsableNodeNamesItself) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/kernel/debug/mali0/gpu_memory", "mali0 10\nkctx-0x1 x 100\n");
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(100).gl_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "sys/kernel/debug/mali0/gpu_memory: mali0/gpu_memory line 2"));
+}
+
+TEST(GpuMemTotalTest, AndroidsCounterIsReportedBesideGlAndNeverInATotal) {
+  Capture c = BaseCapture();
+  c.AddFile("cmd/dumpsys_gpu_gpumem", "Memory snapshot for GPU 0:\nGlobal total: 10485760\nProc 100 total: 2049000\n");
+  Report r = Account(c);
+  EXPECT_EQ(r.device.gpu_mem_global_kb, 10240);
+  EXPECT_EQ(r.processes.at(100).gpu_mem_total_kb, 2000);  // floor(2049000 / 1024)
+  EXPECT_EQ(r.processes.at(100).total_kb, 1010);          // unchanged
+  EXPECT_FALSE(r.processes.at(200).gpu_mem_total_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "1 processes have no Proc line"));
+}
+
+TEST(GpuMemTotalTest, AbsentNodeIsNullWithoutWarningAndNotAvailableIsNull) {
+  Report absent = Account(BaseCapture());
+  EXPECT_FALSE(absent.device.gpu_mem_global_kb.has_value());
+  EXPECT_FALSE(absent.processes.at(100).gpu_mem_total_kb.has_value());
+  EXPECT_FALSE(HasWarningWith(absent, "dumpsys_gpu_gpumem"));
+  Capture c = BaseCapture();
+  c.AddFile("cmd/dumpsys_gpu_gpumem", "Memory snapshot for GPU 0:\nGlobal total: N/A\nProc 100 total: 4096\n");
+  Report na = Account(c);
+  EXPECT_FALSE(na.device.gpu_mem_global_kb.has_value());
+  EXPECT_EQ(na.processes.at(100).gpu_mem_total_kb, 4);
+}
+
+TEST(LegacyKernelTest, AnonInodeDmabufMappingMakesDmaNullForThatProcessOnly) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/100/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
+                                     {"12d0c000-134f5000 rw-s 00000000 00:0a 11957  anon_inode:dmabuf", 0, 0},
+                                     {"14000000-14001000 rw-s 00000000 00:0a 11957  anon_inode:dmabuf", 0, 0}}));
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(100).dma_kb.has_value());  // 0 would be a plausible-looking undercount
+  EXPECT_FALSE(r.processes.at(100).total_kb.has_value());
+  EXPECT_EQ(r.processes.at(100).non_graphics_kb, 1010);
+  EXPECT_EQ(r.processes.at(200).dma_kb, 0);
+  EXPECT_EQ(r.device.processes_kb, 1010);  // pid 200 only, with the left-out warning
+  EXPECT_TRUE(HasWarningWith(r, "1 processes with unknown total_kb left out of processes_kb"));
+  // 0x7e9000 + 0x1000 bytes = 8104 kB.
+  EXPECT_TRUE(HasWarningWith(r, "proc/100/smaps: 2 anon_inode:dmabuf mappings (8104 kB"));
+}
+
+TEST(LegacyKernelTest, AnonInodeDmabufInMapsCountsToo) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/200/maps", "12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]\n"
+                             "7000-9000 rw-s 00000000 00:0a 11957  anon_inode:dmabuf\n");
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(200).dma_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "proc/200/maps: 1 anon_inode:dmabuf mapping (8 kB"));
+}
+
+TEST(HiddenTest, CmaTotalWithoutACapturedRegionIsNullNotZero) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/meminfo", std::string(kMeminfo) + "CmaTotal:        4182016 kB\nCmaFree:           3265 kB\n");
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.kernel_cma_kb.has_value());
+  EXPECT_FALSE(r.device.kernel_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_TRUE(r.device.processes_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "CmaTotal 4182016 kB"));
+  // CmaTotal 0: the kernel has no CMA, and 0 is the truth.
+  c.AddFile("proc/meminfo", std::string(kMeminfo) + "CmaTotal:              0 kB\n");
+  EXPECT_EQ(Account(c).device.kernel_cma_kb, 0);
+}
+
+TEST(HiddenTest, NoZramNodeWhileSwapIsUsedIsNullAndZeroWithoutSwap) {
+  // kMeminfo: SwapTotal 100000, SwapFree 50000.
+  Report used = Account(BaseCapture());
+  EXPECT_FALSE(used.dumpsys.zram_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(used, "sys/block/zram0: no zram node captured while 50000 kB of swap is in use"));
+  Capture c = BaseCapture();
+  std::string no_swap = kMeminfo;
+  no_swap.replace(no_swap.find("SwapFree:          50000"), 24, "SwapFree:         100000");
+  c.AddFile("proc/meminfo", no_swap);
+  EXPECT_EQ(Account(c).dumpsys.zram_kb, 0);
+}
+
+TEST(HiddenTest, ZramDevicesSumUpToTheFirstMissingNumber) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/block/zram0/mm_stat", "8192 4096 2048 0 2048 0 0 0 0\n");
+  c.AddFile("sys/block/zram1/mem_used_total", "1024\n");
+  c.AddFile("sys/block/zram3/mem_used_total", "1048576\n");  // after the gap at zram2: AOSP stops
+  Report r = Account(c);
+  EXPECT_EQ(r.dumpsys.zram_kb, 3);  // (2048 + 1024) / 1024
+}
+
+TEST(VendorMeminfoTest, AVendorLineIsSkippedWithAWarningAndTheDeviceFiguresStay) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/meminfo", std::string(kMeminfo) + "GPUTotalUsed:         39735 pages\nRsvPool:           reserved\n");
+  Report r = Account(c);
+  EXPECT_EQ(r.device.mem_total_kb, 7000000);
+  EXPECT_TRUE(r.device.kernel_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "proc/meminfo line 16"));
+  EXPECT_TRUE(HasWarningWith(r, "GPUTotalUsed"));
+  EXPECT_TRUE(HasWarningWith(r, "RsvPool"));
+}
+
+TEST(QcomTest, NegativeGpumemMappedIsNamedAndNullsOnlyThatProcess) {
+  Capture c = BaseCapture();
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_mapped", "-4096\n");
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/gpumem_unmapped", "8192\n");
+  c.AddFile("sys/class/kgsl/kgsl/proc/100/imported_mem", "0\n");
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(100).gl_kb.has_value());
+  EXPECT_EQ(r.processes.at(200).gl_kb, 0);
+  EXPECT_TRUE(HasWarningWith(r, "sys/class/kgsl/kgsl/proc/100/gpumem_mapped: negative byte count \"-4096\""));
+}
+
+TEST(DeviceTextTest, IonLineIsComparedLikeDmaBufAndCachedIonIsShown) {
+  Capture c = BaseCapture();
+  c.AddFile("cmd/dumpsys_meminfo",
+            "Total RAM: 7,000,000K (status normal)\n"
+            " Free RAM: 3,141,292K (1,041,888K cached pss + 1,975,308K cached kernel +    34,616K cached ion +    89,480K free)\n"
+            "      ION:    57,896K (   57,932K mapped +       -36K unmapped +         0K pools)\n");
+  c.AddFile("sys/kernel/dmabuf/buffers/7/size", "10240\n");  // one buffer nobody maps
+  Report r = Account(c);
+  EXPECT_EQ(r.dumpsys.device_text_kb.at("ion_total_kb"), 57896);
+  EXPECT_EQ(r.dumpsys.device_text_kb.at("ion_mapped_kb"), 57932);
+  EXPECT_EQ(r.dumpsys.device_text_kb.at("ion_unmapped_kb"), -36);
+  EXPECT_EQ(r.dumpsys.device_text_kb.at("cached_ion_kb"), 34616);
+  // Computed: 10 kB exported, none mapped.
+  EXPECT_EQ(r.dumpsys.difference_kb.at("ion_total_kb"), 10 - 57896);
+  EXPECT_EQ(r.dumpsys.difference_kb.at("ion_mapped_kb"), -57932);
+  EXPECT_EQ(r.dumpsys.difference_kb.at("ion_unmapped_kb"), 10 + 36);
+  EXPECT_EQ(r.dumpsys.difference_kb.count("cached_ion_kb"), 0u);  // nothing computed to set against it
 }
 
 TEST(RobustnessTest, HugeValuesNeverWrap) {

@@ -62,6 +62,9 @@ TEST(DumpsysTextTest, IonAndKernelCmaAndNegativeLostRam) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->total_ram_kb, 8092276);
   EXPECT_EQ(s->ion_total_kb, 50628);
+  EXPECT_EQ(s->ion_mapped_kb, 28880);
+  EXPECT_EQ(s->ion_unmapped_kb, 0);
+  EXPECT_EQ(s->ion_pools_kb, 21748);
   EXPECT_FALSE(s->dmabuf_total_kb.has_value());
   EXPECT_EQ(s->kernel_cma_kb, 4096);
   EXPECT_EQ(s->lost_ram_kb, -979823);
@@ -72,7 +75,7 @@ TEST(DumpsysTextTest, IonAndKernelCmaAndNegativeLostRam) {
 }
 
 TEST(DumpsysTextTest, OemExtraPartsAndOldKbFormat) {
-  // An OEM "cached ion" part is skipped; pre-stringifyKBSize builds print "%d kB" and bare parts.
+  // An OEM "cached ion" part is kept apart; pre-stringifyKBSize builds print "%d kB" and bare parts.
   absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(
       "Total RAM: 2857032 kB (status moderate)\n"
       "Free RAM: 3,711,324K (  692,588K cached pss + 2,428,616K cached kernel +   117,492K cached "
@@ -86,10 +89,70 @@ TEST(DumpsysTextTest, OemExtraPartsAndOldKbFormat) {
   EXPECT_EQ(s->free_cached_pss_kb, 692588);
   EXPECT_EQ(s->free_cached_kernel_kb, 2428616);
   EXPECT_EQ(s->free_free_kb, 472628);
+  EXPECT_EQ(s->free_cached_ion_kb, 117492);
   EXPECT_EQ(s->used_ram_kb, 1280552);
   EXPECT_EQ(s->used_pss_kb, 970140);
   EXPECT_EQ(s->used_kernel_kb, 310412);
   EXPECT_EQ(s->zram_swap_total_kb, 524284);
+}
+
+// ---- Real device texts (tests/data/nodes/real, sources in SOURCES.md there) ----
+
+// Amlogic Google TV, Android 11-era: ION with a negative unmapped part, and a GPU line.
+TEST(DumpsysTextTest, RealAmlogicIonLine) {
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_amlogic_gtv_summary.txt"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->total_ram_kb, 2036984);
+  EXPECT_EQ(s->ion_total_kb, 57896);
+  EXPECT_EQ(s->ion_mapped_kb, 57932);
+  EXPECT_EQ(s->ion_unmapped_kb, -36);
+  EXPECT_EQ(s->ion_pools_kb, 0);
+  EXPECT_EQ(s->gpu_total_kb, 53544);
+  EXPECT_EQ(s->gpu_private_kb, 1268);
+  EXPECT_EQ(s->used_kernel_kb, 271236);
+  EXPECT_EQ(s->lost_ram_kb, 111523);
+  EXPECT_EQ(s->zram_physical_kb, 70036);
+}
+
+// MIUI: "+ 34,616K cached ion +" inside Free RAM, and a negative Lost RAM.
+TEST(DumpsysTextTest, RealXiaomiCachedIonTerm) {
+  absl::StatusOr<DumpsysSummary> s =
+      ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_xiaomi_cached_ion_negative_lost.txt"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->free_ram_kb, 3141292);
+  EXPECT_EQ(s->free_cached_pss_kb, 1041888);
+  EXPECT_EQ(s->free_cached_kernel_kb, 1975308);
+  EXPECT_EQ(s->free_cached_ion_kb, 34616);
+  EXPECT_EQ(s->free_free_kb, 89480);
+  // The parts add up to the total only with the OEM term.
+  EXPECT_EQ(*s->free_cached_pss_kb + *s->free_cached_kernel_kb + *s->free_cached_ion_kb + *s->free_free_kb,
+            *s->free_ram_kb);
+  EXPECT_EQ(s->lost_ram_kb, -177955);
+  EXPECT_EQ(s->zram_swap_total_kb, 2621436);
+}
+
+// Android 13: DMA-BUF with its Heaps and Heaps pool lines (which are not DMA-BUF: lines).
+TEST(DumpsysTextTest, RealAndroid13DmaBufHeaps) {
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_a13_dmabuf_heaps.txt"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->dmabuf_total_kb, 455268);
+  EXPECT_EQ(s->dmabuf_mapped_kb, 0);
+  EXPECT_EQ(s->dmabuf_unmapped_kb, 455268);
+  EXPECT_EQ(s->lost_ram_kb, -479062);
+  EXPECT_EQ(s->used_pss_kb, 1393609);
+}
+
+// Android 4.4: "%d kB" and bare parts of another vocabulary ("cached", "buffers", "shmem", "slab").
+TEST(DumpsysTextTest, RealAndroid44KbForm) {
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_android44_kB.txt"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->total_ram_kb, 2004576);
+  EXPECT_EQ(s->free_ram_kb, 962859);
+  EXPECT_EQ(s->free_cached_pss_kb, 28123);
+  EXPECT_EQ(s->free_free_kb, 783312);
+  EXPECT_FALSE(s->free_cached_kernel_kb.has_value());
+  EXPECT_EQ(s->used_ram_kb, 832478);
+  EXPECT_EQ(s->used_pss_kb, 791862);
 }
 
 TEST(DumpsysTextTest, NoSummaryIsInvalid) {

@@ -182,18 +182,55 @@ TEST(ParseMeminfoBadInputTest, EveryPrefixIsOkOrDataLoss) {
   }
 }
 
-TEST(ParseMeminfoBadInputTest, MalformedLinesNameTheirLine) {
+// Vendor kernels add lines of their own: one such line is skipped and named, and costs only its key,
+// never the whole file (which would null every device figure).
+TEST(ParseMeminfoBadInputTest, MalformedLinesAreSkippedAndNamed) {
   using namespace std::string_literals;
   for (const std::string& bad :
        {"MemFree 1809728 kB\n"s, "MemFree: -5 kB\n"s, "MemFree: 12 MB\n"s, "MemFree:\n"s,
         "MemFree: abc kB\n"s, "MemFree: 12kB\n"s, "MemFree: 12 kB x\n"s, ": 12 kB\n"s,
         "Mem\0Free: 12 kB\n"s, "\xff\xfe: 1 kB\n"s, "garbage\n"s, "\0\0\0\n"s,
-        "MemFree: 0x10 kB\n"s}) {
+        "MemFree: 0x10 kB\n"s, "MemFree: 18446744073709551616 kB\n"s}) {
     SCOPED_TRACE(testing::PrintToString(bad));
-    absl::StatusOr<Meminfo> m = ParseMeminfo("MemTotal: 1 kB\n\n" + bad);
-    ASSERT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << m.status();
-    EXPECT_TRUE(MessageHas(m.status(), "line 3")) << m.status();
+    absl::StatusOr<Meminfo> m = ParseMeminfo("MemTotal: 1 kB\n\n" + bad + "Shmem: 7 kB\n");
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(m->Get("MemTotal"), 1u);
+    EXPECT_EQ(m->Get("Shmem"), 7u);
+    EXPECT_FALSE(m->Get("MemFree").has_value());
+    ASSERT_EQ(m->skipped_lines.size(), 1u);
+    EXPECT_EQ(m->skipped_line_count, 1u);
+    EXPECT_EQ(m->skipped_lines[0].rfind("line 3: ", 0), 0u) << m->skipped_lines[0];
   }
+}
+
+TEST(ParseMeminfoBadInputTest, OnlyTheFirstSkippedLinesAreNamed) {
+  std::string text = "MemTotal: 1 kB\n";
+  for (int i = 0; i < 20; ++i) text += "RsvPool: reserved\n";
+  absl::StatusOr<Meminfo> m = ParseMeminfo(text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->skipped_lines.size(), kMaxNamedSkippedLines);
+  EXPECT_EQ(m->skipped_line_count, 20u);
+}
+
+TEST(ParseMeminfoBadInputTest, NoGoodLineAtAllIsRejectedNamingTheFirstBadOne) {
+  absl::StatusOr<Meminfo> m = ParseMeminfo("GPUTotalUsed: 39735 pages\nRsvPool: reserved\n");
+  ASSERT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(MessageHas(m.status(), "line 1")) << m.status();
+  EXPECT_TRUE(MessageHas(m.status(), "GPUTotalUsed")) << m.status();
+}
+
+// A 4.19 vendor kernel's meminfo (the legacy-419 sample device): "GPUTotalUsed: 39735 pages" and
+// "RsvPool: reserved" among the core counters.
+TEST(ParseMeminfoTest, VendorLinesOfALegacyKernel) {
+  absl::StatusOr<Meminfo> m = ParseMeminfo(ReadTestData("captures/legacy-419/tree/proc/meminfo"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->Get("MemTotal"), 16068720u);
+  EXPECT_EQ(m->Get("CmaTotal"), 147456u);
+  EXPECT_EQ(m->Get("SwapTotal"), 6291452u);
+  EXPECT_FALSE(m->Get("GPUTotalUsed").has_value());
+  ASSERT_EQ(m->skipped_lines.size(), 2u);
+  EXPECT_NE(m->skipped_lines[0].find("GPUTotalUsed"), std::string::npos) << m->skipped_lines[0];
+  EXPECT_NE(m->skipped_lines[1].find("RsvPool"), std::string::npos) << m->skipped_lines[1];
 }
 
 TEST(ParseMeminfoBadInputTest, HugeNumbersOverflow) {

@@ -116,7 +116,8 @@ TEST_P(CollectTreeTest, HoldsEveryNodeOfTheTreeAndNothingElse) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCaptures, CollectTreeTest,
-                         ::testing::Values("generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"),
+                         ::testing::Values("generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1",
+                                           "mali-rockchip", "legacy-419"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -292,13 +293,16 @@ TEST(CollectorTest, CommandsRecordOutputAndRealFailures) {
   AddDevice(fs);
   fs.AddError("cmd/native_heap@100", "EPERM");
   fs.AddFile("cmd/dumpsys_meminfo", "Total RAM: 1K\n");
+  fs.AddFile("cmd/dumpsys_gpu_gpumem", "Memory snapshot for GPU 0:\nGlobal total: 4096\n");
   absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(fs.commands(), (Strings{"cmd/native_heap@100", "cmd/native_heap@200", "cmd/dumpsys_meminfo"}));
+  EXPECT_EQ(fs.commands(), (Strings{"cmd/native_heap@100", "cmd/native_heap@200", "cmd/dumpsys_meminfo",
+                                    "cmd/dumpsys_gpu_gpumem"}));
   ASSERT_NE(c->Find("cmd/native_heap@100"), nullptr);
   EXPECT_EQ(c->Find("cmd/native_heap@100")->content, "EPERM");
   EXPECT_EQ(c->Find("cmd/native_heap@200"), nullptr);  // ENOENT: the command is not there
   EXPECT_EQ(*c->FileContent("cmd/dumpsys_meminfo"), "Total RAM: 1K\n");
+  EXPECT_EQ(*c->FileContent("cmd/dumpsys_gpu_gpumem"), "Memory snapshot for GPU 0:\nGlobal total: 4096\n");
 }
 
 // Issue 6: full smaps only for GPU processes; the others cost a rollup and maps. Every process still
@@ -333,7 +337,8 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
     EXPECT_EQ(c->Find(dir + "/maps"), nullptr) << pid;  // smaps shows the same mappings
   }
   EXPECT_EQ(fs.commands(),
-            (Strings{"cmd/native_heap@400", "cmd/native_heap@500", "cmd/native_heap@600", "cmd/dumpsys_meminfo"}));
+            (Strings{"cmd/native_heap@400", "cmd/native_heap@500", "cmd/native_heap@600", "cmd/dumpsys_meminfo",
+                    "cmd/dumpsys_gpu_gpumem"}));
   ExpectOnlyAllowlistedAccess(fs.reads(), fs.lists());
 }
 

@@ -142,7 +142,7 @@ TEST(DeviceRootFsTest, CommandsAreEnoentWhereTheRootLacksThem) {
   EXPECT_EQ(fs.RunCommand("native_heap", "1").errno_name, "ENOENT");
 }
 
-TEST(DeviceRootFsTest, OnlyTheTwoCommandsWithValidArgs) {
+TEST(DeviceRootFsTest, OnlyTheThreeCommandsWithValidArgs) {
   TempDir dir;
   dir.Write("system/bin/dumpsys", "#!/bin/sh\necho \"$@\"\n", true);
   dir.Write("system/bin/am", "#!/bin/sh\nexit 0\n", true);
@@ -150,6 +150,7 @@ TEST(DeviceRootFsTest, OnlyTheTwoCommandsWithValidArgs) {
   EXPECT_EQ(fs.RunCommand("sh", "").errno_name, "EINVAL");
   EXPECT_EQ(fs.RunCommand("dumpsys", "").errno_name, "EINVAL");
   EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "-a").errno_name, "EINVAL");
+  EXPECT_EQ(fs.RunCommand("dumpsys_gpu_gpumem", "--all").errno_name, "EINVAL");
   EXPECT_EQ(fs.RunCommand("native_heap", "").errno_name, "EINVAL");
   EXPECT_EQ(fs.RunCommand("native_heap", "12a").errno_name, "EINVAL");
   EXPECT_EQ(fs.RunCommand("native_heap", "1;reboot").errno_name, "EINVAL");
@@ -164,6 +165,15 @@ TEST(DeviceRootFsTest, DumpsysMeminfoRunsWithoutShellAndCapturesStdout) {
   NodeRead r = fs.RunCommand("dumpsys_meminfo", "");
   ASSERT_TRUE(r.ok()) << r.errno_name;
   EXPECT_EQ(r.content, "[meminfo]\n");
+}
+
+TEST(DeviceRootFsTest, DumpsysGpuGpumemRunsWithItsTwoArguments) {
+  TempDir dir;
+  dir.Write("system/bin/dumpsys", "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\n", true);
+  DeviceRootFs fs(dir.path(), FastOptions(dir.path()));
+  NodeRead r = fs.RunCommand("dumpsys_gpu_gpumem", "");
+  ASSERT_TRUE(r.ok()) << r.errno_name;
+  EXPECT_EQ(r.content, "[gpu]\n[--gpumem]\n");
 }
 
 TEST(DeviceRootFsTest, NativeHeapReadsTheFileAmWroteAndRemovesIt) {

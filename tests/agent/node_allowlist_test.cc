@@ -41,6 +41,7 @@ TEST(NodeAllowlistTest, AllowsEveryNodeOfCaptureMd) {
            "proc/mtk_mali/gpu_memory",
            "proc/dma_heap/rss_pid@11750",
            "proc/xgpu/gpu_memory",
+           "sys/kernel/debug/mali0/gpu_memory",
            "sys/block/zram0/mm_stat",
            "sys/block/zram12/mem_used_total",
            "sys/kernel/dma_heap/total_pools_kb",
@@ -48,6 +49,7 @@ TEST(NodeAllowlistTest, AllowsEveryNodeOfCaptureMd) {
            "sys/kernel/ion/total_pools_kb",
            "cmd/native_heap@14969",
            "cmd/dumpsys_meminfo",
+           "cmd/dumpsys_gpu_gpumem",
        }) {
     EXPECT_TRUE(IsAllowed(path)) << path;
   }
@@ -142,12 +144,14 @@ TEST(NodeAllowlistTest, DirectoriesAreOnlyTheOnesTheCollectorWalks) {
                                "sys/kernel/mm/cma", "sys/kernel/mm/cma/linux,cma", "sys/kernel/debug/cma",
                                "sys/kernel/debug/cma/secure_display", "sys/class/kgsl/kgsl",
                                "sys/class/kgsl/kgsl/proc", "sys/class/kgsl/kgsl/proc/16160", "sys/block",
-                               "sys/block/zram0", "sys/kernel/dma_heap", "sys/kernel/ion", "cmd"}) {
+                               "sys/block/zram0", "sys/kernel/dma_heap", "sys/kernel/ion", "sys/kernel/debug/mali0",
+                               "cmd"}) {
     EXPECT_TRUE(IsAllowedDirectory(dir)) << dir;
   }
   for (const std::string& dir : {""s, "/"s, "/proc"s, "etc"s, "proc/self"s, "proc/1/task"s, "proc/1/fd"s,
                                  "proc/1/root"s, "proc/1/../.."s, "sys"s, "sys/kernel"s, "sys/kernel/debug"s,
-                                 "sys/kernel/mm/cma/.."s, "sys/block/loop0"s, "proc/1\0"s}) {
+                                 "sys/kernel/mm/cma/.."s, "sys/block/loop0"s, "proc/1\0"s,
+                                 "sys/kernel/debug/mali1"s, "sys/kernel/debug/mali0/ctx"s}) {
     EXPECT_FALSE(IsAllowedDirectory(dir)) << dir;
   }
   // A node is not a folder and a folder is not a node.

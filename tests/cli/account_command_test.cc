@@ -49,7 +49,8 @@ TEST_P(SampleCaptureTest, ReportMatchesExpectedInEveryField) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Captures, SampleCaptureTest,
-                         ::testing::Values("generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"));
+                         ::testing::Values("generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1",
+                                           "mali-rockchip", "legacy-419"));
 
 TEST(AccountCommandTest, TableShowsTheBreakdownAndWarnings) {
   std::ostringstream out, err;

@@ -33,7 +33,7 @@ TEST(ParseWhereTest, UsageErrorsNameTheTermAndTheFix) {
                                          {{"vendor=qcom"}, "unknown key \"vendor\""},
                                          {{"model="}, "give a value"},
                                          {{"=x"}, "unknown key"},
-                                         {{"platform=qualcomm"}, "qcom, mtk, xring, generic"},
+                                         {{"platform=qualcomm"}, "qcom, mtk, xring, mali, generic"},
                                          {{"model=a", "model=b"}, "given twice"}}) {
     absl::StatusOr<v1::DeviceSelector> s = ParseWhere(c.terms);
     ASSERT_FALSE(s.ok()) << c.terms[0];

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "server/accounting/legacy_dmabuf.h"
 #include "server/accounting/smaps_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -34,6 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (any_pss) __builtin_trap();
     }
   } else if (rollup.ok()) {
+    __builtin_trap();
+  }
+  // The legacy anon_inode:dmabuf mappings the summary keeps are those a full parse sees.
+  const auto summary = memfleet::accounting::ParseSmapsSummary(text, "/dev/kgsl");
+  if (summary.ok() != smaps.ok()) __builtin_trap();
+  if (summary.ok() && memfleet::accounting::CountLegacyDmaBufMappings(summary->legacy_dmabuf_vmas).count !=
+                          memfleet::accounting::CountLegacyDmaBufMappings(*smaps).count) {
     __builtin_trap();
   }
   // A text that is all VMA headers is a valid smaps with the same VMAs.

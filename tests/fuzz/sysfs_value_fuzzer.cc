@@ -1,9 +1,10 @@
-// libFuzzer target for ParseSysfsUint, ParseLeadingUint and TrimSysfsString.
+// libFuzzer target for ParseSysfsUint, ParseLeadingUint, TrimSysfsString and ParseKgslBytes.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "server/accounting/kgsl_bytes.h"
 #include "server/accounting/sysfs_value.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -12,6 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto leading = memfleet::accounting::ParseLeadingUint(text);
   // Whatever is exactly one number also starts with that number.
   if (exact.ok() && (!leading.ok() || *leading != *exact)) __builtin_trap();
+  // KGSL's counters read like ParseLeadingUint, except that a negative one says so.
+  const auto kgsl = memfleet::accounting::ParseKgslBytes(text);
+  if (kgsl.ok() != leading.ok() || (kgsl.ok() && *kgsl != *leading)) __builtin_trap();
   const std::string trimmed = memfleet::accounting::TrimSysfsString(text);
   if (trimmed.size() > text.size()) __builtin_trap();
   if (memfleet::accounting::TrimSysfsString(trimmed) != trimmed) __builtin_trap();

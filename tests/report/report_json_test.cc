@@ -34,6 +34,21 @@ TEST(ReportFromJsonTest, FixtureReportParsesToItsNumbers) {
   EXPECT_EQ(r->processes.at(12083).oom_score_adj, -1000);
 }
 
+// The mali platform and Android's GPU counters survive the round trip the server and the CLI make.
+TEST(ReportFromJsonTest, MaliReportKeepsItsPlatformAndGpuMemFields) {
+  absl::StatusOr<Report> r = ReportFromJson(ReadTestData("captures/mali-rockchip/expected.json"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->platform, Platform::kMali);
+  EXPECT_EQ(r->device.gpu_mem_global_kb, 2103537);
+  EXPECT_EQ(r->processes.at(27447).gpu_mem_total_kb, 234324);
+  EXPECT_FALSE(r->processes.at(10738).gpu_mem_total_kb.has_value());
+  absl::StatusOr<Report> again = ReportFromJson(ReportToJson(*r));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->platform, Platform::kMali);
+  EXPECT_EQ(again->device.gpu_mem_global_kb, 2103537);
+  EXPECT_EQ(again->processes.at(27447).gpu_mem_total_kb, 234324);
+}
+
 TEST(ReportFromJsonTest, NotAReportIsInvalidArgument) {
   for (const char* text : {"", "not json", "[]", "{\"platform\":\"qcom\"}", "{\"platform\":\"qcom\",\"device\":{},"
                            "\"processes\":{\"x\":{}}}", "{\"platform\":\"amiga\",\"device\":{},\"processes\":{}}"}) {
