@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
                       "list each device's value against the latest baseline's budget for --process (docs/baselines.md)");
   fleet_cmd->add_option("--scheme", fleet_scheme, "with --baseline: budget scheme 1 or 2")->check(CLI::Range(1, 2));
 
-  // Baselines (issue 5, docs/baselines.md)
+  // Baselines (docs/baselines.md)
   CLI::App* baseline_cmd = app.add_subcommand("baseline", "Memory baselines: import, show, check stored reports against them");
   baseline_cmd->require_subcommand(1);
   memfleet::cli::BaselineImportArgs baseline_import;

@@ -48,7 +48,7 @@ struct IngestOptions {
   // A capture dated more than this after `now` is refused for good (CaptureRejected{retry=false}): kept, a
   // device clock at 9999-12-31 would stay the device's latest capture forever (clock_skew.h).
   std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;
-  // Security (issue 4, docs/security.md): null means no token checks / no per-agent limits.
+  // Security (docs/security.md): null means no token checks / no per-agent limits.
   const security::Authorizer* authorizer = nullptr;
   security::AgentLimits* agent_limits = nullptr;
   DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
