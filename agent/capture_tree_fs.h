@@ -1,5 +1,5 @@
-// CaptureTreeFs: a RootFs over a capture tree (CAPTURE.md), so that the collector reads a recorded capture
-// exactly as it reads a live root. `<path>.err` holds the errno a node failed with; `<path>@<arg>` a
+// CaptureTreeFs: a RootFs over a capture tree (docs/capture-format.md), so that the collector reads a
+// recorded capture exactly as it reads a live root. `<path>.err` holds the errno a node failed with; `<path>@<arg>` a
 // write-then-read or per-pid node; `cmd/<name>[@<arg>]` a command's output.
 //
 //   CaptureTreeFs fs(MEMFLEET_TEST_DATA_DIR "/captures/qcom-edge/tree");

@@ -137,12 +137,12 @@ class Collector {
   std::set<std::string> pids_with_memory_;
   // Pids with a KGSL proc folder on a live root: GPU processes, as are those whose maps show a GPU
   // device mapping. Only they get full smaps, the per-mapping detail the engine uses (gfxdev_kb); the
-  // rest get smaps_rollup + maps, which give the same figures (ACCOUNTING.md §2, issue 6).
+  // rest get smaps_rollup + maps, which give the same figures (docs/accounting.md section 2).
   std::set<std::string> kgsl_pids_;
 };
 
-// A mapping of a GPU device node (ACCOUNTING.md §2 gfxdev_kb: /dev/kgsl*, /dev/mali*). A plain substring
-// search over maps, not a parse: a false hit only costs reading the full smaps.
+// A mapping of a GPU device node (docs/accounting.md section 2, gfxdev_kb: /dev/kgsl*, /dev/mali*). A
+// plain substring search over maps, not a parse: a false hit only costs reading the full smaps.
 bool MapsShowGpuDevice(std::string_view maps) {
   return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find(" /dev/mali") != std::string_view::npos;
 }
@@ -341,7 +341,7 @@ void Collector::CollectRssPid() {
   for (const std::string& pid : pids) {
     std::string node = absl::StrCat(kRssPid, "@", pid);
     if (!IsAllowed(node)) continue;
-    // The kernel wants exactly "pid:<pid>\n" in one write (kernel-nodes.md 3.1).
+    // The kernel wants exactly "pid:<pid>\n" in one write (docs/node-formats.md section 3).
     NodeRead r = fs_.WriteThenRead(kRssPid, absl::StrCat("pid:", pid, "\n"), pid);
     RecordArgNode(node, std::move(r), listed.count(pid) > 0);
   }

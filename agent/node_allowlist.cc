@@ -6,7 +6,7 @@ namespace memfleet::agent {
 namespace {
 
 // Segment patterns: a literal, or a literal prefix followed by one placeholder: "{num}" (IsNumericName)
-// or "{region}" (IsSafeRegionName). Kept as data so the list reads like CAPTURE.md.
+// or "{region}" (IsSafeRegionName). Kept as data so the list reads like docs/capture-format.md.
 constexpr std::string_view kFilePatterns[] = {
     "capture.json",
     "proc/meminfo",

@@ -1,6 +1,7 @@
-// The allowlist of nodes the agent may read (CAPTURE.md): the collector checks every path before it reads,
-// writes-then-reads or runs anything, and every folder before it lists it, so that no input — a hostile
-// capture tree, a crafted directory entry, a server — can make the agent touch anything else.
+// The allowlist of nodes the agent may read (docs/capture-format.md): the collector checks every path
+// before it reads, writes-then-reads or runs anything, and every folder before it lists it, so that no
+// input — a hostile capture tree, a crafted directory entry, a server — can make the agent touch
+// anything else.
 //
 //   IsAllowed("proc/123/smaps");                       // true
 //   IsAllowed("proc/self/smaps");                      // false: <pid> is numeric

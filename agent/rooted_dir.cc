@@ -97,7 +97,7 @@ NodeRead ReadFdToEnd(int fd, size_t size_hint, size_t max_bytes) {
   buffer.resize(length);
   // procfs and sysfs report size 0, so most nodes were read into 16 KiB for a few bytes (or into a
   // doubled buffer): a capture keeps hundreds of them, which held the agent's RSS at several times the
-  // capture (issue 6). One copy of the bytes is cheap next to the read(2) that made them.
+  // capture. One copy of the bytes is cheap next to the read(2) that made them.
   if (buffer.capacity() - length > length / 8 + 64) buffer.shrink_to_fit();
   NodeRead out;
   out.content = std::move(buffer);

@@ -1,7 +1,7 @@
-// The engine against its floor (issue 6): accounting a capture of 300 processes with full smaps, built
-// from AOSP's real testdata1/smaps (1.78 MB, 2760 VMAs) and a sample capture, against one memchr pass over
-// the same text (what `wc -l` does: the practical floor of reading it once). Quote the ratio of
-// BM_Account_300Processes to BM_CountLines_300Processes from the same run.
+// The engine against its floor (docs/performance.md): accounting a capture of 300 processes with full
+// smaps, built from AOSP's real testdata1/smaps (1.78 MB, 2760 VMAs) and a sample capture, against one
+// memchr pass over the same text (what `wc -l` does: the practical floor of reading it once). Quote the
+// ratio of BM_Account_300Processes to BM_CountLines_300Processes from the same run.
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -87,7 +87,7 @@ void BM_ParseSmaps(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseSmaps);
 
-// The engine's pass (issue 6): sums, GPU-device Pss and dma-buf mappings, no Vma per mapping.
+// The engine's pass: sums, GPU-device Pss and dma-buf mappings, no Vma per mapping.
 void BM_ParseSmapsSummary(benchmark::State& state) {
   std::string text = testing::ReadFileForTest(Data("aosp/system/memory/libmeminfo/testdata1/smaps"));
   for (auto _ : state) benchmark::DoNotOptimize(ParseSmapsSummary(text, "/dev/kgsl"));

@@ -1,4 +1,4 @@
-// The agent against its floors (issue 6), ratios from one run:
+// The agent against its floors (docs/performance.md), ratios from one run:
 // - a recorded capture tree (qcom-sm8450) collected through CaptureTreeFs, against reading every file
 //   of the tree;
 // - one capture of this machine's `/` (collect + the stored-form encode the scheduler spools), against
@@ -168,7 +168,7 @@ size_t CatFiles(const std::vector<std::string>& paths, std::string& buffer) {
   return bytes;
 }
 
-// The target's ratio (issue 6), measured pairwise: each iteration takes one capture of `/` (collect +
+// The target's ratio, measured pairwise: each iteration takes one capture of `/` (collect +
 // encode, as the scheduler does) and then cats exactly the file nodes that capture read. On a shared
 // machine the processes, and so the kernel's smaps walks, change from one second to the next; separate
 // benchmarks (BM_CaptureRoot, BM_CatRootNodes) run seconds apart and see different machines.

@@ -1,5 +1,5 @@
-// Parses capture.json, the header of a capture (CAPTURE.md): device id, time, page size, DDR size and
-// optional build facts.
+// Parses capture.json, the header of a capture (docs/capture-format.md): device id, time, page size,
+// DDR size and optional build facts.
 //
 //   absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(json_text);
 #ifndef MEMFLEET_CAPTURE_CAPTURE_HEADER_H_

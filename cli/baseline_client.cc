@@ -1,4 +1,4 @@
-// ServerClient's BaselineService calls (issue 5), kept apart from the query calls in server_client.cc.
+// ServerClient's BaselineService calls, kept apart from the query calls in server_client.cc.
 #include <memory>
 
 #include "cli/server_client.h"

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   account_cmd->add_flag("--live-root", account.live_root,
                         "TREE is not / but the root of a running system (a chroot, a mounted device root): "
                         "read it live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
-  account_cmd->add_flag("--json", account.json, "print the report JSON (CAPTURE.md) instead of the table");
+  account_cmd->add_flag("--json", account.json,
+                        "print the report JSON (docs/capture-format.md) instead of the table");
   account_cmd->add_option("--top", account.top, "processes shown in the table (0 = all)")->capture_default_str();
   account_cmd->add_option("--graphics-libs", account.graphics_libs_file,
                           "graphics library list to use instead of the built-in one");
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
                       "list each device's value against the latest baseline's budget for --process (docs/baselines.md)");
   fleet_cmd->add_option("--scheme", fleet_scheme, "with --baseline: budget scheme 1 or 2")->check(CLI::Range(1, 2));
 
-  // Baselines (issue 5, docs/baselines.md)
+  // Baselines (docs/baselines.md)
   CLI::App* baseline_cmd = app.add_subcommand("baseline", "Memory baselines: import, show, check stored reports against them");
   baseline_cmd->require_subcommand(1);
   memfleet::cli::BaselineImportArgs baseline_import;
@@ -126,7 +127,8 @@ int main(int argc, char** argv) {
       "check", "Stored reports against the baseline: what is over budget, by how much, on how many devices (exit 3)");
   AddServerOptions(baseline_check_cmd, baseline_check.common);
   AddWhereOption(baseline_check_cmd, baseline_check.where);
-  baseline_check_cmd->add_option("--scheme", baseline_check.scheme, "which budgets apply: 1 or 2 (ACCOUNTING.md section 6)")
+  baseline_check_cmd
+      ->add_option("--scheme", baseline_check.scheme, "which budgets apply: 1 or 2 (docs/accounting.md section 6)")
       ->capture_default_str();
   baseline_check_cmd->add_option("--sweep", baseline_check.sweep_id, "the captures of one sweep");
   baseline_check_cmd->add_option("--since", baseline_check.since,

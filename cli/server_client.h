@@ -66,7 +66,7 @@ class ServerClient {
   absl::Status StartSweep(const v1::SweepRequest& request,
                           const std::function<void(const v1::SweepProgress&)>& on_progress);
 
-  // ---- Baselines (issue 5): BaselineService, defined in cli/baseline_client.cc ----
+  // ---- Baselines: BaselineService, defined in cli/baseline_client.cc ----
   absl::StatusOr<v1::ImportBaselineResponse> ImportBaseline(const v1::ImportBaselineRequest& request);
   absl::StatusOr<v1::GetBaselineResponse> GetBaseline(const v1::GetBaselineRequest& request);
   absl::StatusOr<v1::CheckBaselineResponse> CheckBaseline(const v1::CheckBaselineRequest& request);

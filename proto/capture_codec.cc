@@ -211,7 +211,7 @@ absl::Status CaptureAssembler::CheckDigest(const std::string& announced) {
 
 namespace {
 
-// The protobuf wire form of StoredCapture written field by field into a zstd stream (issue 6): the
+// The protobuf wire form of StoredCapture written field by field into a zstd stream: the
 // capture is not copied into a message, then a serialized string, then a compress-bound buffer, which
 // held the agent's peak RSS at several times the capture. The bytes are exactly what
 // StoredCapture::SerializeAsString() gives (proto3: empty scalars skipped, a oneof member always written,

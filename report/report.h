@@ -1,5 +1,5 @@
 // Report: what the engine makes of one capture — the whole-device and per-process breakdown of
-// ACCOUNTING.md, the dumpsys-compatible view, warnings and the source of each figure.
+// docs/accounting.md, the dumpsys-compatible view, warnings and the source of each figure.
 //
 //   Report r = Account(capture);
 //   if (r.device.total_kb) std::cout << *r.device.total_kb;
@@ -38,7 +38,7 @@ struct ProcessReport {
   Kb non_graphics_kb;
   Kb graphics_dma_kb;
   Kb total_kb;
-  // dumpsys-compatible per-process view (vendor memtrack semantics), ACCOUNTING.md section 4.
+  // dumpsys-compatible per-process view (vendor memtrack semantics), docs/accounting.md section 4.
   Kb gl_mtrack_kb;
   Kb egl_mtrack_kb;
   Kb dumpsys_total_pss_kb;  // Pss + SwapPss + EGL mtrack + GL mtrack

@@ -1,5 +1,5 @@
-// The report's JSON form (CAPTURE.md "A report"): the contract that tests, the CLI and the stored
-// history share. Field names may be added to, never renamed.
+// The report's JSON form (docs/capture-format.md, "A report"): the contract that tests, the CLI and the
+// stored history share. Field names may be added to, never renamed.
 //
 //   std::string text = ReportToJson(report, /*indent=*/1);
 //   absl::StatusOr<Report> back = ReportFromJson(text);

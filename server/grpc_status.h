@@ -1,5 +1,5 @@
-// absl::Status -> grpc::Status: the codes are the same numbers (STYLE.md: translate only in server/ and
-// agent/ transport code).
+// absl::Status -> grpc::Status: the codes are the same numbers (translated only in server/ and agent/
+// transport code, so the engine and storage stay free of gRPC).
 //
 //   return ToGrpcStatus(store.PutSweep(record));
 //

@@ -41,7 +41,7 @@ struct LabServerOptions {
   int max_receive_message_bytes = 8 << 20;         // chunks are 256 KiB; leaves room for big single nodes
   std::chrono::milliseconds shutdown_grace{5000};  // for in-flight RPCs at Stop
   SweepCoordinator::Options sweeps;
-  // Security (issue 4, docs/security.md). PEM files; cert + key: TLS on the port; client_ca: agents must
+  // Security (docs/security.md). PEM files; cert + key: TLS on the port; client_ca: agents must
   // present a certificate it signed (mutual TLS; CLI users need not).
   std::string tls_cert_file;
   std::string tls_key_file;
@@ -92,7 +92,7 @@ class LabServer {
   std::unique_ptr<SweepCoordinator> sweeps_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> queries_;
-  std::unique_ptr<BaselineService> baselines_;  // issue 5
+  std::unique_ptr<BaselineService> baselines_;  // docs/baselines.md
   std::unique_ptr<grpc::Server> server_;
   std::chrono::milliseconds shutdown_grace_{5000};
   int port_ = 0;

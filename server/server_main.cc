@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   app.add_flag("--reaccount", reaccount,
                "recompute every stored report from its stored raw capture, then exit (does not listen)");
-  // Security (issue 4, docs/security.md).
+  // Security (docs/security.md).
   bool insecure = false;
   int max_message_mb = 8, max_capture_mb = 256, max_node_mb = 64;
   uint32_t max_nodes = 200000;

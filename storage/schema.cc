@@ -105,7 +105,7 @@ CREATE INDEX device_reports_by_device_time ON device_reports (device_id, capture
 CREATE INDEX captures_by_device_time ON captures (device_id, captured_at, capture_id);
 )sql";
 
-// Version 4: baselines (issue 5, docs/baselines.md). Every import is a new version, never an update, so
+// Version 4: baselines (docs/baselines.md). Every import is a new version, never an update, so
 // a check can always be re-run against the baseline it used; the file is kept verbatim (its comments
 // and order are the lab's). The sweep index serves `memfleet baseline check --sweep ID`.
 constexpr char kMigration4[] = R"sql(
@@ -118,7 +118,7 @@ CREATE TABLE baselines (
 CREATE INDEX captures_by_sweep ON captures (sweep_id, device_id, captured_at, capture_id);
 )sql";
 
-// Version 5: access tokens (issue 4, docs/security.md). Only the SHA-256 of a token is stored: the
+// Version 5: access tokens (docs/security.md). Only the SHA-256 of a token is stored: the
 // secret is printed once by `memfleet-server token add`. A revoked token keeps its row (revoked_at set)
 // so that revoking the last token cannot turn authentication off, and its name stays taken.
 constexpr char kMigration5[] = R"sql(
@@ -132,7 +132,7 @@ CREATE TABLE tokens (
 ) STRICT;
 )sql";
 
-// Version 6: the process trend reads its index only (issue 6, performance). With the figures and
+// Version 6: the process trend reads its index only (docs/performance.md). With the figures and
 // capture_id in the index, a trend is one contiguous index range; before, each point was also a lookup
 // of its table row, scattered among every other process's rows (on the 100-device benchmark database a
 // 1-year trend of 52,560 points took 113 ms; now 21-28 ms, the index range alone ~4.6 ms). Costs ~46
@@ -145,14 +145,14 @@ CREATE INDEX process_reports_by_device_name_time ON process_reports (device_id, 
   graphics_dma_kb);
 )sql";
 
-// Version 7: captures an agent's full spool dropped before they reached the server (issue 4, "Spool
-// full"), as the agents report them in Hello: the running total per device, so the loss is visible in
-// `memfleet devices` and never silent.
+// Version 7: captures an agent's full spool dropped before they reached the server
+// (docs/reliability.md, "Spool full"), as the agents report them in Hello: the running total per device,
+// so the loss is visible in `memfleet devices` and never silent.
 constexpr char kMigration7[] = R"sql(
 ALTER TABLE devices ADD COLUMN dropped_captures INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// Version 8: the build each capture was taken on (issue 5, `memfleet regressions`), from its capture.json,
+// Version 8: the build each capture was taken on (`memfleet regressions`), from its capture.json,
 // so a device upgraded from A to B keeps its A reports as A's; NULL for captures stored before (they fall
 // back to the device's current build). ADD COLUMN puts it after raw_blob, where reading it from the table
 // would walk the blob's overflow pages: the index holds it, and the per-(device, build) latest-report

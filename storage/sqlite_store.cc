@@ -880,7 +880,7 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
   return ExplainQueryPlan(c.db, sql);
 }
 
-// ---- Tokens (issue 4) ----
+// ---- Tokens ----
 
 namespace {
 
@@ -975,7 +975,7 @@ absl::StatusOr<bool> SqliteStore::RevokeToken(const std::string& name, const std
   return c.db.Changes() > 0;
 }
 
-// ---- Baselines (issue 5) ----
+// ---- Baselines ----
 
 namespace {
 
@@ -1094,6 +1094,6 @@ absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(con
   return ReadStoredReports(st);
 }
 
-// ---- end Baselines (issue 5) ----
+// ---- end Baselines ----
 
 }  // namespace memfleet::storage

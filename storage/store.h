@@ -89,7 +89,7 @@ struct FleetValueRow {
   std::optional<int64_t> value_kb;
 };
 
-// Tokens (issue 4): an access token as stored — never the secret, only its SHA-256 (docs/security.md).
+// Tokens: an access token as stored — never the secret, only its SHA-256 (docs/security.md).
 struct TokenRecord {
   std::string name;        // unique, chosen by the admin ("bench-3", "ci-reader")
   std::string kind;        // "agent" | "read" | "admin"
@@ -99,7 +99,7 @@ struct TokenRecord {
   std::string revoked_at;  // "" while the token is valid
 };
 
-// Baselines (issue 5): one imported baseline file, as stored (docs/baselines.md).
+// Baselines: one imported baseline file, as stored (docs/baselines.md).
 struct BaselineRecord {
   int64_t version = 0;      // 1, 2, ... in import order
   std::string name;         // the file's "name"
@@ -184,7 +184,7 @@ class Store {
   };
   virtual absl::StatusOr<Stats> GetStats() = 0;
 
-  // ---- Tokens (issue 4) ----
+  // ---- Tokens ----
   // Not pure: a store without tokens (test doubles) has none, which on loopback means auth is off.
   // PutToken: AlreadyExists when the name is taken (revoked names stay taken).
   virtual absl::Status PutToken(const TokenRecord& /*token*/) {
@@ -203,7 +203,7 @@ class Store {
     return absl::UnimplementedError("this store does not keep tokens");
   }
 
-  // ---- Baselines (issue 5) ----
+  // ---- Baselines ----
   // Not pure, like tokens: test doubles need not keep baselines.
   // Stores a new version (the previous ones stay) and returns its number.
   virtual absl::StatusOr<int64_t> PutBaseline(const std::string& /*name*/, const std::string& /*imported_at*/,
@@ -228,7 +228,7 @@ class Store {
   virtual absl::StatusOr<std::vector<StoredReport>> LatestReportsPerBuild(const std::string& /*since*/) {
     return absl::UnimplementedError("this store does not list the latest reports per build");
   }
-  // ---- end Baselines (issue 5) ----
+  // ---- end Baselines ----
 };
 
 }  // namespace memfleet::storage

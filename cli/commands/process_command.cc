@@ -21,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-// CAPTURE.md's order of a process object; fields a newer server adds follow in name order.
+// The order of a process object in docs/capture-format.md; fields a newer server adds follow in name order.
 const std::vector<std::string>& KnownFields() {
   static const std::vector<std::string> fields = {
       "name",   "oom_score_adj",      "cached",                 "pss_kb",          "swap_pss_kb",

@@ -31,7 +31,8 @@ void FillFromReport(const report::Report& report, SweptDevice& device) {
   device.static_reserved_kb = report.device.static_reserved_kb;
   const report::ProcessReport* top = nullptr;
   for (const auto& [pid, p] : report.processes) {
-    // Cached processes are left out of the device total (ACCOUNTING.md), so they are not its top user.
+    // Cached processes are left out of the device total (docs/accounting.md section 3), so they are not
+    // its top user.
     if (p.cached) continue;
     if (p.total_kb && (top == nullptr || *p.total_kb > *top->total_kb)) top = &p;
   }

@@ -40,7 +40,7 @@ struct ProcessInput {
   std::string dir;
   bool from_rollup = false;
   bool smaps_ok = false;          // smaps (full, at least one VMA) parsed into `smaps`
-  SmapsSummary smaps;             // sums and dma-buf mappings; no Vma per mapping (issue 6)
+  SmapsSummary smaps;             // sums and dma-buf mappings; no Vma per mapping (not needed, costly)
   std::vector<Vma> maps;          // from maps, when captured
   std::optional<SmapsRollup> rollup;
   std::string pss_problem;        // why pss is unknown, when it is

@@ -1,5 +1,5 @@
 // Account: the engine's entry point — turns one raw Capture into its Report, by the rules of
-// ACCOUNTING.md, identically for every platform.
+// docs/accounting.md, identically for every platform.
 //
 //   Report r = Account(capture);                       // built-in graphics library list
 //   Report r2 = Account(capture, {.graphics_libraries = &lab_list});

@@ -1,4 +1,4 @@
-// CMA figures of the device (ACCOUNTING.md section 3): gcma_kb, GCMA regions' size, which lies outside
+// CMA figures of the device (docs/accounting.md section 3): gcma_kb, GCMA regions' size, which lies outside
 // MemTotal, and kernel_cma_kb, the CMA pages drivers hold, from CMA sysfs and debugfs.
 //
 //   CmaFigures cma = ComputeCma(capture, page_size, report);   // warnings/sources go into report

@@ -1,4 +1,4 @@
-// Attributes DMA-BUF memory to processes (ACCOUNTING.md section 2, dma_kb; Android 14+ rule): each
+// Attributes DMA-BUF memory to processes (docs/accounting.md section 2, dma_kb; Android 14+ rule): each
 // buffer, keyed by inode, is split evenly between the processes that hold it by an fd or a mapping.
 //
 //   DmaBufLedger ledger;

@@ -4,7 +4,7 @@
 //   absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(text);
 //   if (s->used_ram_kb) ...
 //
-// Numbers are printed by stringifyKBSize ("%,9dK": "3,019,740K"); reference/aosp-meminfo.md 5.3.
+// Numbers are printed by stringifyKBSize ("%,9dK": "3,019,740K"); docs/node-formats.md section 10.6.
 #ifndef MEMFLEET_SERVER_ACCOUNTING_DUMPSYS_TEXT_H_
 #define MEMFLEET_SERVER_ACCOUNTING_DUMPSYS_TEXT_H_
 

@@ -1,11 +1,11 @@
-// The dumpsys-compatible summary (ACCOUNTING.md section 4): Free/Used/Lost RAM computed with AOSP's
+// The dumpsys-compatible summary (docs/accounting.md section 4): Free/Used/Lost RAM computed with AOSP's
 // own formulas (ActivityManagerService.dumpApplicationMemoryUsage + MemInfoReader), Android 12-15
 // formulas by default, Android 16's deltas behind the version switch, never blended.
 //
 //   DumpsysInputs in = ...;                       // from the same nodes as the report
 //   DumpsysView v = ComputeDumpsysSummary(in);    // v.used_ram_kb, v.lost_ram_kb, ...
 //
-// Reference: reference/aosp-meminfo.md 5.2-5.3 (its worked example is a test).
+// Reference: docs/node-formats.md sections 10.2-10.5 (its worked example is a test).
 #ifndef MEMFLEET_SERVER_ACCOUNTING_DUMPSYS_VIEW_H_
 #define MEMFLEET_SERVER_ACCOUNTING_DUMPSYS_VIEW_H_
 

@@ -3,7 +3,7 @@
 //   absl::StatusOr<Fdinfo> f = ParseFdinfo(text);
 //   if (f->is_dmabuf() && f->ino) holders[*f->ino].insert(pid);
 //
-// Format: reference/kernel-nodes.md 4.2, libdmabufinfo ReadDmaBufFdRefs (aosp-meminfo.md 3.2).
+// Format: docs/node-formats.md section 4.2 (as libdmabufinfo's ReadDmaBufFdRefs reads it).
 #ifndef MEMFLEET_SERVER_ACCOUNTING_FDINFO_PARSER_H_
 #define MEMFLEET_SERVER_ACCOUNTING_FDINFO_PARSER_H_
 

@@ -1,4 +1,4 @@
-// GPU driver memory per process (ACCOUNTING.md section 2, gl_kb) and the vendor memtrack values
+// GPU driver memory per process (docs/accounting.md section 2, gl_kb) and the vendor memtrack values
 // dumpsys would show (section 4), from KGSL sysfs, MediaTek mtk_mali + dma_heap/rss_pid, XRing xgpu, or
 // the Mali kbase debugfs node of other Mali SoCs.
 //

@@ -4,8 +4,8 @@
 //   absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(text);
 //   uint64_t kb = g->pages_by_tgid[pid] * page_size / 1024;
 //
-// Formats: reference/kernel-nodes.md 2.2 (MTK: "  kctx-0x%p %10u %10u" = pointer, used pages, tgid;
-// several contexts per process) and 7 (XRing v1 "<tgid> kctx-0x.. <pages>", v2 "<tgid> <gl> <pss> <rss>").
+// Formats: docs/node-formats.md sections 2.2 (MTK: "  kctx-0x%p %10u %10u" = pointer, used pages, tgid;
+// several contexts per process) and 2.3 (XRing v1 "<tgid> kctx-0x.. <pages>", v2 "<tgid> <gl> <pss> <rss>").
 #ifndef MEMFLEET_SERVER_ACCOUNTING_GPU_MEMORY_PARSER_H_
 #define MEMFLEET_SERVER_ACCOUNTING_GPU_MEMORY_PARSER_H_
 

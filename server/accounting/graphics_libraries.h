@@ -1,4 +1,4 @@
-// The list of graphics library name prefixes (ACCOUNTING.md section 5), kept as data: the built-in list
+// The list of graphics library name prefixes (docs/accounting.md section 5), kept as data: the built-in list
 // is server/accounting/data/graphics_libraries.txt compiled into the binary; a lab can load its own.
 //
 //   absl::StatusOr<GraphicsLibraries> libs = GraphicsLibraries::Parse(file_text);

@@ -33,7 +33,7 @@ struct ParsedLine {
   const char* reason = "";
 };
 
-// `Key:<blanks>digits[ kB]<blanks>`, i.e. reference/kernel-nodes.md §6's `^(\S+):\s*(\d+)( kB)?$`.
+// `Key:<blanks>digits[ kB]<blanks>`, i.e. docs/node-formats.md section 6's `^(\S+):\s*(\d+)( kB)?$`.
 // The blanks after the colon may be absent, as in "ShadowCallStack:15680 kB".
 LineResult ParseLine(std::string_view line, ParsedLine* out) {
   size_t i = 0;

@@ -3,7 +3,7 @@
 //   absl::StatusOr<Meminfo> m = ParseMeminfo(text);
 //   std::optional<uint64_t> total = m->Get("MemTotal");
 //
-// Pure function over text. Format: reference/kernel-nodes.md section 6 (`^(\S+):\s*(\d+)( kB)?$`).
+// Pure function over text. Format: docs/node-formats.md section 6 (`^(\S+):\s*(\d+)( kB)?$`).
 #ifndef MEMFLEET_SERVER_ACCOUNTING_MEMINFO_PARSER_H_
 #define MEMFLEET_SERVER_ACCOUNTING_MEMINFO_PARSER_H_
 

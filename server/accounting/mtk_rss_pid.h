@@ -4,7 +4,7 @@
 //   absl::StatusOr<RssPid> r = ParseMtkRssPid(text);
 //   const RssPidRow* row = r->Find(pid);   // nullptr: the pid holds no dma-buf
 //
-// Format (new, old 5.10 and kprobe variants): reference/kernel-nodes.md 3.1.
+// Format (new, old 5.10 and kprobe variants): docs/node-formats.md section 3.
 #ifndef MEMFLEET_SERVER_ACCOUNTING_MTK_RSS_PID_H_
 #define MEMFLEET_SERVER_ACCOUNTING_MTK_RSS_PID_H_
 

@@ -5,7 +5,7 @@
 //   uint64_t bytes = GraphicsNativeBytes(*d, GraphicsLibraries::Default());
 //
 // An allocation record counts when any frame pc of its backtrace lies in a MAPS mapping (start <= pc <
-// end) whose file's base name starts with a graphics library name (ACCOUNTING.md section 2 and 5).
+// end) whose file's base name starts with a graphics library name (docs/accounting.md sections 2 and 5).
 #ifndef MEMFLEET_SERVER_ACCOUNTING_NATIVE_HEAP_DUMP_H_
 #define MEMFLEET_SERVER_ACCOUNTING_NATIVE_HEAP_DUMP_H_
 

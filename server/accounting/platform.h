@@ -1,4 +1,4 @@
-// Platform detection (ACCOUNTING.md section 1): which vendor's GPU nodes a capture carries.
+// Platform detection (docs/accounting.md section 1): which vendor's GPU nodes a capture carries.
 //
 //   Platform p = DetectPlatform(capture);   // kQcom when sys/class/kgsl/kgsl exists, ...
 #ifndef MEMFLEET_SERVER_ACCOUNTING_PLATFORM_H_

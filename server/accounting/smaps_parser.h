@@ -4,7 +4,7 @@
 //   for (const Vma& v : *vmas) if (StartsWith(v.name, "/dev/kgsl")) gfx += v.pss_kb;
 //
 // Pure functions. `Vma::name` and `Vma::perms` point into the input text: keep the text alive while
-// the result is used. Format and AOSP rules: reference/aosp-meminfo.md 1.1 and 1.4.
+// the result is used. Format and AOSP rules: docs/node-formats.md section 8.
 #ifndef MEMFLEET_SERVER_ACCOUNTING_SMAPS_PARSER_H_
 #define MEMFLEET_SERVER_ACCOUNTING_SMAPS_PARSER_H_
 

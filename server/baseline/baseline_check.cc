@@ -36,7 +36,8 @@ void AddBoth(const Department& d, const ProcessBaseline& p, Assignments& out) {
 absl::StatusOr<Scheme> SchemeFromInt(int scheme) {
   if (scheme == 1) return Scheme::k1;
   if (scheme == 2) return Scheme::k2;
-  return absl::InvalidArgumentError(absl::StrCat("scheme ", scheme, ": use 1 or 2 (ACCOUNTING.md section 6)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("scheme ", scheme, ": use 1 or 2 (docs/accounting.md section 6)"));
 }
 
 const char* BudgetName(Budget b) {

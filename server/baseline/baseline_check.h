@@ -1,4 +1,4 @@
-// The baseline check (ACCOUNTING.md section 6): which budget each process or department gets under
+// The baseline check (docs/accounting.md section 6): which budget each process or department gets under
 // scheme 1 or 2, and, over a set of per-device reports, every process or department over budget per
 // device model and build — by how much, on how many devices, and the worst device.
 //

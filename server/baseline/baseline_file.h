@@ -1,5 +1,5 @@
 // The baseline file (docs/baselines.md): departments, their processes, met/unmet status, the actual
-// baselines per budget (graphics_dma_kb, non_graphics_kb) and target totals of ACCOUNTING.md section 6,
+// baselines per budget (graphics_dma_kb, non_graphics_kb) and target totals of docs/accounting.md section 6,
 // and the device models/builds they apply to. JSON; parsed and validated here, stored verbatim.
 //
 //   absl::StatusOr<Baseline> b = ParseBaselineFile(text);

@@ -1,4 +1,4 @@
-// Rules of ACCOUNTING.md on small hand-built captures: each test states the rule, builds the nodes it
+// Rules of docs/accounting.md on small hand-built captures: each test states the rule, builds the nodes it
 // needs, and checks the figure by arithmetic done in the comment.
 #include "server/accounting/account.h"
 

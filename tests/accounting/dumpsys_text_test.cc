@@ -19,7 +19,7 @@ std::string ReadData(const std::string& relative) {
   return out.str();
 }
 
-// The worked example of reference/aosp-meminfo.md 5.3, rendered in the Android 14 text layout.
+// The worked example of docs/node-formats.md section 10.5, rendered in the Android 14 text layout.
 TEST(DumpsysTextTest, WorkedExampleSummary) {
   absl::StatusOr<DumpsysSummary> s =
       ParseDumpsysMeminfo(ReadData("dumpsys/meminfo_summary_a14.txt"));

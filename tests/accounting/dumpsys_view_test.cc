@@ -1,4 +1,4 @@
-// The dumpsys-compatible summary against the worked example of reference/aosp-meminfo.md 5.3: meminfo
+// The dumpsys-compatible summary against the worked example of docs/node-formats.md section 10.5: meminfo
 // from AOSP's SysMemInfo.TestSysMemInfoFile fixture, zram 30504 (testdata1/mm_stat), and the example's
 // hypothetical PSS/memtrack/dmabuf/GPU inputs. Every expected number is the reference's own.
 #include "server/accounting/dumpsys_view.h"

@@ -12,7 +12,7 @@
 namespace memfleet::accounting {
 namespace {
 
-// ACCOUNTING.md section 5, copied from the spec by origin group.
+// docs/accounting.md section 5, copied from it by origin group.
 const std::map<std::string, std::vector<std::string>>& SpecList() {
   static const auto* const kList = new std::map<std::string, std::vector<std::string>>{
       {"android",

@@ -116,7 +116,7 @@ TEST(ParseMeminfoTest, BenchmarkMeminfoWithoutKReclaimable) {
 TEST(ParseMeminfoTest, Gki510NodeSample) {
   absl::StatusOr<Meminfo> m = ParseMeminfo(ReadTestData("nodes/meminfo_510.txt"));
   ASSERT_TRUE(m.ok()) << m.status();
-  // Read off the sample (reference/kernel-nodes.md §6): 44 lines; 9-digit values push right.
+  // Read off the sample (docs/node-formats.md section 6): 44 lines; 9-digit values push right.
   EXPECT_EQ(m->values.size(), 44u);
   ExpectValues(*m, {{"MemTotal", 7645236},
                     {"KReclaimable", 468324},

@@ -603,7 +603,7 @@ TEST(ParseMapsBadInputTest, SmapsFieldLinesAreNotMaps) {
 namespace memfleet::accounting {
 namespace {
 
-// ParseSmapsSummary is what Account uses (issue 6): ParseSmaps folded as it goes.
+// ParseSmapsSummary is what Account uses (no Vma per mapping): ParseSmaps folded as it goes.
 TEST(ParseSmapsSummaryTest, FullSmapsSumsToPss108384) {
   absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(Libmeminfo("testdata1/smaps"), "/dev/kgsl");
   ASSERT_TRUE(s.ok()) << s.status();

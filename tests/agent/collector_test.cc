@@ -305,7 +305,7 @@ TEST(CollectorTest, CommandsRecordOutputAndRealFailures) {
   EXPECT_EQ(*c->FileContent("cmd/dumpsys_gpu_gpumem"), "Memory snapshot for GPU 0:\nGlobal total: 4096\n");
 }
 
-// Issue 6: full smaps only for GPU processes; the others cost a rollup and maps. Every process still
+// Full smaps only for GPU processes; the others cost a rollup and maps. Every process still
 // gets its heap dump: native_graphics_kb does not depend on the GPU device being mapped.
 TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   FakeRootFs fs;
@@ -429,7 +429,7 @@ TEST(CollectorTest, CollectsThisLinuxMachine) {
   absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
   ASSERT_TRUE(c.ok()) << c.status();
   std::string me = "proc/" + std::to_string(getpid());
-  // No GPU here: the rollup (and maps) rather than full smaps (issue 6).
+  // No GPU here: the rollup (and maps) rather than full smaps.
   ASSERT_NE(c->FileContent(me + "/smaps_rollup"), nullptr) << "this test's own smaps_rollup";
   EXPECT_TRUE(Has(*c->FileContent(me + "/smaps_rollup"), "Pss:"));
   EXPECT_EQ(c->Find(me + "/smaps"), nullptr);
@@ -456,7 +456,7 @@ TEST(CollectorTest, CollectsThisLinuxMachine) {
 }
 
 // procfs reports size 0, so nodes are read into a 16 KiB buffer first; a capture that kept that slack
-// held several times its size (issue 6: the agent's peak RSS).
+// held several times its size, and the agent's peak RSS with it.
 TEST(CollectorTest, LiveNodesKeepNoReadBuffer) {
   DeviceRootFs fs("/");
   absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
@@ -471,7 +471,7 @@ TEST(CollectorTest, LiveNodesKeepNoReadBuffer) {
   EXPECT_GT(files, 10u);
 }
 
-// Issue 6: no per-capture growth. malloc's bytes in use after 220 collections of a sample tree against
+// No per-capture growth. malloc's bytes in use after 220 collections of a sample tree against
 // after 20 (the first ones warm caches): one capture is 0.2 MB, and a leak of one 40-byte node per
 // capture would add 200 x (40 + malloc's 16) = 11 kB. (mallinfo2 reads 0 under ASan: no check there.)
 TEST(CollectorTest, RepeatedCollectionsDoNotGrowTheHeap) {

@@ -1,7 +1,7 @@
-// The agent's containment against hostile names (issue 4, "The agent reads only its allowlist under its
-// root"): every path the agent could be led to — by a capture tree, a crafted directory entry, a symlink
-// on the device, or a server — is refused unless it is an allowlisted node beneath the root. Run with the
-// kernel's openat2 checks and with the realpath() fallback.
+// The agent's containment against hostile names (docs/security.md, "Inputs": the agent reads only its
+// allowlist under its root): every path the agent could be led to — by a capture tree, a crafted
+// directory entry, a symlink on the device, or a server — is refused unless it is an allowlisted node
+// beneath the root. Run with the kernel's openat2 checks and with the realpath() fallback.
 #include <limits.h>
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Test support for tests/baseline: the sample captures' expected reports (tests/data/captures/*/
-// expected.json, the figures the rules of ACCOUNTING.md give) as DeviceSamples, and scaling of a
+// expected.json, the figures the rules of docs/accounting.md give) as DeviceSamples, and scaling of a
 // report's process figures for regression sets. Header-only.
 #ifndef MEMFLEET_TESTS_BASELINE_BASELINE_TEST_UTIL_H_
 #define MEMFLEET_TESTS_BASELINE_BASELINE_TEST_UTIL_H_

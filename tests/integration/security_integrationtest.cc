@@ -1,4 +1,4 @@
-// Security end to end (issue 4, docs/security.md): the real memfleet-server binary on loopback with the
+// Security end to end (docs/security.md): the real memfleet-server binary on loopback with the
 // committed test certificates (tests/data/tls, scripts/make-test-certs) and tokens made by its own
 // `token add`; agents are the real memfleet-agent or RawAgent streams; the CLI side is the real
 // `memfleet` binary or its ServerClient.

@@ -342,8 +342,9 @@ TEST(StoredCaptureTest, RoundTripIsByteExact) {
   ExpectSameCapture(capture, *decoded);
 }
 
-// The encoder streams fields into zstd (issue 6) instead of building a StoredCapture message; its
-// decompressed bytes must be exactly that message's serialization, so stored blobs stay one format.
+// The encoder streams fields into zstd (less memory, less copying) instead of building a StoredCapture
+// message; its decompressed bytes must be exactly that message's serialization, so stored blobs stay one
+// format.
 TEST(StoredCaptureTest, StreamedBytesAreTheMessageSerialization) {
   Capture capture = SampleCapture();
   v1::StoredCapture want;

@@ -1,6 +1,7 @@
 // Delta storage of raw captures (CaptureIngestor + DeltaKeyframes + SqliteStore on a real file, then
 // re-accounting): which captures are stored whole and which as deltas, that every delta decodes back to
-// its exact capture, and the issue 6 target — raw captures stored in at most 5% of their size.
+// its exact capture, and the storage target of docs/performance.md — raw captures stored in at most 5%
+// of their size.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -156,7 +157,7 @@ TEST_F(DeltaStorageTest, EveryDeltaDecodesToItsCaptureSoReaccountingGivesTheSame
   }
 }
 
-// Issue 6: "raw captures compressed to at most 5% of their size".
+// The storage target: "raw captures compressed to at most 5% of their size".
 TEST_F(DeltaStorageTest, StoredRawCapturesTakeAtMostFivePercentOfTheirSize) {
   CaptureIngestor ingestor(*store_, nullptr);  // the server's defaults
   for (int seq = 0; seq < 64; ++seq) ASSERT_TRUE(IngestLater(ingestor, seq));

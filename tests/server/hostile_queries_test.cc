@@ -1,4 +1,4 @@
-// Hostile query inputs (issue 4, "CLI and query inputs validated"): what a user or a script could put in
+// Hostile query inputs (docs/security.md, "Inputs"): what a user or a script could put in
 // --where, a metric, a device id, a process name or a time reaches a real LabServer's QueryService; each
 // is refused with INVALID_ARGUMENT (or matches nothing) and the database is intact afterwards.
 #include <grpcpp/grpcpp.h>

@@ -1,7 +1,8 @@
 // The lab server over real gRPC: a LabServer on 127.0.0.1:0 with a temporary SQLite file, and raw agent /
 // CLI stubs written here that speak the protocol of agent_service.proto and query_service.proto.
 //
-// Golden values come from the fixtures' expected.json (copied from /work/shared/fixtures/captures):
+// Golden values come from the fixtures' expected.json (tests/data/captures, copied from the lab's
+// shared fixtures):
 //   qcom-sm8450: device.total_kb 3567646; com.tencent.mm pid 13560 total_kb 215236, pss_kb 117116.
 //   mtk-mt6989:  device.total_kb 4125309; com.tencent.mm pid 18509 total_kb 287802.
 #include <grpcpp/grpcpp.h>

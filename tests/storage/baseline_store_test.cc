@@ -1,4 +1,4 @@
-// SqliteStore's baseline methods (issue 5): versions in import order with the file kept verbatim, and
+// SqliteStore's baseline methods: versions in import order with the file kept verbatim, and
 // the report lists a baseline check reads (a sweep's newest capture per device; the latest per device
 // since a time; the latest per device and build of its captures).
 #include <stdlib.h>

@@ -1,5 +1,6 @@
-// The per-device count of captures an agent's full spool dropped (issue 4, "Spool full"): each Hello adds
-// the agent's drops since its last report, so the server's total only grows and survives a reopen.
+// The per-device count of captures an agent's full spool dropped (docs/reliability.md, "Spool full"):
+// each Hello adds the agent's drops since its last report, so the server's total only grows and survives
+// a reopen.
 #include <stdlib.h>
 
 #include <filesystem>

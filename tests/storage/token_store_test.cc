@@ -1,4 +1,4 @@
-// Tokens (issue 4) in the SQLite store: only hashes kept, names unique, kinds checked by the schema, and
+// Tokens in the SQLite store: only hashes kept, names unique, kinds checked by the schema, and
 // a revocation written by another connection (the `memfleet-server token revoke` process) seen by the
 // running server's next read.
 #include <gtest/gtest.h>
