@@ -44,7 +44,7 @@ absl::StatusOr<std::pair<storage::BaselineRecord, baseline::Baseline>> LoadBasel
 
 }  // namespace
 
-BaselineService::BaselineService(storage::Store& store, const security::Authorizer* authorizer)
+BaselineService::BaselineService(storage::Store& store, const security::Authorizer& authorizer)
     : store_(store), authorizer_(authorizer) {}
 
 grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, const char* method) {

@@ -83,11 +83,12 @@ absl::Status CheckHello(const v1::Hello& hello) {
 }  // namespace
 
 IngestService::IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
-                             IngestOptions options)
+                             const security::Authorizer& authorizer, IngestOptions options)
     : store_(store),
       registry_(registry),
       pool_(pool),
       sweeps_(sweeps),
+      authorizer_(authorizer),
       options_([&options] {
         IngestOptions o = std::move(options);
         if (!o.now) o.now = NowRfc3339;
@@ -95,7 +96,7 @@ IngestService::IngestService(storage::Store& store, AgentRegistry& registry, Wor
       }()),
       ingestor_(store, sweeps, options_.now, options_.delta),
       hello_watchdog_(options_.hello) {
-  if (options_.authorizer != nullptr && options_.token_recheck.count() > 0) {
+  if (options_.token_recheck.count() > 0) {
     recheck_thread_ = std::thread([this] { RecheckTokens(); });
   }
 }
@@ -119,7 +120,7 @@ void IngestService::RecheckTokens() {
     lock.unlock();
     // The store is read without the lock: a stream may start or end meanwhile.
     for (const Watched& w : now) {
-      absl::Status valid = options_.authorizer->StillValid(w.principal);
+      absl::Status valid = authorizer_.StillValid(w.principal);
       std::shared_ptr<AgentSession> session = w.session.lock();
       if (valid.ok() || session == nullptr) continue;
       LogLine(absl::StrCat("agent ", session->device_id(), ": token \"", w.principal.token_name, "\" no longer valid (",
@@ -134,7 +135,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   if (!accepting_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
   security::Principal principal;
   if (grpc::Status denied =
-          security::AuthorizeCall(options_.authorizer, context, "/memfleet.v1.AgentService/Connect", &principal);
+          security::AuthorizeCall(authorizer_, context, "/memfleet.v1.AgentService/Connect", &principal);
       !denied.ok()) {
     LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", denied.error_message()));
     return denied;
@@ -262,11 +263,9 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
       case v1::AgentMessage::kBegin: {
         const v1::CaptureBegin& b = msg.begin();
         // A token revoked while its stream is open is refused at its next capture, not at reconnect.
-        if (options_.authorizer != nullptr) {
-          if (absl::Status s = options_.authorizer->StillValid(principal); !s.ok()) {
-            result = grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-            break;
-          }
+        if (absl::Status s = authorizer_.StillValid(principal); !s.ok()) {
+          result = grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+          break;
         }
         if (options_.agent_limits != nullptr) {
           if (absl::Status s = options_.agent_limits->CountCapture(device_id); !s.ok()) {

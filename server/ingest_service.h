@@ -48,8 +48,7 @@ struct IngestOptions {
   // A capture dated more than this after `now` is refused for good (CaptureRejected{retry=false}): kept, a
   // device clock at 9999-12-31 would stay the device's latest capture forever (clock_skew.h).
   std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;
-  // Security (issue 4, docs/security.md): null means no token checks / no per-agent limits.
-  const security::Authorizer* authorizer = nullptr;
+  // Per-agent stream and capture-rate limits (docs/security.md); null: none.
   security::AgentLimits* agent_limits = nullptr;
   DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
   HelloWatchdogOptions hello;  // streams that have not said Hello yet (hello_watchdog.h)
@@ -61,7 +60,7 @@ struct IngestOptions {
 class IngestService final : public v1::AgentService::Service {
  public:
   IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
-                IngestOptions options);
+                const security::Authorizer& authorizer, IngestOptions options);
 
   grpc::Status Connect(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) override;
@@ -74,6 +73,7 @@ class IngestService final : public v1::AgentService::Service {
   AgentRegistry& registry_;
   WorkerPool& pool_;
   SweepCoordinator* sweeps_;
+  const security::Authorizer& authorizer_;
   const IngestOptions options_;
   CaptureIngestor ingestor_;
   HelloWatchdog hello_watchdog_;
