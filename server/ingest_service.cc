@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/capture_digest.h"
 #include "server/clock.h"
+#include "server/grpc_status.h"
 #include "server/validation.h"
 
 namespace memfleet::server {
@@ -148,7 +149,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
         absl::StrCat("token:", principal.token_name), absl::StrCat("token \"", principal.token_name, "\""));
     if (!lease.ok()) {
       LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", lease.status().message()));
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(lease.status().message()));
+      return ToGrpcStatus(lease.status());
     }
     stream_lease = std::move(*lease);
   }
@@ -157,7 +158,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
     absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> waiting = hello_watchdog_.Watch(context);
     if (!waiting.ok()) {
       LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", waiting.status().message()));
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(waiting.status().message()));
+      return ToGrpcStatus(waiting.status());
     }
     const std::string peer = context->peer();  // a cancelled call no longer knows it
     const bool read = stream->Read(&msg);
@@ -172,7 +173,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message of an agent stream must be Hello");
   }
   if (absl::Status s = CheckHello(msg.hello()); !s.ok()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(s.message()));
+    return ToGrpcStatus(s);
   }
   const v1::DeviceInfo& info = msg.hello().device();
   const std::string device_id = info.device_id();
@@ -191,7 +192,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   absl::StatusOr<std::shared_ptr<AgentSession>> replaced = registry_.Register(session);
   if (!replaced.ok()) {
     LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", replaced.status().message()));
-    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, std::string(replaced.status().message()));
+    return ToGrpcStatus(replaced.status());
   }
   storage::DeviceRecord device;
   device.device_id = device_id;
@@ -264,7 +265,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
         const v1::CaptureBegin& b = msg.begin();
         // A token revoked while its stream is open is refused at its next capture, not at reconnect.
         if (absl::Status s = authorizer_.StillValid(principal); !s.ok()) {
-          result = grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+          result = ToGrpcStatus(s);
           break;
         }
         if (options_.agent_limits != nullptr) {
@@ -272,7 +273,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
             current = AssembledCapture();
             current.capture_id = b.capture_id();
             reject(absl::StatusCode::kResourceExhausted, std::string(s.message()), /*retry=*/true);
-            result = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(s.message()));
+            result = ToGrpcStatus(s);
             break;
           }
         }

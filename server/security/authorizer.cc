@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/grpc_status.h"
 
 namespace memfleet::security {
 namespace {
@@ -143,9 +144,7 @@ grpc::Status AuthorizeCall(const Authorizer& authorizer, const grpc::ServerConte
   auto it = metadata.find("authorization");
   if (it != metadata.end()) authorization = std::string(it->second.data(), it->second.size());
   absl::StatusOr<Principal> p = authorizer.Authorize(full_method, authorization);
-  if (!p.ok()) {
-    return grpc::Status(static_cast<grpc::StatusCode>(p.status().code()), std::string(p.status().message()));
-  }
+  if (!p.ok()) return server::ToGrpcStatus(p.status());
   if (authorizer.options().agents_need_client_cert && RequiredAccess(full_method) == Access::kAgent) {
     std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
     if (auth == nullptr || !auth->IsPeerAuthenticated()) {
