@@ -1,28 +1,21 @@
 #include "server/accounting/dumpsys_text.h"
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 // The worked example of reference/aosp-meminfo.md 5.3, rendered in the Android 14 text layout.
 TEST(DumpsysTextTest, WorkedExampleSummary) {
   absl::StatusOr<DumpsysSummary> s =
-      ParseDumpsysMeminfo(ReadData("dumpsys/meminfo_summary_a14.txt"));
+      ParseDumpsysMeminfo(ReadTestData("dumpsys/meminfo_summary_a14.txt"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->total_ram_kb, 3019740);
   EXPECT_EQ(s->free_ram_kb, 2705216);
