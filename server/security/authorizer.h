@@ -8,7 +8,8 @@
 //   if (grpc::Status s = AuthorizeCall(auth, context, kConnectMethod, &who); !s.ok()) return s;
 //
 // Authentication is on when require_tokens is set (the server listens beyond loopback) or when the
-// tokens table has any row; otherwise every call is allowed (the loopback demo and tests). Thread-safe.
+// tokens table has any row; otherwise every call is allowed (the loopback demo and tests). A token store
+// that cannot answer refuses the call (Unavailable), never lets it through. Thread-safe.
 #ifndef MEMFLEET_SERVER_SECURITY_AUTHORIZER_H_
 #define MEMFLEET_SERVER_SECURITY_AUTHORIZER_H_
 
