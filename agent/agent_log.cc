@@ -1,36 +1,9 @@
 #include "agent/agent_log.h"
 
-#include <time.h>
-
-#include <chrono>
-#include <cstdio>
-#include <mutex>
-#include <string>
+#include "common/log_line.h"
 
 namespace memfleet::agent {
 
-void LogLine(std::string_view message) {
-  static std::mutex mu;
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  time_t seconds = static_cast<time_t>(ms / 1000);
-  struct tm utc {};
-  gmtime_r(&seconds, &utc);
-  char stamp[32];
-  size_t n = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &utc);
-  stamp[n] = '\0';
-  std::string line;
-  line.reserve(message.size() + 48);
-  line.append(stamp);
-  char frac[8];
-  snprintf(frac, sizeof(frac), ".%03dZ", static_cast<int>(ms % 1000));
-  line.append(frac);
-  line.append(" memfleet-agent: ");
-  line.append(message.data(), message.size());
-  line.push_back('\n');
-  std::lock_guard<std::mutex> lock(mu);
-  fwrite(line.data(), 1, line.size(), stderr);
-  fflush(stderr);
-}
+void LogLine(std::string_view message) { WriteLogLine("memfleet-agent", message); }
 
 }  // namespace memfleet::agent

@@ -4,7 +4,7 @@
 //   LogLine(absl::StrCat("connected to ", server));
 //   // 2026-12-02T16:15:00.123Z memfleet-agent: connected to lab:7070
 //
-// Thread-safe: each line is written whole.
+// Thread-safe: each line is written whole (common/log_line.h, shared with the server).
 #ifndef MEMFLEET_AGENT_AGENT_LOG_H_
 #define MEMFLEET_AGENT_AGENT_LOG_H_
 

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -17,6 +18,9 @@
 
 namespace {
 
+// The same options on the app itself and on each server command, so that they work before the
+// subcommand as well as after it (`memfleet --server lab:7070 devices`), as in git or kubectl; main()
+// hands those given before to the subcommand's (InheritGlobalOptions).
 void AddServerOptions(CLI::App* cmd, memfleet::cli::ServerArgs& args) {
   cmd->add_option("--server", args.server, "memfleet-server to ask, HOST:PORT (default: $MEMFLEET_SERVER)");
   cmd->add_flag("--json", args.json, "print JSON instead of the table");
@@ -38,6 +42,8 @@ void AddWhereOption(CLI::App* cmd, std::vector<std::string>& where) {
 int main(int argc, char** argv) {
   CLI::App app{"memfleet: memory accounting for Android device farms"};
   app.require_subcommand(1);
+  memfleet::cli::ServerArgs global;
+  AddServerOptions(&app, global);
 
   memfleet::cli::AccountArgs account;
   CLI::App* account_cmd = app.add_subcommand(
@@ -153,7 +159,26 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : memfleet::cli::kExitUsage;
   }
-  if (*account_cmd) return memfleet::cli::RunAccount(account, std::cout, std::cerr);
+  for (auto [cmd, args] : {std::pair{devices_cmd, &devices.common}, std::pair{sweep_cmd, &sweep.common},
+                           std::pair{report_cmd, &report.common}, std::pair{process_cmd, &process.common},
+                           std::pair{trend_cmd, &trend.common}, std::pair{fleet_cmd, &fleet.common},
+                           std::pair{baseline_import_cmd, &baseline_import.common},
+                           std::pair{baseline_show_cmd, &baseline_show.common},
+                           std::pair{baseline_check_cmd, &baseline_check.common},
+                           std::pair{regressions_cmd, &regressions.common}}) {
+    if (*cmd) memfleet::cli::InheritGlobalOptions(global, *args);
+  }
+  if (*account_cmd) {
+    // Offline: of the global options only --json means something to it.
+    account.json = account.json || global.json;
+    global.json = false;
+    if (memfleet::cli::AnyOptionSet(global)) {
+      std::cerr << "memfleet account: runs offline; --server, --ca-cert, --token, --token-file and --csv do not "
+                   "apply\n";
+      return memfleet::cli::kExitUsage;
+    }
+    return memfleet::cli::RunAccount(account, std::cout, std::cerr);
+  }
   if (*devices_cmd) return memfleet::cli::RunDevices(devices, std::cout, std::cerr);
   if (*sweep_cmd) {
     sweep.progress_tty = ::isatty(STDERR_FILENO) == 1;

@@ -67,9 +67,7 @@ void AgentStream::Finish() {
 
 absl::Status AgentStream::OnBegin(const v1::CaptureBegin& begin) {
   // A token revoked while its stream is open is refused at its next capture, not at reconnect.
-  if (deps_.options.authorizer != nullptr) {
-    if (absl::Status s = deps_.options.authorizer->StillValid(principal_); !s.ok()) return s;
-  }
+  if (absl::Status s = deps_.authorizer.StillValid(principal_); !s.ok()) return s;
   if (deps_.options.agent_limits != nullptr) {
     if (absl::Status s = deps_.options.agent_limits->CountCapture(device_.device_id); !s.ok()) {
       current_ = AssembledCapture();

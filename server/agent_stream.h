@@ -38,6 +38,7 @@ struct AgentStreamDeps {
   WorkerPool& pool;
   SweepCoordinator* sweeps;  // null: no sweeps
   CaptureIngestor& ingestor;
+  const security::Authorizer& authorizer;  // rechecks the stream's token at each capture
   const IngestOptions& options;
 };
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/process_name_match.h"
 #include "report/report_json.h"
 #include "server/baseline/baseline_file.h"
 #include "server/baseline/regressions.h"
@@ -22,6 +24,22 @@ namespace {
 
 grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
 grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
+
+// The process a typed --process name means among the candidate reports' names: exact, else a unique base
+// name or end (names are cmdlines verbatim). `none` is the message when nothing matches.
+absl::StatusOr<std::string> ResolveRegressionProcess(const std::string& typed,
+                                                     const std::vector<baseline::DeviceSample>& candidates,
+                                                     const std::string& none) {
+  std::vector<std::string> names;
+  for (const baseline::DeviceSample& s : candidates) {
+    for (const auto& [pid, p] : s.report.processes) names.push_back(p.name);
+  }
+  absl::StatusOr<std::string> resolved = ResolveProcessName(typed, names, "in the compared reports");
+  if (resolved.ok() || resolved.status().code() != absl::StatusCode::kNotFound) return resolved;
+  std::vector<std::string> closest = ClosestProcessNames(typed, names);
+  if (closest.empty()) return absl::NotFoundError(none);
+  return absl::NotFoundError(absl::StrCat(none, "; closest names: \"", absl::StrJoin(closest, "\", \""), "\""));
+}
 
 // The stored baseline (a version, or the latest), parsed; NOT_FOUND saying how to import one.
 absl::StatusOr<std::pair<storage::BaselineRecord, baseline::Baseline>> LoadBaseline(storage::Store& store,
@@ -44,7 +62,7 @@ absl::StatusOr<std::pair<storage::BaselineRecord, baseline::Baseline>> LoadBasel
 
 }  // namespace
 
-BaselineService::BaselineService(storage::Store& store, const security::Authorizer* authorizer)
+BaselineService::BaselineService(storage::Store& store, const security::Authorizer& authorizer)
     : store_(store), authorizer_(authorizer) {}
 
 grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, const char* method) {
@@ -215,20 +233,26 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     const baseline::DeviceSample& kept = (*all)[it->second];
     if (!added && std::tie(s.captured_at, s.capture_id) > std::tie(kept.captured_at, kept.capture_id)) it->second = i;
   }
-  std::vector<baseline::DeviceSample> samples;
+  std::vector<baseline::DeviceSample> candidates;
   for (size_t i = 0; i < all->size(); ++i) {
     baseline::DeviceSample& s = (*all)[i];
     if (newest_of[{s.device_id, s.build}] != i) continue;
     if (!request->model().empty() && s.model != request->model()) continue;
+    candidates.push_back(std::move(s));
+  }
+  const std::string none =
+      absl::StrCat("no stored report", request->since().empty() ? "" : " since " + request->since(),
+                   " has a process named \"", request->process_name(), "\"",
+                   request->model().empty() ? "" : " on model " + request->model());
+  absl::StatusOr<std::string> process = ResolveRegressionProcess(request->process_name(), candidates, none);
+  if (!process.ok()) return ToGrpcStatus(process.status());
+  std::vector<baseline::DeviceSample> samples;
+  for (baseline::DeviceSample& s : candidates) {
     bool unknown = false;
-    if (!baseline::ProcessFigure(s.report, request->process_name(), "total_kb", &unknown) && !unknown) continue;
+    if (!baseline::ProcessFigure(s.report, *process, "total_kb", &unknown) && !unknown) continue;
     samples.push_back(std::move(s));
   }
-  if (samples.empty()) {
-    return NotFound(absl::StrCat("no stored report", request->since().empty() ? "" : " since " + request->since(),
-                                 " has a process named \"", request->process_name(), "\"",
-                                 request->model().empty() ? "" : " on model " + request->model()));
-  }
+  if (samples.empty()) return NotFound(none);
   std::string build_a = request->build_a();
   std::string build_b = request->build_b();
   if (build_a.empty()) {
@@ -240,16 +264,16 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     std::sort(order.rbegin(), order.rend());
     if (order.size() < 2) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          absl::StrCat("the devices with \"", request->process_name(), "\" are all on one build (\"",
+                          absl::StrCat("the devices with \"", *process, "\" are all on one build (\"",
                                        order.front().second, "\"): nothing to compare; name two with --build A --vs B"));
     }
     build_b = order[0].second;
     build_a = order[1].second;
   }
   absl::StatusOr<std::vector<baseline::ModelComparison>> result =
-      baseline::CompareBuilds(samples, request->process_name(), build_a, build_b);
+      baseline::CompareBuilds(samples, *process, build_a, build_b);
   if (!result.ok()) return ToGrpcStatus(result.status());
-  response->set_process_name(request->process_name());
+  response->set_process_name(*process);
   response->set_build_a(build_a);
   response->set_build_b(build_b);
   bool any = false;

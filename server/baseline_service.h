@@ -26,8 +26,7 @@ namespace memfleet::server {
 
 class BaselineService final : public v1::BaselineService::Service {
  public:
-  // `authorizer` null: every call allowed (in-process tests); LabServer always passes one.
-  explicit BaselineService(storage::Store& store, const security::Authorizer* authorizer = nullptr);
+  BaselineService(storage::Store& store, const security::Authorizer& authorizer);
 
   grpc::Status ImportBaseline(grpc::ServerContext* context, const v1::ImportBaselineRequest* request,
                               v1::ImportBaselineResponse* response) override;
@@ -45,7 +44,7 @@ class BaselineService final : public v1::BaselineService::Service {
                                                               const v1::DeviceSelector& selector);
 
   storage::Store& store_;
-  const security::Authorizer* authorizer_;
+  const security::Authorizer& authorizer_;
 };
 
 }  // namespace memfleet::server

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 #include <ctime>
-#include <iostream>
-#include <mutex>
+
+#include "common/log_line.h"
 
 namespace memfleet::server {
 
@@ -25,14 +25,6 @@ std::string CompactUtc(std::string_view rfc3339) {
   return out;
 }
 
-void LogLine(std::string_view message) {
-  static std::mutex mu;
-  std::string line = NowRfc3339();
-  line += " memfleet-server: ";
-  line.append(message.data(), message.size());
-  line += '\n';
-  std::lock_guard<std::mutex> lock(mu);
-  std::cerr << line << std::flush;
-}
+void LogLine(std::string_view message) { WriteLogLine("memfleet-server", message); }
 
 }  // namespace memfleet::server

@@ -17,7 +17,7 @@ std::string NowRfc3339();
 // "YYYY-MM-DDTHH:MM:SSZ" -> "YYYYMMDDTHHMMSSZ"; other text is returned with '-' and ':' removed.
 std::string CompactUtc(std::string_view rfc3339);
 
-// One line on stderr, prefixed with the time: the server's operational log.
+// One line on stderr, prefixed with the time: the server's operational log (common/log_line.h).
 void LogLine(std::string_view message);
 
 }  // namespace memfleet::server

@@ -25,8 +25,7 @@ struct IngestOptions {
   // A capture dated more than this after `now` is refused for good (CaptureRejected{retry=false}): kept, a
   // device clock at 9999-12-31 would stay the device's latest capture forever (clock_skew.h).
   std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;
-  // Security (docs/security.md): null means no token checks / no per-agent limits.
-  const security::Authorizer* authorizer = nullptr;
+  // Per-agent stream and capture-rate limits (docs/security.md); null: none.
   security::AgentLimits* agent_limits = nullptr;
   DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
   HelloWatchdogOptions hello;  // streams that have not said Hello yet (hello_watchdog.h)

@@ -84,11 +84,12 @@ storage::DeviceRecord DeviceOfHello(const v1::Hello& hello, const std::string& n
 }  // namespace
 
 IngestService::IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
-                             IngestOptions options)
+                             const security::Authorizer& authorizer, IngestOptions options)
     : store_(store),
       registry_(registry),
       pool_(pool),
       sweeps_(sweeps),
+      authorizer_(authorizer),
       options_([&options] {
         IngestOptions o = std::move(options);
         if (!o.now) o.now = NowRfc3339;
@@ -96,7 +97,7 @@ IngestService::IngestService(storage::Store& store, AgentRegistry& registry, Wor
       }()),
       ingestor_(store, sweeps, options_.now, options_.delta),
       hello_watchdog_(options_.hello) {
-  if (options_.authorizer != nullptr && options_.token_recheck.count() > 0) {
+  if (options_.token_recheck.count() > 0) {
     recheck_thread_ = std::thread([this] { RecheckTokens(); });
   }
 }
@@ -123,7 +124,7 @@ void IngestService::RecheckTokens() {
     }
     // The store is read without the lock: a stream may start or end meanwhile.
     for (const Watched& w : now) {
-      absl::Status valid = options_.authorizer->StillValid(w.principal);
+      absl::Status valid = authorizer_.StillValid(w.principal);
       std::shared_ptr<AgentSession> session = w.session.lock();
       if (valid.ok() || session == nullptr) continue;
       LogLine(absl::StrCat("agent ", session->device_id(), ": token \"", w.principal.token_name, "\" no longer valid (",
@@ -171,7 +172,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
   const std::string device_id = opened->device.device_id;
   WatchedStream watched(*this, *principal, session);
 
-  AgentStream agent({store_, registry_, pool_, sweeps_, ingestor_, options_}, session, std::move(opened->device),
+  AgentStream agent({store_, registry_, pool_, sweeps_, ingestor_, authorizer_, options_}, session, std::move(opened->device),
                     *principal);
   absl::Status result = absl::OkStatus();
   if (!session->Write(Welcome())) result = absl::CancelledError("stream broken");
@@ -191,7 +192,7 @@ grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream
 absl::StatusOr<security::Principal> IngestService::Authorize(grpc::ServerContext* context) {
   security::Principal principal;
   if (grpc::Status denied =
-          security::AuthorizeCall(options_.authorizer, context, "/memfleet.v1.AgentService/Connect", &principal);
+          security::AuthorizeCall(authorizer_, context, "/memfleet.v1.AgentService/Connect", &principal);
       !denied.ok()) {
     LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", denied.error_message()));
     return absl::Status(static_cast<absl::StatusCode>(denied.error_code()), denied.error_message());

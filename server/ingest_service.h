@@ -42,7 +42,7 @@ namespace memfleet::server {
 class IngestService final : public v1::AgentService::Service {
  public:
   IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
-                IngestOptions options);
+                const security::Authorizer& authorizer, IngestOptions options);
 
   grpc::Status Connect(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) override;
@@ -55,6 +55,7 @@ class IngestService final : public v1::AgentService::Service {
   AgentRegistry& registry_;
   WorkerPool& pool_;
   SweepCoordinator* sweeps_;
+  const security::Authorizer& authorizer_;
   const IngestOptions options_;
   CaptureIngestor ingestor_;
   HelloWatchdog hello_watchdog_;

@@ -94,14 +94,13 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.welcome_interval_s = options.agent_interval_s;
   ingest.limits = options.capture_limits;
   ingest.max_clock_skew = options.max_clock_skew;
-  ingest.authorizer = s->authorizer_.get();
   ingest.agent_limits = s->agent_limits_.get();
   ingest.delta = options.delta;
   ingest.hello = options.hello;
   ingest.token_recheck = options.token_recheck;
-  s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), ingest);
-  s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_, s->authorizer_.get());
-  s->baselines_ = std::make_unique<BaselineService>(*s->store_, s->authorizer_.get());
+  s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
+  s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_, *s->authorizer_);
+  s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->authorizer_);
 
   grpc::ServerBuilder builder;
   int selected_port = 0;

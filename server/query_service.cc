@@ -94,7 +94,7 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p) 
 }
 
 QueryService::QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool,
-                           const security::Authorizer* authorizer)
+                           const security::Authorizer& authorizer)
     : store_(store), registry_(registry), sweeps_(sweeps), pool_(pool), authorizer_(authorizer) {}
 
 grpc::Status QueryService::Authorize(const grpc::ServerContext* context, const char* method) {

@@ -33,9 +33,8 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p);
 
 class QueryService final : public v1::QueryService::Service {
  public:
-  // `authorizer` null: every call allowed (in-process tests); LabServer always passes one.
   QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool,
-               const security::Authorizer* authorizer = nullptr);
+               const security::Authorizer& authorizer);
 
   grpc::Status ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
                            v1::ListDevicesResponse* response) override;
@@ -60,7 +59,7 @@ class QueryService final : public v1::QueryService::Service {
   AgentRegistry& registry_;
   SweepCoordinator& sweeps_;
   WorkerPool& pool_;
-  const security::Authorizer* authorizer_;
+  const security::Authorizer& authorizer_;
   std::mutex reaccount_mu_;  // one re-account at a time
 };
 

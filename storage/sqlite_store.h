@@ -81,21 +81,20 @@ class SqliteStore : public Store {
   absl::StatusOr<std::vector<SweepRecord>> UnfinishedSweeps() override;
   absl::StatusOr<Stats> GetStats() override;
 
-  // Tokens
+  // TokenStore
   absl::Status PutToken(const TokenRecord& token) override;
   absl::StatusOr<std::optional<TokenRecord>> FindTokenByHash(const std::string& sha256_hex) override;
   absl::StatusOr<std::vector<TokenRecord>> ListTokens() override;
   absl::StatusOr<bool> HasTokens() override;
   absl::StatusOr<bool> RevokeToken(const std::string& name, const std::string& revoked_at) override;
 
-  // Baselines
+  // BaselineStore and its report queries
   absl::StatusOr<int64_t> PutBaseline(const std::string& name, const std::string& imported_at,
                                       const std::string& raw_text) override;
   absl::StatusOr<std::optional<BaselineRecord>> GetBaseline(int64_t version) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsOfSweep(const std::string& sweep_id) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsSince(const std::string& since) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsPerBuild(const std::string& since) override;
-  // end Baselines
 
   // PutCapture for many captures in ONE transaction (one fsync): for a spooled backlog and bulk loads.
   // Each capture is deduplicated on its own; returns how many were new. Any invalid record or failed

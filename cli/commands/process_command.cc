@@ -8,11 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_join.h"
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
+#include "common/process_name_match.h"
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
 
@@ -71,24 +70,25 @@ std::string Cell(const json* v, bool kb, bool csv) {
 
 bool IsKbField(const std::string& field) { return absl::EndsWith(field, "_kb"); }
 
-std::string Suggestions(const json& processes, const std::string& name) {
-  std::set<std::string> similar;
-  const std::string lower = absl::AsciiStrToLower(name);
+std::vector<std::string> NamesOf(const json& processes) {
+  std::vector<std::string> names;
   for (auto it = processes.begin(); it != processes.end(); ++it) {
     const json* n = Find(&it.value(), "name");
-    if (n == nullptr || !n->is_string()) continue;
-    std::string candidate = n->get<std::string>();
-    if (absl::StrContains(absl::AsciiStrToLower(candidate), lower)) similar.insert(candidate);
-    if (similar.size() >= 8) break;
+    if (n != nullptr && n->is_string()) names.push_back(n->get<std::string>());
   }
-  if (similar.empty()) return "";
-  return "; similar names: " + absl::StrJoin(similar, ", ");
+  return names;
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& process_name,
-                                          OutputFormat format) {
+std::vector<std::string> ProcessNamesInReport(const std::string& report_json) {
+  absl::StatusOr<json> parsed = ParseBoundedJson(report_json, JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
+  const json* processes = parsed.ok() ? Find(&*parsed, "processes") : nullptr;
+  return processes != nullptr && processes->is_object() ? NamesOf(*processes) : std::vector<std::string>();
+}
+
+absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& typed_name,
+                                          OutputFormat format, std::string* matched_name) {
   absl::StatusOr<json> parsed =
       ParseBoundedJson(response.report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
   json report = parsed.ok() ? *std::move(parsed) : json();
@@ -99,6 +99,12 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
   }
   const json* dumpsys_procs = Find(Find(&report, "dumpsys"), "processes");
   const json* sources = Find(&report, "sources");
+  absl::StatusOr<std::string> resolved =
+      ResolveProcessName(typed_name, NamesOf(*processes),
+                         "in the report of " + response.device_id() + " captured at " + response.captured_at());
+  if (!resolved.ok()) return resolved.status();
+  const std::string& process_name = *resolved;
+  if (matched_name != nullptr) *matched_name = process_name;
 
   std::vector<Match> matches;
   for (auto it = processes->begin(); it != processes->end(); ++it) {
@@ -111,12 +117,6 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
   std::sort(matches.begin(), matches.end(), [](const Match& a, const Match& b) {
     return a.pid.size() != b.pid.size() ? a.pid.size() < b.pid.size() : a.pid < b.pid;
   });
-  if (matches.empty()) {
-    return absl::NotFoundError("no process named \"" + process_name + "\" in the report of " + response.device_id() +
-                               " captured at " + response.captured_at() + " (" +
-                               std::to_string(processes->size()) + " processes" + Suggestions(*processes, process_name) +
-                               ")");
-  }
   const std::vector<std::string> fields = FieldOrder(matches);
 
   if (format == OutputFormat::kJson) {
@@ -194,8 +194,11 @@ int RunProcess(const ProcessArgs& args, std::ostream& out, std::ostream& err) {
   if (!client.ok()) return PrintFailure(client.status(), "process", err);
   absl::StatusOr<v1::GetReportResponse> response = (*client)->GetReport(request);
   if (!response.ok()) return PrintFailure(response.status(), "process", err);
-  absl::StatusOr<std::string> text = RenderProcess(*response, args.process_name, *format);
+  std::string matched;
+  absl::StatusOr<std::string> text = RenderProcess(*response, args.process_name, *format, &matched);
   if (!text.ok()) return PrintFailure(text.status(), "process", err);
+  if (matched != args.process_name) err << "memfleet process: \"" << TerminalSafe(args.process_name) << "\" is \""
+                                        << TerminalSafe(matched) << "\"\n";
   out << *text;
   return kExitOk;
 }

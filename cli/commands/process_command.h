@@ -6,6 +6,9 @@
 //   args.device_id = "pixel-7";
 //   args.process_name = "surfaceflinger";
 //   int exit_code = RunProcess(args, std::cout, std::cerr);   // 4: no such process in that report
+//
+// NAME may be the full name (the cmdline, "/system/bin/surfaceflinger") or, when it picks one process
+// of the report, its base name or an end of it ("surfaceflinger").
 #ifndef MEMFLEET_CLI_COMMANDS_PROCESS_COMMAND_H_
 #define MEMFLEET_CLI_COMMANDS_PROCESS_COMMAND_H_
 
@@ -13,6 +16,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/commands/server_command.h"
@@ -30,10 +34,15 @@ struct ProcessArgs {
 
 int RunProcess(const ProcessArgs& args, std::ostream& out, std::ostream& err);
 
-// The output for one stored report (exposed for tests). NotFound when no process has that name;
-// DataLoss when report_json is not a report.
-absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& process_name,
-                                          OutputFormat format);
+// The output for one stored report (exposed for tests). `typed_name` is resolved against the report's
+// names as ResolveProcessName does (exact, unique base name, unique suffix) and the name used is put in
+// *matched_name when given. NotFound when nothing matches, InvalidArgument when several do (both list
+// the closest names); DataLoss when report_json is not a report.
+// The process names of a stored report's JSON, one per pid (empty when it is not a report).
+std::vector<std::string> ProcessNamesInReport(const std::string& report_json);
+
+absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& typed_name,
+                                          OutputFormat format, std::string* matched_name = nullptr);
 
 }  // namespace memfleet::cli
 

@@ -5,11 +5,26 @@
 #include <sstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace memfleet::cli {
+
+void InheritGlobalOptions(const ServerArgs& global, ServerArgs& args) {
+  for (auto [field, from] : {std::pair{&args.server, &global.server}, std::pair{&args.ca_cert, &global.ca_cert},
+                             std::pair{&args.token, &global.token}, std::pair{&args.token_file, &global.token_file}}) {
+    if (field->empty()) *field = *from;
+  }
+  args.json = args.json || global.json;
+  args.csv = args.csv || global.csv;
+}
+
+bool AnyOptionSet(const ServerArgs& args) {
+  return !args.server.empty() || !args.ca_cert.empty() || !args.token.empty() || !args.token_file.empty() ||
+         args.json || args.csv;
+}
 
 absl::StatusOr<OutputFormat> OutputFormatOf(const ServerArgs& args) {
   if (args.json && args.csv) return absl::InvalidArgumentError("give --json or --csv, not both");

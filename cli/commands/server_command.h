@@ -39,6 +39,14 @@ struct ServerArgs {
   bool csv = false;
 };
 
+// The options given before the subcommand (`memfleet --server lab:7070 devices`) under those given after
+// it: each one `args` does not set is taken from `global`.
+void InheritGlobalOptions(const ServerArgs& global, ServerArgs& args);
+
+// True when any option a person can type is set (--server, --ca-cert, --token, --token-file, --json,
+// --csv): for commands that take none of them.
+bool AnyOptionSet(const ServerArgs& args);
+
 // kTable unless --json or --csv; both at once is InvalidArgument.
 absl::StatusOr<OutputFormat> OutputFormatOf(const ServerArgs& args);
 

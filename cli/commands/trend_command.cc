@@ -9,6 +9,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/commands/process_command.h"
+#include "common/process_name_match.h"
 #include "cli/chart.h"
 #include "cli/time_spec.h"
 #include "nlohmann/json.hpp"
@@ -64,6 +68,27 @@ json KbJson(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullpt
 
 std::string KbText(const std::optional<int64_t>& v) {
   return v ? FormatKb(*v) + " kB (" + FormatKbHuman(*v) + ")" : std::string("unknown");
+}
+
+// The name `typed` means on the device, by the names in its latest report — for when no stored capture
+// has a process named exactly `typed`. `none` is the answer for "nothing matches" (the server's, when it
+// said so: it also says "unknown device").
+absl::StatusOr<std::string> ResolveOnDevice(ServerClient& client, const std::string& device_id, const std::string& typed,
+                                            const absl::Status& none) {
+  v1::GetReportRequest request;
+  request.set_device_id(device_id);
+  absl::StatusOr<v1::GetReportResponse> latest = client.GetReport(request);
+  if (!latest.ok()) return latest.status().code() == absl::StatusCode::kNotFound ? none : latest.status();
+  const std::vector<std::string> names = ProcessNamesInReport(latest->report_json());
+  absl::StatusOr<std::string> resolved = ResolveProcessName(typed, names, "in the latest report of " + device_id);
+  if (resolved.ok() && *resolved != typed) return resolved;
+  if (resolved.ok() || resolved.status().code() == absl::StatusCode::kNotFound) {
+    std::vector<std::string> closest = ClosestProcessNames(typed, names);
+    if (closest.empty()) return none;
+    return absl::NotFoundError(absl::StrCat(none.message(), "; closest names in its latest report: \"",
+                                            absl::StrJoin(closest, "\", \""), "\""));
+  }
+  return resolved.status();
 }
 
 }  // namespace
@@ -158,12 +183,29 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
   if (!client.ok()) return PrintFailure(client.status(), "trend", err);
   absl::StatusOr<v1::ProcessHistoryResponse> history = (*client)->GetProcessHistory(request);
-  if (!history.ok()) return PrintFailure(history.status(), "trend", err);
-  if (history->points_size() == 0) {
-    return PrintFailure(absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" +
-                                            args.process_name + "\"" +
-                                            (resolved.since.empty() ? "" : " since " + resolved.since)),
-                        "trend", err);
+  // The server says NotFound, or (with --since) sends no points, when no capture has the name exactly.
+  const bool none_exact = history.ok() ? history->points_size() == 0
+                                       : history.status().code() == absl::StatusCode::kNotFound;
+  if (!history.ok() && !none_exact) return PrintFailure(history.status(), "trend", err);
+  if (none_exact) {
+    // Names are cmdlines verbatim; what was typed may be a base name or an end of one.
+    const absl::Status none =
+        history.ok() ? absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" +
+                                           args.process_name + "\"" +
+                                           (resolved.since.empty() ? "" : " since " + resolved.since))
+                     : history.status();
+    absl::StatusOr<std::string> name = ResolveOnDevice(**client, args.device_id, args.process_name, none);
+    if (!name.ok()) return PrintFailure(name.status(), "trend", err);
+    err << "memfleet trend: \"" << TerminalSafe(args.process_name) << "\" is \"" << TerminalSafe(*name) << "\"\n";
+    resolved.process_name = *name;
+    request.set_process_name(*name);
+    history = (*client)->GetProcessHistory(request);
+    if (!history.ok()) return PrintFailure(history.status(), "trend", err);
+    if (history->points_size() == 0) {
+      return PrintFailure(absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" +
+                                              *name + "\"" + (resolved.since.empty() ? "" : " since " + resolved.since)),
+                          "trend", err);
+    }
   }
   out << RenderTrend(resolved, *history, *format);
   if (!args.svg_path.empty()) {

@@ -8,6 +8,10 @@
 //   args.since = "7d";
 //   args.now = fixed_clock_time;   // tests: what "7d" counts back from
 //   int exit_code = RunTrend(args, std::cout, std::cerr);   // 4: no history
+//
+// A name no stored capture has exactly is looked up among the names of the device's latest report: its
+// one process with that base name or that end is used (and said on stderr); none or several is an error
+// that lists the closest names.
 #ifndef MEMFLEET_CLI_COMMANDS_TREND_COMMAND_H_
 #define MEMFLEET_CLI_COMMANDS_TREND_COMMAND_H_
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/grpc_status.h"
 
 namespace memfleet::security {
 namespace {
@@ -68,7 +69,7 @@ std::string_view AccessName(Access access) {
 
 absl::StatusOr<bool> Authorizer::Enabled() const {
   if (options_.require_tokens) return true;
-  absl::StatusOr<bool> any = store_.HasTokens();
+  absl::StatusOr<bool> any = tokens_.HasTokens();
   if (!any.ok()) {
     // Failing open would let anyone in while the database is unreadable: fail closed.
     return absl::UnavailableError(absl::StrCat("the server cannot read its tokens: ", any.status().message()));
@@ -95,7 +96,7 @@ absl::StatusOr<Principal> Authorizer::Authorize(std::string_view full_method,
   }
   absl::StatusOr<std::string> secret = ParseBearer(*authorization);
   if (!secret.ok()) return secret.status();
-  absl::StatusOr<std::optional<storage::TokenRecord>> record = store_.FindTokenByHash(Sha256Hex(*secret));
+  absl::StatusOr<std::optional<storage::TokenRecord>> record = tokens_.FindTokenByHash(Sha256Hex(*secret));
   if (!record.ok()) {
     return absl::UnavailableError(absl::StrCat("the server cannot read its tokens: ", record.status().message()));
   }
@@ -121,7 +122,7 @@ absl::StatusOr<Principal> Authorizer::Authorize(std::string_view full_method,
 
 absl::Status Authorizer::StillValid(const Principal& principal) const {
   if (!principal.authenticated) return absl::OkStatus();
-  absl::StatusOr<std::vector<storage::TokenRecord>> tokens = store_.ListTokens();
+  absl::StatusOr<std::vector<storage::TokenRecord>> tokens = tokens_.ListTokens();
   if (!tokens.ok()) {
     return absl::UnavailableError(absl::StrCat("the server cannot read its tokens: ", tokens.status().message()));
   }
@@ -135,19 +136,16 @@ absl::Status Authorizer::StillValid(const Principal& principal) const {
   return absl::UnauthenticatedError(absl::StrCat("token \"", principal.token_name, "\" no longer exists"));
 }
 
-grpc::Status AuthorizeCall(const Authorizer* authorizer, const grpc::ServerContext* context,
+grpc::Status AuthorizeCall(const Authorizer& authorizer, const grpc::ServerContext* context,
                            std::string_view full_method, Principal* principal) {
   *principal = Principal();
-  if (authorizer == nullptr) return grpc::Status::OK;
   std::optional<std::string> authorization;
   const auto& metadata = context->client_metadata();
   auto it = metadata.find("authorization");
   if (it != metadata.end()) authorization = std::string(it->second.data(), it->second.size());
-  absl::StatusOr<Principal> p = authorizer->Authorize(full_method, authorization);
-  if (!p.ok()) {
-    return grpc::Status(static_cast<grpc::StatusCode>(p.status().code()), std::string(p.status().message()));
-  }
-  if (authorizer->options().agents_need_client_cert && RequiredAccess(full_method) == Access::kAgent) {
+  absl::StatusOr<Principal> p = authorizer.Authorize(full_method, authorization);
+  if (!p.ok()) return server::ToGrpcStatus(p.status());
+  if (authorizer.options().agents_need_client_cert && RequiredAccess(full_method) == Access::kAgent) {
     std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
     if (auth == nullptr || !auth->IsPeerAuthenticated()) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,

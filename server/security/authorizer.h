@@ -5,10 +5,11 @@
 //
 //   Authorizer auth(store, {.require_tokens = !loopback});
 //   Principal who;
-//   if (grpc::Status s = AuthorizeCall(&auth, context, kConnectMethod, &who); !s.ok()) return s;
+//   if (grpc::Status s = AuthorizeCall(auth, context, kConnectMethod, &who); !s.ok()) return s;
 //
 // Authentication is on when require_tokens is set (the server listens beyond loopback) or when the
-// tokens table has any row; otherwise every call is allowed (the loopback demo and tests). Thread-safe.
+// tokens table has any row; otherwise every call is allowed (the loopback demo and tests). A token store
+// that cannot answer refuses the call (Unavailable), never lets it through. Thread-safe.
 #ifndef MEMFLEET_SERVER_SECURITY_AUTHORIZER_H_
 #define MEMFLEET_SERVER_SECURITY_AUTHORIZER_H_
 
@@ -21,7 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/security/token.h"
-#include "storage/store.h"
+#include "storage/token_store.h"
 
 namespace memfleet::security {
 
@@ -46,7 +47,8 @@ struct AuthorizerOptions {
 
 class Authorizer {
  public:
-  Authorizer(storage::Store& store, AuthorizerOptions options) : store_(store), options_(options) {}
+  // Over the token store only: a store that cannot answer (an error) makes every call refused.
+  Authorizer(storage::TokenStore& tokens, AuthorizerOptions options) : tokens_(tokens), options_(options) {}
 
   const AuthorizerOptions& options() const { return options_; }
 
@@ -61,13 +63,14 @@ class Authorizer {
  private:
   absl::StatusOr<bool> Enabled() const;
 
-  storage::Store& store_;
+  storage::TokenStore& tokens_;
   const AuthorizerOptions options_;
 };
 
 // Authorize for a gRPC call: reads `authorization` from the client metadata and, for agent methods with
-// agents_need_client_cert, checks the TLS peer was verified. A null authorizer allows everything.
-grpc::Status AuthorizeCall(const Authorizer* authorizer, const grpc::ServerContext* context,
+// agents_need_client_cert, checks the TLS peer was verified. There is no "no authorizer": every service
+// is built over one, so no wiring mistake can leave a service open.
+grpc::Status AuthorizeCall(const Authorizer& authorizer, const grpc::ServerContext* context,
                            std::string_view full_method, Principal* principal);
 
 }  // namespace memfleet::security

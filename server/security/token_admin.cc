@@ -26,7 +26,7 @@ std::string Pad(const std::string& s, size_t width) {
 
 }  // namespace
 
-absl::StatusOr<std::string> AddToken(storage::Store& store, const NewToken& token, const std::string& now) {
+absl::StatusOr<std::string> AddToken(storage::TokenStore& store, const NewToken& token, const std::string& now) {
   if (absl::Status s = CheckTokenName(token.name); !s.ok()) return s;
   if (token.kind == TokenKind::kAgent) {
     if (token.device_id.empty()) {
@@ -48,7 +48,7 @@ absl::StatusOr<std::string> AddToken(storage::Store& store, const NewToken& toke
   return secret;
 }
 
-absl::StatusOr<std::string> ListTokensText(storage::Store& store) {
+absl::StatusOr<std::string> ListTokensText(storage::TokenStore& store) {
   absl::StatusOr<std::vector<storage::TokenRecord>> tokens = store.ListTokens();
   if (!tokens.ok()) return tokens.status();
   size_t name_width = 4;
@@ -67,7 +67,7 @@ absl::StatusOr<std::string> ListTokensText(storage::Store& store) {
   return out;
 }
 
-absl::Status RevokeToken(storage::Store& store, const std::string& name, const std::string& now) {
+absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, const std::string& now) {
   absl::StatusOr<bool> revoked = store.RevokeToken(name, now);
   if (!revoked.ok()) return revoked.status();
   if (!*revoked) {

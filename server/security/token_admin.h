@@ -1,4 +1,4 @@
-// The `memfleet-server token add|list|revoke` subcommands, on a Store: the secret is made here, printed
+// The `memfleet-server token add|list|revoke` subcommands, on a TokenStore: the secret is made here, printed
 // once by the caller, and only its SHA-256 is stored. docs/security.md.
 //
 //   absl::StatusOr<std::string> secret = AddToken(store, {"bench-3", TokenKind::kAgent, "bench-3"}, now);
@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/security/token.h"
-#include "storage/store.h"
+#include "storage/token_store.h"
 
 namespace memfleet::security {
 
@@ -25,10 +25,10 @@ struct NewToken {
 };
 
 // Returns the secret. InvalidArgument for a bad name/device id, AlreadyExists for a taken name.
-absl::StatusOr<std::string> AddToken(storage::Store& store, const NewToken& token, const std::string& now);
+absl::StatusOr<std::string> AddToken(storage::TokenStore& store, const NewToken& token, const std::string& now);
 // One line per token: name, kind, device, created, revoked (or "valid").
-absl::StatusOr<std::string> ListTokensText(storage::Store& store);
-absl::Status RevokeToken(storage::Store& store, const std::string& name, const std::string& now);
+absl::StatusOr<std::string> ListTokensText(storage::TokenStore& store);
+absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, const std::string& now);
 
 }  // namespace memfleet::security
 

@@ -1,28 +1,21 @@
 #include "server/accounting/dumpsys_text.h"
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 // The worked example of docs/node-formats.md section 10.5, rendered in the Android 14 text layout.
 TEST(DumpsysTextTest, WorkedExampleSummary) {
   absl::StatusOr<DumpsysSummary> s =
-      ParseDumpsysMeminfo(ReadData("dumpsys/meminfo_summary_a14.txt"));
+      ParseDumpsysMeminfo(ReadTestData("dumpsys/meminfo_summary_a14.txt"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->total_ram_kb, 3019740);
   EXPECT_EQ(s->free_ram_kb, 2705216);
@@ -100,7 +93,7 @@ TEST(DumpsysTextTest, OemExtraPartsAndOldKbFormat) {
 
 // Amlogic Google TV, Android 11-era: ION with a negative unmapped part, and a GPU line.
 TEST(DumpsysTextTest, RealAmlogicIonLine) {
-  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_amlogic_gtv_summary.txt"));
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadTestData("nodes/real/dumpsys_amlogic_gtv_summary.txt"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->total_ram_kb, 2036984);
   EXPECT_EQ(s->ion_total_kb, 57896);
@@ -117,7 +110,7 @@ TEST(DumpsysTextTest, RealAmlogicIonLine) {
 // MIUI: "+ 34,616K cached ion +" inside Free RAM, and a negative Lost RAM.
 TEST(DumpsysTextTest, RealXiaomiCachedIonTerm) {
   absl::StatusOr<DumpsysSummary> s =
-      ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_xiaomi_cached_ion_negative_lost.txt"));
+      ParseDumpsysMeminfo(ReadTestData("nodes/real/dumpsys_xiaomi_cached_ion_negative_lost.txt"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->free_ram_kb, 3141292);
   EXPECT_EQ(s->free_cached_pss_kb, 1041888);
@@ -133,7 +126,7 @@ TEST(DumpsysTextTest, RealXiaomiCachedIonTerm) {
 
 // Android 13: DMA-BUF with its Heaps and Heaps pool lines (which are not DMA-BUF: lines).
 TEST(DumpsysTextTest, RealAndroid13DmaBufHeaps) {
-  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_a13_dmabuf_heaps.txt"));
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadTestData("nodes/real/dumpsys_a13_dmabuf_heaps.txt"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->dmabuf_total_kb, 455268);
   EXPECT_EQ(s->dmabuf_mapped_kb, 0);
@@ -144,7 +137,7 @@ TEST(DumpsysTextTest, RealAndroid13DmaBufHeaps) {
 
 // Android 4.4: "%d kB" and bare parts of another vocabulary ("cached", "buffers", "shmem", "slab").
 TEST(DumpsysTextTest, RealAndroid44KbForm) {
-  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadData("nodes/real/dumpsys_android44_kB.txt"));
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadTestData("nodes/real/dumpsys_android44_kB.txt"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->total_ram_kb, 2004576);
   EXPECT_EQ(s->free_ram_kb, 962859);

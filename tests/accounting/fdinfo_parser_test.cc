@@ -3,30 +3,22 @@
 #include "server/accounting/fdinfo_parser.h"
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
+
+using memfleet::testing::ReadTestData;
 
 using namespace std::string_literals;
 
 bool MessageHas(const absl::Status& status, std::string_view needle) {
   return std::string(status.message()).find(needle) != std::string::npos;
-}
-
-std::string ReadTestData(std::string_view relative) {
-  const std::string path = std::string(MEMFLEET_TEST_DATA_DIR) + "/" + std::string(relative);
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 std::string Reconstructed(std::string_view test, std::string_view fd) {
@@ -131,7 +123,7 @@ TEST(ParseFdinfoBadInputTest, NonNumericKnownKeysNameTheirLine) {
   for (const std::string& bad :
        {"ino:\tabc\n"s, "ino:\t\n"s, "ino:\n"s, "size:\t-5\n"s, "size:\t12abc\n"s, "count:\tx\n"s,
         "ino:\t1\0"s + "2\n"s, "size:\t0x10\n"s, "ino:\t+7\n"s, "count:\t1 2\n"s}) {
-    SCOPED_TRACE(testing::PrintToString(bad));
+    SCOPED_TRACE(::testing::PrintToString(bad));
     absl::StatusOr<Fdinfo> f = ParseFdinfo("pos:\t0\nflags:\t02\n" + bad);
     ASSERT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument) << f.status();
     EXPECT_TRUE(MessageHas(f.status(), "line 3")) << f.status();

@@ -9,20 +9,15 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
+
+using memfleet::testing::ReadTestData;
 
 namespace memfleet::accounting {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 TEST(GpuMemSnapshotTest, RockchipSample) {
-  absl::StatusOr<GpuMemSnapshot> s = ParseGpuMemSnapshot(ReadData("captures/mali-rockchip/tree/cmd/dumpsys_gpu_gpumem"));
+  absl::StatusOr<GpuMemSnapshot> s = ParseGpuMemSnapshot(ReadTestData("captures/mali-rockchip/tree/cmd/dumpsys_gpu_gpumem"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->gpu_count, 1);
   EXPECT_EQ(s->global_bytes, std::optional<uint64_t>(2154022033u));  // 2,103,537 kB in expected.json

@@ -1,24 +1,17 @@
 #include "server/accounting/gpu_memory_parser.h"
 
 #include <cstdint>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 bool MessageHas(const absl::Status& s, const std::string& part) {
   return std::string(s.message()).find(part) != std::string::npos;
@@ -27,7 +20,7 @@ bool MessageHas(const absl::Status& s, const std::string& part) {
 // ---- MediaTek /proc/mtk_mali/gpu_memory ----
 
 TEST(MtkGpuMemoryTest, NodeSampleSumsContextsPerTgid) {
-  absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(ReadData("nodes/mtk_gpu_memory.txt"));
+  absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(ReadTestData("nodes/mtk_gpu_memory.txt"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "mtk");
   EXPECT_EQ(g->device_name, "mali0");
@@ -39,7 +32,7 @@ TEST(MtkGpuMemoryTest, NodeSampleSumsContextsPerTgid) {
 
 TEST(MtkGpuMemoryTest, CaptureMt6989) {
   absl::StatusOr<GpuPages> g =
-      ParseMtkGpuMemory(ReadData("captures-samples/mtk-mt6989/proc/mtk_mali/gpu_memory"));
+      ParseMtkGpuMemory(ReadTestData("captures-samples/mtk-mt6989/proc/mtk_mali/gpu_memory"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->device_pages, 384131u);
   // Summed by hand from the file's kctx lines (last column = tgid); × 4 KiB they are the gl_kb of
@@ -70,7 +63,7 @@ TEST(MtkGpuMemoryTest, MemtrackDisabledIsFailedPrecondition) {
 TEST(MtkGpuMemoryTest, UpstreamMaliLayoutHasNoTgid) {
   // Upstream kbase debugfs prints "kctx-0x.. <pages>" only: taking the pages for a tgid would be a
   // lie.
-  absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(ReadData("nodes/mali_debugfs_gpu_memory.txt"));
+  absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(ReadTestData("nodes/mali_debugfs_gpu_memory.txt"));
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(MessageHas(g.status(), "line 2")) << g.status();
 }
@@ -117,7 +110,7 @@ TEST(MtkGpuMemoryTest, NoContextsIsEmpty) {
 // ---- XRing /proc/xgpu/gpu_memory ----
 
 TEST(XgpuGpuMemoryTest, V1SumsContextsPerTgid) {
-  absl::StatusOr<GpuPages> g = ParseXgpuGpuMemory(ReadData("nodes/xring_v1.txt"));
+  absl::StatusOr<GpuPages> g = ParseXgpuGpuMemory(ReadTestData("nodes/xring_v1.txt"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "xring-v1");
   EXPECT_EQ(g->device_name, "mali0");
@@ -128,7 +121,7 @@ TEST(XgpuGpuMemoryTest, V1SumsContextsPerTgid) {
 }
 
 TEST(XgpuGpuMemoryTest, V2TakesGlColumn) {
-  absl::StatusOr<GpuPages> g = ParseXgpuGpuMemory(ReadData("nodes/xring_v2.txt"));
+  absl::StatusOr<GpuPages> g = ParseXgpuGpuMemory(ReadTestData("nodes/xring_v2.txt"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "xring-v2");
   EXPECT_EQ(g->device_pages, 181734u);  // not the 210944 dma-buf pages of the third column
@@ -139,7 +132,7 @@ TEST(XgpuGpuMemoryTest, V2TakesGlColumn) {
 
 TEST(XgpuGpuMemoryTest, CaptureXringO1) {
   absl::StatusOr<GpuPages> g =
-      ParseXgpuGpuMemory(ReadData("captures-samples/xring-o1/proc/xgpu/gpu_memory"));
+      ParseXgpuGpuMemory(ReadTestData("captures-samples/xring-o1/proc/xgpu/gpu_memory"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "xring-v2");
   EXPECT_EQ(g->device_pages, 124490u);

@@ -1,22 +1,15 @@
 #include "server/accounting/kernel_config.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 // `zcat config.gz` of every fixture capture (they are identical) is these five lines, 95 bytes.
 TEST(KernelConfigTest, FixtureConfigGzHasVmapStack) {
@@ -24,7 +17,7 @@ TEST(KernelConfigTest, FixtureConfigGzHasVmapStack) {
        {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"}) {
     SCOPED_TRACE(capture);
     const std::string bytes =
-        ReadData(std::string("captures-samples/") + capture + "/proc/config.gz");
+        ReadTestData(std::string("captures-samples/") + capture + "/proc/config.gz");
     ASSERT_GT(bytes.size(), 2u);
     ASSERT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);  // really gzip, not plain text
     absl::StatusOr<KernelConfig> cfg = ParseKernelConfigGz(bytes);
@@ -38,7 +31,7 @@ TEST(KernelConfigTest, FixtureConfigGzHasVmapStack) {
 }
 
 TEST(KernelConfigTest, TruncatedGzipIsDataLoss) {
-  const std::string bytes = ReadData("captures-samples/qcom-edge/proc/config.gz");
+  const std::string bytes = ReadTestData("captures-samples/qcom-edge/proc/config.gz");
   for (size_t keep : {bytes.size() / 2, bytes.size() - 1, size_t{10}, size_t{3}}) {
     SCOPED_TRACE(keep);
     absl::StatusOr<KernelConfig> cfg = ParseKernelConfigGz(bytes.substr(0, keep));
@@ -47,7 +40,7 @@ TEST(KernelConfigTest, TruncatedGzipIsDataLoss) {
 }
 
 TEST(KernelConfigTest, CorruptGzipIsDataLoss) {
-  std::string bytes = ReadData("captures-samples/qcom-edge/proc/config.gz");
+  std::string bytes = ReadTestData("captures-samples/qcom-edge/proc/config.gz");
   // Flip a byte of the CRC32 trailer (8 bytes from the end): the text inflates but fails the check.
   bytes[bytes.size() - 8] = static_cast<char>(bytes[bytes.size() - 8] ^ 0xff);
   EXPECT_EQ(ParseKernelConfigGz(bytes).status().code(), absl::StatusCode::kDataLoss);
@@ -59,19 +52,19 @@ TEST(KernelConfigTest, CorruptGzipIsDataLoss) {
 
 TEST(KernelConfigTest, InflatedSizeIsCapped) {
   // 64 MiB + 1 zero bytes, gzip'd to 65 KB: refused, not expanded.
-  const std::string bomb = ReadData("kernel_config/zeros_64mib_plus_1.gz");
+  const std::string bomb = ReadTestData("kernel_config/zeros_64mib_plus_1.gz");
   absl::StatusOr<KernelConfig> cfg = ParseKernelConfigGz(bomb);
   EXPECT_EQ(cfg.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(cfg.status().message().find("inflates past"), std::string::npos) << cfg.status();
 
   // The fixture inflates to exactly 95 bytes: a cap of 95 takes it, 94 refuses it.
-  const std::string bytes = ReadData("captures-samples/qcom-edge/proc/config.gz");
+  const std::string bytes = ReadTestData("captures-samples/qcom-edge/proc/config.gz");
   EXPECT_TRUE(ParseKernelConfigGz(bytes, 95).ok());
   EXPECT_EQ(ParseKernelConfigGz(bytes, 94).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(KernelConfigTest, ConcatenatedGzipMembersAreOneText) {
-  const std::string bytes = ReadData("captures-samples/qcom-edge/proc/config.gz");
+  const std::string bytes = ReadTestData("captures-samples/qcom-edge/proc/config.gz");
   absl::StatusOr<KernelConfig> cfg = ParseKernelConfigGz(bytes + bytes);
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   EXPECT_TRUE(cfg->IsEnabled("CONFIG_VMAP_STACK"));

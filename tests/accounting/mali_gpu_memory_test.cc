@@ -10,17 +10,12 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
+
+using memfleet::testing::ReadTestData;
 
 namespace memfleet::accounting {
 namespace {
-
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 bool MessageHas(const absl::Status& s, const std::string& part) {
   return std::string(s.message()).find(part) != std::string::npos;
@@ -28,7 +23,7 @@ bool MessageHas(const absl::Status& s, const std::string& part) {
 
 // Amlogic: a header names the columns, rows are "<addr> <pid> <pages>" without "kctx-".
 TEST(MaliGpuMemoryTest, RealAmlogicHeaderLayout) {
-  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadData("nodes/real/mali_amlogic_debugfs.txt"));
+  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadTestData("nodes/real/mali_amlogic_debugfs.txt"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "mali-amlogic");
   EXPECT_TRUE(g->per_process);
@@ -41,7 +36,7 @@ TEST(MaliGpuMemoryTest, RealAmlogicHeaderLayout) {
 // Realtek: MediaTek-style "kctx-0x<addr> <pages> <tgid>" with leading spaces; the contexts add up to the
 // device line exactly, which tells the columns apart (pages second, tgid third).
 TEST(MaliGpuMemoryTest, RealRealtekMtkStyleLayout) {
-  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadData("nodes/real/mali_realtek_debugfs.txt"));
+  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadTestData("nodes/real/mali_realtek_debugfs.txt"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "mali-mtk");
   EXPECT_EQ(g->device_pages, 45605u);
@@ -54,7 +49,7 @@ TEST(MaliGpuMemoryTest, RealRealtekMtkStyleLayout) {
 }
 
 TEST(MaliGpuMemoryTest, RealMt6755WithoutLeadingSpaces) {
-  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadData("nodes/real/mali_mtk6755_debugfs.txt"));
+  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadTestData("nodes/real/mali_mtk6755_debugfs.txt"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "mali-mtk");
   EXPECT_EQ(g->device_pages, 8237u);
@@ -65,7 +60,7 @@ TEST(MaliGpuMemoryTest, RealMt6755WithoutLeadingSpaces) {
 // Rockchip: "kctx-0x<addr> <comm> <tgid> <pages>", comm with spaces ("GLThread 12", "hwuiTask 1").
 TEST(MaliGpuMemoryTest, RockchipCommWithSpaces) {
   absl::StatusOr<GpuPages> g =
-      ParseMaliGpuMemory(ReadData("captures/mali-rockchip/tree/sys/kernel/debug/mali0/gpu_memory"));
+      ParseMaliGpuMemory(ReadTestData("captures/mali-rockchip/tree/sys/kernel/debug/mali0/gpu_memory"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "mali-rockchip");
   EXPECT_EQ(g->device_pages, 330219u);
@@ -77,7 +72,7 @@ TEST(MaliGpuMemoryTest, RockchipCommWithSpaces) {
 
 // Arm's stock kbase: no pid column, so nobody can be attributed; not an error, and not "0 for all".
 TEST(MaliGpuMemoryTest, ArmStockLayoutIsNotPerProcess) {
-  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadData("nodes/mali_debugfs_gpu_memory.txt"));
+  absl::StatusOr<GpuPages> g = ParseMaliGpuMemory(ReadTestData("nodes/mali_debugfs_gpu_memory.txt"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "mali-arm");
   EXPECT_FALSE(g->per_process);

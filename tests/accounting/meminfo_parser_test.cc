@@ -3,29 +3,21 @@
 #include "server/accounting/meminfo_parser.h"
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
+using memfleet::testing::ReadTestData;
+
 bool MessageHas(const absl::Status& status, std::string_view needle) {
   return std::string(status.message()).find(needle) != std::string::npos;
-}
-
-std::string ReadTestData(std::string_view relative) {
-  const std::string path = std::string(MEMFLEET_TEST_DATA_DIR) + "/" + std::string(relative);
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 void ExpectValues(const Meminfo& m,
@@ -191,7 +183,7 @@ TEST(ParseMeminfoBadInputTest, MalformedLinesAreSkippedAndNamed) {
         "MemFree: abc kB\n"s, "MemFree: 12kB\n"s, "MemFree: 12 kB x\n"s, ": 12 kB\n"s,
         "Mem\0Free: 12 kB\n"s, "\xff\xfe: 1 kB\n"s, "garbage\n"s, "\0\0\0\n"s,
         "MemFree: 0x10 kB\n"s, "MemFree: 18446744073709551616 kB\n"s}) {
-    SCOPED_TRACE(testing::PrintToString(bad));
+    SCOPED_TRACE(::testing::PrintToString(bad));
     absl::StatusOr<Meminfo> m = ParseMeminfo("MemTotal: 1 kB\n\n" + bad + "Shmem: 7 kB\n");
     ASSERT_TRUE(m.ok()) << m.status();
     EXPECT_EQ(m->Get("MemTotal"), 1u);

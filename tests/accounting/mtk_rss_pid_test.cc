@@ -1,29 +1,22 @@
 #include "server/accounting/mtk_rss_pid.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 bool MessageHas(const absl::Status& s, const std::string& part) {
   return std::string(s.message()).find(part) != std::string::npos;
 }
 
 TEST(MtkRssPidTest, OldVariant) {
-  absl::StatusOr<RssPid> r = ParseMtkRssPid(ReadData("nodes/mtk_rss_pid_v1.txt"));
+  absl::StatusOr<RssPid> r = ParseMtkRssPid(ReadTestData("nodes/mtk_rss_pid_v1.txt"));
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->rows.size(), 1u);
   EXPECT_EQ(r->rows[0].pid, 24117);
@@ -38,7 +31,7 @@ TEST(MtkRssPidTest, OldVariant) {
 }
 
 TEST(MtkRssPidTest, NewVariant) {
-  absl::StatusOr<RssPid> r = ParseMtkRssPid(ReadData("nodes/mtk_rss_pid_v2.txt"));
+  absl::StatusOr<RssPid> r = ParseMtkRssPid(ReadTestData("nodes/mtk_rss_pid_v2.txt"));
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->rows.size(), 1u);
   EXPECT_EQ(r->rows[0].pid, 24117);
@@ -50,7 +43,7 @@ TEST(MtkRssPidTest, NewVariant) {
 
 TEST(MtkRssPidTest, KprobeVariant) {
   // Trailing spaces after the RSS column, an end marker with a period, no --sum lines.
-  const std::string text = ReadData("nodes/mtk_rss_pid_kprobe.txt");
+  const std::string text = ReadTestData("nodes/mtk_rss_pid_kprobe.txt");
   ASSERT_NE(text.find("98304  \n"), std::string::npos);
   absl::StatusOr<RssPid> r = ParseMtkRssPid(text);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -79,7 +72,7 @@ TEST(MtkRssPidTest, CaptureMt6989RowMatchesTheAskedPid) {
   for (const Want& w : wants) {
     SCOPED_TRACE(w.pid);
     absl::StatusOr<RssPid> r = ParseMtkRssPid(
-        ReadData("captures-samples/mtk-mt6989/proc/dma_heap/rss_pid@" + std::to_string(w.pid)));
+        ReadTestData("captures-samples/mtk-mt6989/proc/dma_heap/rss_pid@" + std::to_string(w.pid)));
     ASSERT_TRUE(r.ok()) << r.status();
     const RssPidRow* row = r->Find(w.pid);
     ASSERT_NE(row, nullptr);
@@ -111,7 +104,7 @@ TEST(MtkRssPidTest, OldVariantWithoutDmaBufs) {
 }
 
 TEST(MtkRssPidTest, TruncatedTableIsInvalid) {
-  const std::string full = ReadData("nodes/mtk_rss_pid_v2.txt");
+  const std::string full = ReadTestData("nodes/mtk_rss_pid_v2.txt");
   // Cut before the end marker: the rows seen so far may not be all of them.
   const std::string cut = full.substr(0, full.find("-----EGL"));
   absl::StatusOr<RssPid> r = ParseMtkRssPid(cut);

@@ -1,28 +1,21 @@
 #include "server/accounting/native_heap_dump.h"
 
 #include <cstdint>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "server/accounting/graphics_libraries.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 uint64_t GraphicsBytesOf(const std::string& relative) {
-  absl::StatusOr<NativeHeapDump> dump = ParseNativeHeapDump(ReadData(relative));
+  absl::StatusOr<NativeHeapDump> dump = ParseNativeHeapDump(ReadTestData(relative));
   EXPECT_TRUE(dump.ok()) << relative << ": " << dump.status();
   if (!dump.ok()) return 0;
   return GraphicsNativeBytes(*dump, GraphicsLibraries::Default());
@@ -30,7 +23,7 @@ uint64_t GraphicsBytesOf(const std::string& relative) {
 
 TEST(NativeHeapDumpTest, ParsesRecordsAndMaps) {
   absl::StatusOr<NativeHeapDump> dump =
-      ParseNativeHeapDump(ReadData("captures-samples/qcom-edge/cmd/native_heap@22459"));
+      ParseNativeHeapDump(ReadTestData("captures-samples/qcom-edge/cmd/native_heap@22459"));
   ASSERT_TRUE(dump.ok()) << dump.status();
   ASSERT_EQ(dump->records.size(), 4u);
   EXPECT_TRUE(dump->records[0].zygote);
@@ -175,7 +168,7 @@ TEST(NativeHeapDumpTest, NumberOverflowIsInvalid) {
 }
 
 TEST(NativeHeapDumpTest, TruncatedIsDataLoss) {
-  const std::string full = ReadData("captures-samples/qcom-edge/cmd/native_heap@22459");
+  const std::string full = ReadTestData("captures-samples/qcom-edge/cmd/native_heap@22459");
   for (size_t keep :
        {full.size() - 4, full.find("MAPS") + 20, full.find("MAPS"), full.size() / 3}) {
     SCOPED_TRACE(keep);

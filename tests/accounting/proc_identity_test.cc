@@ -2,27 +2,19 @@
 // sections 4 and 10).
 #include "server/accounting/proc_identity.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
-using namespace std::string_literals;
+using memfleet::testing::ReadTestData;
 
-std::string ReadTestData(std::string_view relative) {
-  const std::string path = std::string(MEMFLEET_TEST_DATA_DIR) + "/" + std::string(relative);
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using namespace std::string_literals;
 
 TEST(ParseCmdlineNameTest, FirstNulSeparatedFieldVerbatim) {
   EXPECT_EQ(ParseCmdlineName("/system/bin/surfaceflinger\0"s), "/system/bin/surfaceflinger");
@@ -94,7 +86,7 @@ TEST(ParseOomScoreAdjTest, BadInput) {
        {""s, "\n"s, "   "s, "abc"s, "9 00"s, "90x"s, "+5"s, "-"s, "0x10"s, "1001"s, "-1001"s,
         "123456789012345678901234567890"s, "-123456789012345678901234567890"s, "90\0"s, "\0"s,
         "1e3"s, "5.0"s}) {
-    SCOPED_TRACE(testing::PrintToString(bad));
+    SCOPED_TRACE(::testing::PrintToString(bad));
     EXPECT_EQ(ParseOomScoreAdj(bad).status().code(), absl::StatusCode::kInvalidArgument);
   }
 }

@@ -3,32 +3,24 @@
 #include "server/accounting/smaps_parser.h"
 
 #include <cstdint>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
+
+using memfleet::testing::ReadTestData;
 
 constexpr std::string_view kLibmeminfo = "aosp/system/memory/libmeminfo";
 
 bool MessageHas(const absl::Status& status, std::string_view needle) {
   return std::string(status.message()).find(needle) != std::string::npos;
-}
-
-std::string ReadTestData(std::string_view relative) {
-  const std::string path = std::string(MEMFLEET_TEST_DATA_DIR) + "/" + std::string(relative);
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 std::string Libmeminfo(std::string_view relative) {
@@ -516,7 +508,7 @@ TEST(ParseSmapsBadInputTest, GarbageAndNulBytes) {
        {"hello world\n"s, "\0\0\0\n"s, "\xff\xfe\x01\x02\n"s,
         "1000-2000 rw-p 00000000 00:00 0 a\0b\n"s, "1000-2000\0rw-p 00000000 00:00 0\n"s, "-\n"s,
         ":\n"s, " Pss: 1 kB\n"s}) {
-    SCOPED_TRACE(testing::PrintToString(text));
+    SCOPED_TRACE(::testing::PrintToString(text));
     EXPECT_EQ(ParseSmaps(text).status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(ParseMaps(text).status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(ParseSmapsRollup(text).status().code(), absl::StatusCode::kInvalidArgument);

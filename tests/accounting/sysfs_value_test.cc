@@ -3,29 +3,21 @@
 #include "server/accounting/sysfs_value.h"
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
 namespace {
 
+using memfleet::testing::ReadTestData;
+
 using namespace std::string_literals;
 
 constexpr std::string_view kLibmeminfo = "aosp/system/memory/libmeminfo/";
-
-std::string ReadTestData(std::string_view relative) {
-  const std::string path = std::string(MEMFLEET_TEST_DATA_DIR) + "/" + std::string(relative);
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 uint64_t MustParse(std::string_view relative) {
   absl::StatusOr<uint64_t> v =
@@ -74,7 +66,7 @@ TEST(ParseSysfsUintTest, BadInput) {
        {""s, "\n"s, " \t "s, "-1\n"s, "+1\n"s, "12 34\n"s, "0x10\n"s, "3403776,0\n"s, "12\0"s,
         "\0"s, "<INVALID>"s, "1.5\n"s, "18446744073709551616\n"s,
         "123456789012345678901234567890\n"s, "\xff\xfe"s, "4096 kB\n"s}) {
-    SCOPED_TRACE(testing::PrintToString(bad));
+    SCOPED_TRACE(::testing::PrintToString(bad));
     EXPECT_EQ(ParseSysfsUint(bad).status().code(), absl::StatusCode::kInvalidArgument);
   }
 }
@@ -92,7 +84,7 @@ TEST(ParseLeadingUintTest, BadInput) {
   for (const std::string& bad :
        {""s, "\n"s, "   "s, "-1,0\n"s, "-0\n"s, ",5\n"s, "abc"s, "\0"s + "12"s, "+3"s,
         "18446744073709551616,0"s, "123456789012345678901234567890,0\n"s, "\xff"s}) {
-    SCOPED_TRACE(testing::PrintToString(bad));
+    SCOPED_TRACE(::testing::PrintToString(bad));
     EXPECT_EQ(ParseLeadingUint(bad).status().code(), absl::StatusCode::kInvalidArgument);
   }
 }

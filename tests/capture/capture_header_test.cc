@@ -1,24 +1,17 @@
 #include "capture/capture_header.h"
 
 #include <cstdint>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::capture {
 namespace {
 
-std::string ReadData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 absl::StatusCode CodeOf(const std::string& json) {
   return ParseCaptureHeader(json).status().code();
@@ -41,7 +34,7 @@ TEST(CaptureHeaderTest, FixtureCaptures) {
   for (const Want& w : wants) {
     SCOPED_TRACE(w.capture);
     absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(
-        ReadData(std::string("captures-samples/") + w.capture + "/capture.json"));
+        ReadTestData(std::string("captures-samples/") + w.capture + "/capture.json"));
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(h->format, 1);
     EXPECT_EQ(h->device_id, w.device_id);
@@ -236,7 +229,7 @@ TEST(CaptureHeaderTest, NotJsonOrNotAnObject) {
       CodeOf(std::string("{\"format\": 1, \"device_id\": \"\xff\xfe\", \"captured_at\": \"t\"}")),
       absl::StatusCode::kInvalidArgument);  // invalid UTF-8
   EXPECT_EQ(CodeOf(std::string(100000, '[')), absl::StatusCode::kInvalidArgument);
-  const std::string full = ReadData("captures-samples/qcom-edge/capture.json");
+  const std::string full = ReadTestData("captures-samples/qcom-edge/capture.json");
   absl::StatusOr<CaptureHeader> cut = ParseCaptureHeader(full.substr(0, full.size() / 2));
   EXPECT_EQ(cut.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(cut.status().message().empty());

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands/devices_command.h"
@@ -457,14 +458,66 @@ TEST_F(ServerCommandsTest, ProcessShowsEveryFieldAndItsMemtrack) {
   EXPECT_TRUE(j["processes"][0]["dumpsys"]["gl_mtrack_kb"].is_null());
 }
 
-TEST_F(ServerCommandsTest, UnknownProcessIsNotFoundWithSuggestions) {
+// Names are cmdlines verbatim; people type base names or ends of them.
+TEST_F(ServerCommandsTest, ProcessNamesMatchExactlyThenByBaseNameThenBySuffix) {
+  ProcessArgs args;
+  args.common = common_;
+  args.common.json = true;
+  args.device_id = "sim-qcom-505";
+  for (const auto& [typed, full] : std::vector<std::pair<std::string, std::string>>{
+           {"surfaceflinger", "/system/bin/surfaceflinger"},
+           {"tencent.mm", "com.tencent.mm"},
+           {"composer3-service", "/vendor/bin/hw/android.hardware.graphics.composer3-service"}}) {
+    std::ostringstream out, err;
+    args.process_name = typed;
+    ASSERT_EQ(RunProcess(args, out, err), kExitOk) << typed << ": " << err.str();
+    json j = json::parse(out.str());
+    ASSERT_EQ(j["processes"].size(), 1u) << typed;
+    EXPECT_EQ(j["processes"][0]["name"], full);
+    EXPECT_EQ(err.str(), "memfleet process: \"" + typed + "\" is \"" + full + "\"\n");
+  }
+}
+
+TEST_F(ServerCommandsTest, AnUnknownOrAmbiguousProcessListsTheClosestNames) {
   ProcessArgs args;
   args.common = common_;
   args.device_id = "sim-qcom-505";
-  args.process_name = "surfaceflinger";
+  args.process_name = "surfaceflinga";
   EXPECT_EQ(RunProcess(args, out_, err_), kExitNotFound);
-  EXPECT_NE(err_.str().find("no process named \"surfaceflinger\""), std::string::npos) << err_.str();
-  EXPECT_NE(err_.str().find("similar names: /system/bin/surfaceflinger"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("no process named \"surfaceflinga\" in the report of sim-qcom-505 captured at "
+                            "2026-11-30T08:00:00Z (14 processes; closest: \"/system/bin/surfaceflinger\", "),
+            std::string::npos)
+      << err_.str();
+
+  std::ostringstream err;
+  args.process_name = "-service";
+  EXPECT_EQ(RunProcess(args, out_, err), kExitUsage);
+  EXPECT_NE(err.str().find("\"-service\" is the end of 2 processes in the report of sim-qcom-505 captured at "
+                           "2026-11-30T08:00:00Z: "
+                           "\"/vendor/bin/hw/android.hardware.graphics.composer3-service\", "
+                           "\"/vendor/bin/hw/vendor.qti.hardware.display.allocator-service\"; give the full name"),
+            std::string::npos)
+      << err.str();
+  EXPECT_EQ(out_.str(), "");
+}
+
+TEST_F(ServerCommandsTest, TrendFindsAProcessByItsBaseNameAmongTheLatestReportsNames) {
+  TrendArgs args;
+  args.common = common_;
+  args.common.csv = true;
+  args.device_id = "sim-qcom-505";
+  args.process_name = "surfaceflinger";
+  ASSERT_EQ(RunTrend(args, out_, err_), kExitOk) << err_.str();
+  EXPECT_EQ(service_.last_history_request().process_name(), "/system/bin/surfaceflinger");
+  EXPECT_EQ(err_.str(), "memfleet trend: \"surfaceflinger\" is \"/system/bin/surfaceflinger\"\n");
+  EXPECT_NE(out_.str().find(",30830,"), std::string::npos) << out_.str();
+
+  std::ostringstream out, err;
+  args.process_name = "-service";
+  EXPECT_EQ(RunTrend(args, out, err), kExitUsage);
+  EXPECT_NE(err.str().find("\"-service\" is the end of 2 processes in the latest report of sim-qcom-505"),
+            std::string::npos)
+      << err.str();
 }
 
 TEST_F(ServerCommandsTest, TrendTableSparklineAndSvg) {
@@ -514,7 +567,9 @@ TEST_F(ServerCommandsTest, TrendCsvAndNoHistory) {
   std::ostringstream out, err;
   args.process_name = "com.absent";
   EXPECT_EQ(RunTrend(args, out, err), kExitNotFound);
-  EXPECT_NE(err.str().find("no stored capture of sim-qcom-505 has a process named \"com.absent\""), std::string::npos)
+  EXPECT_NE(err.str().find("no stored capture of sim-qcom-505 has a process named \"com.absent\"; closest names in "
+                           "its latest report: \"com.tencent.mm\", "),
+            std::string::npos)
       << err.str();
 }
 

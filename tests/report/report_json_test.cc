@@ -3,23 +3,16 @@
 // tests/fuzz/report_json_fuzzer) gives a status or a report, never an exception.
 #include "report/report_json.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_data.h"
 
 namespace memfleet::report {
 namespace {
 
-std::string ReadTestData(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
-  EXPECT_TRUE(in.good()) << relative;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using memfleet::testing::ReadTestData;
 
 TEST(ReportFromJsonTest, FixtureReportParsesToItsNumbers) {
   // tests/data/captures/qcom-sm8450/expected.json: ddr_kb 16777216, total_kb 3567646, and pid 12083 (the

@@ -48,13 +48,14 @@ class AgentStreamTest : public ::testing::Test {
     store_ = std::move(*s);
     options_.now = [] { return std::string("2026-11-30T08:00:05Z"); };
     ingestor_ = std::make_unique<CaptureIngestor>(*store_, nullptr, options_.now);
+    authorizer_ = std::make_unique<security::Authorizer>(*store_, security::AuthorizerOptions{});
     v1::DeviceInfo info = testing::RawAgent::DefaultHello(kDevice).device();
     session_ = std::make_shared<AgentSession>(info, options_.now(), std::make_unique<RecordingSink>(&sent_, &sent_mu_));
     storage::DeviceRecord device;
     device.device_id = kDevice;
     device.last_seen_at = options_.now();
     ASSERT_TRUE(store_->UpsertDevice(device).ok());
-    stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, pool_, nullptr, *ingestor_, options_},
+    stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, pool_, nullptr, *ingestor_, *authorizer_, options_},
                                             session_, device, security::Principal{});
     sample_ = testing::LoadCapture(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree");
   }
@@ -78,6 +79,7 @@ class AgentStreamTest : public ::testing::Test {
   AgentRegistry registry_;
   WorkerPool pool_{WorkerPool::Options{2, 8}};
   std::unique_ptr<CaptureIngestor> ingestor_;
+  std::unique_ptr<security::Authorizer> authorizer_;  // over a store with no tokens: loopback, no auth
   absl::Mutex sent_mu_;
   std::vector<v1::ServerMessage> sent_;
   std::shared_ptr<AgentSession> session_;

@@ -25,7 +25,9 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "proto/capture_codec.h"
 #include "report/report_json.h"
+#include "server/security/token_admin.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/failing_store.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
 #include "tests/support/sample_capture.h"
@@ -51,59 +53,7 @@ constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";  // both trees' capture.j
 using memfleet::testing::CaptureId;
 using memfleet::testing::LoadCapture;
 
-// A store whose writes of captures can be made to fail, like a full disk.
-class FailingStore : public storage::Store {
- public:
-  explicit FailingStore(std::unique_ptr<storage::Store> inner) : inner_(std::move(inner)) {}
-  std::atomic<bool> fail_puts{false};
-
-  absl::Status UpsertDevice(const storage::DeviceRecord& d) override { return inner_->UpsertDevice(d); }
-  absl::StatusOr<bool> PutCapture(const storage::CaptureRecord& c) override {
-    if (fail_puts) return absl::ResourceExhaustedError("database or disk is full");
-    return inner_->PutCapture(c);
-  }
-  absl::StatusOr<bool> HasCapture(const std::string& id) override { return inner_->HasCapture(id); }
-  absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& id) override {
-    return inner_->CaptureDevice(id);
-  }
-  absl::StatusOr<std::vector<storage::DeviceSummaryRow>> ListDevices() override { return inner_->ListDevices(); }
-  absl::StatusOr<std::optional<storage::DeviceRecord>> GetDevice(const std::string& id) override {
-    return inner_->GetDevice(id);
-  }
-  absl::StatusOr<std::optional<storage::StoredReport>> GetReport(const std::string& id,
-                                                                 const std::string& at) override {
-    return inner_->GetReport(id, at);
-  }
-  absl::StatusOr<std::optional<storage::StoredReport>> GetReportByCapture(const std::string& id) override {
-    return inner_->GetReportByCapture(id);
-  }
-  absl::StatusOr<std::vector<storage::HistoryRow>> ProcessHistory(const std::string& d, const std::string& p,
-                                                                  const std::string& m, const std::string& s,
-                                                                  uint32_t l) override {
-    return inner_->ProcessHistory(d, p, m, s, l);
-  }
-  absl::StatusOr<std::vector<storage::FleetValueRow>> LatestPerDevice(const std::string& m,
-                                                                      const std::string& p) override {
-    return inner_->LatestPerDevice(m, p);
-  }
-  absl::Status ForEachRawCapture(const std::string& d, const std::function<void(const RawCapture&)>& fn) override {
-    return inner_->ForEachRawCapture(d, fn);
-  }
-  absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& id) override {
-    return inner_->GetRawCapture(id);
-  }
-  absl::Status ReplaceReport(const std::string& id, const report::Report& r, const std::string& j) override {
-    return inner_->ReplaceReport(id, r, j);
-  }
-  absl::Status PutSweep(const storage::SweepRecord& s) override { return inner_->PutSweep(s); }
-  absl::StatusOr<std::optional<storage::SweepRecord>> GetSweep(const std::string& id) override {
-    return inner_->GetSweep(id);
-  }
-  absl::StatusOr<Stats> GetStats() override { return inner_->GetStats(); }
-
- private:
-  std::unique_ptr<storage::Store> inner_;
-};
+using memfleet::testing::FailingStore;
 
 class IngestServiceTest : public ::testing::Test {
  protected:
@@ -357,6 +307,56 @@ TEST(IngestServiceStoreFailureTest, AStoreFailureIsRejectedWithRetryAndTheResend
   answer = agent.SendCapture(capture, id, kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_ack());
   EXPECT_FALSE(answer->ack().duplicate());  // the failed attempt stored nothing
+}
+
+// Over a wrapped store, the tokens of the wrapped one decide: a wrapper cannot lose them (every Store
+// method is pure and FailingStore forwards them), so an unauthenticated call is refused on loopback.
+TEST(AuthOverAWrappedStoreTest, TokensOfTheWrappedStoreRefuseAnUnauthenticatedCall) {
+  absl::StatusOr<std::unique_ptr<storage::Store>> sqlite = storage::OpenSqliteStore(":memory:");
+  ASSERT_TRUE(sqlite.ok());
+  absl::StatusOr<std::string> secret =
+      security::AddToken(**sqlite, {"ci", security::TokenKind::kRead, ""}, kCapturedAt);
+  ASSERT_TRUE(secret.ok()) << secret.status();
+  absl::StatusOr<std::unique_ptr<TestServer>> server =
+      TestServer::StartWithStore(std::make_unique<FailingStore>(std::move(*sqlite)));
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto q = v1::QueryService::NewStub(grpc::CreateChannel((*server)->target(), grpc::InsecureChannelCredentials()));
+
+  v1::ListDevicesResponse devices;
+  grpc::ClientContext anonymous;
+  grpc::Status s = q->ListDevices(&anonymous, v1::ListDevicesRequest(), &devices);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("requires a token"));
+
+  grpc::ClientContext with_token;
+  with_token.AddMetadata("authorization", "Bearer " + *secret);
+  s = q->ListDevices(&with_token, v1::ListDevicesRequest(), &devices);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+
+  RawAgent agent((*server)->target());
+  EXPECT_FALSE(agent.Hello(kQcomDevice));
+  EXPECT_EQ(agent.Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// A token table the server cannot read refuses every call over real gRPC, agents and queries alike.
+TEST(AuthOverAWrappedStoreTest, AnUnreadableTokenTableRefusesEveryCall) {
+  absl::StatusOr<std::unique_ptr<storage::Store>> sqlite = storage::OpenSqliteStore(":memory:");
+  ASSERT_TRUE(sqlite.ok());
+  auto failing = std::make_unique<FailingStore>(std::move(*sqlite));
+  failing->fail_token_reads = true;
+  absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::StartWithStore(std::move(failing));
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto q = v1::QueryService::NewStub(grpc::CreateChannel((*server)->target(), grpc::InsecureChannelCredentials()));
+
+  v1::ListDevicesResponse devices;
+  grpc::ClientContext context;
+  grpc::Status s = q->ListDevices(&context, v1::ListDevicesRequest(), &devices);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("cannot read its tokens"));
+
+  RawAgent agent((*server)->target());
+  EXPECT_FALSE(agent.Hello(kQcomDevice));
+  EXPECT_EQ(agent.Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_F(IngestServiceTest, QueryServiceRoundTrips) {

@@ -19,6 +19,7 @@
 #include "server/security/token.h"
 #include "server/security/token_admin.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/failing_store.h"
 
 namespace memfleet::security {
 namespace {
@@ -203,6 +204,38 @@ TEST_F(AuthorizerTest, TheStoreKeepsOnlyTheHash) {
   EXPECT_EQ(listing->find(secret.substr(4, 12)), std::string::npos) << *listing;
   EXPECT_EQ(listing->find((*tokens)[0].sha256_hex.substr(0, 12)), std::string::npos) << *listing;
   EXPECT_NE(listing->find("bench-3"), std::string::npos);
+}
+
+// A token store that cannot answer refuses every call: reading the error as "no tokens" would turn
+// authentication off exactly while the database is in trouble.
+TEST(AuthorizerOverAFailingTokenStoreTest, EveryDecisionIsARefusal) {
+  absl::StatusOr<std::unique_ptr<storage::Store>> sqlite = storage::OpenSqliteStore(":memory:");
+  ASSERT_TRUE(sqlite.ok()) << sqlite.status();
+  testing::FailingStore store(std::move(*sqlite));
+  absl::StatusOr<std::string> secret = AddToken(store, {"ci", TokenKind::kRead, ""}, kNow);
+  ASSERT_TRUE(secret.ok()) << secret.status();
+  Authorizer auth(store, {});
+  absl::StatusOr<Principal> ok = auth.Authorize("/memfleet.v1.QueryService/ListDevices", "Bearer " + *secret);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_TRUE(ok->authenticated);
+
+  store.fail_token_reads = true;
+  const std::optional<std::string> bearers[] = {std::nullopt, "Bearer " + *secret};
+  for (const std::optional<std::string>& bearer : bearers) {
+    absl::StatusOr<Principal> p = auth.Authorize("/memfleet.v1.QueryService/ListDevices", bearer);
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kUnavailable) << p.status();
+    EXPECT_NE(p.status().message().find("cannot read its tokens"), std::string_view::npos) << p.status();
+  }
+  EXPECT_EQ(auth.StillValid(*ok).code(), absl::StatusCode::kUnavailable);
+
+  // With tokens required the answer without a token needs no store; with one it still cannot be checked.
+  AuthorizerOptions required;
+  required.require_tokens = true;
+  Authorizer strict(store, required);
+  EXPECT_EQ(strict.Authorize("/memfleet.v1.QueryService/ListDevices", std::nullopt).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(strict.Authorize("/memfleet.v1.QueryService/ListDevices", "Bearer " + *secret).status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 TEST_F(AuthorizerTest, TokenAddRefusesBadInput) {

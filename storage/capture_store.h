@@ -1,0 +1,63 @@
+// CaptureStore: the ingest side of the store — devices as they say Hello, raw captures and their reports
+// (stored once, deduplicated), and the raw captures again for re-accounting. Every method is pure: a
+// wrapper (a test double, a decorator) must forward or fail each one explicitly.
+#ifndef MEMFLEET_STORAGE_CAPTURE_STORE_H_
+#define MEMFLEET_STORAGE_CAPTURE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "report/report.h"
+#include "storage/records.h"
+
+namespace memfleet::storage {
+
+class CaptureStore {
+ public:
+  virtual ~CaptureStore() = default;
+
+  virtual absl::Status UpsertDevice(const DeviceRecord& device) = 0;
+  // Stores the raw capture, its report and one process row per process, in one transaction.
+  // Deduplicates on (device_id, capture_id): false (and changes nothing) when capture_id is already stored
+  // for this device; AlreadyExists (and changes nothing) when it is stored for another device.
+  virtual absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) = 0;
+  // Whether capture_id is stored, for any device.
+  virtual absl::StatusOr<bool> HasCapture(const std::string& capture_id) = 0;
+  // The device a stored capture belongs to; nullopt when capture_id is not stored.
+  virtual absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& capture_id) = 0;
+
+  // Raw captures for re-accounting, oldest first; `device_id` "" = all. The callback gets the capture
+  // id and the stored raw blob/codec.
+  struct RawCapture {
+    std::string capture_id;
+    std::string device_id;
+    std::string captured_at;
+    std::string raw_codec;
+    std::string raw_blob;
+    std::string raw_base;  // the keyframe's capture id for a delta; "" for a whole capture
+  };
+  virtual absl::Status ForEachRawCapture(const std::string& device_id,
+                                         const std::function<void(const RawCapture&)>& fn) = 0;
+  // One raw capture (a delta's keyframe, say); nullopt when not stored.
+  virtual absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) = 0;
+  // Replaces the stored report (and its process rows) of a capture.
+  virtual absl::Status ReplaceReport(const std::string& capture_id, const report::Report& report,
+                                     const std::string& report_json) = 0;
+
+  // Storage statistics for benchmarks and docs: bytes of raw blobs, their uncompressed size, rows.
+  struct Stats {
+    uint64_t captures = 0;
+    uint64_t raw_blob_bytes = 0;
+    uint64_t raw_bytes = 0;
+    uint64_t process_rows = 0;
+  };
+  virtual absl::StatusOr<Stats> GetStats() = 0;
+};
+
+}  // namespace memfleet::storage
+
+#endif  // MEMFLEET_STORAGE_CAPTURE_STORE_H_

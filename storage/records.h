@@ -1,0 +1,81 @@
+// The rows the store keeps and answers with for devices, captures and reports — shared by the narrow
+// store interfaces (capture_store.h, query_store.h) and their callers.
+#ifndef MEMFLEET_STORAGE_RECORDS_H_
+#define MEMFLEET_STORAGE_RECORDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "report/report.h"
+
+namespace memfleet::storage {
+
+struct DeviceRecord {
+  std::string device_id;
+  std::string model;
+  std::string soc;
+  std::string build_fingerprint;
+  std::string kernel;
+  std::string agent_version;
+  uint32_t page_size = 0;
+  std::string platform;        // from the latest report
+  std::string last_seen_at;    // RFC 3339
+  // Captures the device's full spool dropped unsent. UpsertDevice adds it to the stored total (an agent
+  // reports its drops since the last report); reads give the total.
+  uint64_t dropped_captures = 0;
+  // The device's clock minus the server's at its latest Hello, in seconds (positive: the device is
+  // ahead); nullopt when unknown (an agent that does not send its time).
+  std::optional<int64_t> clock_skew_s;
+};
+
+struct CaptureRecord {
+  std::string capture_id;      // unique; with device_id, the dedup key
+  std::string device_id;
+  std::string captured_at;     // RFC 3339 UTC
+  std::string received_at;     // RFC 3339 UTC
+  std::string sweep_id;        // "" when periodic
+  std::string raw_codec;       // how raw_blob is encoded, e.g. "zstd+proto" / "gzip+proto"
+  std::string raw_blob;        // the compressed raw capture
+  // For raw_codec "zstd-delta+proto": the capture id of the keyframe it references (stored before it,
+  // same device, a whole capture). "" for a whole capture.
+  std::string raw_base;
+  uint64_t raw_bytes = 0;      // uncompressed size of the capture's contents
+  report::Report report;   // the engine's report of it
+  std::string report_json;     // its JSON (ReportToJson), stored verbatim
+  std::string build_fingerprint;  // the build it was taken on (capture.json); "" = unknown, stored as NULL
+};
+
+struct StoredReport {
+  std::string capture_id;
+  std::string device_id;
+  std::string captured_at;
+  std::string report_json;
+  // The capture's own build; only LatestReportsPerBuild fills it ("" there: stored before schema 8).
+  std::string build_fingerprint;
+};
+
+struct DeviceSummaryRow {
+  DeviceRecord device;
+  uint64_t capture_count = 0;
+  std::string last_capture_at;         // "" when none
+  std::optional<int64_t> last_total_kb;
+};
+
+struct HistoryRow {
+  std::string capture_id;
+  std::string captured_at;
+  int pid = 0;
+  std::optional<int64_t> value_kb;
+};
+
+struct FleetValueRow {
+  DeviceRecord device;
+  std::string capture_id;
+  std::string captured_at;
+  std::optional<int64_t> value_kb;
+};
+
+}  // namespace memfleet::storage
+
+#endif  // MEMFLEET_STORAGE_RECORDS_H_

@@ -1,0 +1,147 @@
+// The memfleet binary as people type it, against a real server (a LabServer on 127.0.0.1:0 over a
+// temporary SQLite file, fed by a raw agent with the qcom-sm8450 fixture): global options before the
+// subcommand as well as after it, and process names typed as base names or ends of the cmdline.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "server/security/token_admin.h"
+#include "tests/support/raw_agent.h"
+#include "tests/support/sample_capture.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/test_server.h"
+
+namespace memfleet {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kQcomTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+constexpr char kQcomDevice[] = "sim-qcom-101";  // its capture.json's device_id
+constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<testing::TestServer>> s = testing::TestServer::Start();
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    testing::RawAgent agent(server_->target());
+    ASSERT_TRUE(agent.Hello(kQcomDevice));
+    std::optional<v1::ServerMessage> answer =
+        agent.SendCapture(testing::LoadCapture(kQcomTree), testing::CaptureId(kQcomDevice, 1), kCapturedAt);
+    ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
+    ASSERT_TRUE(agent.Close().ok());
+  }
+
+  // Runs bin/memfleet with `args`; its stdout and stderr go to *output. Returns the exit code.
+  int Memfleet(const std::vector<std::string>& args, std::string* output) {
+    std::vector<std::string> argv = {std::string(MEMFLEET_BIN_DIR) + "/memfleet"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing::Subprocess p(argv, server_->dir() + "/cli-" + std::to_string(++runs_) + ".log");
+    int code = p.WaitExit(std::chrono::seconds(60));
+    *output = p.Log();
+    return code;
+  }
+
+  std::unique_ptr<testing::TestServer> server_;
+  int runs_ = 0;
+};
+
+TEST_F(CliTest, GlobalOptionsWorkBeforeTheSubcommandAsWellAsAfterIt) {
+  const std::string target = server_->target();
+  std::string out;
+  ASSERT_EQ(Memfleet({"--server", target, "devices"}, &out), 0) << out;
+  EXPECT_NE(out.find(kQcomDevice), std::string::npos) << out;
+
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "devices"}, &out), 0) << out;
+  EXPECT_EQ(json::parse(out)[0]["device_id"], kQcomDevice) << out;
+  ASSERT_EQ(Memfleet({"--json", "devices", "--server", target}, &out), 0) << out;  // split around it
+  EXPECT_EQ(json::parse(out)[0]["device_id"], kQcomDevice) << out;
+  ASSERT_EQ(Memfleet({"--csv", "--server", target, "report", kQcomDevice}, &out), 0) << out;
+  EXPECT_NE(out.find("\r\n"), std::string::npos) << out;  // CSV rows
+
+  // The one after the subcommand wins.
+  ASSERT_EQ(Memfleet({"--server", "127.0.0.1:1", "devices", "--server", target}, &out), 0) << out;
+  // --json and --csv still conflict, wherever they are.
+  EXPECT_EQ(Memfleet({"--json", "--server", target, "devices", "--csv"}, &out), 2) << out;
+  EXPECT_NE(out.find("give --json or --csv, not both"), std::string::npos) << out;
+  // account runs offline: server options before it are refused, not silently dropped.
+  EXPECT_EQ(Memfleet({"--server", target, "account", kQcomTree}, &out), 2) << out;
+  EXPECT_NE(out.find("memfleet account: runs offline"), std::string::npos) << out;
+}
+
+TEST_F(CliTest, TokenOptionsBeforeTheSubcommandAuthenticate) {
+  absl::StatusOr<std::string> secret =
+      security::AddToken(server_->store(), {"ci", security::TokenKind::kRead, ""}, kCapturedAt);
+  ASSERT_TRUE(secret.ok()) << secret.status();
+  const std::string token_file = server_->dir() + "/token";
+  std::ofstream(token_file) << *secret << "\n";
+  std::string out;
+  EXPECT_EQ(Memfleet({"--server", server_->target(), "devices"}, &out), 1) << out;
+  EXPECT_NE(out.find("requires a token"), std::string::npos) << out;
+  ASSERT_EQ(Memfleet({"--server", server_->target(), "--token-file", token_file, "devices"}, &out), 0) << out;
+  EXPECT_NE(out.find(kQcomDevice), std::string::npos) << out;
+  ASSERT_EQ(Memfleet({"--token", *secret, "--server", server_->target(), "devices"}, &out), 0) << out;
+}
+
+TEST_F(CliTest, ProcessAndTrendTakeABaseNameOrAnEndOfTheCmdline) {
+  const std::string target = server_->target();
+  std::string out;
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "process", kQcomDevice, "surfaceflinger"}, &out), 0) << out;
+  EXPECT_NE(out.find("memfleet process: \"surfaceflinger\" is \"/system/bin/surfaceflinger\""), std::string::npos)
+      << out;
+  ASSERT_EQ(Memfleet({"--server", target, "process", kQcomDevice, "tencent.mm"}, &out), 0) << out;
+  EXPECT_NE(out.find("com.tencent.mm (pid 13560)"), std::string::npos) << out;
+
+  ASSERT_EQ(Memfleet({"--server", target, "--csv", "trend", kQcomDevice, "--process", "surfaceflinger"}, &out), 0)
+      << out;
+  EXPECT_NE(out.find("memfleet trend: \"surfaceflinger\" is \"/system/bin/surfaceflinger\""), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("captured_at,capture_id,pid,total_kb\r\n" + std::string(kCapturedAt) + ","), std::string::npos)
+      << out;
+}
+
+TEST_F(CliTest, NoneOrSeveralMatchingNamesAreRefusedWithTheClosestNames) {
+  const std::string target = server_->target();
+  std::string out;
+  EXPECT_EQ(Memfleet({"--server", target, "process", kQcomDevice, "surfaceflinga"}, &out), 4) << out;
+  EXPECT_NE(out.find("no process named \"surfaceflinga\""), std::string::npos) << out;
+  EXPECT_NE(out.find("closest: \"/system/bin/surfaceflinger\""), std::string::npos) << out;
+  EXPECT_EQ(Memfleet({"--server", target, "trend", kQcomDevice, "--process", "-service"}, &out), 2) << out;
+  EXPECT_NE(out.find("\"-service\" is the end of 2 processes in the latest report of sim-qcom-101: "
+                     "\"/vendor/bin/hw/android.hardware.graphics.composer3-service\", "
+                     "\"/vendor/bin/hw/vendor.qti.hardware.display.allocator-service\"; give the full name"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Memfleet({"--server", target, "trend", kQcomDevice, "--process", "surfaceflinga"}, &out), 4) << out;
+  EXPECT_NE(out.find("no process named \"surfaceflinga\" in the stored captures of device \"sim-qcom-101\"; "
+                     "closest names in its latest report: "
+                     "\"/system/bin/surfaceflinger\""),
+            std::string::npos)
+      << out;
+}
+
+// regressions resolves the name on the server, among the compared reports' names.
+TEST_F(CliTest, RegressionsResolvesTheProcessNameOnTheServer) {
+  const std::string target = server_->target();
+  std::string out;
+  // One build only: nothing to compare, but the message names the process it resolved to.
+  EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinger"}, &out), 1) << out;
+  EXPECT_NE(out.find("the devices with \"/system/bin/surfaceflinger\" are all on one build"), std::string::npos)
+      << out;
+  EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinga"}, &out), 4) << out;
+  EXPECT_NE(out.find("has a process named \"surfaceflinga\"; closest names: \"/system/bin/surfaceflinger\""),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "-service"}, &out), 2) << out;
+  EXPECT_NE(out.find("\"-service\" is the end of 2 processes in the compared reports"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace memfleet
