@@ -29,6 +29,7 @@
 #include "agent/root_kind.h"
 #include "agent/scheduler.h"
 #include "agent/server_address.h"
+#include "agent/small_heap.h"
 #include "agent/spool.h"
 #include "agent/spool_location.h"
 #include "agent/transport.h"
@@ -58,6 +59,7 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace memfleet::agent;
+  UseASmallHeap();
 
   CLI::App app{"memfleet-agent: streams raw memory captures of this device to a memfleet-server"};
   std::string server, root, device_id, spool_dir, model, soc;

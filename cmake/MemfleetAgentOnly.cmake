@@ -61,5 +61,7 @@ add_subdirectory(agent)
 
 if(MEMFLEET_AGENT_STATIC)
   # -z max-page-size=16384: LOAD segments aligned for 16 KiB-page kernels (Android 15+) as well as 4 KiB.
+  # gRPC core without the plugins a one-address client never uses (xDS, RLS, grpclb...): see the file.
+  target_sources(memfleet-agent PRIVATE ${PROJECT_SOURCE_DIR}/agent/static/grpc_core_configuration.cc)
   target_link_options(memfleet-agent PRIVATE -static -s -Wl,--gc-sections -Wl,-z,max-page-size=16384)
 endif()
