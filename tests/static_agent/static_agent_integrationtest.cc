@@ -41,10 +41,10 @@ class StaticAgentTest : public ::testing::Test {
   }
 
   // memfleet-server on 127.0.0.1:0; its host:port.
-  std::string StartServer() {
-    server_ = std::make_unique<Subprocess>(
-        std::vector<std::string>{Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", dir_ + "/memfleet.db"},
-        dir_ + "/server.log");
+  std::string StartServer(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", dir_ + "/memfleet.db"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<Subprocess>(argv, dir_ + "/server.log");
     std::string line = server_->WaitForLine("listening on", std::chrono::seconds(60));
     EXPECT_FALSE(line.empty()) << server_->Log();
     std::string address = line.substr(line.rfind(' ') + 1);
@@ -54,7 +54,7 @@ class StaticAgentTest : public ::testing::Test {
 
   // The static agent with --once (under the emulator, when there is one); its exit code and log.
   int RunAgentOnce(const std::string& server, const std::string& root, const std::string& device_id,
-                   std::string* log) {
+                   std::string* log, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv;
     if (std::string(MEMFLEET_STATIC_AGENT_EMULATOR)[0] != '\0') argv.push_back(MEMFLEET_STATIC_AGENT_EMULATOR);
     for (const std::string& a : {std::string(MEMFLEET_STATIC_AGENT), std::string("--server"), server,
@@ -63,6 +63,7 @@ class StaticAgentTest : public ::testing::Test {
                                  std::string("--spool"), dir_ + "/spool-" + device_id}) {
       argv.push_back(a);
     }
+    argv.insert(argv.end(), extra.begin(), extra.end());
     Subprocess agent(argv, dir_ + "/agent-" + device_id + ".log");
     int code = agent.WaitExit(std::chrono::seconds(180));
     *log = agent.Log();
@@ -115,6 +116,23 @@ TEST_F(StaticAgentTest, EachCaptureTreeIsStoredWithItsExpectedReport) {
     EXPECT_NE(log.find("connected to ipv4:" + address), std::string::npos) << log;
     ExpectReportOfTree(c, c);
   }
+}
+
+// TLS with the lab's CA (the committed test certificates, whose server certificate names 127.0.0.1):
+// the static build's reduced gRPC plugin set keeps the TLS handshaker and the security filters.
+TEST_F(StaticAgentTest, ACaptureIsDeliveredOverTls) {
+  const std::string tls = testing::TestData("tls");
+  const std::string address = StartServer({"--tls-cert", tls + "/server.pem", "--tls-key", tls + "/server.key"});
+  std::string log;
+  ASSERT_EQ(RunAgentOnce(address, testing::TestData("captures/qcom-sm8450/tree"), "tls-1", &log,
+                         {"--ca-cert", tls + "/ca.pem"}),
+            0)
+      << log << "\n--- server ---\n" << server_->Log();
+  // The query side of the test speaks TLS too.
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = testing::ReadFileForTest(tls + "/ca.pem");
+  stub_ = v1::QueryService::NewStub(grpc::CreateChannel(address, grpc::SslCredentials(ssl)));
+  ExpectReportOfTree("qcom-sm8450", "tls-1");
 }
 
 TEST_F(StaticAgentTest, AHostNameThatDoesNotResolveIsRefusedWithAdvice) {
