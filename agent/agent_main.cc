@@ -28,6 +28,8 @@
 #include "agent/device_root_fs.h"
 #include "agent/root_kind.h"
 #include "agent/scheduler.h"
+#include "agent/server_address.h"
+#include "agent/small_heap.h"
 #include "agent/spool.h"
 #include "agent/spool_location.h"
 #include "agent/transport.h"
@@ -58,13 +60,17 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace memfleet::agent;
+  UseASmallHeap();
 
   CLI::App app{"memfleet-agent: streams raw memory captures of this device to a memfleet-server"};
   std::string server, root, device_id, spool_dir, model, soc;
   uint32_t interval_s = 300, once_timeout_s = 60, ack_timeout_s = 30;
   uint64_t spool_max_mb = 64;
   bool once = false;
-  app.add_option("--server", server, "memfleet-server address, HOST:PORT")->required();
+  app.add_option("--server", server,
+                 "memfleet-server address: IPV4:PORT, [IPV6]:PORT (no name lookup: what a phone needs), "
+                 "HOST:PORT, or a gRPC ipv4:/ipv6:/unix: URI")
+      ->required();
   bool live_root = false;
   app.add_option("--root", root, "root to capture: \"/\" of a device or a capture tree (has capture.json)")
       ->required();
@@ -104,6 +110,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
+  absl::StatusOr<ServerAddress> server_address = ParseServerAddress(server);
+  if (!server_address.ok()) return Fail(std::string(server_address.status().message()));
+  if (absl::Status s = CheckResolvable(*server_address); !s.ok()) return Fail(std::string(s.message()));
   if (spool_dir.empty()) spool_dir = DefaultSpoolDir(device_id, SpoolHost::ThisHost());
   if (spool_dir.empty()) return Fail("no persistent private folder for the spool (not root, no $HOME): give --spool");
 
@@ -147,7 +156,7 @@ int main(int argc, char** argv) {
   scheduler_options.capture_instance = *instance;
 
   TransportOptions transport_options;
-  transport_options.server = server;
+  transport_options.server = GrpcTarget(*server_address);
   if ((tls_cert_file.empty()) != (tls_key_file.empty())) return Fail("--tls-cert and --tls-key go together");
   if (!tls_cert_file.empty() && ca_cert_file.empty()) return Fail("--tls-cert needs --ca-cert (mutual TLS is TLS)");
   for (auto [path, flag, out] : {std::tuple{&ca_cert_file, "--ca-cert", &transport_options.tls.ca_cert_pem},

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/agent_log.h"
 #include "agent/clock.h"
+#include "agent/resident_pages.h"
 #include "proto/capture_codec.h"
 #include "proto/capture_digest.h"
 
@@ -381,6 +382,8 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
                            ", interval ", msg.welcome().interval_s(), " s); spool: ", spool_.count(), " captures, ",
                            MegabytesText(spool_.total_bytes()), ", ", s.hello_dropped, " dropped reported"));
       events_.OnConnected(msg.welcome().interval_s());
+      // Connected: the start-up code (TLS, HTTP/2, gRPC's set-up) will not run again.
+      DropCleanCodePages();
       return;
     }
     case v1::ServerMessage::kAck: {
@@ -394,6 +397,8 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
                            "; spool: ", spool_.count(), " captures, ", MegabytesText(spool_.total_bytes()),
                            removed.ok() ? "" : absl::StrCat(" (", removed.message(), ")")));
       events_.OnAcked(id, msg.ack().duplicate());
+      // Idle until the next capture: the capture and send code need not stay mapped meanwhile.
+      if (s.in_flight.empty()) DropCleanCodePages();
       return;
     }
     case v1::ServerMessage::kRejected: {

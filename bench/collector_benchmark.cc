@@ -9,7 +9,8 @@
 // - `collector_benchmark --agent-rss[=PATH]`: the real memfleet-agent (default: beside this binary) run
 //   with --once on `/` against a LabServer started here on 127.0.0.1:0, so the capture is taken, spooled,
 //   streamed and acked; prints its peak RSS (wait4 ru_maxrss) and the largest anonymous / file-backed
-//   parts seen in /proc/<pid>/status while it ran.
+//   parts and the most threads seen in /proc/<pid>/status while it ran. bench/agent-footprint runs it on
+//   the dynamic and the static (scripts/build-agent) agent.
 #include <fcntl.h>
 #include <malloc.h>
 #include <spawn.h>
@@ -285,20 +286,26 @@ int AgentRss(const std::string& agent) {
     } else {
       // ru_maxrss is the peak of the whole; the split is sampled, so it is a lower bound of each part.
       const std::string status = "/proc/" + std::to_string(pid) + "/status";
-      long anon = 0, file = 0;
+      long anon = 0, file = 0, threads = 0, hwm = 0;
       int wstatus = 0;
       struct rusage usage {};
       while (true) {
         anon = std::max(anon, StatusKb("RssAnon", status));
         file = std::max(file, StatusKb("RssFile", status));
+        threads = std::max(threads, StatusKb("Threads", status));
+        hwm = std::max(hwm, StatusKb("VmHWM", status));
         const pid_t done = wait4(pid, &wstatus, WNOHANG, &usage);
         if (done == pid || done < 0) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
       const bool acked = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
-      std::printf("memfleet-agent --once on /: %s, peak RSS %ld kB (ru_maxrss); largest seen: RssAnon %ld kB, "
-                  "RssFile %ld kB\n",
-                  acked ? "capture acked" : "FAILED", usage.ru_maxrss, anon, file);
+      // ru_maxrss of a spawned child is at least the RSS of this (large) process when it spawned: exec
+      // records the old address space's peak, and a posix_spawn child's old address space is ours. The
+      // agent's own peak is its VmHWM (sampled, so it may miss the last 2 ms; GNU time's %M, from a
+      // small parent, is exact: bench/agent-footprint).
+      std::printf("memfleet-agent --once on /: %s, peak RSS %ld kB (VmHWM; ru_maxrss %ld kB); largest seen: "
+                  "RssAnon %ld kB, RssFile %ld kB, threads %ld\n",
+                  acked ? "capture acked" : "FAILED", hwm, usage.ru_maxrss, anon, file, threads);
       std::fflush(stdout);
       if (!acked) {
         std::ifstream in(log);

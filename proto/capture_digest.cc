@@ -1,8 +1,12 @@
 #include "proto/capture_digest.h"
 
-#include <openssl/evp.h>
+// The low-level SHA-256 rather than EVP: the agent digests every capture it sends, and EVP's first use
+// (provider and configuration loading, algorithm fetch) runs code spread over all of libcrypto, which
+// then stays mapped: ~2 MB of the static agent's resident size (docs/performance.md, "Agent footprint").
+// OpenSSL 3 marks these functions deprecated, not removed; the digest is the same.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
-#include <memory>
 #include <string_view>
 
 #include "absl/strings/cord.h"
@@ -13,19 +17,15 @@ namespace {
 constexpr char kDomain[] = "memfleet capture sha256 v1";
 constexpr char kMismatchPayloadUrl[] = "type.memfleet/capture-digest-mismatch";
 
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
-void UpdateLength(EVP_MD_CTX* ctx, uint64_t n) {
+void UpdateLength(SHA256_CTX* ctx, uint64_t n) {
   unsigned char le[8];
   for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>((n >> (8 * i)) & 0xff);
-  EVP_DigestUpdate(ctx, le, sizeof(le));
+  SHA256_Update(ctx, le, sizeof(le));
 }
 
-void UpdateField(EVP_MD_CTX* ctx, std::string_view bytes) {
+void UpdateField(SHA256_CTX* ctx, std::string_view bytes) {
   UpdateLength(ctx, bytes.size());
-  EVP_DigestUpdate(ctx, bytes.data(), bytes.size());
+  SHA256_Update(ctx, bytes.data(), bytes.size());
 }
 
 char KindTag(const capture::Node& node) {
@@ -37,21 +37,21 @@ char KindTag(const capture::Node& node) {
 }  // namespace
 
 std::string CaptureSha256(const capture::Capture& capture) {
-  std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
-  if (ctx == nullptr || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return std::string();
+  static_assert(SHA256_DIGEST_LENGTH == kCaptureSha256Bytes);
+  SHA256_CTX ctx;
+  if (SHA256_Init(&ctx) != 1) return std::string();
   // The domain string with its NUL: the digest of a capture can never be taken for another hash of the
   // same bytes.
-  EVP_DigestUpdate(ctx.get(), kDomain, sizeof(kDomain));
+  SHA256_Update(&ctx, kDomain, sizeof(kDomain));
   for (const auto& [path, node] : capture.nodes()) {
     const char tag = KindTag(node);
-    EVP_DigestUpdate(ctx.get(), &tag, 1);
-    UpdateField(ctx.get(), path);
-    UpdateField(ctx.get(), node.is_directory() ? std::string_view() : std::string_view(node.content));
+    SHA256_Update(&ctx, &tag, 1);
+    UpdateField(&ctx, path);
+    UpdateField(&ctx, node.is_directory() ? std::string_view() : std::string_view(node.content));
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), digest, &length) != 1 || length != kCaptureSha256Bytes) return std::string();
-  return std::string(reinterpret_cast<const char*>(digest), length);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  if (SHA256_Final(digest, &ctx) != 1) return std::string();
+  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
 }
 
 std::string HexDigest(const std::string& digest) {

@@ -18,7 +18,7 @@ using capture::Capture;
 Capture SmallCapture() {
   Capture c;
   c.AddFile("capture.json", "{\"format\": 1}\n");
-  c.AddFile("proc/meminfo", "MemTotal: 1 kB\n");
+  c.AddFile("proc/meminfo", "MemTotal: 1 kB\n");  // and its folder "proc", a node of kind D
   c.AddError("proc/12/smaps", "EACCES");
   c.AddDirectory("sys/kernel/dmabuf/buffers");
   return c;
@@ -65,6 +65,17 @@ std::string PathOfDepth(int segments) {
   std::string p = "d";
   for (int i = 1; i < segments; ++i) p += "/d";
   return p;
+}
+
+// Known answers, computed independently (Python's hashlib over the documented byte stream: the domain
+// string with its NUL, then per node its kind tag, the little-endian 64-bit length and bytes of its path
+// and of its content): the digest is the same whatever SHA-256 implementation computes it.
+TEST(CaptureDigestTest, KnownAnswers) {
+  EXPECT_EQ(HexDigest(CaptureSha256(Capture())),
+            "39b5608bcfa78f24ad3aa76d4c0cb4d7de537a880a228e8c51fb4dfa890d93bf");
+  Capture c;
+  c.AddFile("proc/meminfo", "MemTotal: 1 kB\n");  // and its folder "proc", a node of kind D
+  EXPECT_EQ(HexDigest(CaptureSha256(c)), "98dadcec83ed50d383b85510237ccac88199c4dcb592c9e4bd85a1a0dbed8ba0");
 }
 
 TEST(CaptureIntegrityTest, AnHonestCaptureWithItsDigestIsVerified) {
