@@ -4,13 +4,15 @@
 
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <string>
+
+#include "absl/synchronization/mutex.h"
 
 namespace memfleet::agent {
 
 void LogLine(std::string_view message) {
-  static std::mutex mu;
+  // Never destroyed: threads may still log while the process exits.
+  static absl::Mutex* const mu = new absl::Mutex;
   auto now = std::chrono::system_clock::now();
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   time_t seconds = static_cast<time_t>(ms / 1000);
@@ -28,7 +30,7 @@ void LogLine(std::string_view message) {
   line.append(" memfleet-agent: ");
   line.append(message.data(), message.size());
   line.push_back('\n');
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(mu);
   fwrite(line.data(), 1, line.size(), stderr);
   fflush(stderr);
 }

@@ -3,7 +3,8 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
-#include <mutex>
+
+#include "absl/synchronization/mutex.h"
 
 namespace memfleet::server {
 
@@ -26,12 +27,13 @@ std::string CompactUtc(std::string_view rfc3339) {
 }
 
 void LogLine(std::string_view message) {
-  static std::mutex mu;
+  // Never destroyed: threads may still log while the process exits.
+  static absl::Mutex* const mu = new absl::Mutex;
   std::string line = NowRfc3339();
   line += " memfleet-server: ";
   line.append(message.data(), message.size());
   line += '\n';
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(mu);
   std::cerr << line << std::flush;
 }
 
