@@ -10,11 +10,16 @@
 // Model: an unlock is a release before absl's unlock runs; a lock is an acquire after it returns.
 // Inside absl's code TSan ignores accesses, which covers absl::Condition callbacks: they run with the
 // mutex held, but possibly on another thread (the one unlocking), which TSan could not know.
-// absl's own calls between its entry points (ReleasableMutexLock::Release calls Unlock) resolve here
-// as well; only the outermost call is annotated.
+// Only calls from the executable are annotated (absl's own calls between its entry points, and gRPC's
+// locking inside libgrpc, are not). ReleasableMutexLock::Release is annotated here because absl's
+// Release calls Unlock from inside libabsl. absl::Notification, BlockingCounter and Barrier lock inside
+// libabsl and stay invisible to TSan: memfleet does not use them.
 #include <dlfcn.h>
+#include <link.h>
 #include <sanitizer/tsan_interface.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -58,10 +63,43 @@ struct Outermost {
   const bool outer;
 };
 
-#define MEMFLEET_REAL(type, prefix, rest, ...)           \
-  static const auto real = Real<type>(prefix, rest);     \
-  Outermost outermost;                                   \
-  if (!outermost.outer) return real(__VA_ARGS__)
+// Only calls from the executable (memfleet's code, instrumented) are annotated. gRPC's own mutexes,
+// locked inside uninstrumented libgrpc, stay invisible to TSan as before: annotating them would make
+// TSan check the mutex objects themselves, which gRPC hands between threads in ways it cannot see.
+struct TextRange {
+  uintptr_t begin = UINTPTR_MAX;
+  uintptr_t end = 0;
+};
+
+int AddMainProgram(struct dl_phdr_info* info, size_t /*size*/, void* data) {
+  auto* range = static_cast<TextRange*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+    const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    range->begin = std::min(range->begin, begin);
+    range->end = std::max(range->end, static_cast<uintptr_t>(begin + ph.p_memsz));
+  }
+  return 1;  // the main program comes first; stop there
+}
+
+bool FromExecutable(const void* return_address) {
+  static const TextRange text = [] {
+    TextRange range;
+    dl_iterate_phdr(AddMainProgram, &range);
+    return range;
+  }();
+  const auto pc = reinterpret_cast<uintptr_t>(return_address);
+  return pc >= text.begin && pc < text.end;
+}
+
+#define MEMFLEET_REAL(type, prefix, rest, ...)                                   \
+  static const auto real = Real<type>(prefix, rest);                             \
+  Outermost outermost;                                                           \
+  if (!outermost.outer || !FromExecutable(__builtin_return_address(0))) {        \
+    return real(__VA_ARGS__);                                                    \
+  }                                                                              \
+  static_assert(true, "")
 
 constexpr unsigned kRead = __tsan_mutex_read_lock;
 constexpr unsigned kTry = __tsan_mutex_try_lock;
@@ -175,6 +213,16 @@ bool Mutex::AwaitWithDeadline(const Condition& cond, Time deadline) ABSL_NO_THRE
   return Waiting(this, [&] { return real(this, cond, deadline); });
 }
 
+void ReleasableMutexLock::Release() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Its only member is the Mutex*; absl's Release unlocks it and clears it.
+  static_assert(sizeof(ReleasableMutexLock) == sizeof(Mutex*), "ReleasableMutexLock layout changed");
+  Mutex* const mu = *reinterpret_cast<Mutex* const*>(this);
+  MEMFLEET_REAL(void (*)(ReleasableMutexLock*), "_ZN", "19ReleasableMutexLock7ReleaseEv", this);
+  BeginUnlock(mu, 0);
+  real(this);
+  EndUnlock(mu, 0);
+}
+
 void CondVar::Wait(Mutex* mu) {
   MEMFLEET_REAL(CvFn, "_ZN", "7CondVar4WaitEPNS0_5MutexE", this, mu);
   Waiting(mu, [&] {
@@ -195,3 +243,8 @@ bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
 
 ABSL_NAMESPACE_END
 }  // namespace absl
+
+// The same blindness, for memory: Debian's gRPC, protobuf and Abseil libraries hand buffers between
+// their threads with synchronization TSan cannot see, so the libc calls they make (memcpy, free, ...)
+// are not checked. memfleet's own code is instrumented and fully checked. TSAN_OPTIONS adds to this.
+extern "C" const char* __tsan_default_options() { return "ignore_noninstrumented_modules=1"; }
