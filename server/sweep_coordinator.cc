@@ -153,11 +153,11 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
 
 absl::StatusOr<SweepUpdate> SweepCoordinator::WaitForProgress(const std::string& sweep_id, size_t cursor,
                                                               std::chrono::milliseconds max_wait) {
-  const absl::Time deadline = absl::Now() + absl::FromChrono(max_wait);
   absl::MutexLock lock(&mu_);
   auto it = sweeps_.find(sweep_id);
   if (it == sweeps_.end()) return absl::NotFoundError(absl::StrCat("no running or recent sweep ", sweep_id));
   std::shared_ptr<Sweep> sweep = it->second;
+  const absl::Time deadline = absl::Now() + absl::FromChrono(max_wait);
   while (!sweep->recorded && sweep->events.size() <= cursor) {
     if (changed_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
   }
