@@ -2,6 +2,7 @@
 
 #include "common/log_line.h"
 
+
 namespace memfleet::agent {
 
 void LogLine(std::string_view message) { WriteLogLine("memfleet-agent", message); }

@@ -79,7 +79,7 @@ bool DeviceRootFs::MayActOnRoot() const { return options_.live_folder || root_.r
 NodeRead DeviceRootFs::WriteThenRead(std::string_view path, std::string_view request,
                                      std::string_view /*arg*/) {
   if (!MayActOnRoot()) return Failed("EPERM");
-  std::lock_guard<std::mutex> lock(write_then_read_mu_);
+  absl::MutexLock lock(&write_then_read_mu_);
   return root_.WriteThenReadFile(path, request);
 }
 

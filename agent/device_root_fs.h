@@ -15,11 +15,11 @@
 #define MEMFLEET_AGENT_DEVICE_ROOT_FS_H_
 
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "agent/root_fs.h"
 #include "agent/rooted_dir.h"
 
@@ -64,7 +64,8 @@ class DeviceRootFs : public RootFs {
 
   RootedDir root_;
   Options options_;
-  std::mutex write_then_read_mu_;
+  // Guards no member: a write-then-read node answers the last write, so the pair must not interleave.
+  absl::Mutex write_then_read_mu_;
 };
 
 }  // namespace memfleet::agent

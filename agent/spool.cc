@@ -269,7 +269,7 @@ std::string Spool::FileName(uint64_t order) {
 std::string Spool::FilePath(uint64_t order) const { return absl::StrCat(options_.dir, "/", FileName(order)); }
 
 absl::Status Spool::Scan() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // A descriptor of its own: fdopendir takes it over, and its offset is not the spool's.
   int list_fd = openat(dir_fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* d = list_fd < 0 ? nullptr : fdopendir(list_fd);
@@ -334,7 +334,7 @@ absl::Status Spool::Put(const std::string& capture_id, const std::string& captur
   if (meta.size() > kMaxMetaBytes) return absl::InvalidArgumentError("capture id, time or sweep id too long");
   uint64_t file_size = kFramingBytes + meta.size() + blob.size();
 
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto existing = order_of_.find(capture_id);
   if (existing != order_of_.end()) RemoveLocked(existing->second);
   if (file_size > options_.max_bytes) {
@@ -375,7 +375,7 @@ absl::Status Spool::Put(const std::string& capture_id, const std::string& captur
 }
 
 std::vector<Spool::Entry> Spool::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<Entry> out;
   out.reserve(by_order_.size());
   for (const auto& [order, entry] : by_order_) out.push_back(entry);
@@ -383,12 +383,12 @@ std::vector<Spool::Entry> Spool::List() const {
 }
 
 bool Spool::Contains(const std::string& capture_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return order_of_.count(capture_id) > 0;
 }
 
 absl::StatusOr<Spool::Loaded> Spool::Load(const std::string& capture_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = order_of_.find(capture_id);
   if (it == order_of_.end()) return absl::NotFoundError(absl::StrCat("capture ", capture_id, " is not spooled"));
   uint64_t order = it->second;
@@ -420,14 +420,14 @@ absl::StatusOr<Spool::Loaded> Spool::Load(const std::string& capture_id) {
 }
 
 absl::Status Spool::Remove(const std::string& capture_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = order_of_.find(capture_id);
   if (it != order_of_.end()) RemoveLocked(it->second);
   return absl::OkStatus();
 }
 
 void Spool::Discard(const std::string& capture_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = order_of_.find(capture_id);
   if (it == order_of_.end()) return;
   RemoveLocked(it->second);
@@ -446,12 +446,12 @@ void Spool::RemoveLocked(uint64_t order) {
 }
 
 uint64_t Spool::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return dropped_;
 }
 
 void Spool::ClearDropped(uint64_t reported) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   uint64_t before = dropped_;
   dropped_ -= std::min(dropped_, reported);
   if (dropped_ != before) PersistCounterLocked("dropped", dropped_);
@@ -463,7 +463,7 @@ void Spool::CountDroppedLocked(uint64_t n) {
 }
 
 uint64_t Spool::NextSequence() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++sequence_;
   PersistCounterLocked("sequence", sequence_);
   return sequence_;
@@ -475,12 +475,12 @@ void Spool::PersistCounterLocked(const char* name, uint64_t value) {
 }
 
 size_t Spool::count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return by_order_.size();
 }
 
 uint64_t Spool::total_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return total_bytes_;
 }
 

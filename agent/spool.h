@@ -26,14 +26,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/scoped_fd.h"
 
 namespace memfleet::agent {
@@ -105,20 +106,20 @@ class Spool {
   absl::Status Scan();
   static std::string FileName(uint64_t order);  // "<20 digits>.cap"
   std::string FilePath(uint64_t order) const;   // for messages; files are opened through dir_fd_
-  // Deletes the file of `order` and forgets it; the caller holds mu_.
-  void RemoveLocked(uint64_t order);
-  void CountDroppedLocked(uint64_t n);
-  void PersistCounterLocked(const char* name, uint64_t value);
+  // Deletes the file of `order` and forgets it.
+  void RemoveLocked(uint64_t order) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CountDroppedLocked(uint64_t n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PersistCounterLocked(const char* name, uint64_t value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   const ScopedFd dir_fd_;  // the spool folder, opened once (O_NOFOLLOW) and checked by Open
-  mutable std::mutex mu_;
-  std::map<uint64_t, Entry> by_order_;
-  std::map<std::string, uint64_t> order_of_;
-  uint64_t total_bytes_ = 0;
-  uint64_t next_order_ = 1;
-  uint64_t dropped_ = 0;
-  uint64_t sequence_ = 0;
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, Entry> by_order_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> order_of_ ABSL_GUARDED_BY(mu_);
+  uint64_t total_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_order_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace memfleet::agent

@@ -76,7 +76,7 @@ Transport::Transport(TransportOptions options, Spool& spool, TransportEvents& ev
 Transport::~Transport() { Stop(); }
 
 void Transport::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (started_ || stop_) return;
   started_ = true;
   thread_ = std::thread([this] { Run(); });
@@ -84,44 +84,44 @@ void Transport::Start() {
 
 void Transport::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!stop_) {
       stop_ = true;
       stop_requested_at_ = SteadyClock::now();
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 void Transport::CaptureSpooled(const std::string& /*capture_id*/) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   wake_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void Transport::CommandFailed(const std::string& sweep_id, const std::string& message) {
   v1::AgentMessage msg;
   msg.mutable_command_failed()->set_sweep_id(sweep_id);
   msg.mutable_command_failed()->set_message(message);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // Only the current session's sweeps care; an old failure is not worth queueing across reconnects.
   if (connected_) outgoing_.push_back(std::move(msg));
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool Transport::connected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return connected_;
 }
 
 uint64_t Transport::sessions() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return sessions_;
 }
 
 bool Transport::stopping() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return stop_;
 }
 
@@ -134,7 +134,7 @@ void Transport::Run() {
     bool welcomed = false;
     std::string why = RunSession(&welcomed);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       connected_ = false;
       outgoing_.clear();
     }
@@ -149,8 +149,8 @@ void Transport::Run() {
     std::chrono::milliseconds delay = backoff.Next();
     LogLine(absl::StrCat(welcomed ? "disconnected from " : "cannot connect to ", options_.server, ": ", why,
                          "; retrying in ", SecondsText(delay)));
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, delay, [this] { return stop_; });
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::FromChrono(delay));
     if (stop_) return;
   }
 }
@@ -176,7 +176,7 @@ std::string Transport::RunSession(bool* welcomed) {
   context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
   if (!options_.token.empty()) context.AddMetadata("authorization", absl::StrCat("Bearer ", options_.token));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stop_) return kStopping;
     incoming_.clear();
     reader_done_ = false;
@@ -188,14 +188,14 @@ std::string Transport::RunSession(bool* welcomed) {
   std::thread reader([this, &stream] {
     v1::ServerMessage msg;
     while (stream->Read(&msg)) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       incoming_.push_back(std::move(msg));
       msg = v1::ServerMessage();
-      cv_.notify_all();
+      cv_.SignalAll();
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     reader_done_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   });
   std::thread watchdog([this, &context] { Watchdog(context); });
 
@@ -203,22 +203,22 @@ std::string Transport::RunSession(bool* welcomed) {
   bool graceful = why == kStopping;
   bool ended_by_server;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ended_by_server = reader_done_ && cancel_reason_.empty();
   }
   if (graceful && !ended_by_server) {
     // Half-close and let the server end the call; the watchdog cancels it when shutdown's grace is over.
     stream->WritesDone();
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return reader_done_; });
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&reader_done_));
   } else if (!ended_by_server) {
     context.TryCancel();
   }
   reader.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     session_over_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   watchdog.join();
   // The server's own status when it ended the call, so that the log says why.
@@ -230,7 +230,7 @@ std::string Transport::RunSession(bool* welcomed) {
 }
 
 void Transport::Watchdog(grpc::ClientContext& context) {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!session_over_) {
     auto deadline = SteadyClock::time_point::max();
     std::string reason;
@@ -248,25 +248,25 @@ void Transport::Watchdog(grpc::ClientContext& context) {
       return;
     }
     if (deadline == SteadyClock::time_point::max()) {
-      cv_.wait(lock);
+      cv_.Wait(&mu_);
     } else {
-      cv_.wait_until(lock, deadline);
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(deadline - SteadyClock::now()));
     }
   }
 }
 
 bool Transport::Write(Stream& stream, const v1::AgentMessage& msg, bool buffer_hint) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     write_started_ = SteadyClock::now();
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   grpc::WriteOptions write_options;
   if (buffer_hint) write_options.set_buffer_hint();
   bool ok = stream.Write(msg, write_options);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   write_started_.reset();
-  cv_.notify_all();
+  cv_.SignalAll();
   return ok;
 }
 
@@ -295,14 +295,16 @@ std::string Transport::Converse(Stream& stream, bool* welcomed) {
       if (!*welcomed) wake_at = welcome_deadline;
       for (const auto& [id, sent_at] : s.in_flight) wake_at = std::min(wake_at, sent_at + options_.ack_timeout);
       for (const auto& [id, at] : s.retry_at) wake_at = std::min(wake_at, at);
-      std::unique_lock<std::mutex> lock(mu_);
-      auto ready = [&] {
+      absl::MutexLock lock(&mu_);
+      auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return (stop_ && !seen_stop) || reader_done_ || !incoming_.empty() || wake_ || (*welcomed && !outgoing_.empty());
       };
       if (wake_at == SteadyClock::time_point::max()) {
-        cv_.wait(lock, ready);
+        while (!ready()) cv_.Wait(&mu_);
       } else {
-        cv_.wait_until(lock, wake_at, ready);
+        const absl::Time deadline = absl::Now() + absl::FromChrono(wake_at - SteadyClock::now());
+        while (!ready() && !cv_.WaitWithDeadline(&mu_, deadline)) {
+        }
       }
       wake_ = false;
       messages.swap(incoming_);
@@ -373,7 +375,7 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
       *welcomed = true;
       spool_.ClearDropped(s.hello_dropped);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         connected_ = true;
         ++sessions_;
       }

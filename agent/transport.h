@@ -17,18 +17,18 @@
 #define MEMFLEET_AGENT_TRANSPORT_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/backoff.h"
 #include "agent/spool.h"
 #include "grpcpp/security/credentials.h"
@@ -94,16 +94,16 @@ class Transport final : public CaptureSink {
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
-  void Start();
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
   // Idempotent. Blocks until the transport thread has ended (at most about shutdown_grace while connected).
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
-  void CaptureSpooled(const std::string& capture_id) override;
-  void CommandFailed(const std::string& sweep_id, const std::string& message) override;
+  void CaptureSpooled(const std::string& capture_id) override ABSL_LOCKS_EXCLUDED(mu_);
+  void CommandFailed(const std::string& sweep_id, const std::string& message) override ABSL_LOCKS_EXCLUDED(mu_);
 
-  bool connected() const;
+  bool connected() const ABSL_LOCKS_EXCLUDED(mu_);
   // Sessions the server welcomed so far.
-  uint64_t sessions() const;
+  uint64_t sessions() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>;
@@ -119,29 +119,29 @@ class Transport final : public CaptureSink {
   // Tells the server of drops since the last confirmed count (DroppedReport); false when the write failed.
   bool ReportDrops(Stream& stream, SessionState& s);
   bool Write(Stream& stream, const v1::AgentMessage& msg, bool buffer_hint);
-  void Watchdog(grpc::ClientContext& context);
-  bool stopping() const;
+  void Watchdog(grpc::ClientContext& context) ABSL_LOCKS_EXCLUDED(mu_);
+  bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
 
   const TransportOptions options_;
   Spool& spool_;
   TransportEvents& events_;
   std::thread thread_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool started_ = false;
-  bool stop_ = false;
-  std::chrono::steady_clock::time_point stop_requested_at_;
-  bool wake_ = false;
-  bool connected_ = false;
-  uint64_t sessions_ = 0;
-  std::deque<v1::AgentMessage> outgoing_;  // control messages for the current session
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point stop_requested_at_ ABSL_GUARDED_BY(mu_);
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  bool connected_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t sessions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<v1::AgentMessage> outgoing_ ABSL_GUARDED_BY(mu_);  // control messages for the current session
   // The current session, shared with its reader and watchdog threads.
-  std::deque<v1::ServerMessage> incoming_;
-  bool reader_done_ = false;
-  bool session_over_ = false;
-  std::optional<std::chrono::steady_clock::time_point> write_started_;
-  std::string cancel_reason_;
+  std::deque<v1::ServerMessage> incoming_ ABSL_GUARDED_BY(mu_);
+  bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool session_over_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<std::chrono::steady_clock::time_point> write_started_ ABSL_GUARDED_BY(mu_);
+  std::string cancel_reason_ ABSL_GUARDED_BY(mu_);
   // Digest rejections per capture id, across sessions (transport thread only).
   std::map<std::string, uint32_t> integrity_rejections_;
 };

@@ -13,9 +13,10 @@
 
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "absl/synchronization/mutex.h"
 
 namespace memfleet {
 
@@ -40,10 +41,11 @@ inline std::string FormatLogLine(std::string_view program, std::string_view mess
 }
 
 inline void WriteLogLine(std::string_view program, std::string_view message) {
-  // Guards stderr: one fwrite per line, never two lines interleaved.
-  static std::mutex mu;
+  // Guards stderr: one fwrite per line, never two lines interleaved. Never destroyed: threads may still
+  // log while the process exits.
+  static absl::Mutex* const mu = new absl::Mutex;
   const std::string line = FormatLogLine(program, message, std::chrono::system_clock::now());
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(mu);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }

@@ -12,9 +12,9 @@ AgentSession::AgentSession(v1::DeviceInfo info, std::string connected_at, std::u
     : info_(std::move(info)), connected_at_(std::move(connected_at)), sink_(std::move(sink)) {}
 
 bool AgentSession::Write(const v1::ServerMessage& message) {
-  std::lock_guard<std::mutex> write_lock(write_mu_);
+  absl::MutexLock write_lock(&write_mu_);
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     if (closed_) return false;
   }
   return sink_->Write(message);
@@ -23,7 +23,7 @@ bool AgentSession::Write(const v1::ServerMessage& message) {
 void AgentSession::Cancel() {
   // state_mu_ is held across Cancel so Close cannot complete (and the handler's ServerContext die)
   // while the cancel is in progress; Cancel itself never blocks on the stream.
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   if (closed_ || cancelled_) return;
   cancelled_ = true;
   sink_->Cancel();
@@ -31,15 +31,15 @@ void AgentSession::Cancel() {
 
 void AgentSession::Close() {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    absl::MutexLock lock(&state_mu_);
     closed_ = true;
   }
   // Wait for a write that began before closed_ was set.
-  std::lock_guard<std::mutex> write_lock(write_mu_);
+  absl::MutexLock write_lock(&write_mu_);
 }
 
 bool AgentSession::cancelled() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  absl::MutexLock lock(&state_mu_);
   return cancelled_;
 }
 
@@ -57,7 +57,7 @@ std::string FactsText(const v1::DeviceInfo& info) {
 absl::StatusOr<std::shared_ptr<AgentSession>> AgentRegistry::Register(std::shared_ptr<AgentSession> session) {
   std::shared_ptr<AgentSession> old;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::shared_ptr<AgentSession>& slot = sessions_[session->device_id()];
     if (slot != nullptr && !SameDevice(slot->info(), session->info())) {
       DeviceIncidents& incidents = incidents_[session->device_id()];
@@ -76,24 +76,24 @@ absl::StatusOr<std::shared_ptr<AgentSession>> AgentRegistry::Register(std::share
 }
 
 void AgentRegistry::CountFutureCapture(const std::string& device_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++incidents_[device_id].future_captures;
 }
 
 DeviceIncidents AgentRegistry::Incidents(const std::string& device_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = incidents_.find(device_id);
   return it == incidents_.end() ? DeviceIncidents() : it->second;
 }
 
 void AgentRegistry::Unregister(const std::shared_ptr<AgentSession>& session) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = sessions_.find(session->device_id());
   if (it != sessions_.end() && it->second == session) sessions_.erase(it);
 }
 
 std::shared_ptr<AgentSession> AgentRegistry::Find(const std::string& device_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = sessions_.find(device_id);
   return it == sessions_.end() ? nullptr : it->second;
 }
@@ -113,7 +113,7 @@ std::optional<OnlineAgent> AgentRegistry::Get(const std::string& device_id) cons
 }
 
 std::vector<OnlineAgent> AgentRegistry::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<OnlineAgent> out;
   out.reserve(sessions_.size());
   for (const auto& [id, session] : sessions_) out.push_back({session->info(), session->connected_at()});
@@ -121,14 +121,14 @@ std::vector<OnlineAgent> AgentRegistry::List() const {
 }
 
 size_t AgentRegistry::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return sessions_.size();
 }
 
 void AgentRegistry::CancelAll() {
   std::vector<std::shared_ptr<AgentSession>> all;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, session] : sessions_) all.push_back(session);
   }
   for (const auto& session : all) session->Cancel();

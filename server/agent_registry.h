@@ -15,13 +15,13 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "memfleet/v1/agent_service.pb.h"
 
 namespace memfleet::server {
@@ -43,13 +43,13 @@ class AgentSession {
   AgentSession& operator=(const AgentSession&) = delete;
 
   // One write at a time; false after Close() or when the stream is broken.
-  bool Write(const v1::ServerMessage& message);
+  bool Write(const v1::ServerMessage& message) ABSL_LOCKS_EXCLUDED(write_mu_, state_mu_);
   // Cancels the call unless it is already closed (a replaced stream; server shutdown).
-  void Cancel();
+  void Cancel() ABSL_LOCKS_EXCLUDED(state_mu_);
   // The stream's handler calls this before it returns: later writes are dropped, and Close waits for a
   // write in progress, so nobody touches the stream after its handler is gone.
-  void Close();
-  bool cancelled() const;
+  void Close() ABSL_LOCKS_EXCLUDED(write_mu_, state_mu_);
+  bool cancelled() const ABSL_LOCKS_EXCLUDED(state_mu_);
 
   const v1::DeviceInfo& info() const { return info_; }
   const std::string& device_id() const { return info_.device_id(); }
@@ -58,11 +58,11 @@ class AgentSession {
  private:
   const v1::DeviceInfo info_;
   const std::string connected_at_;
-  std::unique_ptr<MessageSink> sink_;
-  std::mutex write_mu_;          // serializes sink_->Write
-  mutable std::mutex state_mu_;  // guards closed_/cancelled_; never held across a write
-  bool closed_ = false;
-  bool cancelled_ = false;
+  const std::unique_ptr<MessageSink> sink_;  // Write under write_mu_, Cancel under state_mu_
+  absl::Mutex write_mu_;                     // serializes sink_->Write
+  mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(write_mu_);  // never held across a write
+  bool closed_ ABSL_GUARDED_BY(state_mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(state_mu_) = false;
 };
 
 struct OnlineAgent {
@@ -112,9 +112,9 @@ class AgentRegistry {
   void CancelAll();
 
  private:
-  std::shared_ptr<AgentSession> Find(const std::string& device_id) const;
+  std::shared_ptr<AgentSession> Find(const std::string& device_id) const ABSL_LOCKS_EXCLUDED(mu_);
 
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<AgentSession>> sessions_ ABSL_GUARDED_BY(mu_);
   // Only ids that said Hello get an entry, as in the store's devices table.
   std::map<std::string, DeviceIncidents> incidents_ ABSL_GUARDED_BY(mu_);

@@ -38,7 +38,7 @@ std::chrono::steady_clock::time_point DeltaKeyframes::Now() const {
 
 std::optional<DeltaKeyframes::Base> DeltaKeyframes::For(const std::string& device_id) {
   if (!options_.enabled) return std::nullopt;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(device_id);
   if (it == entries_.end()) return std::nullopt;
   // keyframe_every counts the keyframe itself: 1 whole + (keyframe_every - 1) deltas.
@@ -49,7 +49,7 @@ std::optional<DeltaKeyframes::Base> DeltaKeyframes::For(const std::string& devic
 }
 
 void DeltaKeyframes::CountDelta(const std::string& device_id, const std::string& keyframe_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(device_id);
   if (it != entries_.end() && it->second.base.keyframe_id == keyframe_id) ++it->second.deltas;
 }
@@ -60,7 +60,7 @@ absl::Status DeltaKeyframes::Install(const std::string& device_id, const std::st
   const auto now = Now();
   {
     // A new device that cannot get room would build its dictionary for nothing.
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (entries_.count(device_id) == 0 && !entries_.empty() && bytes_ >= options_.cache_bytes &&
         !MakeRoom(1, now)) {
       return absl::OkStatus();
@@ -73,7 +73,7 @@ absl::Status DeltaKeyframes::Install(const std::string& device_id, const std::st
   if (!keyframe.ok()) return keyframe.status();
   const size_t size = (*keyframe)->memory_bytes();
 
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(device_id);
   if (it == entries_.end()) {
     // The first keyframe always fits, so a budget below one keyframe still serves one device.
@@ -110,12 +110,12 @@ bool DeltaKeyframes::MakeRoom(size_t bytes, std::chrono::steady_clock::time_poin
 }
 
 size_t DeltaKeyframes::memory_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return bytes_;
 }
 
 size_t DeltaKeyframes::devices() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return entries_.size();
 }
 

@@ -21,13 +21,14 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "proto/capture_codec.h"
 #include "capture/capture.h"
 
@@ -85,15 +86,14 @@ class DeltaKeyframes {
     std::list<std::string>::iterator lru;  // position in lru_
   };
   std::chrono::steady_clock::time_point Now() const;
-  // Under mu_: drops stale entries, least recently used first, until `bytes` more fit; false when
-  // they still do not.
-  bool MakeRoom(size_t bytes, std::chrono::steady_clock::time_point now);
+  // Drops stale entries, least recently used first, until `bytes` more fit; false when they still do not.
+  bool MakeRoom(size_t bytes, std::chrono::steady_clock::time_point now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const DeltaOptions options_;
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> entries_;
-  std::list<std::string> lru_;  // device ids, most recently used first
-  size_t bytes_ = 0;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::list<std::string> lru_ ABSL_GUARDED_BY(mu_);  // device ids, most recently used first
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace memfleet::server

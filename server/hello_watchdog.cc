@@ -10,10 +10,10 @@ HelloWatchdog::HelloWatchdog(HelloWatchdogOptions options) : options_(options), 
 
 HelloWatchdog::~HelloWatchdog() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   thread_.join();
 }
 
@@ -28,7 +28,7 @@ std::string HelloWatchdog::PeerHost(const std::string& peer) {
 absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::ServerContext* context) {
   std::string host = PeerHost(context->peer());
   const auto deadline = std::chrono::steady_clock::now() + options_.hello_timeout;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (by_deadline_.size() >= options_.max_waiting) {
     return absl::ResourceExhaustedError(absl::StrCat(options_.max_waiting,
                                                      " agent streams are already waiting for their Hello; try again later"));
@@ -41,14 +41,14 @@ absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::
   ++from_host;
   std::unique_ptr<Wait> wait(new Wait(this, context, std::move(host), deadline));
   by_deadline_.emplace(deadline, wait.get());
-  cv_.notify_all();  // the watchdog may be asleep until a later deadline, or for good
+  cv_.SignalAll();  // the watchdog may be asleep until a later deadline, or for good
   return wait;
 }
 
 HelloWatchdog::Wait::~Wait() { owner_->Forget(this); }
 
 void HelloWatchdog::Forget(Wait* wait) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto [first, last] = by_deadline_.equal_range(wait->deadline_);
   for (auto it = first; it != last; ++it) {
     if (it->second == wait) {
@@ -61,12 +61,12 @@ void HelloWatchdog::Forget(Wait* wait) {
 }
 
 size_t HelloWatchdog::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return by_deadline_.size();
 }
 
 void HelloWatchdog::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!stopping_) {
     const auto now = std::chrono::steady_clock::now();
     // Cancelled under the lock: a Wait (and the call it watches) cannot end meanwhile, since its
@@ -77,12 +77,11 @@ void HelloWatchdog::Run() {
       if (!it->second->timed_out_.exchange(true)) it->second->context_->TryCancel();
     }
     if (it == by_deadline_.end()) {
-      cv_.wait(lock);  // until a new stream is watched, or the end
+      cv_.Wait(&mu_);  // until a new stream is watched, or the end
     } else {
-      // A copy: wait_until keeps reading its deadline while the lock is released, and the entry may be
-      // erased meanwhile (its stream said Hello).
+      // A copy: the entry may be erased while the lock is released (its stream said Hello).
       const std::chrono::steady_clock::time_point next = it->first;
-      cv_.wait_until(lock, next);
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(next - std::chrono::steady_clock::now()));
     }
   }
 }

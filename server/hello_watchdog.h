@@ -17,15 +17,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 namespace memfleet::server {
 
@@ -65,22 +65,22 @@ class HelloWatchdog {
   // wait already (from this host, or at all).
   absl::StatusOr<std::unique_ptr<Wait>> Watch(grpc::ServerContext* context);
 
-  size_t waiting() const;
+  size_t waiting() const ABSL_LOCKS_EXCLUDED(mu_);
   const HelloWatchdogOptions& options() const { return options_; }
 
   // "ipv4:10.0.0.7:51234" -> "ipv4:10.0.0.7"; "ipv6:[::1]:5000" -> "ipv6:[::1]".
   static std::string PeerHost(const std::string& peer);
 
  private:
-  void Run();
-  void Forget(Wait* wait);
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  void Forget(Wait* wait) ABSL_LOCKS_EXCLUDED(mu_);
 
   const HelloWatchdogOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::multimap<std::chrono::steady_clock::time_point, Wait*> by_deadline_;
-  std::map<std::string, size_t> per_host_;
-  bool stopping_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::multimap<std::chrono::steady_clock::time_point, Wait*> by_deadline_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, size_t> per_host_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -138,10 +138,10 @@ LabServer::~LabServer() { Stop(); }
 
 void LabServer::Stop() {
   {
-    std::unique_lock<std::mutex> lock(stop_mu_);
+    absl::MutexLock lock(&stop_mu_);
     if (stopping_) {
       // Another thread is stopping: return only once it is done (a destructor may follow).
-      stopped_cv_.wait(lock, [this] { return stopped_; });
+      stop_mu_.Await(absl::Condition(&stopped_));
       return;
     }
     stopping_ = true;
@@ -159,15 +159,14 @@ void LabServer::Stop() {
   if (pool_ != nullptr) pool_->Shutdown();
   LogLine("stopped");
   {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    absl::MutexLock lock(&stop_mu_);
     stopped_ = true;
   }
-  stopped_cv_.notify_all();
 }
 
 void LabServer::Wait() {
-  std::unique_lock<std::mutex> lock(stop_mu_);
-  stopped_cv_.wait(lock, [this] { return stopped_; });
+  absl::MutexLock lock(&stop_mu_);
+  stop_mu_.Await(absl::Condition(&stopped_));
 }
 
 }  // namespace memfleet::server

@@ -13,13 +13,13 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/agent_registry.h"
 #include "server/baseline_service.h"
 #include "server/ingest_service.h"
@@ -77,9 +77,9 @@ class LabServer {
 
   // Graceful stop: no new agent streams, open streams cancelled (in-flight captures still stored),
   // RPCs given shutdown_grace to finish, the worker pool drained, running sweeps ended.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(stop_mu_);
   // Blocks until Stop has been called (from another thread) and completed.
-  void Wait();
+  void Wait() ABSL_LOCKS_EXCLUDED(stop_mu_);
 
  private:
   LabServer() = default;
@@ -98,10 +98,9 @@ class LabServer {
   int port_ = 0;
   std::string address_;
 
-  std::mutex stop_mu_;
-  std::condition_variable stopped_cv_;
-  bool stopping_ = false;  // Stop began
-  bool stopped_ = false;   // Stop completed
+  absl::Mutex stop_mu_;
+  bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;  // Stop began
+  bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;   // Stop completed
 };
 
 }  // namespace memfleet::server

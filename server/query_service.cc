@@ -344,8 +344,13 @@ grpc::Status QueryService::Reaccount(grpc::ServerContext* context, const v1::Rea
     if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
     if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
   }
-  std::unique_lock<std::mutex> lock(reaccount_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return grpc::Status(grpc::StatusCode::ABORTED, "a re-account is already running");
+  if (!reaccount_mu_.TryLock()) return grpc::Status(grpc::StatusCode::ABORTED, "a re-account is already running");
+  grpc::Status status = ReaccountLocked(device_id, response);
+  reaccount_mu_.Unlock();
+  return status;
+}
+
+grpc::Status QueryService::ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response) {
   auto done = std::make_shared<std::promise<absl::StatusOr<ReaccountResult>>>();
   std::future<absl::StatusOr<ReaccountResult>> result = done->get_future();
   if (!pool_.Submit([this, device_id, done] { done->set_value(ReaccountCaptures(store_, device_id)); })) {

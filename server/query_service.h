@@ -15,9 +15,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
+#include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/agent_registry.h"
 #include "server/security/authorizer.h"
@@ -54,13 +56,16 @@ class QueryService final : public v1::QueryService::Service {
   grpc::Status CheckKnownDevice(const std::string& device_id);
   // The access check every handler makes first (security/authorizer.h); `method` is the short name.
   grpc::Status Authorize(const grpc::ServerContext* context, const char* method);
+  // The re-account itself, on the worker pool; the caller holds reaccount_mu_.
+  grpc::Status ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reaccount_mu_);
 
   storage::Store& store_;
   AgentRegistry& registry_;
   SweepCoordinator& sweeps_;
   WorkerPool& pool_;
   const security::Authorizer& authorizer_;
-  std::mutex reaccount_mu_;  // one re-account at a time
+  absl::Mutex reaccount_mu_;  // one re-account at a time
 };
 
 }  // namespace memfleet::server

@@ -117,7 +117,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   }
   sweep->deadline = std::chrono::steady_clock::now() + deadline;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
     sweep->id = NewSweepIdLocked();
   }
@@ -129,12 +129,12 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   }
   std::unique_ptr<storage::SweepRecord> finished;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
     sweeps_[sweep->id] = sweep;
     if (sweep->done == sweep->states.size()) finished = FinishLocked(*sweep);
   }
-  reaper_wake_.notify_all();
+  reaper_wake_.SignalAll();
   LogLine(absl::StrCat("sweep ", sweep->id, " started (",
                        sweep->record.selector.empty() ? "every device" : sweep->record.selector, "): ", to_send.size(),
                        " online, ", sweep->states.size() - to_send.size(), " offline, deadline ",
@@ -153,11 +153,14 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
 
 absl::StatusOr<SweepUpdate> SweepCoordinator::WaitForProgress(const std::string& sweep_id, size_t cursor,
                                                               std::chrono::milliseconds max_wait) {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = sweeps_.find(sweep_id);
   if (it == sweeps_.end()) return absl::NotFoundError(absl::StrCat("no running or recent sweep ", sweep_id));
   std::shared_ptr<Sweep> sweep = it->second;
-  changed_.wait_for(lock, max_wait, [&] { return sweep->recorded || sweep->events.size() > cursor; });
+  const absl::Time deadline = absl::Now() + absl::FromChrono(max_wait);
+  while (!sweep->recorded && sweep->events.size() <= cursor) {
+    if (changed_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
+  }
   return UpdateLocked(*sweep, cursor);
 }
 
@@ -194,7 +197,7 @@ void SweepCoordinator::Change(const std::string& sweep_id, const std::string& de
   if (sweep_id.empty()) return;
   std::unique_ptr<storage::SweepRecord> finished;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = sweeps_.find(sweep_id);
     if (it == sweeps_.end()) return;
     finished = ChangeLocked(*it->second, device_id, state, capture_id, message);
@@ -212,7 +215,7 @@ std::unique_ptr<storage::SweepRecord> SweepCoordinator::ChangeLocked(Sweep& swee
   sweep.record.states[device_id] = SweepStateName(state);
   sweep.events.push_back({device_id, state, message, capture_id});
   if (IsFinalState(state)) ++sweep.done;
-  changed_.notify_all();
+  changed_.SignalAll();
   if (sweep.done == sweep.states.size()) return FinishLocked(sweep);
   return nullptr;
 }
@@ -243,15 +246,16 @@ void SweepCoordinator::Persist(const storage::SweepRecord& record) {
   std::string summary;
   for (const auto& [state, n] : counts) absl::StrAppend(&summary, summary.empty() ? "" : ", ", n, " ", state);
   LogLine(absl::StrCat("sweep ", record.sweep_id, " finished: ", summary.empty() ? "no device" : summary));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = sweeps_.find(record.sweep_id);
   if (it != sweeps_.end()) it->second->recorded = true;
-  changed_.notify_all();
+  changed_.SignalAll();
   EvictLocked();
 }
 
 void SweepCoordinator::ReapLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  // Locked by hand: Persist runs between iterations with mu_ released.
+  mu_.Lock();
   while (!shutting_down_) {
     auto now = std::chrono::steady_clock::now();
     auto earliest = std::chrono::steady_clock::time_point::max();
@@ -276,17 +280,18 @@ void SweepCoordinator::ReapLoop() {
       }
     }
     if (!to_persist.empty()) {
-      lock.unlock();
+      mu_.Unlock();
       for (const auto& record : to_persist) Persist(*record);
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (earliest == std::chrono::steady_clock::time_point::max()) {
-      reaper_wake_.wait(lock);
+      reaper_wake_.Wait(&mu_);
     } else {
-      reaper_wake_.wait_until(lock, earliest);
+      reaper_wake_.WaitWithTimeout(&mu_, absl::FromChrono(earliest - std::chrono::steady_clock::now()));
     }
   }
+  mu_.Unlock();
 }
 
 absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
@@ -297,7 +302,7 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
   for (storage::SweepRecord& record : *open) {
     {
       // A sweep of this process is running, not interrupted (only possible if called after a start).
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (sweeps_.count(record.sweep_id) != 0) continue;
     }
     size_t interrupted = 0;
@@ -318,7 +323,7 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
 void SweepCoordinator::Shutdown() {
   std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!shutting_down_) {
       shutting_down_ = true;
       std::vector<std::shared_ptr<Sweep>> running;
@@ -337,8 +342,8 @@ void SweepCoordinator::Shutdown() {
       }
     }
   }
-  reaper_wake_.notify_all();
-  changed_.notify_all();
+  reaper_wake_.SignalAll();
+  changed_.SignalAll();
   for (const auto& record : to_persist) Persist(*record);
   std::call_once(joined_, [this] { reaper_.join(); });
 }

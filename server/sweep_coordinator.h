@@ -18,18 +18,19 @@
 #define MEMFLEET_SERVER_SWEEP_COORDINATOR_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <mutex>  // std::once_flag
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/agent_registry.h"
 #include "server/device_selector.h"
 #include "storage/store.h"
@@ -114,27 +115,30 @@ class SweepCoordinator {
 
   // Applies a state change under mu_; returns the record to persist when it finished the sweep.
   std::unique_ptr<storage::SweepRecord> ChangeLocked(Sweep& sweep, const std::string& device_id, SweepState state,
-                                                     const std::string& capture_id, const std::string& message);
-  std::unique_ptr<storage::SweepRecord> FinishLocked(Sweep& sweep);
+                                                     const std::string& capture_id, const std::string& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::unique_ptr<storage::SweepRecord> FinishLocked(Sweep& sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
-              const std::string& capture_id, const std::string& message);
-  void Persist(const storage::SweepRecord& record);
-  void ReapLoop();
-  void EvictLocked();
-  std::string NewSweepIdLocked();
+              const std::string& capture_id, const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
+  void Persist(const storage::SweepRecord& record) ABSL_LOCKS_EXCLUDED(mu_);
+  void ReapLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string NewSweepIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
   static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
 
   storage::Store& store_;
   AgentRegistry& registry_;
   const Options options_;
 
-  std::mutex mu_;
-  std::condition_variable changed_;  // any sweep changed (waiters re-check theirs)
-  std::condition_variable reaper_wake_;
-  std::map<std::string, std::shared_ptr<Sweep>> sweeps_;
-  std::deque<std::string> finished_order_;
-  bool shutting_down_ = false;
-  uint64_t next_serial_ = 0;
+  // Also guards every Sweep reachable from sweeps_ (the analysis cannot name it there).
+  absl::Mutex mu_;
+  absl::CondVar changed_;  // any sweep changed (waiters re-check theirs)
+  absl::CondVar reaper_wake_;
+  std::map<std::string, std::shared_ptr<Sweep>> sweeps_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> finished_order_ ABSL_GUARDED_BY(mu_);
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread reaper_;
   std::once_flag joined_;
 };

@@ -14,36 +14,36 @@ WorkerPool::WorkerPool(Options options) : max_queued_(std::max<size_t>(options.m
 WorkerPool::~WorkerPool() { Shutdown(); }
 
 bool WorkerPool::Submit(std::function<void()> job) {
-  std::unique_lock<std::mutex> lock(mu_);
-  not_full_.wait(lock, [this] { return stopping_ || queue_.size() < max_queued_; });
+  absl::MutexLock lock(&mu_);
+  while (!stopping_ && queue_.size() >= max_queued_) not_full_.Wait(&mu_);
   if (stopping_) return false;
   queue_.push_back(std::move(job));
-  not_empty_.notify_one();
+  not_empty_.Signal();
   return true;
 }
 
 bool WorkerPool::TrySubmit(std::function<void()> job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (stopping_ || queue_.size() >= max_queued_) return false;
   queue_.push_back(std::move(job));
-  not_empty_.notify_one();
+  not_empty_.Signal();
   return true;
 }
 
 void WorkerPool::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  not_empty_.notify_all();
-  not_full_.notify_all();  // Submit callers waiting for room give up
+  not_empty_.SignalAll();
+  not_full_.SignalAll();  // Submit callers waiting for room give up
   std::call_once(joined_, [this] {
     for (std::thread& t : threads_) t.join();
   });
 }
 
 size_t WorkerPool::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return queue_.size();
 }
 
@@ -51,14 +51,14 @@ void WorkerPool::Run() {
   for (;;) {
     std::function<void()> job;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      not_empty_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      absl::MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) not_empty_.Wait(&mu_);
       // Drain before exiting: a queued job is an accepted capture whose agent waits for its ack.
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    not_full_.notify_one();
+    not_full_.Signal();
     job();
   }
 }

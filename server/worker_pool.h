@@ -10,13 +10,15 @@
 #ifndef MEMFLEET_SERVER_WORKER_POOL_H_
 #define MEMFLEET_SERVER_WORKER_POOL_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
+#include <mutex>  // std::once_flag
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace memfleet::server {
 
@@ -34,25 +36,25 @@ class WorkerPool {
 
   // Queues `job`, waiting while the queue is full (back-pressure on the caller). False, and `job` is not
   // run, once Shutdown has started.
-  bool Submit(std::function<void()> job);
+  bool Submit(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
   // Like Submit but never waits: false when the queue is full or the pool is shutting down.
-  bool TrySubmit(std::function<void()> job);
+  bool TrySubmit(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops accepting jobs, runs every job already queued, and joins the threads. Idempotent.
-  void Shutdown();
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t threads() const { return threads_.size(); }
-  size_t queued() const;
+  size_t queued() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   const size_t max_queued_;
-  mutable std::mutex mu_;
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
-  std::deque<std::function<void()>> queue_;
-  bool stopping_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar not_empty_;
+  absl::CondVar not_full_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
   std::once_flag joined_;
 };

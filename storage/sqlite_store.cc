@@ -8,13 +8,14 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "report/report.h"
 #include "storage/schema.h"
@@ -26,13 +27,13 @@ namespace sqlite_store_internal {
 
 // One SQLite connection, its statement cache and the mutex that serializes their use.
 struct Connection {
-  SqliteDb db;
-  std::mutex mu;
+  absl::Mutex mu;
+  SqliteDb db ABSL_GUARDED_BY(mu);
   // Keyed by SQL text; destroyed before `db` (declared after it).
-  std::map<std::string, std::unique_ptr<Statement>, std::less<>> statements;
+  std::map<std::string, std::unique_ptr<Statement>, std::less<>> statements ABSL_GUARDED_BY(mu);
 
-  // The cached, reset statement for `sql`, prepared on first use. Caller holds `mu`.
-  absl::StatusOr<Statement*> Get(std::string_view sql) {
+  // The cached, reset statement for `sql`, prepared on first use.
+  absl::StatusOr<Statement*> Get(std::string_view sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     auto it = statements.find(sql);
     if (it != statements.end()) {
       it->second->Reset();
@@ -285,7 +286,8 @@ uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
 // ---- writes shared by PutCapture and ReplaceReport (caller holds the writer's mutex, in a transaction) ----
 
 absl::Status InsertReportRows(Connection& c, const std::string& capture_id, const std::string& device_id,
-                              const std::string& captured_at, const report::Report& report) {
+                              const std::string& captured_at, const report::Report& report)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertDeviceReportSql));
     ResetOnExit reset(st);
@@ -336,14 +338,16 @@ absl::Status InsertReportRows(Connection& c, const std::string& capture_id, cons
   return absl::OkStatus();
 }
 
-absl::Status RunWithDeviceId(Connection& c, const char* sql, const std::string& device_id) {
+absl::Status RunWithDeviceId(Connection& c, const char* sql, const std::string& device_id)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
   return st->StepDone();
 }
 
-absl::Status TouchDevice(Connection& c, const std::string& device_id, const std::string& seen_at) {
+absl::Status TouchDevice(Connection& c, const std::string& device_id, const std::string& seen_at)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kTouchDeviceSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
@@ -372,7 +376,8 @@ absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture) {
 }
 
 // The device a stored capture belongs to; nullopt when capture_id is not stored.
-absl::StatusOr<std::optional<std::string>> StoredDeviceOf(Connection& c, const std::string& capture_id) {
+absl::StatusOr<std::optional<std::string>> StoredDeviceOf(Connection& c, const std::string& capture_id)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureDeviceSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
@@ -384,7 +389,8 @@ absl::StatusOr<std::optional<std::string>> StoredDeviceOf(Connection& c, const s
 // Inside the caller's transaction: false (and no write) when capture_id is already stored for the same
 // device. The same id stored for another device is AlreadyExists, never a duplicate: a duplicate is acked
 // and the agent deletes its copy, so one device's id must not stand for another device's capture.
-absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, const CaptureTimes& times) {
+absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, const CaptureTimes& times)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertCaptureSql));
     ResetOnExit reset(st);
@@ -463,6 +469,8 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   if (path.empty()) return absl::InvalidArgumentError("database path is empty");
   const bool in_memory = path == ":memory:";
   auto writer = std::make_unique<Connection>();
+  // Not shared yet; locked because the analysis cannot know that.
+  absl::MutexLock writer_lock(&writer->mu);
   const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   MEMFLEET_ASSIGN_OR_RETURN(writer->db, SqliteDb::Open(path, flags));
   // A read-write open of a file the process may not write (chmod 0444) silently falls back to read-only.
@@ -476,6 +484,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   std::unique_ptr<Connection> reader;
   if (!in_memory && !read_only) {
     reader = std::make_unique<Connection>();
+    absl::MutexLock reader_lock(&reader->mu);
     MEMFLEET_ASSIGN_OR_RETURN(reader->db, SqliteDb::Open(path, SQLITE_OPEN_READONLY));
     MEMFLEET_RETURN_IF_ERROR(Configure(reader->db, options, /*writable=*/false, in_memory));
   }
@@ -498,7 +507,7 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device.device_id, "device_id"));
   MEMFLEET_ASSIGN_OR_RETURN(std::string last_seen_at, NormalizeOptionalTimestamp(device.last_seen_at, "last_seen_at"));
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUpsertDeviceSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device.device_id));
@@ -520,7 +529,7 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
 absl::StatusOr<bool> SqliteStore::PutCapture(const CaptureRecord& capture) {
   MEMFLEET_ASSIGN_OR_RETURN(CaptureTimes times, ValidateCapture(capture));
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
   MEMFLEET_ASSIGN_OR_RETURN(bool inserted, InsertCapture(c, capture, times));
   if (!inserted) {
@@ -543,7 +552,7 @@ absl::StatusOr<size_t> SqliteStore::PutCaptures(const std::vector<CaptureRecord>
     times.push_back(*std::move(t));
   }
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
   size_t inserted = 0;
   for (size_t i = 0; i < captures.size(); ++i) {
@@ -558,7 +567,7 @@ absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const rep
                                         const std::string& report_json) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture_id, "capture_id"));
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
   std::string device_id, captured_at;
   {
@@ -596,7 +605,7 @@ absl::Status SqliteStore::PutSweep(const SweepRecord& sweep) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string started_at, NormalizeOptionalTimestamp(sweep.started_at, "started_at"));
   MEMFLEET_ASSIGN_OR_RETURN(std::string finished_at, NormalizeOptionalTimestamp(sweep.finished_at, "finished_at"));
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUpsertSweepSql));
@@ -635,13 +644,13 @@ absl::StatusOr<bool> SqliteStore::HasCapture(const std::string& capture_id) {
 
 absl::StatusOr<std::optional<std::string>> SqliteStore::CaptureDevice(const std::string& capture_id) {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   return StoredDeviceOf(c, capture_id);
 }
 
 absl::StatusOr<std::vector<DeviceSummaryRow>> SqliteStore::ListDevices() {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(ListDevicesSql()));
   ResetOnExit reset(st);
   std::vector<DeviceSummaryRow> rows;
@@ -660,7 +669,7 @@ absl::StatusOr<std::vector<DeviceSummaryRow>> SqliteStore::ListDevices() {
 
 absl::StatusOr<std::optional<DeviceRecord>> SqliteStore::GetDevice(const std::string& device_id) {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(GetDeviceSql()));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
@@ -673,7 +682,7 @@ absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReport(const std::st
                                                                    const std::string& at) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string at_utc, NormalizeOptionalTimestamp(at, "at"));
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(at_utc.empty() ? kReportLatestSql : kReportAtSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
@@ -683,7 +692,7 @@ absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReport(const std::st
 
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReportByCapture(const std::string& capture_id) {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kReportByCaptureSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
@@ -697,7 +706,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::s
   MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(ProcessTrendSql(column)));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
@@ -729,7 +738,7 @@ absl::StatusOr<std::vector<FleetValueRow>> SqliteStore::LatestPerDevice(const st
     sql = LatestProcessFigureSql(column);
   }
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
   ResetOnExit reset(st);
   if (!process_name.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(1, process_name));
@@ -754,7 +763,7 @@ absl::Status SqliteStore::ForEachRawCapture(const std::string& device_id,
   std::vector<std::string> ids;
   {
     Connection& c = reader();
-    std::lock_guard<std::mutex> lock(c.mu);
+    absl::MutexLock lock(&c.mu);
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(device_id.empty() ? kRawCaptureIdsAllSql : kRawCaptureIdsOfDeviceSql));
     ResetOnExit reset(st);
     if (!device_id.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
@@ -773,7 +782,7 @@ absl::Status SqliteStore::ForEachRawCapture(const std::string& device_id,
 
 absl::StatusOr<std::optional<Store::RawCapture>> SqliteStore::GetRawCapture(const std::string& capture_id) {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRawCaptureSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
@@ -791,7 +800,7 @@ absl::StatusOr<std::optional<Store::RawCapture>> SqliteStore::GetRawCapture(cons
 
 absl::StatusOr<std::optional<SweepRecord>> SqliteStore::GetSweep(const std::string& sweep_id) {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   SweepRecord sweep;
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kGetSweepSql));
@@ -821,7 +830,7 @@ absl::StatusOr<std::vector<SweepRecord>> SqliteStore::UnfinishedSweeps() {
   std::vector<std::string> ids;
   {
     Connection& c = reader();
-    std::lock_guard<std::mutex> lock(c.mu);
+    absl::MutexLock lock(&c.mu);
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUnfinishedSweepIdsSql));
     ResetOnExit reset(st);
     while (true) {
@@ -840,7 +849,7 @@ absl::StatusOr<std::vector<SweepRecord>> SqliteStore::UnfinishedSweeps() {
 
 absl::StatusOr<Store::Stats> SqliteStore::GetStats() {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   Stats stats;
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureStatsSql));
@@ -876,7 +885,7 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
       break;
   }
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   return ExplainQueryPlan(c.db, sql);
 }
 
@@ -911,7 +920,7 @@ absl::Status SqliteStore::PutToken(const TokenRecord& token) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(token.sha256_hex, "token hash"));
   MEMFLEET_ASSIGN_OR_RETURN(std::string created_at, NormalizeTimestamp(token.created_at, "created_at"));
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutTokenSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, token.name));
@@ -931,7 +940,7 @@ absl::Status SqliteStore::PutToken(const TokenRecord& token) {
 
 absl::StatusOr<std::optional<TokenRecord>> SqliteStore::FindTokenByHash(const std::string& sha256_hex) {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kFindTokenSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sha256_hex));
@@ -942,7 +951,7 @@ absl::StatusOr<std::optional<TokenRecord>> SqliteStore::FindTokenByHash(const st
 
 absl::StatusOr<std::vector<TokenRecord>> SqliteStore::ListTokens() {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kListTokensSql));
   ResetOnExit reset(st);
   std::vector<TokenRecord> tokens;
@@ -956,7 +965,7 @@ absl::StatusOr<std::vector<TokenRecord>> SqliteStore::ListTokens() {
 
 absl::StatusOr<bool> SqliteStore::HasTokens() {
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kHasTokensSql));
   ResetOnExit reset(st);
   MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
@@ -966,7 +975,7 @@ absl::StatusOr<bool> SqliteStore::HasTokens() {
 absl::StatusOr<bool> SqliteStore::RevokeToken(const std::string& name, const std::string& revoked_at) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeTimestamp(revoked_at, "revoked_at"));
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRevokeTokenSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, name));
@@ -1032,7 +1041,7 @@ absl::StatusOr<int64_t> SqliteStore::PutBaseline(const std::string& name, const 
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(name, "baseline name"));
   MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeTimestamp(imported_at, "imported_at"));
   Connection& c = *writer_;
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutBaselineSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, name));
@@ -1050,7 +1059,7 @@ absl::StatusOr<int64_t> SqliteStore::PutBaseline(const std::string& name, const 
 absl::StatusOr<std::optional<BaselineRecord>> SqliteStore::GetBaseline(int64_t version) {
   if (version < 0) return absl::InvalidArgumentError("baseline version must be 1 or more (0 = the latest)");
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(version == 0 ? kGetLatestBaselineSql : kGetBaselineSql));
   ResetOnExit reset(st);
   if (version != 0) MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, version));
@@ -1067,7 +1076,7 @@ absl::StatusOr<std::optional<BaselineRecord>> SqliteStore::GetBaseline(int64_t v
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsOfSweep(const std::string& sweep_id) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(sweep_id, "sweep_id"));
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsOfSweepSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep_id));
@@ -1077,7 +1086,7 @@ absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsOfSweep(cons
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsSinceSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, since_utc));
@@ -1087,7 +1096,7 @@ absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
   Connection& c = reader();
-  std::lock_guard<std::mutex> lock(c.mu);
+  absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsPerBuildSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, since_utc));

@@ -13,7 +13,7 @@ AgentLimits::AgentLimits(AgentLimitsOptions options, Clock clock)
 
 absl::StatusOr<std::unique_ptr<AgentLimits::StreamLease>> AgentLimits::OpenStream(const std::string& key,
                                                                                    const std::string& who) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   uint32_t& open = streams_[key];
   if (options_.max_streams_per_key != 0 && open >= options_.max_streams_per_key) {
     if (open == 0) streams_.erase(key);
@@ -26,14 +26,14 @@ absl::StatusOr<std::unique_ptr<AgentLimits::StreamLease>> AgentLimits::OpenStrea
 }
 
 void AgentLimits::Release(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = streams_.find(key);
   if (it == streams_.end()) return;
   if (--it->second == 0) streams_.erase(it);
 }
 
 size_t AgentLimits::open_streams(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = streams_.find(key);
   return it == streams_.end() ? 0 : it->second;
 }
@@ -41,7 +41,7 @@ size_t AgentLimits::open_streams(const std::string& key) const {
 absl::Status AgentLimits::CountCapture(const std::string& device_id) {
   if (options_.max_captures_per_minute == 0) return absl::OkStatus();
   const auto now = clock_();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::deque<std::chrono::steady_clock::time_point>& times = captures_[device_id];
   while (!times.empty() && now - times.front() >= std::chrono::minutes(1)) times.pop_front();
   if (times.size() >= options_.max_captures_per_minute) {

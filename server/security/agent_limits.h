@@ -15,11 +15,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 namespace memfleet::security {
 
@@ -58,13 +59,13 @@ class AgentLimits {
   size_t open_streams(const std::string& key) const;
 
  private:
-  void Release(const std::string& key);
+  void Release(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
 
   const AgentLimitsOptions options_;
   Clock clock_;
-  mutable std::mutex mu_;
-  std::map<std::string, uint32_t> streams_;
-  std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> captures_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, uint32_t> streams_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> captures_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace memfleet::security

@@ -121,7 +121,9 @@ class RawAgent {
 
   std::optional<v1::ServerMessage> SendCapture(const capture::Capture& c, const std::string& id,
                                                const std::string& captured_at, const std::string& sweep_id = "") {
-    if (!SendAll(CaptureMessages(c, id, captured_at, sweep_id))) return std::nullopt;
+    // A write fails once the server has ended the call, which it may do right after answering the
+    // Begin (a rate-limit rejection): the answer is still there to read.
+    SendAll(CaptureMessages(c, id, captured_at, sweep_id));
     return AwaitAnswer();
   }
 

@@ -15,7 +15,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -24,7 +23,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -34,6 +32,8 @@
 #include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
 #include "agent/header_rewrite.h"
@@ -59,15 +59,15 @@ struct Template {
 };
 
 struct Totals {
-  std::mutex mu;
-  std::vector<double> ack_ms;
-  std::set<std::string> acked;
-  std::set<std::string> sent;
-  uint64_t duplicates = 0;
-  uint64_t rejected = 0;
-  uint64_t stream_errors = 0;
-  uint64_t sweep_captures = 0;
-  std::vector<std::string> errors;
+  absl::Mutex mu;
+  std::vector<double> ack_ms ABSL_GUARDED_BY(mu);
+  std::set<std::string> acked ABSL_GUARDED_BY(mu);
+  std::set<std::string> sent ABSL_GUARDED_BY(mu);
+  uint64_t duplicates ABSL_GUARDED_BY(mu) = 0;
+  uint64_t rejected ABSL_GUARDED_BY(mu) = 0;
+  uint64_t stream_errors ABSL_GUARDED_BY(mu) = 0;
+  uint64_t sweep_captures ABSL_GUARDED_BY(mu) = 0;
+  std::vector<std::string> errors ABSL_GUARDED_BY(mu);
 };
 
 std::string ReadAll(const std::string& path) {
@@ -133,9 +133,10 @@ class SimAgent {
     while (!stop) {
       std::string sweep_id;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        auto next = Clock::now() + pause_;
-        cv_.wait_until(lock, next, [&] { return stop.load() || !sweeps_.empty() || closed_; });
+        absl::MutexLock lock(&mu_);
+        const absl::Time next = absl::Now() + absl::FromChrono(pause_);
+        while (!stop.load() && sweeps_.empty() && !closed_ && !cv_.WaitWithDeadline(&mu_, next)) {
+        }
         if (closed_) break;
         if (!sweeps_.empty()) {
           sweep_id = sweeps_.front();
@@ -145,12 +146,14 @@ class SimAgent {
         }
       }
       if (!SendOne(*stream, ++seq, sweep_id)) break;
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return in_flight_.empty() || closed_; });
+      absl::MutexLock lock(&mu_);
+      while (!in_flight_.empty() && !closed_) cv_.Wait(&mu_);
     }
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::seconds(120), [&] { return in_flight_.empty() || closed_; });
+      absl::MutexLock lock(&mu_);
+      const absl::Time deadline = absl::Now() + absl::Seconds(120);
+      while (!in_flight_.empty() && !closed_ && !cv_.WaitWithDeadline(&mu_, deadline)) {
+      }
       if (!in_flight_.empty()) Error("no answer for " + std::to_string(in_flight_.size()) + " capture(s)");
     }
     stream->WritesDone();
@@ -177,7 +180,7 @@ class SimAgent {
     b->set_node_count(template_.node_count);
     b->set_content_bytes(template_.content_bytes + header->size());
     {
-      std::lock_guard<std::mutex> lock(totals_.mu);
+      absl::MutexLock lock(&totals_.mu);
       totals_.sent.insert(*id);
       if (!sweep_id.empty()) ++totals_.sweep_captures;
     }
@@ -196,7 +199,7 @@ class SimAgent {
     end.mutable_end()->set_chunk_count(static_cast<uint32_t>(template_.chunks.size()));
     {
       // Ack latency: from the end of the upload to the ack (no answer can come before the end).
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       in_flight_[*id] = Clock::now();
     }
     return stream.Write(end);
@@ -205,7 +208,7 @@ class SimAgent {
   void ReadLoop(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream) {
     v1::ServerMessage m;
     while (stream.Read(&m)) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (m.has_ack() || m.has_rejected()) {
         const std::string& id = m.has_ack() ? m.ack().capture_id() : m.rejected().capture_id();
         auto it = in_flight_.find(id);
@@ -213,7 +216,7 @@ class SimAgent {
                         ? 0
                         : std::chrono::duration<double, std::milli>(Clock::now() - it->second).count();
         if (it != in_flight_.end()) in_flight_.erase(it);
-        std::lock_guard<std::mutex> t(totals_.mu);
+        absl::MutexLock t(&totals_.mu);
         if (m.has_ack()) {
           totals_.ack_ms.push_back(ms);
           if (!totals_.acked.insert(id).second || m.ack().duplicate()) ++totals_.duplicates;
@@ -226,15 +229,15 @@ class SimAgent {
       } else if (m.has_capture_now()) {
         sweeps_.push_back(m.capture_now().sweep_id());
       }
-      cv_.notify_all();
+      cv_.SignalAll();
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closed_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   void Error(const std::string& what) {
-    std::lock_guard<std::mutex> t(totals_.mu);
+    absl::MutexLock t(&totals_.mu);
     ++totals_.stream_errors;
     if (totals_.errors.size() < 20) totals_.errors.push_back(device_id_ + ": " + what);
   }
@@ -245,11 +248,11 @@ class SimAgent {
   const Template& template_;
   Totals& totals_;
   std::chrono::milliseconds pause_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, Clock::time_point> in_flight_;
-  std::deque<std::string> sweeps_;
-  bool closed_ = false;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::map<std::string, Clock::time_point> in_flight_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> sweeps_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Starts the server with stdout/stderr to `log`; returns its pid.
@@ -417,6 +420,8 @@ int main(int argc, char** argv) {
       integrity = r.ok() && *r == storage::StepResult::kRow ? check->ColumnText(0) : "failed to run";
     }
   }
+  // Every agent has ended; the lock is for the analysis.
+  absl::MutexLock totals_lock(&totals.mu);
   uint64_t lost = 0, multiple = 0, unknown = 0;
   for (const std::string& id : totals.acked) lost += stored.count(id) == 0 ? 1 : 0;
   for (const auto& [id, n] : stored) {
