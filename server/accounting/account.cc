@@ -10,8 +10,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "capture/node_path.h"
-#include "server/accounting/model.h"
 #include "server/accounting/cma_accounting.h"
+#include "server/accounting/ddr_kb.h"
 #include "server/accounting/dmabuf_share.h"
 #include "server/accounting/dumpsys_text.h"
 #include "server/accounting/dumpsys_view.h"
@@ -20,12 +20,16 @@
 #include "server/accounting/gpu_mem_total_kb.h"
 #include "server/accounting/kb_math.h"
 #include "server/accounting/kernel_config.h"
+#include "server/accounting/kernel_kb.h"
 #include "server/accounting/legacy_dmabuf.h"
 #include "server/accounting/meminfo_parser.h"
+#include "server/accounting/model.h"
 #include "server/accounting/native_heap_dump.h"
 #include "server/accounting/platform.h"
 #include "server/accounting/proc_identity.h"
+#include "server/accounting/processes_kb.h"
 #include "server/accounting/smaps_parser.h"
+#include "server/accounting/static_reserved_kb.h"
 #include "server/accounting/sysfs_value.h"
 #include "server/accounting/zram_kb.h"
 
@@ -200,11 +204,6 @@ std::optional<uint64_t> MeminfoValue(const Meminfo* m, const char* key) {
   return m->Get(key);
 }
 
-Kb MeminfoKb(const Meminfo* m, const char* key) {
-  std::optional<uint64_t> v = MeminfoValue(m, key);
-  return v ? ToKb(*v) : std::nullopt;
-}
-
 // zram0, zram1, ... up to the first number the capture lacks, as AOSP's ReadZramTotal walks them.
 Kb ZramKb(const Capture& capture, const Meminfo* mi, Report& report) {
   std::vector<ZramDeviceText> devices;
@@ -311,16 +310,8 @@ void CompareWithDeviceText(const Capture& capture, DumpsysView& view, Report& re
   put("cached_kernel_kb", s->free_cached_kernel_kb, view.cached_kernel_kb);
 }
 
-constexpr int64_t kGiBInKb = 1048576;
-
-}  // namespace
-
-Report Account(const Capture& capture, const AccountOptions& options) {
-  Report report;
-  const GraphicsLibraries& libs =
-      options.graphics_libraries != nullptr ? *options.graphics_libraries : GraphicsLibraries::Default();
-
-  // Header.
+// capture.json: device id, time, page size, DDR size and Android version; defaults with a warning.
+CaptureHeader ReadHeader(const Capture& capture, Report& report) {
   CaptureHeader header;
   if (const std::string* text = capture.FileContent(capture::kHeaderNode)) {
     absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(*text);
@@ -337,48 +328,53 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   report.captured_at = header.captured_at;
   report.page_size = header.page_size;
   report.sources["page_size"] = header.page_size_defaulted ? "default 4096" : "capture.json page_size";
-  const uint64_t page_size = header.page_size;
-  report.platform = DetectPlatform(capture);
+  return header;
+}
 
-  // Whole-device nodes.
-  std::optional<Meminfo> meminfo;
-  if (const Node* node = capture.Find("proc/meminfo"); node == nullptr) {
+// proc/meminfo, or nullopt (with a warning) when it is missing or unusable; skipped lines are warned.
+std::optional<Meminfo> ReadMeminfo(const Capture& capture, Report& report) {
+  const Node* node = capture.Find("proc/meminfo");
+  if (node == nullptr) {
     Warn(report, "proc/meminfo: missing: device figures unknown");
-  } else if (!node->is_file()) {
+    return std::nullopt;
+  }
+  if (!node->is_file()) {
     Warn(report, absl::StrCat("proc/meminfo: unreadable (", node->content, "): device figures unknown"));
-  } else {
-    absl::StatusOr<Meminfo> m = ParseMeminfo(node->content);
-    if (m.ok()) {
-      meminfo = *std::move(m);
-      for (const std::string& line : meminfo->skipped_lines) {
-        Warn(report, absl::StrCat("proc/meminfo ", line, ": skipped (not 'Key: N [kB]')"));
-      }
-      if (meminfo->skipped_line_count > meminfo->skipped_lines.size()) {
-        Warn(report, absl::StrCat("proc/meminfo: ", meminfo->skipped_line_count - meminfo->skipped_lines.size(),
-                                  " more lines skipped"));
-      }
-    } else {
-      Warn(report, absl::StrCat("proc/meminfo: ", m.status().message(), ": device figures unknown"));
-    }
+    return std::nullopt;
   }
-  const Meminfo* mi = meminfo ? &*meminfo : nullptr;
+  absl::StatusOr<Meminfo> m = ParseMeminfo(node->content);
+  if (!m.ok()) {
+    Warn(report, absl::StrCat("proc/meminfo: ", m.status().message(), ": device figures unknown"));
+    return std::nullopt;
+  }
+  for (const std::string& line : m->skipped_lines) {
+    Warn(report, absl::StrCat("proc/meminfo ", line, ": skipped (not 'Key: N [kB]')"));
+  }
+  if (m->skipped_line_count > m->skipped_lines.size()) {
+    Warn(report, absl::StrCat("proc/meminfo: ", m->skipped_line_count - m->skipped_lines.size(), " more lines skipped"));
+  }
+  return *std::move(m);
+}
 
-  bool vmap_stack = true;
-  if (const std::string* cfg = capture.FileContent("proc/config.gz")) {
-    absl::StatusOr<KernelConfig> c = ParseKernelConfigGz(*cfg);
-    if (c.ok()) {
-      vmap_stack = c->IsEnabled("CONFIG_VMAP_STACK");
-    } else {
-      Warn(report, absl::StrCat("proc/config.gz: ", c.status().message(), ": CONFIG_VMAP_STACK=y assumed"));
-    }
-  } else {
+// Whether the kernel has CONFIG_VMAP_STACK (then KernelStack is inside VmallocUsed); the GKI default
+// when proc/config.gz cannot say.
+bool VmapStack(const Capture& capture, Report& report) {
+  const std::string* cfg = capture.FileContent("proc/config.gz");
+  if (cfg == nullptr) {
     Warn(report, "proc/config.gz: not readable: CONFIG_VMAP_STACK=y assumed (the GKI default)");
+    return true;
   }
+  absl::StatusOr<KernelConfig> c = ParseKernelConfigGz(*cfg);
+  if (!c.ok()) {
+    Warn(report, absl::StrCat("proc/config.gz: ", c.status().message(), ": CONFIG_VMAP_STACK=y assumed"));
+    return true;
+  }
+  return c->IsEnabled("CONFIG_VMAP_STACK");
+}
 
-  // Processes.
-  const char* gfx_prefix = report.platform == Platform::kQcom ? "/dev/kgsl" : "/dev/mali";
-  // Generic: no GPU device mappings are counted (gfxdev 0).
-  const std::string_view smaps_gfx_prefix = report.platform == Platform::kGeneric ? "" : gfx_prefix;
+// The numeric proc/<pid> folders that are processes of the report, with their memory maps read.
+std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, std::string_view smaps_gfx_prefix,
+                                            Report& report) {
   std::vector<ProcessInput> inputs;
   for (const std::string& name : capture.Children("proc")) {
     int pid = 0;
@@ -389,165 +385,129 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     ProcessInput in;
     if (ReadProcessInput(capture, pid, smaps_gfx_prefix, in, report)) inputs.push_back(std::move(in));
   }
-  std::vector<int> pids;
-  pids.reserve(inputs.size());
-  for (const ProcessInput& in : inputs) pids.push_back(in.pid);
+  return inputs;
+}
 
-  GpuAttribution gpu = AttributeGpu(capture, report.platform, page_size, pids, report);
-  DmaBufLedger ledger;
-  for (const ProcessInput& in : inputs) AddDmaBufRefs(capture, in, ledger, report);
-  DmaBufShares shares = ledger.Share(capture, report);
+// What the device-wide figures of one capture are computed from, besides the processes.
+struct DeviceInputs {
+  const CaptureHeader& header;
+  const Meminfo* meminfo;
+  bool vmap_stack;
+  bool device_wide_gpu_unknown;
+};
 
-  for (const ProcessInput& in : inputs) {
-    ProcessReport p;
-    p.pid = in.pid;
-    std::string key = absl::StrCat("processes.", in.pid, ".");
-    p.name = ProcessName(capture, in.dir, report);
-    p.oom_score_adj = OomScoreAdj(capture, in.dir, report);
-    p.cached = p.oom_score_adj && *p.oom_score_adj >= kCachedAdj;
-    const ProcessGpu& g = gpu.by_pid[in.pid];
-
-    if (in.smaps_ok) {
-      if (!in.smaps.overflowed) {
-        p.pss_kb = ToKb(in.smaps.pss_kb);
-        p.swap_pss_kb = ToKb(in.smaps.swap_pss_kb);
-        p.gfxdev_kb = ToKb(in.smaps.gpu_device_pss_kb);
-      }
-      report.sources[key + "pss_kb"] = in.dir + "/smaps";
+// pss_kb, swap_pss_kb and gfxdev_kb of one process: from smaps, else smaps_rollup.
+void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform platform, const char* gfx_prefix,
+                      ProcessReport& p, Report& report) {
+  const std::string key = absl::StrCat("processes.", in.pid, ".");
+  if (in.smaps_ok) {
+    if (!in.smaps.overflowed) {
+      p.pss_kb = ToKb(in.smaps.pss_kb);
+      p.swap_pss_kb = ToKb(in.smaps.swap_pss_kb);
+      p.gfxdev_kb = ToKb(in.smaps.gpu_device_pss_kb);
+    }
+    report.sources[key + "pss_kb"] = in.dir + "/smaps";
+    report.sources[key + "gfxdev_kb"] = platform == Platform::kGeneric
+                                            ? "generic platform: 0"
+                                            : absl::StrCat(in.dir, "/smaps Pss of ", gfx_prefix, "* mappings");
+  } else if (in.from_rollup) {
+    p.pss_kb = ToKb(in.rollup->pss_kb);
+    p.swap_pss_kb = ToKb(in.rollup->swap_pss_kb);
+    report.sources[key + "pss_kb"] = in.dir + "/smaps_rollup";
+    if (platform == Platform::kQcom) {
+      p.gfxdev_kb = g.kgsl_mapped_kb;
       report.sources[key + "gfxdev_kb"] =
-          report.platform == Platform::kGeneric ? "generic platform: 0"
-                                                : absl::StrCat(in.dir, "/smaps Pss of ", gfx_prefix, "* mappings");
-    } else if (in.from_rollup) {
-      p.pss_kb = ToKb(in.rollup->pss_kb);
-      p.swap_pss_kb = ToKb(in.rollup->swap_pss_kb);
-      report.sources[key + "pss_kb"] = in.dir + "/smaps_rollup";
-      if (report.platform == Platform::kQcom) {
-        p.gfxdev_kb = g.kgsl_mapped_kb;
-        report.sources[key + "gfxdev_kb"] =
-            p.gfxdev_kb ? absl::StrCat("only smaps_rollup: ", kKgslProcRoot, "/", in.pid,
-                                       "/gpumem_mapped (KGSL keeps it equal to the kgsl mappings)")
-                        : "unavailable: only smaps_rollup and gpumem_mapped unreadable";
-      } else {
-        p.gfxdev_kb = 0;
-        report.sources[key + "gfxdev_kb"] = "only smaps_rollup: 0 (Mali maps GPU memory as PFN mappings)";
-      }
+          p.gfxdev_kb ? absl::StrCat("only smaps_rollup: ", kKgslProcRoot, "/", in.pid,
+                                     "/gpumem_mapped (KGSL keeps it equal to the kgsl mappings)")
+                      : "unavailable: only smaps_rollup and gpumem_mapped unreadable";
     } else {
-      report.sources[key + "pss_kb"] = absl::StrCat("unavailable: ", in.pss_problem);
+      p.gfxdev_kb = 0;
+      report.sources[key + "gfxdev_kb"] = "only smaps_rollup: 0 (Mali maps GPU memory as PFN mappings)";
     }
-    p.gl_kb = g.gl_kb;
-    report.sources[key + "gl_kb"] = g.gl_source;
-    auto share = shares.share_bytes_by_pid.find(in.pid);
-    p.dma_kb = share == shares.share_bytes_by_pid.end() ? Kb(0) : KbFromBytes(share->second);
-    report.sources[key + "dma_kb"] = "fdinfo/* and /dmabuf mappings; sizes from sys/kernel/dmabuf/buffers";
-    if (in.legacy_dmabuf.count > 0) {
-      p.dma_kb = std::nullopt;
-      report.sources[key + "dma_kb"] =
-          absl::StrCat("unavailable: ", kLegacyDmaBufMappingName, " mappings name no buffer");
-      Warn(report, LegacyDmaBufWarning(in.legacy_dmabuf_node, in.legacy_dmabuf));
-    }
-    NativeGraphics(capture, libs, p, report);
-
-    p.non_graphics_kb = SubKb(SubKb(AddKb(p.pss_kb, p.swap_pss_kb), p.native_graphics_kb), p.gfxdev_kb);
-    p.graphics_dma_kb = AddKb(AddKb(p.gl_kb, p.dma_kb), p.native_graphics_kb);
-    p.total_kb = AddKb(p.non_graphics_kb, p.graphics_dma_kb);
-
-    p.gl_mtrack_kb = g.gl_mtrack_kb;
-    p.egl_mtrack_kb = g.egl_mtrack_kb;
-    p.dumpsys_total_pss_kb = AddKb(AddKb(p.pss_kb, p.swap_pss_kb), AddKb(p.egl_mtrack_kb, p.gl_mtrack_kb));
-    report.processes.emplace(p.pid, std::move(p));
+  } else {
+    report.sources[key + "pss_kb"] = absl::StrCat("unavailable: ", in.pss_problem);
   }
+}
 
-  // Whole device.
+// dma_kb of one process: its share of every buffer it holds; null on legacy kernels' unnamed mappings.
+void DmaFigure(const ProcessInput& in, const DmaBufShares& shares, ProcessReport& p, Report& report) {
+  const std::string key = absl::StrCat("processes.", in.pid, ".dma_kb");
+  auto share = shares.share_bytes_by_pid.find(in.pid);
+  p.dma_kb = share == shares.share_bytes_by_pid.end() ? Kb(0) : KbFromBytes(share->second);
+  report.sources[key] = "fdinfo/* and /dmabuf mappings; sizes from sys/kernel/dmabuf/buffers";
+  if (in.legacy_dmabuf.count > 0) {
+    p.dma_kb = std::nullopt;
+    report.sources[key] = absl::StrCat("unavailable: ", kLegacyDmaBufMappingName, " mappings name no buffer");
+    Warn(report, LegacyDmaBufWarning(in.legacy_dmabuf_node, in.legacy_dmabuf));
+  }
+}
+
+// Every figure of one process (docs/accounting.md section 2).
+ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, const ProcessGpu& g,
+                             const DmaBufShares& shares, const GraphicsLibraries& libs, const char* gfx_prefix,
+                             Report& report) {
+  ProcessReport p;
+  p.pid = in.pid;
+  p.name = ProcessName(capture, in.dir, report);
+  p.oom_score_adj = OomScoreAdj(capture, in.dir, report);
+  p.cached = p.oom_score_adj && *p.oom_score_adj >= kCachedAdj;
+  MemoryMapFigures(in, g, report.platform, gfx_prefix, p, report);
+  p.gl_kb = g.gl_kb;
+  report.sources[absl::StrCat("processes.", in.pid, ".gl_kb")] = g.gl_source;
+  DmaFigure(in, shares, p, report);
+  NativeGraphics(capture, libs, p, report);
+
+  p.non_graphics_kb = SubKb(SubKb(AddKb(p.pss_kb, p.swap_pss_kb), p.native_graphics_kb), p.gfxdev_kb);
+  p.graphics_dma_kb = AddKb(AddKb(p.gl_kb, p.dma_kb), p.native_graphics_kb);
+  p.total_kb = AddKb(p.non_graphics_kb, p.graphics_dma_kb);
+
+  p.gl_mtrack_kb = g.gl_mtrack_kb;
+  p.egl_mtrack_kb = g.egl_mtrack_kb;
+  p.dumpsys_total_pss_kb = AddKb(AddKb(p.pss_kb, p.swap_pss_kb), AddKb(p.egl_mtrack_kb, p.gl_mtrack_kb));
+  return p;
+}
+
+// Every figure of the whole device (docs/accounting.md section 3), once the processes are in the report.
+void DeviceFigures(const Capture& capture, const DeviceInputs& in, Report& report) {
   DeviceReport& d = report.device;
-  d.mem_total_kb = MeminfoKb(mi, "MemTotal");
+  d.mem_total_kb = MeminfoKb(in.meminfo, "MemTotal");
   report.sources["device.mem_total_kb"] = d.mem_total_kb ? "proc/meminfo MemTotal" : "unavailable: proc/meminfo";
-  CmaFigures cma = ComputeCma(capture, page_size, MeminfoValue(mi, "CmaTotal"), report);
+  CmaFigures cma = ComputeCma(capture, report.page_size, MeminfoValue(in.meminfo, "CmaTotal"), report);
   d.gcma_kb = cma.gcma_kb;
   d.kernel_cma_kb = cma.kernel_cma_kb;
 
-  if (header.ddr_size_kb_problem) {
-    // The header gave a size, and a wrong one: an estimate would hide that.
-    d.ddr_estimated = false;
-    report.sources["device.ddr_kb"] = "unavailable: capture.json ddr_size_kb implausible";
-    Warn(report, absl::StrCat(*header.ddr_size_kb_problem, ": ddr_kb null"));
-  } else if (header.ddr_size_kb) {
-    d.ddr_kb = ToKb(*header.ddr_size_kb);
-    d.ddr_estimated = false;
-    report.sources["device.ddr_kb"] = "capture.json ddr_size_kb";
-  } else {
-    d.ddr_estimated = true;
-    Kb seen = AddKb(d.mem_total_kb, d.gcma_kb);
-    if (seen) {
-      for (int64_t gib : {2, 3, 4, 6, 8, 12, 16, 18, 24, 32, 48, 64}) {
-        if (gib * kGiBInKb >= *seen) {
-          d.ddr_kb = gib * kGiBInKb;
-          break;
-        }
-      }
-    }
-    report.sources["device.ddr_kb"] =
-        d.ddr_kb ? "estimated: smallest standard DDR size >= MemTotal + GCMA"
-                 : (seen ? "unavailable: MemTotal + GCMA above 64 GiB" : "unavailable: MemTotal or GCMA unknown");
-    if (!d.ddr_kb && seen) Warn(report, "ddr_kb: MemTotal + GCMA above 64 GiB and no ddr_size_kb in capture.json");
-  }
-  d.static_reserved_kb = SubKb(SubKb(d.ddr_kb, d.mem_total_kb), d.gcma_kb);
-  if (d.static_reserved_kb && *d.static_reserved_kb < 0) {
-    Warn(report, absl::StrCat("static_reserved_kb: DDR size ", *d.ddr_kb, " kB is below MemTotal + GCMA: the DDR size is wrong"));
-    d.static_reserved_kb = std::nullopt;
-  }
+  DdrFigure ddr = DdrKb(in.header, d.mem_total_kb, d.gcma_kb);
+  d.ddr_kb = ddr.ddr_kb;
+  d.ddr_estimated = ddr.estimated;
+  report.sources["device.ddr_kb"] = ddr.source;
+  if (ddr.warning) Warn(report, *ddr.warning);
+
+  StaticReservedFigure reserved = StaticReservedKb(d.ddr_kb, d.mem_total_kb, d.gcma_kb);
+  d.static_reserved_kb = reserved.static_reserved_kb;
+  if (reserved.warning) Warn(report, *reserved.warning);
   report.sources["device.static_reserved_kb"] = "ddr_kb - mem_total_kb - gcma_kb";
 
-  // kernel_kb.
-  Kb kernel = 0;
-  std::string missing;
-  for (const char* key : {"Shmem", "SUnreclaim", "VmallocUsed", "PageTables"}) {
-    Kb v = MeminfoKb(mi, key);
-    if (!v) absl::StrAppend(&missing, missing.empty() ? "" : ", ", key);
-    kernel = AddKb(kernel, v);
-  }
-  kernel = AddKb(kernel, mi != nullptr && mi->Get("SecPageTables") ? MeminfoKb(mi, "SecPageTables") : Kb(0));
-  if (!vmap_stack) {
-    Kb stack = MeminfoKb(mi, "KernelStack");
-    if (!stack) absl::StrAppend(&missing, missing.empty() ? "" : ", ", "KernelStack");
-    kernel = AddKb(kernel, stack);
-  }
-  kernel = AddKb(kernel, d.kernel_cma_kb);
-  d.kernel_kb = kernel;
-  if (mi != nullptr && !missing.empty()) Warn(report, absl::StrCat("proc/meminfo: no ", missing, " line: kernel_kb null"));
-  report.sources["device.kernel_kb"] =
-      absl::StrCat("proc/meminfo Shmem + SUnreclaim + VmallocUsed + PageTables + SecPageTables",
-                   vmap_stack ? "" : " + KernelStack", " + kernel_cma_kb");
+  KernelFigure kernel = KernelKb(in.meminfo, in.vmap_stack, d.kernel_cma_kb);
+  d.kernel_kb = kernel.kernel_kb;
+  if (kernel.warning) Warn(report, *kernel.warning);
+  report.sources["device.kernel_kb"] = kernel.source;
 
-  // processes_kb.
-  if (gpu.device_wide_unknown) {
-    d.processes_kb = std::nullopt;
-    report.sources["device.processes_kb"] = "unavailable: a device-wide GPU node is unusable";
-  } else {
-    Kb sum = 0;
-    int unknown = 0;
-    for (const auto& [pid, p] : report.processes) {
-      if (p.cached) continue;
-      if (!p.total_kb) {
-        ++unknown;
-        continue;
-      }
-      sum = AddKb(sum, p.total_kb);
-    }
-    d.processes_kb = sum;
-    if (unknown > 0) {
-      Warn(report, absl::StrCat(unknown, " processes with unknown total_kb left out of processes_kb"));
-    }
-    report.sources["device.processes_kb"] = "sum of total_kb of processes with oom_score_adj < 900";
-  }
+  ProcessesFigure processes = ProcessesKb(report.processes, in.device_wide_gpu_unknown);
+  d.processes_kb = processes.processes_kb;
+  if (processes.warning) Warn(report, *processes.warning);
+  report.sources["device.processes_kb"] = processes.source;
+
   d.total_kb = AddKb(AddKb(d.static_reserved_kb, d.kernel_kb), d.processes_kb);
   report.sources["device.total_kb"] = "static_reserved_kb + kernel_kb + processes_kb";
+}
 
-  // dumpsys-compatible view.
+// What dumpsys meminfo would print (docs/accounting.md section 4), and the device's own text beside it.
+void DumpsysFigures(const Capture& capture, const DeviceInputs& in, const AccountOptions& options,
+                    const GpuAttribution& gpu, const DmaBufShares& shares, Report& report) {
   DumpsysInputs din;
-  din.android_version = options.android_version ? *options.android_version
-                                                : header.android_version.value_or(14);
-  din.meminfo = mi;
-  din.vmap_stack = vmap_stack;
+  din.android_version = options.android_version ? *options.android_version : in.header.android_version.value_or(14);
+  din.meminfo = in.meminfo;
+  din.vmap_stack = in.vmap_stack;
   din.total_pss_kb = din.total_swap_pss_kb = din.cached_pss_kb = 0;
   din.memtrack_graphics_kb = din.memtrack_gl_kb = 0;
   for (const auto& [pid, p] : report.processes) {
@@ -566,11 +526,43 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   if (shares.total_exported_bytes) din.dmabuf_total_exported_kb = KbFromBytes(*shares.total_exported_bytes);
   din.dmabuf_mapped_kb = KbFromBytes(shares.mapped_bytes);
   din.gpu_private_kb = gpu.gpu_private_kb;
-  din.kernel_cma_kb = d.kernel_cma_kb;
-  din.zram_kb = ZramKb(capture, mi, report);
+  din.kernel_cma_kb = report.device.kernel_cma_kb;
+  din.zram_kb = ZramKb(capture, in.meminfo, report);
   report.dumpsys = ComputeDumpsysSummary(din);
   GpuMemTotals(capture, report);
   CompareWithDeviceText(capture, report.dumpsys, report);
+}
+
+}  // namespace
+
+Report Account(const Capture& capture, const AccountOptions& options) {
+  Report report;
+  const GraphicsLibraries& libs =
+      options.graphics_libraries != nullptr ? *options.graphics_libraries : GraphicsLibraries::Default();
+  const CaptureHeader header = ReadHeader(capture, report);
+  report.platform = DetectPlatform(capture);
+  const std::optional<Meminfo> meminfo = ReadMeminfo(capture, report);
+  const bool vmap_stack = VmapStack(capture, report);
+
+  const char* gfx_prefix = report.platform == Platform::kQcom ? "/dev/kgsl" : "/dev/mali";
+  // Generic: no GPU device mappings are counted (gfxdev 0).
+  const std::string_view smaps_gfx_prefix = report.platform == Platform::kGeneric ? "" : gfx_prefix;
+  std::vector<ProcessInput> inputs = ReadProcessInputs(capture, smaps_gfx_prefix, report);
+  std::vector<int> pids;
+  pids.reserve(inputs.size());
+  for (const ProcessInput& in : inputs) pids.push_back(in.pid);
+  GpuAttribution gpu = AttributeGpu(capture, report.platform, header.page_size, pids, report);
+  DmaBufLedger ledger;
+  for (const ProcessInput& in : inputs) AddDmaBufRefs(capture, in, ledger, report);
+  const DmaBufShares shares = ledger.Share(capture, report);
+  for (const ProcessInput& in : inputs) {
+    ProcessReport p = ProcessFigures(capture, in, gpu.by_pid[in.pid], shares, libs, gfx_prefix, report);
+    report.processes.emplace(p.pid, std::move(p));
+  }
+
+  const DeviceInputs device{header, meminfo ? &*meminfo : nullptr, vmap_stack, gpu.device_wide_unknown};
+  DeviceFigures(capture, device, report);
+  DumpsysFigures(capture, device, options, gpu, shares, report);
   return report;
 }
 

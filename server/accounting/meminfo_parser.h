@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/accounting/kb_math.h"
+#include "server/accounting/model.h"
 
 namespace memfleet::accounting {
 
@@ -43,6 +45,12 @@ inline constexpr size_t kMaxNamedSkippedLines = 8;
 // any `Key: value` line (naming the first skipped one); DataLoss for a last line cut mid-way (no newline
 // and no unit where one is due). Blank lines are skipped (perfetto's fixture starts with one).
 absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text);
+
+// A kB line of `meminfo` as a figure: null when `meminfo` is null (no usable file) or has no such line.
+inline Kb MeminfoKb(const Meminfo* meminfo, std::string_view key) {
+  std::optional<uint64_t> v = meminfo != nullptr ? meminfo->Get(key) : std::nullopt;
+  return v ? ToKb(*v) : std::nullopt;
+}
 
 }  // namespace memfleet::accounting
 
