@@ -37,6 +37,8 @@
 #include "agent/header_rewrite.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
+#include "proto/capture_digest.h"
+#include "proto/capture_id.h"
 #include "server/accounting/account.h"
 #include "report/report_json.h"
 #include "server/capture_ingestor.h"
@@ -148,6 +150,7 @@ std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const s
   v1::AgentMessage end;
   end.mutable_end()->set_capture_id(id);
   end.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
+  end.mutable_end()->set_capture_sha256(wire::CaptureSha256(c));  // as the real agent does
   out.push_back(end);
   return out;
 }
@@ -183,7 +186,12 @@ bool BuildLoads(const Flags& f, const std::vector<capture::Capture>& templates, 
         c.AddFile("capture.json", *std::move(h));
       }
       WireCapture w;
-      w.capture_id = load.device_id + "-" + std::to_string(k);
+      absl::StatusOr<std::string> id = wire::MakeCaptureId(load.device_id, at, "0123abcd", k + 1);
+      if (!id.ok()) {
+        std::fprintf(stderr, "capture id: %s\n", id.status().ToString().c_str());
+        return false;
+      }
+      w.capture_id = *std::move(id);
       w.content_bytes = c.ContentBytes();
       w.messages = CaptureMessages(c, w.capture_id, at);
       load.captures.push_back(std::move(w));
