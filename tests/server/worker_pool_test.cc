@@ -79,26 +79,37 @@ TEST(WorkerPoolTest, SubmitWaitsForRoomInsteadOfGrowingTheQueue) {
   started.get_future().wait();
   ASSERT_TRUE(pool.Submit([] {}));  // fills the queue
   std::atomic<bool> returned{false};
+  std::promise<void> submitting;
   std::thread submitter([&] {
+    submitting.set_value();
     EXPECT_TRUE(pool.Submit([] {}));
     returned = true;
   });
-  std::this_thread::sleep_for(100ms);
-  EXPECT_FALSE(returned.load());  // back-pressure: still waiting for room
+  submitting.get_future().wait();
+  // Back-pressure: however far the submitter got, the queue never grew past its bound, and the Submit
+  // cannot have returned while the only worker is held and the queue is full.
+  EXPECT_EQ(pool.queued(), 1u);
+  EXPECT_FALSE(returned.load());
   gate.Open();
   submitter.join();
   EXPECT_TRUE(returned.load());
 }
 
 TEST(WorkerPoolTest, ShutdownRunsQueuedJobsThenRefusesNewOnes) {
-  WorkerPool pool(WorkerPool::Options{1, 10});
+  WorkerPool pool(WorkerPool::Options{1, 5});
   Gate gate;
+  std::promise<void> started;
   std::atomic<int> ran{0};
-  ASSERT_TRUE(pool.Submit([&] { gate.Wait(); }));
+  ASSERT_TRUE(pool.Submit([&] {
+    started.set_value();
+    gate.Wait();
+  }));
+  started.get_future().wait();  // the only worker is held: the queue fills and stays full
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool.Submit([&] { ++ran; }));
   std::thread stopper([&] { pool.Shutdown(); });
-  std::this_thread::sleep_for(50ms);
-  EXPECT_FALSE(pool.Submit([&] { ran += 100; }));  // shutting down: refused, never run
+  // The queue is full until the gate opens, so this Submit can only return once Shutdown has begun:
+  // refused, never run.
+  EXPECT_FALSE(pool.Submit([&] { ran += 100; }));
   gate.Open();
   stopper.join();
   // Queued jobs are accepted captures whose agents wait for an ack: all of them ran.
@@ -119,7 +130,7 @@ TEST(WorkerPoolTest, ShutdownReleasesASubmitterWaitingForRoom) {
   ASSERT_TRUE(pool.Submit([] {}));
   std::promise<bool> result;
   std::thread submitter([&] { result.set_value(pool.Submit([] {})); });
-  std::this_thread::sleep_for(50ms);
+  // Whether the submitter is already waiting or not yet, Shutdown must leave it refused, not stuck.
   std::thread stopper([&] { pool.Shutdown(); });
   std::future<bool> f = result.get_future();
   ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
