@@ -12,6 +12,7 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/load_tree.h"
+#include "tests/support/server_process.h"
 #include "tests/support/sparse_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -37,14 +38,8 @@ class IntegrityTest : public ::testing::Test {
   }
 
   std::string StartServer(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", dir_ + "/memfleet.db"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    server_ = std::make_unique<Subprocess>(argv, dir_ + "/server.log");
-    std::string line = server_->WaitForLine("listening on", std::chrono::seconds(60));
-    EXPECT_FALSE(line.empty()) << server_->Log();
-    std::string address = line.substr(line.rfind(' ') + 1);
-    stub_ = v1::QueryService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-    return address;
+    server_ = std::make_unique<testing::ServerProcess>(dir_, extra);
+    return server_->address();
   }
 
   // memfleet-agent --once; its exit code (0: the server acked the capture).
@@ -59,20 +54,10 @@ class IntegrityTest : public ::testing::Test {
     return code;
   }
 
-  json Report(const std::string& device_id) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1::GetReportRequest req;
-    req.set_device_id(device_id);
-    v1::GetReportResponse resp;
-    grpc::Status s = stub_->GetReport(&ctx, req, &resp);
-    EXPECT_TRUE(s.ok()) << device_id << ": " << s.error_message();
-    return s.ok() ? json::parse(resp.report_json()) : json();
-  }
+  json Report(const std::string& device_id) { return server_->Report(device_id); }
 
   std::string dir_;
-  std::unique_ptr<Subprocess> server_;
-  std::unique_ptr<v1::QueryService::Stub> stub_;
+  std::unique_ptr<testing::ServerProcess> server_;
 };
 
 TEST_F(IntegrityTest, TheAgentsDigestIsVerifiedByTheServer) {

@@ -16,6 +16,7 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/load_tree.h"
+#include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 
 namespace memfleet {
@@ -25,8 +26,6 @@ using nlohmann::json;
 using testing::Subprocess;
 
 const std::vector<std::string> kCaptures = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
-
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
 
 class StaticAgentTest : public ::testing::Test {
  protected:
@@ -42,14 +41,8 @@ class StaticAgentTest : public ::testing::Test {
 
   // memfleet-server on 127.0.0.1:0; its host:port.
   std::string StartServer(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", dir_ + "/memfleet.db"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    server_ = std::make_unique<Subprocess>(argv, dir_ + "/server.log");
-    std::string line = server_->WaitForLine("listening on", std::chrono::seconds(60));
-    EXPECT_FALSE(line.empty()) << server_->Log();
-    std::string address = line.substr(line.rfind(' ') + 1);
-    stub_ = v1::QueryService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-    return address;
+    server_ = std::make_unique<testing::ServerProcess>(dir_, extra);
+    return server_->address();
   }
 
   // The static agent with --once (under the emulator, when there is one); its exit code and log.
@@ -70,16 +63,7 @@ class StaticAgentTest : public ::testing::Test {
     return code;
   }
 
-  json Report(const std::string& device_id) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1::GetReportRequest req;
-    req.set_device_id(device_id);
-    v1::GetReportResponse resp;
-    grpc::Status s = stub_->GetReport(&ctx, req, &resp);
-    EXPECT_TRUE(s.ok()) << device_id << ": " << s.error_message();
-    return s.ok() ? json::parse(resp.report_json()) : json();
-  }
+  json Report(const std::string& device_id) { return server_->Report(device_id); }
 
   // Every figure of the tree's expected.json, in the stored report.
   void ExpectReportOfTree(const std::string& capture, const std::string& device_id) {
@@ -99,8 +83,7 @@ class StaticAgentTest : public ::testing::Test {
   }
 
   std::string dir_;
-  std::unique_ptr<Subprocess> server_;
-  std::unique_ptr<v1::QueryService::Stub> stub_;
+  std::unique_ptr<testing::ServerProcess> server_;
 };
 
 // Half the trees reach the server as a gRPC ipv4: literal, half as 127.0.0.1:PORT: neither needs a
@@ -131,7 +114,7 @@ TEST_F(StaticAgentTest, ACaptureIsDeliveredOverTls) {
   // The query side of the test speaks TLS too.
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = testing::ReadFileForTest(tls + "/ca.pem");
-  stub_ = v1::QueryService::NewStub(grpc::CreateChannel(address, grpc::SslCredentials(ssl)));
+  server_->UseCredentials(grpc::SslCredentials(ssl));
   ExpectReportOfTree("qcom-sm8450", "tls-1");
 }
 

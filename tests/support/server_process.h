@@ -1,0 +1,69 @@
+// Test support: a real memfleet-server on 127.0.0.1:0 over a SQLite file in a test's folder, and the
+// one query every end-to-end test asks it (a device's latest stored report). Header-only.
+//
+//   testing::ServerProcess server(dir);                 // waits until it listens
+//   RunAgent("--server", server.address(), ...);
+//   nlohmann::json report = server.Report("sim-qcom-101");
+#ifndef MEMFLEET_TESTS_SUPPORT_SERVER_PROCESS_H_
+#define MEMFLEET_TESTS_SUPPORT_SERVER_PROCESS_H_
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memfleet/v1/query_service.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/subprocess.h"
+
+namespace memfleet::testing {
+
+class ServerProcess {
+ public:
+  // Starts MEMFLEET_BIN_DIR/memfleet-server with `extra` flags; address() is "" (and the test fails) when
+  // it never said where it listens.
+  explicit ServerProcess(const std::string& dir, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {std::string(MEMFLEET_BIN_DIR) + "/memfleet-server", "--listen", "127.0.0.1:0",
+                                     "--db", dir + "/memfleet.db"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<Subprocess>(argv, dir + "/server.log");
+    std::string line = process_->WaitForLine("listening on", std::chrono::seconds(60));
+    EXPECT_FALSE(line.empty()) << process_->Log();
+    if (!line.empty()) address_ = line.substr(line.rfind(' ') + 1);
+    UseCredentials(grpc::InsecureChannelCredentials());
+  }
+
+  const std::string& address() const { return address_; }
+  std::string Log() { return process_->Log(); }
+  Subprocess& process() { return *process_; }
+  v1::QueryService::Stub& query() { return *query_; }
+
+  // Queries go over a channel with these credentials from now on (a TLS server needs them).
+  void UseCredentials(const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
+    query_ = v1::QueryService::NewStub(grpc::CreateChannel(address_, credentials));
+  }
+
+  // The device's latest stored report; null JSON (and a test failure) when the server has none.
+  nlohmann::json Report(const std::string& device_id) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::GetReportRequest req;
+    req.set_device_id(device_id);
+    v1::GetReportResponse resp;
+    grpc::Status s = query_->GetReport(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << device_id << ": " << s.error_message();
+    return s.ok() ? nlohmann::json::parse(resp.report_json()) : nlohmann::json();
+  }
+
+ private:
+  std::unique_ptr<Subprocess> process_;
+  std::string address_;
+  std::unique_ptr<v1::QueryService::Stub> query_;
+};
+
+}  // namespace memfleet::testing
+
+#endif  // MEMFLEET_TESTS_SUPPORT_SERVER_PROCESS_H_
