@@ -41,16 +41,7 @@ class AgentConflictTest : public ::testing::Test {
     return owner.ok() ? *owner : std::nullopt;
   }
 
-  v1::DeviceSummary Summary() {
-    auto stub = v1::QueryService::NewStub(grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
-    grpc::ClientContext ctx;
-    v1::ListDevicesRequest req;
-    v1::ListDevicesResponse resp;
-    grpc::Status s = stub->ListDevices(&ctx, req, &resp);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    EXPECT_EQ(resp.devices_size(), 1);
-    return resp.devices_size() == 1 ? resp.devices(0) : v1::DeviceSummary();
-  }
+  v1::DeviceSummary Summary() { return testing::OnlyDevice(*server_); }
 
   // The id each phone's agent writes for its first capture of that second: only the instance differs.
   static std::string IdOf(const std::string& instance) {

@@ -80,16 +80,7 @@ class FutureCaptureTest : public ::testing::Test {
     capture_ = testing::LoadCapture(kTree);
   }
 
-  v1::DeviceSummary Summary() {
-    auto stub = v1::QueryService::NewStub(grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
-    grpc::ClientContext ctx;
-    v1::ListDevicesRequest req;
-    v1::ListDevicesResponse resp;
-    grpc::Status s = stub->ListDevices(&ctx, req, &resp);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    EXPECT_EQ(resp.devices_size(), 1);
-    return resp.devices_size() == 1 ? resp.devices(0) : v1::DeviceSummary();
-  }
+  v1::DeviceSummary Summary() { return testing::OnlyDevice(*server_); }
 
   std::unique_ptr<TestServer> server_;
   capture::Capture capture_;

@@ -19,6 +19,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/lab_server.h"
 
 namespace memfleet::testing {
@@ -71,6 +73,19 @@ class TestServer {
   std::string dir_;
   std::unique_ptr<server::LabServer> server_;
 };
+
+// The one device `server` knows, as `memfleet devices` gets it; an empty summary (and a test failure)
+// when it knows none or several.
+inline v1::DeviceSummary OnlyDevice(const TestServer& server) {
+  auto stub = v1::QueryService::NewStub(grpc::CreateChannel(server.target(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::ListDevicesRequest req;
+  v1::ListDevicesResponse resp;
+  grpc::Status s = stub->ListDevices(&ctx, req, &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.devices_size(), 1);
+  return resp.devices_size() == 1 ? resp.devices(0) : v1::DeviceSummary();
+}
 
 }  // namespace memfleet::testing
 
