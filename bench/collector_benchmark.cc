@@ -33,6 +33,7 @@
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
 #include "agent/device_root_fs.h"
+#include "bench/support/machine_context.h"
 #include "benchmark/benchmark.h"
 #include "proto/capture_codec.h"
 #include "server/lab_server.h"
@@ -151,12 +152,6 @@ void BM_CatRootNodes(benchmark::State& state) {
 }
 BENCHMARK(BM_CatRootNodes)->Unit(benchmark::kMillisecond);
 
-double ThreadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 size_t CatFiles(const std::vector<std::string>& paths, std::string& buffer) {
   size_t bytes = 0;
   for (const std::string& p : paths) {
@@ -180,7 +175,7 @@ void BM_CaptureRootAgainstCat(benchmark::State& state) {
   double capture_s = 0, cat_s = 0;
   size_t nodes = 0;
   for (auto _ : state) {
-    const double t0 = ThreadCpuSeconds();
+    const double t0 = bench::ThreadCpuSeconds();
     absl::StatusOr<capture::Capture> c = CollectCapture(fs, RootOptions());
     if (!c.ok()) {
       state.SkipWithError("cannot capture /");
@@ -189,7 +184,7 @@ void BM_CaptureRootAgainstCat(benchmark::State& state) {
     std::string blob = wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z",
                                                  wire::kAgentCompressionLevel);
     benchmark::DoNotOptimize(blob);
-    const double t1 = ThreadCpuSeconds();
+    const double t1 = bench::ThreadCpuSeconds();
     state.PauseTiming();
     std::vector<std::string> paths;
     for (const auto& [path, node] : c->nodes()) {
@@ -197,9 +192,9 @@ void BM_CaptureRootAgainstCat(benchmark::State& state) {
     }
     nodes = paths.size();
     state.ResumeTiming();
-    const double t2 = ThreadCpuSeconds();
+    const double t2 = bench::ThreadCpuSeconds();
     benchmark::DoNotOptimize(CatFiles(paths, buffer));
-    const double t3 = ThreadCpuSeconds();
+    const double t3 = bench::ThreadCpuSeconds();
     capture_s += t1 - t0;
     cat_s += t3 - t2;
   }
@@ -342,6 +337,7 @@ int main(int argc, char** argv) {
   int rest_argc = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_argc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
+  memfleet::bench::AddMachineContext();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -495,6 +495,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool FixedKbValue(const char* p, const char*
   *out = v;
   return true;
 }
+
+// True when the line at `p` is exactly the kernel's 28-byte kB layout ("Key:<spaces><value> kB\n"
+// with no earlier newline), so that a key whose value is not summed is skipped without reading it:
+// the generic path ignores such a value whatever it is, and only needs the end of the line.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool IsFixedKbLine(const char* p, const char* end) {
+  if (end - p < 28 || std::memcmp(p + 24, " kB\n", 4) != 0) return false;
+  const __m128i newline = _mm_set1_epi8('\n');
+  const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8));
+  return _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(head, newline), _mm_cmpeq_epi8(tail, newline))) == 0;
+}
 #endif  // MEMFLEET_SMAPS_FAST_KEYS
 
 inline const char* EndOfLine(const char* p, const char* end) {
@@ -672,6 +683,11 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
     if (mode != Mode::kMaps && seen_header) {
       if (const KeySlot* key = MatchKernelKey(p, end)) {
         const char* after_colon = p + key->len + 1;
+        if (key->kb && key->field == FieldKey::kUnknown && IsFixedKbLine(p, end) &&
+            *after_colon == ' ') {
+          p += 28;
+          continue;
+        }
         if (key->kb) {
           uint64_t value_kb = 0;
           if (FixedKbValue(p, end, *key, &value_kb)) {

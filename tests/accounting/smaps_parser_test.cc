@@ -664,5 +664,24 @@ TEST(ParseSmapsSummaryTest, SumBeyond64BitsIsFlagged) {
   EXPECT_FALSE(single->overflowed);
 }
 
+// Keys the parser does not sum are skipped by their line's end; a short line whose next line ends
+// where a 28-byte kB line would must not swallow that next line.
+TEST(ParseSmapsSummaryTest, SkippedKeysNeverSwallowTheNextLine) {
+  const std::string text =
+      "1000-2000 rw-p 00000000 00:00 0\n"
+      "Locked: 1\n"
+      "Pss:         8 kB\n"
+      "Referenced:   zz kB\n"
+      "2000-3000 rw-p 00000000 00:00 0\n"
+      "Referenced:            4 kB\n"  // the kernel's 28-byte layout
+      "Pss:                  16 kB\n";
+  ASSERT_EQ(text.substr(32 + 24, 4), " kB\n");
+  ASSERT_EQ(text.find("Pss:                  16"), text.find("Referenced:            4") + 28);  // the first VMA's Pss line ends at Locked's 28th byte
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(text, "/dev/kgsl");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->vma_count, 2u);
+  EXPECT_EQ(s->pss_kb, 8u + 16u);  // Locked's and Referenced's values are never read
+}
+
 }  // namespace
 }  // namespace memfleet::accounting
