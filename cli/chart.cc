@@ -7,6 +7,7 @@
 
 #include "cli/output_format.h"
 #include "cli/time_spec.h"
+#include "cli/value_axis.h"
 
 namespace memfleet::cli {
 namespace {
@@ -104,13 +105,9 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
     if (i == 0 || p.value_kb < v_lo) v_lo = p.value_kb;
     if (i == 0 || p.value_kb > v_hi) v_hi = p.value_kb;
   }
-  // Widen a flat range so a constant series draws as a line through the middle.
-  long double vmin = v_lo, vmax = v_hi;
-  if (vmax == vmin) {
-    long double pad = std::max(1.0L, (vmin < 0 ? -vmin : vmin) * 0.05L);
-    vmin -= pad;
-    vmax += pad;
-  }
+  // Nice ticks at both ends: a flat series is widened and draws through the middle.
+  const ValueAxis axis = NiceValueAxis(v_lo, v_hi);
+  const long double vmin = axis.lo_kb, vmax = axis.hi_kb;
   long double tmin = t_lo, tmax = t_hi;
   if (tmax == tmin) {
     tmin -= 1800;
@@ -128,16 +125,14 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
   s += "  <text x=\"" + Num(width / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" +
        XmlEscape(options.title) + "</text>\n";
 
-  // Value axis: five labelled grid lines from min to max.
+  // Value axis: a labelled grid line per tick.
   s += "  <g class=\"y-axis\" fill=\"#333\" stroke=\"none\">\n";
-  constexpr int kYTicks = 4;
-  for (int i = 0; i <= kYTicks; ++i) {
-    long double v = vmin + (vmax - vmin) * i / kYTicks;
-    double y = y_of(v);
+  for (size_t i = 0; i < axis.ticks_kb.size(); ++i) {
+    double y = y_of(axis.ticks_kb[i]);
     s += "    <line x1=\"" + Num(left) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(left + plot_w) + "\" y2=\"" + Num(y) +
          "\" stroke=\"#e0e0e0\"/>\n";
     s += "    <text x=\"" + Num(left - 8) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" +
-         XmlEscape(FormatKbHuman(RoundToInt64(v))) + "</text>\n";
+         XmlEscape(axis.labels[i]) + "</text>\n";
   }
   s += "    <text x=\"16\" y=\"" + Num(top + plot_h / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
        Num(top + plot_h / 2) + ")\">" + XmlEscape(options.value_label) + "</text>\n";
@@ -155,7 +150,9 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
     double x = x_of(t);
     s += "    <line x1=\"" + Num(x) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(x) + "\" y2=\"" +
          Num(top + plot_h + 5) + "\" stroke=\"#333\"/>\n";
-    s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"middle\">" +
+    // The end labels are anchored inwards, so that neither runs past the edge of the image.
+    const char* anchor = x_ticks == 0 ? "middle" : i == 0 ? "start" : i == x_ticks ? "end" : "middle";
+    s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"" + anchor + "\">" +
          XmlEscape(points.empty() ? "" : TimeLabel(t, scale)) + "</text>\n";
   }
   s += "    <text x=\"" + Num(left + plot_w / 2) + "\" y=\"" + Num(height - 10) +
