@@ -100,6 +100,17 @@ int main(int argc, char** argv) {
                  "largest node kept, MiB; a bigger one is recorded as EFBIG. Keep it at or under the server's "
                  "--max-node-mb")
       ->check(CLI::Range(uint64_t{1}, uint64_t{256}));
+  uint32_t dumpsys_every = 12, heap_dumps_per_capture = 2, heap_dump_timeout_ms = 5000;
+  app.add_option("--dumpsys-every", dumpsys_every,
+                 "run `dumpsys meminfo`, `dumpsys gpu --gpumem` and `getprop` (live root) in the first capture and "
+                 "every N-th after it; the captures between have no cmd/dumpsys_* nodes")
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_option("--heap-dumps-per-capture", heap_dumps_per_capture,
+                 "live root: `am dumpheap -n` for at most N GPU processes per capture, taking them in turn (0: none)")
+      ->check(CLI::Range(0u, 1000u));
+  app.add_option("--heap-dump-timeout-ms", heap_dump_timeout_ms,
+                 "live root: a heap dump still running after this many ms is killed and recorded as ETIMEDOUT")
+      ->check(CLI::Range(1u, 600000u));
   app.add_option("--model", model, "device model reported to the server (default: from capture.json)");
   app.add_option("--soc", soc, "SoC reported to the server (default: from capture.json)");
   std::string ca_cert_file, tls_cert_file, tls_key_file, token_file;
@@ -134,8 +145,10 @@ int main(int argc, char** argv) {
   } else {
     DeviceRootFs::Options live_options;
     live_options.live_folder = live_root;
+    live_options.heap_dump_timeout_ms = static_cast<int>(heap_dump_timeout_ms);
     fs = std::make_unique<DeviceRootFs>(root, live_options);
-    facts = LiveRootFacts(*fs, page_size);
+    facts = LiveRootFacts(*fs, page_size, geteuid());
+    if (!facts.getprop_problem.empty()) LogLine(absl::StrCat("no Android facts: ", facts.getprop_problem));
   }
   if (!model.empty()) facts.model = model;
   if (!soc.empty()) facts.soc = soc;
@@ -149,6 +162,12 @@ int main(int argc, char** argv) {
   scheduler_options.once = once;
   scheduler_options.once_timeout = std::chrono::seconds(once_timeout_s);
   scheduler_options.page_size = page_size;
+  scheduler_options.dumpsys_every = dumpsys_every;
+  scheduler_options.max_heap_dumps = heap_dumps_per_capture;
+  if (!capture_tree) {
+    scheduler_options.header_facts = HeaderFactsOf(facts);
+    scheduler_options.android_version = facts.android_version;
+  }
   scheduler_options.max_capture_bytes = max_capture_mb << 20;
   scheduler_options.max_node_bytes = max_node_mb << 20;
   absl::StatusOr<std::string> instance = memfleet::wire::NewCaptureInstance();
@@ -182,9 +201,17 @@ int main(int argc, char** argv) {
   device.set_kernel(facts.kernel);
   device.set_page_size(static_cast<uint32_t>(facts.page_size));
   device.set_agent_version(MEMFLEET_AGENT_VERSION);
+  device.set_manufacturer(facts.manufacturer);
+  device.set_build_type(facts.build_type);
+  device.set_abi(facts.abi);
+  device.set_android_sdk(facts.android_sdk);
+  device.set_access(facts.access);
+  device.set_selinux(facts.selinux);
 
   LogLine(absl::StrCat("memfleet-agent ", MEMFLEET_AGENT_VERSION, " starting: device ", device_id, " (model \"",
-                       facts.model, "\", soc \"", facts.soc, "\"), ", capture_tree ? "capture tree " : "live root ",
+                       facts.model, "\", soc \"", facts.soc, "\", build \"", facts.build_fingerprint, "\", ",
+                       facts.access.empty() ? "access unknown" : facts.access, ", selinux ",
+                       facts.selinux.empty() ? "unknown" : facts.selinux, "), ", capture_tree ? "capture tree " : "live root ",
                        root, ", server ", server, ", spool ", spool_dir, " (", (*spool)->count(), " captures, ",
                        (*spool)->dropped(), " dropped), capture ids ", device_id, "-<time>-", *instance, "-<seq>",
                        once ? ", once" : absl::StrCat(", every ", interval_s, " s")));

@@ -58,6 +58,10 @@ absl::StatusOr<std::string> DeviceHeader(const CollectOptions& options) {
     header["device_id"] = options.device_id;
     header["captured_at"] = options.captured_at;
     header["page_size"] = options.page_size;
+    if (options.android_version) header["android_version"] = *options.android_version;
+    for (const auto& [name, value] : options.header_facts) {
+      if (!header.contains(name)) header[name] = value;
+    }
     // `replace`: a device id that is not UTF-8 must not throw out of dump().
     return header.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   } catch (const std::exception& e) {
@@ -97,6 +101,8 @@ class Collector {
   void CollectZram();
   void CollectRssPid();
   void CollectCommands();
+  // The live GPU processes whose native heap this capture dumps (CollectOptions::max_heap_dumps).
+  std::vector<std::string> HeapDumpPids() const;
   // Records the result of a write-then-read or command node. A missing node is skipped unless a listing
   // showed it (a capture tree's `.err` saying ENOENT).
   void RecordArgNode(const std::string& node, NodeRead r, bool listed);
@@ -139,6 +145,8 @@ class Collector {
   // device mapping. Only they get full smaps, the per-mapping detail the engine uses (gfxdev_kb); the
   // rest get smaps_rollup + maps, which give the same figures (docs/accounting.md section 2).
   std::set<std::string> kgsl_pids_;
+  // Live pids with memory that are GPU processes (a KGSL folder or a GPU device mapping).
+  std::set<std::string> gpu_pids_;
 };
 
 // A mapping of a GPU device node (docs/accounting.md section 2, gfxdev_kb: /dev/kgsl*, /dev/mali*). A
@@ -216,6 +224,7 @@ void Collector::CollectPid(const std::string& pid) {
   std::optional<DirList> list = ListDir(dir, Presence::kListed, /*race_prone=*/true);
   if (!list) return;
   bool has_memory = false;
+  bool gpu = false;
   if (capture_tree_) {
     // Whatever the tree recorded is replayed (a tree may hold smaps_rollup and maps instead of smaps).
     for (std::string_view name : kPidFiles) {
@@ -232,7 +241,7 @@ void Collector::CollectPid(const std::string& pid) {
     const std::string maps_path = Join(dir, "maps");
     std::optional<NodeRead> maps;
     if (FindEntry(*list, "maps") != nullptr && IsAllowed(maps_path)) maps = fs_.Read(maps_path);
-    const bool gpu = kgsl_pids_.count(pid) > 0 || (maps && maps->ok() && MapsShowGpuDevice(maps->content));
+    gpu = kgsl_pids_.count(pid) > 0 || (maps && maps->ok() && MapsShowGpuDevice(maps->content));
     // A kernel without smaps_rollup (before 4.14) leaves full smaps as the only source.
     const bool full_smaps = gpu || FindEntry(*list, "smaps_rollup") == nullptr;
     std::optional<size_t> smaps;
@@ -254,6 +263,7 @@ void Collector::CollectPid(const std::string& pid) {
     }
   }
   if (has_memory) pids_with_memory_.insert(pid);
+  if (has_memory && gpu) gpu_pids_.insert(pid);
 
   const DirEntry* fdinfo = FindEntry(*list, "fdinfo");
   if (fdinfo == nullptr || !IsFolderEntry(*fdinfo)) return;
@@ -347,32 +357,48 @@ void Collector::CollectRssPid() {
   }
 }
 
+std::vector<std::string> Collector::HeapDumpPids() const {
+  std::vector<std::string> gpu(gpu_pids_.begin(), gpu_pids_.end());
+  std::sort(gpu.begin(), gpu.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;  // numeric order of decimal names
+  });
+  const size_t take = std::min(options_.max_heap_dumps, gpu.size());
+  if (take == 0) return {};
+  const size_t first = static_cast<size_t>((options_.heap_dump_round % gpu.size()) * take % gpu.size());
+  std::vector<std::string> pids;
+  for (size_t i = 0; i < take; ++i) pids.push_back(gpu[(first + i) % gpu.size()]);
+  return pids;
+}
+
 void Collector::CollectCommands() {
   std::set<std::string> listed_heaps;
-  bool listed_dumpsys = false;
-  bool listed_gpumem = false;
+  std::set<std::string> listed_commands;
   if (std::optional<DirList> cmd = ListDir("cmd", Presence::kOptional, false)) {
     for (const DirEntry& e : cmd->entries) {
       if (absl::StartsWith(e.name, "native_heap@") && IsNumericName(e.name.substr(12))) {
         listed_heaps.insert(e.name.substr(12));
-      } else if (e.name == "dumpsys_meminfo") {
-        listed_dumpsys = true;
-      } else if (e.name == "dumpsys_gpu_gpumem") {
-        listed_gpumem = true;
+      } else {
+        listed_commands.insert(e.name);
       }
     }
   }
+  // A capture tree's recorded outputs are replayed as they are; a live root runs what this capture asks.
   std::set<std::string> pids = listed_heaps;
-  pids.insert(pids_with_memory_.begin(), pids_with_memory_.end());
+  if (!capture_tree_) {
+    for (std::string& pid : HeapDumpPids()) pids.insert(std::move(pid));
+  }
   for (const std::string& pid : pids) {
     std::string node = capture::NativeHeapNode(pid);
     if (!IsAllowed(node)) continue;
     RecordArgNode(node, fs_.RunCommand("native_heap", pid), listed_heaps.count(pid) > 0);
   }
-  const std::string dumpsys = capture::kDumpsysMeminfoNode;
-  if (IsAllowed(dumpsys)) RecordArgNode(dumpsys, fs_.RunCommand("dumpsys_meminfo", ""), listed_dumpsys);
-  const std::string gpumem = "cmd/dumpsys_gpu_gpumem";
-  if (IsAllowed(gpumem)) RecordArgNode(gpumem, fs_.RunCommand("dumpsys_gpu_gpumem", ""), listed_gpumem);
+  for (std::string_view name : {"dumpsys_meminfo", "dumpsys_gpu_gpumem", "getprop"}) {
+    const bool listed = listed_commands.count(std::string(name)) > 0;
+    if (!capture_tree_ && !options_.run_dumpsys) continue;
+    if (capture_tree_ && !listed) continue;
+    const std::string node = absl::StrCat("cmd/", name);
+    if (IsAllowed(node)) RecordArgNode(node, fs_.RunCommand(name, ""), listed);
+  }
 }
 
 absl::StatusOr<Capture> Collector::Run() {

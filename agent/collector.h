@@ -9,8 +9,12 @@
 #ifndef MEMFLEET_AGENT_COLLECTOR_H_
 #define MEMFLEET_AGENT_COLLECTOR_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/root_fs.h"
@@ -29,8 +33,20 @@ struct CollectOptions {
   std::string device_id = "local";
   std::string captured_at;      // RFC 3339 UTC; the caller's clock
   uint64_t page_size = 4096;    // the caller's getpagesize()
-  // Run `am dumpheap -n` / dumpsys where the root has them (device roots only).
+  // Further header fields of a device root (DeviceFacts: model, build, access, ...), in this order.
+  std::vector<std::pair<std::string, std::string>> header_facts;
+  std::optional<int> android_version;  // the header's "android_version" (the dumpsys view's formulas)
+  // Run `am dumpheap -n` / dumpsys / getprop where the root has them (device roots only).
   bool run_commands = true;
+  // With run_commands: run `dumpsys meminfo`, `dumpsys gpu --gpumem` and `getprop` in this capture (the
+  // scheduler sets it every --dumpsys-every captures; dumpsys costs the phone seconds of CPU).
+  bool run_dumpsys = true;
+  // With run_commands: `am dumpheap -n` for at most this many GPU processes (a KGSL folder, or a GPU
+  // device in maps) per capture; a dump stops the process for up to seconds.
+  size_t max_heap_dumps = 2;
+  // Which GPU processes get them when there are more: in pid order from heap_dump_round *
+  // max_heap_dumps on (wrapping), so that successive captures take each in turn.
+  uint64_t heap_dump_round = 0;
   // The most the capture may hold (capture::Capture::held_bytes: contents, paths, error names); the
   // server's default --max-capture-mb, so that what the agent takes the server accepts. A node read in
   // full would take it over: recorded as the error kCaptureFullErrno instead.

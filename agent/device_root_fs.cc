@@ -25,6 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kDumpsys = "system/bin/dumpsys";
 constexpr std::string_view kAm = "system/bin/am";
+constexpr std::string_view kGetprop = "system/bin/getprop";
 
 NodeRead Failed(std::string errno_name) {
   NodeRead r;
@@ -91,12 +92,18 @@ NodeRead DeviceRootFs::RunCommand(std::string_view name, std::string_view arg) {
   if (!MayActOnRoot()) return Failed("EPERM");
   if (name == "dumpsys_meminfo") {
     if (!arg.empty()) return Failed("EINVAL");
-    return RunProgram(kDumpsys, {"dumpsys", "meminfo"});
+    return RunProgram(kDumpsys, {"dumpsys", "meminfo"}, options_.command_timeout_ms);
   }
   if (name == "dumpsys_gpu_gpumem") {
     // Android 12+ gpuservice; shell may run it, root is not needed.
     if (!arg.empty()) return Failed("EINVAL");
-    return RunProgram(kDumpsys, {"dumpsys", "gpu", "--gpumem"});
+    return RunProgram(kDumpsys, {"dumpsys", "gpu", "--gpumem"}, options_.command_timeout_ms);
+  }
+  if (name == "getprop") {
+    // Every property: the static agent cannot read bionic's property area, and one run is cheaper than
+    // one per property.
+    if (!arg.empty()) return Failed("EINVAL");
+    return RunProgram(kGetprop, {"getprop"}, options_.command_timeout_ms);
   }
   if (name == "native_heap") {
     if (!IsNumericName(arg) || arg.size() > 10) return Failed("EINVAL");
@@ -105,7 +112,8 @@ NodeRead DeviceRootFs::RunCommand(std::string_view name, std::string_view arg) {
   return Failed("EINVAL");
 }
 
-NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::vector<std::string>& args) {
+NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::vector<std::string>& args,
+                                  int timeout_ms) {
   if (!root_.IsRegularFile(program_in_root)) return Failed("ENOENT");
   std::string program = (root_.root_real() == "/" ? std::string() : root_.root_real()) + "/";
   program.append(program_in_root);
@@ -146,7 +154,7 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
     return Failed(ErrnoName(rc));
   }
 
-  Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(std::max(options_.command_timeout_ms, 0));
+  Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
   std::string output;
   bool timed_out = false;
   bool too_big = false;
@@ -205,7 +213,7 @@ NodeRead DeviceRootFs::DumpNativeHeap(std::string_view pid) {
   int fd = mkostemp(path.data(), O_CLOEXEC);
   if (fd < 0) return Failed(ErrnoName(errno));
   close(fd);
-  NodeRead run = RunProgram(kAm, {"am", "dumpheap", "-n", std::string(pid), path});
+  NodeRead run = RunProgram(kAm, {"am", "dumpheap", "-n", std::string(pid), path}, options_.heap_dump_timeout_ms);
   NodeRead dump;
   if (!run.ok()) {
     dump = std::move(run);

@@ -1,6 +1,6 @@
 // DeviceRootFs: a RootFs over a live root — "/" on a phone or on a Linux machine, or a folder holding a
 // running system (a chroot, a mounted device root). Nodes are read to EOF with read() loops (procfs
-// reports size 0); the two allowlisted commands run without a shell, with a timeout, only when the root
+// reports size 0); the allowlisted commands run without a shell, with a timeout, only when the root
 // has them. Under a folder other than "/" nothing is run or written unless Options::live_folder says it
 // is a live system (ChooseRootKind in root_kind.h decides which RootFs a folder gets).
 //
@@ -8,6 +8,7 @@
 //   NodeRead m = fs.Read("proc/meminfo");
 //   NodeRead d = fs.RunCommand("dumpsys_meminfo", "");   // <root>/system/bin/dumpsys meminfo, or ENOENT
 //   NodeRead h = fs.RunCommand("native_heap", "1234");   // am dumpheap -n 1234 <scratch file>
+//   NodeRead p = fs.RunCommand("getprop", "");           // <root>/system/bin/getprop, or ENOENT
 //
 // Path rules are RootedDir's (EINVAL for absolute, "."/".." segments, escapes). Thread-safe;
 // WriteThenRead calls are serialized because the kernel nodes they drive are global and one-shot.
@@ -29,6 +30,9 @@ class DeviceRootFs : public RootFs {
  public:
   struct Options {
     int command_timeout_ms = 10000;  // a command still running then is killed (its process group)
+    // The same for `am dumpheap -n`, which a capture runs for a few processes: each may hold the capture
+    // only this long (--heap-dump-timeout-ms).
+    int heap_dump_timeout_ms = 5000;
     size_t max_command_output_bytes = size_t{64} << 20;
     // Where `am dumpheap` writes its dump (an absolute path of the running system, not under the root).
     // Empty: /data/local/tmp when it is a folder (Android), else /tmp.
@@ -49,15 +53,16 @@ class DeviceRootFs : public RootFs {
   NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override;
   DirList List(std::string_view path) override;
   bool IsDirectory(std::string_view path) override;
-  // "dumpsys_meminfo" or "dumpsys_gpu_gpumem" (arg empty), or "native_heap" (arg a pid); anything else
-  // is EINVAL. ENOENT when the root has no system/bin/dumpsys (resp. am); ETIMEDOUT, EFBIG (output over
+  // "dumpsys_meminfo", "dumpsys_gpu_gpumem" or "getprop" (arg empty), or "native_heap" (arg a pid);
+  // anything else is EINVAL. ENOENT when the root has no system/bin/dumpsys (resp. getprop, am);
+  // ETIMEDOUT (the command outlived its timeout and was killed), EFBIG (output over
   // the limit), EIO (non-zero exit or killed by a signal), ENODATA (am wrote no dump), EPERM under a
   // folder that is not a live system.
   NodeRead RunCommand(std::string_view name, std::string_view arg) override;
   std::string RootName() const override { return root_.root(); }
 
  private:
-  NodeRead RunProgram(std::string_view program_in_root, const std::vector<std::string>& args);
+  NodeRead RunProgram(std::string_view program_in_root, const std::vector<std::string>& args, int timeout_ms);
   NodeRead DumpNativeHeap(std::string_view pid);
   // True when the root is "/" or Options::live_folder is set: programs may run and nodes be written.
   bool MayActOnRoot() const;

@@ -45,6 +45,7 @@ constexpr std::string_view kFilePatterns[] = {
     "cmd/native_heap@{num}",
     "cmd/dumpsys_meminfo",
     "cmd/dumpsys_gpu_gpumem",
+    "cmd/getprop",
 };
 
 constexpr std::string_view kDirectoryPatterns[] = {

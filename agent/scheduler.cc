@@ -166,7 +166,13 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   collect.device_id = options_.device_id;
   collect.captured_at = taken.captured_at;
   collect.page_size = options_.page_size;
+  collect.header_facts = options_.header_facts;
+  collect.android_version = options_.android_version;
   collect.run_commands = options_.run_commands;
+  collect.run_dumpsys = options_.dumpsys_every <= 1 || captures_taken_ % options_.dumpsys_every == 0;
+  collect.max_heap_dumps = options_.max_heap_dumps;
+  collect.heap_dump_round = captures_taken_;
+  ++captures_taken_;
   collect.max_capture_bytes = options_.max_capture_bytes;
   collect.max_node_bytes = options_.max_node_bytes;
   absl::StatusOr<capture::Capture> capture = CollectCapture(fs_, collect);

@@ -17,7 +17,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -39,6 +42,12 @@ struct SchedulerOptions {
   std::chrono::seconds once_timeout{60};
   uint64_t page_size = 4096;  // for a device root's header
   bool run_commands = true;
+  // dumpsys (and getprop) run in the first capture and every dumpsys_every-th after it (--dumpsys-every).
+  uint32_t dumpsys_every = 12;
+  size_t max_heap_dumps = 2;  // CollectOptions (--heap-dumps-per-capture)
+  // A device root's header fields beyond id, time and page size (HeaderFactsOf), and its Android version.
+  std::vector<std::pair<std::string, std::string>> header_facts;
+  std::optional<int> android_version;
   uint64_t max_capture_bytes = kDefaultMaxCaptureBytes;  // CollectOptions
   uint64_t max_node_bytes = kDefaultMaxNodeBytes;
   // The random part of this agent's capture ids (proto/capture_id.h); "" = drawn when the scheduler is
@@ -108,6 +117,7 @@ class Scheduler final : public TransportEvents {
   boost::asio::signal_set signals_;
   std::chrono::seconds interval_;
   uint64_t timer_generation_ = 0;  // a re-armed timer's stale handler must not take a capture
+  uint64_t captures_taken_ = 0;    // since the start: picks the captures that run dumpsys
   std::string once_capture_id_;
   bool stopping_ = false;
   int exit_code_ = 0;

@@ -40,7 +40,13 @@ absl::Status CheckHello(const v1::Hello& hello) {
                           {"soc", d.soc(), 256},
                           {"build_fingerprint", d.build_fingerprint(), kMaxNameBytes},
                           {"kernel", d.kernel(), 512},
-                          {"agent_version", d.agent_version(), 256}};
+                          {"agent_version", d.agent_version(), 256},
+                          {"manufacturer", d.manufacturer(), 256},
+                          {"build_type", d.build_type(), 64},
+                          {"abi", d.abi(), 64},
+                          {"android_sdk", d.android_sdk(), 16},
+                          {"access", d.access(), 16},
+                          {"selinux", d.selinux(), 16}};
   for (const Field& f : fields) {
     if (absl::Status s = CheckText(f.name, f.value, f.max_bytes); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("Hello: ", s.message()));
@@ -69,6 +75,12 @@ storage::DeviceRecord DeviceOfHello(const v1::Hello& hello, const std::string& n
   device.kernel = info.kernel();
   device.agent_version = info.agent_version();
   device.page_size = info.page_size();
+  device.manufacturer = info.manufacturer();
+  device.build_type = info.build_type();
+  device.abi = info.abi();
+  device.android_sdk = info.android_sdk();
+  device.access = info.access();
+  device.selinux = info.selinux();
   device.last_seen_at = now;
   // Recorded before the Welcome, on which the agent forgets the count: a loss is never silent. A Welcome
   // lost after this counts the drops twice, which overstates a loss rather than hiding one.

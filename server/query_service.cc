@@ -135,6 +135,12 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     d->set_platform(row.device.platform);
     d->set_kernel(row.device.kernel);
     d->set_agent_version(row.device.agent_version);
+    d->set_manufacturer(row.device.manufacturer);
+    d->set_build_type(row.device.build_type);
+    d->set_abi(row.device.abi);
+    d->set_android_sdk(row.device.android_sdk);
+    d->set_access(row.device.access);
+    d->set_selinux(row.device.selinux);
     d->set_online(registry_.IsOnline(row.device.device_id));
     d->set_last_capture_at(row.last_capture_at);
     d->set_last_total_kb(row.last_total_kb.value_or(-1));

@@ -27,6 +27,14 @@ struct DeviceRecord {
   // The device's clock minus the server's at its latest Hello, in seconds (positive: the device is
   // ahead); nullopt when unknown (an agent that does not send its time).
   std::optional<int64_t> clock_skew_s;
+  // From the latest Hello, "" when the agent did not say (a Linux host, an older agent): the phone's
+  // manufacturer, build type, ABI, API level, access level ("root" / "shell") and SELinux mode.
+  std::string manufacturer;
+  std::string build_type;
+  std::string abi;
+  std::string android_sdk;
+  std::string access;
+  std::string selinux;
 };
 
 struct CaptureRecord {

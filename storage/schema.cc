@@ -176,6 +176,17 @@ constexpr char kMigration10[] = R"sql(
 ALTER TABLE devices ADD COLUMN clock_skew_s INTEGER;
 )sql";
 
+// Version 11: the Android facts an agent reads with getprop, its access level and SELinux mode, from its
+// latest Hello ('' when it did not say), shown by `memfleet devices`.
+constexpr char kMigration11[] = R"sql(
+ALTER TABLE devices ADD COLUMN manufacturer TEXT NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN build_type TEXT NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN abi TEXT NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN android_sdk TEXT NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN access TEXT NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN selinux TEXT NOT NULL DEFAULT '';
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -233,7 +244,7 @@ const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations =
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
-                                   kMigration10};
+                                   kMigration10, kMigration11};
   return *kMigrations;
 }
 

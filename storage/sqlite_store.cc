@@ -133,8 +133,9 @@ absl::StatusOr<std::string> NormalizeOptionalTimestamp(const std::string& text, 
 
 constexpr char kDeviceColumnsOfD[] =
     "d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, d.page_size, d.platform, "
-    "d.last_seen_at, d.dropped_captures, d.clock_skew_s";
-constexpr int kDeviceColumnCount = 11;
+    "d.last_seen_at, d.dropped_captures, d.clock_skew_s, d.manufacturer, d.build_type, d.abi, d.android_sdk, "
+    "d.access, d.selinux";
+constexpr int kDeviceColumnCount = 17;
 
 DeviceRecord ReadDevice(const Statement& st, int first) {
   DeviceRecord d;
@@ -153,6 +154,12 @@ DeviceRecord ReadDevice(const Statement& st, int first) {
   const int64_t dropped = st.ColumnInt64(first + 9);
   d.dropped_captures = dropped > 0 ? static_cast<uint64_t>(dropped) : 0;
   d.clock_skew_s = st.ColumnOptionalInt64(first + 10);
+  d.manufacturer = st.ColumnText(first + 11);
+  d.build_type = st.ColumnText(first + 12);
+  d.abi = st.ColumnText(first + 13);
+  d.android_sdk = st.ColumnText(first + 14);
+  d.access = st.ColumnText(first + 15);
+  d.selinux = st.ColumnText(first + 16);
   return d;
 }
 
@@ -161,13 +168,16 @@ DeviceRecord ReadDevice(const Statement& st, int first) {
 // clock_skew_s is the latest Hello's (NULL: it carried no time).
 constexpr char kUpsertDeviceSql[] =
     "INSERT INTO devices (device_id, model, soc, build_fingerprint, kernel, agent_version, page_size, platform, "
-    "last_seen_at, dropped_captures, clock_skew_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+    "last_seen_at, dropped_captures, clock_skew_s, manufacturer, build_type, abi, android_sdk, access, selinux) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
     "ON CONFLICT (device_id) DO UPDATE SET model = excluded.model, soc = excluded.soc, "
     "build_fingerprint = excluded.build_fingerprint, kernel = excluded.kernel, "
     "agent_version = excluded.agent_version, page_size = excluded.page_size, "
     "platform = CASE WHEN excluded.platform = '' THEN devices.platform ELSE excluded.platform END, "
     "last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at), "
-    "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s";
+    "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s, "
+    "manufacturer = excluded.manufacturer, build_type = excluded.build_type, abi = excluded.abi, "
+    "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux";
 
 // A capture of a device the server never registered still gets a devices row, so the device-driven
 // fleet queries see it.
@@ -523,6 +533,11 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(
       10, static_cast<int64_t>(std::min<uint64_t>(device.dropped_captures, std::numeric_limits<uint32_t>::max()))));
   MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, device.clock_skew_s));
+  int column = 12;
+  for (const std::string* fact : {&device.manufacturer, &device.build_type, &device.abi, &device.android_sdk,
+                                  &device.access, &device.selinux}) {
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(column++, *fact));
+  }
   return st->StepDone();
 }
 

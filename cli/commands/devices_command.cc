@@ -39,6 +39,14 @@ std::string FormatSkew(const v1::DeviceSummary& d) {
   return buf;
 }
 
+// A fingerprint (brand/product/device:release/id/incremental:type/tags) without its brand/product/device
+// head, which the MODEL column already says: "14/UQ1A.240205.004/11269751:user/release-keys".
+std::string ShortBuild(const std::string& fingerprint) {
+  if (fingerprint.empty()) return "-";
+  const size_t colon = fingerprint.find(':');
+  return colon == std::string::npos || colon + 1 == fingerprint.size() ? fingerprint : fingerprint.substr(colon + 1);
+}
+
 }  // namespace
 
 std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered) {
@@ -60,26 +68,36 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"dropped_captures", d.dropped_captures()},
                          {"clock_skew_s", SkewJson(d)},
                          {"refused_streams", d.refused_streams()},
-                         {"future_captures_refused", d.future_captures_refused()}});
+                         {"future_captures_refused", d.future_captures_refused()},
+                         {"manufacturer", d.manufacturer()},
+                         {"build_type", d.build_type()},
+                         {"abi", d.abi()},
+                         {"android_sdk", d.android_sdk()},
+                         {"access", d.access()},
+                         {"selinux", d.selinux()}});
     }
     return devices.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
     std::string out = CsvRow({"device_id", "model", "platform", "soc", "online", "last_capture_at", "last_total_kb",
                               "capture_count", "build_fingerprint", "kernel", "agent_version",
-                              "dropped_captures", "clock_skew_s", "refused_streams", "future_captures_refused"});
+                              "dropped_captures", "clock_skew_s", "refused_streams", "future_captures_refused",
+                              "manufacturer", "build_type", "abi", "android_sdk", "access", "selinux"});
     for (const v1::DeviceSummary& d : response.devices()) {
       out += CsvRow({d.device_id(), d.model(), d.platform(), d.soc(), d.online() ? "true" : "false",
                      d.last_capture_at(), CsvKb(LastTotal(d)), std::to_string(d.capture_count()),
                      d.build_fingerprint(), d.kernel(), d.agent_version(), std::to_string(d.dropped_captures()),
                      d.has_clock_skew_s() ? std::to_string(d.clock_skew_s()) : "", std::to_string(d.refused_streams()),
-                     std::to_string(d.future_captures_refused())});
+                     std::to_string(d.future_captures_refused()), d.manufacturer(), d.build_type(), d.abi(),
+                     d.android_sdk(), d.access(), d.selinux()});
     }
     return out;
   }
   TextTable table({{"DEVICE"},
                    {"MODEL"},
                    {"PLATFORM"},
+                   {"BUILD"},
+                   {"ACCESS"},
                    {"STATE"},
                    {"LAST CAPTURE"},
                    {"CLOCK SKEW", TextTable::kRight},
@@ -89,7 +107,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
   for (const v1::DeviceSummary& d : response.devices()) {
     if (d.online()) ++online;
     table.AddRow({d.device_id(), d.model().empty() ? "-" : d.model(), d.platform().empty() ? "-" : d.platform(),
-                  d.online() ? "online" : "offline", d.last_capture_at().empty() ? "never" : d.last_capture_at(),
+                  ShortBuild(d.build_fingerprint()), d.access().empty() ? "-" : d.access(), d.online() ? "online" : "offline", d.last_capture_at().empty() ? "never" : d.last_capture_at(),
                   FormatSkew(d), FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())});
   }
   if (table.row_count() == 0) {

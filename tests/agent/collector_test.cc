@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/fake_root_fs.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/temp_dir.h"
 
 namespace memfleet::agent {
 namespace {
@@ -297,7 +299,7 @@ TEST(CollectorTest, CommandsRecordOutputAndRealFailures) {
   absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(fs.commands(), (Strings{"cmd/native_heap@100", "cmd/native_heap@200", "cmd/dumpsys_meminfo",
-                                    "cmd/dumpsys_gpu_gpumem"}));
+                                    "cmd/dumpsys_gpu_gpumem", "cmd/getprop"}));
   ASSERT_NE(c->Find("cmd/native_heap@100"), nullptr);
   EXPECT_EQ(c->Find("cmd/native_heap@100")->content, "EPERM");
   EXPECT_EQ(c->Find("cmd/native_heap@200"), nullptr);  // ENOENT: the command is not there
@@ -305,8 +307,8 @@ TEST(CollectorTest, CommandsRecordOutputAndRealFailures) {
   EXPECT_EQ(*c->FileContent("cmd/dumpsys_gpu_gpumem"), "Memory snapshot for GPU 0:\nGlobal total: 4096\n");
 }
 
-// Full smaps only for GPU processes; the others cost a rollup and maps. Every process still
-// gets its heap dump: native_graphics_kb does not depend on the GPU device being mapped.
+// Full smaps only for GPU processes; the others cost a rollup and maps. Heap dumps too: a dump stops
+// the process for up to seconds, so only GPU processes, whose graphics native heap is what it measures.
 TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   FakeRootFs fs;
   fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
@@ -336,9 +338,8 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
     EXPECT_EQ(c->Find(dir + "/smaps_rollup"), nullptr) << pid;
     EXPECT_EQ(c->Find(dir + "/maps"), nullptr) << pid;  // smaps shows the same mappings
   }
-  EXPECT_EQ(fs.commands(),
-            (Strings{"cmd/native_heap@400", "cmd/native_heap@500", "cmd/native_heap@600", "cmd/dumpsys_meminfo",
-                    "cmd/dumpsys_gpu_gpumem"}));
+  EXPECT_EQ(fs.commands(), (Strings{"cmd/native_heap@500", "cmd/native_heap@600", "cmd/dumpsys_meminfo",
+                                    "cmd/dumpsys_gpu_gpumem", "cmd/getprop"}));
   ExpectOnlyAllowlistedAccess(fs.reads(), fs.lists());
 }
 
@@ -352,6 +353,82 @@ TEST(CollectorTest, RunCommandsFalseRunsNone) {
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(fs.commands().empty());
   EXPECT_EQ(c->Find("cmd/dumpsys_meminfo"), nullptr);
+}
+
+// Heap dumps: at most max_heap_dumps GPU processes per capture, in pid order from round *
+// max_heap_dumps on, so that successive captures take each in turn.
+TEST(CollectorTest, HeapDumpsAreCappedAndTakenInTurn) {
+  FakeRootFs fs;
+  fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
+  // In numeric order 90, 100, 250, 1000, 3000 (not the listing's 100, 1000, 250, 3000, 90); 77 has no GPU.
+  for (const char* pid : {"90", "100", "250", "1000", "3000", "77"}) {
+    fs.AddFile(std::string("proc/") + pid + "/smaps_rollup", "Pss: 4 kB\n");
+    if (std::string(pid) != "77") fs.AddFile(std::string("sys/class/kgsl/kgsl/proc/") + pid + "/gpumem_mapped", "0\n");
+  }
+  auto heap_dumps = [&](uint64_t round, size_t max) {
+    FakeRootFs copy = fs;
+    CollectOptions o = DeviceOptions();
+    o.run_dumpsys = false;
+    o.heap_dump_round = round;
+    o.max_heap_dumps = max;
+    EXPECT_TRUE(CollectCapture(copy, o).ok());
+    return copy.commands();
+  };
+  EXPECT_EQ(heap_dumps(0, 2), (Strings{"cmd/native_heap@100", "cmd/native_heap@90"}));
+  EXPECT_EQ(heap_dumps(1, 2), (Strings{"cmd/native_heap@1000", "cmd/native_heap@250"}));
+  EXPECT_EQ(heap_dumps(2, 2), (Strings{"cmd/native_heap@3000", "cmd/native_heap@90"}));  // wraps
+  EXPECT_EQ(heap_dumps(0, 9), (Strings{"cmd/native_heap@100", "cmd/native_heap@1000", "cmd/native_heap@250",
+                                       "cmd/native_heap@3000", "cmd/native_heap@90"}));
+  EXPECT_TRUE(heap_dumps(0, 0).empty());
+}
+
+// Between the captures that run dumpsys there is no dumpsys node at all, and the engine's view says so
+// by leaving out device_text (nothing to compare with) rather than failing.
+TEST(CollectorTest, CaptureWithoutDumpsysHasNoDumpsysNode) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  fs.AddFile("cmd/dumpsys_meminfo", "Total RAM: 1K\n");
+  fs.AddFile("cmd/getprop", "[ro.product.model]: [Pixel 7]\n");
+  CollectOptions o = DeviceOptions();
+  o.run_dumpsys = false;
+  absl::StatusOr<Capture> c = CollectCapture(fs, o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(fs.commands(), (Strings{"cmd/native_heap@100", "cmd/native_heap@200"}));
+  EXPECT_EQ(c->Find("cmd/dumpsys_meminfo"), nullptr);
+  EXPECT_EQ(c->Find("cmd/getprop"), nullptr);
+}
+
+// debugfs is not mounted on user builds of Android 12+: its Mali and CMA folders are absent (ENOENT),
+// which leaves no trace and costs no wait. Read through the real DeviceRootFs over a folder without them.
+TEST(CollectorTest, AbsentDebugfsLeavesNoTraceAndNoWait) {
+  testing::TempDir dir;
+  dir.Write("proc/meminfo", "MemTotal: 100 kB\n");
+  dir.Write("sys/kernel/mm/cma/reserved/total_pages", "1024\n");
+  DeviceRootFs device(dir.path());
+  RecordingRootFs fs(device);
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(Contains(fs.lists(), "sys/kernel/debug/mali0"));  // asked, and found absent
+  EXPECT_TRUE(Contains(fs.lists(), "sys/kernel/debug/cma"));
+  for (const auto& [path, node] : c->nodes()) EXPECT_EQ(path.rfind("sys/kernel/debug", 0), std::string::npos) << path;
+  EXPECT_NE(c->FileContent("sys/kernel/mm/cma/reserved/total_pages"), nullptr);
+}
+
+// A live root's header carries the device's facts (DeviceFacts) after id, time and page size.
+TEST(CollectorTest, DeviceRootHeaderCarriesTheDeviceFacts) {
+  FakeRootFs fs;
+  AddDevice(fs);
+  CollectOptions o = DeviceOptions();
+  o.header_facts = {{"model", "Pixel 7"}, {"android_sdk", "34"}, {"access", "shell"}, {"selinux", "enforcing"}};
+  o.android_version = 14;
+  absl::StatusOr<Capture> c = CollectCapture(fs, o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(*c->FileContent("capture.json"),
+            "{\n \"format\": 1,\n \"device_id\": \"dev-1\",\n \"captured_at\": \"2026-01-02T03:04:05Z\",\n"
+            " \"page_size\": 16384,\n \"android_version\": 14,\n \"model\": \"Pixel 7\",\n"
+            " \"android_sdk\": \"34\",\n \"access\": \"shell\",\n \"selinux\": \"enforcing\"\n}\n");
 }
 
 TEST(CollectorTest, KgslFolderFileMissingOrFailing) {

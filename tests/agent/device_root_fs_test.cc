@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
@@ -219,6 +220,45 @@ TEST(DeviceRootFsTest, HungCommandIsKilledAtTheTimeout) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(fs.RunCommand("dumpsys_meminfo", "").errno_name, "ETIMEDOUT");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(DeviceRootFsTest, GetpropRunsWithoutArguments) {
+  TempDir dir;
+  dir.Write("system/bin/getprop", "#!/bin/sh\necho \"[args]: [$#]\"\necho '[ro.product.model]: [Pixel 7]'\n", true);
+  DeviceRootFs fs(dir.path(), FastOptions(dir.path()));
+  NodeRead r = fs.RunCommand("getprop", "");
+  ASSERT_TRUE(r.ok()) << r.errno_name;
+  EXPECT_EQ(r.content, "[args]: [0]\n[ro.product.model]: [Pixel 7]\n");
+  EXPECT_EQ(fs.RunCommand("getprop", "ro.product.model").errno_name, "EINVAL");
+}
+
+// A heap dump has its own, shorter budget: `am` hung past it is killed with whatever it started.
+TEST(DeviceRootFsTest, HungHeapDumpIsKilledAtItsOwnTimeout) {
+  TempDir dir;
+  TempDir scratch;
+  const std::string pid_file = dir.path() + "/sleeper.pid";
+  dir.Write("system/bin/am", "#!/bin/sh\nsleep 600 &\necho $! > '" + pid_file + "'\nwait\n", true);
+  DeviceRootFs::Options o = FastOptions(scratch.path());
+  o.heap_dump_timeout_ms = 300;
+  o.command_timeout_ms = 60000;
+  DeviceRootFs fs(dir.path(), o);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(fs.RunCommand("native_heap", "1234").errno_name, "ETIMEDOUT");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_TRUE(fs::is_empty(scratch.path()));  // the scratch file is gone
+  // The sleep `am` started was in its process group: killed too (ESRCH once reaped by init, or a zombie).
+  std::ifstream in(pid_file);
+  pid_t sleeper = 0;
+  ASSERT_TRUE(in >> sleeper);
+  // SIGKILL is delivered asynchronously: wait (bounded) until it is dead, gone or a zombie.
+  auto running = [&] {
+    std::ifstream stat("/proc/" + std::to_string(sleeper) + "/stat");
+    std::string line;
+    return std::getline(stat, line) && line.find(") Z") == std::string::npos && line.find(") X") == std::string::npos;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (running() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  EXPECT_FALSE(running()) << "the sleep am started outlived the timeout";
 }
 
 TEST(DeviceRootFsTest, OversizedOutputIsEfbig) {

@@ -2,7 +2,10 @@
 // with every other header fact kept; and the capture id that the server deduplicates by.
 #include "agent/header_rewrite.h"
 
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/device_facts.h"
 #include "gtest/gtest.h"
@@ -159,15 +162,77 @@ TEST(DeviceFactsTest, DeviceIdsTheServerAccepts) {
 TEST(DeviceFactsTest, LiveRootKernelFromOsrelease) {
   testing::FakeRootFs fs;
   fs.AddFile("proc/sys/kernel/osrelease", "6.1.0-28-amd64\n");
-  DeviceFacts f = LiveRootFacts(fs, 16384);
+  DeviceFacts f = LiveRootFacts(fs, 16384, 1000);
   EXPECT_EQ(f.kernel, "6.1.0-28-amd64");  // without its newline
-  EXPECT_EQ(f.model, "linux-host");
+  EXPECT_EQ(f.model, "linux-host");  // no cmd/getprop: the root has no getprop
   EXPECT_EQ(f.soc, "");
+  EXPECT_EQ(f.android_version, std::nullopt);
   EXPECT_EQ(f.page_size, 16384u);
+  EXPECT_EQ(f.access, "shell");
+  EXPECT_EQ(f.selinux, "none");  // no sys/fs/selinux
+  EXPECT_EQ(fs.commands(), (std::vector<std::string>{"cmd/getprop"}));
 
   testing::FakeRootFs denied;
   denied.AddError("proc/sys/kernel/osrelease", "EACCES");
-  EXPECT_EQ(LiveRootFacts(denied, 4096).kernel, "");
+  denied.AddError("sys/fs/selinux/enforce", "EACCES");
+  DeviceFacts d = LiveRootFacts(denied, 4096, 0);
+  EXPECT_EQ(d.kernel, "");
+  EXPECT_EQ(d.access, "root");
+  EXPECT_EQ(d.selinux, "unknown");
+}
+
+TEST(DeviceFactsTest, LiveAndroidRootFactsFromGetprop) {
+  testing::FakeRootFs fs;
+  fs.AddFile("cmd/getprop", testing::ReadFileForTest(MEMFLEET_TEST_DATA_DIR "/nodes/getprop/pixel7_a14.txt"));
+  fs.AddFile("sys/fs/selinux/enforce", "1");
+  DeviceFacts f = LiveRootFacts(fs, 4096, 2000);
+  EXPECT_EQ(f.model, "Pixel 7");
+  EXPECT_EQ(f.manufacturer, "Google");
+  EXPECT_EQ(f.soc, "GS201");
+  EXPECT_EQ(f.build_fingerprint, "google/panther/panther:14/UQ1A.240205.004/11269751:user/release-keys");
+  EXPECT_EQ(f.build_type, "user");
+  EXPECT_EQ(f.abi, "arm64-v8a");
+  EXPECT_EQ(f.android_sdk, "34");
+  EXPECT_EQ(f.android_version, 14);
+  EXPECT_EQ(f.access, "shell");  // uid 2000 is adb shell
+  EXPECT_EQ(f.selinux, "enforcing");
+  EXPECT_EQ(f.getprop_problem, "");
+
+  // The header a capture of it gets: what docs/capture-format.md names, in its order, empty ones left out.
+  using Facts = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(HeaderFactsOf(f),
+            (Facts{{"model", "Pixel 7"},
+                   {"manufacturer", "Google"},
+                   {"soc", "GS201"},
+                   {"build_fingerprint", "google/panther/panther:14/UQ1A.240205.004/11269751:user/release-keys"},
+                   {"build_type", "user"},
+                   {"android_sdk", "34"},
+                   {"abi", "arm64-v8a"},
+                   {"access", "shell"},
+                   {"selinux", "enforcing"}}));
+
+  testing::FakeRootFs permissive;
+  permissive.AddFile("sys/fs/selinux/enforce", "0\n");
+  permissive.AddError("cmd/getprop", "ETIMEDOUT");
+  DeviceFacts p = LiveRootFacts(permissive, 4096, 0);
+  EXPECT_EQ(p.selinux, "permissive");
+  EXPECT_EQ(p.model, "");  // getprop exists but failed: not a Linux host, and no model is known
+  EXPECT_EQ(p.getprop_problem, "getprop failed (ETIMEDOUT)");
+}
+
+TEST(DeviceFactsTest, AndroidFactsReadBackFromTheHeader) {
+  absl::StatusOr<DeviceFacts> f = DeviceFactsFromHeader(
+      R"({"format": 1, "device_id": "d", "captured_at": "2026-12-02T16:15:00Z", "android_version": 14,
+          "manufacturer": "Google", "build_type": "userdebug", "abi": "arm64-v8a", "android_sdk": "34",
+          "access": "shell", "selinux": "enforcing"})");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->manufacturer, "Google");
+  EXPECT_EQ(f->build_type, "userdebug");
+  EXPECT_EQ(f->abi, "arm64-v8a");
+  EXPECT_EQ(f->android_sdk, "34");
+  EXPECT_EQ(f->android_version, 14);
+  EXPECT_EQ(f->access, "shell");
+  EXPECT_EQ(f->selinux, "enforcing");
 }
 
 TEST(DeviceFactsTest, BadHeaderIsAnError) {

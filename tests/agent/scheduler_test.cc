@@ -21,6 +21,7 @@
 #include "proto/capture_codec.h"
 #include "capture/capture_header.h"
 #include "proto/capture_id.h"
+#include "tests/support/fake_root_fs.h"
 #include "tests/support/load_tree.h"
 
 namespace memfleet::agent {
@@ -166,6 +167,57 @@ TEST_F(SchedulerTest, TwoAgentsWithTheSameDeviceIdNeverWriteTheSameCaptureId) {
     EXPECT_EQ(wire::CaptureIdDevice(id), "lab-7") << id;
     EXPECT_EQ(id.substr(0, 23), "lab-7-20261202T161500Z-") << id;
     EXPECT_EQ(id.substr(id.size() - 7), "-000001") << id;
+  }
+}
+
+// A phone's live root: dumpsys every --dumpsys-every captures from the first, heap dumps of its GPU
+// processes in turn, and the facts of its getprop in every header.
+TEST_F(SchedulerTest, LiveRootRunsDumpsysEveryNthCaptureAndHeapDumpsInTurn) {
+  testing::FakeRootFs fs;
+  fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
+  for (const char* pid : {"300", "400", "500"}) {
+    fs.AddFile(std::string("proc/") + pid + "/smaps_rollup", "Pss: 4 kB\n");
+    fs.AddFile(std::string("proc/") + pid + "/maps", "7f100000-7f200000 rw-s 00000000 00:05 12 /dev/kgsl-3d0\n");
+  }
+  fs.AddFile("cmd/dumpsys_meminfo", "Total RAM: 100K\n");
+  options_.dumpsys_every = 3;
+  options_.max_heap_dumps = 2;
+  options_.header_facts = {{"model", "Pixel 7"}, {"access", "shell"}};
+  options_.android_version = 14;
+  Scheduler scheduler(io_, fs, clock_, *spool_, options_);
+
+  std::vector<std::vector<std::string>> commands_per_capture;
+  for (int i = 0; i < 4; ++i) {
+    const size_t before = fs.commands().size();
+    ASSERT_TRUE(scheduler.TakeCapture("").ok());
+    commands_per_capture.emplace_back(fs.commands().begin() + static_cast<long>(before), fs.commands().end());
+  }
+  const std::vector<std::string> dumpsys = {"cmd/dumpsys_meminfo", "cmd/dumpsys_gpu_gpumem", "cmd/getprop"};
+  auto with_dumpsys = [&](std::vector<std::string> heaps) {
+    heaps.insert(heaps.end(), dumpsys.begin(), dumpsys.end());
+    return heaps;
+  };
+  // Captures 1 and 4 run dumpsys; two of the three GPU processes per capture, the next two each time.
+  EXPECT_EQ(commands_per_capture[0], with_dumpsys({"cmd/native_heap@300", "cmd/native_heap@400"}));
+  EXPECT_EQ(commands_per_capture[1], (std::vector<std::string>{"cmd/native_heap@300", "cmd/native_heap@500"}));
+  EXPECT_EQ(commands_per_capture[2], (std::vector<std::string>{"cmd/native_heap@400", "cmd/native_heap@500"}));
+  EXPECT_EQ(commands_per_capture[3], with_dumpsys({"cmd/native_heap@300", "cmd/native_heap@400"}));
+
+  std::vector<Spool::Entry> entries = spool_->List();
+  ASSERT_EQ(entries.size(), 4u);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    absl::StatusOr<Spool::Loaded> loaded = spool_->Load(entries[i].capture_id);
+    ASSERT_TRUE(loaded.ok());
+    absl::StatusOr<capture::Capture> c = wire::DecodeStoredCapture(wire::kStoredCodec, loaded->blob);
+    ASSERT_TRUE(c.ok()) << c.status();
+    // The captures between have no dumpsys node at all (not an error node).
+    EXPECT_EQ(c->Find("cmd/dumpsys_meminfo") != nullptr, i == 0 || i == 3) << i;
+    absl::StatusOr<capture::CaptureHeader> header = capture::ParseCaptureHeader(*c->FileContent("capture.json"));
+    ASSERT_TRUE(header.ok()) << header.status();
+    EXPECT_EQ(header->device_id, "lab-7");
+    EXPECT_EQ(header->android_version, 14);
+    EXPECT_EQ(header->facts["model"], "Pixel 7");
+    EXPECT_EQ(header->facts["access"], "shell");
   }
 }
 
