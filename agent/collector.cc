@@ -396,7 +396,7 @@ void Collector::CollectCommands() {
     const bool listed = listed_commands.count(std::string(name)) > 0;
     if (!capture_tree_ && !options_.run_dumpsys) continue;
     if (capture_tree_ && !listed) continue;
-    const std::string node = absl::StrCat("cmd/", name);
+    const std::string node = "cmd/" + std::string(name);
     if (IsAllowed(node)) RecordArgNode(node, fs_.RunCommand(name, ""), listed);
   }
 }

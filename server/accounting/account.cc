@@ -90,10 +90,16 @@ bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_pref
   }
   if (!in.smaps_ok && !in.from_rollup) {
     if (!in.pss_problem.empty()) return true;  // a broken smaps: a process whose figures are unknown
-    if (smaps != nullptr && smaps->is_error()) {
-      Warn(report, absl::StrCat(in.dir, "/smaps: unreadable (", smaps->content, "): process left out"));
-    } else if (rollup != nullptr && rollup->is_error()) {
-      Warn(report, absl::StrCat(in.dir, "/smaps_rollup: unreadable (", rollup->content, "): process left out"));
+    // Gone (ENOENT, ESRCH): the process exited during the capture. Denied or failed: it is there, with
+    // memory the capture cannot see, so it stays with its figures null rather than silently dropped.
+    for (const auto& [node, name] : {std::pair{smaps, "/smaps"}, std::pair{rollup, "/smaps_rollup"}}) {
+      if (node == nullptr || !node->is_error()) continue;
+      if (node->content == "ENOENT" || node->content == "ESRCH") {
+        Warn(report, absl::StrCat(in.dir, name, ": unreadable (", node->content, "): process left out"));
+        return false;
+      }
+      in.pss_problem = Warn(report, absl::StrCat(in.dir, name, ": unreadable (", node->content, ")"));
+      return true;
     }
     return false;
   }

@@ -183,6 +183,25 @@ void AttributeMali(const Capture& capture, Platform platform, uint64_t page_size
   }
 }
 
+// No vendor node. Unless the Mali debugfs folder was there but unreadable (an agent running as shell
+// on a build that mounts debugfs root-only): then a Mali GPU may hold memory no node shows, and 0 would
+// be a guess.
+void AttributeGeneric(const Capture& capture, const std::vector<int>& pids, GpuAttribution& out, Report& report) {
+  const Node* mali = capture.Find(kMaliDebugfsDir);
+  if (mali == nullptr || !mali->is_error()) {
+    for (int pid : pids) out.by_pid[pid].gl_source = "generic platform: no GPU driver nodes, 0";
+    return;
+  }
+  const std::string why = absl::StrCat(kMaliDebugfsDir, " unreadable (", mali->content, ")");
+  report.warnings.push_back(absl::StrCat(why, ": a Mali GPU's memory cannot be seen; gl_kb null"));
+  out.device_wide_unknown = true;
+  for (int pid : pids) {
+    ProcessGpu& g = out.by_pid[pid];
+    g.gl_kb = g.gl_mtrack_kb = g.egl_mtrack_kb = std::nullopt;
+    g.gl_source = absl::StrCat("unavailable: ", why);
+  }
+}
+
 }  // namespace
 
 GpuAttribution AttributeGpu(const Capture& capture, Platform platform, uint64_t page_size,
@@ -198,7 +217,7 @@ GpuAttribution AttributeGpu(const Capture& capture, Platform platform, uint64_t 
       AttributeMali(capture, platform, page_size, pids, out, report);
       break;
     case Platform::kGeneric:
-      for (int pid : pids) out.by_pid[pid].gl_source = "generic platform: no GPU driver nodes, 0";
+      AttributeGeneric(capture, pids, out, report);
       break;
   }
   return out;

@@ -19,6 +19,7 @@
 namespace memfleet::accounting {
 
 inline constexpr char kMaliDebugfsGpuMemory[] = "sys/kernel/debug/mali0/gpu_memory";
+inline constexpr char kMaliDebugfsDir[] = "sys/kernel/debug/mali0";
 
 // The first non-blank line is the device line (name, then its total pages as the last number). Other
 // lines that are neither a context line nor the header are ignored (separators, vendor extras); a

@@ -29,6 +29,7 @@ namespace memfleet::agent {
 namespace {
 
 constexpr uid_t kNobody = 65534;
+constexpr char kRollupHeader[] = "00400000-7ffc0000 ---p 00000000 00:00 0                          [rollup]\n";
 
 bool AnyWarningHas(const nlohmann::json& report, const std::string& a, const std::string& b) {
   for (const auto& w : report["warnings"]) {
@@ -53,7 +54,7 @@ class ShellAccessTest : public ::testing::Test {
     Write("proc/100/cmdline", std::string("com.other.app\0", 14));
     Write("proc/100/status", "Name:\tcom.other.app\n");
     Write("proc/100/oom_score_adj", "0\n");
-    Write("proc/100/smaps_rollup", "Rss: 80 kB\nPss: 60 kB\nSwapPss: 0 kB\n", 0);
+    Write("proc/100/smaps_rollup", std::string(kRollupHeader) + "Rss: 80 kB\nPss: 60 kB\nSwapPss: 0 kB\n", 0);
     Write("proc/100/maps", "7f000000-7f001000 rw-s 00000000 00:0a 77 /dmabuf:\n", 0);
     Write("proc/100/fdinfo/4", "pos:\t0\nflags:\t02\nexp_name:\tsystem\nsize:\t4096\nino:\t77\n");
     ASSERT_EQ(chmod((root_ + "/proc/100/fdinfo").c_str(), 0), 0);
@@ -61,7 +62,7 @@ class ShellAccessTest : public ::testing::Test {
     Write("proc/200/cmdline", std::string("sh\0", 3));
     Write("proc/200/status", "Name:\tsh\n");
     Write("proc/200/oom_score_adj", "0\n");
-    Write("proc/200/smaps_rollup", "Rss: 12 kB\nPss: 10 kB\nSwapPss: 0 kB\n");
+    Write("proc/200/smaps_rollup", std::string(kRollupHeader) + "Rss: 12 kB\nPss: 10 kB\nSwapPss: 0 kB\n");
     Write("proc/200/maps", "00400000-00401000 r-xp 00000000 00:00 0\n");
     std::filesystem::create_directories(root_ + "/proc/200/fdinfo");
     // debugfs mounted but root-only (a userdebug build): the Mali folder cannot be listed.
@@ -132,6 +133,11 @@ TEST_F(ShellAccessTest, UnreadableNodesAreEaccesAndTheirFiguresNull) {
   EXPECT_TRUE(AnyWarningHas(report, "proc/100/smaps_rollup", "EACCES")) << report["warnings"].dump(1);
   // The shell's own process is measured: Pss 10 kB from its smaps_rollup.
   EXPECT_EQ(shell["pss_kb"], 10);
+  // No vendor GPU node was seen, but debugfs was denied: a Mali GPU may be there, so its memory is
+  // unknown, not 0, and the device total that sums it too.
+  EXPECT_TRUE(shell["gl_kb"].is_null()) << shell.dump();
+  EXPECT_TRUE(AnyWarningHas(report, "sys/kernel/debug/mali0", "EACCES")) << report["warnings"].dump(1);
+  EXPECT_TRUE(report["device"]["total_kb"].is_null()) << report["device"].dump();
 }
 
 }  // namespace
