@@ -68,6 +68,13 @@ class FakeQueryService final : public v1::QueryService::Service {
     a->set_last_total_kb(3014795);
     a->set_capture_count(3);
     a->set_clock_skew_s(-3);
+    a->set_build_fingerprint("google/panther/panther:14/UQ1A.240205.004/11269751:user/release-keys");
+    a->set_manufacturer("Google");
+    a->set_build_type("user");
+    a->set_abi("arm64-v8a");
+    a->set_android_sdk("34");
+    a->set_access("shell");
+    a->set_selinux("enforcing");
     v1::DeviceSummary* b = response->add_devices();
     b->set_device_id("sim-mtk-1");
     b->set_model("MT6989 board");
@@ -267,11 +274,11 @@ TEST_F(ServerCommandsTest, DevicesShowClockSkewAndWhatIngestRefused) {
   std::ostringstream csv;
   args.common.csv = true;
   ASSERT_EQ(RunDevices(args, csv, err_), kExitOk);
-  EXPECT_NE(csv.str().find(",dropped_captures,clock_skew_s,refused_streams,future_captures_refused\r\n"),
+  EXPECT_NE(csv.str().find(",dropped_captures,clock_skew_s,refused_streams,future_captures_refused,"),
             std::string::npos)
       << csv.str();
-  EXPECT_NE(csv.str().find(",0,-3,0,0\r\n"), std::string::npos) << csv.str();
-  EXPECT_NE(csv.str().find(",0,251605958400,24,2\r\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",0,-3,0,0,"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",0,251605958400,24,2,"), std::string::npos) << csv.str();
 
   std::ostringstream out;
   args.common.csv = false;
@@ -283,6 +290,43 @@ TEST_F(ServerCommandsTest, DevicesShowClockSkewAndWhatIngestRefused) {
   EXPECT_EQ(j[1]["clock_skew_s"], 251605958400);
   EXPECT_EQ(j[1]["refused_streams"], 24);
   EXPECT_EQ(j[1]["future_captures_refused"], 2);
+}
+
+// The Android facts of the Hello: model, build (its brand/product/device head left to the MODEL column)
+// and access level in the table, every fact in CSV and JSON.
+TEST_F(ServerCommandsTest, DevicesShowBuildAndAccess) {
+  DevicesArgs args;
+  args.common = common_;
+  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
+  const std::string t = out_.str();
+  EXPECT_NE(t.find("BUILD"), std::string::npos) << t;
+  EXPECT_NE(t.find("ACCESS"), std::string::npos) << t;
+  EXPECT_NE(t.find(" 14/UQ1A.240205.004/11269751:user/release-keys  shell "), std::string::npos) << t;
+  EXPECT_EQ(t.find("google/panther"), std::string::npos) << t;
+
+  std::ostringstream csv;
+  args.common.csv = true;
+  ASSERT_EQ(RunDevices(args, csv, err_), kExitOk);
+  EXPECT_NE(csv.str().find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux\r\n"),
+            std::string::npos)
+      << csv.str();
+  EXPECT_NE(csv.str().find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing\r\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",0,251605958400,24,2,,,,,,\r\n"), std::string::npos) << csv.str();  // an older agent
+
+  std::ostringstream out;
+  args.common.csv = false;
+  args.common.json = true;
+  ASSERT_EQ(RunDevices(args, out, err_), kExitOk);
+  json j = json::parse(out.str());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["build_fingerprint"], "google/panther/panther:14/UQ1A.240205.004/11269751:user/release-keys");
+  EXPECT_EQ(j[0]["manufacturer"], "Google");
+  EXPECT_EQ(j[0]["build_type"], "user");
+  EXPECT_EQ(j[0]["abi"], "arm64-v8a");
+  EXPECT_EQ(j[0]["android_sdk"], "34");
+  EXPECT_EQ(j[0]["access"], "shell");
+  EXPECT_EQ(j[0]["selinux"], "enforcing");
+  EXPECT_EQ(j[1]["access"], "");
 }
 
 TEST_F(ServerCommandsTest, DevicesCsvAndJson) {

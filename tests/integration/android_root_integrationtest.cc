@@ -46,7 +46,7 @@ class AndroidRootTest : public ::testing::Test {
       Write(p + "/cmdline", std::string("com.game\0", 9));
       Write(p + "/status", "Name:\tcom.game\n");
       Write(p + "/oom_score_adj", "0\n");
-      Write(p + "/smaps_rollup", "Rss: 12 kB\nPss: 10 kB\nSwapPss: 0 kB\n");
+      Write(p + "/smaps_rollup", "00400000-7ffc0000 ---p 00000000 00:00 0    [rollup]\nRss: 12 kB\nPss: 10 kB\n");
       Write(p + "/maps", "7f100000-7f200000 rw-s 00000000 00:05 12 /dev/mali0\n");
     }
     Program("system/bin/getprop", "cat '" + Data("nodes/getprop/pixel7_a14.txt") + "'\n");

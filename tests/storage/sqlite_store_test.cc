@@ -260,6 +260,36 @@ TEST_F(SqliteStoreTest, ClockSkewIsTheLatestHellosAndNullWhenUnknown) {
   EXPECT_EQ((*got)->clock_skew_s, std::nullopt);
 }
 
+TEST_F(SqliteStoreTest, AndroidFactsAreTheLatestHellos) {
+  DeviceRecord d;
+  d.device_id = "pixel-1";
+  d.manufacturer = "Google";
+  d.build_type = "userdebug";
+  d.abi = "arm64-v8a";
+  d.android_sdk = "34";
+  d.access = "shell";
+  d.selinux = "enforcing";
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  absl::StatusOr<std::vector<DeviceSummaryRow>> rows = store_->ListDevices();
+  ASSERT_TRUE(rows.ok() && rows->size() == 1u) << rows.status();
+  const DeviceRecord& listed = (*rows)[0].device;
+  EXPECT_EQ(listed.manufacturer, "Google");
+  EXPECT_EQ(listed.build_type, "userdebug");
+  EXPECT_EQ(listed.abi, "arm64-v8a");
+  EXPECT_EQ(listed.android_sdk, "34");
+  EXPECT_EQ(listed.access, "shell");
+  EXPECT_EQ(listed.selinux, "enforcing");
+  // Rooted since (adb root): the next Hello's access replaces the old one.
+  d.access = "root";
+  d.selinux = "permissive";
+  ASSERT_TRUE(store_->UpsertDevice(d).ok());
+  absl::StatusOr<std::optional<DeviceRecord>> got = store_->GetDevice("pixel-1");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->access, "root");
+  EXPECT_EQ((*got)->selinux, "permissive");
+  EXPECT_EQ((*got)->android_sdk, "34");
+}
+
 TEST_F(SqliteStoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
   // Deduplication is on (device_id, capture_id): were dev-2's capture "already stored", the server would
   // ack it and its agent delete the only copy.
