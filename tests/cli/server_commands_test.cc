@@ -236,6 +236,17 @@ class ServerCommandsTest : public ::testing::Test {
 
   FakeQueryService service_;
   std::unique_ptr<grpc::Server> server_;
+  // `memfleet devices` with no --where: the table, --csv or --json.
+  std::string Devices(bool csv, bool as_json) {
+    DevicesArgs args;
+    args.common = common_;
+    args.common.csv = csv;
+    args.common.json = as_json;
+    std::ostringstream out;
+    EXPECT_EQ(RunDevices(args, out, err_), kExitOk) << err_.str();
+    return out.str();
+  }
+
   ServerArgs common_;
   std::ostringstream out_, err_;
 };
@@ -254,10 +265,7 @@ TEST_F(ServerCommandsTest, DevicesTable) {
 }
 
 TEST_F(ServerCommandsTest, DevicesShowClockSkewAndWhatIngestRefused) {
-  DevicesArgs args;
-  args.common = common_;
-  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
-  std::string t = out_.str();
+  std::string t = Devices(false, false);
   EXPECT_NE(t.find("CLOCK SKEW"), std::string::npos) << t;
   EXPECT_NE(t.find(" -3 s "), std::string::npos) << t;
   EXPECT_NE(t.find(" +2912106 days "), std::string::npos) << t;
@@ -271,20 +279,13 @@ TEST_F(ServerCommandsTest, DevicesShowClockSkewAndWhatIngestRefused) {
       << t;
   EXPECT_EQ(t.find("sim-qcom-505: "), std::string::npos) << t;  // nothing refused there
 
-  std::ostringstream csv;
-  args.common.csv = true;
-  ASSERT_EQ(RunDevices(args, csv, err_), kExitOk);
-  EXPECT_NE(csv.str().find(",dropped_captures,clock_skew_s,refused_streams,future_captures_refused,"),
-            std::string::npos)
-      << csv.str();
-  EXPECT_NE(csv.str().find(",0,-3,0,0,"), std::string::npos) << csv.str();
-  EXPECT_NE(csv.str().find(",0,251605958400,24,2,"), std::string::npos) << csv.str();
+  const std::string csv = Devices(true, false);
+  EXPECT_NE(csv.find(",dropped_captures,clock_skew_s,refused_streams,future_captures_refused,"), std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",0,-3,0,0,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0,251605958400,24,2,"), std::string::npos) << csv;
 
-  std::ostringstream out;
-  args.common.csv = false;
-  args.common.json = true;
-  ASSERT_EQ(RunDevices(args, out, err_), kExitOk);
-  json j = json::parse(out.str());
+  json j = json::parse(Devices(false, true));
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[0]["clock_skew_s"], -3);
   EXPECT_EQ(j[1]["clock_skew_s"], 251605958400);
@@ -295,29 +296,20 @@ TEST_F(ServerCommandsTest, DevicesShowClockSkewAndWhatIngestRefused) {
 // The Android facts of the Hello: model, build (its brand/product/device head left to the MODEL column)
 // and access level in the table, every fact in CSV and JSON.
 TEST_F(ServerCommandsTest, DevicesShowBuildAndAccess) {
-  DevicesArgs args;
-  args.common = common_;
-  ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
-  const std::string t = out_.str();
+  const std::string t = Devices(false, false);
   EXPECT_NE(t.find("BUILD"), std::string::npos) << t;
   EXPECT_NE(t.find("ACCESS"), std::string::npos) << t;
   EXPECT_NE(t.find(" 14/UQ1A.240205.004/11269751:user/release-keys  shell "), std::string::npos) << t;
   EXPECT_EQ(t.find("google/panther"), std::string::npos) << t;
 
-  std::ostringstream csv;
-  args.common.csv = true;
-  ASSERT_EQ(RunDevices(args, csv, err_), kExitOk);
-  EXPECT_NE(csv.str().find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux\r\n"),
+  const std::string csv = Devices(true, false);
+  EXPECT_NE(csv.find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux\r\n"),
             std::string::npos)
-      << csv.str();
-  EXPECT_NE(csv.str().find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing\r\n"), std::string::npos) << csv.str();
-  EXPECT_NE(csv.str().find(",0,251605958400,24,2,,,,,,\r\n"), std::string::npos) << csv.str();  // an older agent
+      << csv;
+  EXPECT_NE(csv.find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0,251605958400,24,2,,,,,,\r\n"), std::string::npos) << csv;  // an older agent
 
-  std::ostringstream out;
-  args.common.csv = false;
-  args.common.json = true;
-  ASSERT_EQ(RunDevices(args, out, err_), kExitOk);
-  json j = json::parse(out.str());
+  json j = json::parse(Devices(false, true));
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[0]["build_fingerprint"], "google/panther/panther:14/UQ1A.240205.004/11269751:user/release-keys");
   EXPECT_EQ(j[0]["manufacturer"], "Google");
