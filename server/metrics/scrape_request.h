@@ -18,9 +18,6 @@ namespace memfleet::metrics {
 inline constexpr size_t kMaxRequestTargetBytes = 2048;
 inline constexpr size_t kMaxRequestFields = 64;
 
-// The access-table name of the endpoint (server/security/authorizer.cc): a read or admin token.
-inline constexpr char kMetricsAccessName[] = "HTTP GET /metrics";
-
 enum class ScrapeAnswer {
   kMetrics,           // 200 after authorization: the exposition text (no body for HEAD)
   kBadRequest,        // 400
