@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "tests/support/grafana_dashboard.h"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/prometheus_text.h"
@@ -65,6 +67,21 @@ HttpEndpoint EndpointOf(const std::string& url_line) {
   const size_t slash = rest.find('/');
   if (colon == std::string::npos || slash == std::string::npos) return {};
   return {rest.substr(0, colon), std::atoi(rest.substr(colon + 1, slash - colon - 1).c_str())};
+}
+
+std::string UrlEncoded(const std::string& text) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '_' || c == '.' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 
 class MetricsTest : public ::testing::Test {
@@ -284,6 +301,20 @@ TEST_F(MetricsTest, PrometheusScrapesTheServerAndAnswersADevicesTotal) {
   const HttpReply up = HttpGet("127.0.0.1", port, "/api/v1/query?query=up%7Bjob%3D%22memfleet%22%7D");
   EXPECT_NE(up.body.find("\"value\":["), std::string::npos) << up.body;
   EXPECT_NE(up.body.find(",\"1\"]"), std::string::npos) << up.body;
+
+  // Every query of the Grafana dashboard (docker/) is PromQL this Prometheus runs, and the device
+  // drill-down finds the device. A variable's label_values(SELECTOR, LABEL) is Grafana's: its selector runs.
+  for (const testing::DashboardQuery& q : testing::DashboardQueries(testing::LoadMemfleetDashboard())) {
+    std::string promql = testing::WithVariables(q.promql, "qcom-edge");
+    if (promql.rfind("label_values(", 0) == 0) promql = promql.substr(13, promql.rfind(',') - 13);
+    const HttpReply r = HttpGet("127.0.0.1", port, "/api/v1/query?query=" + UrlEncoded(promql));
+    EXPECT_EQ(r.status, 200) << q.where << ": " << promql << "\n" << r.body;
+    const json answer = json::parse(r.body, nullptr, false);
+    EXPECT_EQ(answer.value("status", ""), "success") << q.where << ": " << r.body;
+    if (q.where.find("$device: memory by part") != std::string::npos) {
+      EXPECT_FALSE(answer["data"]["result"].empty()) << q.where << ": " << promql;
+    }
+  }
 }
 
 }  // namespace
