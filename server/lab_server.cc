@@ -137,14 +137,13 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
 }
 
 absl::Status LabServer::StartHttp(const LabServerOptions& options) {
-  if (options.http_listen.empty()) return absl::OkStatus();
+  if (options.http.listen.empty()) return absl::OkStatus();
   // Over the same tokens, with the HTTP address's own rule (it may be exposed where gRPC is not).
   http_authorizer_ = std::make_unique<security::Authorizer>(
       *store_, security::AuthorizerOptions{options.http_require_tokens, false});
   metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
                                                     options.metrics_top_processes);
-  MetricsHttpOptions http;
-  http.listen = options.http_listen;
+  MetricsHttpOptions http = options.http;
   http.tls_cert_file = options.tls_cert_file;
   http.tls_key_file = options.tls_key_file;
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =

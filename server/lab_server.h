@@ -56,8 +56,9 @@ struct LabServerOptions {
   DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
   HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
   std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)
-  // GET /metrics over HTTP(S) (docs/metrics.md); off while http_listen is "". Same TLS files as gRPC.
-  std::string http_listen;
+  // GET /metrics over HTTP(S) (docs/metrics.md); off while http.listen is "". Its TLS files are the
+  // gRPC ones (tls_cert_file, tls_key_file), whatever http's say.
+  MetricsHttpOptions http;
   bool http_require_tokens = false;  // as require_tokens, for the HTTP port's own address
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
 };

@@ -232,12 +232,11 @@ class MetricsHttpServer::Impl {
 
   void Stop() {
     if (stopped_.exchange(true)) return;
-    net::post(acceptor_.get_executor(), [this] {
-      beast::error_code ignored;
-      acceptor_.close(ignored);
-    });
     ioc_.stop();
     for (std::thread& t : threads_) t.join();
+    // No thread runs handlers any more: the port closes now; open connections close with the io_context.
+    beast::error_code ignored;
+    acceptor_.close(ignored);
   }
 
   const std::string& address() const { return address_; }

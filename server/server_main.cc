@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   // Prometheus (docs/metrics.md).
-  app.add_option("--http-listen", options.http_listen,
+  app.add_option("--http-listen", options.http.listen,
                  "HOST:PORT to serve GET /metrics on for Prometheus (HTTPS with --tls-cert; tokens as for gRPC); off "
                  "unless given");
   app.add_option("--metrics-top-processes", options.metrics_top_processes,
@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   exposure.tls = !options.tls_cert_file.empty();
   exposure.insecure = insecure;
   for (const memfleet::storage::TokenRecord& t : *tokens) exposure.tokens |= t.revoked_at.empty();
-  for (const std::string& listen : {options.listen, options.http_listen}) {
+  for (const std::string& listen : {options.listen, options.http.listen}) {
     if (absl::Status s = memfleet::security::CheckListenExposure(listen, exposure); !listen.empty() && !s.ok()) {
       std::cerr << "memfleet-server: " << s.message() << "\n";
       return 2;
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
   }
   // Beyond loopback tokens stay required even if every token is revoked later.
   options.require_tokens = !memfleet::security::IsLoopbackListen(options.listen) && !insecure;
-  options.http_require_tokens = !memfleet::security::IsLoopbackListen(options.http_listen) && !insecure;
+  options.http_require_tokens = !memfleet::security::IsLoopbackListen(options.http.listen) && !insecure;
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.
@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
   }
   // Scripts and tests parse this line for the real port (with --listen HOST:0).
   std::cout << "memfleet-server listening on " << (*server)->address() << std::endl;
-  if (!options.http_listen.empty()) {
+  if (!options.http.listen.empty()) {
     std::cout << "memfleet-server metrics on " << (options.tls_cert_file.empty() ? "http" : "https") << "://"
               << (*server)->http_address() << "/metrics" << std::endl;
   }

@@ -61,7 +61,9 @@ TEST(GrafanaDashboardTest, EveryQueryNamesOnlyExportedSeries) {
       const bool is_label = after < text.size() && (text[after] == '=' || text[after] == '!');
       const bool is_variable = it->position() > 0 && text[it->position() - 1] == '$';
       if (is_label || is_variable || kPromqlWords.count(word) || kLabels.count(word)) {
-        if (is_label) EXPECT_TRUE(kLabels.count(word)) << q.where << ": label " << word << " is not exported";
+        if (is_label) {
+          EXPECT_TRUE(kLabels.count(word)) << q.where << ": label " << word << " is not exported";
+        }
         continue;
       }
       EXPECT_NE(std::find(exported.begin(), exported.end(), word), exported.end())
