@@ -220,6 +220,15 @@ TEST_F(MetricsTest, OverHttpsTheEndpointNeedsAReadToken) {
             report["device"]["total_kb"].get<double>() * 1024);
 }
 
+// The HTTP address is checked on its own: a loopback gRPC port does not make 0.0.0.0 HTTP safe.
+TEST_F(MetricsTest, AnHttpPortBeyondLoopbackNeedsTlsAndTokens) {
+  Subprocess server({Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--http-listen", "0.0.0.0:0", "--db",
+                     dir_ + "/memfleet.db"},
+                    dir_ + "/refused.log");
+  EXPECT_EQ(server.WaitExit(std::chrono::seconds(60)), 2) << server.Log();
+  EXPECT_NE(server.Log().find("refusing to listen on 0.0.0.0:0"), std::string::npos) << server.Log();
+}
+
 // Bytes a client sends on a fresh connection, and the status line it gets back ("" when none).
 std::string RawExchange(int port, const std::string& request) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
