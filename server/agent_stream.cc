@@ -1,5 +1,6 @@
 #include "server/agent_stream.h"
 
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,20 @@
 #include "server/validation.h"
 
 namespace memfleet::server {
+namespace {
+
+void CountAnswer(metrics::ServerCounters* counters, const v1::ServerMessage& answer,
+                 std::chrono::steady_clock::duration took) {
+  if (counters == nullptr) return;
+  if (answer.has_ack()) {
+    answer.ack().duplicate() ? counters->CountDuplicate() : counters->CountStored();
+  } else {
+    counters->CountRejected();
+  }
+  counters->ObserveIngestLatency(std::chrono::duration<double>(took).count());
+}
+
+}  // namespace
 
 void PendingJobs::Add() {
   absl::MutexLock lock(&mu_);
@@ -146,8 +161,11 @@ void AgentStream::QueueCapture() {
   current_ = AssembledCapture();
   pending_->Add();
   // The job owns what it uses (the session, the pending count), never the stream itself.
-  bool queued = deps_.pool.Submit([ingestor = &deps_.ingestor, session = session_, pending = pending_, job] {
-    session->Write(ingestor->Ingest(std::move(*job)));
+  bool queued = deps_.pool.Submit([ingestor = &deps_.ingestor, session = session_, pending = pending_, job,
+                                    counters = deps_.options.counters, queued_at = std::chrono::steady_clock::now()] {
+    v1::ServerMessage answer = ingestor->Ingest(std::move(*job));
+    CountAnswer(counters, answer, std::chrono::steady_clock::now() - queued_at);
+    session->Write(answer);
     pending->Done();
   });
   if (!queued) {
@@ -181,6 +199,7 @@ void AgentStream::OnCommandFailed(const v1::CommandFailed& failed) {
 }
 
 void AgentStream::Reject(absl::StatusCode code, const std::string& message, bool retry) {
+  if (deps_.options.counters != nullptr) deps_.options.counters->CountRejected();
   LogLine(absl::StrCat("capture ", Printable(current_.capture_id), " of ", device_.device_id, " rejected: ", message));
   if (deps_.sweeps != nullptr) deps_.sweeps->OnFailed(current_.sweep_id, device_.device_id, current_.capture_id, message);
   session_->Write(MakeRejected(current_.capture_id, code, message, retry));

@@ -12,6 +12,7 @@
 #include "server/clock_skew.h"
 #include "server/delta_keyframes.h"
 #include "server/hello_watchdog.h"
+#include "server/metrics/server_counters.h"
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
 
@@ -32,6 +33,8 @@ struct IngestOptions {
   // How often the tokens of open agent streams are checked again, so that a revoked token's idle stream
   // ends without waiting for its next capture (which is checked anyway). 0: only at each capture.
   std::chrono::milliseconds token_recheck{10000};
+  // Captures stored, duplicate and rejected, and the ingest latency, for /metrics; null: not counted.
+  metrics::ServerCounters* counters = nullptr;
 };
 
 }  // namespace memfleet::server

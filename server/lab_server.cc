@@ -98,6 +98,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.delta = options.delta;
   ingest.hello = options.hello;
   ingest.token_recheck = options.token_recheck;
+  ingest.counters = &s->counters_;
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
   s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_, *s->authorizer_);
   s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->authorizer_);
@@ -131,7 +132,25 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   }
   s->port_ = selected_port;
   s->address_ = absl::StrCat(options.listen.substr(0, colon), ":", selected_port);
+  if (absl::Status http = s->StartHttp(options); !http.ok()) return http;  // ~LabServer stops the rest
   return s;
+}
+
+absl::Status LabServer::StartHttp(const LabServerOptions& options) {
+  if (options.http.listen.empty()) return absl::OkStatus();
+  // Over the same tokens, with the HTTP address's own rule (it may be exposed where gRPC is not).
+  http_authorizer_ = std::make_unique<security::Authorizer>(
+      *store_, security::AuthorizerOptions{options.http_require_tokens, false});
+  metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
+                                                    options.metrics_top_processes);
+  MetricsHttpOptions http = options.http;
+  http.tls_cert_file = options.tls_cert_file;
+  http.tls_key_file = options.tls_key_file;
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
+      MetricsHttpServer::Start(http, *http_authorizer_, *metrics_source_);
+  if (!started.ok()) return started.status();
+  http_ = std::move(*started);
+  return absl::OkStatus();
 }
 
 LabServer::~LabServer() { Stop(); }
@@ -146,6 +165,7 @@ void LabServer::Stop() {
     }
     stopping_ = true;
   }
+  if (http_ != nullptr) http_->Stop();
   if (ingest_ != nullptr) ingest_->StopAccepting();
   // Running sweeps end first, so their progress streams finish instead of holding Shutdown up.
   if (sweeps_ != nullptr) sweeps_->Shutdown();

@@ -23,6 +23,9 @@
 #include "server/agent_registry.h"
 #include "server/baseline_service.h"
 #include "server/ingest_service.h"
+#include "server/metrics/server_counters.h"
+#include "server/metrics_http_server.h"
+#include "server/metrics_source.h"
 #include "server/query_service.h"
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
@@ -53,6 +56,11 @@ struct LabServerOptions {
   DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
   HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
   std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)
+  // GET /metrics over HTTP(S) (docs/metrics.md); off while http.listen is "". Its TLS files are the
+  // gRPC ones (tls_cert_file, tls_key_file), whatever http's say.
+  MetricsHttpOptions http;
+  bool http_require_tokens = false;  // as require_tokens, for the HTTP port's own address
+  size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
 };
 
 class LabServer {
@@ -70,6 +78,8 @@ class LabServer {
   int port() const { return port_; }
   // HOST:PORT as listening, with the real port ("127.0.0.1:41234").
   const std::string& address() const { return address_; }
+  // The HTTP port's HOST:PORT ("" when off).
+  std::string http_address() const { return http_ != nullptr ? http_->address() : ""; }
 
   storage::Store& store() { return *store_; }
   AgentRegistry& registry() { return registry_; }
@@ -83,8 +93,10 @@ class LabServer {
 
  private:
   LabServer() = default;
+  absl::Status StartHttp(const LabServerOptions& options);
 
   std::unique_ptr<storage::Store> store_;
+  metrics::ServerCounters counters_;  // counted by the ingest (so it outlives it), shown on /metrics
   std::unique_ptr<security::Authorizer> authorizer_;
   std::unique_ptr<security::AgentLimits> agent_limits_;
   std::unique_ptr<WorkerPool> pool_;
@@ -94,6 +106,9 @@ class LabServer {
   std::unique_ptr<QueryService> queries_;
   std::unique_ptr<BaselineService> baselines_;  // docs/baselines.md
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<security::Authorizer> http_authorizer_;
+  std::unique_ptr<MetricsSource> metrics_source_;
+  std::unique_ptr<MetricsHttpServer> http_;
   std::chrono::milliseconds shutdown_grace_{5000};
   int port_ = 0;
   std::string address_;

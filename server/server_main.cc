@@ -5,6 +5,7 @@
 //   memfleet-server --listen 0.0.0.0:7420 --db F --tls-cert server.pem --tls-key server.key [--client-ca ca.pem]
 //   memfleet-server --db F token add --kind agent --name bench-3 --device-id bench-3   # prints the secret once
 //   memfleet-server --db F token list | token revoke NAME                               (docs/security.md)
+//   memfleet-server --listen 127.0.0.1:7420 --db F --http-listen 127.0.0.1:9420       # GET /metrics (docs/metrics.md)
 //
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
@@ -185,6 +186,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{10} * 365 * 86400))
       ->capture_default_str();
 
+  // Prometheus (docs/metrics.md).
+  app.add_option("--http-listen", options.http.listen,
+                 "HOST:PORT to serve GET /metrics on for Prometheus (HTTPS with --tls-cert; tokens as for gRPC); off "
+                 "unless given");
+  app.add_option("--metrics-top-processes", options.metrics_top_processes,
+                 "processes per device on /metrics, the biggest by total_kb (0: none)")
+      ->check(CLI::Range(size_t{0}, size_t{10000}))
+      ->capture_default_str();
+
   TokenArgs token_args;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
   token_cmd->require_subcommand(1);
@@ -233,12 +243,15 @@ int main(int argc, char** argv) {
   exposure.tls = !options.tls_cert_file.empty();
   exposure.insecure = insecure;
   for (const memfleet::storage::TokenRecord& t : *tokens) exposure.tokens |= t.revoked_at.empty();
-  if (absl::Status s = memfleet::security::CheckListenExposure(options.listen, exposure); !s.ok()) {
-    std::cerr << "memfleet-server: " << s.message() << "\n";
-    return 2;
+  for (const std::string& listen : {options.listen, options.http.listen}) {
+    if (absl::Status s = memfleet::security::CheckListenExposure(listen, exposure); !listen.empty() && !s.ok()) {
+      std::cerr << "memfleet-server: " << s.message() << "\n";
+      return 2;
+    }
   }
   // Beyond loopback tokens stay required even if every token is revoked later.
   options.require_tokens = !memfleet::security::IsLoopbackListen(options.listen) && !insecure;
+  options.http_require_tokens = !memfleet::security::IsLoopbackListen(options.http.listen) && !insecure;
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.
@@ -256,6 +269,10 @@ int main(int argc, char** argv) {
   }
   // Scripts and tests parse this line for the real port (with --listen HOST:0).
   std::cout << "memfleet-server listening on " << (*server)->address() << std::endl;
+  if (!options.http.listen.empty()) {
+    std::cout << "memfleet-server metrics on " << (options.tls_cert_file.empty() ? "http" : "https") << "://"
+              << (*server)->http_address() << "/metrics" << std::endl;
+  }
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);

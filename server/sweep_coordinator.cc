@@ -56,6 +56,14 @@ SweepCoordinator::SweepCoordinator(storage::Store& store, AgentRegistry& registr
 
 SweepCoordinator::~SweepCoordinator() { Shutdown(); }
 
+SweepCoordinator::Counts SweepCoordinator::CountSweeps() const {
+  absl::MutexLock lock(&mu_);
+  Counts counts;
+  counts.started = started_;
+  for (const auto& [id, sweep] : sweeps_) counts.running += sweep->finished ? 0 : 1;
+  return counts;
+}
+
 std::string SweepCoordinator::NewSweepIdLocked() {
   // Time (readable, sorts) plus a random-seeded serial, so ids stay unique across server restarts.
   std::string base = absl::StrCat("sweep-", CompactUtc(options_.now()), "-");
@@ -132,6 +140,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     absl::MutexLock lock(&mu_);
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
     sweeps_[sweep->id] = sweep;
+    ++started_;
     if (sweep->done == sweep->states.size()) finished = FinishLocked(*sweep);
   }
   reaper_wake_.SignalAll();

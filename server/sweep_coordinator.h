@@ -92,6 +92,13 @@ class SweepCoordinator {
   void OnFailed(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id,
                 const std::string& message);
 
+  // Sweeps started since construction, and those not finished yet (for /metrics).
+  struct Counts {
+    uint64_t started = 0;
+    uint64_t running = 0;
+  };
+  Counts CountSweeps() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Finishes running sweeps (their waiting devices fail with "server shutting down") and stops the
   // deadline thread. Idempotent.
   void Shutdown();
@@ -132,13 +139,14 @@ class SweepCoordinator {
   const Options options_;
 
   // Also guards every Sweep reachable from sweeps_ (the analysis cannot name it there).
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::CondVar changed_;  // any sweep changed (waiters re-check theirs)
   absl::CondVar reaper_wake_;
   std::map<std::string, std::shared_ptr<Sweep>> sweeps_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> finished_order_ ABSL_GUARDED_BY(mu_);
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t started_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread reaper_;
   std::once_flag joined_;
 };

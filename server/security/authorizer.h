@@ -26,6 +26,9 @@
 
 namespace memfleet::security {
 
+// The access-table name of memfleet-server's HTTP endpoint (--http-listen): a read or admin token.
+inline constexpr char kHttpMetricsMethod[] = "HTTP GET /metrics";
+
 // What a method needs: an agent token, a read (or admin) token, an admin token.
 enum class Access { kAgent, kRead, kAdmin };
 

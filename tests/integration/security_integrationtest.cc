@@ -22,6 +22,7 @@
 #include "tests/support/raw_agent.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/sample_capture.h"
+#include "tests/support/server_process.h"
 
 namespace memfleet {
 namespace {
@@ -83,23 +84,9 @@ class SecurityTest : public ::testing::Test {
     return code;
   }
 
-  // `memfleet-server token add`; returns the secret (its stdout's last line).
+  // `memfleet-server token add`; returns the secret.
   std::string AddToken(const std::string& kind, const std::string& name, const std::string& device = "") {
-    std::vector<std::string> argv = {Bin("memfleet-server"), "--db", db_, "token", "add", "--kind", kind,
-                                     "--name", name};
-    if (!device.empty()) {
-      argv.push_back("--device-id");
-      argv.push_back(device);
-    }
-    std::string out;
-    EXPECT_EQ(Run(argv, &out), 0) << out;
-    std::istringstream lines(out);
-    std::string secret;
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind("mft_", 0) == 0) secret = line;
-    }
-    EXPECT_EQ(secret.size(), 4u + 64u) << out;  // "mft_" + 32 random bytes in hex
-    return secret;
+    return testing::AddServerToken(dir_, kind, name, device);
   }
 
   std::string WriteFile(const std::string& name, const std::string& content) {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,13 @@ class ServerProcess {
     query_ = v1::QueryService::NewStub(grpc::CreateChannel(address_, credentials));
   }
 
+  // Queries send this read or admin token from now on (a server with tokens needs one).
+  void UseToken(const std::string& token) { token_ = token; }
+
   // The device's latest stored report; null JSON (and a test failure) when the server has none.
   nlohmann::json Report(const std::string& device_id) {
     grpc::ClientContext ctx;
+    if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::GetReportRequest req;
     req.set_device_id(device_id);
@@ -62,7 +67,29 @@ class ServerProcess {
   std::unique_ptr<Subprocess> process_;
   std::string address_;
   std::unique_ptr<v1::QueryService::Stub> query_;
+  std::string token_;
 };
+
+// `memfleet-server --db DIR/memfleet.db token add` (the database ServerProcess(dir) opens); returns the
+// secret (its stdout's last line), with a test failure when there is none.
+inline std::string AddServerToken(const std::string& dir, const std::string& kind, const std::string& name,
+                                  const std::string& device_id = "") {
+  std::vector<std::string> argv = {std::string(MEMFLEET_BIN_DIR) + "/memfleet-server", "--db", dir + "/memfleet.db",
+                                   "token", "add", "--kind", kind, "--name", name};
+  if (!device_id.empty()) {
+    argv.push_back("--device-id");
+    argv.push_back(device_id);
+  }
+  Subprocess p(argv, dir + "/token-add-" + name + ".log");
+  EXPECT_EQ(p.WaitExit(std::chrono::seconds(60)), 0) << p.Log();
+  std::istringstream lines(p.Log());
+  std::string secret;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("mft_", 0) == 0) secret = line;
+  }
+  EXPECT_EQ(secret.size(), 4u + 64u) << p.Log();  // "mft_" + 32 random bytes in hex
+  return secret;
+}
 
 }  // namespace memfleet::testing
 
