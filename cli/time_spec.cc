@@ -61,6 +61,18 @@ absl::Status NotRfc3339(std::string_view text, std::string_view why) {
                                                  "); expected e.g. 2026-12-02T16:15:00Z"));
 }
 
+// The milliseconds an RFC 3339 time gives after its seconds ("...:00.25Z" -> ".250"); "" without a
+// fraction. A UTC offset is whole minutes, so they are the same in UTC.
+std::string MillisOf(std::string_view rfc3339) {
+  if (rfc3339.size() < 21 || rfc3339[19] != '.') return "";
+  std::string millis = ".";
+  for (size_t i = 20; i < rfc3339.size() && i < 23 && rfc3339[i] >= '0' && rfc3339[i] <= '9'; ++i) {
+    millis.push_back(rfc3339[i]);
+  }
+  millis.resize(4, '0');
+  return millis;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> ParseRfc3339(std::string_view text) {
@@ -153,7 +165,9 @@ absl::StatusOr<std::string> ParseTimeSpec(std::string_view text, int64_t now_uni
   if (text.size() >= 5 && text[4] == '-') {
     absl::StatusOr<int64_t> t = ParseRfc3339(text);
     if (!t.ok()) return t.status();
-    return FormatRfc3339(*t);
+    absl::StatusOr<std::string> utc = FormatRfc3339(*t);
+    if (utc.ok()) utc->insert(19, MillisOf(text));  // the server keeps times to the millisecond
+    return utc;
   }
   absl::StatusOr<int64_t> ago = ParseAgo(text);
   if (!ago.ok()) {

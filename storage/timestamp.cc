@@ -77,11 +77,16 @@ absl::StatusOr<std::string> NormalizeTimestamp(std::string_view text, std::strin
   if (day < 1 || day > DaysInMonth(year, static_cast<int>(month))) return bad("day out of range");
   if (hour > 23 || minute > 59 || second > 60) return bad("time out of range");
   size_t pos = 19;
+  int64_t millis = 0;
   if (Expect(text, pos, '.')) {
     ++pos;
     size_t first = pos;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (pos - first < 3) millis = millis * 10 + (text[pos] - '0');
+      ++pos;
+    }
     if (pos == first) return bad("empty fraction of a second");
+    for (size_t digits = pos - first; digits < 3; ++digits) millis *= 10;
   }
   int64_t offset_minutes = 0;
   if (Expect(text, pos, 'Z') || Expect(text, pos, 'z')) {
@@ -110,9 +115,10 @@ absl::StatusOr<std::string> NormalizeTimestamp(std::string_view text, std::strin
   CivilFromDays(days, &y, &m, &d);
   if (y < 0 || y > 9999) return bad("year out of range after conversion to UTC");
   const int64_t hh = secs / 3600, mm = (secs % 3600) / 60, ss = leap_second ? 60 : secs % 60;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(y), static_cast<int>(m),
-                static_cast<int>(d), static_cast<int>(hh), static_cast<int>(mm), static_cast<int>(ss));
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", static_cast<int>(y), static_cast<int>(m),
+                static_cast<int>(d), static_cast<int>(hh), static_cast<int>(mm), static_cast<int>(ss),
+                static_cast<int>(millis));
   return std::string(buf);
 }
 

@@ -22,6 +22,7 @@
 #include "capture/capture_header.h"
 #include "proto/capture_id.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::agent {
 namespace {
@@ -29,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr char kTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string Tree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 
 class FakeClock : public Clock {
  public:
@@ -108,7 +109,7 @@ class SchedulerTest : public ::testing::Test {
 };
 
 TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
   scheduler.set_sink(&sink_);
 
@@ -137,7 +138,7 @@ TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
   EXPECT_EQ(header->captured_at, "2026-12-02T16:15:00Z");
   EXPECT_EQ(header->ddr_size_kb, 16777216u);
   // Node contents are carried verbatim.
-  EXPECT_EQ(*capture->FileContent("proc/meminfo"), testing::ReadFileForTest(std::string(kTree) + "/proc/meminfo"));
+  EXPECT_EQ(*capture->FileContent("proc/meminfo"), testing::ReadFileForTest(std::string(Tree()) + "/proc/meminfo"));
   EXPECT_EQ(taken->node_count, capture->size());
 
   clock_.Set("2026-12-02T16:20:00Z");
@@ -152,7 +153,7 @@ TEST_F(SchedulerTest, TwoAgentsWithTheSameDeviceIdNeverWriteTheSameCaptureId) {
   // the server cannot ack the second as "already stored" and let its agent delete it.
   absl::StatusOr<std::unique_ptr<Spool>> other_spool = Spool::Open({dir_ + "/other-spool", 64ull << 20});
   ASSERT_TRUE(other_spool.ok()) << other_spool.status();
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   SchedulerOptions unset = options_;
   unset.capture_instance = "";
   Scheduler first(io_, tree, clock_, *spool_, unset);
@@ -191,7 +192,7 @@ TEST_F(SchedulerTest, FailedCaptureForASweepIsReported) {
 }
 
 TEST_F(SchedulerTest, OnceExitsZeroWhenItsCaptureIsAcked) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.once = true;
   options_.once_timeout = 20s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
@@ -211,7 +212,7 @@ TEST_F(SchedulerTest, OnceExitsZeroWhenItsCaptureIsAcked) {
 }
 
 TEST_F(SchedulerTest, OnceFailsWhenNotDeliveredInTimeAndKeepsTheCapture) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.once = true;
   options_.once_timeout = 1s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
@@ -222,7 +223,7 @@ TEST_F(SchedulerTest, OnceFailsWhenNotDeliveredInTimeAndKeepsTheCapture) {
 }
 
 TEST_F(SchedulerTest, OnceFailsWhenTheServerRejectsForGood) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.once = true;
   options_.once_timeout = 20s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
@@ -235,7 +236,7 @@ TEST_F(SchedulerTest, OnceFailsWhenTheServerRejectsForGood) {
 }
 
 TEST_F(SchedulerTest, DaemonTakesACaptureAtStartAndOnCaptureNow) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.interval = 3600s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
   scheduler.set_sink(&sink_);

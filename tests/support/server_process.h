@@ -18,15 +18,16 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::testing {
 
 class ServerProcess {
  public:
-  // Starts MEMFLEET_BIN_DIR/memfleet-server with `extra` flags; address() is "" (and the test fails) when
+  // Starts the build's memfleet-server with `extra` flags; address() is "" (and the test fails) when
   // it never said where it listens.
   explicit ServerProcess(const std::string& dir, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {std::string(MEMFLEET_BIN_DIR) + "/memfleet-server", "--listen", "127.0.0.1:0",
+    std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0",
                                      "--db", dir + "/memfleet.db"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<Subprocess>(argv, dir + "/server.log");
