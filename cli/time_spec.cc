@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/utc_time.h"
 
 namespace memfleet::cli {
 namespace {
@@ -15,16 +16,6 @@ constexpr int64_t kSecondsPerDay = 86400;
 // 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range four-digit RFC 3339 years can say.
 constexpr int64_t kMinUnixS = -62167219200;
 constexpr int64_t kMaxUnixS = 253402300799;
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
 
 void CivilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
   z += 719468;

@@ -6,6 +6,7 @@
 //   FormatUtcMillis(std::chrono::system_clock::now());   // "2026-12-02T16:15:00.123Z"
 //   UtcMillisOf("2026-12-02T16:15:00.123Z");              // 1796228100123
 //   UtcMillisOf("2026-12-02T16:15:00Z");                  // 1796228100000
+//   DaysFromCivil(1970, 1, 2);                            // 1 (the calendar arithmetic under both)
 //
 // Header-only; pure except FormatUtcMillis's gmtime_r; thread-safe.
 #ifndef MEMFLEET_COMMON_UTC_TIME_H_
@@ -34,6 +35,16 @@ inline std::string FormatUtcMillis(std::chrono::system_clock::time_point at) {
   return stamp;
 }
 
+// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil); month 1-12.
+inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
 namespace utc_time_internal {
 
 inline bool Digits(std::string_view s, size_t pos, size_t n, int64_t* value) {
@@ -44,16 +55,6 @@ inline bool Digits(std::string_view s, size_t pos, size_t n, int64_t* value) {
   }
   *value = v;
   return true;
-}
-
-// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil).
-inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
 }
 
 }  // namespace utc_time_internal
@@ -74,7 +75,7 @@ inline std::optional<int64_t> UtcMillisOf(std::string_view t) {
   }
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return std::nullopt;
   const int64_t seconds =
-      utc_time_internal::DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
   return seconds * 1000 + millis;
 }
 
