@@ -449,7 +449,7 @@ TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
     v1::GetReportResponse resp;
     grpc::Status before = get_report(kQcomDevice, "2026-11-29T00:00:00Z", "", &resp);
     EXPECT_EQ(before.error_code(), grpc::StatusCode::NOT_FOUND);
-    EXPECT_THAT(before.error_message(), HasSubstr("at or before 2026-11-29T00:00:00Z"));
+    EXPECT_THAT(before.error_message(), HasSubstr("at or before 2026-11-29T00:00:00.000Z"));
     grpc::Status unknown = get_report("sim-nobody", "", "", &resp);
     EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
     EXPECT_THAT(unknown.error_message(), HasSubstr("unknown device \"sim-nobody\""));
