@@ -25,6 +25,7 @@ using nlohmann::json;
 std::string QcomTree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 constexpr char kQcomDevice[] = "sim-qcom-101";  // its capture.json's device_id
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
+constexpr char kStoredAt[] = "2026-11-30T08:00:00.000Z";  // kCapturedAt as the store keeps it
 
 class CliTest : public ::testing::Test {
  protected:
@@ -104,7 +105,7 @@ TEST_F(CliTest, ProcessAndTrendTakeABaseNameOrAnEndOfTheCmdline) {
       << out;
   EXPECT_NE(out.find("memfleet trend: \"surfaceflinger\" is \"/system/bin/surfaceflinger\""), std::string::npos)
       << out;
-  EXPECT_NE(out.find("captured_at,capture_id,pid,total_kb\r\n" + std::string(kCapturedAt) + ","), std::string::npos)
+  EXPECT_NE(out.find("captured_at,capture_id,pid,total_kb\r\n" + std::string(kStoredAt) + ","), std::string::npos)
       << out;
 }
 

@@ -235,7 +235,7 @@ TEST_F(PipelineTest, SpooledCaptureIsDeliveredOnceWhenTheServerComesUp) {
                                  {"--once", "--once-timeout", "90"});
   // The server is not there: the capture waits in the spool while the agent backs off, twice.
   ASSERT_FALSE(agent.WaitForLine("capture ", std::chrono::seconds(60)).empty()) << agent.Log();
-  ASSERT_TRUE(agent.WaitForLines("cannot connect to " + address, 2, std::chrono::seconds(60))) << agent.Log();
+  ASSERT_TRUE(agent.WaitForLines("cannot connect to ipv4:" + address, 2, std::chrono::seconds(60))) << agent.Log();
   ASSERT_FALSE(agent.Exited()) << agent.Log();
   EXPECT_EQ(StartServer(address), address);
   EXPECT_EQ(agent.WaitExit(std::chrono::seconds(90)), 0) << agent.Log();

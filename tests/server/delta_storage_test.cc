@@ -69,7 +69,7 @@ class DeltaStorageTest : public ::testing::Test {
     AssembledCapture a;
     a.device_id = device;
     a.capture_id = testing::CaptureId(device, seq);
-    char at[32];  // the store's form, as AgentStream hands the time over
+    char at[48];  // the store's form, as AgentStream hands the time over
     std::snprintf(at, sizeof(at), "2026-11-30T%02d:%02d:00.000Z", 8 + seq / 60, seq % 60);
     a.captured_at = at;
     a.capture = Later(sample_, seq);
