@@ -159,7 +159,7 @@ std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const s
 // The five trees collected once, as the agent would (CaptureTreeFs + CollectCapture).
 bool LoadTemplates(std::vector<capture::Capture>& out) {
   for (const char* name : kTrees) {
-    agent::CaptureTreeFs fs(testing::TestData("captures/" + name + "/tree"));
+    agent::CaptureTreeFs fs(testing::TestData(std::string("captures/") + name + "/tree"));
     absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
     if (!c.ok()) {
       std::fprintf(stderr, "collect %s: %s\n", name, c.status().ToString().c_str());
