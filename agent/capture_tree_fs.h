@@ -2,7 +2,7 @@
 // recorded capture exactly as it reads a live root. `<path>.err` holds the errno a node failed with; `<path>@<arg>` a
 // write-then-read or per-pid node; `cmd/<name>[@<arg>]` a command's output.
 //
-//   CaptureTreeFs fs(MEMFLEET_TEST_DATA_DIR "/captures/qcom-edge/tree");
+//   CaptureTreeFs fs("tests/data/captures/qcom-edge/tree");
 //   fs.Read("proc/22459/oom_score_adj").errno_name;   // "EACCES", from oom_score_adj.err
 //   fs.RunCommand("native_heap", "14969").content;     // the file cmd/native_heap@14969
 //

@@ -2,7 +2,7 @@
 // stamped with (RFC 3339 UTC) and a steady time for measuring durations.
 //
 //   SystemClock clock;
-//   std::string at = clock.NowRfc3339();   // "2026-12-02T16:15:00Z"
+//   std::string at = clock.NowRfc3339();   // "2026-12-02T16:15:00.123Z"
 //
 // SystemClock is thread-safe; fakes need not be.
 #ifndef MEMFLEET_AGENT_CLOCK_H_
@@ -16,7 +16,7 @@ namespace memfleet::agent {
 class Clock {
  public:
   virtual ~Clock() = default;
-  // UTC, whole seconds: "YYYY-MM-DDTHH:MM:SSZ" (lexicographic order is time order).
+  // UTC, milliseconds: "YYYY-MM-DDTHH:MM:SS.mmmZ" (common/utc_time.h; lexicographic order is time order).
   virtual std::string NowRfc3339() = 0;
   virtual std::chrono::steady_clock::time_point SteadyNow() = 0;
 };
@@ -27,7 +27,7 @@ class SystemClock final : public Clock {
   std::chrono::steady_clock::time_point SteadyNow() override { return std::chrono::steady_clock::now(); }
 };
 
-// "YYYY-MM-DDTHH:MM:SSZ" for a wall time (sub-second part dropped).
+// "YYYY-MM-DDTHH:MM:SS.mmmZ" for a wall time (sub-millisecond part dropped).
 std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 
 }  // namespace memfleet::agent

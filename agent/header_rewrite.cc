@@ -9,43 +9,17 @@
 #include "capture/capture_header.h"
 #include "capture/node_path.h"
 #include "common/bounded_json.h"
+#include "common/utc_time.h"
 
 namespace memfleet::agent {
-namespace {
 
-bool Digits(std::string_view s, size_t pos, size_t n, int* value) {
-  int v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    v = v * 10 + (s[i] - '0');
-  }
-  *value = v;
-  return true;
-}
-
-}  // namespace
-
-bool IsRfc3339UtcSeconds(std::string_view t) {
-  // 0123456789012345678 9
-  // YYYY-MM-DDTHH:MM:SSZ
-  if (t.size() != 20 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' ||
-      t[19] != 'Z') {
-    return false;
-  }
-  int year, month, day, hour, minute, second;
-  if (!Digits(t, 0, 4, &year) || !Digits(t, 5, 2, &month) || !Digits(t, 8, 2, &day) ||
-      !Digits(t, 11, 2, &hour) || !Digits(t, 14, 2, &minute) || !Digits(t, 17, 2, &second)) {
-    return false;
-  }
-  // Second 60 is a leap second, which RFC 3339 allows.
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59 && second <= 60;
-}
+bool IsRfc3339Utc(std::string_view t) { return UtcMillisOf(t).has_value(); }
 
 absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, const std::string& device_id,
                                                  const std::string& captured_at) {
-  if (!IsRfc3339UtcSeconds(captured_at)) {
+  if (!IsRfc3339Utc(captured_at)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("capture time \"", captured_at, "\" is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SSZ)"));
+        absl::StrCat("capture time \"", captured_at, "\" is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SS.mmmZ)"));
   }
   // Bounded as the server bounds it: a hostile capture tree must not overflow the agent's stack in dump().
   absl::StatusOr<nlohmann::ordered_json> parsed =

@@ -2,7 +2,7 @@
 // --device-id and the capture time written over its own, every other field (page_size, ddr_size_kb,
 // model, ...) kept, so that a recorded capture replays as a live device. (Capture ids: proto/capture_id.h.)
 //
-//   absl::StatusOr<std::string> h = RewriteCaptureHeader(json, "lab-7", "2026-12-02T16:15:00Z");
+//   absl::StatusOr<std::string> h = RewriteCaptureHeader(json, "lab-7", "2026-12-02T16:15:00.123Z");
 //
 // Pure functions; thread-safe.
 #ifndef MEMFLEET_AGENT_HEADER_REWRITE_H_
@@ -17,8 +17,9 @@
 
 namespace memfleet::agent {
 
-// True for "YYYY-MM-DDTHH:MM:SSZ" with a plausible month, day, hour, minute and second.
-bool IsRfc3339UtcSeconds(std::string_view text);
+// True for "YYYY-MM-DDTHH:MM:SS.mmmZ" or "YYYY-MM-DDTHH:MM:SSZ" with a plausible month, day, hour,
+// minute and second (common/utc_time.h).
+bool IsRfc3339Utc(std::string_view text);
 
 // capture.json with "device_id" and "captured_at" replaced (added when missing), the other fields kept in
 // their order. InvalidArgument when the text is not a JSON object or `captured_at` is not RFC 3339 UTC.

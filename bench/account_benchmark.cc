@@ -26,11 +26,12 @@
 #include "server/accounting/smaps_parser.h"
 #include "server/accounting/sysfs_value.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string Data(const std::string& rel) { return std::string(MEMFLEET_TEST_DATA_DIR) + "/" + rel; }
+std::string Data(const std::string& rel) { return testing::TestData(rel); }
 
 // qcom-sm8450's whole-device nodes plus 300 processes, each with AOSP's full smaps.
 const Capture& ThreeHundredProcesses() {

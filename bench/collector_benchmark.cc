@@ -37,13 +37,14 @@
 #include "benchmark/benchmark.h"
 #include "proto/capture_codec.h"
 #include "server/lab_server.h"
+#include "tests/support/test_paths.h"
 
 extern char** environ;
 
 namespace memfleet::agent {
 namespace {
 
-std::string Tree() { return std::string(MEMFLEET_TEST_DATA_DIR) + "/captures/qcom-sm8450/tree"; }
+std::string Tree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 
 CollectOptions RootOptions() {
   CollectOptions o;

@@ -45,6 +45,7 @@
 #include "server/delta_keyframes.h"
 #include "server/lab_server.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::bench {
 namespace {
@@ -158,7 +159,7 @@ std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const s
 // The five trees collected once, as the agent would (CaptureTreeFs + CollectCapture).
 bool LoadTemplates(std::vector<capture::Capture>& out) {
   for (const char* name : kTrees) {
-    agent::CaptureTreeFs fs(std::string(MEMFLEET_TEST_DATA_DIR) + "/captures/" + name + "/tree");
+    agent::CaptureTreeFs fs(testing::TestData(std::string("captures/") + name + "/tree"));
     absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
     if (!c.ok()) {
       std::fprintf(stderr, "collect %s: %s\n", name, c.status().ToString().c_str());

@@ -18,6 +18,7 @@
 #include "report/report_json.h"
 #include "server/metrics/device_figures.h"
 #include "server/metrics/fleet_metrics.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::metrics {
 namespace {
@@ -26,7 +27,7 @@ constexpr size_t kProcessesPerDevice = 400;
 constexpr size_t kTopProcesses = 20;
 
 std::string ReadFixture(const std::string& relative) {
-  std::ifstream in(std::string(MEMFLEET_TEST_DATA_DIR) + "/" + relative);
+  std::ifstream in(testing::TestData(relative));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

@@ -39,6 +39,7 @@
 #include "report/report.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::storage {
 namespace {
@@ -330,7 +331,7 @@ const std::vector<capture::Capture>& SampleCaptures() {
   static const std::vector<capture::Capture>* const kCaptures = [] {
     auto* out = new std::vector<capture::Capture>();
     for (const char* name : kSampleTrees) {
-      agent::CaptureTreeFs fs(std::string(MEMFLEET_TEST_DATA_DIR) + "/captures/" + name + "/tree");
+      agent::CaptureTreeFs fs(testing::TestData(std::string("captures/") + name + "/tree"));
       absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
       out->push_back(c.ok() ? *std::move(c) : capture::Capture());
     }

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/utc_time.h"
 
 namespace memfleet::cli {
 namespace {
@@ -15,16 +16,6 @@ constexpr int64_t kSecondsPerDay = 86400;
 // 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range four-digit RFC 3339 years can say.
 constexpr int64_t kMinUnixS = -62167219200;
 constexpr int64_t kMaxUnixS = 253402300799;
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
 
 void CivilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
   z += 719468;
@@ -59,6 +50,18 @@ bool Digits(std::string_view text, size_t pos, size_t width, int64_t& value) {
 absl::Status NotRfc3339(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("\"", std::string(text), "\" is not an RFC 3339 time (", std::string(why),
                                                  "); expected e.g. 2026-12-02T16:15:00Z"));
+}
+
+// The milliseconds an RFC 3339 time gives after its seconds ("...:00.25Z" -> ".250"); "" without a
+// fraction. A UTC offset is whole minutes, so they are the same in UTC.
+std::string MillisOf(std::string_view rfc3339) {
+  if (rfc3339.size() < 21 || rfc3339[19] != '.') return "";
+  std::string millis = ".";
+  for (size_t i = 20; i < rfc3339.size() && i < 23 && rfc3339[i] >= '0' && rfc3339[i] <= '9'; ++i) {
+    millis.push_back(rfc3339[i]);
+  }
+  millis.resize(4, '0');
+  return millis;
 }
 
 }  // namespace
@@ -153,7 +156,9 @@ absl::StatusOr<std::string> ParseTimeSpec(std::string_view text, int64_t now_uni
   if (text.size() >= 5 && text[4] == '-') {
     absl::StatusOr<int64_t> t = ParseRfc3339(text);
     if (!t.ok()) return t.status();
-    return FormatRfc3339(*t);
+    absl::StatusOr<std::string> utc = FormatRfc3339(*t);
+    if (utc.ok()) utc->insert(19, MillisOf(text));  // the server keeps times to the millisecond
+    return utc;
   }
   absl::StatusOr<int64_t> ago = ParseAgo(text);
   if (!ago.ok()) {

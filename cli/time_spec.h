@@ -24,7 +24,8 @@ absl::StatusOr<std::string> FormatRfc3339(int64_t unix_s);
 // A span back from now: a positive integer and a unit, s m h d w ("90m", "24h", "7d", "2w").
 absl::StatusOr<int64_t> ParseAgo(std::string_view text);
 
-// --since / --at: a span back from now_unix_s (ParseAgo) or an RFC 3339 time, as RFC 3339 UTC.
+// --since / --at: a span back from now_unix_s (ParseAgo) or an RFC 3339 time, as RFC 3339 UTC; the
+// milliseconds of a time that gives them are kept ("...T18:15:00.25+02:00" -> "...T16:15:00.250Z").
 absl::StatusOr<std::string> ParseTimeSpec(std::string_view text, int64_t now_unix_s);
 
 }  // namespace memfleet::cli

@@ -17,22 +17,16 @@
 #include <string_view>
 
 #include "absl/synchronization/mutex.h"
+#include "common/utc_time.h"
 
 namespace memfleet {
 
 // The line for `message` logged by `program` at `at`, newline included (exposed for tests).
 inline std::string FormatLogLine(std::string_view program, std::string_view message,
                                  std::chrono::system_clock::time_point at) {
-  const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
-  const time_t seconds = static_cast<time_t>(ms / 1000);
-  struct tm utc {};
-  gmtime_r(&seconds, &utc);
-  char stamp[40];
-  size_t n = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(stamp + n, sizeof(stamp) - n, ".%03dZ ", static_cast<int>(ms % 1000));
-  std::string line;
+  std::string line = FormatUtcMillis(at);
   line.reserve(message.size() + program.size() + 32);
-  line.append(stamp);
+  line.push_back(' ');
   line.append(program.data(), program.size());
   line.append(": ");
   line.append(message.data(), message.size());

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "common/utc_time.h"
 
 namespace memfleet::wire {
 namespace {
@@ -87,18 +88,17 @@ absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.
 absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::string_view captured_at,
                                           std::string_view instance, uint64_t sequence) {
   if (device_id.empty()) return absl::InvalidArgumentError("empty device id");
+  // Ids name the whole second: the milliseconds of "YYYY-MM-DDTHH:MM:SS.mmmZ" are left out.
+  if (!UtcMillisOf(captured_at).has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("capture time ", Quoted(captured_at),
+                                                   " is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SS.mmmZ)"));
+  }
   std::string compact;
   compact.reserve(kTimeChars);
-  for (char c : captured_at) {
+  for (char c : captured_at.substr(0, 19)) {
     if (c != '-' && c != ':') compact.push_back(c);
   }
-  // The separators must sit where RFC 3339 puts them, not merely be absent from the compact form.
-  const bool separators = captured_at.size() == 20 && captured_at[4] == '-' && captured_at[7] == '-' &&
-                          captured_at[13] == ':' && captured_at[16] == ':';
-  if (!separators || !IsCompactTime(compact)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("capture time ", Quoted(captured_at), " is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SSZ)"));
-  }
+  compact.push_back('Z');
   if (!IsInstance(instance)) {
     return absl::InvalidArgumentError(absl::StrCat("capture id instance ", Quoted(instance), " is not ",
                                                    kCaptureInstanceChars, " lowercase hex digits"));

@@ -9,7 +9,7 @@
 // their spools drain after an upgrade. The suffix after the device id has a fixed shape, so the device id
 // is whatever precedes it: device "phone" cannot write an id of device "phone-42".
 //
-//   absl::StatusOr<std::string> id = MakeCaptureId("lab-7", "2026-12-02T16:15:00Z", "3f9a0c1e", 42);
+//   absl::StatusOr<std::string> id = MakeCaptureId("lab-7", "2026-12-02T16:15:00.123Z", "3f9a0c1e", 42);
 //   std::optional<std::string_view> device = CaptureIdDevice(*id);   // "lab-7"
 //
 // Pure functions (NewCaptureInstance reads the kernel's random source); thread-safe.
@@ -28,9 +28,9 @@ namespace memfleet::wire {
 
 inline constexpr size_t kCaptureInstanceChars = 8;
 
-// The id of a capture taken at `captured_at` ("YYYY-MM-DDTHH:MM:SSZ") by the agent instance `instance`
-// (kCaptureInstanceChars lowercase hex digits); the sequence is taken mod 10^6. InvalidArgument for an
-// empty device id, a bad time or a bad instance.
+// The id of a capture taken at `captured_at` ("YYYY-MM-DDTHH:MM:SS.mmmZ" or "YYYY-MM-DDTHH:MM:SSZ"; the id
+// keeps the whole second) by the agent instance `instance` (kCaptureInstanceChars lowercase hex digits);
+// the sequence is taken mod 10^6. InvalidArgument for an empty device id, a bad time or a bad instance.
 absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::string_view captured_at,
                                           std::string_view instance, uint64_t sequence);
 

@@ -1,26 +1,35 @@
 #include "server/clock.h"
 
-#include <cstdio>
-#include <ctime>
+#include <chrono>
 
 #include "common/log_line.h"
+#include "common/utc_time.h"
 
 namespace memfleet::server {
 
-std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+namespace {
+
+class RealSteady final : public SteadyClock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return std::chrono::steady_clock::now(); }
+};
+
+}  // namespace
+
+SteadyClock& RealSteadyClock() {
+  static RealSteady* const clock = new RealSteady;
+  return *clock;
 }
+
+std::string NowRfc3339() { return FormatUtcMillis(std::chrono::system_clock::now()); }
 
 std::string CompactUtc(std::string_view rfc3339) {
   std::string out;
   out.reserve(rfc3339.size());
+  bool fraction = false;
   for (char c : rfc3339) {
-    if (c != '-' && c != ':') out.push_back(c);
+    fraction = (fraction || c == '.') && c != 'Z';
+    if (c != '-' && c != ':' && !fraction) out.push_back(c);
   }
   return out;
 }

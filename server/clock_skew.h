@@ -22,8 +22,9 @@ namespace memfleet::server {
 // leaves room for a phone that lost its network time without letting a capture claim tomorrow.
 inline constexpr std::chrono::seconds kDefaultMaxClockSkew{600};
 
-// Seconds since 1970-01-01T00:00:00Z of a time in the store's form ("YYYY-MM-DDTHH:MM:SSZ", years
-// 0000-9999; a leap second :60 counts as the next second); nullopt for any other text.
+// Whole seconds since 1970-01-01T00:00:00Z (rounded down) of a time in the store's form
+// ("YYYY-MM-DDTHH:MM:SS.mmmZ", or the older "YYYY-MM-DDTHH:MM:SSZ"; common/utc_time.h); nullopt for any
+// other text.
 std::optional<int64_t> EpochSeconds(std::string_view rfc3339_utc);
 
 // `device_time` minus `server_time` in seconds (positive: the device is ahead); nullopt when either is

@@ -6,9 +6,14 @@
 
 namespace memfleet::server {
 
-HelloWatchdog::HelloWatchdog(HelloWatchdogOptions options) : options_(options), thread_([this] { Run(); }) {}
+HelloWatchdog::HelloWatchdog(HelloWatchdogOptions options)
+    : options_(options), clock_(options.clock != nullptr ? *options.clock : RealSteadyClock()) {
+  clock_.AddSleeper(&mu_, &cv_);
+  thread_ = std::thread([this] { Run(); });
+}
 
 HelloWatchdog::~HelloWatchdog() {
+  clock_.RemoveSleeper(&cv_);
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -27,8 +32,8 @@ std::string HelloWatchdog::PeerHost(const std::string& peer) {
 
 absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::ServerContext* context) {
   std::string host = PeerHost(context->peer());
-  const auto deadline = std::chrono::steady_clock::now() + options_.hello_timeout;
   absl::MutexLock lock(&mu_);
+  const auto deadline = clock_.Now() + options_.hello_timeout;
   if (by_deadline_.size() >= options_.max_waiting) {
     return absl::ResourceExhaustedError(absl::StrCat(options_.max_waiting,
                                                      " agent streams are already waiting for their Hello; try again later"));
@@ -68,7 +73,7 @@ size_t HelloWatchdog::waiting() const {
 void HelloWatchdog::Run() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.Now();
     // Cancelled under the lock: a Wait (and the call it watches) cannot end meanwhile, since its
     // destructor takes the lock first. TryCancel makes the stream's blocked Read return false. An
     // expired entry stays until its Wait is destroyed, marked so that it is cancelled once.
@@ -81,7 +86,7 @@ void HelloWatchdog::Run() {
     } else {
       // A copy: the entry may be erased while the lock is released (its stream said Hello).
       const std::chrono::steady_clock::time_point next = it->first;
-      cv_.WaitWithTimeout(&mu_, absl::FromChrono(next - std::chrono::steady_clock::now()));
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(next - now));
     }
   }
 }

@@ -26,6 +26,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "server/clock.h"
 
 namespace memfleet::server {
 
@@ -33,6 +34,7 @@ struct HelloWatchdogOptions {
   std::chrono::milliseconds hello_timeout{10000};
   size_t max_waiting = 1024;          // streams waiting for their Hello, all peers together
   size_t max_waiting_per_host = 256;  // from one host (the peer address; a farm behind one NAT is one host)
+  SteadyClock* clock = nullptr;       // deadlines are measured on it; null: RealSteadyClock()
 };
 
 class HelloWatchdog {
@@ -76,6 +78,7 @@ class HelloWatchdog {
   void Forget(Wait* wait) ABSL_LOCKS_EXCLUDED(mu_);
 
   const HelloWatchdogOptions options_;
+  SteadyClock& clock_;
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
   std::multimap<std::chrono::steady_clock::time_point, Wait*> by_deadline_ ABSL_GUARDED_BY(mu_);

@@ -48,7 +48,9 @@ SweepCoordinator::SweepCoordinator(storage::Store& store, AgentRegistry& registr
         if (o.default_deadline > o.max_deadline) o.default_deadline = o.max_deadline;
         o.keep_finished = std::max<size_t>(o.keep_finished, 1);
         return o;
-      }()) {
+      }()),
+      clock_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {
+  clock_.AddSleeper(&mu_, &reaper_wake_);
   std::random_device rd;
   next_serial_ = (static_cast<uint64_t>(rd()) << 8) & 0xffffff;
   reaper_ = std::thread([this] { ReapLoop(); });
@@ -123,7 +125,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     sweep->record.states[id] = SweepStateName(state);
     if (IsFinalState(state)) ++sweep->done;
   }
-  sweep->deadline = std::chrono::steady_clock::now() + deadline;
+  sweep->deadline = clock_.Now() + deadline;
   {
     absl::MutexLock lock(&mu_);
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
@@ -266,7 +268,7 @@ void SweepCoordinator::ReapLoop() {
   // Locked by hand: Persist runs between iterations with mu_ released.
   mu_.Lock();
   while (!shutting_down_) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock_.Now();
     auto earliest = std::chrono::steady_clock::time_point::max();
     std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
     std::vector<std::shared_ptr<Sweep>> running;
@@ -297,7 +299,7 @@ void SweepCoordinator::ReapLoop() {
     if (earliest == std::chrono::steady_clock::time_point::max()) {
       reaper_wake_.Wait(&mu_);
     } else {
-      reaper_wake_.WaitWithTimeout(&mu_, absl::FromChrono(earliest - std::chrono::steady_clock::now()));
+      reaper_wake_.WaitWithTimeout(&mu_, absl::FromChrono(earliest - now));
     }
   }
   mu_.Unlock();
@@ -330,6 +332,7 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
 }
 
 void SweepCoordinator::Shutdown() {
+  clock_.RemoveSleeper(&reaper_wake_);
   std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
   {
     absl::MutexLock lock(&mu_);

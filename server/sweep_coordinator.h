@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/agent_registry.h"
+#include "server/clock.h"
 #include "server/device_selector.h"
 #include "storage/store.h"
 
@@ -68,6 +69,7 @@ class SweepCoordinator {
     std::chrono::milliseconds max_deadline{std::chrono::hours(1)};
     size_t keep_finished = 64;         // finished sweeps kept in memory for late WaitForProgress calls
     std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
+    SteadyClock* clock = nullptr;      // sweep deadlines are measured on it; null: RealSteadyClock()
   };
 
   SweepCoordinator(storage::Store& store, AgentRegistry& registry, Options options);
@@ -137,6 +139,7 @@ class SweepCoordinator {
   storage::Store& store_;
   AgentRegistry& registry_;
   const Options options_;
+  SteadyClock& clock_;
 
   // Also guards every Sweep reachable from sweeps_ (the analysis cannot name it there).
   mutable absl::Mutex mu_;

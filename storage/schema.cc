@@ -187,6 +187,22 @@ ALTER TABLE devices ADD COLUMN access TEXT NOT NULL DEFAULT '';
 ALTER TABLE devices ADD COLUMN selinux TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 12: times in milliseconds (storage/timestamp.h). A whole-second time "…:SSZ" would sort after
+// "…:SS.500Z" of the same second ('Z' > '.'), so every stored time is rewritten in the new form
+// "…:SS.000Z" and all of them compare as text again. Empty times ('' = not set) stay empty.
+constexpr char kMigration12[] = R"sql(
+UPDATE devices SET last_seen_at = substr(last_seen_at, 1, 19) || '.000Z' WHERE length(last_seen_at) = 20;
+UPDATE captures SET captured_at = substr(captured_at, 1, 19) || '.000Z' WHERE length(captured_at) = 20;
+UPDATE captures SET received_at = substr(received_at, 1, 19) || '.000Z' WHERE length(received_at) = 20;
+UPDATE device_reports SET captured_at = substr(captured_at, 1, 19) || '.000Z' WHERE length(captured_at) = 20;
+UPDATE process_reports SET captured_at = substr(captured_at, 1, 19) || '.000Z' WHERE length(captured_at) = 20;
+UPDATE sweeps SET started_at = substr(started_at, 1, 19) || '.000Z' WHERE length(started_at) = 20;
+UPDATE sweeps SET finished_at = substr(finished_at, 1, 19) || '.000Z' WHERE length(finished_at) = 20;
+UPDATE baselines SET imported_at = substr(imported_at, 1, 19) || '.000Z' WHERE length(imported_at) = 20;
+UPDATE tokens SET created_at = substr(created_at, 1, 19) || '.000Z' WHERE length(created_at) = 20;
+UPDATE tokens SET revoked_at = substr(revoked_at, 1, 19) || '.000Z' WHERE length(revoked_at) = 20;
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -244,7 +260,7 @@ const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations =
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
-                                   kMigration10, kMigration11};
+                                   kMigration10, kMigration11, kMigration12};
   return *kMigrations;
 }
 

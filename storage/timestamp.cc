@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/utc_time.h"
 
 namespace memfleet::storage {
 namespace {
@@ -14,16 +15,6 @@ bool IsLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 int DaysInMonth(int64_t y, int m) {
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   return m == 2 && IsLeapYear(y) ? 29 : kDays[m - 1];
-}
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
 }
 
 void CivilFromDays(int64_t z, int64_t* y, int64_t* m, int64_t* d) {
@@ -77,11 +68,16 @@ absl::StatusOr<std::string> NormalizeTimestamp(std::string_view text, std::strin
   if (day < 1 || day > DaysInMonth(year, static_cast<int>(month))) return bad("day out of range");
   if (hour > 23 || minute > 59 || second > 60) return bad("time out of range");
   size_t pos = 19;
+  int64_t millis = 0;
   if (Expect(text, pos, '.')) {
     ++pos;
     size_t first = pos;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (pos - first < 3) millis = millis * 10 + (text[pos] - '0');
+      ++pos;
+    }
     if (pos == first) return bad("empty fraction of a second");
+    for (size_t digits = pos - first; digits < 3; ++digits) millis *= 10;
   }
   int64_t offset_minutes = 0;
   if (Expect(text, pos, 'Z') || Expect(text, pos, 'z')) {
@@ -110,9 +106,10 @@ absl::StatusOr<std::string> NormalizeTimestamp(std::string_view text, std::strin
   CivilFromDays(days, &y, &m, &d);
   if (y < 0 || y > 9999) return bad("year out of range after conversion to UTC");
   const int64_t hh = secs / 3600, mm = (secs % 3600) / 60, ss = leap_second ? 60 : secs % 60;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(y), static_cast<int>(m),
-                static_cast<int>(d), static_cast<int>(hh), static_cast<int>(mm), static_cast<int>(ss));
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", static_cast<int>(y), static_cast<int>(m),
+                static_cast<int>(d), static_cast<int>(hh), static_cast<int>(mm), static_cast<int>(ss),
+                static_cast<int>(millis));
   return std::string(buf);
 }
 

@@ -1,12 +1,14 @@
-// The one canonical time format of the store: RFC 3339 UTC, whole seconds, "YYYY-MM-DDTHH:MM:SSZ".
-// Every time is normalised to it before it is written or compared, because the store's range queries
-// (GetReport at a time, ProcessHistory since) and its ORDER BYs compare these strings
-// lexicographically, which is chronological only when all of them have this exact shape.
+// The one canonical time format of the store: RFC 3339 UTC with milliseconds, "YYYY-MM-DDTHH:MM:SS.mmmZ"
+// (common/utc_time.h). Every time is normalised to it before it is written or compared, because the
+// store's range queries (GetReport at a time, ProcessHistory since) and its ORDER BYs compare these
+// strings lexicographically, which is chronological only when all of them have this exact shape:
+// "10:00:00Z" would sort after "10:00:00.500Z" ('Z' > '.'), so a whole second is written ".000Z", and
+// schema version 12 rewrote the whole-second times of older databases so.
 //
-//   NormalizeTimestamp("2024-05-01T12:00:00.250+02:00")  ->  "2024-05-01T10:00:00Z"
+//   NormalizeTimestamp("2024-05-01T12:00:00.250+02:00")  ->  "2024-05-01T10:00:00.250Z"
+//   NormalizeTimestamp("2024-05-01T10:00:00Z")           ->  "2024-05-01T10:00:00.000Z"
 //
-// Sub-second digits are dropped (truncated): the store's time resolution is one second, which is what
-// the agent writes anyway. Pure functions; thread-safe.
+// Digits past the millisecond are dropped (truncated). Pure functions; thread-safe.
 #ifndef MEMFLEET_STORAGE_TIMESTAMP_H_
 #define MEMFLEET_STORAGE_TIMESTAMP_H_
 

@@ -18,6 +18,7 @@
 #include "agent/root_kind.h"
 #include "cli/output_format.h"
 #include "cli/report_table.h"
+#include "common/utc_time.h"
 #include "server/accounting/account.h"
 #include "server/accounting/graphics_libraries.h"
 #include "report/report_json.h"
@@ -33,15 +34,6 @@ bool IsDir(const std::string& path) {
 bool IsFile(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string NowRfc3339() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string HostName() {
@@ -106,7 +98,7 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   }
   agent::CollectOptions collect;
   collect.device_id = HostName();
-  collect.captured_at = NowRfc3339();
+  collect.captured_at = FormatUtcMillis(std::chrono::system_clock::now());
   collect.page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   absl::StatusOr<capture::Capture> capture = agent::CollectCapture(*fs, collect);
   if (!capture.ok()) {

@@ -12,6 +12,7 @@
 #include "capture/capture_header.h"
 #include "tests/support/fake_root_fs.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::agent {
 namespace {
@@ -20,7 +21,7 @@ TEST(RewriteCaptureHeaderTest, ReplacesDeviceAndTimeKeepsTheRest) {
   // tests/data/captures/qcom-sm8450/tree/capture.json: device sim-qcom-101, 2026-11-30T08:00:00Z,
   // page_size 4096, ddr_size_kb 16777216.
   std::string original =
-      testing::ReadFileForTest(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree/capture.json");
+      testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/tree/capture.json"));
   ASSERT_NE(original.find("sim-qcom-101"), std::string::npos);
   absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z");
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
@@ -94,11 +95,14 @@ TEST(RewriteCaptureHeaderTest, RefusesAHeaderOverTheServersSizeCap) {
 
 TEST(RewriteCaptureHeaderTest, RefusesATimeThatIsNotRfc3339Utc) {
   for (const char* at : {"", "2026-12-02 16:15:00", "2026-12-02T16:15:00", "2026-12-02T16:15:00+01:00",
-                         "2026-13-02T16:15:00Z", "2026-12-02T24:00:00Z", "2026-12-02T16:15:00.123Z"}) {
+                         "2026-13-02T16:15:00Z", "2026-12-02T24:00:00Z", "2026-12-02T16:15:00.12Z",
+                         "2026-12-02T16:15:00.1234Z", "2026-12-02T16:15:00.12xZ", "2026-12-02T16:15:00,123Z"}) {
     EXPECT_EQ(RewriteCaptureHeader("{}", "lab-7", at).status().code(), absl::StatusCode::kInvalidArgument) << at;
-    EXPECT_FALSE(IsRfc3339UtcSeconds(at)) << at;
+    EXPECT_FALSE(IsRfc3339Utc(at)) << at;
   }
-  EXPECT_TRUE(IsRfc3339UtcSeconds("2026-12-31T23:59:60Z"));  // a leap second
+  EXPECT_TRUE(IsRfc3339Utc("2026-12-31T23:59:60Z"));  // a leap second
+  EXPECT_TRUE(IsRfc3339Utc("2026-12-02T16:15:00.123Z"));  // what the agent writes
+  EXPECT_TRUE(IsRfc3339Utc("2026-12-02T16:15:00Z"));      // what earlier agents wrote
 }
 
 TEST(RewriteCaptureHeaderTest, DeviceIdThatIsNotUtf8DoesNotThrow) {
@@ -141,7 +145,7 @@ TEST(DeviceFactsTest, FromAHeader) {
 TEST(DeviceFactsTest, SampleTreeHasNoBuildFacts) {
   // The bundled qcom-sm8450 header names no model or SoC: they stay empty (--model / --soc fill them).
   absl::StatusOr<DeviceFacts> f = DeviceFactsFromHeader(
-      testing::ReadFileForTest(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree/capture.json"));
+      testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/tree/capture.json")));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->model, "");
   EXPECT_EQ(f->soc, "");
@@ -183,7 +187,7 @@ TEST(DeviceFactsTest, LiveRootKernelFromOsrelease) {
 
 TEST(DeviceFactsTest, LiveAndroidRootFactsFromGetprop) {
   testing::FakeRootFs fs;
-  fs.AddFile("cmd/getprop", testing::ReadFileForTest(MEMFLEET_TEST_DATA_DIR "/nodes/getprop/pixel7_a14.txt"));
+  fs.AddFile("cmd/getprop", testing::ReadFileForTest(testing::TestData("nodes/getprop/pixel7_a14.txt")));
   fs.AddFile("sys/fs/selinux/enforce", "1");
   DeviceFacts f = LiveRootFacts(fs, 4096, 2000);
   EXPECT_EQ(f.model, "Pixel 7");

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::agent {
 namespace {
@@ -27,7 +28,7 @@ using memfleet::testing::TempDir;
 std::string Message(const absl::StatusOr<RootKind>& kind) { return std::string(kind.status().message()); }
 
 TEST(RootKindTest, SampleTreeIsACaptureTreeAndSlashIsLive) {
-  EXPECT_EQ(*ChooseRootKind(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree", false), RootKind::kCaptureTree);
+  EXPECT_EQ(*ChooseRootKind(testing::TestData("captures/qcom-sm8450/tree"), false), RootKind::kCaptureTree);
   ASSERT_FALSE(fs::exists("/capture.json"));
   EXPECT_EQ(*ChooseRootKind("/", false), RootKind::kLiveRoot);
   EXPECT_EQ(*ChooseRootKind("/", true), RootKind::kLiveRoot);

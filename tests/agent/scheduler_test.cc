@@ -23,6 +23,7 @@
 #include "proto/capture_id.h"
 #include "tests/support/fake_root_fs.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::agent {
 namespace {
@@ -30,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr char kTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string Tree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 
 class FakeClock : public Clock {
  public:
@@ -109,7 +110,7 @@ class SchedulerTest : public ::testing::Test {
 };
 
 TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
   scheduler.set_sink(&sink_);
 
@@ -138,7 +139,7 @@ TEST_F(SchedulerTest, CaptureIsStampedSpooledThenHandedOn) {
   EXPECT_EQ(header->captured_at, "2026-12-02T16:15:00Z");
   EXPECT_EQ(header->ddr_size_kb, 16777216u);
   // Node contents are carried verbatim.
-  EXPECT_EQ(*capture->FileContent("proc/meminfo"), testing::ReadFileForTest(std::string(kTree) + "/proc/meminfo"));
+  EXPECT_EQ(*capture->FileContent("proc/meminfo"), testing::ReadFileForTest(std::string(Tree()) + "/proc/meminfo"));
   EXPECT_EQ(taken->node_count, capture->size());
 
   clock_.Set("2026-12-02T16:20:00Z");
@@ -153,7 +154,7 @@ TEST_F(SchedulerTest, TwoAgentsWithTheSameDeviceIdNeverWriteTheSameCaptureId) {
   // the server cannot ack the second as "already stored" and let its agent delete it.
   absl::StatusOr<std::unique_ptr<Spool>> other_spool = Spool::Open({dir_ + "/other-spool", 64ull << 20});
   ASSERT_TRUE(other_spool.ok()) << other_spool.status();
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   SchedulerOptions unset = options_;
   unset.capture_instance = "";
   Scheduler first(io_, tree, clock_, *spool_, unset);
@@ -243,7 +244,7 @@ TEST_F(SchedulerTest, FailedCaptureForASweepIsReported) {
 }
 
 TEST_F(SchedulerTest, OnceExitsZeroWhenItsCaptureIsAcked) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.once = true;
   options_.once_timeout = 20s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
@@ -263,7 +264,7 @@ TEST_F(SchedulerTest, OnceExitsZeroWhenItsCaptureIsAcked) {
 }
 
 TEST_F(SchedulerTest, OnceFailsWhenNotDeliveredInTimeAndKeepsTheCapture) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.once = true;
   options_.once_timeout = 1s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
@@ -274,7 +275,7 @@ TEST_F(SchedulerTest, OnceFailsWhenNotDeliveredInTimeAndKeepsTheCapture) {
 }
 
 TEST_F(SchedulerTest, OnceFailsWhenTheServerRejectsForGood) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.once = true;
   options_.once_timeout = 20s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
@@ -287,7 +288,7 @@ TEST_F(SchedulerTest, OnceFailsWhenTheServerRejectsForGood) {
 }
 
 TEST_F(SchedulerTest, DaemonTakesACaptureAtStartAndOnCaptureNow) {
-  CaptureTreeFs tree(kTree);
+  CaptureTreeFs tree(Tree());
   options_.interval = 3600s;
   Scheduler scheduler(io_, tree, clock_, *spool_, options_);
   scheduler.set_sink(&sink_);

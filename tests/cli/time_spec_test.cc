@@ -71,6 +71,9 @@ TEST(ParseTimeSpecTest, SpansCountBackFromNow) {
 TEST(ParseTimeSpecTest, Rfc3339IsNormalisedToUtc) {
   EXPECT_EQ(ParseTimeSpec("2026-12-02T18:15:00+02:00", kNow).value(), "2026-12-02T16:15:00Z");
   EXPECT_EQ(ParseTimeSpec("2026-11-30T08:00:00Z", kNow).value(), "2026-11-30T08:00:00Z");
+  // Milliseconds, which the server keeps, survive the conversion; digits past them are dropped.
+  EXPECT_EQ(ParseTimeSpec("2026-12-02T18:15:00.25+02:00", kNow).value(), "2026-12-02T16:15:00.250Z");
+  EXPECT_EQ(ParseTimeSpec("2026-11-30T08:00:00.123456Z", kNow).value(), "2026-11-30T08:00:00.123Z");
 }
 
 TEST(ParseTimeSpecTest, GarbageIsAUsageErrorWithAnExample) {

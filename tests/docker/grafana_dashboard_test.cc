@@ -20,13 +20,14 @@
 #include "tests/support/grafana_dashboard.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_data.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
 
 using nlohmann::json;
 
-const std::string kDocker = std::string(MEMFLEET_TEST_DATA_DIR) + "/../../docker";
+const std::string kDocker = testing::TestData("../../docker");
 
 // Words of PromQL that are not series names: functions, aggregations, keywords.
 const std::set<std::string> kPromqlWords = {

@@ -20,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -27,8 +28,8 @@ namespace {
 using nlohmann::json;
 using testing::Subprocess;
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
-std::string Data(const std::string& rel) { return std::string(MEMFLEET_TEST_DATA_DIR) + "/" + rel; }
+using testing::Bin;
+using testing::TestData;
 
 constexpr char kFingerprint[] = "google/panther/panther:14/UQ1A.240205.004/11269751:user/release-keys";
 
@@ -38,7 +39,7 @@ class AndroidRootTest : public ::testing::Test {
     dir_ = testing::MakeTempDir("memfleet-android-root-");
     ASSERT_FALSE(dir_.empty());
     root_ = dir_ + "/root";
-    std::ifstream meminfo(Data("nodes/meminfo_510.txt"));
+    std::ifstream meminfo(TestData("nodes/meminfo_510.txt"));
     Write("proc/meminfo", std::string(std::istreambuf_iterator<char>(meminfo), {}));
     // Two GPU processes (they map the Mali device), so two heap dumps are asked for.
     for (const char* pid : {"300", "400"}) {
@@ -49,9 +50,9 @@ class AndroidRootTest : public ::testing::Test {
       Write(p + "/smaps_rollup", "00400000-7ffc0000 ---p 00000000 00:00 0    [rollup]\nRss: 12 kB\nPss: 10 kB\n");
       Write(p + "/maps", "7f100000-7f200000 rw-s 00000000 00:05 12 /dev/mali0\n");
     }
-    Program("system/bin/getprop", "cat '" + Data("nodes/getprop/pixel7_a14.txt") + "'\n");
+    Program("system/bin/getprop", "cat '" + TestData("nodes/getprop/pixel7_a14.txt") + "'\n");
     Program("system/bin/dumpsys",
-            "[ \"$1\" = meminfo ] && exec cat '" + Data("dumpsys/meminfo_summary_a14.txt") + "'\nexit 3\n");
+            "[ \"$1\" = meminfo ] && exec cat '" + TestData("dumpsys/meminfo_summary_a14.txt") + "'\nexit 3\n");
     // Hangs like an `am` whose target process never answers; its child shares its process group.
     Program("system/bin/am", "sleep 600 &\nwait\n");
   }

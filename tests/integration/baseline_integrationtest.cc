@@ -17,6 +17,7 @@
 #include "server/clock.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -26,7 +27,7 @@ using testing::Subprocess;
 
 const std::vector<std::string> kCaptures = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 struct CliRun {
   int exit_code = -1;
@@ -385,10 +386,9 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
   ASSERT_TRUE(WaitOnBuild(reg, "A", std::chrono::seconds(60))) << server_->Log();
   ASSERT_TRUE(WaitOnline(kCaptures.size() + extra_devices_, std::chrono::seconds(60))) << server_->Log();
   ASSERT_FALSE(Sweep().empty());
-  // Every A capture is older than this (times are whole seconds), every B capture newer.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  // Every A capture was stored, so stamped, before this (times are in milliseconds); every B capture is
+  // taken by an agent started after it.
   const std::string after_a = server::NowRfc3339();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
 
   for (size_t i = 0; i < reg.size(); ++i) {
     agents_[first + i].reset();

@@ -14,6 +14,7 @@
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
 
 namespace memfleet {
@@ -21,9 +22,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kQcomTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string QcomTree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 constexpr char kQcomDevice[] = "sim-qcom-101";  // its capture.json's device_id
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
+constexpr char kStoredAt[] = "2026-11-30T08:00:00.000Z";  // kCapturedAt as the store keeps it
 
 class CliTest : public ::testing::Test {
  protected:
@@ -34,14 +36,14 @@ class CliTest : public ::testing::Test {
     testing::RawAgent agent(server_->target());
     ASSERT_TRUE(agent.Hello(kQcomDevice));
     std::optional<v1::ServerMessage> answer =
-        agent.SendCapture(testing::LoadCapture(kQcomTree), testing::CaptureId(kQcomDevice, 1), kCapturedAt);
+        agent.SendCapture(testing::LoadCapture(QcomTree()), testing::CaptureId(kQcomDevice, 1), kCapturedAt);
     ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
     ASSERT_TRUE(agent.Close().ok());
   }
 
   // Runs bin/memfleet with `args`; its stdout and stderr go to *output. Returns the exit code.
   int Memfleet(const std::vector<std::string>& args, std::string* output) {
-    std::vector<std::string> argv = {std::string(MEMFLEET_BIN_DIR) + "/memfleet"};
+    std::vector<std::string> argv = {testing::Bin("memfleet")};
     argv.insert(argv.end(), args.begin(), args.end());
     testing::Subprocess p(argv, server_->dir() + "/cli-" + std::to_string(++runs_) + ".log");
     int code = p.WaitExit(std::chrono::seconds(60));
@@ -72,7 +74,7 @@ TEST_F(CliTest, GlobalOptionsWorkBeforeTheSubcommandAsWellAsAfterIt) {
   EXPECT_EQ(Memfleet({"--json", "--server", target, "devices", "--csv"}, &out), 2) << out;
   EXPECT_NE(out.find("give --json or --csv, not both"), std::string::npos) << out;
   // account runs offline: server options before it are refused, not silently dropped.
-  EXPECT_EQ(Memfleet({"--server", target, "account", kQcomTree}, &out), 2) << out;
+  EXPECT_EQ(Memfleet({"--server", target, "account", QcomTree()}, &out), 2) << out;
   EXPECT_NE(out.find("memfleet account: runs offline"), std::string::npos) << out;
 }
 
@@ -103,7 +105,7 @@ TEST_F(CliTest, ProcessAndTrendTakeABaseNameOrAnEndOfTheCmdline) {
       << out;
   EXPECT_NE(out.find("memfleet trend: \"surfaceflinger\" is \"/system/bin/surfaceflinger\""), std::string::npos)
       << out;
-  EXPECT_NE(out.find("captured_at,capture_id,pid,total_kb\r\n" + std::string(kCapturedAt) + ","), std::string::npos)
+  EXPECT_NE(out.find("captured_at,capture_id,pid,total_kb\r\n" + std::string(kStoredAt) + ","), std::string::npos)
       << out;
 }
 

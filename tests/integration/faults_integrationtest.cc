@@ -36,6 +36,7 @@
 #include "storage/sqlite_db.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -43,7 +44,7 @@ namespace {
 using testing::Subprocess;
 using Clock = std::chrono::steady_clock;
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 // Polls `done` until it holds or `timeout` passes (no fixed sleeps as synchronisation).
 bool WaitFor(const std::function<bool()>& done, std::chrono::seconds timeout) {
@@ -80,7 +81,7 @@ class FaultsTest : public ::testing::Test {
   void SetUp() override {
     dir_ = testing::MakeTempDir("memfleet-faults-");
     ASSERT_FALSE(dir_.empty());
-    address_ = "127.0.0.1:" + std::to_string(testing::FreeLoopbackPort());
+    address_ = port_.address();
   }
   void TearDown() override {
     if (server_ != nullptr && !server_->Exited()) kill(server_->pid(), SIGCONT);  // a paused server can stop
@@ -214,6 +215,7 @@ class FaultsTest : public ::testing::Test {
   std::string dir_;
   std::string db_dir_;  // "" = dir_
   std::string mounted_;  // a file system the test mounted, unmounted at the end
+  testing::LoopbackPortReservation port_;  // every server of the test listens here, agents look here
   std::string address_;
   int server_starts_ = 0;
   std::unique_ptr<Subprocess> server_;
@@ -483,6 +485,24 @@ std::vector<std::string> DroppedIds(const std::string& log) {
   return ids;
 }
 
+// Drops the server confirmed, from the agent's log: counts sent in Hello ("..., N dropped reported" once
+// welcomed) and those reported while connected ("server recorded N dropped captures").
+uint64_t ReportedDrops(const std::string& log) {
+  uint64_t reported = 0;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    size_t end = line.find(" dropped reported");
+    if (end != std::string::npos) {
+      size_t begin = line.rfind(", ", end);
+      reported += std::stoull(line.substr(begin + 2, end - begin - 2));
+    }
+    const std::string recorded = "server recorded ";
+    size_t at = line.find(recorded);
+    if (at != std::string::npos) reported += std::stoull(line.substr(at + recorded.size()));
+  }
+  return reported;
+}
+
 TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
   // The spool (1 MiB, the agent's smallest) is filled with real captures of the same tree while no server
   // runs; each capture the agent then takes must push out the oldest one.
@@ -519,7 +539,9 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
       StartAgent(device, {"--interval", "1", "--ack-timeout", "5", "--spool-max-mb", "1"});
   ASSERT_TRUE(WaitFor([&] { return DroppedIds(agent.Log()).size() >= 2; }, std::chrono::seconds(40))) << agent.Log();
   StartServer();
-  // Every prefilled capture that was not dropped reaches the server, and the drops were reported.
+  // Every prefilled capture that was not dropped reaches the server, and every drop was reported and
+  // confirmed. The agent goes on capturing every second meanwhile: on a loaded machine a capture may still
+  // find the spool full after the Hello, and its drop is then reported in the session, not in the Hello.
   ASSERT_TRUE(WaitFor(
       [&] {
         std::string log = agent.Log();
@@ -529,7 +551,7 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
         for (const std::string& id : prefilled) {
           if (gone_set.count(id) == 0 && stored.count(id) == 0) return false;
         }
-        return CountOf(log, " dropped reported") > 0;
+        return CountOf(log, " dropped reported") > 0 && ReportedDrops(log) == gone.size();
       },
       std::chrono::seconds(60)))
       << agent.Log();
@@ -542,16 +564,7 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
   for (size_t i = 0; i < dropped.size() && i < prefilled.size(); ++i) EXPECT_EQ(dropped[i], prefilled[i]) << i;
 
   // The loss is visible: the server holds the count the agent reported on reconnect, and the CLI shows it.
-  uint64_t reported = 0;
-  {
-    std::istringstream in(agent.Log());
-    for (std::string line; std::getline(in, line);) {
-      size_t end = line.find(" dropped reported");
-      if (end == std::string::npos) continue;
-      size_t begin = line.rfind(", ", end);
-      reported += std::stoull(line.substr(begin + 2, end - begin - 2));
-    }
-  }
+  const uint64_t reported = ReportedDrops(agent.Log());
   absl::StatusOr<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open({spool_dir(device), kSpoolBytes});
   ASSERT_TRUE(spool.ok());
   EXPECT_EQ(reported + (*spool)->dropped(), dropped.size());  // every drop reported, or still to report
@@ -573,8 +586,10 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
   for (const agent::Spool::Entry& e : (*spool)->List()) spooled.insert(e.capture_id);
   std::map<std::string, int> stored = Stored(device);
   for (const std::string& id : all) {
-    int places = (stored.count(id) ? 1 : 0) + (dropped_set.count(id) ? 1 : 0) + (spooled.count(id) ? 1 : 0);
-    EXPECT_EQ(places, 1) << "capture " << id;
+    // A capture sent just before SIGTERM may be stored and still spooled (its ack had not arrived): it is
+    // sent again on the next start and acked as a duplicate (the rows == 1 check below).
+    const bool stored_or_spooled = stored.count(id) > 0 || spooled.count(id) > 0;
+    EXPECT_NE(stored_or_spooled, dropped_set.count(id) > 0) << "capture " << id << " lost, or dropped yet kept";
   }
   for (const auto& [id, rows] : stored) {
     EXPECT_EQ(rows, 1) << id;

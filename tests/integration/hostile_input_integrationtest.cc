@@ -13,13 +13,14 @@
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
 
 using testing::Subprocess;
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 constexpr char kNestedMessage[] = "capture.json: nested more than 64 levels deep (at byte 73)";
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -22,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Subprocess;
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -69,8 +70,7 @@ class HostileRootTest : public ::testing::Test {
 
   std::vector<std::string> Agent(const std::vector<std::string>& extra = {}) {
     // Nothing listens on the port: the agent must stop before it would connect, or fail to deliver.
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", "127.0.0.1:" +
-                                     std::to_string(testing::FreeLoopbackPort()), "--root", root_,
+    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", no_server_.address(), "--root", root_,
                                      "--device-id", "hostile", "--once", "--once-timeout", "1", "--spool",
                                      dir_ + "/spool"};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -82,6 +82,7 @@ class HostileRootTest : public ::testing::Test {
     EXPECT_EQ(ReadFile(root_ + "/proc/dma_heap/rss_pid"), "untouched");
   }
 
+  testing::LoopbackPortReservation no_server_;
   std::string dir_, root_, marker_;
   int runs_ = 0;
 };

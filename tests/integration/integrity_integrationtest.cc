@@ -16,6 +16,7 @@
 #include "tests/support/sparse_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 using nlohmann::json;
 using testing::Subprocess;
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 class IntegrityTest : public ::testing::Test {
  protected:

@@ -25,6 +25,7 @@
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_data.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -40,9 +41,9 @@ using testing::Subprocess;
 // legacy-419's report has null device figures: those must be absent series.
 const std::vector<std::string> kCaptures = {"legacy-419", "mtk-mt6989", "qcom-edge"};
 const std::vector<std::string> kDeviceParts = {"total", "static_reserved", "kernel", "kernel_cma", "gcma", "processes"};
-const std::string kTls = std::string(MEMFLEET_TEST_DATA_DIR) + "/tls";
+const std::string kTls = testing::TestData("tls");
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 // The path of `tool` on $PATH (Debian's prometheus package puts both in /usr/bin); "" when missing.
 std::string FindTool(const std::string& tool) {

@@ -19,6 +19,7 @@
 #include "storage/sqlite_store.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -29,7 +30,7 @@ using testing::Subprocess;
 const std::vector<std::string> kCaptures = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
 constexpr char kLiveDevice[] = "this-machine";
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 class PipelineTest : public ::testing::Test {
  protected:
@@ -186,18 +187,16 @@ TEST_F(PipelineTest, TrendOverSeveralCapturesComesBackInOrder) {
   std::string address = StartServer();
   StartAgent(address, testing::TestData("captures/qcom-sm8450/tree"), "trend-phone");
   ASSERT_TRUE(WaitOnline(1, std::chrono::seconds(60)));
-  // The agent's own first capture, then a second's pause: captured_at has 1 s resolution.
+  // The agent's own first capture, then one per sweep, each stored before the next is asked for.
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < until) {
     std::vector<v1::DeviceSummary> d = Devices();
     if (!d.empty() && d[0].capture_count() >= 1) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   constexpr int kSweeps = 3;
   for (int i = 0; i < kSweeps; ++i) {
     EXPECT_EQ(Sweep({"device_id=trend-phone"})["trend-phone"], v1::SweepProgress::STORED);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // captured_at has 1 s resolution
   }
   // system_server of qcom-sm8450: pick it from the expected report.
   json expected = json::parse(testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/expected.json")));
@@ -216,9 +215,11 @@ TEST_F(PipelineTest, TrendOverSeveralCapturesComesBackInOrder) {
   req.set_metric("total_kb");
   v1::ProcessHistoryResponse resp;
   ASSERT_TRUE(stub_->GetProcessHistory(&ctx, req, &resp).ok());
-  // The agent's first capture at start plus one per sweep.
-  ASSERT_GE(resp.points_size(), kSweeps);
+  // The agent's first capture at start plus one per sweep, each stamped to the millisecond.
+  ASSERT_EQ(resp.points_size(), kSweeps + 1);
   for (int i = 0; i < resp.points_size(); ++i) {
+    EXPECT_EQ(resp.points(i).captured_at().size(), std::string("2026-12-02T16:15:00.123Z").size())
+        << resp.points(i).captured_at();
     EXPECT_TRUE(resp.points(i).value_known());
     EXPECT_EQ(resp.points(i).value_kb(), total) << name;  // the same tree every time: the same figure
     if (i > 0) {
@@ -228,14 +229,15 @@ TEST_F(PipelineTest, TrendOverSeveralCapturesComesBackInOrder) {
 }
 
 TEST_F(PipelineTest, SpooledCaptureIsDeliveredOnceWhenTheServerComesUp) {
-  int port = testing::FreeLoopbackPort();
-  std::string address = "127.0.0.1:" + std::to_string(port);
+  testing::LoopbackPortReservation port;  // held until the server binds it: no one else can take it
+  const std::string address = port.address();
   Subprocess& agent = StartAgent(address, testing::TestData("captures/xring-o1/tree"), "late-server",
                                  {"--once", "--once-timeout", "90"});
-  // The server is not there: the capture waits in the spool while the agent backs off.
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // The server is not there: the capture waits in the spool while the agent backs off, twice.
+  ASSERT_FALSE(agent.WaitForLine("capture ", std::chrono::seconds(60)).empty()) << agent.Log();
+  ASSERT_TRUE(agent.WaitForLines("cannot connect to ipv4:" + address, 2, std::chrono::seconds(60))) << agent.Log();
   ASSERT_FALSE(agent.Exited()) << agent.Log();
-  StartServer(address);
+  EXPECT_EQ(StartServer(address), address);
   EXPECT_EQ(agent.WaitExit(std::chrono::seconds(90)), 0) << agent.Log();
   server_->Kill(SIGTERM);
 

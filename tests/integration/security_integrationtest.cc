@@ -23,6 +23,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/server_process.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet {
 namespace {
@@ -30,14 +31,14 @@ namespace {
 using testing::RawAgent;
 using testing::Subprocess;
 
-constexpr char kTls[] = MEMFLEET_TEST_DATA_DIR "/tls";
-constexpr char kQcomTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string Tls() { return testing::TestData("tls"); }
+std::string QcomTree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 constexpr char kQcomDevice[] = "sim-qcom-101";  // the qcom tree's capture.json names it
-constexpr char kMtkTree[] = MEMFLEET_TEST_DATA_DIR "/captures/mtk-mt6989/tree";
+std::string MtkTree() { return testing::TestData("captures/mtk-mt6989/tree"); }
 constexpr char kMtkDevice[] = "sim-mtk-202";  // the mtk tree's capture.json names it
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
 
-std::string Bin(const std::string& name) { return std::string(MEMFLEET_BIN_DIR) + "/" + name; }
+using testing::Bin;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -46,7 +47,7 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-std::string Tls(const std::string& file) { return ReadFile(std::string(kTls) + "/" + file); }
+std::string Tls(const std::string& file) { return ReadFile(std::string(Tls()) + "/" + file); }
 
 std::shared_ptr<grpc::ChannelCredentials> TlsCredentials(const std::string& ca, const std::string& cert = "",
                                                          const std::string& key = "") {
@@ -101,7 +102,7 @@ class SecurityTest : public ::testing::Test {
     std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", db_};
     if (tls) {
       for (const char* a : {"--tls-cert", "server.pem", "--tls-key", "server.key"}) {
-        argv.push_back(a[0] == '-' ? std::string(a) : std::string(kTls) + "/" + a);
+        argv.push_back(a[0] == '-' ? std::string(a) : std::string(Tls()) + "/" + a);
       }
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -158,20 +159,20 @@ TEST_F(SecurityTest, TlsHandshakeWorksWithTheTestCaAndFailsWithAnotherCa) {
   EXPECT_FALSE(plain.ListDevices({}).ok());
   // The real CLI binary, with --ca-cert and with $MEMFLEET_CA_CERT.
   std::string out;
-  setenv("MEMFLEET_CA_CERT", (std::string(kTls) + "/ca.pem").c_str(), 1);
+  setenv("MEMFLEET_CA_CERT", (std::string(Tls()) + "/ca.pem").c_str(), 1);
   EXPECT_EQ(Run({Bin("memfleet"), "devices", "--server", address_}, &out), 0) << out;
   unsetenv("MEMFLEET_CA_CERT");
-  EXPECT_EQ(Run({Bin("memfleet"), "devices", "--server", address_, "--ca-cert", std::string(kTls) + "/ca.pem"}, &out),
+  EXPECT_EQ(Run({Bin("memfleet"), "devices", "--server", address_, "--ca-cert", std::string(Tls()) + "/ca.pem"}, &out),
             0)
       << out;
-  EXPECT_NE(Run({Bin("memfleet"), "devices", "--server", address_, "--ca-cert", std::string(kTls) + "/other-ca.pem"},
+  EXPECT_NE(Run({Bin("memfleet"), "devices", "--server", address_, "--ca-cert", std::string(Tls()) + "/other-ca.pem"},
                 &out),
             0)
       << out;
 }
 
 TEST_F(SecurityTest, MutualTlsRefusesAnAgentWithoutAClientCertificate) {
-  ASSERT_FALSE(StartServer({"--client-ca", std::string(kTls) + "/ca.pem"}).empty());
+  ASSERT_FALSE(StartServer({"--client-ca", std::string(Tls()) + "/ca.pem"}).empty());
   {
     RawAgent no_cert(address_, TlsCredentials("ca.pem"), "");
     EXPECT_FALSE(no_cert.Hello(kQcomDevice));
@@ -187,7 +188,7 @@ TEST_F(SecurityTest, MutualTlsRefusesAnAgentWithoutAClientCertificate) {
   RawAgent with_cert(address_, TlsCredentials("ca.pem", "client.pem", "client.key"), "");
   ASSERT_TRUE(with_cert.Hello(kQcomDevice));
   std::optional<v1::ServerMessage> answer =
-      with_cert.SendCapture(LoadCapture(kQcomTree), CaptureId(kQcomDevice, 1), kCapturedAt);
+      with_cert.SendCapture(LoadCapture(QcomTree()), CaptureId(kQcomDevice, 1), kCapturedAt);
   ASSERT_TRUE(answer.has_value());
   EXPECT_TRUE(answer->has_ack()) << answer->DebugString();
   EXPECT_TRUE(with_cert.Close().ok());
@@ -201,9 +202,9 @@ TEST_F(SecurityTest, AnAgentWithItsTokenStoresCapturesAndWrongTokensAreRefused) 
   ASSERT_FALSE(StartServer().empty());
   std::string token_file = WriteFile("agent.token", agent_token + "\n");
   std::string out;
-  EXPECT_EQ(Run({Bin("memfleet-agent"), "--server", address_, "--root", kQcomTree, "--device-id", kQcomDevice,
+  EXPECT_EQ(Run({Bin("memfleet-agent"), "--server", address_, "--root", QcomTree(), "--device-id", kQcomDevice,
                  "--once", "--once-timeout", "30", "--spool", dir_ + "/spool", "--ca-cert",
-                 std::string(kTls) + "/ca.pem", "--token-file", token_file},
+                 std::string(Tls()) + "/ca.pem", "--token-file", token_file},
                 &out),
             0)
       << out;
@@ -250,7 +251,7 @@ TEST_F(SecurityTest, ATokenRevokedWhileTheServerRunsIsRefusedOnTheNextCall) {
   ASSERT_TRUE(Client(read_token).ListDevices({}).ok());
   RawAgent agent(address_, TlsCredentials("ca.pem"), agent_token);
   ASSERT_TRUE(agent.Hello(kQcomDevice));
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   std::optional<v1::ServerMessage> first = agent.SendCapture(capture, CaptureId(kQcomDevice, 1), kCapturedAt);
   ASSERT_TRUE(first.has_value() && first->has_ack());
 
@@ -304,7 +305,7 @@ TEST_F(SecurityTest, AReadTokenQueriesButCannotSweepAnAdminTokenCan) {
   }
   // The real CLI: exit code 1 and the reason.
   std::string out;
-  EXPECT_EQ(Run({Bin("memfleet"), "sweep", "--server", address_, "--ca-cert", std::string(kTls) + "/ca.pem", "--token",
+  EXPECT_EQ(Run({Bin("memfleet"), "sweep", "--server", address_, "--ca-cert", std::string(Tls()) + "/ca.pem", "--token",
                  read_token, "--deadline", "1"},
                 &out),
             1);
@@ -331,7 +332,7 @@ TEST_F(SecurityTest, BeyondLoopbackTheServerNeedsTlsAndTokensOrInsecure) {
   EXPECT_EQ(out.find("listening on"), std::string::npos) << out;
   // TLS alone is not enough.
   EXPECT_EQ(Run({Bin("memfleet-server"), "--listen", "0.0.0.0:0", "--db", db_, "--tls-cert",
-                 std::string(kTls) + "/server.pem", "--tls-key", std::string(kTls) + "/server.key"},
+                 std::string(Tls()) + "/server.pem", "--tls-key", std::string(Tls()) + "/server.key"},
                 &out),
             2);
   EXPECT_NE(out.find("token add"), std::string::npos) << out;
@@ -345,7 +346,7 @@ TEST_F(SecurityTest, BeyondLoopbackTheServerNeedsTlsAndTokensOrInsecure) {
   AddToken("admin", "boss");
   server_ = std::make_unique<Subprocess>(
       std::vector<std::string>{Bin("memfleet-server"), "--listen", "0.0.0.0:0", "--db", db_, "--tls-cert",
-                               std::string(kTls) + "/server.pem", "--tls-key", std::string(kTls) + "/server.key"},
+                               std::string(Tls()) + "/server.pem", "--tls-key", std::string(Tls()) + "/server.key"},
       dir_ + "/secure.log");
   EXPECT_FALSE(server_->WaitForLine("listening on", std::chrono::seconds(60)).empty()) << server_->Log();
 }
@@ -365,13 +366,13 @@ TEST_F(SecurityTest, ARogueOverItsStreamLimitIsCutOffAndOthersAreServed) {
   RawAgent good(address_, TlsCredentials("ca.pem"), good_token);
   ASSERT_TRUE(good.Hello(kQcomDevice));
   std::optional<v1::ServerMessage> answer =
-      good.SendCapture(LoadCapture(kQcomTree), CaptureId(kQcomDevice, 1), kCapturedAt);
+      good.SendCapture(LoadCapture(QcomTree()), CaptureId(kQcomDevice, 1), kCapturedAt);
   ASSERT_TRUE(answer.has_value());
   EXPECT_TRUE(answer->has_ack()) << answer->DebugString();
   EXPECT_TRUE(good.Close().ok());
   // The rogue's first stream is untouched by the refusal of its second.
   std::optional<v1::ServerMessage> rogue_answer =
-      first.SendCapture(LoadCapture(kMtkTree), CaptureId(kMtkDevice, 1), kCapturedAt);
+      first.SendCapture(LoadCapture(MtkTree()), CaptureId(kMtkDevice, 1), kCapturedAt);
   ASSERT_TRUE(rogue_answer.has_value());
   EXPECT_TRUE(rogue_answer->has_ack()) << rogue_answer->DebugString();
   EXPECT_TRUE(first.Close().ok());
@@ -382,7 +383,7 @@ TEST_F(SecurityTest, ARogueOverItsCaptureRateIsCutOffAndOthersAreServed) {
   std::string good_token = AddToken("agent", "qcom", kQcomDevice);
   std::string read_token = AddToken("read", "reader");
   ASSERT_FALSE(StartServer({"--max-captures-per-minute", "3"}).empty());
-  capture::Capture mtk = LoadCapture(kMtkTree);
+  capture::Capture mtk = LoadCapture(MtkTree());
   RawAgent rogue(address_, TlsCredentials("ca.pem"), rogue_token);
   ASSERT_TRUE(rogue.Hello(kMtkDevice));
   for (int seq = 1; seq <= 3; ++seq) {
@@ -403,7 +404,7 @@ TEST_F(SecurityTest, ARogueOverItsCaptureRateIsCutOffAndOthersAreServed) {
   RawAgent good(address_, TlsCredentials("ca.pem"), good_token);
   ASSERT_TRUE(good.Hello(kQcomDevice));
   std::optional<v1::ServerMessage> answer =
-      good.SendCapture(LoadCapture(kQcomTree), CaptureId(kQcomDevice, 1), kCapturedAt);
+      good.SendCapture(LoadCapture(QcomTree()), CaptureId(kQcomDevice, 1), kCapturedAt);
   ASSERT_TRUE(answer.has_value());
   EXPECT_TRUE(answer->has_ack()) << answer->DebugString();
   EXPECT_TRUE(good.Close().ok());

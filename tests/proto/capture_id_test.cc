@@ -17,6 +17,11 @@ TEST(CaptureIdTest, DeviceCompactTimeInstanceAndSixDigitSequence) {
   EXPECT_EQ(*MakeCaptureId("lab-7", kAt, "3f9a0c1e", 42), "lab-7-20261202T161500Z-3f9a0c1e-000042");
   // The sequence wraps rather than growing the id.
   EXPECT_EQ(*MakeCaptureId("lab-7", kAt, "3f9a0c1e", 1000001), "lab-7-20261202T161500Z-3f9a0c1e-000001");
+  // The agent's millisecond time: the id names the whole second.
+  EXPECT_EQ(*MakeCaptureId("lab-7", "2026-12-02T16:15:00.987Z", "3f9a0c1e", 42),
+            "lab-7-20261202T161500Z-3f9a0c1e-000042");
+  EXPECT_EQ(MakeCaptureId("lab-7", "2026-12-02T16:15:00.98Z", "3f9a0c1e", 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeCaptureId("", kAt, "3f9a0c1e", 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeCaptureId("lab-7", "yesterday", "3f9a0c1e", 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeCaptureId("lab-7", "2026-12-02T16:15:00+01", "3f9a0c1e", 1).status().code(),

@@ -14,6 +14,7 @@
 #include "proto/capture_id.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
+#include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
@@ -22,7 +23,7 @@ namespace {
 using testing::RawAgent;
 using testing::TestServer;
 
-constexpr char kTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string Tree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 constexpr char kDevice[] = "sim-qcom-101";  // the tree's capture.json names it
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
 
@@ -32,7 +33,7 @@ class AgentConflictTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start();
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
-    capture_ = testing::LoadCapture(kTree);
+    capture_ = testing::LoadCapture(Tree());
   }
 
   std::optional<std::string> StoredFor(const std::string& capture_id) {

@@ -16,6 +16,7 @@
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::server {
 namespace {
@@ -57,7 +58,7 @@ class AgentStreamTest : public ::testing::Test {
     ASSERT_TRUE(store_->UpsertDevice(device).ok());
     stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, pool_, nullptr, *ingestor_, *authorizer_, options_},
                                             session_, device, security::Principal{});
-    sample_ = testing::LoadCapture(MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree");
+    sample_ = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
   }
 
   // Feeds every message; the first error, if any.

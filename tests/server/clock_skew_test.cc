@@ -11,11 +11,13 @@
 #include <optional>
 #include <string>
 
+#include "common/utc_time.h"
 #include "gtest/gtest.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/clock.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
+#include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
@@ -24,7 +26,7 @@ namespace {
 using testing::RawAgent;
 using testing::TestServer;
 
-constexpr char kTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string Tree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 constexpr char kDevice[] = "sim-qcom-101";  // the tree's capture.json names it
 constexpr char kLastSecond[] = "9999-12-31T23:59:60Z";
 
@@ -34,6 +36,9 @@ TEST(ClockSkewTest, EpochSecondsOfTheStoresForm) {
   EXPECT_EQ(EpochSeconds("2024-02-29T12:00:00Z"), 1709208000);  // a leap day
   EXPECT_EQ(EpochSeconds("1969-12-31T23:59:59Z"), -1);
   EXPECT_EQ(EpochSeconds(kLastSecond), 253402300800);  // the leap second counts as the next one
+  // The millisecond form the agents and the server write now: whole seconds, rounded down.
+  EXPECT_EQ(EpochSeconds("2026-12-04T00:00:00.999Z"), 1796342400);
+  EXPECT_EQ(EpochSeconds("1969-12-31T23:59:59.500Z"), -1);
   for (const char* bad : {"", "2026-12-04", "2026-12-04T00:00:00", "2026-13-04T00:00:00Z", "2026-12-04T24:00:00Z",
                           "2026-12-04 00:00:00Z", "+026-12-04T00:00:00Z"}) {
     EXPECT_EQ(EpochSeconds(bad), std::nullopt) << bad;
@@ -63,12 +68,7 @@ TEST(ClockSkewTest, OnlyCapturesTooFarAheadAreRefused) {
 
 // The real clock shifted by `offset`, in the store's form.
 std::string WallClockPlus(std::chrono::seconds offset) {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + offset);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return FormatUtcMillis(std::chrono::system_clock::now() + offset);
 }
 
 class FutureCaptureTest : public ::testing::Test {
@@ -77,7 +77,7 @@ class FutureCaptureTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start();
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
-    capture_ = testing::LoadCapture(kTree);
+    capture_ = testing::LoadCapture(Tree());
   }
 
   v1::DeviceSummary Summary() { return testing::OnlyDevice(*server_); }

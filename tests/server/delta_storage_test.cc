@@ -69,8 +69,8 @@ class DeltaStorageTest : public ::testing::Test {
     AssembledCapture a;
     a.device_id = device;
     a.capture_id = testing::CaptureId(device, seq);
-    char at[32];
-    std::snprintf(at, sizeof(at), "2026-11-30T%02d:%02d:00Z", 8 + seq / 60, seq % 60);
+    char at[48];  // the store's form, as AgentStream hands the time over
+    std::snprintf(at, sizeof(at), "2026-11-30T%02d:%02d:00.000Z", 8 + seq / 60, seq % 60);
     a.captured_at = at;
     a.capture = Later(sample_, seq);
     if (device != kDevice) a.capture.AddFile("capture.json", "{\"format\": 1, \"device_id\": \"" + device + "\"}\n");
@@ -180,7 +180,7 @@ TEST_F(DeltaStorageTest, ACaptureUnlikeItsKeyframeIsStoredWholeAndBecomesTheKeyf
   AssembledCapture a;
   a.device_id = kDevice;
   a.capture_id = testing::CaptureId(kDevice, 2);
-  a.captured_at = "2026-11-30T09:00:00Z";
+  a.captured_at = "2026-11-30T09:00:00.000Z";
   a.capture = other;
   ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack());
   sample_ = other;

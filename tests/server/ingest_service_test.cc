@@ -29,6 +29,7 @@
 #include "storage/sqlite_store.h"
 #include "tests/support/failing_store.h"
 #include "tests/support/raw_agent.h"
+#include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
 #include "tests/support/sample_capture.h"
 
@@ -42,13 +43,14 @@ using ::testing::Pair;
 using testing::RawAgent;
 using testing::TestServer;
 
-constexpr char kQcomTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string QcomTree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 constexpr char kQcomDevice[] = "sim-qcom-101";  // its capture.json's device_id
 constexpr int64_t kQcomTotalKb = 3567646;
-constexpr char kMtkTree[] = MEMFLEET_TEST_DATA_DIR "/captures/mtk-mt6989/tree";
+std::string MtkTree() { return testing::TestData("captures/mtk-mt6989/tree"); }
 constexpr char kMtkDevice[] = "sim-mtk-202";
 constexpr int64_t kMtkTotalKb = 4125309;
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";  // both trees' capture.json
+constexpr char kStoredAt[] = "2026-11-30T08:00:00.000Z";  // kCapturedAt as the store keeps it
 
 using memfleet::testing::CaptureId;
 using memfleet::testing::LoadCapture;
@@ -89,7 +91,7 @@ std::optional<int64_t> TotalKbOf(const std::string& report_json) {
 }
 
 TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   ASSERT_GT(wire::ChunkCapture(capture, "x", 64 * 1024).size(), 2u);  // really several chunks
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
@@ -105,7 +107,7 @@ TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
   absl::StatusOr<std::optional<storage::StoredReport>> report = server_->store().GetReport(kQcomDevice, "");
   ASSERT_TRUE(report.ok() && report->has_value());
   EXPECT_EQ((*report)->capture_id, id);
-  EXPECT_EQ((*report)->captured_at, kCapturedAt);
+  EXPECT_EQ((*report)->captured_at, kStoredAt);
   EXPECT_EQ(TotalKbOf((*report)->report_json), kQcomTotalKb);
 
   // The raw capture is kept (compressed) and decodes back to what the agent sent.
@@ -139,7 +141,7 @@ TEST_F(IngestServiceTest, StoresACaptureAcksItAndDeduplicatesAResend) {
 }
 
 TEST_F(IngestServiceTest, AnAgentThatHalfClosesAfterItsCaptureStillGetsTheAck) {
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   ASSERT_TRUE(agent.SendAll(RawAgent::CaptureMessages(capture, CaptureId(kQcomDevice, 7), kCapturedAt)));
@@ -151,7 +153,7 @@ TEST_F(IngestServiceTest, AnAgentThatHalfClosesAfterItsCaptureStillGetsTheAck) {
 }
 
 TEST_F(IngestServiceTest, AChunkOutOfOrderRejectsTheCaptureButNotTheStream) {
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   const std::string id = CaptureId(kQcomDevice, 2);
@@ -176,7 +178,7 @@ TEST_F(IngestServiceTest, AChunkOutOfOrderRejectsTheCaptureButNotTheStream) {
 }
 
 TEST_F(IngestServiceTest, AnEndWhoseChunkCountDoesNotMatchIsRejected) {
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   std::vector<v1::AgentMessage> messages = RawAgent::CaptureMessages(capture, CaptureId(kQcomDevice, 3), kCapturedAt);
@@ -189,7 +191,7 @@ TEST_F(IngestServiceTest, AnEndWhoseChunkCountDoesNotMatchIsRejected) {
 }
 
 TEST_F(IngestServiceTest, ACaptureWhoseHeaderNamesAnotherDeviceIsRejected) {
-  capture::Capture capture = LoadCapture(kQcomTree);  // capture.json says sim-qcom-101
+  capture::Capture capture = LoadCapture(QcomTree());  // capture.json says sim-qcom-101
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello("sim-other-7"));
   const std::string id = CaptureId("sim-other-7", 1);
@@ -207,10 +209,10 @@ TEST_F(IngestServiceTest, EachCaptureKeepsTheBuildItsHeaderNames) {
   // The Hello says the device is now on .../V816 (its current build); a spooled capture taken before the
   // upgrade names the old build in its capture.json, and is stored under that one. A capture whose header
   // names no build is stored without one ("").
-  capture::Capture before = LoadCapture(kQcomTree);
+  capture::Capture before = LoadCapture(QcomTree());
   before.AddFile("capture.json", R"({"format": 1, "device_id": "sim-qcom-101", "captured_at": "2026-11-30T08:00:00Z",
                                     "page_size": 4096, "build_fingerprint": "Xiaomi/cupid/cupid:14/UKQ1/V815"})");
-  capture::Capture unnamed = LoadCapture(kQcomTree);  // its capture.json has no build_fingerprint
+  capture::Capture unnamed = LoadCapture(QcomTree());  // its capture.json has no build_fingerprint
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   std::optional<v1::ServerMessage> answer = agent.SendCapture(before, CaptureId(kQcomDevice, 1), kCapturedAt);
@@ -232,7 +234,7 @@ TEST_F(IngestServiceTest, EachCaptureKeepsTheBuildItsHeaderNames) {
 }
 
 TEST_F(IngestServiceTest, ABadCaptureTimeIsRejected) {
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   RawAgent agent(server_->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   ASSERT_TRUE(agent.SendAll(RawAgent::CaptureMessages(capture, CaptureId(kQcomDevice, 4), "yesterday")));
@@ -280,7 +282,7 @@ TEST_F(IngestServiceTest, ASecondStreamOfTheSameDeviceReplacesTheFirst) {
   EXPECT_EQ(first.Finish().error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_TRUE(server_->server().registry().IsOnline(kQcomDevice));
   std::optional<v1::ServerMessage> answer =
-      second.SendCapture(LoadCapture(kQcomTree), CaptureId(kQcomDevice, 5), kCapturedAt);
+      second.SendCapture(LoadCapture(QcomTree()), CaptureId(kQcomDevice, 5), kCapturedAt);
   ASSERT_TRUE(answer.has_value() && answer->has_ack());
 }
 
@@ -292,7 +294,7 @@ TEST(IngestServiceStoreFailureTest, AStoreFailureIsRejectedWithRetryAndTheResend
   absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::StartWithStore(std::move(failing));
   ASSERT_TRUE(server.ok()) << server.status();
 
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   RawAgent agent((*server)->target());
   ASSERT_TRUE(agent.Hello(kQcomDevice));
   const std::string id = CaptureId(kQcomDevice, 1);
@@ -360,8 +362,8 @@ TEST(AuthOverAWrappedStoreTest, AnUnreadableTokenTableRefusesEveryCall) {
 }
 
 TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
-  capture::Capture qcom = LoadCapture(kQcomTree);
-  capture::Capture mtk = LoadCapture(kMtkTree);
+  capture::Capture qcom = LoadCapture(QcomTree());
+  capture::Capture mtk = LoadCapture(MtkTree());
   RawAgent qcom_agent(server_->target());
   ASSERT_TRUE(qcom_agent.Hello(kQcomDevice, "Xiaomi 12"));
   std::optional<v1::ServerMessage> answer = qcom_agent.SendCapture(qcom, CaptureId(kQcomDevice, 1), kCapturedAt);
@@ -391,7 +393,7 @@ TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
     EXPECT_TRUE(d.online());
     EXPECT_EQ(d.model(), "Xiaomi 12");
     EXPECT_EQ(d.platform(), "qcom");
-    EXPECT_EQ(d.last_capture_at(), kCapturedAt);
+    EXPECT_EQ(d.last_capture_at(), kStoredAt);
     EXPECT_EQ(d.last_total_kb(), kQcomTotalKb);
     EXPECT_EQ(d.capture_count(), 1u);
     EXPECT_FALSE(by_id[kMtkDevice].online());  // its agent closed its stream
@@ -432,7 +434,7 @@ TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
     ASSERT_TRUE(get_report(kQcomDevice, "", "", &resp).ok());
     EXPECT_EQ(resp.capture_id(), CaptureId(kQcomDevice, 1));
     EXPECT_EQ(resp.device_id(), kQcomDevice);
-    EXPECT_EQ(resp.captured_at(), kCapturedAt);
+    EXPECT_EQ(resp.captured_at(), kStoredAt);
     EXPECT_EQ(TotalKbOf(resp.report_json()), kQcomTotalKb);
   }
   {
@@ -447,7 +449,7 @@ TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
     v1::GetReportResponse resp;
     grpc::Status before = get_report(kQcomDevice, "2026-11-29T00:00:00Z", "", &resp);
     EXPECT_EQ(before.error_code(), grpc::StatusCode::NOT_FOUND);
-    EXPECT_THAT(before.error_message(), HasSubstr("at or before 2026-11-29T00:00:00Z"));
+    EXPECT_THAT(before.error_message(), HasSubstr("at or before 2026-11-29T00:00:00.000Z"));
     grpc::Status unknown = get_report("sim-nobody", "", "", &resp);
     EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
     EXPECT_THAT(unknown.error_message(), HasSubstr("unknown device \"sim-nobody\""));
@@ -475,7 +477,7 @@ TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
     EXPECT_EQ(resp.points(0).pid(), 13560);
     EXPECT_TRUE(resp.points(0).value_known());
     EXPECT_EQ(resp.points(0).value_kb(), 215236);  // total_kb by default
-    EXPECT_EQ(resp.points(0).captured_at(), kCapturedAt);
+    EXPECT_EQ(resp.points(0).captured_at(), kStoredAt);
     v1::ProcessHistoryResponse pss;
     ASSERT_TRUE(history("com.tencent.mm", "pss_kb", &pss).ok());
     ASSERT_EQ(pss.points_size(), 1);
@@ -550,7 +552,7 @@ TEST(NearestRankPercentileTest, IsTheSmallestValueWithAtLeastPPercentAtOrBelowIt
 }
 
 TEST_F(IngestServiceTest, ASweepStoresTheAnsweringDeviceAndTimesOutTheSilentOne) {
-  capture::Capture capture = LoadCapture(kQcomTree);
+  capture::Capture capture = LoadCapture(QcomTree());
   RawAgent answering(server_->target());
   ASSERT_TRUE(answering.Hello(kQcomDevice));
   RawAgent silent(server_->target());

@@ -23,6 +23,7 @@
 #include "report/report_json.h"
 #include "storage/sqlite_db.h"
 #include "tests/support/raw_agent.h"
+#include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
 #include "tests/support/sample_capture.h"
 
@@ -32,9 +33,9 @@ namespace {
 using testing::RawAgent;
 using testing::TestServer;
 
-constexpr char kQcomTree[] = MEMFLEET_TEST_DATA_DIR "/captures/qcom-sm8450/tree";
+std::string QcomTree() { return testing::TestData("captures/qcom-sm8450/tree"); }
 constexpr char kGoodDevice[] = "sim-qcom-101";  // the qcom tree's capture.json names it
-constexpr char kMtkTree[] = MEMFLEET_TEST_DATA_DIR "/captures/mtk-mt6989/tree";
+std::string MtkTree() { return testing::TestData("captures/mtk-mt6989/tree"); }
 constexpr char kRogueDevice[] = "sim-mtk-202";  // the mtk tree's capture.json names it
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
 
@@ -49,8 +50,8 @@ class RogueAgentTest : public ::testing::Test {
     server_ = std::move(*s);
     good_ = std::make_unique<RawAgent>(server_->target());
     ASSERT_TRUE(good_->Hello(kGoodDevice));
-    good_capture_ = LoadCapture(kQcomTree);
-    rogue_capture_ = LoadCapture(kMtkTree);
+    good_capture_ = LoadCapture(QcomTree());
+    rogue_capture_ = LoadCapture(MtkTree());
   }
   void TearDown() override {
     if (server_ != nullptr) {

@@ -15,6 +15,7 @@
 #include "server/capture_ingestor.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
+#include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
@@ -25,7 +26,7 @@ using testing::LoadCapture;
 using testing::RawAgent;
 using testing::TestServer;
 
-constexpr char kMtkTree[] = MEMFLEET_TEST_DATA_DIR "/captures/mtk-mt6989/tree";
+std::string MtkTree() { return testing::TestData("captures/mtk-mt6989/tree"); }
 constexpr char kRogueDevice[] = "sim-mtk-202";  // the mtk tree's capture.json names it
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
 
@@ -38,7 +39,7 @@ class RogueCaptureTest : public ::testing::Test {
     rogue_ = std::make_unique<RawAgent>(server_->target());
     ASSERT_TRUE(rogue_->Hello(kRogueDevice));
   }
-  void SetUp() override { capture_ = LoadCapture(kMtkTree); }
+  void SetUp() override { capture_ = LoadCapture(MtkTree()); }
   void TearDown() override {
     if (rogue_ != nullptr) {
       // A refused capture never ends the stream: the same agent's next honest capture is stored.

@@ -12,6 +12,7 @@
 #include "server/agent_registry.h"
 #include "server/device_selector.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/manual_clock.h"
 
 namespace memfleet::server {
 namespace {
@@ -187,8 +188,10 @@ TEST_F(SweepCoordinatorTest, PlatformMatchesTheStoredPlatformOfTheLatestReport) 
 TEST_F(SweepCoordinatorTest, AgentAnswersAreTrackedUntilStoredAndTheSweepFinishesBeforeItsDeadline) {
   Online("dev-a", "Xiaomi 12");
   Online("dev-b", "Xiaomi 12");
-  SweepCoordinator c(*store_, registry_);
-  auto started = std::chrono::steady_clock::now();
+  testing::ManualSteadyClock clock;  // never moved: the deadline cannot be what ends the sweep
+  SweepCoordinator::Options options;
+  options.clock = &clock;
+  SweepCoordinator c(*store_, registry_, options);
   absl::StatusOr<std::string> id = c.StartSweep(Select({}), 60s);
   ASSERT_TRUE(id.ok());
   c.OnCapturing(*id, "dev-a", "cap-a");
@@ -201,7 +204,6 @@ TEST_F(SweepCoordinatorTest, AgentAnswersAreTrackedUntilStoredAndTheSweepFinishe
   std::vector<SweepEvent> events;
   SweepUpdate last = RunToEnd(c, *id, &events);
   EXPECT_TRUE(last.finished);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);  // not waiting for the 60 s deadline
   std::vector<std::string> a_states;
   for (const SweepEvent& e : events) {
     if (e.device_id == "dev-a") a_states.push_back(SweepStateName(e.state));
@@ -221,18 +223,22 @@ TEST_F(SweepCoordinatorTest, DevicesThatDoNotAnswerWithinTheDeadlineTimeOut) {
   Online("dev-quiet", "Xiaomi 12");
   Online("dev-slow", "Xiaomi 12");
   Online("dev-fast", "Xiaomi 12");
-  SweepCoordinator c(*store_, registry_);
-  auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<std::string> id = c.StartSweep(Select({}), 300ms);
+  testing::ManualSteadyClock clock;  // the deadline passes when the test says, not after 60 real seconds
+  SweepCoordinator::Options options;
+  options.clock = &clock;
+  SweepCoordinator c(*store_, registry_, options);
+  absl::StatusOr<std::string> id = c.StartSweep(Select({}), 60s);
   ASSERT_TRUE(id.ok());
   c.OnCapturing(*id, "dev-slow", "cap-slow");  // begins but never finishes
   c.OnStored(*id, "dev-fast", "cap-fast");
+  clock.Advance(60s - 1ms);  // wakes the reaper: nothing is due yet
+  absl::StatusOr<SweepUpdate> before = c.WaitForProgress(*id, 0, 0ms);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_FALSE(before->finished);
+  clock.Advance(1ms);  // the deadline
   std::vector<SweepEvent> events;
   SweepUpdate last = RunToEnd(c, *id, &events);
-  auto took = std::chrono::steady_clock::now() - started;
   ASSERT_TRUE(last.finished);
-  EXPECT_GE(took, 300ms);
-  EXPECT_LT(took, 5s);
   EXPECT_THAT(FinalStates(events),
               ElementsAre(Pair("dev-fast", SweepState::kStored), Pair("dev-quiet", SweepState::kTimedOut),
                           Pair("dev-slow", SweepState::kTimedOut)));
@@ -316,12 +322,12 @@ TEST_F(SweepCoordinatorTest, SweepsAnEarlierProcessLeftRunningAreClosedAsInterru
   EXPECT_EQ(*closed, 1u);
   absl::StatusOr<std::optional<storage::SweepRecord>> after = store_->GetSweep(left.sweep_id);
   ASSERT_TRUE(after.ok() && after->has_value());
-  EXPECT_EQ((*after)->finished_at, "2026-12-02T08:00:00Z");
+  EXPECT_EQ((*after)->finished_at, "2026-12-02T08:00:00.000Z");
   EXPECT_THAT((*after)->states, ElementsAre(Pair("dev-a", "interrupted"), Pair("dev-b", "interrupted"),
                                             Pair("dev-c", "stored"), Pair("dev-d", "offline")));
   absl::StatusOr<std::optional<storage::SweepRecord>> untouched = store_->GetSweep(done.sweep_id);
   ASSERT_TRUE(untouched.ok() && untouched->has_value());
-  EXPECT_EQ((*untouched)->finished_at, "2026-12-01T09:01:00Z");
+  EXPECT_EQ((*untouched)->finished_at, "2026-12-01T09:01:00.000Z");
   EXPECT_THAT((*untouched)->states, ElementsAre(Pair("dev-a", "timed_out")));
   absl::StatusOr<std::optional<storage::SweepRecord>> mine = store_->GetSweep(*running);
   ASSERT_TRUE(mine.ok() && mine->has_value());

@@ -79,7 +79,7 @@ TEST_F(BaselineStoreTest, ImportsAreNewVersionsKeptVerbatim) {
   absl::StatusOr<std::optional<BaselineRecord>> one = store_->GetBaseline(1);
   ASSERT_TRUE(one.ok() && one->has_value());
   EXPECT_EQ((*one)->raw_text, first);
-  EXPECT_EQ((*one)->imported_at, "2026-12-01T08:00:00Z");  // normalized to UTC
+  EXPECT_EQ((*one)->imported_at, "2026-12-01T08:00:00.000Z");  // normalized to UTC
   EXPECT_FALSE(store_->GetBaseline(3)->has_value());
   EXPECT_EQ(store_->GetBaseline(-1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->PutBaseline("", "2026-12-02T08:00:00Z", "x").status().code(), absl::StatusCode::kInvalidArgument);
@@ -130,7 +130,7 @@ TEST_F(BaselineStoreTest, LatestReportPerDeviceAndBuildOfItsCaptures) {
   EXPECT_EQ((*r)[2].build_fingerprint, "A");
   EXPECT_EQ((*r)[3].build_fingerprint, "");  // NULL: the caller falls back to the device's build
   EXPECT_EQ((*r)[1].report_json, "{\"capture\":\"a-4\"}");
-  EXPECT_EQ((*r)[1].captured_at, "2026-12-02T09:00:00Z");
+  EXPECT_EQ((*r)[1].captured_at, "2026-12-02T09:00:00.000Z");
   // Since a time: a pair whose newest report is older is left out, not replaced by nothing newer.
   EXPECT_EQ(Ids(*store_->LatestReportsPerBuild("2026-12-01T10:00:00Z")), (std::vector<std::string>{"a-4", "b-1", "c-1"}));
   EXPECT_EQ(store_->LatestReportsPerBuild("soon").status().code(), absl::StatusCode::kInvalidArgument);

@@ -170,6 +170,46 @@ TEST_F(SchemaTest, HandMadeVersion1DatabaseIsUpgradedKeepingItsData) {
             1);
 }
 
+TEST_F(SchemaTest, WholeSecondTimesOfAnOldDatabaseOrderWithMillisecondOnes) {
+  {
+    SqliteDb db = OpenOrDie(path_);
+    ASSERT_TRUE(db.Exec(kVersion1Database).ok());
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  // Version 12 rewrote cap-old's 08:00:00Z as 08:00:00.000Z: a capture half a second later in the same
+  // second is newer. As text, "08:00:00Z" would have sorted after "08:00:00.500Z".
+  CaptureRecord later;
+  later.capture_id = "cap-new";
+  later.device_id = "dev-1";
+  later.captured_at = "2023-06-01T08:00:00.500Z";
+  later.raw_codec = "gzip+proto";
+  later.raw_blob = "x";
+  later.report.device_id = "dev-1";
+  later.report.captured_at = later.captured_at;
+  later.report.processes[42].pid = 42;
+  later.report.processes[42].name = "system_server";
+  later.report.processes[42].total_kb = 4096;
+  later.report_json = "{}";
+  ASSERT_TRUE((*store)->PutCapture(later).ok());
+
+  absl::StatusOr<std::optional<StoredReport>> latest = (*store)->GetReport("dev-1", "");
+  ASSERT_TRUE(latest.ok() && latest->has_value()) << latest.status();
+  EXPECT_EQ((*latest)->capture_id, "cap-new");
+  EXPECT_EQ((*latest)->captured_at, "2023-06-01T08:00:00.500Z");
+  // At the whole second (as a user types it), the old capture is the one that existed then.
+  absl::StatusOr<std::optional<StoredReport>> at = (*store)->GetReport("dev-1", "2023-06-01T08:00:00Z");
+  ASSERT_TRUE(at.ok() && at->has_value()) << at.status();
+  EXPECT_EQ((*at)->capture_id, "cap-old");
+  EXPECT_EQ((*at)->captured_at, "2023-06-01T08:00:00.000Z");
+  absl::StatusOr<std::vector<HistoryRow>> history =
+      (*store)->ProcessHistory("dev-1", "system_server", "total_kb", "2023-06-01T08:00:00Z", 0);
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->size(), 2u);
+  EXPECT_EQ((*history)[0].value_kb, 2048);  // cap-old first
+  EXPECT_EQ((*history)[1].value_kb, 4096);
+}
+
 TEST_F(SchemaTest, DatabaseNewerThanCodeIsFailedPreconditionAndUntouched) {
   {
     SqliteDb db = OpenOrDie(path_);

@@ -32,7 +32,7 @@ using memfleet::testing::TempDir;
 // "2024-05-01T" + hh:mm:00Z
 std::string At(int hour, int minute = 0) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "2024-05-01T%02d:%02d:00Z", hour, minute);
+  std::snprintf(buf, sizeof buf, "2024-05-01T%02d:%02d:00.000Z", hour, minute);  // the store's form
   return buf;
 }
 
@@ -379,7 +379,7 @@ TEST_F(SqliteStoreTest, CapturedAtWithOffsetIsStoredInUtc) {
   Put(MakeCapture("cap-1", "dev-1", "2024-05-01T12:00:00+02:00"));
   absl::StatusOr<std::optional<StoredReport>> r = store_->GetReport("dev-1", "");
   ASSERT_TRUE(r.ok() && r->has_value());
-  EXPECT_EQ((*r)->captured_at, "2024-05-01T10:00:00Z");
+  EXPECT_EQ((*r)->captured_at, "2024-05-01T10:00:00.000Z");
 }
 
 TEST_F(SqliteStoreTest, ProcessHistoryIsOldestFirstWithSinceAndLimit) {

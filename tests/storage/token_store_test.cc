@@ -66,7 +66,7 @@ TEST_F(TokenStoreTest, PutFindListRevoke) {
   EXPECT_EQ((*all)[1].name, "ci");
   EXPECT_TRUE(*store->RevokeToken("ci", "2026-12-03T09:00:00+01:00"));
   EXPECT_FALSE(*store->RevokeToken("ci", "2026-12-03T09:00:00Z"));  // already revoked
-  EXPECT_EQ((*store->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:00:00Z");  // normalized
+  EXPECT_EQ((*store->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:00:00.000Z");  // normalized
 }
 
 TEST_F(TokenStoreTest, TheSchemaRefusesDuplicatesAndUnknownKinds) {
@@ -89,9 +89,9 @@ TEST_F(TokenStoreTest, ARevocationByAnotherConnectionIsSeenAtOnce) {
     std::unique_ptr<Store> admin = Open();  // as `memfleet-server --db F token revoke ci` opens it
     ASSERT_TRUE(*admin->RevokeToken("ci", "2026-12-03T08:30:00Z"));
   }
-  EXPECT_EQ((*server->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:30:00Z");
+  EXPECT_EQ((*server->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:30:00.000Z");
   server.reset();
-  EXPECT_EQ((*Open()->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:30:00Z");
+  EXPECT_EQ((*Open()->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:30:00.000Z");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "capture/capture.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::testing {
 
@@ -46,8 +47,6 @@ inline capture::Capture LoadTree(const std::string& dir, const std::string& pref
   LoadTreeInto(c, dir, prefix);
   return c;
 }
-
-inline std::string TestData(const std::string& rel) { return std::string(MEMFLEET_TEST_DATA_DIR) + "/" + rel; }
 
 }  // namespace memfleet::testing
 

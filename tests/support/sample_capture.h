@@ -17,7 +17,7 @@
 namespace memfleet::testing {
 
 // The capture of `tree` (a capture tree's folder); an empty capture, with a test failure, if it cannot be read.
-inline capture::Capture LoadCapture(const char* tree) {
+inline capture::Capture LoadCapture(const std::string& tree) {
   agent::CaptureTreeFs fs(tree);
   absl::StatusOr<capture::Capture> c = agent::CollectCapture(fs, agent::CollectOptions{});
   EXPECT_TRUE(c.ok()) << c.status();

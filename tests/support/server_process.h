@@ -19,15 +19,16 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
 
 namespace memfleet::testing {
 
 class ServerProcess {
  public:
-  // Starts MEMFLEET_BIN_DIR/memfleet-server with `extra` flags; address() is "" (and the test fails) when
+  // Starts the build's memfleet-server with `extra` flags; address() is "" (and the test fails) when
   // it never said where it listens.
   explicit ServerProcess(const std::string& dir, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {std::string(MEMFLEET_BIN_DIR) + "/memfleet-server", "--listen", "127.0.0.1:0",
+    std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0",
                                      "--db", dir + "/memfleet.db"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<Subprocess>(argv, dir + "/server.log");
@@ -74,7 +75,7 @@ class ServerProcess {
 // secret (its stdout's last line), with a test failure when there is none.
 inline std::string AddServerToken(const std::string& dir, const std::string& kind, const std::string& name,
                                   const std::string& device_id = "") {
-  std::vector<std::string> argv = {std::string(MEMFLEET_BIN_DIR) + "/memfleet-server", "--db", dir + "/memfleet.db",
+  std::vector<std::string> argv = {Bin("memfleet-server"), "--db", dir + "/memfleet.db",
                                    "token", "add", "--kind", kind, "--name", name};
   if (!device_id.empty()) {
     argv.push_back("--device-id");

@@ -6,12 +6,16 @@
 #ifndef MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_
 #define MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -65,6 +69,20 @@ class Subprocess {
     return "";
   }
 
+  // True once at least `count` log lines contain `needle`; false after the timeout or when the process died.
+  bool WaitForLines(const std::string& needle, size_t count, std::chrono::milliseconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      std::istringstream log(Log());
+      size_t seen = 0;
+      for (std::string line; std::getline(log, line);) seen += line.find(needle) != std::string::npos ? 1 : 0;
+      if (seen >= count) return true;
+      if (Exited()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
   bool Exited() {
     if (pid_ <= 0) return true;
     if (exited_) return true;
@@ -115,29 +133,40 @@ inline std::string MakeTempDir(const std::string& prefix) {
   return d ? std::string(d) : std::string();
 }
 
-// A loopback port that was free a moment ago.
-inline int FreeLoopbackPort();
+// A loopback port held for this object's lifetime, for a server that must come back where agents look
+// (a restart, or a server that starts after its agents). The socket is bound with SO_REUSEADDR and
+// never listens: connecting to it is refused, as when no server runs, and the kernel hands the port to
+// no one else, while memfleet-server (also SO_REUSEADDR) can bind it. A port found free and closed
+// again before a child binds it could be taken in between; this one never is.
+class LoopbackPortReservation {
+ public:
+  LoopbackPortReservation() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd_ < 0 || setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      std::perror("LoopbackPortReservation");
+      std::abort();
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  LoopbackPortReservation(const LoopbackPortReservation&) = delete;
+  LoopbackPortReservation& operator=(const LoopbackPortReservation&) = delete;
+  ~LoopbackPortReservation() { close(fd_); }
 
-}  // namespace memfleet::testing
+  int port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
-namespace memfleet::testing {
-inline int FreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
 }  // namespace memfleet::testing
 
 #endif  // MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_

@@ -11,11 +11,13 @@
 #include <string>
 #include <string_view>
 
+#include "tests/support/test_paths.h"
+
 namespace memfleet::testing {
 
 // The contents of tests/data/<relative>; "" with a test failure when it cannot be opened.
 inline std::string ReadTestData(std::string_view relative) {
-  const std::string path = std::string(MEMFLEET_TEST_DATA_DIR) + "/" + std::string(relative);
+  const std::string path = TestData(std::string(relative));
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << "cannot open " << path;
   std::ostringstream out;

@@ -37,11 +37,13 @@
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
 #include "agent/header_rewrite.h"
+#include "common/utc_time.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "proto/capture_codec.h"
 #include "proto/capture_id.h"
 #include "storage/sqlite_db.h"
+#include "tests/support/test_paths.h"
 
 namespace {
 
@@ -86,15 +88,6 @@ std::pair<uint64_t, uint64_t> RssKb(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) rss = std::strtoull(line.c_str() + 6, nullptr, 10);
   }
   return {hwm, rss};
-}
-
-std::string Rfc3339(std::chrono::system_clock::time_point t) {
-  std::time_t s = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 double Percentile(std::vector<double> v, double p) {
@@ -165,7 +158,7 @@ class SimAgent {
  private:
   bool SendOne(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream, uint64_t seq,
                const std::string& sweep_id) {
-    std::string at = Rfc3339(std::chrono::system_clock::now());
+    std::string at = FormatUtcMillis(std::chrono::system_clock::now());
     absl::StatusOr<std::string> id = wire::MakeCaptureId(device_id_, at, instance_, seq);
     absl::StatusOr<std::string> header = agent::RewriteCaptureHeader(template_.header, device_id_, at);
     if (!id.ok() || !header.ok()) {
@@ -280,7 +273,7 @@ int main(int argc, char** argv) {
   CLI::App app{"memfleet-loadtest: simulated agents against a real memfleet-server; fails on any lost or "
                "duplicated capture"};
   int agents = 500, seconds = 60, sweeps = 2, pause_ms = 1000, workers = 0;
-  std::string server_bin, data_dir = MEMFLEET_TEST_DATA_DIR, work_dir;
+  std::string server_bin, data_dir = memfleet::testing::GetTestPaths().data_dir, work_dir;
   std::vector<std::string> server_args;
   app.add_option("--agents", agents, "simulated agents, each its own stream")->check(CLI::Range(1, 5000));
   app.add_option("--seconds", seconds, "how long the agents send captures")->check(CLI::Range(1, 3600));
