@@ -134,13 +134,14 @@ std::string StartAgentCommand(const PhoneAgentConfig& config) {
   // The background child is no process-group leader (no job control in sh -c), so setsid makes the
   // session without forking and $! is the agent's own pid.
   return absl::StrCat("cd ", kPhoneAgentDir, " || exit 1; p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ",
-                      kAlive, "; then echo \"running $p\"; exit 0; fi; setsid nohup ", AgentCommandLine(config),
+                      kAlive, "; then echo \"running $p\"; exit 0; fi; rm -f agent.stopped; setsid nohup ", AgentCommandLine(config),
                       " </dev/null >>", kPhoneAgentDir, "/agent.log 2>&1 & echo $! >agent.pid; echo \"started $!\"");
 }
 
 std::string StopAgentCommand() {
   const std::string wait = absl::StrCat("i=0; while ", kAlive, " && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done");
-  return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null || { echo 'not running'; exit 0; }; ",
+  // agent.stopped tells supervise that nobody wants this agent to run.
+  return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null || { echo 'not running'; exit 0; }; : >agent.stopped; ",
                       "p=$(cat agent.pid 2>/dev/null); if [ -z \"$p\" ] || ! ", kAlive,
                       "; then rm -f agent.pid; echo 'not running'; exit 0; fi; kill $p; ", wait, "; if ", kAlive,
                       "; then kill -9 $p; ", wait, "; fi; if ", kAlive,
@@ -150,7 +151,8 @@ std::string StopAgentCommand() {
 std::string ProbeAgentCommand() {
   return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null && [ -f agent.conf ] || { echo 'not deployed'; exit 0; }; ",
                       "p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ", kAlive,
-                      "; then echo \"running $p\"; else echo stopped; fi; echo ---; cat agent.conf");
+                      "; then echo \"running $p\"; elif [ -f agent.stopped ]; then echo stopped; else echo died; fi; ",
+                      "echo ---; cat agent.conf");
 }
 
 absl::StatusOr<AgentProbe> ParseAgentProbe(std::string_view output) {
@@ -161,6 +163,8 @@ absl::StatusOr<AgentProbe> ParseAgentProbe(std::string_view output) {
   if (state == "not deployed") return probe;
   if (state == "stopped") {
     probe.state = AgentProbe::kStopped;
+  } else if (state == "died") {
+    probe.state = AgentProbe::kDied;
   } else if (absl::ConsumePrefix(&state, "running ") && absl::SimpleAtoi(state, &probe.pid) && probe.pid > 0) {
     probe.state = AgentProbe::kRunning;
   } else {

@@ -70,15 +70,16 @@ std::string AgentCommandLine(const PhoneAgentConfig& config);
 // agent.pid) unless one runs; prints "started PID" or "running PID".
 std::string StartAgentCommand(const PhoneAgentConfig& config);
 
-// Stops the agent (TERM, then KILL after 10 s) and removes its pid file; prints "stopped PID" or
-// "not running".
+// Stops the agent (TERM, then KILL after 10 s), removes its pid file and marks it stopped on purpose
+// (agent.stopped, which the next start removes); prints "stopped PID" or "not running".
 std::string StopAgentCommand();
 
-// Prints "running PID", "stopped" or "not deployed", then "---" and agent.conf.
+// Prints "running PID", "stopped" (by StopAgentCommand), "died" (not running, not stopped on purpose) or
+// "not deployed", then "---" and agent.conf.
 std::string ProbeAgentCommand();
 
 struct AgentProbe {
-  enum State { kRunning, kStopped, kNotDeployed } state = kNotDeployed;
+  enum State { kRunning, kStopped, kDied, kNotDeployed } state = kNotDeployed;
   int64_t pid = 0;                        // kRunning only
   absl::StatusOr<PhoneAgentConfig> config;  // error when not deployed or unreadable
 };

@@ -17,6 +17,16 @@ struct ServerView {
   std::string unavailable;  // non-empty: the server was not asked or did not answer
 };
 
+std::string AgentState(const AgentProbe& probe) {
+  switch (probe.state) {
+    case AgentProbe::kRunning: return absl::StrCat("running, pid ", probe.pid);
+    case AgentProbe::kStopped: return "stopped (agents stop)";
+    case AgentProbe::kDied: return "not running: died (agents supervise restarts it)";
+    case AgentProbe::kNotDeployed: return "not deployed";
+  }
+  return "not deployed";
+}
+
 ServerView AskServer(ServerArgs query, int port_from_phones) {
   ServerView view;
   if (query.server.empty() && port_from_phones > 0) query.server = absl::StrCat("127.0.0.1:", port_from_phones);
@@ -61,9 +71,7 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
     }
     const bool deployed = probe->state != AgentProbe::kNotDeployed && probe->config.ok();
     const std::string device_id = deployed ? probe->config->device_id : DeviceIdForSerial(serial);
-    std::string agent = probe->state == AgentProbe::kRunning ? absl::StrCat("running, pid ", probe->pid)
-                        : probe->state == AgentProbe::kStopped ? "stopped"
-                                                               : "not deployed";
+    std::string agent = AgentState(*probe);
     if (probe->state != AgentProbe::kNotDeployed && !probe->config.ok()) {
       agent += absl::StrCat(" (", probe->config.status().message(), ")");
     }

@@ -12,12 +12,13 @@ namespace memfleet::cli {
 namespace {
 
 // One phone's pass: the tunnel again (a restarted adbd dropped it), the access again, then the agent if
-// it died. What was done, or an error.
+// it died (one `agents stop` ended is left alone). What was done, or an error.
 absl::StatusOr<std::string> SuperviseOne(AgentPhone& phone) {
   absl::StatusOr<AgentProbe> probe = phone.Probe();
   if (!probe.ok()) return probe.status();
   if (probe->state == AgentProbe::kNotDeployed) return std::string("not deployed (memfleet agents deploy)");
   if (!probe->config.ok()) return probe->config.status();
+  if (probe->state == AgentProbe::kStopped) return std::string("stopped (agents stop), left alone");
   const PhoneAgentConfig& config = *probe->config;
   if (absl::Status s = phone.RestoreAccess(config.access); !s.ok()) return s;
   if (absl::Status s = phone.Reverse(config.server_port); !s.ok()) return s;

@@ -99,7 +99,7 @@ TEST(StartAgentCommand, DetachesWithLogAndPidFile) {
       << start;
 }
 
-TEST(ParseAgentProbe, RunningStoppedAndNotDeployed) {
+TEST(ParseAgentProbe, RunningStoppedDiedAndNotDeployed) {
   absl::StatusOr<AgentProbe> running =
       ParseAgentProbe("running 4242\n---\ndevice_id=R58\nserver_port=7070\naccess=adb-root\n");
   ASSERT_TRUE(running.ok()) << running.status();
@@ -111,6 +111,10 @@ TEST(ParseAgentProbe, RunningStoppedAndNotDeployed) {
   absl::StatusOr<AgentProbe> stopped = ParseAgentProbe("stopped\n---\ndevice_id=R58\nserver_port=7070\n");
   ASSERT_TRUE(stopped.ok());
   EXPECT_EQ(stopped->state, AgentProbe::kStopped);
+
+  absl::StatusOr<AgentProbe> died = ParseAgentProbe("died\n---\ndevice_id=R58\nserver_port=7070\n");
+  ASSERT_TRUE(died.ok());
+  EXPECT_EQ(died->state, AgentProbe::kDied);
 
   absl::StatusOr<AgentProbe> none = ParseAgentProbe("not deployed\n");
   ASSERT_TRUE(none.ok());

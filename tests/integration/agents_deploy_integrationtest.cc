@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -173,16 +174,26 @@ TEST_F(AgentsDeployTest, DeployStatusSuperviseStopAndLogs) {
     EXPECT_TRUE(absl::StrContains(row, Device(phone).last_capture_at())) << out;
   }
 
-  // adbd restarting kills what it started: here, the x86-64 phone's agent dies.
+  // adbd restarting kills what it started (here, the x86-64 phone's agent), drops the reverse tunnels, and
+  // after a reboot runs as shell again (the arm64 phone).
+  for (const char* phone : {kArmPhone, kX86Phone}) ASSERT_EQ(std::remove((phones_ + "/" + phone + "/reverse").c_str()), 0);
+  ASSERT_EQ(std::remove((phones_ + "/" + kArmPhone + "/adbd-root").c_str()), 0);
   const int64_t killed = AgentPid(kX86Phone);
   ASSERT_GT(killed, 0);
   ASSERT_EQ(kill(static_cast<pid_t>(killed), SIGKILL), 0);
   ASSERT_TRUE(WaitForDevice(kX86Phone, [](const v1::DeviceSummary& d) { return !d.online(); })) << Logs();
+  ASSERT_EQ(Memfleet({"agents", "status", "--serial", kX86Phone}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "not running: died")) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "offline")) << out;
   ASSERT_EQ(Memfleet({"agents", "supervise", "--once"}, &out), 0) << out << Logs();
   const int64_t restarted = AgentPid(kX86Phone);
   EXPECT_NE(restarted, killed);
   EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), absl::StrCat("restarted, pid ", restarted))) << out;
   EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), absl::StrCat("running, pid ", AgentPid(kArmPhone)))) << out;
+  for (const char* phone : {kArmPhone, kX86Phone}) {
+    EXPECT_EQ(ReadFile(phones_ + "/" + phone + "/reverse"), "tcp:" + port_ + "\n") << phone << ": tunnel not restored";
+  }
+  EXPECT_TRUE(std::ifstream(phones_ + "/" + kArmPhone + "/adbd-root").good()) << "adb root not asked again";
   // The restarted agent reconnects and delivers its first capture.
   EXPECT_TRUE(WaitForDevice(kX86Phone, [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 2; }))
       << Logs();
@@ -196,8 +207,12 @@ TEST_F(AgentsDeployTest, DeployStatusSuperviseStopAndLogs) {
   }
   EXPECT_EQ(ReadFile(phones_ + "/" + kArmPhone + "/reverse"), "") << "the tunnel goes with the agent";
   ASSERT_EQ(Memfleet({"agents", "status"}, &out), 0) << out;
-  EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), "stopped")) << out;
-  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "stopped")) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), "stopped (agents stop)")) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "stopped (agents stop)")) << out;
+  // What `stop` ended, `supervise` leaves alone.
+  ASSERT_EQ(Memfleet({"agents", "supervise", "--once"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), "stopped (agents stop), left alone")) << out;
+  EXPECT_EQ(AgentPid(kArmPhone), 0) << "no pid file: nothing was started";
 
   ASSERT_EQ(Memfleet({"agents", "logs", kArmPhone, "--lines", "1000"}, &out), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, absl::StrCat("starting: device ", kArmPhone))) << out;
