@@ -1,5 +1,6 @@
 // `memfleet agents supervise` and `memfleet agents stop`: keep the deployed agents running, or end them.
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -40,15 +41,18 @@ absl::StatusOr<std::string> StopOne(AgentPhone& phone) {
   return stopped;
 }
 
-int SupervisePass(const AgentsTarget& target, Adb& adb, std::ostream& out, std::ostream& err) {
+// Runs `act` on each selected phone and prints one row per phone: what was done, or why it failed.
+int ForEachPhone(const AgentsTarget& target, bool default_all, const std::string& command, Adb& adb,
+                 std::ostream& out, std::ostream& err,
+                 const std::function<absl::StatusOr<std::string>(AgentPhone&)>& act) {
   int skipped = 0;
-  absl::StatusOr<std::vector<std::string>> serials = SelectPhones(target, true, adb, err, &skipped);
-  if (!serials.ok()) return PrintFailure(serials.status(), "agents supervise", err);
+  absl::StatusOr<std::vector<std::string>> serials = SelectPhones(target, default_all, adb, err, &skipped);
+  if (!serials.ok()) return PrintFailure(serials.status(), command, err);
   TextTable table({{"SERIAL"}, {"AGENT"}});
   int failed = skipped;
   for (const std::string& serial : *serials) {
     AgentPhone phone(adb, serial);
-    absl::StatusOr<std::string> done = SuperviseOne(phone);
+    absl::StatusOr<std::string> done = act(phone);
     if (!done.ok()) ++failed;
     table.AddRow({serial, done.ok() ? *done : absl::StrCat("failed: ", done.status().message())});
   }
@@ -61,26 +65,14 @@ int SupervisePass(const AgentsTarget& target, Adb& adb, std::ostream& out, std::
 
 int RunAgentsSupervise(const AgentsSuperviseArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
   while (true) {
-    int code = SupervisePass(args.target, adb, out, err);
+    int code = ForEachPhone(args.target, true, "agents supervise", adb, out, err, SuperviseOne);
     if (args.once || code == kExitUsage) return code;
     std::this_thread::sleep_for(std::chrono::seconds(args.every_s));  // the supervision period
   }
 }
 
 int RunAgentsStop(const AgentsTarget& target, Adb& adb, std::ostream& out, std::ostream& err) {
-  int skipped = 0;
-  absl::StatusOr<std::vector<std::string>> serials = SelectPhones(target, false, adb, err, &skipped);
-  if (!serials.ok()) return PrintFailure(serials.status(), "agents stop", err);
-  TextTable table({{"SERIAL"}, {"AGENT"}});
-  int failed = skipped;
-  for (const std::string& serial : *serials) {
-    AgentPhone phone(adb, serial);
-    absl::StatusOr<std::string> stopped = StopOne(phone);
-    if (!stopped.ok()) ++failed;
-    table.AddRow({serial, stopped.ok() ? *stopped : absl::StrCat("failed: ", stopped.status().message())});
-  }
-  if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
-  return failed == 0 ? kExitOk : kExitPhoneFailed;
+  return ForEachPhone(target, false, "agents stop", adb, out, err, StopOne);
 }
 
 }  // namespace memfleet::cli
