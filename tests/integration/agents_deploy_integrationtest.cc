@@ -52,6 +52,7 @@ class AgentsDeployTest : public ::testing::Test {
                "ro.product.cpu.abi=arm64-v8a\nro.debuggable=1\nro.product.model=Pixel 8\n");
     dir_.Write(std::string("phones/") + kX86Phone + "/props", "ro.product.cpu.abi=x86_64\nro.debuggable=0\n");
     dir_.Write(std::string("phones/") + kX86Phone + "/su", "");
+    for (const char* name : {"MEMFLEET_SERVER", "MEMFLEET_TOKEN", "MEMFLEET_CA_CERT"}) unsetenv(name);
     setenv("ADB", MEMFLEET_FAKE_ADB, 1);
     setenv("MEMFLEET_FAKE_ADB_PHONES", phones_.c_str(), 1);
     server_ = std::make_unique<testing::ServerProcess>(dir_.path());
@@ -217,6 +218,40 @@ TEST_F(AgentsDeployTest, DeployStatusSuperviseStopAndLogs) {
   ASSERT_EQ(Memfleet({"agents", "logs", kArmPhone, "--lines", "1000"}, &out), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, absl::StrCat("starting: device ", kArmPhone))) << out;
   EXPECT_TRUE(absl::StrContains(out, "shutting down: signal 15 received")) << out;
+}
+
+// What README's commands do: one agent token per phone from --token-dir, and a read token for the
+// questions the CLI asks; the server checks both (its tokens table is not empty).
+TEST_F(AgentsDeployTest, PerPhoneAgentTokensAndAReadTokenForTheServersAnswers) {
+  const std::string db = dir_.path() + "/memfleet.db";
+  const std::string server = std::string(MEMFLEET_BIN_DIR) + "/memfleet-server";
+  ASSERT_EQ(std::system((server + " --db " + db + " token add --kind agent --name " + kX86Phone + " --device-id " +
+                         kX86Phone + " >" + dir_.path() + "/" + kX86Phone + ".token 2>/dev/null")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system((server + " --db " + db + " token add --kind read --name farm-cli >" + dir_.path() +
+                         "/read.token 2>/dev/null")
+                            .c_str()),
+            0);
+  const std::string read_token(absl::StripAsciiWhitespace(ReadFile(dir_.path() + "/read.token")));
+  ASSERT_TRUE(absl::StartsWith(read_token, "mft_")) << read_token;
+
+  std::string out;
+  ASSERT_EQ(Memfleet({"agents", "deploy", "--serial", kX86Phone, "--server-port", port_, "--token-dir", dir_.path(),
+                      "--token", read_token, "--confirm-timeout", "120", "--x86_64-agent",
+                      MEMFLEET_X86_64_AGENT_BINARY},
+                     &out),
+            0)
+      << out << Logs();
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "connected")) << out;
+  EXPECT_EQ(ReadFile(PhoneFile(kX86Phone, "token")), ReadFile(dir_.path() + "/" + kX86Phone + ".token"));
+  EXPECT_TRUE(absl::StrContains(ReadFile(PhoneFile(kX86Phone, "agent.conf")), "token=1\n"));
+
+  // Without the read token the server does not answer: status says so instead of guessing.
+  ASSERT_EQ(Memfleet({"agents", "status", "--serial", kX86Phone}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "server not asked (VERSION, SERVER, LAST CAPTURE unknown)")) << out;
+  ASSERT_EQ(Memfleet({"agents", "status", "--serial", kX86Phone, "--token", read_token}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "online")) << out;
 }
 
 TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnError) {
