@@ -44,6 +44,26 @@ ServerView AskServer(ServerArgs query, int port_from_phones) {
   return view;
 }
 
+// SERIAL, DEVICE, AGENT, ACCESS, VERSION, SERVER, LAST CAPTURE of one phone that answered.
+std::vector<std::string> StatusRow(const std::string& serial, const AgentProbe& probe, const ServerView& server) {
+  const bool deployed = probe.state != AgentProbe::kNotDeployed && probe.config.ok();
+  const std::string device_id = deployed ? probe.config->device_id : DeviceIdForSerial(serial);
+  std::string agent = AgentState(probe);
+  if (probe.state != AgentProbe::kNotDeployed && !probe.config.ok()) {
+    agent += absl::StrCat(" (", probe.config.status().message(), ")");
+  }
+  std::string version = "-", online = "-", last = "-";
+  auto known = server.devices.find(device_id);
+  if (known != server.devices.end()) {
+    version = known->second.agent_version().empty() ? "-" : known->second.agent_version();
+    online = known->second.online() ? "online" : "offline";
+    last = known->second.last_capture_at().empty() ? "never" : known->second.last_capture_at();
+  } else if (server.unavailable.empty()) {
+    online = "unknown device";
+  }
+  return {serial, device_id, agent, deployed ? AccessName(probe.config->access) : "-", version, online, last};
+}
+
 }  // namespace
 
 int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
@@ -69,23 +89,7 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
       ++failed;
       continue;
     }
-    const bool deployed = probe->state != AgentProbe::kNotDeployed && probe->config.ok();
-    const std::string device_id = deployed ? probe->config->device_id : DeviceIdForSerial(serial);
-    std::string agent = AgentState(*probe);
-    if (probe->state != AgentProbe::kNotDeployed && !probe->config.ok()) {
-      agent += absl::StrCat(" (", probe->config.status().message(), ")");
-    }
-    auto known = server.devices.find(device_id);
-    std::string version = "-", online = "-", last = "-";
-    if (known != server.devices.end()) {
-      version = known->second.agent_version().empty() ? "-" : known->second.agent_version();
-      online = known->second.online() ? "online" : "offline";
-      last = known->second.last_capture_at().empty() ? "never" : known->second.last_capture_at();
-    } else if (server.unavailable.empty()) {
-      online = "unknown device";
-    }
-    table.AddRow({serial, device_id, agent, deployed ? std::string(AccessName(probe->config->access)) : "-",
-                  version, online, last});
+    table.AddRow(StatusRow(serial, *probe, server));
   }
   if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
   if (!server.unavailable.empty()) {
