@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     }
     return memfleet::cli::RunAccount(account, std::cout, std::cerr);
   }
-  if (agents.chosen()) return agents.Run(std::cout, std::cerr);
+  if (agents.chosen()) return agents.Run(global, std::cout, std::cerr);
   if (*devices_cmd) return memfleet::cli::RunDevices(devices, std::cout, std::cerr);
   if (*sweep_cmd) {
     sweep.progress_tty = ::isatty(STDERR_FILENO) == 1;

@@ -67,7 +67,9 @@ AgentsCli::AgentsCli(CLI::App* app) {
       ->capture_default_str();
 }
 
-int AgentsCli::Run(std::ostream& out, std::ostream& err) {
+int AgentsCli::Run(const ServerArgs& global, std::ostream& out, std::ostream& err) {
+  InheritGlobalOptions(global, deploy_args_.query);
+  InheritGlobalOptions(global, status_args_.query);
   ProcessAdb adb(AdbProgram());
   if (*deploy_) return RunAgentsDeploy(deploy_args_, adb, out, err);
   if (*status_) return RunAgentsStatus(status_args_, adb, out, err);

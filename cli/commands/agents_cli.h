@@ -1,7 +1,7 @@
 // The `memfleet agents …` subcommands on the command line: their flags, and the real adb behind them.
 //
 //   AgentsCli agents(&app);                 // before app.parse()
-//   if (agents.chosen()) return agents.Run(std::cout, std::cerr);
+//   if (agents.chosen()) return agents.Run(global, std::cout, std::cerr);
 #ifndef MEMFLEET_CLI_COMMANDS_AGENTS_CLI_H_
 #define MEMFLEET_CLI_COMMANDS_AGENTS_CLI_H_
 
@@ -17,8 +17,9 @@ class AgentsCli {
   explicit AgentsCli(CLI::App* app);
 
   bool chosen() const { return agents_->parsed(); }
-  // Runs the chosen subcommand with `adb` ($ADB, else on PATH).
-  int Run(std::ostream& out, std::ostream& err);
+  // Runs the chosen subcommand with `adb` ($ADB, else on PATH). `global`: the server options given before
+  // `agents` (--server, --token, --token-file, --ca-cert), for the questions deploy and status ask.
+  int Run(const ServerArgs& global, std::ostream& out, std::ostream& err);
 
  private:
   CLI::App* agents_;

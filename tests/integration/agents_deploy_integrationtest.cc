@@ -250,7 +250,8 @@ TEST_F(AgentsDeployTest, PerPhoneAgentTokensAndAReadTokenForTheServersAnswers) {
   // Without the read token the server does not answer: status says so instead of guessing.
   ASSERT_EQ(Memfleet({"agents", "status", "--serial", kX86Phone}, &out), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, "server not asked (VERSION, SERVER, LAST CAPTURE unknown)")) << out;
-  ASSERT_EQ(Memfleet({"agents", "status", "--serial", kX86Phone, "--token", read_token}, &out), 0) << out;
+  // Given before the subcommand, as for every other command.
+  ASSERT_EQ(Memfleet({"--token", read_token, "agents", "status", "--serial", kX86Phone}, &out), 0) << out;
   EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "online")) << out;
 }
 
