@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/commands/account_command.h"
+#include "cli/commands/agents_cli.h"
 #include "cli/commands/baseline_command.h"
 #include "cli/commands/devices_command.h"
 #include "cli/commands/fleet_command.h"
@@ -153,6 +154,8 @@ int main(int argc, char** argv) {
   regressions_cmd->add_option("--since", regressions.since,
                               "only reports since then: 7d, 24h, 30m or an RFC 3339 time (default: all)");
 
+  memfleet::cli::AgentsCli agents(&app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -179,6 +182,7 @@ int main(int argc, char** argv) {
     }
     return memfleet::cli::RunAccount(account, std::cout, std::cerr);
   }
+  if (agents.chosen()) return agents.Run(global, std::cout, std::cerr);
   if (*devices_cmd) return memfleet::cli::RunDevices(devices, std::cout, std::cerr);
   if (*sweep_cmd) {
     sweep.progress_tty = ::isatty(STDERR_FILENO) == 1;

@@ -1,0 +1,73 @@
+// `memfleet agents deploy|status|stop|logs|supervise`: puts memfleet-agent on the farm's phones over adb and
+// keeps it running (docs/deploy.md). Runs on the lab host; every phone reaches the lab server through
+// `adb reverse` on its own 127.0.0.1, so the phones need no network.
+//
+//   ProcessAdb adb(AdbProgram());
+//   AgentsDeployArgs args;  args.target.all = true;  args.server_port = 7070;
+//   int exit_code = RunAgentsDeploy(args, adb, std::cout, std::cerr);   // 0 every phone up, 1 one failed
+#ifndef MEMFLEET_CLI_COMMANDS_AGENTS_COMMAND_H_
+#define MEMFLEET_CLI_COMMANDS_AGENTS_COMMAND_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/adb.h"
+#include "cli/commands/server_command.h"
+
+namespace memfleet::cli {
+
+inline constexpr int kExitPhoneFailed = 1;  // a phone could not be served; the others were
+
+// Which phones: --serial S (repeatable) or --all (every phone `adb devices` lists).
+struct AgentsTarget {
+  std::vector<std::string> serials;
+  bool all = false;
+};
+
+struct AgentsDeployArgs {
+  AgentsTarget target;
+  int server_port = 0;        // the lab server's port; the phones reach it at 127.0.0.1:PORT
+  uint32_t interval_s = 300;  // agent --interval
+  std::string token_file;     // one agent token for every phone
+  std::string token_dir;      // or DIR/<device id>.token per phone
+  std::string agent_dir = ".";  // holds build-agent-arm64/ and build-agent-x86_64/
+  std::string arm64_agent;      // override the binary of one ABI
+  std::string x86_64_agent;
+  uint32_t confirm_timeout_s = 60;  // how long to wait for the server to see each agent online
+  ServerArgs query;           // where to ask whether the agents connected (default 127.0.0.1:PORT)
+};
+
+struct AgentsStatusArgs {
+  AgentsTarget target;  // neither given: every phone
+  ServerArgs query;     // default: 127.0.0.1:PORT of the port deploy used
+};
+
+struct AgentsLogsArgs {
+  std::string serial;
+  uint32_t lines = 50;
+};
+
+struct AgentsSuperviseArgs {
+  AgentsTarget target;  // neither given: every phone
+  bool once = false;
+  uint32_t every_s = 60;
+};
+
+int RunAgentsDeploy(const AgentsDeployArgs& args, Adb& adb, std::ostream& out, std::ostream& err);
+int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, std::ostream& err);
+int RunAgentsStop(const AgentsTarget& target, Adb& adb, std::ostream& out, std::ostream& err);
+int RunAgentsLogs(const AgentsLogsArgs& args, Adb& adb, std::ostream& out, std::ostream& err);
+int RunAgentsSupervise(const AgentsSuperviseArgs& args, Adb& adb, std::ostream& out, std::ostream& err);
+
+// The serials to act on: those asked for (each must be listed and usable), or with --all (or neither,
+// when default_all) every usable phone. Unusable phones are reported on `err` and counted in *skipped.
+// InvalidArgument when nothing was asked for and !default_all; Unavailable when adb cannot list phones.
+absl::StatusOr<std::vector<std::string>> SelectPhones(const AgentsTarget& target, bool default_all, Adb& adb,
+                                                      std::ostream& err, int* skipped);
+
+}  // namespace memfleet::cli
+
+#endif  // MEMFLEET_CLI_COMMANDS_AGENTS_COMMAND_H_

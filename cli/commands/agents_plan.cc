@@ -1,0 +1,187 @@
+#include "cli/commands/agents_plan.h"
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace memfleet::cli {
+namespace {
+
+absl::string_view Absl(std::string_view text) { return absl::string_view(text.data(), text.size()); }
+
+constexpr size_t kMaxDeviceIdBytes = 128;  // what the server accepts
+
+bool DeviceIdByte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-' || c == ':' || c == '@' || c == '+';
+}
+
+// True while agent.pid names a live memfleet-agent. The cmdline, not kill -0: the shell user may not
+// signal a root agent, and a killed agent nobody reaped yet (a zombie) has an empty cmdline.
+constexpr char kAlive[] = "grep -q memfleet-agent /proc/$p/cmdline 2>/dev/null";
+
+}  // namespace
+
+AgentBinaries AgentBinariesIn(const std::string& dir) {
+  return {dir + "/build-agent-arm64/bin/memfleet-agent", dir + "/build-agent-x86_64/bin/memfleet-agent"};
+}
+
+absl::StatusOr<std::string> AgentBinaryForAbi(std::string_view abi, const AgentBinaries& binaries) {
+  const std::string* binary = nullptr;
+  const char* arch = "";
+  if (abi == "arm64-v8a") {
+    binary = &binaries.arm64;
+    arch = "arm64";
+  } else if (abi == "x86_64") {
+    binary = &binaries.x86_64;
+    arch = "x86_64";
+  }
+  if (binary == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("ABI \"", abi.empty() ? "(none)" : Absl(abi),
+                                                   "\" has no memfleet agent (built: arm64-v8a, x86_64)"));
+  }
+  if (binary->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("ABI ", Absl(abi), ": no agent binary given (--", arch, "-agent)"));
+  }
+  return *binary;
+}
+
+std::string DeviceIdForSerial(std::string_view serial) {
+  std::string id;
+  for (char c : serial.substr(0, kMaxDeviceIdBytes)) id.push_back(DeviceIdByte(c) ? c : '_');
+  if (id.empty()) id = "_";
+  return id;
+}
+
+std::string AccessName(AccessLevel access) {
+  switch (access) {
+    case AccessLevel::kAdbRoot: return "adb-root";
+    case AccessLevel::kSu: return "su";
+    case AccessLevel::kShell: return "shell";
+  }
+  return "shell";
+}
+
+std::string RenderPhoneAgentConfig(const PhoneAgentConfig& config) {
+  return absl::StrCat("device_id=", config.device_id, "\nserver_port=", config.server_port,
+                      "\ninterval_s=", config.interval_s, "\naccess=", AccessName(config.access),
+                      "\ntoken=", config.token ? 1 : 0, "\nca_cert=", config.ca_cert ? 1 : 0, "\n");
+}
+
+absl::StatusOr<PhoneAgentConfig> ParsePhoneAgentConfig(std::string_view text) {
+  PhoneAgentConfig config;
+  bool has_id = false, has_port = false;
+  for (absl::string_view line : absl::StrSplit(Absl(text), '\n', absl::SkipWhitespace())) {
+    line = absl::StripTrailingAsciiWhitespace(line);
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    auto [key, value] = kv;
+    bool ok = true;
+    if (key == "device_id") {
+      ok = !value.empty() && DeviceIdForSerial(std::string_view(value.data(), value.size())) == value;
+      config.device_id = std::string(value);
+      has_id = ok;
+    } else if (key == "server_port") {
+      ok = absl::SimpleAtoi(value, &config.server_port) && config.server_port > 0 && config.server_port < 65536;
+      has_port = ok;
+    } else if (key == "interval_s") {
+      ok = absl::SimpleAtoi(value, &config.interval_s) && config.interval_s > 0;
+    } else if (key == "access") {
+      ok = value == "adb-root" || value == "su" || value == "shell";
+      config.access = value == "adb-root" ? AccessLevel::kAdbRoot
+                                          : (value == "su" ? AccessLevel::kSu : AccessLevel::kShell);
+    } else if (key == "token" || key == "ca_cert") {
+      ok = value == "0" || value == "1";
+      (key == "token" ? config.token : config.ca_cert) = value == "1";
+    }  // other keys: written by a later memfleet, ignored
+    if (!ok) return absl::InvalidArgumentError(absl::StrCat("agent.conf: bad line \"", line, "\""));
+  }
+  if (!has_id || !has_port) return absl::InvalidArgumentError("agent.conf: no device_id or server_port line");
+  return config;
+}
+
+std::string ShellQuote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "'";
+}
+
+std::string WithAccess(AccessLevel access, const std::string& command) {
+  return access == AccessLevel::kSu ? "su -c " + ShellQuote(command) : command;
+}
+
+std::string AgentCommandLine(const PhoneAgentConfig& config) {
+  const std::string dir = kPhoneAgentDir;
+  std::string line = absl::StrCat(dir, "/memfleet-agent --server 127.0.0.1:", config.server_port,
+                                  " --device-id ", ShellQuote(config.device_id), " --root / --interval ",
+                                  config.interval_s, " --spool ", dir, "/spool");
+  if (config.token) absl::StrAppend(&line, " --token-file ", dir, "/token");
+  if (config.ca_cert) absl::StrAppend(&line, " --ca-cert ", dir, "/ca.pem");
+  return line;
+}
+
+std::string StartAgentCommand(const PhoneAgentConfig& config) {
+  // The background child is no process-group leader (no job control in sh -c), so setsid makes the
+  // session without forking and $! is the agent's own pid.
+  return absl::StrCat("cd ", kPhoneAgentDir, " || exit 1; p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ",
+                      kAlive, "; then echo \"running $p\"; exit 0; fi; rm -f agent.stopped; setsid nohup ", AgentCommandLine(config),
+                      " </dev/null >>", kPhoneAgentDir, "/agent.log 2>&1 & echo $! >agent.pid; echo \"started $!\"");
+}
+
+std::string StopAgentCommand() {
+  const std::string wait = absl::StrCat("i=0; while ", kAlive, " && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done");
+  // agent.stopped tells supervise that nobody wants this agent to run.
+  return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null || { echo 'not running'; exit 0; }; : >agent.stopped; ",
+                      "p=$(cat agent.pid 2>/dev/null); if [ -z \"$p\" ] || ! ", kAlive,
+                      "; then rm -f agent.pid; echo 'not running'; exit 0; fi; kill $p; ", wait, "; if ", kAlive,
+                      "; then kill -9 $p; ", wait, "; fi; if ", kAlive,
+                      "; then echo \"still running $p\"; exit 1; fi; rm -f agent.pid; echo \"stopped $p\"");
+}
+
+std::string ProbeAgentCommand() {
+  return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null && [ -f agent.conf ] || { echo 'not deployed'; exit 0; }; ",
+                      "p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ", kAlive,
+                      "; then echo \"running $p\"; elif [ -f agent.stopped ]; then echo stopped; else echo died; fi; ",
+                      "echo ---; cat agent.conf");
+}
+
+absl::StatusOr<AgentProbe> ParseAgentProbe(std::string_view output) {
+  std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(Absl(output), absl::MaxSplits("\n---\n", 1));
+  absl::string_view state = absl::StripAsciiWhitespace(parts.first);
+  AgentProbe probe;
+  probe.config = absl::NotFoundError("not deployed");
+  if (state == "not deployed") return probe;
+  if (state == "stopped") {
+    probe.state = AgentProbe::kStopped;
+  } else if (state == "died") {
+    probe.state = AgentProbe::kDied;
+  } else if (absl::ConsumePrefix(&state, "running ") && absl::SimpleAtoi(state, &probe.pid) && probe.pid > 0) {
+    probe.state = AgentProbe::kRunning;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected answer from the phone: \"", parts.first, "\""));
+  }
+  probe.config = ParsePhoneAgentConfig(std::string_view(parts.second.data(), parts.second.size()));
+  return probe;
+}
+
+absl::StatusOr<int64_t> ParseStartedPid(std::string_view output) {
+  absl::string_view line = absl::StripAsciiWhitespace(Absl(output));
+  int64_t pid = 0;
+  if ((absl::ConsumePrefix(&line, "started ") || absl::ConsumePrefix(&line, "running ")) &&
+      absl::SimpleAtoi(line, &pid) && pid > 0) {
+    return pid;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("the agent did not start: \"", absl::StripAsciiWhitespace(Absl(output)), "\""));
+}
+
+}  // namespace memfleet::cli

@@ -1,0 +1,148 @@
+// The command sequence of `memfleet agents deploy|stop` against a scripted Adb that answers as phones do.
+// The real sequence on the stand-in phones, with real agents and a real server, is
+// tests/integration/agents_deploy_integrationtest.cc.
+#include "cli/commands/agents_command.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "tests/support/temp_dir.h"
+
+namespace memfleet::cli {
+namespace {
+
+// Answers each call by the last rule whose text the joined command line contains; records every call.
+class ScriptedAdb : public Adb {
+ public:
+  void Answer(const std::string& contains, int exit_code, const std::string& output) {
+    rules_.push_back({contains, {exit_code, output}});
+  }
+  absl::StatusOr<AdbResult> Run(const std::vector<std::string>& args) override {
+    std::string line = absl::StrJoin(args, " ");
+    calls.push_back(line);
+    for (auto rule = rules_.rbegin(); rule != rules_.rend(); ++rule) {
+      if (absl::StrContains(line, rule->first)) return rule->second;
+    }
+    return AdbResult{0, ""};
+  }
+  std::vector<std::string> calls;
+
+ private:
+  std::vector<std::pair<std::string, AdbResult>> rules_;
+};
+
+// Index of the first call containing `text` (calls.size() when none).
+size_t CallIndex(const ScriptedAdb& adb, const std::string& text) {
+  for (size_t i = 0; i < adb.calls.size(); ++i) {
+    if (absl::StrContains(adb.calls[i], text)) return i;
+  }
+  return adb.calls.size();
+}
+
+class AgentsCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    dir_.Write("build-agent-arm64/bin/memfleet-agent", "elf", true);
+    args_.agent_dir = dir_.path();
+    args_.server_port = 7070;
+    args_.confirm_timeout_s = 1;
+    args_.query.server = "127.0.0.1:1";  // nothing listens: the server cannot be asked
+    args_.query.env_token = "";
+    args_.query.env_ca_cert = "";
+    adb_.Answer("devices", 0,
+                "List of devices attached\nARM1\tdevice\nLOCKED\tunauthorized\nOLD32\tdevice\nGONE\toffline\n");
+    adb_.Answer("ARM1 shell getprop ro.product.cpu.abi", 0, "arm64-v8a\n");
+    adb_.Answer("OLD32 shell getprop ro.product.cpu.abi", 0, "armeabi-v7a\n");
+    adb_.Answer("not deployed", 0, "not deployed\n");  // the probe
+    adb_.Answer("shell id -u", 0, "2000\n");
+    adb_.Answer("ARM1 root", 1, "adbd cannot run as root in production builds\n");
+    adb_.Answer("su -c 'id -u'", 0, "0\n");
+    adb_.Answer("setsid nohup", 0, "started 4242\n");
+  }
+
+  testing::TempDir dir_{"agents_command_test"};
+  AgentsDeployArgs args_;
+  ScriptedAdb adb_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(AgentsCommandTest, DeployPushesTunnelsAndStartsWithTheAccessThePhoneGives) {
+  args_.target.serials = {"ARM1"};
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitOk) << out_.str() << err_.str();
+  // The order a phone needs: the binary is in place before it starts; root is asked for before the
+  // tunnel (adb root restarts adbd, which drops it); the tunnel is up before the agent dials it.
+  size_t push = CallIndex(adb_, "-s ARM1 push " + dir_.path() + "/build-agent-arm64/bin/memfleet-agent "
+                                    "/data/local/tmp/memfleet/memfleet-agent");
+  size_t chmod = CallIndex(adb_, "chmod 755 /data/local/tmp/memfleet/memfleet-agent");
+  size_t root = CallIndex(adb_, "-s ARM1 root");
+  size_t su = CallIndex(adb_, "su -c 'id -u'");
+  size_t reverse = CallIndex(adb_, "-s ARM1 reverse tcp:7070 tcp:7070");
+  size_t start = CallIndex(adb_, "setsid nohup");
+  ASSERT_LT(start, adb_.calls.size()) << absl::StrJoin(adb_.calls, "\n");
+  EXPECT_LT(push, chmod);
+  EXPECT_LT(chmod, root);
+  EXPECT_LT(root, su);
+  EXPECT_LT(su, reverse);
+  EXPECT_LT(reverse, start);
+  // su answered uid 0: the agent starts through su, and agent.conf says so for stop and supervise.
+  EXPECT_TRUE(absl::StartsWith(adb_.calls[start], "-s ARM1 shell su -c 'cd /data/local/tmp/memfleet")) << adb_.calls[start];
+  EXPECT_TRUE(absl::StrContains(adb_.calls[CallIndex(adb_, ">/data/local/tmp/memfleet/agent.conf")], "access=su")) << absl::StrJoin(adb_.calls, "\n");
+  EXPECT_TRUE(absl::StrContains(out_.str(), "4242")) << out_.str();
+  EXPECT_TRUE(absl::StrContains(out_.str(), "not confirmed, the server could not be asked")) << out_.str();
+}
+
+TEST_F(AgentsCommandTest, AnAbiWithoutAnAgentFailsThatPhoneOnlyAndUnusablePhonesAreSkipped) {
+  args_.target.all = true;
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitPhoneFailed);
+  EXPECT_TRUE(absl::StrContains(out_.str(), "ABI \"armeabi-v7a\" has no memfleet agent")) << out_.str();
+  EXPECT_EQ(CallIndex(adb_, "-s OLD32 push"), adb_.calls.size()) << "nothing is pushed to a phone without an agent";
+  EXPECT_LT(CallIndex(adb_, "-s ARM1 shell su -c 'cd"), adb_.calls.size());
+  EXPECT_TRUE(absl::StrContains(err_.str(), "LOCKED: unauthorized: accept the USB debugging prompt")) << err_.str();
+  EXPECT_TRUE(absl::StrContains(err_.str(), "GONE: offline")) << err_.str();
+  EXPECT_EQ(CallIndex(adb_, "-s LOCKED"), adb_.calls.size());
+  EXPECT_EQ(CallIndex(adb_, "-s GONE"), adb_.calls.size());
+  EXPECT_TRUE(absl::StrContains(out_.str(), "1 of 4 phones running an agent")) << out_.str();
+}
+
+TEST_F(AgentsCommandTest, AMissingBinarySaysHowToBuildIt) {
+  dir_.Write("other/keep", "");
+  args_.agent_dir = dir_.path() + "/other";
+  args_.target.serials = {"ARM1"};
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitPhoneFailed);
+  EXPECT_TRUE(absl::StrContains(out_.str(), "(scripts/build-agent arm64 makes it)")) << out_.str();
+}
+
+TEST_F(AgentsCommandTest, DeployNeedsToBeToldWhichPhones) {
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitUsage);
+  EXPECT_TRUE(absl::StrContains(err_.str(), "--serial S (repeatable) or --all")) << err_.str();
+}
+
+TEST_F(AgentsCommandTest, AnUnlistedSerialIsReportedAndFails) {
+  args_.target.serials = {"NOPE"};
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitPhoneFailed);
+  EXPECT_TRUE(absl::StrContains(err_.str(), "NOPE: not listed by adb devices")) << err_.str();
+}
+
+TEST_F(AgentsCommandTest, StopUsesTheAccessTheAgentWasStartedWith) {
+  adb_.Answer("agent.conf", 0, "running 4242\n---\ndevice_id=ARM1\nserver_port=7070\naccess=su\n");
+  adb_.Answer("kill $p", 0, "stopped 4242\n");
+  AgentsTarget target;
+  target.serials = {"ARM1"};
+  EXPECT_EQ(RunAgentsStop(target, adb_, out_, err_), kExitOk) << out_.str() << err_.str();
+  size_t stop = CallIndex(adb_, "kill $p");
+  ASSERT_LT(stop, adb_.calls.size());
+  EXPECT_TRUE(absl::StartsWith(adb_.calls[stop], "-s ARM1 shell su -c ")) << adb_.calls[stop];
+  EXPECT_LT(stop, CallIndex(adb_, "-s ARM1 reverse --remove tcp:7070"));
+  EXPECT_TRUE(absl::StrContains(out_.str(), "stopped 4242")) << out_.str();
+}
+
+}  // namespace
+}  // namespace memfleet::cli

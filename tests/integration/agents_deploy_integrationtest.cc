@@ -1,0 +1,272 @@
+// `memfleet agents deploy|status|supervise|stop|logs` end to end on stand-in phones: the real memfleet CLI
+// runs the stand-in adb (tests/support/fake_adb/adb), which plays two phones in folders of this machine,
+// and the real static agents of scripts/build-agent run there (the arm64 one under qemu-aarch64-static)
+// against a real memfleet-server on 127.0.0.1. What the stand-in covers and what it does not:
+// docs/deploy.md.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "tests/support/load_tree.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_paths.h"
+
+namespace memfleet {
+namespace {
+
+constexpr char kArmPhone[] = "ARM64-R58M1";       // arm64-v8a, userdebug: adb root works
+constexpr char kX86Phone[] = "emulator-5554";     // x86_64, rooted: su works
+constexpr std::chrono::seconds kAgentDeadline{240};  // a first capture of this machine's / under qemu
+
+std::string ReadFile(const std::string& path) { return testing::ReadFileForTest(path); }
+
+class AgentsDeployTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string(MEMFLEET_ARM64_AGENT_BINARY).empty()) {
+      GTEST_SKIP() << "no static arm64 agent: configure with -DMEMFLEET_ARM64_AGENT=build-agent-arm64/bin/memfleet-agent";
+    }
+    if (std::string(MEMFLEET_X86_64_AGENT_BINARY).empty()) {
+      GTEST_SKIP() << "no static x86-64 agent: configure with "
+                      "-DMEMFLEET_X86_64_STATIC_AGENT=build-agent-x86_64/bin/memfleet-agent";
+    }
+    if (std::string(MEMFLEET_QEMU_AARCH64_PROGRAM).empty()) GTEST_SKIP() << "no qemu-aarch64-static (qemu-user-static)";
+    ASSERT_FALSE(dir_.path().empty());
+    phones_ = dir_.path() + "/phones";
+    dir_.Write(std::string("phones/") + kArmPhone + "/props",
+               "ro.product.cpu.abi=arm64-v8a\nro.debuggable=1\nro.product.model=Pixel 8\n");
+    dir_.Write(std::string("phones/") + kX86Phone + "/props", "ro.product.cpu.abi=x86_64\nro.debuggable=0\n");
+    dir_.Write(std::string("phones/") + kX86Phone + "/su", "");
+    for (const char* name : {"MEMFLEET_SERVER", "MEMFLEET_TOKEN", "MEMFLEET_CA_CERT"}) unsetenv(name);
+    setenv("ADB", testing::TestData("../support/fake_adb/adb").c_str(), 1);
+    setenv("MEMFLEET_FAKE_ADB_PHONES", phones_.c_str(), 1);
+    server_ = std::make_unique<testing::ServerProcess>(dir_.path());
+    ASSERT_FALSE(server_->address().empty());
+    port_ = server_->address().substr(server_->address().rfind(':') + 1);
+  }
+
+  void TearDown() override {
+    // A failed test must not leave agents behind: kill whatever the pid files name.
+    for (const char* phone : {kArmPhone, kX86Phone}) {
+      int64_t pid = AgentPid(phone);
+      if (pid > 0 && absl::StrContains(ReadFile(absl::StrCat("/proc/", pid, "/cmdline")), "memfleet-agent")) {
+        kill(static_cast<pid_t>(pid), SIGKILL);
+      }
+    }
+  }
+
+  // bin/memfleet with `args`; stdout and stderr in *output; the exit code.
+  int Memfleet(const std::vector<std::string>& args, std::string* output) {
+    std::vector<std::string> argv = {testing::Bin("memfleet")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing::Subprocess p(argv, dir_.path() + "/cli-" + std::to_string(++runs_) + ".log");
+    int code = p.WaitExit(std::chrono::seconds(300));
+    *output = p.Log();
+    return code;
+  }
+
+  std::string PhoneFile(const std::string& phone, const std::string& name) {
+    return phones_ + "/" + phone + "/data/local/tmp/memfleet/" + name;
+  }
+
+  int64_t AgentPid(const std::string& phone) {
+    int64_t pid = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(PhoneFile(phone, "agent.pid"))), &pid)) return 0;
+    return pid;
+  }
+
+  // The server's summary of the device (an empty one when it does not know it).
+  v1::DeviceSummary Device(const std::string& device_id) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ListDevicesResponse listed;
+    grpc::Status s = server_->query().ListDevices(&ctx, {}, &listed);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    for (const v1::DeviceSummary& d : listed.devices()) {
+      if (d.device_id() == device_id) return d;
+    }
+    return {};
+  }
+
+  // Polls the server until `holds` is true of the device; false when the deadline passes first.
+  bool WaitForDevice(const std::string& device_id, const std::function<bool(const v1::DeviceSummary&)>& holds) {
+    const auto deadline = std::chrono::steady_clock::now() + kAgentDeadline;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (holds(Device(device_id))) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+  std::string Logs() {
+    return absl::StrCat("--- server ---\n", server_->Log(), "\n--- ", kArmPhone, " agent.log ---\n",
+                        ReadFile(PhoneFile(kArmPhone, "agent.log")), "\n--- ", kX86Phone, " agent.log ---\n",
+                        ReadFile(PhoneFile(kX86Phone, "agent.log")));
+  }
+
+  // Deploys to both phones and waits for a stored capture from each.
+  void DeployBoth() {
+    std::string out;
+    ASSERT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--interval", "3600",
+                        "--confirm-timeout", "240", "--arm64-agent", MEMFLEET_ARM64_AGENT_BINARY, "--x86_64-agent",
+                        MEMFLEET_X86_64_AGENT_BINARY},
+                       &out),
+              0)
+        << out << Logs();
+    EXPECT_TRUE(absl::StrContains(out, "2 of 2 phones running an agent")) << out;
+    for (const char* phone : {kArmPhone, kX86Phone}) {
+      ASSERT_TRUE(WaitForDevice(phone, [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 1; }))
+          << phone << "\n" << out << Logs();
+    }
+  }
+
+  testing::TempDir dir_{"agents_deploy"};
+  std::string phones_;
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::string port_;
+  int runs_ = 0;
+};
+
+// A line of `out` that starts with `serial` ("" when none).
+std::string RowOf(const std::string& out, const std::string& serial) {
+  size_t at = 0;
+  while ((at = out.find(serial, at)) != std::string::npos) {
+    if (at == 0 || out[at - 1] == '\n') return out.substr(at, out.find('\n', at) - at);
+    ++at;
+  }
+  return "";
+}
+
+TEST_F(AgentsDeployTest, DeployStatusSuperviseStopAndLogs) {
+  DeployBoth();
+  // Each phone got its ABI's binary (a wrong one would not execute there), the tunnel to the server's
+  // port, and the access its build allows.
+  for (const char* phone : {kArmPhone, kX86Phone}) {
+    EXPECT_EQ(ReadFile(phones_ + "/" + phone + "/reverse"), "tcp:" + port_ + "\n") << phone;
+  }
+  EXPECT_TRUE(absl::StrContains(ReadFile(PhoneFile(kArmPhone, "agent.conf")), "access=adb-root\n"));
+  EXPECT_TRUE(absl::StrContains(ReadFile(PhoneFile(kX86Phone, "agent.conf")), "access=su\n"));
+
+  std::string out;
+  ASSERT_EQ(Memfleet({"agents", "status"}, &out), 0) << out;
+  const std::string version = Device(kArmPhone).agent_version();
+  ASSERT_FALSE(version.empty());
+  for (const auto& [phone, access] : {std::pair{kArmPhone, "adb-root"}, std::pair{kX86Phone, "su"}}) {
+    std::string row = RowOf(out, phone);
+    EXPECT_TRUE(absl::StrContains(row, absl::StrCat("running, pid ", AgentPid(phone)))) << out;
+    EXPECT_TRUE(absl::StrContains(row, access)) << out;
+    EXPECT_TRUE(absl::StrContains(row, version)) << out;
+    EXPECT_TRUE(absl::StrContains(row, "online")) << out;
+    EXPECT_TRUE(absl::StrContains(row, Device(phone).last_capture_at())) << out;
+  }
+
+  // adbd restarting kills what it started (here, the x86-64 phone's agent), drops the reverse tunnels, and
+  // after a reboot runs as shell again (the arm64 phone).
+  for (const char* phone : {kArmPhone, kX86Phone}) ASSERT_EQ(std::remove((phones_ + "/" + phone + "/reverse").c_str()), 0);
+  ASSERT_EQ(std::remove((phones_ + "/" + kArmPhone + "/adbd-root").c_str()), 0);
+  const int64_t killed = AgentPid(kX86Phone);
+  ASSERT_GT(killed, 0);
+  ASSERT_EQ(kill(static_cast<pid_t>(killed), SIGKILL), 0);
+  ASSERT_TRUE(WaitForDevice(kX86Phone, [](const v1::DeviceSummary& d) { return !d.online(); })) << Logs();
+  ASSERT_EQ(Memfleet({"agents", "status", "--serial", kX86Phone}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "not running: died")) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "offline")) << out;
+  ASSERT_EQ(Memfleet({"agents", "supervise", "--once"}, &out), 0) << out << Logs();
+  const int64_t restarted = AgentPid(kX86Phone);
+  EXPECT_NE(restarted, killed);
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), absl::StrCat("restarted, pid ", restarted))) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), absl::StrCat("running, pid ", AgentPid(kArmPhone)))) << out;
+  for (const char* phone : {kArmPhone, kX86Phone}) {
+    EXPECT_EQ(ReadFile(phones_ + "/" + phone + "/reverse"), "tcp:" + port_ + "\n") << phone << ": tunnel not restored";
+  }
+  EXPECT_TRUE(std::ifstream(phones_ + "/" + kArmPhone + "/adbd-root").good()) << "adb root not asked again";
+  // The restarted agent reconnects and delivers its first capture.
+  EXPECT_TRUE(WaitForDevice(kX86Phone, [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 2; }))
+      << Logs();
+
+  const int64_t arm_pid = AgentPid(kArmPhone);
+  ASSERT_EQ(Memfleet({"agents", "stop", "--all"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), absl::StrCat("stopped ", arm_pid))) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), absl::StrCat("stopped ", restarted))) << out;
+  for (int64_t pid : {arm_pid, restarted}) {
+    EXPECT_FALSE(absl::StrContains(ReadFile(absl::StrCat("/proc/", pid, "/cmdline")), "memfleet-agent")) << pid;
+  }
+  EXPECT_EQ(ReadFile(phones_ + "/" + kArmPhone + "/reverse"), "") << "the tunnel goes with the agent";
+  ASSERT_EQ(Memfleet({"agents", "status"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), "stopped (agents stop)")) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "stopped (agents stop)")) << out;
+  // What `stop` ended, `supervise` leaves alone.
+  ASSERT_EQ(Memfleet({"agents", "supervise", "--once"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kArmPhone), "stopped (agents stop), left alone")) << out;
+  EXPECT_EQ(AgentPid(kArmPhone), 0) << "no pid file: nothing was started";
+
+  ASSERT_EQ(Memfleet({"agents", "logs", kArmPhone, "--lines", "1000"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("starting: device ", kArmPhone))) << out;
+  EXPECT_TRUE(absl::StrContains(out, "shutting down: signal 15 received")) << out;
+}
+
+// What README's commands do: one agent token per phone from --token-dir, and a read token for the
+// questions the CLI asks; the server checks both (its tokens table is not empty).
+TEST_F(AgentsDeployTest, PerPhoneAgentTokensAndAReadTokenForTheServersAnswers) {
+  const std::string db = dir_.path() + "/memfleet.db";
+  const std::string server = testing::Bin("memfleet-server");
+  ASSERT_EQ(std::system((server + " --db " + db + " token add --kind agent --name " + kX86Phone + " --device-id " +
+                         kX86Phone + " >" + dir_.path() + "/" + kX86Phone + ".token 2>/dev/null")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system((server + " --db " + db + " token add --kind read --name farm-cli >" + dir_.path() +
+                         "/read.token 2>/dev/null")
+                            .c_str()),
+            0);
+  const std::string read_token(absl::StripAsciiWhitespace(ReadFile(dir_.path() + "/read.token")));
+  ASSERT_TRUE(absl::StartsWith(read_token, "mft_")) << read_token;
+
+  std::string out;
+  ASSERT_EQ(Memfleet({"agents", "deploy", "--serial", kX86Phone, "--server-port", port_, "--token-dir", dir_.path(),
+                      "--token", read_token, "--confirm-timeout", "120", "--x86_64-agent",
+                      MEMFLEET_X86_64_AGENT_BINARY},
+                     &out),
+            0)
+      << out << Logs();
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "connected")) << out;
+  EXPECT_EQ(ReadFile(PhoneFile(kX86Phone, "token")), ReadFile(dir_.path() + "/" + kX86Phone + ".token"));
+  EXPECT_TRUE(absl::StrContains(ReadFile(PhoneFile(kX86Phone, "agent.conf")), "token=1\n"));
+
+  // Without the read token the server does not answer: status says so instead of guessing.
+  ASSERT_EQ(Memfleet({"agents", "status", "--serial", kX86Phone}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "server not asked (VERSION, SERVER, LAST CAPTURE unknown)")) << out;
+  // Given before the subcommand, as for every other command.
+  ASSERT_EQ(Memfleet({"--token", read_token, "agents", "status", "--serial", kX86Phone}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "online")) << out;
+}
+
+TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnError) {
+  std::string out;
+  // The x86-64 binary given as the arm64 one: the arm64 phone cannot execute it.
+  EXPECT_EQ(Memfleet({"agents", "deploy", "--serial", kArmPhone, "--server-port", port_, "--confirm-timeout", "5",
+                      "--arm64-agent", MEMFLEET_X86_64_AGENT_BINARY},
+                     &out),
+            1)
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "not online at 127.0.0.1:" + port_)) << out;
+  EXPECT_TRUE(absl::StrContains(ReadFile(PhoneFile(kArmPhone, "agent.log")), "not executable: x86_64 ELF")) << Logs();
+}
+
+}  // namespace
+}  // namespace memfleet
