@@ -31,6 +31,8 @@
 #define MEMFLEET_SMAPS_FAST_KEYS 0
 #endif
 
+#include "common/decimal.h"
+#include "server/accounting/dmabuf_name.h"
 #include "server/accounting/text_util.h"
 
 namespace memfleet::accounting {
@@ -127,10 +129,6 @@ struct HexTable {
 };
 constexpr HexTable kHexDigits;
 
-inline unsigned DecimalDigit(char c) {
-  return static_cast<unsigned>(static_cast<unsigned char>(c)) - '0';  // > 9 when not a digit
-}
-
 // Spaces pad smaps values and the name column of VMA headers (up to ~30 of them): skip 8 at a time.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* SkipSpaces(const char* q, const char* end) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -174,26 +172,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseHex(std::string_view s, size_t*
 // Parses [0-9]+ at *pos. kOverflow when the value does not fit 64 bits.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseDec(std::string_view s, size_t* pos,
                                                      uint64_t* out) {
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  size_t i = *pos;
-  uint64_t v = 0;
-  // 19 digits always fit; only a longer run needs the check.
-  const size_t fits = s.size() - i < 19 ? s.size() : i + 19;
-  for (; i < fits; ++i) {
-    const unsigned d = DecimalDigit(s[i]);
-    if (d > 9) break;
-    v = v * 10 + d;
+  size_t digit_count = 0;
+  switch (ReadDecimalPrefix(std::string_view(s.data() + *pos, s.size() - *pos), out, &digit_count)) {
+    case DecimalResult::kOk:
+      *pos += digit_count;
+      return Failure::kNone;
+    case DecimalResult::kOverflow:
+      return Failure::kOverflow;
+    case DecimalResult::kNoDigits:
+      break;
   }
-  if (i == *pos) return Failure::kMalformed;
-  for (; i < s.size(); ++i) {
-    const unsigned d = DecimalDigit(s[i]);
-    if (d > 9) break;
-    if (v > (kMax - d) / 10) return Failure::kOverflow;
-    v = v * 10 + d;
-  }
-  *pos = i;
-  *out = v;
-  return Failure::kNone;
+  return Failure::kMalformed;
 }
 
 // Skips one or more blanks; false when there is none.
@@ -328,16 +317,14 @@ LineError ParseKbValue(std::string_view line, size_t pos, uint64_t* out) {
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* FastKbValue(const char* q, const char* end,
                                                             uint64_t* out) {
   q = SkipSpaces(q, end);
-  const char* const digits = q;
   uint64_t v = 0;
-  // 19 digits always fit 64 bits; longer numbers take the checked slow path.
-  while (q < end && q - digits < 19) {
-    const unsigned d = DecimalDigit(*q);
-    if (d > 9) break;
-    v = v * 10 + d;
-    ++q;
+  size_t digit_count = 0;
+  // An overflow is left to the slow path, which says so.
+  if (ReadDecimalPrefix(std::string_view(q, static_cast<size_t>(end - q)), &v, &digit_count) != DecimalResult::kOk) {
+    return nullptr;
   }
-  if (q == digits || end - q < 4 || std::memcmp(q, " kB\n", 4) != 0) return nullptr;
+  q += digit_count;
+  if (end - q < 4 || std::memcmp(q, " kB\n", 4) != 0) return nullptr;
   *out = v;
   return q + 4;
 }
@@ -614,8 +601,8 @@ class SummarySink {
       if (!gpu_prefix_.empty() && name.substr(0, gpu_prefix_.size()) == gpu_prefix_) {
         s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
       }
-      if (name == "/dmabuf" || name.substr(0, 8) == "/dmabuf:") s.dmabuf_vmas.push_back(current_);
-    } else if (name == "anon_inode:dmabuf") {
+      if (IsDmaBufMappingName(name)) s.dmabuf_vmas.push_back(current_);
+    } else if (IsLegacyDmaBufMappingName(name)) {
       s.legacy_dmabuf_vmas.push_back(current_);
     }
   }
