@@ -22,10 +22,9 @@
 // each and the server accounts whole device farms, so: no regex, no allocation per line, names stay
 // views into the input, and the kernel's exact line shapes take a fast path. Anything off that path
 // (tabs, a missing newline, huge numbers, garbage) goes through the slow, checked path, which
-// either accepts it or says why not.
-// MEMFLEET_SMAPS_NO_FAST_PATH builds only the generic path (to cross-check the two).
-#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
-    !defined(MEMFLEET_SMAPS_NO_FAST_PATH)
+// either accepts it or says why not. Both paths must give the same result for every text:
+// ParseSmapsSummaryGenericPath runs the generic one alone, and a differential fuzzer compares them.
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define MEMFLEET_SMAPS_FAST_KEYS 1
 #else
 #define MEMFLEET_SMAPS_FAST_KEYS 0
@@ -653,7 +652,10 @@ class RollupSink {
   Vma scratch_vma_;
 };
 
-template <typename Sink>
+// Which lines may take the fast path; kGenericOnly is the reference the fast path is checked against.
+enum class Path { kFast, kGenericOnly };
+
+template <Path kPath = Path::kFast, typename Sink>
 absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
   const char* p = text.data();
   const char* const end = p + text.size();
@@ -667,7 +669,7 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
     }
 
 #if MEMFLEET_SMAPS_FAST_KEYS
-    if (mode != Mode::kMaps && seen_header) {
+    if (kPath == Path::kFast && mode != Mode::kMaps && seen_header) {
       if (const KeySlot* key = MatchKernelKey(p, end)) {
         const char* after_colon = p + key->len + 1;
         if (key->kb && key->field == FieldKey::kUnknown && IsFixedKbLine(p, end) &&
@@ -745,6 +747,16 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
   return absl::OkStatus();
 }
 
+template <Path kPath>
+absl::StatusOr<SmapsSummary> Summarize(std::string_view text, std::string_view gpu_device_prefix) {
+  SmapsSummary summary;
+  SummarySink sink(&summary, gpu_device_prefix);
+  const absl::Status status = Scan<kPath>(text, Mode::kSmaps, &sink);
+  if (!status.ok()) return status;
+  sink.Finish();
+  return summary;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Vma>> ParseSmaps(std::string_view text) {
@@ -767,12 +779,12 @@ absl::StatusOr<std::vector<Vma>> ParseMaps(std::string_view text) {
 }
 
 absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix) {
-  SmapsSummary summary;
-  SummarySink sink(&summary, gpu_device_prefix);
-  const absl::Status status = Scan(text, Mode::kSmaps, &sink);
-  if (!status.ok()) return status;
-  sink.Finish();
-  return summary;
+  return Summarize<Path::kFast>(text, gpu_device_prefix);
+}
+
+absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text,
+                                                          std::string_view gpu_device_prefix) {
+  return Summarize<Path::kGenericOnly>(text, gpu_device_prefix);
 }
 
 absl::StatusOr<SmapsRollup> ParseSmapsRollup(std::string_view text) {

@@ -607,6 +607,20 @@ TEST(ParseSmapsSummaryTest, FullSmapsSumsToPss108384) {
   EXPECT_FALSE(s->overflowed);
 }
 
+// The generic path alone (what the fast path is fuzzed against) gives AOSP's numbers too, on a file
+// whose every field line the fast path takes.
+TEST(ParseSmapsSummaryTest, GenericPathAloneSumsToPss108384) {
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummaryGenericPath(Libmeminfo("testdata1/smaps"), "/dev/kgsl");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->vma_count, 2760u);
+  EXPECT_EQ(s->pss_kb, 108384u);  // A: BM_SmapsRollup CHECK_EQ
+  EXPECT_EQ(s->swap_pss_kb, 0u);
+  EXPECT_FALSE(s->overflowed);
+  const std::string cut = "1000-2000 rw-p 00000000 00:00 0\nPss:                   4 k";
+  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, "/dev/kgsl").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, "/dev/kgsl").status(), ParseSmapsSummary(cut, "/dev/kgsl").status());
+}
+
 TEST(ParseSmapsSummaryTest, GpuDevicePssDmaBufMappingsAndLastLineWins) {
   const std::string text =
       "1000-2000 rw-s 00000000 00:12 1094 /dev/kgsl-3d0\n"
