@@ -26,6 +26,7 @@
 #include <mutex>  // std::once_flag
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -33,7 +34,8 @@
 #include "absl/synchronization/mutex.h"
 #include "server/agent_registry.h"
 #include "server/device_selector.h"
-#include "storage/store.h"
+#include "storage/query_store.h"
+#include "storage/sweep_store.h"
 
 namespace memfleet::server {
 
@@ -70,8 +72,15 @@ class SweepCoordinator {
     std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
   };
 
-  SweepCoordinator(storage::Store& store, AgentRegistry& registry, Options options);
-  SweepCoordinator(storage::Store& store, AgentRegistry& registry) : SweepCoordinator(store, registry, Options{}) {}
+  // Records sweeps in `sweeps`; selects among the devices `devices` knows.
+  SweepCoordinator(storage::SweepStore& sweeps, storage::QueryStore& devices, AgentRegistry& registry,
+                   Options options);
+  // Over one store that is both (a storage::Store).
+  template <typename SweepAndQueryStore>
+  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry, Options options)
+      : SweepCoordinator(store, store, registry, std::move(options)) {}
+  template <typename SweepAndQueryStore>
+  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry) : SweepCoordinator(store, store, registry, Options{}) {}
   SweepCoordinator(const SweepCoordinator&) = delete;
   SweepCoordinator& operator=(const SweepCoordinator&) = delete;
   ~SweepCoordinator();  // Shutdown()
@@ -127,7 +136,8 @@ class SweepCoordinator {
   // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
   static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
 
-  storage::Store& store_;
+  storage::SweepStore& sweep_store_;
+  storage::QueryStore& device_store_;
   AgentRegistry& registry_;
   const Options options_;
 
