@@ -4,7 +4,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "agent/errno_name.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::agent {
 namespace {
