@@ -4,7 +4,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "agent/errno_name.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::agent {
 namespace {
@@ -43,22 +43,22 @@ std::string ErrnoFromErrFile(std::string_view content) {
   std::string_view name = content;
   while (!name.empty() && IsAsciiSpace(name.front())) name.remove_prefix(1);
   while (!name.empty() && IsAsciiSpace(name.back())) name.remove_suffix(1);
-  return LooksLikeErrnoName(name) ? std::string(name) : std::string("EINVAL");
+  return IsErrnoName(name) ? std::string(name) : std::string("EINVAL");
 }
 
 }  // namespace
 
 CaptureTreeFs::CaptureTreeFs(std::string root, Options options) : root_(std::move(root), options) {}
 
-NodeRead CaptureTreeFs::ReadNode(std::string_view path) {
-  NodeRead r = root_.ReadFile(path);
+NodeRead CaptureTreeFs::ReadNode(std::string_view path, size_t max_bytes) {
+  NodeRead r = root_.ReadFile(path, max_bytes);
   if (r.errno_name != "ENOENT") return r;
   NodeRead err = root_.ReadFile(Cat({path, kErrSuffix}));
   if (!err.ok()) return r;
   return Failed(ErrnoFromErrFile(err.content));
 }
 
-NodeRead CaptureTreeFs::Read(std::string_view path) { return ReadNode(path); }
+NodeRead CaptureTreeFs::ReadAtMost(std::string_view path, size_t max_bytes) { return ReadNode(path, max_bytes); }
 
 NodeRead CaptureTreeFs::WriteThenRead(std::string_view path, std::string_view /*request*/,
                                       std::string_view arg) {

@@ -28,7 +28,7 @@ class CaptureTreeFs : public RootFs {
   explicit CaptureTreeFs(std::string root, Options options);
   explicit CaptureTreeFs(std::string root) : CaptureTreeFs(std::move(root), Options{}) {}
 
-  NodeRead Read(std::string_view path) override;
+  NodeRead ReadAtMost(std::string_view path, size_t max_bytes) override;
   // Replays `<path>@<arg>` (or its .err); `request` cannot be replayed and is ignored.
   NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override;
   // Entries sorted by name; `x.err` is shown as `x` with is_error set (unless `x` itself exists).
@@ -39,7 +39,7 @@ class CaptureTreeFs : public RootFs {
 
  private:
   // The node's bytes; when it is absent, the errno its `.err` file records.
-  NodeRead ReadNode(std::string_view path);
+  NodeRead ReadNode(std::string_view path, size_t max_bytes = kMaxNodeBytes);
 
   RootedDir root_;
 };

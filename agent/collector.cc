@@ -107,16 +107,24 @@ class Collector {
   // showed it (a capture tree's `.err` saying ENOENT).
   void RecordArgNode(const std::string& node, NodeRead r, bool listed);
 
+  // A node read with no more bytes than it could be kept with (the node cap, or what is left of the
+  // capture): one that has more comes back as the error KeepFile would record, EFBIG or kCaptureFullErrno,
+  // without the agent ever holding more than that budget of it.
+  NodeRead ReadWithinBudget(const std::string& path);
   // Every node goes through these, which hold the capture to options_.max_capture_bytes: a file that
   // does not fit becomes an error node kCaptureFullErrno; a node that does not fit even so (the last
   // bytes of the cap) is left out.
   void KeepFile(const std::string& path, std::string content);
   void KeepError(const std::string& path, std::string errno_name);
   void KeepDirectory(const std::string& path);
-  bool Fits(const std::string& path, size_t value_bytes) const {
+  bool Fits(const std::string& path, size_t value_bytes) const { return value_bytes <= RoomFor(path); }
+  // The value bytes `path` may still take: what the capture has left after the path and the parent
+  // folders adding it would create.
+  uint64_t RoomFor(const std::string& path) const {
     const uint64_t held = capture_.held_bytes();
-    const uint64_t need = uint64_t{path.size()} + value_bytes + NewParentBytes(path);
-    return held <= options_.max_capture_bytes && need <= options_.max_capture_bytes - held;
+    const uint64_t need = uint64_t{path.size()} + NewParentBytes(path);
+    if (held > options_.max_capture_bytes || need > options_.max_capture_bytes - held) return 0;
+    return options_.max_capture_bytes - held - need;
   }
   // The path bytes of the parent folders that adding `path` would create.
   size_t NewParentBytes(std::string_view path) const {
@@ -155,6 +163,15 @@ bool MapsShowGpuDevice(std::string_view maps) {
   return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find(" /dev/mali") != std::string_view::npos;
 }
 
+NodeRead Collector::ReadWithinBudget(const std::string& path) {
+  const uint64_t node_cap = std::min<uint64_t>(options_.max_node_bytes, kMaxNodeBytes);
+  const uint64_t room = RoomFor(path);
+  NodeRead r = fs_.ReadAtMost(path, static_cast<size_t>(std::min(node_cap, room)));
+  // A node over both caps is told as the tighter one: the read stopped there.
+  if (r.errno_name == "EFBIG" && room < node_cap) r.errno_name = kCaptureFullErrno;
+  return r;
+}
+
 void Collector::KeepFile(const std::string& path, std::string content) {
   if (content.size() > options_.max_node_bytes) {
     KeepError(path, "EFBIG");
@@ -191,7 +208,7 @@ std::optional<DirList> Collector::ListDir(const std::string& path, Presence pres
 
 std::optional<size_t> Collector::ReadFile(const std::string& path, bool race_prone) {
   if (!IsAllowed(path)) return std::nullopt;
-  NodeRead r = fs_.Read(path);
+  NodeRead r = ReadWithinBudget(path);
   if (r.ok()) {
     size_t size = r.content.size();
     KeepFile(path, std::move(r.content));
@@ -240,7 +257,7 @@ void Collector::CollectPid(const std::string& pid) {
     // only when full smaps is not, for the dma-buf mappings smaps would have shown.
     const std::string maps_path = Join(dir, "maps");
     std::optional<NodeRead> maps;
-    if (FindEntry(*list, "maps") != nullptr && IsAllowed(maps_path)) maps = fs_.Read(maps_path);
+    if (FindEntry(*list, "maps") != nullptr && IsAllowed(maps_path)) maps = ReadWithinBudget(maps_path);
     gpu = kgsl_pids_.count(pid) > 0 || (maps && maps->ok() && MapsShowGpuDevice(maps->content));
     // A kernel without smaps_rollup (before 4.14) leaves full smaps as the only source.
     const bool full_smaps = gpu || FindEntry(*list, "smaps_rollup") == nullptr;
@@ -402,10 +419,13 @@ void Collector::CollectCommands() {
 }
 
 absl::StatusOr<Capture> Collector::Run() {
-  NodeRead header = fs_.Read(capture::kHeaderNode);
+  NodeRead header = ReadWithinBudget(capture::kHeaderNode);
   if (header.ok()) {
     capture_tree_ = true;
     KeepFile(capture::kHeaderNode, std::move(header.content));
+  } else if (header.errno_name == "EFBIG" || header.errno_name == kCaptureFullErrno) {
+    capture_tree_ = true;  // a capture.json too big to keep: recorded as such, as any other node
+    KeepError(capture::kHeaderNode, std::move(header.errno_name));
   } else if (header.errno_name == "EINVAL") {
     // What RootedDir refuses: a link out of the root, or a FIFO / device node in place of a file.
     return absl::FailedPreconditionError(absl::StrCat(

@@ -73,7 +73,7 @@ DeviceRootFs::DeviceRootFs(std::string root, Options options)
   if (options_.scratch_dir.empty()) options_.scratch_dir = DefaultScratchDir();
 }
 
-NodeRead DeviceRootFs::Read(std::string_view path) { return root_.ReadFile(path); }
+NodeRead DeviceRootFs::ReadAtMost(std::string_view path, size_t max_bytes) { return root_.ReadFile(path, max_bytes); }
 
 bool DeviceRootFs::MayActOnRoot() const { return options_.live_folder || root_.root_real() == "/"; }
 

@@ -47,7 +47,7 @@ class DeviceRootFs : public RootFs {
   explicit DeviceRootFs(std::string root, Options options);
   explicit DeviceRootFs(std::string root = "/") : DeviceRootFs(std::move(root), Options{}) {}
 
-  NodeRead Read(std::string_view path) override;
+  NodeRead ReadAtMost(std::string_view path, size_t max_bytes) override;
   // `arg` only names the node in the capture; `request` is what the kernel gets. EPERM under a folder
   // that is not a live system (see Options::live_folder).
   NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override;

@@ -59,13 +59,4 @@ std::string ErrnoName(int errno_value) {
   }
 }
 
-bool LooksLikeErrnoName(std::string_view text) {
-  if (text.size() < 2 || text.size() > 32 || text[0] != 'E') return false;
-  for (char c : text) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 }  // namespace memfleet::agent

@@ -15,9 +15,6 @@ namespace memfleet::agent {
 
 std::string ErrnoName(int errno_value);
 
-// True for text shaped like an errno name: 'E' then 1-31 of [A-Z0-9_] ("EACCES", "ERRNO_523").
-bool LooksLikeErrnoName(std::string_view text);
-
 }  // namespace memfleet::agent
 
 #endif  // MEMFLEET_AGENT_ERRNO_NAME_H_

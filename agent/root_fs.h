@@ -11,11 +11,16 @@
 #ifndef MEMFLEET_AGENT_ROOT_FS_H_
 #define MEMFLEET_AGENT_ROOT_FS_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace memfleet::agent {
+
+// The largest node the agent holds in memory; a bigger one fails with EFBIG instead of exhausting RAM
+// (the biggest real nodes, smaps of large apps, are a few MiB).
+inline constexpr size_t kMaxNodeBytes = size_t{256} << 20;
 
 struct NodeRead {
   std::string content;     // the bytes, read to EOF (procfs reports size 0)
@@ -40,7 +45,10 @@ struct DirList {
 class RootFs {
  public:
   virtual ~RootFs() = default;
-  virtual NodeRead Read(std::string_view path) = 0;
+  // The node read to EOF, or the error "EFBIG" (no content) when it holds more than `max_bytes`: no more
+  // than max_bytes + 1 bytes of it are read, so the caller's budget bounds what a read holds in memory.
+  virtual NodeRead ReadAtMost(std::string_view path, size_t max_bytes) = 0;
+  NodeRead Read(std::string_view path) { return ReadAtMost(path, kMaxNodeBytes); }
   // One write() of `request`, then a read to EOF, serialized (MTK rss_pid is one-shot and global).
   // `arg` names the argument the capture records the node under ("<path>@<arg>").
   virtual NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) = 0;

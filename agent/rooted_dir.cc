@@ -201,13 +201,13 @@ int RootedDir::OpenWithRealpath(const std::string& relative, int flags, std::str
   return fd;
 }
 
-NodeRead RootedDir::ReadFile(std::string_view path) const {
+NodeRead RootedDir::ReadFile(std::string_view path, size_t max_bytes) const {
   std::string errno_name;
   size_t size = 0;
   int fd = OpenRegular(*this, path, O_RDONLY, &size, &errno_name);
   if (fd < 0) return Failed(std::move(errno_name));
   ScopedFd guard(fd);
-  return ReadFdToEnd(fd, size);
+  return ReadFdToEnd(fd, size, max_bytes);
 }
 
 NodeRead RootedDir::WriteThenReadFile(std::string_view path, std::string_view request) const {

@@ -20,16 +20,13 @@
 
 namespace memfleet::agent {
 
-// The largest node the agent holds in memory; a bigger one fails with EFBIG instead of exhausting RAM
-// (the biggest real nodes, smaps of large apps, are a few MiB).
-inline constexpr size_t kMaxNodeBytes = size_t{256} << 20;
-
 // True for a path the RootFs contract accepts: a safe node path (capture/node_path.h), or "" when
 // `allow_empty` (the root itself, for List and IsDirectory).
 bool IsSafeRelativePath(std::string_view path, bool allow_empty);
 
 // Reads `fd` to EOF (procfs and sysfs report size 0, and seq_files need several read() calls).
-// `size_hint` (st_size, may be 0) only sizes the first buffer.
+// `size_hint` (st_size, may be 0) only sizes the first buffer. More than `max_bytes`: EFBIG, after reading
+// max_bytes + 1 bytes at most.
 NodeRead ReadFdToEnd(int fd, size_t size_hint, size_t max_bytes = kMaxNodeBytes);
 
 class RootedDir {
@@ -52,7 +49,8 @@ class RootedDir {
   // A close-on-exec descriptor for `path` opened with `flags`, or -1 with *errno_name set.
   int Open(std::string_view path, int flags, std::string* errno_name) const;
 
-  NodeRead ReadFile(std::string_view path) const;
+  // Read to EOF; EFBIG past `max_bytes` (RootFs::ReadAtMost).
+  NodeRead ReadFile(std::string_view path, size_t max_bytes = kMaxNodeBytes) const;
   // One write() of `request` at offset 0, then lseek(0) and a read to EOF on the same descriptor.
   // Callers serialize (the MTK node is global and one-shot).
   NodeRead WriteThenReadFile(std::string_view path, std::string_view request) const;

@@ -4,26 +4,12 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::wire {
 namespace {
 
-// A bounded, printable piece of an untrusted value for a message.
-std::string Snippet(std::string_view value) {
-  std::string out;
-  for (char c : value.substr(0, 60)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u >= 0x7f) ? '?' : c;
-  }
-  if (value.size() > 60) out += "...";
-  return out;
-}
-
-bool IsErrnoName(std::string_view name) {
-  if (name.size() < 2 || name.size() > kMaxErrnoNameBytes || name[0] != 'E') return false;
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; });
-}
+std::string Snippet(std::string_view value) { return Printable(value, 60); }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "common/untrusted_text.h"
 #include "memfleet/v1/capture.pb.h"
 
 namespace memfleet::wire {
@@ -20,8 +21,8 @@ namespace memfleet::wire {
 // have 7 segments and under 100 bytes.
 inline constexpr uint32_t kMaxPathDepth = 32;
 inline constexpr uint32_t kMaxPathBytes = 4096;
-// Errno names ("ENOENT", "ERRNO_135") are short; agent/errno_name.h LooksLikeErrnoName holds them to 32.
-inline constexpr uint32_t kMaxErrnoNameBytes = 32;
+// Errno names ("ENOENT", "ERRNO_135") are short: common/untrusted_text.h IsErrnoName holds them to this.
+inline constexpr uint32_t kMaxErrnoNameBytes = memfleet::kMaxErrnoNameBytes;
 
 struct AssemblyLimits {
   // Bytes the capture holds (capture::Capture::held_bytes: contents, error names and every path,

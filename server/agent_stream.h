@@ -27,13 +27,13 @@
 #include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
-#include "storage/store.h"
+#include "storage/capture_store.h"
 
 namespace memfleet::server {
 
 // What an agent stream uses; all outlive it.
 struct AgentStreamDeps {
-  storage::Store& store;
+  storage::CaptureStore& store;
   AgentRegistry& registry;
   WorkerPool& pool;
   SweepCoordinator* sweeps;  // null: no sweeps

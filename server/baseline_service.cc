@@ -42,7 +42,7 @@ absl::StatusOr<std::string> ResolveRegressionProcess(const std::string& typed,
 }
 
 // The stored baseline (a version, or the latest), parsed; NOT_FOUND saying how to import one.
-absl::StatusOr<std::pair<storage::BaselineRecord, baseline::Baseline>> LoadBaseline(storage::Store& store,
+absl::StatusOr<std::pair<storage::BaselineRecord, baseline::Baseline>> LoadBaseline(storage::BaselineStore& store,
                                                                                     int64_t version) {
   absl::StatusOr<std::optional<storage::BaselineRecord>> record = store.GetBaseline(version);
   if (!record.ok()) return record.status();
@@ -62,8 +62,9 @@ absl::StatusOr<std::pair<storage::BaselineRecord, baseline::Baseline>> LoadBasel
 
 }  // namespace
 
-BaselineService::BaselineService(storage::Store& store, const security::Authorizer& authorizer)
-    : store_(store), authorizer_(authorizer) {}
+BaselineService::BaselineService(storage::BaselineStore& baselines, storage::QueryStore& reports,
+                                 const security::Authorizer& authorizer)
+    : baselines_(baselines), store_(reports), authorizer_(authorizer) {}
 
 grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, const char* method) {
   security::Principal principal;
@@ -111,7 +112,7 @@ grpc::Status BaselineService::ImportBaseline(grpc::ServerContext* context, const
   if (grpc::Status s = Authorize(context, "ImportBaseline"); !s.ok()) return s;
   absl::StatusOr<baseline::Baseline> parsed = baseline::ParseBaselineFile(request->file_text());
   if (!parsed.ok()) return ToGrpcStatus(parsed.status());
-  absl::StatusOr<int64_t> version = store_.PutBaseline(parsed->name, NowRfc3339(), request->file_text());
+  absl::StatusOr<int64_t> version = baselines_.PutBaseline(parsed->name, NowRfc3339(), request->file_text());
   if (!version.ok()) return ToGrpcStatus(version.status());
   response->set_version(*version);
   response->set_name(parsed->name);
@@ -127,10 +128,10 @@ grpc::Status BaselineService::GetBaseline(grpc::ServerContext* context, const v1
                                           v1::GetBaselineResponse* response) {
   if (grpc::Status s = Authorize(context, "GetBaseline"); !s.ok()) return s;
   if (request->version() < 0) return Invalid("--version must be 1 or more");
-  absl::StatusOr<std::optional<storage::BaselineRecord>> latest = store_.GetBaseline(0);
+  absl::StatusOr<std::optional<storage::BaselineRecord>> latest = baselines_.GetBaseline(0);
   if (!latest.ok()) return ToGrpcStatus(latest.status());
   absl::StatusOr<std::optional<storage::BaselineRecord>> record =
-      request->version() == 0 ? latest : store_.GetBaseline(request->version());
+      request->version() == 0 ? latest : baselines_.GetBaseline(request->version());
   if (!record.ok()) return ToGrpcStatus(record.status());
   if (!record->has_value()) {
     if (!latest->has_value()) return NotFound("no baseline is stored (run `memfleet baseline import FILE` first)");
@@ -155,7 +156,7 @@ grpc::Status BaselineService::CheckBaseline(grpc::ServerContext* context, const 
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
   if (!since.ok()) return ToGrpcStatus(since.status());
-  auto loaded = LoadBaseline(store_, request->version());
+  auto loaded = LoadBaseline(baselines_, request->version());
   if (!loaded.ok()) return ToGrpcStatus(loaded.status());
 
   absl::StatusOr<std::vector<storage::StoredReport>> reports =

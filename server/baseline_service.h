@@ -3,7 +3,7 @@
 // builds' distributions of a process's figures (regressions). The rules live in memfleet::baseline;
 // this is the gRPC shell that reads the store.
 //
-//   BaselineService baselines(store, authorizer);
+//   BaselineService baselines(store, store, authorizer);   // a Store is both parts
 //   builder.RegisterService(&baselines);
 //
 // Inputs are checked before they reach the store (INVALID_ARGUMENT); no baseline or no report:
@@ -20,13 +20,16 @@
 #include "memfleet/v1/baseline_service.grpc.pb.h"
 #include "server/baseline/baseline_check.h"
 #include "server/security/authorizer.h"
-#include "storage/store.h"
+#include "storage/baseline_store.h"
+#include "storage/query_store.h"
 
 namespace memfleet::server {
 
 class BaselineService final : public v1::BaselineService::Service {
  public:
-  BaselineService(storage::Store& store, const security::Authorizer& authorizer);
+  // Baselines from `baselines`, the reports they are checked against from `reports` (a storage::Store is both).
+  BaselineService(storage::BaselineStore& baselines, storage::QueryStore& reports,
+                  const security::Authorizer& authorizer);
 
   grpc::Status ImportBaseline(grpc::ServerContext* context, const v1::ImportBaselineRequest* request,
                               v1::ImportBaselineResponse* response) override;
@@ -43,7 +46,8 @@ class BaselineService final : public v1::BaselineService::Service {
   absl::StatusOr<std::vector<baseline::DeviceSample>> Samples(const std::vector<storage::StoredReport>& reports,
                                                               const v1::DeviceSelector& selector);
 
-  storage::Store& store_;
+  storage::BaselineStore& baselines_;
+  storage::QueryStore& store_;
   const security::Authorizer& authorizer_;
 };
 

@@ -24,7 +24,7 @@ v1::ServerMessage MakeRejected(const std::string& capture_id, absl::StatusCode c
   return m;
 }
 
-CaptureIngestor::CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now,
+CaptureIngestor::CaptureIngestor(storage::CaptureStore& store, SweepCoordinator* sweeps, std::function<std::string()> now,
                                  DeltaOptions delta)
     : store_(store),
       sweeps_(sweeps),

@@ -18,7 +18,7 @@
 #include "capture/capture.h"
 #include "server/delta_keyframes.h"
 #include "server/sweep_coordinator.h"
-#include "storage/store.h"
+#include "storage/capture_store.h"
 
 namespace memfleet::server {
 
@@ -45,7 +45,7 @@ class CaptureIngestor {
  public:
   // `sweeps` may be null (no sweep tracking); `now` null: NowRfc3339. `delta`: how raw captures are
   // stored as deltas against a recent whole capture of their device (delta_keyframes.h).
-  CaptureIngestor(storage::Store& store, SweepCoordinator* sweeps, std::function<std::string()> now = nullptr,
+  CaptureIngestor(storage::CaptureStore& store, SweepCoordinator* sweeps, std::function<std::string()> now = nullptr,
                   DeltaOptions delta = {});
 
   const DeltaKeyframes& keyframes() const { return keyframes_; }
@@ -56,7 +56,7 @@ class CaptureIngestor {
   v1::ServerMessage Ack(const AssembledCapture& c, bool duplicate);
   v1::ServerMessage Reject(const AssembledCapture& c, absl::StatusCode code, const std::string& message, bool retry);
 
-  storage::Store& store_;
+  storage::CaptureStore& store_;
   SweepCoordinator* sweeps_;
   std::function<std::string()> now_;
   DeltaKeyframes keyframes_;

@@ -95,7 +95,7 @@ storage::DeviceRecord DeviceOfHello(const v1::Hello& hello, const std::string& n
 
 }  // namespace
 
-IngestService::IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
+IngestService::IngestService(storage::CaptureStore& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
                              const security::Authorizer& authorizer, IngestOptions options)
     : store_(store),
       registry_(registry),

@@ -35,13 +35,13 @@
 #include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
-#include "storage/store.h"
+#include "storage/capture_store.h"
 
 namespace memfleet::server {
 
 class IngestService final : public v1::AgentService::Service {
  public:
-  IngestService(storage::Store& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
+  IngestService(storage::CaptureStore& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
                 const security::Authorizer& authorizer, IngestOptions options);
 
   grpc::Status Connect(grpc::ServerContext* context,
@@ -51,7 +51,7 @@ class IngestService final : public v1::AgentService::Service {
   void StopAccepting() { accepting_ = false; }
 
  private:
-  storage::Store& store_;
+  storage::CaptureStore& store_;
   AgentRegistry& registry_;
   WorkerPool& pool_;
   SweepCoordinator* sweeps_;

@@ -100,8 +100,8 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.token_recheck = options.token_recheck;
   ingest.counters = &s->counters_;
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
-  s->queries_ = std::make_unique<QueryService>(*s->store_, s->registry_, *s->sweeps_, *s->pool_, *s->authorizer_);
-  s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->authorizer_);
+  s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_, *s->authorizer_);
+  s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->store_, *s->authorizer_);
 
   grpc::ServerBuilder builder;
   int selected_port = 0;

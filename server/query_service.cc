@@ -93,9 +93,9 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p) 
   return sorted_values[rank - 1];
 }
 
-QueryService::QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool,
-                           const security::Authorizer& authorizer)
-    : store_(store), registry_(registry), sweeps_(sweeps), pool_(pool), authorizer_(authorizer) {}
+QueryService::QueryService(storage::QueryStore& queries, storage::CaptureStore& captures, AgentRegistry& registry,
+                           SweepCoordinator& sweeps, WorkerPool& pool, const security::Authorizer& authorizer)
+    : store_(queries), captures_(captures), registry_(registry), sweeps_(sweeps), pool_(pool), authorizer_(authorizer) {}
 
 grpc::Status QueryService::Authorize(const grpc::ServerContext* context, const char* method) {
   security::Principal principal;
@@ -359,7 +359,7 @@ grpc::Status QueryService::Reaccount(grpc::ServerContext* context, const v1::Rea
 grpc::Status QueryService::ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response) {
   auto done = std::make_shared<std::promise<absl::StatusOr<ReaccountResult>>>();
   std::future<absl::StatusOr<ReaccountResult>> result = done->get_future();
-  if (!pool_.Submit([this, device_id, done] { done->set_value(ReaccountCaptures(store_, device_id)); })) {
+  if (!pool_.Submit([this, device_id, done] { done->set_value(ReaccountCaptures(captures_, device_id)); })) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
   }
   absl::StatusOr<ReaccountResult> r = result.get();

@@ -2,7 +2,7 @@
 // sweeps with streamed progress, reports (latest, at a time, by capture id), per-process history, fleet
 // aggregates (min/p50/p90/max per model/platform/soc/build) and re-accounting.
 //
-//   QueryService queries(store, registry, sweeps, pool);
+//   QueryService queries(store, store, registry, sweeps, pool, authorizer);   // a Store is both parts
 //   builder.RegisterService(&queries);
 //
 // Every input is checked (ids, lengths, selector terms, metric names, times) before it reaches the store:
@@ -25,7 +25,8 @@
 #include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
-#include "storage/store.h"
+#include "storage/capture_store.h"
+#include "storage/query_store.h"
 
 namespace memfleet::server {
 
@@ -35,8 +36,9 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p);
 
 class QueryService final : public v1::QueryService::Service {
  public:
-  QueryService(storage::Store& store, AgentRegistry& registry, SweepCoordinator& sweeps, WorkerPool& pool,
-               const security::Authorizer& authorizer);
+  // Answers from `queries`; re-accounts the raw captures of `captures` (a storage::Store is both).
+  QueryService(storage::QueryStore& queries, storage::CaptureStore& captures, AgentRegistry& registry,
+               SweepCoordinator& sweeps, WorkerPool& pool, const security::Authorizer& authorizer);
 
   grpc::Status ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
                            v1::ListDevicesResponse* response) override;
@@ -60,7 +62,8 @@ class QueryService final : public v1::QueryService::Service {
   grpc::Status ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reaccount_mu_);
 
-  storage::Store& store_;
+  storage::QueryStore& store_;
+  storage::CaptureStore& captures_;
   AgentRegistry& registry_;
   SweepCoordinator& sweeps_;
   WorkerPool& pool_;

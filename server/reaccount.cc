@@ -18,7 +18,7 @@ constexpr size_t kMaxListedFailures = 20;
 
 }  // namespace
 
-absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::Store& store, const std::string& device_id) {
+absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id) {
   ReaccountResult result;
   auto fail = [&result](const std::string& capture_id, absl::string_view why) {
     ++result.failed;
@@ -34,7 +34,7 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::Store& store, const s
     auto it = keyframes.find(device);
     if (it != keyframes.end() && it->second.first == id) return it->second.second;
     absl::StatusOr<std::string> bytes;
-    absl::StatusOr<std::optional<storage::Store::RawCapture>> base = store.GetRawCapture(id);
+    absl::StatusOr<std::optional<storage::CaptureStore::RawCapture>> base = store.GetRawCapture(id);
     if (!base.ok()) {
       bytes = base.status();
     } else if (!base->has_value()) {
@@ -47,7 +47,7 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::Store& store, const s
     slot = {id, std::move(bytes)};
     return slot.second;
   };
-  absl::Status walked = store.ForEachRawCapture(device_id, [&](const storage::Store::RawCapture& raw) {
+  absl::Status walked = store.ForEachRawCapture(device_id, [&](const storage::CaptureStore::RawCapture& raw) {
     std::string_view base;
     if (!raw.raw_base.empty()) {
       const absl::StatusOr<std::string>& k = keyframe_of(raw.device_id, raw.raw_base);

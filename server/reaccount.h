@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "storage/store.h"
+#include "storage/capture_store.h"
 
 namespace memfleet::server {
 
@@ -24,7 +24,7 @@ struct ReaccountResult {
 };
 
 // `device_id` "" = every stored capture. An error only when the store cannot be walked at all.
-absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::Store& store, const std::string& device_id);
+absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id);
 
 }  // namespace memfleet::server
 

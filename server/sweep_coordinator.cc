@@ -39,8 +39,9 @@ const char* SweepStateName(SweepState state) {
 
 bool IsFinalState(SweepState state) { return state != SweepState::kSent && state != SweepState::kCapturing; }
 
-SweepCoordinator::SweepCoordinator(storage::Store& store, AgentRegistry& registry, Options options)
-    : store_(store), registry_(registry), options_([&options] {
+SweepCoordinator::SweepCoordinator(storage::SweepStore& sweeps, storage::QueryStore& devices, AgentRegistry& registry,
+                                   Options options)
+    : sweep_store_(sweeps), device_store_(devices), registry_(registry), options_([&options] {
         Options o = std::move(options);
         if (!o.now) o.now = NowRfc3339;
         if (o.default_deadline.count() <= 0) o.default_deadline = std::chrono::seconds(60);
@@ -87,7 +88,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
                                                    DeadlineText(options_.max_deadline)));
   }
   std::vector<OnlineAgent> online = registry_.List();
-  absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
+  absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = device_store_.ListDevices();
   if (!rows.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot read the device list: ", rows.status().message()));
   }
@@ -134,7 +135,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   sweep->record.sweep_id = sweep->id;
   sweep->record.started_at = options_.now();
   sweep->record.selector = selector.ToString();
-  if (absl::Status s = store_.PutSweep(sweep->record); !s.ok()) {
+  if (absl::Status s = sweep_store_.PutSweep(sweep->record); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot record the sweep: ", s.message()));
   }
   std::unique_ptr<storage::SweepRecord> finished;
@@ -248,7 +249,7 @@ void SweepCoordinator::EvictLocked() {
 }
 
 void SweepCoordinator::Persist(const storage::SweepRecord& record) {
-  if (absl::Status s = store_.PutSweep(record); !s.ok()) {
+  if (absl::Status s = sweep_store_.PutSweep(record); !s.ok()) {
     LogLine(absl::StrCat("cannot record the end of sweep ", record.sweep_id, ": ", s.message()));
   }
   if (record.finished_at.empty()) return;
@@ -306,7 +307,7 @@ void SweepCoordinator::ReapLoop() {
 }
 
 absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
-  absl::StatusOr<std::vector<storage::SweepRecord>> open = store_.UnfinishedSweeps();
+  absl::StatusOr<std::vector<storage::SweepRecord>> open = sweep_store_.UnfinishedSweeps();
   if (!open.ok()) return open.status();
   const std::set<std::string> waiting = {SweepStateName(SweepState::kSent), SweepStateName(SweepState::kCapturing)};
   size_t closed = 0;
@@ -323,7 +324,7 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
       ++interrupted;
     }
     record.finished_at = options_.now();
-    if (absl::Status s = store_.PutSweep(record); !s.ok()) return s;
+    if (absl::Status s = sweep_store_.PutSweep(record); !s.ok()) return s;
     ++closed;
     LogLine(absl::StrCat("sweep ", record.sweep_id, " was left running by an earlier server process: closed, ",
                          interrupted, " of ", record.states.size(), " devices interrupted"));

@@ -26,6 +26,7 @@
 #include <mutex>  // std::once_flag
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -34,7 +35,8 @@
 #include "server/agent_registry.h"
 #include "server/clock.h"
 #include "server/device_selector.h"
-#include "storage/store.h"
+#include "storage/query_store.h"
+#include "storage/sweep_store.h"
 
 namespace memfleet::server {
 
@@ -72,8 +74,15 @@ class SweepCoordinator {
     SteadyClock* clock = nullptr;      // sweep deadlines are measured on it; null: RealSteadyClock()
   };
 
-  SweepCoordinator(storage::Store& store, AgentRegistry& registry, Options options);
-  SweepCoordinator(storage::Store& store, AgentRegistry& registry) : SweepCoordinator(store, registry, Options{}) {}
+  // Records sweeps in `sweeps`; selects among the devices `devices` knows.
+  SweepCoordinator(storage::SweepStore& sweeps, storage::QueryStore& devices, AgentRegistry& registry,
+                   Options options);
+  // Over one store that is both (a storage::Store).
+  template <typename SweepAndQueryStore>
+  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry, Options options)
+      : SweepCoordinator(store, store, registry, std::move(options)) {}
+  template <typename SweepAndQueryStore>
+  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry) : SweepCoordinator(store, store, registry, Options{}) {}
   SweepCoordinator(const SweepCoordinator&) = delete;
   SweepCoordinator& operator=(const SweepCoordinator&) = delete;
   ~SweepCoordinator();  // Shutdown()
@@ -136,7 +145,8 @@ class SweepCoordinator {
   // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
   static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
 
-  storage::Store& store_;
+  storage::SweepStore& sweep_store_;
+  storage::QueryStore& device_store_;
   AgentRegistry& registry_;
   const Options options_;
   SteadyClock& clock_;

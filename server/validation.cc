@@ -19,26 +19,14 @@ absl::Status CheckId(std::string_view what, std::string_view id, size_t max_byte
     return absl::InvalidArgumentError(
         absl::StrCat(Av(what), " \"", Printable(id), "\" is longer than ", max_bytes, " bytes"));
   }
-  for (char c : id) {
-    if (!IsIdChar(c)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Av(what), " \"", Printable(id), "\" has a character outside [A-Za-z0-9._:@+-]"));
-    }
+  if (!IsBoundedTextOf(id, 1, max_bytes, IsIdChar)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Av(what), " \"", Printable(id), "\" has a character outside [A-Za-z0-9._:@+-]"));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
-
-std::string Printable(std::string_view value, size_t max_bytes) {
-  std::string out;
-  for (char c : value.substr(0, max_bytes)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u == 0x7f) ? '?' : c;
-  }
-  if (value.size() > max_bytes) out += "...";
-  return out;
-}
 
 absl::Status CheckDeviceId(std::string_view device_id) { return CheckId("device id", device_id, kMaxDeviceIdBytes); }
 
@@ -55,11 +43,8 @@ absl::Status CheckText(std::string_view field, std::string_view value, size_t ma
   if (value.size() > max_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(Av(field), " is longer than ", max_bytes, " bytes"));
   }
-  for (char c : value) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      return absl::InvalidArgumentError(absl::StrCat(Av(field), " \"", Printable(value), "\" has a control character"));
-    }
+  if (!HasNoControlBytes(value)) {
+    return absl::InvalidArgumentError(absl::StrCat(Av(field), " \"", Printable(value), "\" has a control character"));
   }
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/untrusted_text.h"  // Printable, for the messages of the checks
 
 namespace memfleet::server {
 
@@ -33,9 +34,6 @@ absl::Status CheckText(std::string_view field, std::string_view value, size_t ma
 // RFC 3339, normalized to "YYYY-MM-DDTHH:MM:SSZ"; "" stays "" for the optional form.
 absl::StatusOr<std::string> CheckTime(std::string_view field, std::string_view value);
 absl::StatusOr<std::string> CheckOptionalTime(std::string_view field, std::string_view value);
-
-// A user-supplied value, shortened and with control bytes replaced, for an error message.
-std::string Printable(std::string_view value, size_t max_bytes = 80);
 
 }  // namespace memfleet::server
 

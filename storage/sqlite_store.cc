@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -64,6 +67,54 @@ class ResetOnExit {
  private:
   Statement* st_;
 };
+
+// Every row `st` returns, each read by `read(const Statement&)`.
+template <typename Read>
+auto ReadAllRows(Statement* st, const Read& read) -> absl::StatusOr<std::vector<decltype(read(*st))>> {
+  std::vector<decltype(read(*st))> rows;
+  while (true) {
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+    if (r == StepResult::kDone) return rows;
+    rows.push_back(read(*st));
+  }
+}
+
+// The first row `st` returns, read by `read(const Statement&)`; nullopt when it returns none.
+template <typename Read>
+auto ReadFirstRow(Statement* st, const Read& read) -> absl::StatusOr<std::optional<decltype(read(*st))>> {
+  using Row = decltype(read(*st));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+  if (r == StepResult::kDone) return std::optional<Row>();
+  return std::optional<Row>(read(*st));
+}
+
+// `sql` on `c` (cached), with the text parameters ?1, ?2, ... bound in order, then `rows(st)` (ReadAllRows
+// or ReadFirstRow with a reader); the statement is reset afterwards.
+template <typename Rows>
+auto QueryWithText(Connection& c, std::string_view sql, std::initializer_list<std::string_view> params,
+                   const Rows& rows) -> decltype(rows(static_cast<Statement*>(nullptr))) {
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
+  ResetOnExit reset(st);
+  int index = 1;
+  for (std::string_view param : params) MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, param));
+  return rows(st);
+}
+
+// QueryWithText's usual forms: every row, or the first one.
+template <typename Read>
+auto QueryAll(Connection& c, std::string_view sql, std::initializer_list<std::string_view> params,
+              const Read& read) ABSL_LOCKS_EXCLUDED(c.mu) {
+  return QueryWithText(c, sql, params, [&read](Statement* st) { return ReadAllRows(st, read); });
+}
+
+template <typename Read>
+auto QueryFirst(Connection& c, std::string_view sql, std::initializer_list<std::string_view> params,
+                const Read& read) ABSL_LOCKS_EXCLUDED(c.mu) {
+  return QueryWithText(c, sql, params, [&read](Statement* st) { return ReadFirstRow(st, read); });
+}
+
+std::string ReadFirstText(const Statement& st) { return st.ColumnText(0); }
 
 // The metric whitelist. SQL is only ever built from the `column` of an entry found here, never from the
 // caller's string, so a metric cannot inject SQL.
@@ -391,9 +442,7 @@ absl::StatusOr<std::optional<std::string>> StoredDeviceOf(Connection& c, const s
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureDeviceSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  if (r == StepResult::kDone) return std::optional<std::string>();
-  return std::optional<std::string>(st->ColumnText(0));
+  return ReadFirstRow(st, ReadFirstText);
 }
 
 // Inside the caller's transaction: false (and no write) when capture_id is already stored for the same
@@ -430,15 +479,15 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
   return true;
 }
 
-absl::StatusOr<std::optional<StoredReport>> ReadStoredReport(Statement* st) {
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  if (r == StepResult::kDone) return std::optional<StoredReport>();
-  StoredReport out;
-  out.capture_id = st->ColumnText(0);
-  out.device_id = st->ColumnText(1);
-  out.captured_at = st->ColumnText(2);
-  out.report_json = st->ColumnText(3);
-  return std::optional<StoredReport>(std::move(out));
+// capture_id, device_id, captured_at, report_json[, build_fingerprint].
+StoredReport ReadStoredReport(const Statement& st) {
+  StoredReport report;
+  report.capture_id = st.ColumnText(0);
+  report.device_id = st.ColumnText(1);
+  report.captured_at = st.ColumnText(2);
+  report.report_json = st.ColumnText(3);
+  if (st.ColumnCount() > 4 && !st.ColumnIsNull(4)) report.build_fingerprint = st.ColumnText(4);
+  return report;
 }
 
 absl::Status Configure(SqliteDb& db, const SqliteStoreOptions& options, bool writable, bool in_memory) {
@@ -589,13 +638,14 @@ absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const rep
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureForReplaceSql));
     ResetOnExit reset(st);
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) {
+    MEMFLEET_ASSIGN_OR_RETURN(auto identity, ReadFirstRow(st, [](const Statement& row) {
+      return std::make_pair(row.ColumnText(0), row.ColumnText(1));
+    }));
+    if (!identity.has_value()) {
       return absl::NotFoundError(absl::StrCat("no stored capture \"", capture_id, "\" to replace the report of"));
     }
     // The capture's own identity wins over whatever the new report says.
-    device_id = st->ColumnText(0);
-    captured_at = st->ColumnText(1);
+    std::tie(device_id, captured_at) = *std::move(identity);
   }
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUpdateReportJsonSql));
@@ -664,54 +714,29 @@ absl::StatusOr<std::optional<std::string>> SqliteStore::CaptureDevice(const std:
 }
 
 absl::StatusOr<std::vector<DeviceSummaryRow>> SqliteStore::ListDevices() {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(ListDevicesSql()));
-  ResetOnExit reset(st);
-  std::vector<DeviceSummaryRow> rows;
-  while (true) {
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) break;
+  return QueryAll(reader(), ListDevicesSql(), {}, [](const Statement& st) {
     DeviceSummaryRow row;
-    row.device = ReadDevice(*st, 0);
-    row.capture_count = NonNegative(st->ColumnInt64(kDeviceColumnCount));
-    row.last_capture_at = st->ColumnText(kDeviceColumnCount + 1);
-    row.last_total_kb = st->ColumnOptionalInt64(kDeviceColumnCount + 2);
-    rows.push_back(std::move(row));
-  }
-  return rows;
+    row.device = ReadDevice(st, 0);
+    row.capture_count = NonNegative(st.ColumnInt64(kDeviceColumnCount));
+    row.last_capture_at = st.ColumnText(kDeviceColumnCount + 1);
+    row.last_total_kb = st.ColumnOptionalInt64(kDeviceColumnCount + 2);
+    return row;
+  });
 }
 
 absl::StatusOr<std::optional<DeviceRecord>> SqliteStore::GetDevice(const std::string& device_id) {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(GetDeviceSql()));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  if (r == StepResult::kDone) return std::optional<DeviceRecord>();
-  return std::optional<DeviceRecord>(ReadDevice(*st, 0));
+  return QueryFirst(reader(), GetDeviceSql(), {device_id}, [](const Statement& st) { return ReadDevice(st, 0); });
 }
 
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReport(const std::string& device_id,
                                                                    const std::string& at) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string at_utc, NormalizeOptionalTimestamp(at, "at"));
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(at_utc.empty() ? kReportLatestSql : kReportAtSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
-  if (!at_utc.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(2, at_utc));
-  return ReadStoredReport(st);
+  if (at_utc.empty()) return QueryFirst(reader(), kReportLatestSql, {device_id}, ReadStoredReport);
+  return QueryFirst(reader(), kReportAtSql, {device_id, at_utc}, ReadStoredReport);
 }
 
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReportByCapture(const std::string& capture_id) {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kReportByCaptureSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-  return ReadStoredReport(st);
+  return QueryFirst(reader(), kReportByCaptureSql, {capture_id}, ReadStoredReport);
 }
 
 absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::string& device_id,
@@ -728,18 +753,14 @@ absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::s
   MEMFLEET_RETURN_IF_ERROR(st->BindText(2, process_name));
   MEMFLEET_RETURN_IF_ERROR(st->BindText(3, since_utc));
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(4, limit == 0 ? -1 : static_cast<int64_t>(limit)));
-  std::vector<HistoryRow> rows;
-  while (true) {
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) break;
+  return ReadAllRows(st, [](const Statement& row_st) {
     HistoryRow row;
-    row.capture_id = st->ColumnText(0);
-    row.captured_at = st->ColumnText(1);
-    row.pid = static_cast<int>(st->ColumnInt64(2));  // stored from an int
-    row.value_kb = st->ColumnOptionalInt64(3);
-    rows.push_back(std::move(row));
-  }
-  return rows;
+    row.capture_id = row_st.ColumnText(0);
+    row.captured_at = row_st.ColumnText(1);
+    row.pid = static_cast<int>(row_st.ColumnInt64(2));  // stored from an int
+    row.value_kb = row_st.ColumnOptionalInt64(3);
+    return row;
+  });
 }
 
 absl::StatusOr<std::vector<FleetValueRow>> SqliteStore::LatestPerDevice(const std::string& metric,
@@ -752,42 +773,25 @@ absl::StatusOr<std::vector<FleetValueRow>> SqliteStore::LatestPerDevice(const st
     MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
     sql = LatestProcessFigureSql(column);
   }
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
-  ResetOnExit reset(st);
-  if (!process_name.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(1, process_name));
-  std::vector<FleetValueRow> rows;
-  while (true) {
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) break;
+  const auto read = [](const Statement& st) {
     FleetValueRow row;
-    row.device = ReadDevice(*st, 0);
-    row.capture_id = st->ColumnText(kDeviceColumnCount);
-    row.captured_at = st->ColumnText(kDeviceColumnCount + 1);
-    row.value_kb = st->ColumnOptionalInt64(kDeviceColumnCount + 2);
-    rows.push_back(std::move(row));
-  }
-  return rows;
+    row.device = ReadDevice(st, 0);
+    row.capture_id = st.ColumnText(kDeviceColumnCount);
+    row.captured_at = st.ColumnText(kDeviceColumnCount + 1);
+    row.value_kb = st.ColumnOptionalInt64(kDeviceColumnCount + 2);
+    return row;
+  };
+  if (process_name.empty()) return QueryAll(reader(), sql, {}, read);
+  return QueryAll(reader(), sql, {process_name}, read);
 }
 
 absl::Status SqliteStore::ForEachRawCapture(const std::string& device_id,
                                             const std::function<void(const RawCapture&)>& fn) {
   // Ids first, then one capture at a time with no lock held during `fn`: it may call ReplaceReport, and
   // only one raw blob is in memory at once.
-  std::vector<std::string> ids;
-  {
-    Connection& c = reader();
-    absl::MutexLock lock(&c.mu);
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(device_id.empty() ? kRawCaptureIdsAllSql : kRawCaptureIdsOfDeviceSql));
-    ResetOnExit reset(st);
-    if (!device_id.empty()) MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
-    while (true) {
-      MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-      if (r == StepResult::kDone) break;
-      ids.push_back(st->ColumnText(0));
-    }
-  }
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                            device_id.empty() ? QueryAll(reader(), kRawCaptureIdsAllSql, {}, ReadFirstText)
+                                              : QueryAll(reader(), kRawCaptureIdsOfDeviceSql, {device_id}, ReadFirstText));
   for (const std::string& id : ids) {
     MEMFLEET_ASSIGN_OR_RETURN(std::optional<RawCapture> raw, GetRawCapture(id));
     if (raw.has_value()) fn(*raw);  // else deleted since the listing
@@ -796,64 +800,51 @@ absl::Status SqliteStore::ForEachRawCapture(const std::string& device_id,
 }
 
 absl::StatusOr<std::optional<Store::RawCapture>> SqliteStore::GetRawCapture(const std::string& capture_id) {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRawCaptureSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  if (r == StepResult::kDone) return std::optional<RawCapture>();
-  RawCapture raw;
-  raw.capture_id = st->ColumnText(0);
-  raw.device_id = st->ColumnText(1);
-  raw.captured_at = st->ColumnText(2);
-  raw.raw_codec = st->ColumnText(3);
-  raw.raw_blob = st->ColumnBlob(4);
-  raw.raw_base = st->ColumnText(5);  // NULL reads as ""
-  return std::optional<RawCapture>(std::move(raw));
+  return QueryFirst(reader(), kRawCaptureSql, {capture_id}, [](const Statement& st) {
+    RawCapture raw;
+    raw.capture_id = st.ColumnText(0);
+    raw.device_id = st.ColumnText(1);
+    raw.captured_at = st.ColumnText(2);
+    raw.raw_codec = st.ColumnText(3);
+    raw.raw_blob = st.ColumnBlob(4);
+    raw.raw_base = st.ColumnText(5);  // NULL reads as ""
+    return raw;
+  });
 }
 
 absl::StatusOr<std::optional<SweepRecord>> SqliteStore::GetSweep(const std::string& sweep_id) {
   Connection& c = reader();
   absl::MutexLock lock(&c.mu);
-  SweepRecord sweep;
+  std::optional<SweepRecord> sweep;
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kGetSweepSql));
     ResetOnExit reset(st);
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep_id));
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) return std::optional<SweepRecord>();
-    sweep.sweep_id = st->ColumnText(0);
-    sweep.started_at = st->ColumnText(1);
-    sweep.selector = st->ColumnText(2);
-    sweep.finished_at = st->ColumnText(3);
+    MEMFLEET_ASSIGN_OR_RETURN(sweep, ReadFirstRow(st, [](const Statement& row) {
+      SweepRecord record;
+      record.sweep_id = row.ColumnText(0);
+      record.started_at = row.ColumnText(1);
+      record.selector = row.ColumnText(2);
+      record.finished_at = row.ColumnText(3);
+      return record;
+    }));
+    if (!sweep.has_value()) return sweep;
   }
   // Two statements outside a transaction may see two snapshots; a sweep row is written with its states
   // in one transaction and states are never written alone, so the pair is consistent.
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kGetSweepDevicesSql));
   ResetOnExit reset(st);
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep_id));
-  while (true) {
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) break;
-    sweep.states[st->ColumnText(0)] = st->ColumnText(1);
-  }
-  return std::optional<SweepRecord>(std::move(sweep));
+  MEMFLEET_ASSIGN_OR_RETURN(auto states, ReadAllRows(st, [](const Statement& row) {
+    return std::make_pair(row.ColumnText(0), row.ColumnText(1));
+  }));
+  sweep->states.insert(states.begin(), states.end());
+  return sweep;
 }
 
 absl::StatusOr<std::vector<SweepRecord>> SqliteStore::UnfinishedSweeps() {
-  std::vector<std::string> ids;
-  {
-    Connection& c = reader();
-    absl::MutexLock lock(&c.mu);
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUnfinishedSweepIdsSql));
-    ResetOnExit reset(st);
-    while (true) {
-      MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-      if (r == StepResult::kDone) break;
-      ids.push_back(st->ColumnText(0));
-    }
-  }
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                            QueryAll(reader(), kUnfinishedSweepIdsSql, {}, ReadFirstText));
   std::vector<SweepRecord> sweeps;
   for (const std::string& id : ids) {
     MEMFLEET_ASSIGN_OR_RETURN(std::optional<SweepRecord> sweep, GetSweep(id));
@@ -863,24 +854,20 @@ absl::StatusOr<std::vector<SweepRecord>> SqliteStore::UnfinishedSweeps() {
 }
 
 absl::StatusOr<Store::Stats> SqliteStore::GetStats() {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  Stats stats;
-  {
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureStatsSql));
-    ResetOnExit reset(st);
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kRow) {
-      stats.captures = NonNegative(st->ColumnInt64(0));
-      stats.raw_blob_bytes = NonNegative(st->ColumnInt64(1));
-      stats.raw_bytes = NonNegative(st->ColumnInt64(2));
-    }
-  }
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kProcessRowCountSql));
-  ResetOnExit reset(st);
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  if (r == StepResult::kRow) stats.process_rows = NonNegative(st->ColumnInt64(0));
-  return stats;
+  // Aggregates without GROUP BY always return their one row.
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<Stats> stats, QueryFirst(reader(), kCaptureStatsSql, {}, [](const Statement& st) {
+    Stats capture_stats;
+    capture_stats.captures = NonNegative(st.ColumnInt64(0));
+    capture_stats.raw_blob_bytes = NonNegative(st.ColumnInt64(1));
+    capture_stats.raw_bytes = NonNegative(st.ColumnInt64(2));
+    return capture_stats;
+  }));
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<uint64_t> process_rows,
+                            QueryFirst(reader(), kProcessRowCountSql, {},
+                                       [](const Statement& st) { return NonNegative(st.ColumnInt64(0)); }));
+  if (!stats.has_value() || !process_rows.has_value()) return absl::InternalError("a COUNT(*) returned no row");
+  stats->process_rows = *process_rows;
+  return *stats;
 }
 
 absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery query) {
@@ -954,37 +941,17 @@ absl::Status SqliteStore::PutToken(const TokenRecord& token) {
 }
 
 absl::StatusOr<std::optional<TokenRecord>> SqliteStore::FindTokenByHash(const std::string& sha256_hex) {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kFindTokenSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sha256_hex));
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  if (r == StepResult::kDone) return std::optional<TokenRecord>();
-  return std::optional<TokenRecord>(ReadToken(*st));
+  return QueryFirst(reader(), kFindTokenSql, {sha256_hex}, ReadToken);
 }
 
 absl::StatusOr<std::vector<TokenRecord>> SqliteStore::ListTokens() {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kListTokensSql));
-  ResetOnExit reset(st);
-  std::vector<TokenRecord> tokens;
-  while (true) {
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) break;
-    tokens.push_back(ReadToken(*st));
-  }
-  return tokens;
+  return QueryAll(reader(), kListTokensSql, {}, ReadToken);
 }
 
 absl::StatusOr<bool> SqliteStore::HasTokens() {
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kHasTokensSql));
-  ResetOnExit reset(st);
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  return r == StepResult::kRow;
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<bool> row,
+                            QueryFirst(reader(), kHasTokensSql, {}, [](const Statement&) { return true; }));
+  return row.has_value();
 }
 
 absl::StatusOr<bool> SqliteStore::RevokeToken(const std::string& name, const std::string& revoked_at) {
@@ -1033,22 +1000,6 @@ constexpr char kLatestReportsPerBuildSql[] =
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
     "WHERE c.captured_at >= ?1 ORDER BY p.device_id, p.build_fingerprint";
 
-absl::StatusOr<std::vector<StoredReport>> ReadStoredReports(Statement* st) {
-  std::vector<StoredReport> out;
-  while (true) {
-    MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-    if (r == StepResult::kDone) break;
-    StoredReport report;
-    report.capture_id = st->ColumnText(0);
-    report.device_id = st->ColumnText(1);
-    report.captured_at = st->ColumnText(2);
-    report.report_json = st->ColumnText(3);
-    if (st->ColumnCount() > 4 && !st->ColumnIsNull(4)) report.build_fingerprint = st->ColumnText(4);
-    out.push_back(std::move(report));
-  }
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<int64_t> SqliteStore::PutBaseline(const std::string& name, const std::string& imported_at,
@@ -1078,44 +1029,29 @@ absl::StatusOr<std::optional<BaselineRecord>> SqliteStore::GetBaseline(int64_t v
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(version == 0 ? kGetLatestBaselineSql : kGetBaselineSql));
   ResetOnExit reset(st);
   if (version != 0) MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, version));
-  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
-  if (r == StepResult::kDone) return std::optional<BaselineRecord>();
-  BaselineRecord b;
-  b.version = st->ColumnInt64(0);
-  b.name = st->ColumnText(1);
-  b.imported_at = st->ColumnText(2);
-  b.raw_text = st->ColumnText(3);
-  return std::optional<BaselineRecord>(std::move(b));
+  return ReadFirstRow(st, [](const Statement& row) {
+    BaselineRecord b;
+    b.version = row.ColumnInt64(0);
+    b.name = row.ColumnText(1);
+    b.imported_at = row.ColumnText(2);
+    b.raw_text = row.ColumnText(3);
+    return b;
+  });
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsOfSweep(const std::string& sweep_id) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(sweep_id, "sweep_id"));
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsOfSweepSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, sweep_id));
-  return ReadStoredReports(st);
+  return QueryAll(reader(), kLatestReportsOfSweepSql, {sweep_id}, ReadStoredReport);
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsSinceSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, since_utc));
-  return ReadStoredReports(st);
+  return QueryAll(reader(), kLatestReportsSinceSql, {since_utc}, ReadStoredReport);
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  Connection& c = reader();
-  absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kLatestReportsPerBuildSql));
-  ResetOnExit reset(st);
-  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, since_utc));
-  return ReadStoredReports(st);
+  return QueryAll(reader(), kLatestReportsPerBuildSql, {since_utc}, ReadStoredReport);
 }
 
 // ---- end Baselines ----

@@ -30,10 +30,6 @@ std::optional<uint64_t> SysfsSize(const Capture& capture, uint64_t ino, Report& 
 
 }  // namespace
 
-bool IsDmaBufMappingName(std::string_view name) {
-  return name == "/dmabuf" || name.substr(0, 8) == "/dmabuf:";
-}
-
 void DmaBufLedger::AddFdRef(int pid, uint64_t ino, std::optional<uint64_t> fdinfo_size_bytes) {
   Buffer& b = buffers_[ino];
   b.holders.insert(pid);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "server/accounting/dmabuf_name.h"
 #include "server/accounting/model.h"
 
 namespace memfleet::accounting {
@@ -46,9 +47,6 @@ class DmaBufLedger {
   };
   std::map<uint64_t, Buffer> buffers_;
 };
-
-// True for the dma-buf mapping names of dmabuffs_dname: "/dmabuf" and "/dmabuf:<name>".
-bool IsDmaBufMappingName(std::string_view name);
 
 }  // namespace memfleet::accounting
 

@@ -1,6 +1,6 @@
+#include "common/decimal.h"
 #include "server/accounting/gpu_mem_total_kb.h"
 
-#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <system_error>
@@ -18,12 +18,6 @@
 namespace memfleet::accounting {
 namespace {
 
-bool ParseU64(absl::string_view token, uint64_t* out) {
-  if (token.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(token.front()))) return false;
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
-  return ec == std::errc() && ptr == token.data() + token.size();
-}
-
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(absl::StrCat("dumpsys gpu --gpumem line ", line_number, ": ", what, ": \"",
                                                  Snippet(std::string_view(line.data(), line.size()), 80),
@@ -33,13 +27,8 @@ absl::Status LineError(int line_number, absl::string_view what, absl::string_vie
 // "Proc <pid> total: <bytes>"; `rest` is what follows "Proc ".
 bool ParseProcLine(absl::string_view rest, int* pid, uint64_t* bytes) {
   const std::vector<absl::string_view> tokens = absl::StrSplit(rest, ' ', absl::SkipEmpty());
-  uint64_t p = 0;
-  if (tokens.size() != 3 || tokens[1] != "total:" || !ParseU64(tokens[0], &p) ||
-      p > static_cast<uint64_t>(std::numeric_limits<int>::max()) || !ParseU64(tokens[2], bytes)) {
-    return false;
-  }
-  *pid = static_cast<int>(p);
-  return true;
+  return tokens.size() == 3 && tokens[1] == "total:" && ParseDecimal(tokens[0], pid) &&
+         ParseDecimal(tokens[2], bytes);
 }
 
 }  // namespace
@@ -60,7 +49,7 @@ absl::StatusOr<GpuMemSnapshot> ParseGpuMemSnapshot(std::string_view text_in) {
       uint64_t bytes = 0;
       if (line == "N/A") {
         global_known = false;
-      } else if (!ParseU64(line, &bytes)) {
+      } else if (!ParseDecimal(line, &bytes)) {
         return LineError(line_number, "expected \"Global total: <bytes>\" or \"Global total: N/A\"", raw);
       } else if (!AddU64(global, bytes)) {
         return LineError(line_number, "global total overflows", raw);

@@ -1,3 +1,4 @@
+#include "common/decimal.h"
 #include "server/accounting/gpu_memory_parser.h"
 
 #include <charconv>
@@ -34,26 +35,10 @@ std::vector<absl::string_view> Tokens(absl::string_view line) {
   return absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
 }
 
-// Whole token, decimal, no sign.
-bool ParseU64(absl::string_view token, uint64_t* out) {
-  if (token.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(token.front())))
-    return false;
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
-  return ec == std::errc() && ptr == token.data() + token.size();
-}
-
 bool ParseI64(absl::string_view token, int64_t* out) {
   if (token.empty()) return false;
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
   return ec == std::errc() && ptr == token.data() + token.size();
-}
-
-bool ParseTgid(absl::string_view token, int* out) {
-  uint64_t v = 0;
-  if (!ParseU64(token, &v) || v > static_cast<uint64_t>(std::numeric_limits<int>::max()))
-    return false;
-  *out = static_cast<int>(v);
-  return true;
 }
 
 bool StartsWithDigit(absl::string_view s) {
@@ -101,7 +86,7 @@ absl::Status ParseDeviceLine(absl::string_view node, const std::vector<absl::str
                        lines[i]);
     }
     uint64_t pages = 0;
-    if (tokens.size() < 2 || !ParseU64(tokens[1], &pages)) {
+    if (tokens.size() < 2 || !ParseDecimal(tokens[1], &pages)) {
       return LineError(node, line_number, "device line without a page count", lines[i]);
     }
     for (size_t t = 2; t < tokens.size(); ++t) {
@@ -146,7 +131,7 @@ absl::StatusOr<GpuPages> ParseMtkGpuMemory(std::string_view text_in) {
     }
     uint64_t pages = 0;
     int tgid = 0;
-    if (tokens.size() != 3 || !ParseU64(tokens[1], &pages) || !ParseTgid(tokens[2], &tgid)) {
+    if (tokens.size() != 3 || !ParseDecimal(tokens[1], &pages) || !ParseDecimal(tokens[2], &tgid)) {
       return LineError(kNode, line_number, "expected \"kctx-0x<ptr> <pages> <tgid>\"", lines[i]);
     }
     if (absl::Status s = AddPages(kNode, line_number, lines[i], tgid, pages, &out); !s.ok())
@@ -195,7 +180,7 @@ absl::StatusOr<GpuPages> ParseXgpuGpuMemory(std::string_view text_in) {
     int tgid = 0;
     uint64_t pages = 0;
     if (v1) {
-      if (tokens.size() != 3 || !ParseTgid(tokens[0], &tgid) || !ParseU64(tokens[2], &pages)) {
+      if (tokens.size() != 3 || !ParseDecimal(tokens[0], &tgid) || !ParseDecimal(tokens[2], &pages)) {
         return LineError(kNode, line_number, "expected v1 \"<tgid> kctx-0x<ptr> <pages>\"",
                          lines[i]);
       }
@@ -204,7 +189,7 @@ absl::StatusOr<GpuPages> ParseXgpuGpuMemory(std::string_view text_in) {
       // checked to be integers but not used.
       int64_t pss = 0;
       int64_t rss = 0;
-      if (tokens.size() != 4 || !ParseTgid(tokens[0], &tgid) || !ParseU64(tokens[1], &pages) ||
+      if (tokens.size() != 4 || !ParseDecimal(tokens[0], &tgid) || !ParseDecimal(tokens[1], &pages) ||
           !ParseI64(tokens[2], &pss) || !ParseI64(tokens[3], &rss)) {
         return LineError(kNode, line_number,
                          "expected v2 \"<tgid> <gl_pages> <pss_pages> <rss_pages>\"", lines[i]);

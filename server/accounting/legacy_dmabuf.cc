@@ -6,8 +6,6 @@
 
 namespace memfleet::accounting {
 
-bool IsLegacyDmaBufMappingName(std::string_view name) { return name == kLegacyDmaBufMappingName; }
-
 LegacyDmaBufMappings CountLegacyDmaBufMappings(const std::vector<Vma>& vmas) {
   LegacyDmaBufMappings out;
   for (const Vma& v : vmas) {

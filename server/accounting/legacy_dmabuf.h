@@ -14,18 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "server/accounting/dmabuf_name.h"
 #include "server/accounting/smaps_parser.h"
 
 namespace memfleet::accounting {
-
-inline constexpr char kLegacyDmaBufMappingName[] = "anon_inode:dmabuf";
 
 struct LegacyDmaBufMappings {
   size_t count = 0;
   uint64_t bytes = 0;  // Σ (end - start); saturates instead of wrapping
 };
-
-bool IsLegacyDmaBufMappingName(std::string_view name);
 
 LegacyDmaBufMappings CountLegacyDmaBufMappings(const std::vector<Vma>& vmas);
 

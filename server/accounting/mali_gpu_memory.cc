@@ -1,3 +1,4 @@
+#include "common/decimal.h"
 #include "server/accounting/mali_gpu_memory.h"
 
 #include <charconv>
@@ -45,19 +46,6 @@ struct Header {
 
 std::vector<absl::string_view> Tokens(absl::string_view line) {
   return absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
-}
-
-bool ParseU64(absl::string_view token, uint64_t* out) {
-  if (token.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(token.front()))) return false;
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
-  return ec == std::errc() && ptr == token.data() + token.size();
-}
-
-bool ParsePid(absl::string_view token, int* out) {
-  uint64_t v = 0;
-  if (!ParseU64(token, &v) || v > static_cast<uint64_t>(std::numeric_limits<int>::max())) return false;
-  *out = static_cast<int>(v);
-  return true;
 }
 
 // A kernel address as Amlogic prints it: hexadecimal, "0x" optional.
@@ -120,7 +108,7 @@ class Parser {
     if (absl::StartsWith(tokens[0], "kctx") || absl::ascii_isdigit(static_cast<unsigned char>(tokens[0][0]))) {
       return LineError(n, "expected the device line \"<device> <pages>\" first", line);
     }
-    if (tokens.size() < 2 || !ParseU64(tokens.back(), &out_.device_pages)) {
+    if (tokens.size() < 2 || !ParseDecimal(tokens.back(), &out_.device_pages)) {
       return LineError(n, "device line without a page count", line);
     }
     out_.device_name = std::string(tokens[0]);
@@ -146,17 +134,17 @@ class Parser {
     int pid = 0;
     switch (layout) {
       case Layout::kArm:
-        if (!ParseU64(tokens[1], &pages)) return LineError(n, "expected \"kctx-0x<addr> <pages>\"", line);
+        if (!ParseDecimal(tokens[1], &pages)) return LineError(n, "expected \"kctx-0x<addr> <pages>\"", line);
         return absl::OkStatus();  // no pid: the pages belong to nobody we can name
       case Layout::kMtk:
-        if (!ParseU64(tokens[1], &pages) || !ParsePid(tokens[2], &pid)) {
+        if (!ParseDecimal(tokens[1], &pages) || !ParseDecimal(tokens[2], &pid)) {
           return LineError(n, "expected \"kctx-0x<addr> <pages> <tgid>\"", line);
         }
         break;
       default:
         // The comm may hold spaces ("GLThread 12"): pid and pages are the last two columns.
-        if (tokens.size() < 4 || !ParsePid(tokens[tokens.size() - 2], &pid) ||
-            !ParseU64(tokens.back(), &pages)) {
+        if (tokens.size() < 4 || !ParseDecimal(tokens[tokens.size() - 2], &pid) ||
+            !ParseDecimal(tokens.back(), &pages)) {
           return LineError(n, "expected \"kctx-0x<addr> <comm> <pid> <pages>\"", line);
         }
         break;
@@ -168,8 +156,8 @@ class Parser {
     if (absl::Status s = SetLayout(n, line, Layout::kAmlogic); !s.ok()) return s;
     uint64_t pages = 0;
     int pid = 0;
-    if (tokens.size() != header_->columns || !ParsePid(tokens[header_->pid], &pid) ||
-        !ParseU64(tokens[header_->pages], &pages)) {
+    if (tokens.size() != header_->columns || !ParseDecimal(tokens[header_->pid], &pid) ||
+        !ParseDecimal(tokens[header_->pages], &pages)) {
       return LineError(n, "expected a row of the \"kctx pid used_pages\" header", line);
     }
     return AddPages(n, line, pid, pages);

@@ -3,7 +3,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <string_view>
 
@@ -12,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include "common/decimal.h"
 #include "server/accounting/text_util.h"
 
 namespace memfleet::accounting {
@@ -50,22 +50,19 @@ LineResult ParseLine(std::string_view line, ParsedLine* out) {
   ++i;
   while (i < line.size() && IsBlank(line[i])) ++i;
 
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  const size_t digits_begin = i;
   uint64_t v = 0;
-  for (; i < line.size(); ++i) {
-    const unsigned d = static_cast<unsigned>(static_cast<unsigned char>(line[i])) - '0';
-    if (d > 9) break;
-    if (v > (kMax - d) / 10) {
+  size_t digit_count = 0;
+  switch (ReadDecimalPrefix(line.substr(i), &v, &digit_count)) {
+    case DecimalResult::kOk:
+      break;
+    case DecimalResult::kOverflow:
       out->reason = "value does not fit 64 bits";
       return LineResult::kOverflow;
-    }
-    v = v * 10 + d;
+    case DecimalResult::kNoDigits:
+      out->reason = "value is not an unsigned number";
+      return LineResult::kMalformed;
   }
-  if (i == digits_begin) {
-    out->reason = "value is not an unsigned number";
-    return LineResult::kMalformed;
-  }
+  i += digit_count;
   out->value = v;
 
   const size_t after_digits = i;

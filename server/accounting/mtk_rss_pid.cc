@@ -1,6 +1,6 @@
+#include "common/decimal.h"
 #include "server/accounting/mtk_rss_pid.h"
 
-#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -40,21 +40,6 @@ std::vector<absl::string_view> Tokens(absl::string_view line, absl::string_view 
   return absl::StrSplit(line, absl::ByAnyChar(separators), absl::SkipEmpty());
 }
 
-bool ParseU64(absl::string_view token, uint64_t* out) {
-  if (token.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(token.front())))
-    return false;
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
-  return ec == std::errc() && ptr == token.data() + token.size();
-}
-
-bool ParsePid(absl::string_view token, int* out) {
-  uint64_t v = 0;
-  if (!ParseU64(token, &v) || v > static_cast<uint64_t>(std::numeric_limits<int>::max()))
-    return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
 bool IsHeader(absl::string_view line) {
   const std::vector<absl::string_view> t = Tokens(line, " \t\r");
   return t.size() == 3 && t[0] == "PID" && t[1] == "PSS(KB)" && t[2] == "RSS(KB)";
@@ -66,8 +51,8 @@ absl::Status ParseSumLine(int line_number, absl::string_view line, RssPid* out) 
   uint64_t a = 0;
   uint64_t b = 0;
   if (t.size() >= 2 && t[1] == "userspace_pss") {
-    if (t.size() != 7 || !ParseU64(t[2], &a) || t[3] != "KB" || t[4] != "rss" ||
-        !ParseU64(t[5], &b) || t[6] != "KB") {
+    if (t.size() != 7 || !ParseDecimal(t[2], &a) || t[3] != "KB" || t[4] != "rss" ||
+        !ParseDecimal(t[5], &b) || t[6] != "KB") {
       return LineError(line_number, "expected \"--sum: userspace_pss:<kB> KB rss:<kB> KB\"", line);
     }
     out->userspace_pss_kb = a;
@@ -75,7 +60,7 @@ absl::Status ParseSumLine(int line_number, absl::string_view line, RssPid* out) 
     return absl::OkStatus();
   }
   if (t.size() >= 3 && t[1] == "kernel" && t[2] == "rss") {
-    if (t.size() != 5 || !ParseU64(t[3], &a) || t[4] != "KB") {
+    if (t.size() != 5 || !ParseDecimal(t[3], &a) || t[4] != "KB") {
       return LineError(line_number, "expected \"--sum: kernel rss: <kB> KB\"", line);
     }
     out->kernel_rss_kb = a;
@@ -113,8 +98,8 @@ absl::StatusOr<RssPid> ParseMtkRssPid(std::string_view text_in) {
     }
     const std::vector<absl::string_view> t = Tokens(line, " \t\r");
     RssPidRow row;
-    if (t.size() != 3 || !ParsePid(t[0], &row.pid) || !ParseU64(t[1], &row.pss_kb) ||
-        !ParseU64(t[2], &row.rss_kb)) {
+    if (t.size() != 3 || !ParseDecimal(t[0], &row.pid) || !ParseDecimal(t[1], &row.pss_kb) ||
+        !ParseDecimal(t[2], &row.rss_kb)) {
       return LineError(line_number, "expected a row \"<pid> <pss_kb> <rss_kb>\"", lines[i]);
     }
     out.rows.push_back(row);

@@ -1,3 +1,4 @@
+#include "common/decimal.h"
 #include "server/accounting/native_heap_dump.h"
 
 #include <algorithm>
@@ -34,13 +35,6 @@ std::string Preview(absl::string_view line) {
 absl::Status LineError(size_t index, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
       absl::StrCat("native heap dump line ", index + 1, ": ", what, ": \"", Preview(line), "\""));
-}
-
-bool ParseDecimal(absl::string_view token, uint64_t* out) {
-  if (token.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(token.front())))
-    return false;
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
-  return ec == std::errc() && ptr == token.data() + token.size();
 }
 
 // Hexadecimal without a prefix, as bionic prints pcs and /proc/self/maps prints addresses; "0x" is

@@ -22,15 +22,16 @@
 // each and the server accounts whole device farms, so: no regex, no allocation per line, names stay
 // views into the input, and the kernel's exact line shapes take a fast path. Anything off that path
 // (tabs, a missing newline, huge numbers, garbage) goes through the slow, checked path, which
-// either accepts it or says why not.
-// MEMFLEET_SMAPS_NO_FAST_PATH builds only the generic path (to cross-check the two).
-#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
-    !defined(MEMFLEET_SMAPS_NO_FAST_PATH)
+// either accepts it or says why not. Both paths must give the same result for every text:
+// ParseSmapsSummaryGenericPath runs the generic one alone, and a differential fuzzer compares them.
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define MEMFLEET_SMAPS_FAST_KEYS 1
 #else
 #define MEMFLEET_SMAPS_FAST_KEYS 0
 #endif
 
+#include "common/decimal.h"
+#include "server/accounting/dmabuf_name.h"
 #include "server/accounting/text_util.h"
 
 namespace memfleet::accounting {
@@ -127,10 +128,6 @@ struct HexTable {
 };
 constexpr HexTable kHexDigits;
 
-inline unsigned DecimalDigit(char c) {
-  return static_cast<unsigned>(static_cast<unsigned char>(c)) - '0';  // > 9 when not a digit
-}
-
 // Spaces pad smaps values and the name column of VMA headers (up to ~30 of them): skip 8 at a time.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* SkipSpaces(const char* q, const char* end) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -174,26 +171,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseHex(std::string_view s, size_t*
 // Parses [0-9]+ at *pos. kOverflow when the value does not fit 64 bits.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseDec(std::string_view s, size_t* pos,
                                                      uint64_t* out) {
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  size_t i = *pos;
-  uint64_t v = 0;
-  // 19 digits always fit; only a longer run needs the check.
-  const size_t fits = s.size() - i < 19 ? s.size() : i + 19;
-  for (; i < fits; ++i) {
-    const unsigned d = DecimalDigit(s[i]);
-    if (d > 9) break;
-    v = v * 10 + d;
+  size_t digit_count = 0;
+  switch (ReadDecimalPrefix(std::string_view(s.data() + *pos, s.size() - *pos), out, &digit_count)) {
+    case DecimalResult::kOk:
+      *pos += digit_count;
+      return Failure::kNone;
+    case DecimalResult::kOverflow:
+      return Failure::kOverflow;
+    case DecimalResult::kNoDigits:
+      break;
   }
-  if (i == *pos) return Failure::kMalformed;
-  for (; i < s.size(); ++i) {
-    const unsigned d = DecimalDigit(s[i]);
-    if (d > 9) break;
-    if (v > (kMax - d) / 10) return Failure::kOverflow;
-    v = v * 10 + d;
-  }
-  *pos = i;
-  *out = v;
-  return Failure::kNone;
+  return Failure::kMalformed;
 }
 
 // Skips one or more blanks; false when there is none.
@@ -328,16 +316,14 @@ LineError ParseKbValue(std::string_view line, size_t pos, uint64_t* out) {
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* FastKbValue(const char* q, const char* end,
                                                             uint64_t* out) {
   q = SkipSpaces(q, end);
-  const char* const digits = q;
   uint64_t v = 0;
-  // 19 digits always fit 64 bits; longer numbers take the checked slow path.
-  while (q < end && q - digits < 19) {
-    const unsigned d = DecimalDigit(*q);
-    if (d > 9) break;
-    v = v * 10 + d;
-    ++q;
+  size_t digit_count = 0;
+  // An overflow is left to the slow path, which says so.
+  if (ReadDecimalPrefix(std::string_view(q, static_cast<size_t>(end - q)), &v, &digit_count) != DecimalResult::kOk) {
+    return nullptr;
   }
-  if (q == digits || end - q < 4 || std::memcmp(q, " kB\n", 4) != 0) return nullptr;
+  q += digit_count;
+  if (end - q < 4 || std::memcmp(q, " kB\n", 4) != 0) return nullptr;
   *out = v;
   return q + 4;
 }
@@ -614,8 +600,8 @@ class SummarySink {
       if (!gpu_prefix_.empty() && name.substr(0, gpu_prefix_.size()) == gpu_prefix_) {
         s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
       }
-      if (name == "/dmabuf" || name.substr(0, 8) == "/dmabuf:") s.dmabuf_vmas.push_back(current_);
-    } else if (name == "anon_inode:dmabuf") {
+      if (IsDmaBufMappingName(name)) s.dmabuf_vmas.push_back(current_);
+    } else if (IsLegacyDmaBufMappingName(name)) {
       s.legacy_dmabuf_vmas.push_back(current_);
     }
   }
@@ -666,7 +652,10 @@ class RollupSink {
   Vma scratch_vma_;
 };
 
-template <typename Sink>
+// Which lines may take the fast path; kGenericOnly is the reference the fast path is checked against.
+enum class Path { kFast, kGenericOnly };
+
+template <Path kPath = Path::kFast, typename Sink>
 absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
   const char* p = text.data();
   const char* const end = p + text.size();
@@ -680,7 +669,7 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
     }
 
 #if MEMFLEET_SMAPS_FAST_KEYS
-    if (mode != Mode::kMaps && seen_header) {
+    if (kPath == Path::kFast && mode != Mode::kMaps && seen_header) {
       if (const KeySlot* key = MatchKernelKey(p, end)) {
         const char* after_colon = p + key->len + 1;
         if (key->kb && key->field == FieldKey::kUnknown && IsFixedKbLine(p, end) &&
@@ -758,6 +747,16 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
   return absl::OkStatus();
 }
 
+template <Path kPath>
+absl::StatusOr<SmapsSummary> Summarize(std::string_view text, std::string_view gpu_device_prefix) {
+  SmapsSummary summary;
+  SummarySink sink(&summary, gpu_device_prefix);
+  const absl::Status status = Scan<kPath>(text, Mode::kSmaps, &sink);
+  if (!status.ok()) return status;
+  sink.Finish();
+  return summary;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Vma>> ParseSmaps(std::string_view text) {
@@ -780,12 +779,12 @@ absl::StatusOr<std::vector<Vma>> ParseMaps(std::string_view text) {
 }
 
 absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix) {
-  SmapsSummary summary;
-  SummarySink sink(&summary, gpu_device_prefix);
-  const absl::Status status = Scan(text, Mode::kSmaps, &sink);
-  if (!status.ok()) return status;
-  sink.Finish();
-  return summary;
+  return Summarize<Path::kFast>(text, gpu_device_prefix);
+}
+
+absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text,
+                                                          std::string_view gpu_device_prefix) {
+  return Summarize<Path::kGenericOnly>(text, gpu_device_prefix);
 }
 
 absl::StatusOr<SmapsRollup> ParseSmapsRollup(std::string_view text) {

@@ -64,6 +64,12 @@ struct SmapsSummary {
 // `Key:` line of each kind). `gpu_device_prefix` ("/dev/kgsl"); empty: gpu_device_pss_kb stays 0.
 absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix);
 
+// ParseSmapsSummary without the fast path for the kernel's exact line shapes: every line goes through
+// the generic, checked path. The result is the same for every text; this exists so that a fuzzer
+// (tests/fuzz/smaps_summary_paths_fuzzer.cc) and tests can hold the fast path against it.
+absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text,
+                                                          std::string_view gpu_device_prefix);
+
 struct SmapsRollup {
   bool has_pss = false;  // a "Pss:" line was present
   uint64_t rss_kb = 0;

@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 
@@ -11,33 +10,30 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include "common/decimal.h"
 #include "server/accounting/text_util.h"
 
 namespace memfleet::accounting {
+
 namespace {
 
+absl::Status ValueError(std::string_view value, std::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("sysfs value \"", Snippet(value, 40), "\" ", ToAbsl(what)));
+}
 
-
-
-
-
-enum class DigitsResult { kOk, kNoDigits, kOverflow };
-
-// Reads [0-9]+ from the start of `text`; *consumed is the number of digits.
-DigitsResult ParseDigits(std::string_view text, uint64_t* out, size_t* consumed) {
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  uint64_t v = 0;
-  size_t i = 0;
-  for (; i < text.size(); ++i) {
-    const unsigned d = static_cast<unsigned>(static_cast<unsigned char>(text[i])) - '0';
-    if (d > 9) break;
-    if (v > (kMax - d) / 10) return DigitsResult::kOverflow;
-    v = v * 10 + d;
+// The decimal that starts `value`, *digit_count its length; `no_digits` says what a value that does not
+// start with a digit is not.
+absl::Status ReadLeadingDecimal(std::string_view value, std::string_view no_digits, uint64_t* out,
+                                size_t* digit_count) {
+  switch (ReadDecimalPrefix(value, out, digit_count)) {
+    case DecimalResult::kOk:
+      return absl::OkStatus();
+    case DecimalResult::kOverflow:
+      return ValueError(value, "does not fit 64 bits");
+    case DecimalResult::kNoDigits:
+      break;
   }
-  if (i == 0) return DigitsResult::kNoDigits;
-  *out = v;
-  *consumed = i;
-  return DigitsResult::kOk;
+  return ValueError(value, no_digits);
 }
 
 }  // namespace
@@ -46,43 +42,19 @@ absl::StatusOr<uint64_t> ParseSysfsUint(std::string_view text) {
   const std::string_view value = StripWhitespace(text);
   if (value.empty()) return absl::InvalidArgumentError("sysfs value is empty");
   uint64_t v = 0;
-  size_t consumed = 0;
-  switch (ParseDigits(value, &v, &consumed)) {
-    case DigitsResult::kOverflow:
-      return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" does not fit 64 bits"));
-    case DigitsResult::kNoDigits:
-      return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" is not an unsigned decimal"));
-    case DigitsResult::kOk:
-      break;
-  }
-  if (consumed != value.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sysfs value \"", Snippet(value, 40), "\" is not a single unsigned decimal"));
-  }
+  size_t digit_count = 0;
+  if (absl::Status s = ReadLeadingDecimal(value, "is not an unsigned decimal", &v, &digit_count); !s.ok()) return s;
+  if (digit_count != value.size()) return ValueError(value, "is not a single unsigned decimal");
   return v;
 }
 
 absl::StatusOr<uint64_t> ParseLeadingUint(std::string_view text) {
   const std::string_view value = StripLeadingWhitespace(text);
   if (value.empty()) return absl::InvalidArgumentError("sysfs value is empty");
-  if (value.front() == '-') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sysfs value \"", Snippet(value, 40), "\" is negative"));
-  }
+  if (value.front() == '-') return ValueError(value, "is negative");
   uint64_t v = 0;
-  size_t consumed = 0;
-  switch (ParseDigits(value, &v, &consumed)) {
-    case DigitsResult::kOverflow:
-      return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" does not fit 64 bits"));
-    case DigitsResult::kNoDigits:
-      return absl::InvalidArgumentError(
-          absl::StrCat("sysfs value \"", Snippet(value, 40), "\" does not start with a digit"));
-    case DigitsResult::kOk:
-      break;
-  }
+  size_t digit_count = 0;
+  if (absl::Status s = ReadLeadingDecimal(value, "does not start with a digit", &v, &digit_count); !s.ok()) return s;
   return v;
 }
 

@@ -1,12 +1,20 @@
 // The agent's per-capture and per-node byte caps on hostile trees of sparse files: the capture stays under
 // --max-capture-mb whatever the tree holds, and every node the caps kept out is an error node that says
 // why (ECAPTURE_FULL, EFBIG), so the report names it instead of the capture being refused or lost.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/capture_tree_fs.h"
 #include "agent/collector.h"
+#include "agent/rooted_dir.h"
+#include "common/scoped_fd.h"
 #include "gtest/gtest.h"
 #include "proto/capture_codec.h"
 #include "tests/support/sparse_tree.h"
@@ -17,6 +25,35 @@ namespace {
 
 using capture::Capture;
 using capture::Node;
+
+// Passes every call to a real capture tree and remembers the byte budget each node read was given.
+class BudgetRecordingFs : public RootFs {
+ public:
+  explicit BudgetRecordingFs(RootFs& inner) : inner_(inner) {}
+  NodeRead ReadAtMost(std::string_view path, size_t max_bytes) override {
+    budgets_[std::string(path)] = max_bytes;
+    return inner_.ReadAtMost(path, max_bytes);
+  }
+  NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override {
+    return inner_.WriteThenRead(path, request, arg);
+  }
+  DirList List(std::string_view path) override { return inner_.List(path); }
+  bool IsDirectory(std::string_view path) override { return inner_.IsDirectory(path); }
+  NodeRead RunCommand(std::string_view name, std::string_view arg) override { return inner_.RunCommand(name, arg); }
+  const std::map<std::string, size_t>& budgets() const { return budgets_; }
+
+ private:
+  RootFs& inner_;
+  std::map<std::string, size_t> budgets_;
+};
+
+// Where the read offset of a file ends after ReadFdToEnd with `max_bytes`: how much of it was read.
+off_t BytesReadOf(const std::string& file, size_t size_hint, size_t max_bytes, NodeRead* result) {
+  ScopedFd fd(open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return -1;
+  *result = ReadFdToEnd(fd.get(), size_hint, max_bytes);
+  return lseek(fd.get(), 0, SEEK_CUR);
+}
 
 TEST(CaptureCapsTest, NodesBeyondTheCaptureCapAreRecordedAsCaptureFull) {
   testing::TempDir dir("capture_caps");
@@ -62,6 +99,52 @@ TEST(CaptureCapsTest, ANodeOverTheNodeCapIsEfbigByDefault) {
   EXPECT_TRUE(n->is_error());
   EXPECT_EQ(n->content, "EFBIG");
   EXPECT_LT(c->held_bytes(), 1u << 20);
+}
+
+// The agent holds no more of a node than it could keep: the read of a node bigger than what is left of the
+// capture is given that remainder as its budget and stops there, and the node is recorded as capture-full
+// as before.
+TEST(CaptureCapsTest, ANodeOverTheRemainingCaptureIsReadOnlyUpToWhatRemains) {
+  testing::TempDir dir("capture_caps");
+  ASSERT_FALSE(dir.path().empty());
+  ASSERT_TRUE(testing::WriteSparseSmapsTree(dir, {101, 102, 103, 104}, 20'000'000));
+  CaptureTreeFs tree(dir.path());
+  BudgetRecordingFs fs(tree);
+  CollectOptions options;
+  options.max_capture_bytes = uint64_t{64} << 20;  // 67,108,864: three smaps of 20,000,000 fit, not four
+  absl::StatusOr<Capture> c = CollectCapture(fs, options);
+  ASSERT_TRUE(c.ok()) << c.status();
+
+  const Node* full = c->Find("proc/104/smaps");
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ(full->content, kCaptureFullErrno);
+  // Its budget was what the three smaps left of the cap (a little under 7,108,864 after the small nodes and
+  // paths), not the node cap (64 MiB) nor the agent's 256 MiB.
+  ASSERT_EQ(fs.budgets().count("proc/104/smaps"), 1u);
+  const size_t budget = fs.budgets().at("proc/104/smaps");
+  EXPECT_LT(budget, size_t{67'108'864 - 3 * 20'000'000});
+  EXPECT_GT(budget, size_t{67'108'864 - 3 * 20'000'000 - 65536});
+  // The first smaps was read with the whole capture ahead of it: the node cap bounds it.
+  EXPECT_LE(fs.budgets().at("proc/101/smaps"), kDefaultMaxNodeBytes);
+  EXPECT_GT(fs.budgets().at("proc/101/smaps"), size_t{60'000'000});
+}
+
+// The read itself stops one byte past the budget, whether the file says its size (a capture tree) or
+// not (procfs and sysfs report 0): that byte is how it knows the node is bigger.
+TEST(CaptureCapsTest, AReadStopsOneBytePastItsBudget) {
+  testing::TempDir dir("capture_caps");
+  ASSERT_FALSE(dir.path().empty());
+  const std::string file = dir.Write("big", std::string(1 << 20, 'x'));
+  NodeRead r;
+  EXPECT_EQ(BytesReadOf(file, size_t{1} << 20, 1000, &r), 1001);
+  EXPECT_EQ(r.errno_name, "EFBIG");
+  EXPECT_TRUE(r.content.empty());
+  EXPECT_EQ(BytesReadOf(file, 0, 100'000, &r), 100'001);  // past several buffer doublings from 16 KiB
+  EXPECT_EQ(r.errno_name, "EFBIG");
+  // Exactly the budget is not over it.
+  EXPECT_EQ(BytesReadOf(file, 0, size_t{1} << 20, &r), off_t{1} << 20);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.content.size(), size_t{1} << 20);
 }
 
 // What the caps let through, a server with the same limits takes (the defaults are the same on both

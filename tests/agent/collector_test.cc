@@ -38,9 +38,9 @@ using Strings = std::vector<std::string>;
 class RecordingRootFs : public RootFs {
  public:
   explicit RecordingRootFs(RootFs& inner) : inner_(inner) {}
-  NodeRead Read(std::string_view path) override {
+  NodeRead ReadAtMost(std::string_view path, size_t max_bytes) override {
     reads_.emplace_back(path);
-    return inner_.Read(path);
+    return inner_.ReadAtMost(path, max_bytes);
   }
   NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override {
     reads_.push_back(std::string(path) + "@" + std::string(arg));

@@ -12,6 +12,7 @@
 #ifndef MEMFLEET_TESTS_SUPPORT_FAKE_ROOT_FS_H_
 #define MEMFLEET_TESTS_SUPPORT_FAKE_ROOT_FS_H_
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -39,9 +40,11 @@ class FakeRootFs : public agent::RootFs {
   const std::vector<std::string>& write_requests() const { return write_requests_; }
   const std::vector<std::string>& commands() const { return commands_; }
 
-  agent::NodeRead Read(std::string_view path) override {
+  agent::NodeRead ReadAtMost(std::string_view path, size_t max_bytes) override {
     reads_.emplace_back(path);
-    return Lookup(path);
+    agent::NodeRead r = Lookup(path);
+    if (r.ok() && r.content.size() > max_bytes) return Error("EFBIG");
+    return r;
   }
 
   agent::NodeRead WriteThenRead(std::string_view path, std::string_view request, std::string_view arg) override {
