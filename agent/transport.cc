@@ -120,6 +120,11 @@ uint64_t Transport::sessions() const {
   return sessions_;
 }
 
+uint64_t Transport::failed_connects() const {
+  absl::MutexLock lock(&mu_);
+  return failed_connects_;
+}
+
 bool Transport::stopping() const {
   absl::MutexLock lock(&mu_);
   return stop_;
@@ -137,6 +142,7 @@ void Transport::Run() {
       absl::MutexLock lock(&mu_);
       connected_ = false;
       outgoing_.clear();
+      if (!welcomed) ++failed_connects_;
     }
     if (welcomed) {
       events_.OnDisconnected(why);

@@ -104,6 +104,8 @@ class Transport final : public CaptureSink {
   bool connected() const ABSL_LOCKS_EXCLUDED(mu_);
   // Sessions the server welcomed so far.
   uint64_t sessions() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Connection attempts that ended without a Welcome so far; each is followed by a backoff wait.
+  uint64_t failed_connects() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>;
@@ -135,6 +137,7 @@ class Transport final : public CaptureSink {
   bool wake_ ABSL_GUARDED_BY(mu_) = false;
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t sessions_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t failed_connects_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<v1::AgentMessage> outgoing_ ABSL_GUARDED_BY(mu_);  // control messages for the current session
   // The current session, shared with its reader and watchdog threads.
   std::deque<v1::ServerMessage> incoming_ ABSL_GUARDED_BY(mu_);

@@ -25,6 +25,7 @@
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
 #include "proto/capture_digest.h"
+#include "tests/support/subprocess.h"
 
 namespace memfleet::agent {
 namespace {
@@ -442,24 +443,21 @@ TEST_F(TransportTest, DigestMismatchEveryTimeIsDroppedAndCountedAfterTheRetries)
 }
 
 TEST_F(TransportTest, ServerDownAtStartGetsTheCaptureOnceItIsUp) {
-  // Find a free port, then leave it closed while the agent starts.
-  int port;
-  {
-    FakeAgentService probe;
-    FakeServer s(probe);
-    ASSERT_TRUE(s.ok());
-    port = s.port();
-  }
+  // A port bound but not listening: connections are refused, and no other process can take it.
+  auto reservation = std::make_unique<testing::LoopbackPortReservation>();
+  const int port = reservation->port();
   std::string id = SpoolCapture("dev-1-20261202T161500Z-000006");
-  Transport transport(Options("127.0.0.1:" + std::to_string(port)), *spool_, *events_);
+  Transport transport(Options(reservation->address()), *spool_, *events_);
   transport.Start();
-  std::this_thread::sleep_for(700ms);  // several backoff rounds (50 ms doubling to 200 ms)
+  // Several refused attempts, each followed by a backoff wait (50 ms doubling to 200 ms).
+  ASSERT_TRUE(Eventually([&] { return transport.failed_connects() >= 3; }));
   EXPECT_FALSE(transport.connected());
   EXPECT_TRUE(spool_->Contains(id));
 
   FakeAgentService service;
   FakeServer server(service, port);
-  ASSERT_TRUE(server.ok()) << "port " << port << " was taken meanwhile";
+  ASSERT_TRUE(server.ok()) << "cannot listen on the reserved port " << port;
+  reservation.reset();
   ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; })) << "not delivered after the server came up";
   transport.Stop();
   // Stored once: the first session that reached the server delivered it, and nothing was resent.
@@ -575,7 +573,7 @@ TEST_F(TransportTest, StopIsPromptWhileConnectedAndWhileUnreachable) {
     options.backoff.max = 5s;
     Transport transport(options, *spool_, *events_);
     transport.Start();
-    std::this_thread::sleep_for(200ms);  // now in its 5 s backoff wait
+    ASSERT_TRUE(Eventually([&] { return transport.failed_connects() >= 1; }));  // now in its 5 s backoff wait
     auto start = std::chrono::steady_clock::now();
     transport.Stop();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
