@@ -17,6 +17,7 @@
 
 #include "agent/errno_name.h"
 #include "agent/node_allowlist.h"
+#include "common/scoped_fd.h"
 
 namespace memfleet::agent {
 namespace {
@@ -210,22 +211,21 @@ NodeRead DeviceRootFs::DumpNativeHeap(std::string_view pid) {
   if (!root_.IsRegularFile(kAm)) return Failed("ENOENT");
   // `am dumpheap` writes the dump to a file it opens itself; a fresh private file per dump, removed after.
   std::string path = options_.scratch_dir + "/memfleet_heap_XXXXXX";
-  int fd = mkostemp(path.data(), O_CLOEXEC);
-  if (fd < 0) return Failed(ErrnoName(errno));
-  close(fd);
+  ScopedFd placeholder(mkostemp(path.data(), O_CLOEXEC));
+  if (!placeholder.valid()) return Failed(ErrnoName(errno));
+  placeholder.reset();  // am opens the file itself
   NodeRead run = RunProgram(kAm, {"am", "dumpheap", "-n", std::string(pid), path}, options_.heap_dump_timeout_ms);
   NodeRead dump;
   if (!run.ok()) {
     dump = std::move(run);
   } else {
-    int dump_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (dump_fd < 0) {
+    ScopedFd dump_fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!dump_fd.valid()) {
       dump = Failed(ErrnoName(errno));
     } else {
       struct stat st;
-      size_t hint = fstat(dump_fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
-      dump = ReadFdToEnd(dump_fd, hint);
-      close(dump_fd);
+      size_t hint = fstat(dump_fd.get(), &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
+      dump = ReadFdToEnd(dump_fd.get(), hint);
       if (dump.ok() && dump.content.empty()) dump = Failed("ENODATA");
     }
   }

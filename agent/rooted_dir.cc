@@ -50,22 +50,21 @@ int OpenRegular(const RootedDir& root, std::string_view path, int flags, size_t*
     *errno_name = "EINVAL";
     return -1;
   }
-  int fd = root.Open(path, flags | O_NONBLOCK | O_NOCTTY, errno_name);
-  if (fd < 0) return -1;
+  ScopedFd fd(root.Open(path, flags | O_NONBLOCK | O_NOCTTY, errno_name));
+  if (!fd.valid()) return -1;
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd.get(), &st) != 0) {
     *errno_name = ErrnoName(errno);
   } else if (S_ISDIR(st.st_mode)) {
     *errno_name = "EISDIR";
   } else if (!S_ISREG(st.st_mode)) {
     *errno_name = "EINVAL";
-  } else if (fcntl(fd, F_SETFL, 0) != 0) {
+  } else if (fcntl(fd.get(), F_SETFL, 0) != 0) {
     *errno_name = ErrnoName(errno);
   } else {
     *size = st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
-    return fd;
+    return fd.release();
   }
-  close(fd);
   return -1;
 }
 
