@@ -56,7 +56,7 @@ std::vector<std::string> FullScans(const std::vector<std::string>& plan) {
 // "2024-05-DDTHH:MM:00Z" for capture i of a device (one every 10 minutes from May 1st).
 std::string TimeOf(int i) {
   const int minutes = i * 10;
-  char buf[32];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "2024-05-%02dT%02d:%02d:00.000Z", 1 + minutes / 1440, (minutes / 60) % 24, minutes % 60);
   return buf;
 }

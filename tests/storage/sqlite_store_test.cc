@@ -31,7 +31,7 @@ using memfleet::testing::TempDir;
 
 // "2024-05-01T" + hh:mm:00Z
 std::string At(int hour, int minute = 0) {
-  char buf[32];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "2024-05-01T%02d:%02d:00.000Z", hour, minute);  // the store's form
   return buf;
 }
