@@ -130,11 +130,14 @@ class BaselineIntegrationTest : public ::testing::Test {
   }
 
   // A sweep over every device; returns its id and expects every device stored.
-  std::string Sweep() {
+  std::string Sweep() { return Sweep({}, kCaptures.size() + extra_devices_); }
+  // A sweep over the devices matching every `where` term; expects `expected_stored` of them stored.
+  std::string Sweep(const std::vector<std::string>& where, size_t expected_stored) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
     v1::SweepRequest req;
     req.set_deadline_s(90);
+    for (const std::string& term : where) req.mutable_selector()->add_where(term);
     auto reader = stub_->StartSweep(&ctx, req);
     std::string sweep_id;
     size_t stored = 0;
@@ -145,7 +148,7 @@ class BaselineIntegrationTest : public ::testing::Test {
     }
     grpc::Status s = reader->Finish();
     EXPECT_TRUE(s.ok()) << s.error_message();
-    EXPECT_EQ(stored, kCaptures.size() + extra_devices_);
+    EXPECT_EQ(stored, expected_stored);
     return sweep_id;
   }
 
@@ -366,8 +369,11 @@ TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {
       EXPECT_EQ(f["p90_b_kb"], 258976);
     }
   }
-  // Without --build/--vs the two builds with reports are found by themselves (the sample devices have no
-  // build, so they are left out by --model).
+  // Without --build/--vs the newest build is compared with the one before it, each by its devices' newest
+  // report. One sweep stamps both builds within the same milliseconds in any order, so B's devices are
+  // captured once more, after it, to make B the newer. (The sample devices have no build, so they are left
+  // out by --model.)
+  ASSERT_FALSE(Sweep({"build=B"}, 3).empty());
   CliRun table = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG"});
   EXPECT_EQ(table.exit_code, 3) << table.output;
   EXPECT_NE(table.output.find("REGRESSION"), std::string::npos) << table.output;
