@@ -1,11 +1,11 @@
 // memfleet-server: the lab server. Agents stream captures to it; the `memfleet` CLI queries it.
 //
-//   memfleet-server --listen 0.0.0.0:7420 --db /var/lib/memfleet/memfleet.db [--workers 4]
+//   memfleet-server --listen 0.0.0.0:7070 --db /var/lib/memfleet/memfleet.db [--workers 4]
 //   memfleet-server --db /var/lib/memfleet/memfleet.db --reaccount   # recompute every stored report
-//   memfleet-server --listen 0.0.0.0:7420 --db F --tls-cert server.pem --tls-key server.key [--client-ca ca.pem]
+//   memfleet-server --listen 0.0.0.0:7070 --db F --tls-cert server.pem --tls-key server.key [--client-ca ca.pem]
 //   memfleet-server --db F token add --kind agent --name bench-3 --device-id bench-3   # prints the secret once
 //   memfleet-server --db F token list | token revoke NAME                               (docs/security.md)
-//   memfleet-server --listen 127.0.0.1:7420 --db F --http-listen 127.0.0.1:9420       # GET /metrics (docs/metrics.md)
+//   memfleet-server --listen 127.0.0.1:7070 --db F --http-listen 127.0.0.1:9420       # GET /metrics (docs/metrics.md)
 //
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
   if (*token_cmd) return RunToken(options.db_path, token_add, token_list, token_revoke, token_args);
   if (reaccount) return RunReaccount(options.db_path);
   if (options.listen.empty()) {
-    std::cerr << "memfleet-server: --listen HOST:PORT is required (e.g. --listen 127.0.0.1:7420)\n";
+    std::cerr << "memfleet-server: --listen HOST:PORT is required (e.g. --listen 127.0.0.1:7070)\n";
     return 2;
   }
   options.max_receive_message_bytes = max_message_mb << 20;

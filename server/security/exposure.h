@@ -2,7 +2,7 @@
 // or an explicit --insecure. Loopback (127.0.0.0/8, ::1, localhost, unix sockets) stays open for the
 // demo and the tests. docs/security.md.
 //
-//   if (absl::Status s = CheckListenExposure("0.0.0.0:7420", {.tls = false, .tokens = true}); !s.ok()) ...
+//   if (absl::Status s = CheckListenExposure("0.0.0.0:7070", {.tls = false, .tokens = true}); !s.ok()) ...
 //
 // Pure functions; thread-safe.
 #ifndef MEMFLEET_SERVER_SECURITY_EXPOSURE_H_
@@ -14,7 +14,7 @@
 
 namespace memfleet::security {
 
-// The host part of HOST:PORT ("[::1]:7420" -> "::1"), or a "unix:" target, is reachable only from this
+// The host part of HOST:PORT ("[::1]:7070" -> "::1"), or a "unix:" target, is reachable only from this
 // machine.
 bool IsLoopbackListen(std::string_view listen);
 
