@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
   bool once = false;
   app.add_option("--server", server,
                  "memfleet-server address: IPV4:PORT, [IPV6]:PORT (no name lookup: what a phone needs), "
-                 "HOST:PORT, or a gRPC ipv4:/ipv6:/unix: URI")
+                 "HOST:PORT, or a gRPC ipv4:/ipv6:/unix: URI; several separated by commas are tried in "
+                 "order, the next when one goes down (servers sharing one database)")
       ->required();
   bool live_root = false;
   app.add_option("--root", root, "root to capture: \"/\" of a device or a capture tree (has capture.json)")
@@ -121,9 +123,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
-  absl::StatusOr<ServerAddress> server_address = ParseServerAddress(server);
-  if (!server_address.ok()) return Fail(std::string(server_address.status().message()));
-  if (absl::Status s = CheckResolvable(*server_address); !s.ok()) return Fail(std::string(s.message()));
+  absl::StatusOr<std::vector<ServerAddress>> server_addresses = ParseServerList(server);
+  if (!server_addresses.ok()) return Fail(std::string(server_addresses.status().message()));
+  for (const ServerAddress& address : *server_addresses) {
+    if (absl::Status s = CheckResolvable(address); !s.ok()) return Fail(std::string(s.message()));
+  }
   if (spool_dir.empty()) spool_dir = DefaultSpoolDir(device_id, SpoolHost::ThisHost());
   if (spool_dir.empty()) return Fail("no persistent private folder for the spool (not root, no $HOME): give --spool");
 
@@ -175,7 +179,7 @@ int main(int argc, char** argv) {
   scheduler_options.capture_instance = *instance;
 
   TransportOptions transport_options;
-  transport_options.server = GrpcTarget(*server_address);
+  for (const ServerAddress& address : *server_addresses) transport_options.servers.push_back(GrpcTarget(address));
   if ((tls_cert_file.empty()) != (tls_key_file.empty())) return Fail("--tls-cert and --tls-key go together");
   if (!tls_cert_file.empty() && ca_cert_file.empty()) return Fail("--tls-cert needs --ca-cert (mutual TLS is TLS)");
   for (auto [path, flag, out] : {std::tuple{&ca_cert_file, "--ca-cert", &transport_options.tls.ca_cert_pem},

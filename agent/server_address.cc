@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace memfleet::agent {
 namespace {
@@ -35,16 +36,21 @@ absl::Status CheckPort(absl::string_view server, absl::string_view port) {
   return absl::OkStatus();
 }
 
+bool IsGrpcUri(absl::string_view server) {
+  for (absl::string_view scheme : {"ipv4:", "ipv6:", "unix:", "unix-abstract:"}) {
+    if (absl::StartsWith(server, scheme)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<ServerAddress> ParseServerAddress(absl::string_view server) {
   ServerAddress out;
-  for (absl::string_view scheme : {"ipv4:", "ipv6:", "unix:", "unix-abstract:"}) {
-    if (absl::StartsWith(server, scheme)) {
-      out.kind = ServerAddress::Kind::kGrpcUri;
-      out.host = std::string(server);
-      return out;
-    }
+  if (IsGrpcUri(server)) {
+    out.kind = ServerAddress::Kind::kGrpcUri;
+    out.host = std::string(server);
+    return out;
   }
   absl::string_view host, port;
   if (absl::StartsWith(server, "[")) {
@@ -78,6 +84,33 @@ absl::StatusOr<ServerAddress> ParseServerAddress(absl::string_view server) {
     return absl::InvalidArgumentError(absl::StrCat("--server ", server, ": not an IPv6 address in the brackets"));
   } else {
     out.kind = ServerAddress::Kind::kHostName;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ServerAddress>> ParseServerList(absl::string_view servers) {
+  if (IsGrpcUri(servers) || !absl::StrContains(servers, ',')) {
+    absl::StatusOr<ServerAddress> one = ParseServerAddress(servers);
+    if (!one.ok()) return one.status();
+    return std::vector<ServerAddress>{*std::move(one)};
+  }
+  std::vector<ServerAddress> out;
+  for (absl::string_view item : absl::StrSplit(servers, ',')) {
+    if (item.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--server ", servers, ": an empty address in the list; separate addresses by one comma"));
+    }
+    if (out.size() == kMaxServers) {
+      return absl::InvalidArgumentError(absl::StrCat("--server ", servers, ": more than ", kMaxServers, " servers"));
+    }
+    absl::StatusOr<ServerAddress> address = ParseServerAddress(item);
+    if (!address.ok()) return address.status();
+    for (const ServerAddress& seen : out) {
+      if (GrpcTarget(seen) == GrpcTarget(*address)) {
+        return absl::InvalidArgumentError(absl::StrCat("--server ", servers, ": ", item, " is listed twice"));
+      }
+    }
+    out.push_back(*std::move(address));
   }
   return out;
 }

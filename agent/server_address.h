@@ -7,11 +7,16 @@
 //   GrpcTarget("ipv4:10.0.0.2:7070") -> unchanged (gRPC's own literal schemes)
 //   GrpcTarget("lab:7070")         -> "lab:7070", after CheckResolvable("lab", "7070") at start-up
 //
-// ParseServerAddress and GrpcTarget are pure; CheckResolvable does the one lookup a host name needs.
+//   ParseServerList("10.0.0.2:7070,10.0.0.3:7070") -> two addresses, tried in that order (failover)
+//
+// ParseServerAddress, ParseServerList and GrpcTarget are pure; CheckResolvable does the one lookup a host
+// name needs.
 #ifndef MEMFLEET_AGENT_SERVER_ADDRESS_H_
 #define MEMFLEET_AGENT_SERVER_ADDRESS_H_
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +34,14 @@ struct ServerAddress {
 // --server as HOST:PORT, IPV4:PORT, [IPV6]:PORT, or a gRPC address URI with a literal (ipv4:, ipv6:,
 // unix:). An error names what is wrong (no port, a port out of range, an empty host).
 absl::StatusOr<ServerAddress> ParseServerAddress(absl::string_view server);
+
+// Most servers one --server may list.
+inline constexpr size_t kMaxServers = 8;
+
+// --server as one address or several separated by commas, each as ParseServerAddress takes it, in the
+// order the agent tries them. A text that starts with a gRPC URI scheme is one address whatever it holds
+// (gRPC's ipv4:/ipv6: URIs have comma-separated lists of their own). No empty item, no address twice.
+absl::StatusOr<std::vector<ServerAddress>> ParseServerList(absl::string_view servers);
 
 // What to hand gRPC: numeric addresses as ipv4:/ipv6: URIs, so that gRPC's DNS resolver never runs.
 std::string GrpcTarget(const ServerAddress& address);

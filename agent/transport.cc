@@ -41,13 +41,13 @@ int ClampMs(std::chrono::milliseconds d) {
 
 // A fresh channel per attempt, with its own subchannel: the reconnect timing is then this transport's
 // backoff, not gRPC's (which grows to two minutes and is shared process-wide by default).
-std::shared_ptr<grpc::Channel> MakeChannel(const TransportOptions& o) {
+std::shared_ptr<grpc::Channel> MakeChannel(const TransportOptions& o, const std::string& target) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.initial));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.initial));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, ClampMs(o.backoff.max));
-  return grpc::CreateCustomChannel(o.server, ChannelCredentials(o.tls), args);
+  return grpc::CreateCustomChannel(target, ChannelCredentials(o.tls), args);
 }
 
 }  // namespace
@@ -135,7 +135,18 @@ void Transport::Run() {
   Backoff backoff(options_.backoff,
                   (static_cast<uint64_t>(seed_source()) << 32) ^
                       static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
+  const size_t server_count = options_.servers.size();
+  if (server_count == 0) {
+    LogLine("no server to connect to");
+    return;
+  }
+  size_t next_server = 0;
+  // Servers refused since the last session or wait: with several, the next is tried at once, and the
+  // backoff waits only once each has been tried, so a dead first server costs one refused connect.
+  size_t refused_in_row = 0;
   for (;;) {
+    server_ = options_.servers[next_server];
+    next_server = (next_server + 1) % server_count;
     bool welcomed = false;
     std::string why = RunSession(&welcomed);
     {
@@ -148,13 +159,20 @@ void Transport::Run() {
       events_.OnDisconnected(why);
       backoff.Reset();
     }
+    refused_in_row = welcomed ? 0 : refused_in_row + 1;
     if (stopping()) {
-      if (welcomed) LogLine(absl::StrCat("disconnected from ", options_.server, " (", why, ")"));
+      if (welcomed) LogLine(absl::StrCat("disconnected from ", server_, " (", why, ")"));
       return;
     }
+    if (!welcomed && refused_in_row < server_count) {
+      LogLine(absl::StrCat("cannot connect to ", server_, ": ", why, "; trying ", options_.servers[next_server]));
+      continue;
+    }
+    refused_in_row = 0;
     std::chrono::milliseconds delay = backoff.Next();
-    LogLine(absl::StrCat(welcomed ? "disconnected from " : "cannot connect to ", options_.server, ": ", why,
-                         "; retrying in ", SecondsText(delay)));
+    LogLine(absl::StrCat(welcomed ? "disconnected from " : "cannot connect to ", server_, ": ", why, "; ",
+                         server_count > 1 ? absl::StrCat("trying ", options_.servers[next_server]) : "retrying",
+                         " in ", SecondsText(delay)));
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::FromChrono(delay));
     if (stop_) return;
@@ -162,7 +180,7 @@ void Transport::Run() {
 }
 
 std::string Transport::RunSession(bool* welcomed) {
-  std::shared_ptr<grpc::Channel> channel = MakeChannel(options_);
+  std::shared_ptr<grpc::Channel> channel = MakeChannel(options_, server_);
   auto connect_deadline = SteadyClock::now() + options_.connect_timeout;
   grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);
   while (state != GRPC_CHANNEL_READY) {
@@ -385,7 +403,7 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
         connected_ = true;
         ++sessions_;
       }
-      LogLine(absl::StrCat("connected to ", options_.server, " as ", options_.device.device_id(), " (server ",
+      LogLine(absl::StrCat("connected to ", server_, " as ", options_.device.device_id(), " (server ",
                            msg.welcome().server_version().empty() ? "?" : msg.welcome().server_version(),
                            ", interval ", msg.welcome().interval_s(), " s); spool: ", spool_.count(), " captures, ",
                            MegabytesText(spool_.total_bytes()), ", ", s.hello_dropped, " dropped reported"));

@@ -2,8 +2,8 @@
 // says Hello, sends every spooled capture (Begin, Chunks, End), removes a capture from the spool when the
 // server acks it, and passes the server's commands (CaptureNow, SetInterval) to TransportEvents. Breaks,
 // missing acks (--ack-timeout) and stalled writes tear the stream down; it reconnects with exponential
-// backoff and jitter and resends everything still spooled (the server deduplicates by capture id). Each
-// CaptureEnd carries the SHA-256 of the capture (proto/capture_digest.h) for the server to verify.
+// backoff and jitter, to the next of its servers when it has several, and resends everything still
+// spooled (the server deduplicates by capture id). Each CaptureEnd carries the SHA-256 of the capture (proto/capture_digest.h) for the server to verify.
 //
 //   Transport transport(options, spool, events);
 //   transport.Start();                    // its own thread owns the stream
@@ -26,6 +26,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -71,7 +72,9 @@ struct TransportTls {
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const TransportTls& tls);
 
 struct TransportOptions {
-  std::string server;  // "host:port"
+  // gRPC targets, tried in this order: a session that ends, or a connect that fails, moves on to the next
+  // (failover between servers sharing one database; each acks a resent capture as a duplicate).
+  std::vector<std::string> servers;
   v1::DeviceInfo device;
   std::string token;   // sent as `authorization: Bearer <token>` (and in Hello); "" for a server without auth
   TransportTls tls;
@@ -145,6 +148,8 @@ class Transport final : public CaptureSink {
   bool session_over_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<std::chrono::steady_clock::time_point> write_started_ ABSL_GUARDED_BY(mu_);
   std::string cancel_reason_ ABSL_GUARDED_BY(mu_);
+  // The target of the current session (transport thread only).
+  std::string server_;
   // Digest rejections per capture id, across sessions (transport thread only).
   std::map<std::string, uint32_t> integrity_rejections_;
 };

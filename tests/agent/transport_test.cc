@@ -282,7 +282,7 @@ class TransportTest : public ::testing::Test {
 
   TransportOptions Options(const std::string& target) {
     TransportOptions o;
-    o.server = target;
+    o.servers = {target};
     o.device.set_device_id("dev-1");
     o.device.set_model("Pixel 9");
     o.device.set_page_size(4096);
@@ -463,6 +463,50 @@ TEST_F(TransportTest, ServerDownAtStartGetsTheCaptureOnceItIsUp) {
   // Stored once: the first session that reached the server delivered it, and nothing was resent.
   EXPECT_EQ(service.deliveries().size(), 1u);
   EXPECT_EQ(service.deliveries()[0].begin.capture_id(), id);
+}
+
+TEST_F(TransportTest, ADeadFirstServerFailsOverToTheNextWithoutABackoffWait) {
+  auto down = std::make_unique<testing::LoopbackPortReservation>();
+  FakeAgentService service;
+  FakeServer server(service);
+  ASSERT_TRUE(server.ok());
+  std::string id = SpoolCapture("dev-1-20261202T161500Z-000011");
+  TransportOptions options = Options(down->address());
+  options.servers.push_back(server.target());
+  // A backoff wait longer than the test's patience: delivery within it proves the second server was
+  // tried straight after the first refused.
+  options.backoff.initial = 60s;
+  options.backoff.max = 60s;
+  Transport transport(options, *spool_, *events_);
+  transport.Start();
+  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; })) << "the second server was not tried at once";
+  EXPECT_EQ(transport.failed_connects(), 1u);
+  EXPECT_EQ(transport.sessions(), 1u);
+  transport.Stop();
+  ASSERT_EQ(service.deliveries().size(), 1u);
+  EXPECT_EQ(service.deliveries()[0].begin.capture_id(), id);
+}
+
+TEST_F(TransportTest, AServerThatDropsTheStreamHandsTheCaptureToTheNext) {
+  FakeAgentService first_service;
+  first_service.SetVerdicts({Verdict::kCloseWithoutAck});  // crashes before its commit
+  FakeServer first(first_service);
+  FakeAgentService second_service;
+  FakeServer second(second_service);
+  ASSERT_TRUE(first.ok() && second.ok());
+  std::string id = SpoolCapture("dev-1-20261202T161500Z-000012");
+  TransportOptions options = Options(first.target());
+  options.servers.push_back(second.target());
+  Transport transport(options, *spool_, *events_);
+  transport.Start();
+  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
+  transport.Stop();
+  // Sent to the first, which never acked; resent to the second, which did. The first never saw it again.
+  ASSERT_EQ(first_service.deliveries().size(), 1u);
+  ASSERT_EQ(second_service.deliveries().size(), 1u);
+  EXPECT_EQ(second_service.deliveries()[0].begin.capture_id(), id);
+  EXPECT_EQ(events_->acked(), std::vector<std::string>{id});
+  EXPECT_EQ(transport.sessions(), 2u);
 }
 
 TEST_F(TransportTest, MissingAckTearsDownAndResends) {

@@ -100,11 +100,16 @@ class FaultsTest : public ::testing::Test {
   // `shell_prefix` runs it under sh with e.g. a file size limit.
   // `wrapper` goes in front of the command line (e.g. setpriv to run it as another user).
   void StartServer(const std::string& shell_prefix = "", const std::vector<std::string>& wrapper = {}) {
-    server_.reset();
+    StartServerOn(address_, &server_, shell_prefix, wrapper);
+  }
+  // Starts a memfleet-server on `address` with the test's database into `*slot`.
+  void StartServerOn(const std::string& address, std::unique_ptr<Subprocess>* slot,
+                     const std::string& shell_prefix = "", const std::vector<std::string>& wrapper = {}) {
+    slot->reset();
     ++server_starts_;
     std::string log = dir_ + "/server-" + std::to_string(server_starts_) + ".log";
     std::vector<std::string> argv = wrapper;
-    for (const std::string& a : {Bin("memfleet-server"), std::string("--listen"), address_, std::string("--db"), db()}) {
+    for (const std::string& a : {Bin("memfleet-server"), std::string("--listen"), address, std::string("--db"), db()}) {
       argv.push_back(a);
     }
     if (!shell_prefix.empty()) {
@@ -114,16 +119,18 @@ class FaultsTest : public ::testing::Test {
     }
     // The port of a SIGKILLed server may take a moment to be bindable again: retry the start.
     for (int attempt = 0; attempt < 20; ++attempt) {
-      server_ = std::make_unique<Subprocess>(argv, log);
-      if (!server_->WaitForLine("listening on", std::chrono::seconds(60)).empty()) return;
-      server_->Kill(SIGKILL);
+      *slot = std::make_unique<Subprocess>(argv, log);
+      if (!(*slot)->WaitForLine("listening on", std::chrono::seconds(60)).empty()) return;
+      (*slot)->Kill(SIGKILL);
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
-    ADD_FAILURE() << "memfleet-server did not start: " << server_->Log();
+    ADD_FAILURE() << "memfleet-server did not start: " << (*slot)->Log();
   }
 
-  Subprocess& StartAgent(const std::string& device_id, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", address_, "--root",
+  // `servers`: the agent's --server ("": address_).
+  Subprocess& StartAgent(const std::string& device_id, std::vector<std::string> extra = {},
+                         const std::string& servers = "") {
+    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", servers.empty() ? address_ : servers, "--root",
                                      testing::TestData("captures/qcom-sm8450/tree"), "--device-id", device_id,
                                      "--spool", spool_dir(device_id)};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -257,6 +264,44 @@ TEST_F(FaultsTest, ServerKilledMidCaptureRestartsAndStoresEachCaptureOnce) {
   agent.Kill(SIGTERM);
   server_->Kill(SIGTERM);
   ExpectLedger("kill-server", TakenIds(agent.Log()));
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+TEST_F(FaultsTest, ServerKilledMidCaptureFailsOverToTheOtherServerOnTheSameDatabase) {
+  // Two servers on one database; the agent lists both. The first dies under a capture in flight and is
+  // never restarted: the agent moves to the second, which stores what the first had not acked (or acks it
+  // as a duplicate if the first had committed it), and the ledger holds: each capture stored once.
+  testing::LoopbackPortReservation second_port;
+  StartServer();
+  std::unique_ptr<Subprocess> second;
+  StartServerOn(second_port.address(), &second);
+  ASSERT_NE(second, nullptr);
+  Subprocess& agent =
+      StartAgent("failover", {"--interval", "1", "--ack-timeout", "3"}, address_ + "," + second_port.address());
+  ASSERT_TRUE(WaitFor([&] { return Stored("failover").size() >= 2; }, std::chrono::seconds(60))) << agent.Log();
+  EXPECT_EQ(CountOf(agent.Log(), "connected to ipv4:" + address_ + " as"), 1u) << agent.Log();
+  size_t taken_before_stop = TakenIds(agent.Log()).size();
+  ASSERT_EQ(kill(server_->pid(), SIGSTOP), 0);
+  ASSERT_TRUE(WaitFor([&] { return TakenIds(agent.Log()).size() > taken_before_stop; }, std::chrono::seconds(10)))
+      << agent.Log();
+  server_->Kill(SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return CountOf(agent.Log(), "connected to ipv4:" + second_port.address()) >= 1; },
+                      std::chrono::seconds(60)))
+      << agent.Log();
+  std::set<std::string> taken_before_failover = TakenIds(agent.Log());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::map<std::string, int> stored = Stored("failover");
+        for (const std::string& id : taken_before_failover) {
+          if (stored.count(id) == 0) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(90)))
+      << agent.Log();
+  agent.Kill(SIGTERM);
+  second->Kill(SIGTERM);
+  ExpectLedger("failover", TakenIds(agent.Log()));
   EXPECT_EQ(IntegrityCheck(), "ok");
 }
 
