@@ -120,13 +120,15 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
   program.append(program_in_root);
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Failed(ErrnoName(errno));
+  ScopedFd read_end(pipe_fds[0]);
+  ScopedFd write_end(pipe_fds[1]);
 
   // No shell: argv goes to the program as is. stdin and stderr are /dev/null; the child gets its own
   // process group so a timeout kills whatever it started too, and default SIGPIPE whatever the agent has.
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -149,11 +151,8 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
   int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  close(pipe_fds[1]);
-  if (rc != 0) {
-    close(pipe_fds[0]);
-    return Failed(ErrnoName(rc));
-  }
+  write_end.reset();  // the child's copy is the only writer left: its exit ends the reads below
+  if (rc != 0) return Failed(ErrnoName(rc));
 
   Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
   std::string output;
@@ -167,7 +166,7 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
       timed_out = true;
       break;
     }
-    struct pollfd p = {pipe_fds[0], POLLIN, 0};
+    struct pollfd p = {read_end.get(), POLLIN, 0};
     int ready = poll(&p, 1, wait_ms);
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -178,7 +177,7 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
       timed_out = true;
       break;
     }
-    ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
+    ssize_t n = read(read_end.get(), buffer, sizeof buffer);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
       read_error = ErrnoName(errno);
@@ -191,7 +190,7 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
     }
     output.append(buffer, static_cast<size_t>(n));
   }
-  close(pipe_fds[0]);
+  read_end.reset();
   if (timed_out || too_big || !read_error.empty()) {
     kill(-pid, SIGKILL);
     deadline = Clock::now();  // reap now, no grace period

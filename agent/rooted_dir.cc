@@ -15,6 +15,7 @@
 
 #include "agent/errno_name.h"
 #include "capture/node_path.h"
+#include "common/scoped_dir.h"
 #include "common/scoped_fd.h"
 
 #if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
@@ -116,32 +117,26 @@ RootedDir::RootedDir(std::string root, Options options) : root_(std::move(root))
   root_real_ = resolved;
   std::free(resolved);
   root_is_slash_ = root_real_ == "/";
-  int fd = open(root_real_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
+  root_fd_.reset(open(root_real_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd_.valid()) {
     root_errno_ = ErrnoName(errno);
     return;
   }
-  root_fd_ = fd;
 #if MEMFLEET_HAVE_OPENAT2
   if (options.allow_openat2) {
     // ENOSYS on kernels before 5.6, EPERM under some seccomp policies: then realpath() checks instead.
-    long probe = OpenAt2(root_fd_, ".", O_PATH, RESOLVE_BENEATH);
-    if (probe >= 0) {
-      close(static_cast<int>(probe));
-      use_openat2_ = true;
-    }
+    ScopedFd probe(static_cast<int>(OpenAt2(root_fd_.get(), ".", O_PATH, RESOLVE_BENEATH)));
+    use_openat2_ = probe.valid();
   }
 #else
   (void)options;
 #endif
 }
 
-RootedDir::~RootedDir() {
-  if (root_fd_ >= 0) close(root_fd_);
-}
+RootedDir::~RootedDir() = default;
 
 int RootedDir::Open(std::string_view path, int flags, std::string* errno_name) const {
-  if (root_fd_ < 0) {
+  if (!root_fd_.valid()) {
     *errno_name = root_errno_;
     return -1;
   }
@@ -156,7 +151,7 @@ int RootedDir::Open(std::string_view path, int flags, std::string* errno_name) c
     // use; magic links (/proc/<pid>/root, fd/N) are refused everywhere.
     uint64_t resolve = RESOLVE_NO_MAGICLINKS | (root_is_slash_ ? 0 : RESOLVE_BENEATH);
     for (int attempt = 0; attempt < 16; ++attempt) {
-      long fd = OpenAt2(root_fd_, relative.c_str(), flags, resolve);
+      long fd = OpenAt2(root_fd_.get(), relative.c_str(), flags, resolve);
       if (fd >= 0) return static_cast<int>(fd);
       int e = errno;
       // EAGAIN: a concurrent rename raced the ".." checks of RESOLVE_BENEATH; the kernel asks to retry.
@@ -228,12 +223,12 @@ NodeRead RootedDir::WriteThenReadFile(std::string_view path, std::string_view re
 
 DirList RootedDir::ListDir(std::string_view path) const {
   DirList out;
-  int fd = Open(path, O_RDONLY | O_DIRECTORY, &out.errno_name);
-  if (fd < 0) return out;
-  DIR* dir = fdopendir(fd);
+  ScopedFd fd(Open(path, O_RDONLY | O_DIRECTORY, &out.errno_name));
+  if (!fd.valid()) return out;
+  ScopedDir scoped_dir(std::move(fd));
+  DIR* dir = scoped_dir.get();
   if (dir == nullptr) {
-    out.errno_name = ErrnoName(errno);
-    close(fd);
+    out.errno_name = ErrnoName(scoped_dir.error());
     return out;
   }
   while (true) {
@@ -260,7 +255,6 @@ DirList RootedDir::ListDir(std::string_view path) const {
     }
     out.entries.push_back(std::move(entry));
   }
-  closedir(dir);
   std::sort(out.entries.begin(), out.entries.end(),
             [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return out;

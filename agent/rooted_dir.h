@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "agent/root_fs.h"
+#include "common/scoped_fd.h"
 
 namespace memfleet::agent {
 
@@ -64,7 +65,7 @@ class RootedDir {
   std::string root_;
   std::string root_real_;
   std::string root_errno_;  // why the root could not be opened; every call then fails with it
-  int root_fd_ = -1;
+  ScopedFd root_fd_;
   bool use_openat2_ = false;
   bool root_is_slash_ = false;
 };

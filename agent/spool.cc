@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/agent_log.h"
+#include "common/scoped_dir.h"
 #include "common/scoped_fd.h"
 
 namespace memfleet::agent {
@@ -271,16 +272,15 @@ std::string Spool::FilePath(uint64_t order) const { return absl::StrCat(options_
 absl::Status Spool::Scan() {
   absl::MutexLock lock(&mu_);
   // A descriptor of its own: fdopendir takes it over, and its offset is not the spool's.
-  int list_fd = openat(dir_fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR* d = list_fd < 0 ? nullptr : fdopendir(list_fd);
-  if (d == nullptr) {
-    int err = errno;
-    if (list_fd >= 0) close(list_fd);
-    return absl::InternalError(absl::StrCat("cannot list the spool folder ", options_.dir, ": ", ErrnoText(err)));
-  }
   std::vector<std::string> names;
-  while (struct dirent* e = readdir(d)) names.emplace_back(e->d_name);
-  closedir(d);
+  {
+    ScopedDir listing(ScopedFd(openat(dir_fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)));
+    if (!listing.valid()) {
+      return absl::InternalError(
+          absl::StrCat("cannot list the spool folder ", options_.dir, ": ", ErrnoText(listing.error())));
+    }
+    while (struct dirent* e = readdir(listing.get())) names.emplace_back(e->d_name);
+  }
 
   dropped_ = ReadCounter(dir_fd_.get(), options_.dir, "dropped");
   sequence_ = ReadCounter(dir_fd_.get(), options_.dir, "sequence");
