@@ -50,6 +50,8 @@ AgentsCli::AgentsCli(CLI::App* app) {
   AddTarget(status_, status_args_.target, "every phone (the default)");
   AddQuery(status_, status_args_.query);
   status_->add_option("--ca-cert", status_args_.query.ca_cert, "PEM CA of the server's certificate");
+  status_->add_flag("--json", status_args_.query.json, "one JSON document: phones[] and server_unavailable");
+  status_->add_flag("--csv", status_args_.query.csv, "CSV, one row per phone");
 
   stop_ = agents_->add_subcommand("stop", "Stop the agent and remove its adb reverse tunnel");
   AddTarget(stop_, stop_target_, "every phone adb devices lists");
@@ -70,6 +72,11 @@ AgentsCli::AgentsCli(CLI::App* app) {
 int AgentsCli::Run(const ServerArgs& global, std::ostream& out, std::ostream& err) {
   InheritGlobalOptions(global, deploy_args_.query);
   InheritGlobalOptions(global, status_args_.query);
+  if ((global.json || global.csv) && !*status_) {
+    err << "memfleet agents: --json and --csv apply to `agents status` only; the other agents commands print "
+           "what they do as they go\n";
+    return kExitUsage;
+  }
   ProcessAdb adb(AdbProgram());
   if (*deploy_) return RunAgentsDeploy(deploy_args_, adb, out, err);
   if (*status_) return RunAgentsStatus(status_args_, adb, out, err);

@@ -1,15 +1,21 @@
 // `memfleet agents status` and `memfleet agents logs`: what runs on each phone, and what its agent said.
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands/agent_phone.h"
 #include "cli/commands/agents_command.h"
 #include "cli/commands/agents_plan.h"
 #include "cli/output_format.h"
+#include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
 namespace {
+
+using nlohmann::json;
 
 // The server's view of each device id, or the reason there is none.
 struct ServerView {
@@ -44,29 +50,103 @@ ServerView AskServer(ServerArgs query, int port_from_phones) {
   return view;
 }
 
-// SERIAL, DEVICE, AGENT, ACCESS, VERSION, SERVER, LAST CAPTURE of one phone that answered.
-std::vector<std::string> StatusRow(const std::string& serial, const AgentProbe& probe, const ServerView& server) {
-  const bool deployed = probe.state != AgentProbe::kNotDeployed && probe.config.ok();
-  const std::string device_id = deployed ? probe.config->device_id : DeviceIdForSerial(serial);
-  std::string agent = AgentState(probe);
-  if (probe.state != AgentProbe::kNotDeployed && !probe.config.ok()) {
-    agent += absl::StrCat(" (", probe.config.status().message(), ")");
+// One phone's line of `agents status`; "" where a value is unknown.
+struct PhoneStatus {
+  std::string serial;
+  std::string device_id;
+  std::string agent;   // "running", "stopped", "died", "not deployed" or "unknown"
+  int pid = 0;         // of a running agent
+  std::string problem; // why the phone or its agent.conf could not be read
+  std::string access;  // root, su, shell
+  std::string agent_version;
+  std::string server;  // "online", "offline", "unknown device"
+  std::string last_capture_at;
+};
+
+std::string AgentWord(AgentProbe::State state) {
+  switch (state) {
+    case AgentProbe::kRunning: return "running";
+    case AgentProbe::kStopped: return "stopped";
+    case AgentProbe::kDied: return "died";
+    case AgentProbe::kNotDeployed: return "not deployed";
   }
-  std::string version = "-", online = "-", last = "-";
-  auto known = server.devices.find(device_id);
+  return "not deployed";
+}
+
+PhoneStatus StatusOf(const std::string& serial, const absl::StatusOr<AgentProbe>& probe, const ServerView& server) {
+  PhoneStatus row;
+  row.serial = serial;
+  if (!probe.ok()) {
+    row.agent = "unknown";
+    row.problem = std::string(probe.status().message());
+    return row;
+  }
+  const bool deployed = probe->state != AgentProbe::kNotDeployed && probe->config.ok();
+  row.device_id = deployed ? probe->config->device_id : DeviceIdForSerial(serial);
+  row.agent = AgentWord(probe->state);
+  if (probe->state == AgentProbe::kRunning) row.pid = probe->pid;
+  if (probe->state != AgentProbe::kNotDeployed && !probe->config.ok()) {
+    row.problem = std::string(probe->config.status().message());
+  }
+  if (deployed) row.access = AccessName(probe->config->access);
+  auto known = server.devices.find(row.device_id);
   if (known != server.devices.end()) {
-    version = known->second.agent_version().empty() ? "-" : known->second.agent_version();
-    online = known->second.online() ? "online" : "offline";
-    last = known->second.last_capture_at().empty() ? "never" : known->second.last_capture_at();
+    row.agent_version = known->second.agent_version();
+    row.server = known->second.online() ? "online" : "offline";
+    row.last_capture_at = known->second.last_capture_at();
   } else if (server.unavailable.empty()) {
-    online = "unknown device";
+    row.server = "unknown device";
   }
-  return {serial, device_id, agent, deployed ? AccessName(probe.config->access) : "-", version, online, last};
+  return row;
+}
+
+// SERIAL, DEVICE, AGENT, ACCESS, VERSION, SERVER, LAST CAPTURE.
+std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<AgentProbe>& probe) {
+  if (!probe.has_value()) return {row.serial, "-", absl::StrCat("unknown: ", row.problem)};
+  std::string agent = AgentState(*probe);
+  if (!row.problem.empty()) agent += absl::StrCat(" (", row.problem, ")");
+  auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
+  std::string last = row.server.empty() || row.server == "unknown device" ? "-"
+                     : row.last_capture_at.empty()                        ? "never"
+                                                                           : row.last_capture_at;
+  return {row.serial, row.device_id, agent, or_dash(row.access), or_dash(row.agent_version), or_dash(row.server),
+          last};
+}
+
+json NullIfEmpty(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
+
+std::string RenderJson(const std::vector<PhoneStatus>& rows, const ServerView& server) {
+  json phones = json::array();
+  for (const PhoneStatus& r : rows) {
+    phones.push_back({{"serial", r.serial},
+                      {"device_id", NullIfEmpty(r.device_id)},
+                      {"agent", r.agent},
+                      {"pid", r.pid > 0 ? json(r.pid) : json(nullptr)},
+                      {"problem", NullIfEmpty(r.problem)},
+                      {"access", NullIfEmpty(r.access)},
+                      {"agent_version", NullIfEmpty(r.agent_version)},
+                      {"server", NullIfEmpty(r.server)},
+                      {"last_capture_at", NullIfEmpty(r.last_capture_at)}});
+  }
+  json doc = {{"phones", phones}, {"server_unavailable", NullIfEmpty(server.unavailable)}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string RenderCsv(const std::vector<PhoneStatus>& rows) {
+  std::string out = CsvRow({"serial", "device_id", "agent", "pid", "problem", "access", "agent_version", "server",
+                            "last_capture_at"});
+  for (const PhoneStatus& r : rows) {
+    out += CsvRow({r.serial, r.device_id, r.agent, r.pid > 0 ? std::to_string(r.pid) : "", r.problem, r.access,
+                   r.agent_version, r.server, r.last_capture_at});
+  }
+  return out;
 }
 
 }  // namespace
 
 int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.query);
+  if (!format.ok()) return PrintFailure(format.status(), "agents status", err);
   int skipped = 0;
   absl::StatusOr<std::vector<std::string>> serials = SelectPhones(args.target, true, adb, err, &skipped);
   if (!serials.ok()) return PrintFailure(serials.status(), "agents status", err);
@@ -81,19 +161,27 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
   }
   ServerView server = AskServer(args.query, port);
 
-  TextTable table({{"SERIAL"}, {"DEVICE"}, {"AGENT"}, {"ACCESS"}, {"VERSION"}, {"SERVER"}, {"LAST CAPTURE"}});
+  std::vector<PhoneStatus> rows;
   int failed = skipped;
   for (const auto& [serial, probe] : probes) {
-    if (!probe.ok()) {
-      table.AddRow({serial, "-", absl::StrCat("unknown: ", probe.status().message())});
-      ++failed;
-      continue;
-    }
-    table.AddRow(StatusRow(serial, *probe, server));
+    rows.push_back(StatusOf(serial, probe, server));
+    if (!probe.ok()) ++failed;
   }
-  if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
-  if (!server.unavailable.empty()) {
-    out << TerminalSafeLines("server not asked (VERSION, SERVER, LAST CAPTURE unknown): " + server.unavailable) << "\n";
+  if (*format == OutputFormat::kJson) {
+    out << RenderJson(rows, server);
+  } else if (*format == OutputFormat::kCsv) {
+    out << RenderCsv(rows);
+  } else {
+    TextTable table({{"SERIAL"}, {"DEVICE"}, {"AGENT"}, {"ACCESS"}, {"VERSION"}, {"SERVER"}, {"LAST CAPTURE"}});
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const absl::StatusOr<AgentProbe>& probe = probes[i].second;
+      table.AddRow(TableRow(rows[i], probe.ok() ? std::optional<AgentProbe>(*probe) : std::nullopt));
+    }
+    if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
+    if (!server.unavailable.empty()) {
+      out << TerminalSafeLines("server not asked (VERSION, SERVER, LAST CAPTURE unknown): " + server.unavailable)
+          << "\n";
+    }
   }
   return failed == 0 ? kExitOk : kExitPhoneFailed;
 }

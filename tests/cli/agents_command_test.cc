@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"
 
 namespace memfleet::cli {
@@ -142,6 +143,41 @@ TEST_F(AgentsCommandTest, StopUsesTheAccessTheAgentWasStartedWith) {
   EXPECT_TRUE(absl::StartsWith(adb_.calls[stop], "-s ARM1 shell su -c ")) << adb_.calls[stop];
   EXPECT_LT(stop, CallIndex(adb_, "-s ARM1 reverse --remove tcp:7070"));
   EXPECT_TRUE(absl::StrContains(out_.str(), "stopped 4242")) << out_.str();
+}
+
+TEST_F(AgentsCommandTest, StatusAsJsonAndCsvNamesEachPhonesAgentWithNullsForWhatIsUnknown) {
+  adb_.Answer("agent.conf", 0, "running 4242\n---\ndevice_id=ARM1\nserver_port=7070\naccess=su\n");
+  adb_.Answer("OLD32 shell", 0, "not deployed\n");
+  AgentsStatusArgs status;
+  status.target.serials = {"ARM1", "OLD32"};
+  status.query = args_.query;  // nothing listens: the server's columns are unknown
+  status.query.json = true;
+  EXPECT_EQ(RunAgentsStatus(status, adb_, out_, err_), kExitOk) << out_.str() << err_.str();
+  nlohmann::json doc = nlohmann::json::parse(out_.str());
+  ASSERT_EQ(doc["phones"].size(), 2u) << out_.str();
+  const nlohmann::json& arm = doc["phones"][0];
+  EXPECT_EQ(arm["serial"], "ARM1");
+  EXPECT_EQ(arm["device_id"], "ARM1");
+  EXPECT_EQ(arm["agent"], "running");
+  EXPECT_EQ(arm["pid"], 4242);
+  EXPECT_EQ(arm["access"], "su");
+  EXPECT_TRUE(arm["server"].is_null()) << arm.dump();
+  EXPECT_TRUE(arm["last_capture_at"].is_null()) << arm.dump();
+  EXPECT_EQ(doc["phones"][1]["agent"], "not deployed");
+  EXPECT_TRUE(doc["phones"][1]["pid"].is_null());
+  EXPECT_TRUE(doc["server_unavailable"].is_string()) << out_.str();
+
+  std::ostringstream csv;
+  status.query.json = false;
+  status.query.csv = true;
+  EXPECT_EQ(RunAgentsStatus(status, adb_, csv, err_), kExitOk);
+  EXPECT_TRUE(absl::StartsWith(csv.str(), "serial,device_id,agent,pid,problem,access,agent_version,server,"
+                                          "last_capture_at\r\nARM1,ARM1,running,4242,,su,,,\r\n"))
+      << csv.str();
+
+  status.query.json = true;
+  std::ostringstream both;
+  EXPECT_EQ(RunAgentsStatus(status, adb_, both, err_), 2) << err_.str();
 }
 
 }  // namespace
