@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@
 #include "absl/synchronization/mutex.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/agent_registry.h"
+#include "server/capture_labels.h"
+#include "server/device_selector.h"
 #include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
@@ -61,6 +64,17 @@ class QueryService final : public v1::QueryService::Service {
   // The re-account itself, on the worker pool; the caller holds reaccount_mu_.
   grpc::Status ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reaccount_mu_);
+  // Label terms of a selector (docs/labels.md): each device's newest capture carrying them (empty
+  // without label terms).
+  absl::StatusOr<LatestLabelled> LabelScope(const DeviceSelector& selector);
+  // The device's newest report carrying `labels` at or before `at` ("" = any time); nullopt: none.
+  absl::StatusOr<std::optional<storage::StoredReport>> LabelledReport(const std::string& device_id,
+                                                                      const std::string& at,
+                                                                      const capture::Labels& labels);
+  // Fleet rows narrowed to the devices with a capture carrying the selector's labels, each row's figure
+  // then read from that capture (the device's latest labelled one), not from its latest.
+  absl::Status ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
+                             const std::string& process_name, std::vector<storage::FleetValueRow>& rows);
 
   storage::QueryStore& store_;
   storage::CaptureStore& captures_;
