@@ -9,6 +9,16 @@
 #include "storage/timestamp.h"
 
 namespace memfleet::server {
+namespace {
+
+// A time in the store's form (storage/timestamp.h), so that comparing it with stored times as text
+// compares them in time; "" stays "".
+absl::StatusOr<std::string> StoredTimeForm(const std::string& time, const char* what) {
+  if (time.empty()) return std::string();
+  return storage::NormalizeTimestamp(time, what);
+}
+
+}  // namespace
 
 absl::StatusOr<capture::Labels> LabelsFromProto(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
   if (static_cast<size_t>(labels.size()) > capture::kMaxLabels) {
@@ -47,16 +57,28 @@ absl::StatusOr<LatestLabelled> LatestLabelledPerDevice(storage::QueryStore& stor
   return latest;
 }
 
+absl::StatusOr<std::optional<storage::StoredReport>> LatestLabelledReport(storage::QueryStore& store,
+                                                                          const std::string& device_id,
+                                                                          const std::string& at,
+                                                                          const capture::Labels& all_of) {
+  absl::StatusOr<std::string> at_utc = StoredTimeForm(at, "at");
+  if (!at_utc.ok()) return at_utc.status();
+  absl::StatusOr<std::vector<storage::LabelledCapture>> captures = store.LabelledCaptures(all_of);
+  if (!captures.ok()) return captures.status();
+  for (const storage::LabelledCapture& c : *captures) {  // newest first per device
+    if (c.device_id == device_id && (at_utc->empty() || c.captured_at <= *at_utc)) {
+      return store.GetReportByCapture(c.capture_id);
+    }
+  }
+  return std::optional<storage::StoredReport>();
+}
+
 absl::StatusOr<std::vector<storage::StoredReport>> LabelledReports(storage::QueryStore& store,
                                                                    const capture::Labels& all_of,
                                                                    const std::string& sweep_id,
                                                                    const std::string& since, bool per_build) {
-  std::string since_utc;
-  if (!since.empty()) {
-    absl::StatusOr<std::string> normalized = storage::NormalizeTimestamp(since, "since");
-    if (!normalized.ok()) return normalized.status();
-    since_utc = *normalized;  // the stored times' form, so that text order is time order
-  }
+  absl::StatusOr<std::string> since_utc = StoredTimeForm(since, "since");
+  if (!since_utc.ok()) return since_utc.status();
   absl::StatusOr<std::vector<storage::LabelledCapture>> captures = store.LabelledCaptures(all_of);
   if (!captures.ok()) return captures.status();
   std::set<std::pair<std::string, std::string>> taken;  // (device, build or "")
@@ -64,7 +86,7 @@ absl::StatusOr<std::vector<storage::StoredReport>> LabelledReports(storage::Quer
   for (const storage::LabelledCapture& c : *captures) {  // newest first per device
     if (!sweep_id.empty() && c.sweep_id != sweep_id) continue;
     if (!taken.emplace(c.device_id, per_build ? c.build_fingerprint : std::string()).second) continue;
-    if (c.captured_at < since_utc) continue;
+    if (c.captured_at < *since_utc) continue;
     absl::StatusOr<std::optional<storage::StoredReport>> report = store.GetReportByCapture(c.capture_id);
     if (!report.ok()) return report.status();
     if (!report->has_value()) continue;  // deleted since the listing

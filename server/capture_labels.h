@@ -10,6 +10,7 @@
 #define MEMFLEET_SERVER_CAPTURE_LABELS_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ capture::Labels MergeLabels(const capture::Labels& agent, const capture::Labels&
 // device id -> its newest capture carrying every label of `all_of` (devices with none are absent).
 using LatestLabelled = std::map<std::string, storage::LabelledCapture>;
 absl::StatusOr<LatestLabelled> LatestLabelledPerDevice(storage::QueryStore& store, const capture::Labels& all_of);
+
+// The device's newest report carrying every label of `all_of`, at or before `at` (RFC 3339; "" = any
+// time); nullopt when it has none.
+absl::StatusOr<std::optional<storage::StoredReport>> LatestLabelledReport(storage::QueryStore& store,
+                                                                          const std::string& device_id,
+                                                                          const std::string& at,
+                                                                          const capture::Labels& all_of);
 
 // The stored reports of the captures carrying every label of `all_of`, as the baseline checks take them:
 // each device's newest (`per_build`: each device's newest on each build, with build_fingerprint filled),

@@ -16,7 +16,6 @@
 #include "server/grpc_status.h"
 #include "server/reaccount.h"
 #include "server/validation.h"
-#include "storage/timestamp.h"
 
 namespace memfleet::server {
 namespace {
@@ -233,7 +232,7 @@ grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::Get
     absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
     if (!labels.ok()) return ToGrpcStatus(labels.status());
     absl::StatusOr<std::optional<storage::StoredReport>> r =
-        labels->empty() ? store_.GetReport(device_id, *at) : LabelledReport(device_id, *at, *labels);
+        labels->empty() ? store_.GetReport(device_id, *at) : LatestLabelledReport(store_, device_id, *at, *labels);
     if (!r.ok()) return ToGrpcStatus(r.status());
     if (!r->has_value()) {
       const std::string carrying =
@@ -370,25 +369,6 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
 absl::StatusOr<LatestLabelled> QueryService::LabelScope(const DeviceSelector& selector) {
   if (selector.labels().empty()) return LatestLabelled();
   return LatestLabelledPerDevice(store_, selector.labels());
-}
-
-absl::StatusOr<std::optional<storage::StoredReport>> QueryService::LabelledReport(const std::string& device_id,
-                                                                                   const std::string& at,
-                                                                                   const capture::Labels& labels) {
-  std::string at_utc;
-  if (!at.empty()) {
-    absl::StatusOr<std::string> normalized = storage::NormalizeTimestamp(at, "at");
-    if (!normalized.ok()) return normalized.status();
-    at_utc = *normalized;  // the stored times' form, so that text order is time order
-  }
-  absl::StatusOr<std::vector<storage::LabelledCapture>> captures = store_.LabelledCaptures(labels);
-  if (!captures.ok()) return captures.status();
-  for (const storage::LabelledCapture& c : *captures) {  // newest first per device
-    if (c.device_id == device_id && (at_utc.empty() || c.captured_at <= at_utc)) {
-      return store_.GetReportByCapture(c.capture_id);
-    }
-  }
-  return std::optional<storage::StoredReport>();
 }
 
 absl::Status QueryService::ScopeToLabels(const DeviceSelector& selector, const std::string& figure,

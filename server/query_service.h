@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,10 +66,6 @@ class QueryService final : public v1::QueryService::Service {
   // Label terms of a selector (docs/labels.md): each device's newest capture carrying them (empty
   // without label terms).
   absl::StatusOr<LatestLabelled> LabelScope(const DeviceSelector& selector);
-  // The device's newest report carrying `labels` at or before `at` ("" = any time); nullopt: none.
-  absl::StatusOr<std::optional<storage::StoredReport>> LabelledReport(const std::string& device_id,
-                                                                      const std::string& at,
-                                                                      const capture::Labels& labels);
   // Fleet rows narrowed to the devices with a capture carrying the selector's labels, each row's figure
   // then read from that capture (the device's latest labelled one), not from its latest.
   absl::Status ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
