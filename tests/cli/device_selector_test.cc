@@ -63,7 +63,7 @@ TEST(ParseWhereTest, LabelTermsAreCheckedAndMatchExactly) {
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ(s->where_size(), 3);
   EXPECT_EQ(s->where(0), "label.run=12*");
-  for (const std::string& bad : {"label.Run=1", "label.=1", "label.run=", "label.run=a\x1b", "labels=1"}) {
+  for (const char* bad : {"label.Run=1", "label.=1", "label.run=", "label.run=a\x1b", "labels=1"}) {
     EXPECT_EQ(ParseWhere({bad}).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_EQ(ParseWhere({"label.run=1", "label.run=2"}).status().code(), absl::StatusCode::kInvalidArgument);

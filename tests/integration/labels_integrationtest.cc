@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -77,7 +78,7 @@ class LabelsIntegrationTest : public ::testing::Test {
   void StartAgent(const std::string& capture, const std::string& device_id, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", server_->address(), "--root",
                                      CopyTree(capture, device_id), "--device-id", device_id, "--interval", "3600",
-                                     "--spool", dir_ + "/spool-" + device_id};
+                                     "--spool", dir_ + "/spool-" + device_id, "--model", "SIM"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<Subprocess>(argv, dir_ + "/agent-" + device_id + ".log"));
   }
@@ -155,6 +156,23 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
   json fleet_rack = MemfleetJson({"fleet", "--where", "label.rack=7", "--where", "label.run=1234", "--json"});
   ASSERT_EQ(fleet_rack["rows"].size(), 1u) << fleet_rack.dump();
   EXPECT_EQ(fleet_rack["rows"][0]["value_kb"], ExpectedTotalKb("qcom-sm8450"));
+
+  // baseline check --where label.run=1234 checks the run's captures, not the latest. surfaceflinger's
+  // graphics_dma_kb against its 180000 budget (tests/data/baselines/sample-lab.json): 182161 on the
+  // sm8450 tree and 394754 on the mtk tree, both over; in run 1235 lab-a's edge tree has 82185, within.
+  ASSERT_EQ(Memfleet({"baseline", "import", testing::TestData("baselines/sample-lab.json")}).exit_code, 0);
+  for (const auto& [run, over] : {std::pair<std::string, int>{"1234", 2}, {"1235", 1}}) {
+    CliRun check = Memfleet({"baseline", "check", "--where", "label.run=" + run, "--json"});
+    EXPECT_EQ(check.exit_code, 3) << check.output;
+    json result = json::parse(check.output.substr(check.output.find('{')), nullptr, false);
+    EXPECT_EQ(result["devices"], 2) << check.output;
+    const json* surfaceflinger = nullptr;
+    for (const json& row : result["rows"]) {
+      if (row["process"] == "/system/bin/surfaceflinger" && row["budget"] == "graphics_dma_kb") surfaceflinger = &row;
+    }
+    ASSERT_NE(surfaceflinger, nullptr) << check.output;
+    EXPECT_EQ((*surfaceflinger)["devices_over"], over) << run;
+  }
 
   // The agent's own label is on its captures only.
   json racked = MemfleetJson({"devices", "--where", "label.rack=7", "--json"});
