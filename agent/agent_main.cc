@@ -34,6 +34,7 @@
 #include "agent/spool.h"
 #include "agent/spool_location.h"
 #include "agent/transport.h"
+#include "capture/labels.h"
 #include "capture/node_path.h"
 #include "proto/capture_id.h"
 
@@ -120,9 +121,16 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", tls_cert_file, "PEM client certificate for a server with --client-ca (mutual TLS)");
   app.add_option("--tls-key", tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--token-file", token_file, "file holding this device's agent token (memfleet-server token add)");
+  std::vector<std::string> label_flags;
+  app.add_option("--label", label_flags,
+                 "KEY=VALUE attached to every capture (repeatable, at most 16): e.g. --label rack=7. KEY is "
+                 "[a-z][a-z0-9_]*, at most 32 bytes; VALUE 1-128 bytes of printable ASCII. A sweep's label of "
+                 "the same key wins");
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
+  absl::StatusOr<memfleet::capture::Labels> labels = memfleet::capture::ParseLabelFlags(label_flags);
+  if (!labels.ok()) return Fail(absl::StrCat("--label: ", labels.status().message()));
   absl::StatusOr<std::vector<ServerAddress>> server_addresses = ParseServerList(server);
   if (!server_addresses.ok()) return Fail(std::string(server_addresses.status().message()));
   for (const ServerAddress& address : *server_addresses) {
@@ -177,6 +185,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::string> instance = memfleet::wire::NewCaptureInstance();
   if (!instance.ok()) return Fail(std::string(instance.status().message()));
   scheduler_options.capture_instance = *instance;
+  scheduler_options.labels = *labels;
 
   TransportOptions transport_options;
   for (const ServerAddress& address : *server_addresses) transport_options.servers.push_back(GrpcTarget(address));
@@ -218,7 +227,8 @@ int main(int argc, char** argv) {
                        facts.selinux.empty() ? "unknown" : facts.selinux, "), ", capture_tree ? "capture tree " : "live root ",
                        root, ", server ", server, ", spool ", spool_dir, " (", (*spool)->count(), " captures, ",
                        (*spool)->dropped(), " dropped), capture ids ", device_id, "-<time>-", *instance, "-<seq>",
-                       once ? ", once" : absl::StrCat(", every ", interval_s, " s")));
+                       once ? ", once" : absl::StrCat(", every ", interval_s, " s"),
+                       labels->empty() ? "" : absl::StrCat(", labels ", memfleet::capture::LabelsToString(*labels))));
 
   boost::asio::io_context io;
   SystemClock clock;

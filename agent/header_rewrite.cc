@@ -16,7 +16,7 @@ namespace memfleet::agent {
 bool IsRfc3339Utc(std::string_view t) { return UtcMillisOf(t).has_value(); }
 
 absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, const std::string& device_id,
-                                                 const std::string& captured_at) {
+                                                 const std::string& captured_at, const capture::Labels& labels) {
   if (!IsRfc3339Utc(captured_at)) {
     return absl::InvalidArgumentError(
         absl::StrCat("capture time \"", captured_at, "\" is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SS.mmmZ)"));
@@ -35,6 +35,8 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
   try {
     header["device_id"] = device_id;
     header["captured_at"] = captured_at;
+    header.erase("labels");
+    if (!labels.empty()) header["labels"] = labels;
     // `replace`: a field that is not UTF-8 must not throw out of dump().
     return header.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   } catch (const std::exception& e) {
@@ -43,10 +45,10 @@ absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, con
 }
 
 absl::Status RewriteCaptureHeaderOf(capture::Capture& capture, const std::string& device_id,
-                                    const std::string& captured_at) {
+                                    const std::string& captured_at, const capture::Labels& labels) {
   const std::string* text = capture.FileContent(capture::kHeaderNode);
   if (text == nullptr) return absl::InvalidArgumentError("the capture has no capture.json header");
-  absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(*text, device_id, captured_at);
+  absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(*text, device_id, captured_at, labels);
   if (!rewritten.ok()) return rewritten.status();
   capture.AddFile(capture::kHeaderNode, *std::move(rewritten));
   return absl::OkStatus();

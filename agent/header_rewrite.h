@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "capture/capture.h"
+#include "capture/labels.h"
 
 namespace memfleet::agent {
 
@@ -21,15 +22,17 @@ namespace memfleet::agent {
 // minute and second (common/utc_time.h).
 bool IsRfc3339Utc(std::string_view text);
 
-// capture.json with "device_id" and "captured_at" replaced (added when missing), the other fields kept in
-// their order. InvalidArgument when the text is not a JSON object or `captured_at` is not RFC 3339 UTC.
+// capture.json with "device_id" and "captured_at" replaced (added when missing), "labels" set to the
+// agent's `labels` (removed when it has none: a replayed tree's own labels are not this agent's), the other
+// fields kept in their order. InvalidArgument when the text is not a JSON object or `captured_at` is not
+// RFC 3339 UTC.
 absl::StatusOr<std::string> RewriteCaptureHeader(std::string_view json_text, const std::string& device_id,
-                                                 const std::string& captured_at);
+                                                 const std::string& captured_at, const capture::Labels& labels = {});
 
 // Rewrites the capture's "capture.json" node in place; InvalidArgument when it has none (or it is not a
 // file) or RewriteCaptureHeader fails.
 absl::Status RewriteCaptureHeaderOf(capture::Capture& capture, const std::string& device_id,
-                                    const std::string& captured_at);
+                                    const std::string& captured_at, const capture::Labels& labels = {});
 
 }  // namespace memfleet::agent
 

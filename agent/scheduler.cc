@@ -180,7 +180,7 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   LogCapNodes(*capture);
   auto collected = clock_.SteadyNow();
 
-  MEMFLEET_RETURN_IF_ERROR(RewriteCaptureHeaderOf(*capture, options_.device_id, taken.captured_at));
+  MEMFLEET_RETURN_IF_ERROR(RewriteCaptureHeaderOf(*capture, options_.device_id, taken.captured_at, options_.labels));
   MEMFLEET_ASSIGN_OR_RETURN(taken.capture_id, wire::MakeCaptureId(options_.device_id, taken.captured_at,
                                                                  options_.capture_instance, spool_.NextSequence()));
   taken.node_count = capture->size();

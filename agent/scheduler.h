@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/clock.h"
+#include "capture/labels.h"
 #include "agent/collector.h"
 #include "agent/root_fs.h"
 #include "agent/spool.h"
@@ -53,6 +54,8 @@ struct SchedulerOptions {
   // The random part of this agent's capture ids (proto/capture_id.h); "" = drawn when the scheduler is
   // made, so that each agent start differs from any other agent that shares the device id.
   std::string capture_instance;
+  // --label flags, checked (capture/labels.h): written into every capture's header.
+  capture::Labels labels;
 };
 
 // What one capture cost, for the log (the issue asks the agent be small: it reports its own footprint).

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -39,6 +40,29 @@ bool AsUnsigned(const json& v, uint64_t* out) {
     return true;
   }
   return false;
+}
+
+void ParseLabelsField(const json& doc, CaptureHeader* h) {
+  const auto labels = doc.find("labels");
+  if (labels == doc.end() || labels->is_null()) return;
+  if (!labels->is_object()) {
+    h->labels_problem = std::string(FieldError("labels", "is not an object of \"key\": \"value\" strings").message());
+    return;
+  }
+  Labels parsed;
+  for (const auto& [key, value] : labels->items()) {
+    if (!value.is_string()) {
+      h->labels_problem = std::string(
+          FieldError("labels", absl::StrCat("has a value that is not a string: ", JsonValueSnippet(value))).message());
+      return;
+    }
+    parsed[key] = value.get<std::string>();
+  }
+  if (absl::Status s = CheckLabels(parsed); !s.ok()) {
+    h->labels_problem = std::string(FieldError("labels", s.message()).message());
+    return;
+  }
+  h->labels = std::move(parsed);
 }
 
 absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
@@ -113,9 +137,11 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
     }
   }
 
+  ParseLabelsField(doc, &h);
+
   for (const auto& [key, value] : doc.items()) {
     if (key == "format" || key == "device_id" || key == "captured_at" || key == "page_size" ||
-        key == "ddr_size_kb" || key == "android_version") {
+        key == "ddr_size_kb" || key == "android_version" || key == "labels") {
       continue;
     }
     // Facts are strings; other values are fields a later format revision may define.

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "capture/labels.h"
 
 namespace memfleet::capture {
 
@@ -31,6 +32,11 @@ struct CaptureHeader {
   std::optional<int> android_version;  // "android_version" (e.g. 14, 16); selects the dumpsys formulas
   // Other string facts of the header ("model", "soc", "build_fingerprint", "kernel", ...), verbatim.
   std::map<std::string, std::string> facts;
+  // "labels": {"run": "1234"} (the agent's --label flags). Labels that break the rules of labels.h (or a
+  // "labels" that is not an object of strings) do not fail the header, which the engine still reads: they
+  // are left out, with the reason in labels_problem, and the server refuses such a capture.
+  Labels labels;
+  std::optional<std::string> labels_problem;
 };
 
 // InvalidArgument for text that is not a JSON object (or is larger than kMaxCaptureHeaderBytes, or nested

@@ -33,7 +33,8 @@ void AddServerOptions(CLI::App* cmd, memfleet::cli::ServerArgs& args) {
 
 void AddWhereOption(CLI::App* cmd, std::vector<std::string>& where) {
   cmd->add_option("--where", where,
-                  "select devices: KEY=VALUE with KEY model, platform, soc, device_id or build (VALUE* = prefix); repeat to AND")
+                  "select devices: KEY=VALUE with KEY model, platform, soc, device_id or build (VALUE* = prefix), or "
+                  "label.NAME (captures carrying label NAME=VALUE); repeat to AND")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
@@ -72,6 +73,9 @@ int main(int argc, char** argv) {
       app.add_subcommand("sweep", "Capture every matching online device now, then rank them by total_kb");
   AddServerOptions(sweep_cmd, sweep.common);
   AddWhereOption(sweep_cmd, sweep.where);
+  sweep_cmd->add_option("--label", sweep.labels, "KEY=VALUE put on every capture the sweep stores (repeatable): run=1234")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sweep_cmd->add_option("--deadline", sweep.deadline_s, "seconds to wait for the devices' captures")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
@@ -81,7 +85,11 @@ int main(int argc, char** argv) {
   AddServerOptions(report_cmd, report.common);
   report_cmd->add_option("DEVICE", report.device_id, "device id (see `memfleet devices`)")->required();
   report_cmd->add_option("--at", report.at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
-  report_cmd->add_option("--capture", report.capture_id, "one exact capture id (wins over --at)");
+  report_cmd->add_option("--capture", report.capture_id, "one exact capture id (wins over --at and --label)");
+  report_cmd->add_option("--label", report.labels,
+                         "KEY=VALUE: the latest capture carrying the label (repeat to AND): run=1234")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   report_cmd->add_option("--top", report.top, "processes shown in the table (0 = all)")->capture_default_str();
 
   memfleet::cli::ProcessArgs process;

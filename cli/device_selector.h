@@ -13,12 +13,17 @@
 
 namespace memfleet::cli {
 
-// Each term is KEY=VALUE with KEY one of model, platform, soc, device_id, build; all must match.
+// Each term is KEY=VALUE with KEY one of model, platform, soc, device_id, build, or label.NAME (captures
+// carrying label NAME=VALUE, exactly; docs/labels.md); all must match.
 // Spaces around the key are dropped, the value is kept as written (a model name may hold spaces); a
 // value ending in * matches as a prefix ("model=Pixel*").
 // InvalidArgument: no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two
 // values of one key would match nothing), or a platform other than qcom, mtk, xring, mali, generic.
 absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& terms);
+
+// Repeated --label KEY=VALUE flags (capture/labels.h rules; no key twice, at most 16) into `out`.
+// InvalidArgument naming the flag otherwise.
+absl::Status AddLabelFlags(const std::vector<std::string>& flags, google::protobuf::RepeatedPtrField<v1::Label>* out);
 
 }  // namespace memfleet::cli
 

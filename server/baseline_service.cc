@@ -15,6 +15,7 @@
 #include "server/baseline/baseline_file.h"
 #include "server/baseline/regressions.h"
 #include "server/clock.h"
+#include "server/capture_labels.h"
 #include "server/device_selector.h"
 #include "server/grpc_status.h"
 #include "server/validation.h"
@@ -72,6 +73,13 @@ grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, cons
                                            absl::StrCat("/memfleet.v1.BaselineService/", method), &principal);
   if (!s.ok()) LogLine(absl::StrCat(method, " from ", context->peer(), " refused: ", s.error_message()));
   return s;
+}
+
+absl::StatusOr<capture::Labels> BaselineService::SelectorLabels(const v1::DeviceSelector& selector_proto) {
+  absl::StatusOr<DeviceSelector> selector =
+      DeviceSelector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
+  if (!selector.ok()) return selector.status();
+  return selector->labels();
 }
 
 absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
@@ -159,9 +167,12 @@ grpc::Status BaselineService::CheckBaseline(grpc::ServerContext* context, const 
   auto loaded = LoadBaseline(baselines_, request->version());
   if (!loaded.ok()) return ToGrpcStatus(loaded.status());
 
+  absl::StatusOr<capture::Labels> labels = SelectorLabels(request->selector());
+  if (!labels.ok()) return ToGrpcStatus(labels.status());
   absl::StatusOr<std::vector<storage::StoredReport>> reports =
-      request->sweep_id().empty() ? store_.LatestReportsSince(*since)
-                                  : store_.LatestReportsOfSweep(request->sweep_id());
+      !labels->empty()              ? LabelledReports(store_, *labels, request->sweep_id(), *since, /*per_build=*/false)
+      : request->sweep_id().empty() ? store_.LatestReportsSince(*since)
+                                    : store_.LatestReportsOfSweep(request->sweep_id());
   if (!reports.ok()) return ToGrpcStatus(reports.status());
   if (reports->empty()) {
     return NotFound(request->sweep_id().empty()
@@ -221,7 +232,11 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
   if (!since.ok()) return ToGrpcStatus(since.status());
   // One sample per (device, build): a device upgraded from A to B counts for A by its last A report and
   // for B by its last B report, so a fleet that has fully moved to B can still be compared with A.
-  absl::StatusOr<std::vector<storage::StoredReport>> reports = store_.LatestReportsPerBuild(*since);
+  absl::StatusOr<capture::Labels> labels = SelectorLabels(request->selector());
+  if (!labels.ok()) return ToGrpcStatus(labels.status());
+  absl::StatusOr<std::vector<storage::StoredReport>> reports =
+      labels->empty() ? store_.LatestReportsPerBuild(*since)
+                      : LabelledReports(store_, *labels, "", *since, /*per_build=*/true);
   if (!reports.ok()) return ToGrpcStatus(reports.status());
   absl::StatusOr<std::vector<baseline::DeviceSample>> all = Samples(*reports, request->selector());
   if (!all.ok()) return ToGrpcStatus(all.status());

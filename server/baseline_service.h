@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "capture/labels.h"
 #include "memfleet/v1/baseline_service.grpc.pb.h"
 #include "server/baseline/baseline_check.h"
 #include "server/security/authorizer.h"
@@ -42,7 +43,10 @@ class BaselineService final : public v1::BaselineService::Service {
 
  private:
   grpc::Status Authorize(const grpc::ServerContext* context, const char* method);
-  // Stored reports joined with their device's model and build, kept when the selector matches.
+  // The label.KEY= terms of a selector: with them, the reports checked are those of the captures carrying
+  // the labels (LabelledReports), not each device's latest.
+  static absl::StatusOr<capture::Labels> SelectorLabels(const v1::DeviceSelector& selector);
+  // Stored reports joined with their device's model and build, kept when the selector's device terms match.
   absl::StatusOr<std::vector<baseline::DeviceSample>> Samples(const std::vector<storage::StoredReport>& reports,
                                                               const v1::DeviceSelector& selector);
 

@@ -8,6 +8,7 @@
 #include "server/accounting/account.h"
 #include "capture/capture_header.h"
 #include "report/report_json.h"
+#include "server/capture_labels.h"
 #include "server/clock.h"
 #include "server/validation.h"
 
@@ -51,6 +52,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   // The stream's Hello is the device's identity: a capture whose own header names another device would
   // file one device's memory under another's history.
   std::string build_fingerprint;
+  capture::Labels agent_labels;
   if (const std::string* header_text = c.capture.FileContent("capture.json")) {
     absl::StatusOr<capture::CaptureHeader> header = capture::ParseCaptureHeader(*header_text);
     if (header.ok() && !header->device_id.empty() && header->device_id != c.device_id) {
@@ -61,7 +63,13 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
     }
     // The build at capture time, not the device's current one: a spooled capture may predate an upgrade,
     // and `memfleet regressions` compares builds by the captures taken on them.
+    // Labels that break the rules (only a hostile or broken agent sends them: the agent checks its flags)
+    // are refused with the capture, never stored in part.
+    if (header.ok() && header->labels_problem.has_value()) {
+      return Reject(c, absl::StatusCode::kInvalidArgument, Printable(*header->labels_problem), /*retry=*/false);
+    }
     if (header.ok()) {
+      agent_labels = header->labels;
       auto it = header->facts.find("build_fingerprint");
       // Held to the Hello's rules; one that breaks them is left unknown rather than stored as given.
       if (it != header->facts.end() && CheckText("build_fingerprint", it->second).ok()) {
@@ -113,6 +121,9 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
   record.received_at = now_();
   record.sweep_id = c.sweep_id;
   record.build_fingerprint = build_fingerprint;
+  record.labels = MergeLabels(agent_labels, sweeps_ != nullptr && !c.sweep_id.empty()
+                                                ? sweeps_->LabelsFor(c.sweep_id, c.device_id)
+                                                : capture::Labels());
 
   absl::StatusOr<bool> inserted = store_.PutCapture(record);
   if (!inserted.ok() && inserted.status().code() == absl::StatusCode::kAlreadyExists) {
@@ -132,7 +143,9 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
                          record.raw_bytes, " bytes -> ", record.raw_blob.size(),
                          record.raw_base.empty() ? " compressed" : " as a delta", "; total ",
                          total.has_value() ? absl::StrCat(*total, " kB") : std::string("unknown"),
-                         c.sweep_id.empty() ? "" : absl::StrCat("; sweep ", c.sweep_id), ")"));
+                         c.sweep_id.empty() ? "" : absl::StrCat("; sweep ", c.sweep_id),
+                         record.labels.empty() ? "" : absl::StrCat("; labels ", capture::LabelsToString(record.labels)),
+                         ")"));
   }
   // false: the same capture arrived on another stream (an agent that reconnected) between the two calls.
   return Ack(c, /*duplicate=*/!*inserted);

@@ -25,6 +25,22 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
+constexpr std::string_view kLabelPrefix = "label.";
+
+// "label.KEY=VALUE" (eq: the index of its '='), checked as labels are (capture/labels.h).
+absl::Status AddLabelTerm(const std::string& text, size_t eq, capture::Labels* labels) {
+  const std::string key = text.substr(kLabelPrefix.size(), eq - kLabelPrefix.size());
+  const std::string value = text.substr(eq + 1);
+  if (absl::Status s = capture::CheckLabel(key, value); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), ": ", s.message()));
+  }
+  if (!labels->emplace(key, value).second) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("selector term label.", key, "= is given twice; a capture has one value per label"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::string>& terms) {
@@ -48,14 +64,19 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
     size_t eq = text.find('=');
     if (eq == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "selector term ", Quote(text), " is not key=value (keys: model, platform, soc, device_id, build)"));
+          "selector term ", Quote(text), " is not key=value (keys: model, platform, soc, device_id, build, label.KEY)"));
+    }
+    if (text.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0) {
+      if (absl::Status added = AddLabelTerm(text, eq, &s.labels_); !added.ok()) return added;
+      s.text_.push_back(text);
+      continue;
     }
     Term t;
     t.key = text.substr(0, eq);
     t.value = text.substr(eq + 1);
     if (Field(probe, t.key) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), ": unknown key ", Quote(t.key),
-                                                     " (keys: model, platform, soc, device_id, build)"));
+                                                     " (keys: model, platform, soc, device_id, build, label.KEY)"));
     }
     if (!t.value.empty() && t.value.back() == '*') {
       t.prefix = true;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/capture_labels.h"
 #include "server/clock.h"
 #include "server/device_selector.h"
 #include "server/grpc_status.h"
@@ -122,11 +123,15 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
   if (!selector.ok()) return ToGrpcStatus(selector.status());
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
   if (!rows.ok()) return ToGrpcStatus(rows.status());
+  absl::StatusOr<LatestLabelled> labelled = LabelScope(*selector);
+  if (!labelled.ok()) return ToGrpcStatus(labelled.status());
   std::sort(rows->begin(), rows->end(), [](const storage::DeviceSummaryRow& a, const storage::DeviceSummaryRow& b) {
     return a.device.device_id < b.device.device_id;
   });
   for (const storage::DeviceSummaryRow& row : *rows) {
     if (!selector->Matches(row.device)) continue;
+    // With label terms: the devices with a capture carrying them.
+    if (!selector->labels().empty() && labelled->count(row.device.device_id) == 0) continue;
     v1::DeviceSummary* d = response->add_devices();
     d->set_device_id(row.device.device_id);
     d->set_model(row.device.model);
@@ -164,7 +169,10 @@ grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::Sw
     return Invalid(absl::StrCat("sweep deadline of ", request->deadline_s(), " s is longer than the limit of ",
                                 kMaxSweepDeadlineS, " s"));
   }
-  absl::StatusOr<std::string> sweep_id = sweeps_.StartSweep(*selector, std::chrono::seconds(request->deadline_s()));
+  absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
+  if (!labels.ok()) return ToGrpcStatus(labels.status());
+  absl::StatusOr<std::string> sweep_id =
+      sweeps_.StartSweep(*selector, std::chrono::seconds(request->deadline_s()), *labels);
   if (!sweep_id.ok()) return ToGrpcStatus(sweep_id.status());
 
   size_t cursor = 0;
@@ -221,18 +229,28 @@ grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::Get
     absl::StatusOr<std::string> at = CheckOptionalTime("at", request->at());
     if (!at.ok()) return ToGrpcStatus(at.status());
     if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
-    absl::StatusOr<std::optional<storage::StoredReport>> r = store_.GetReport(device_id, *at);
+    absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
+    if (!labels.ok()) return ToGrpcStatus(labels.status());
+    absl::StatusOr<std::optional<storage::StoredReport>> r =
+        labels->empty() ? store_.GetReport(device_id, *at) : LatestLabelledReport(store_, device_id, *at, *labels);
     if (!r.ok()) return ToGrpcStatus(r.status());
     if (!r->has_value()) {
-      return NotFound(at->empty() ? absl::StrCat("device \"", device_id, "\" has no stored capture yet")
-                                  : absl::StrCat("device \"", device_id, "\" has no capture at or before ", *at));
+      const std::string carrying =
+          labels->empty() ? "" : absl::StrCat(" carrying ", capture::LabelsToString(*labels));
+      return NotFound(at->empty() ? absl::StrCat("device \"", device_id, "\" has no stored capture", carrying,
+                                                 labels->empty() ? " yet" : "")
+                                  : absl::StrCat("device \"", device_id, "\" has no capture", carrying,
+                                                 " at or before ", *at));
     }
     report = std::move(*r);
   }
+  absl::StatusOr<capture::Labels> stored_labels = store_.CaptureLabels(report->capture_id);
+  if (!stored_labels.ok()) return ToGrpcStatus(stored_labels.status());
   response->set_capture_id(report->capture_id);
   response->set_device_id(report->device_id);
   response->set_captured_at(report->captured_at);
   response->set_report_json(report->report_json);
+  LabelsToProto(*stored_labels, response->mutable_labels());
   return grpc::Status::OK;
 }
 
@@ -304,6 +322,12 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   absl::StatusOr<std::vector<storage::FleetValueRow>> rows =
       store_.LatestPerDevice(figure, process_metric ? request->process_name() : "");
   if (!rows.ok()) return ToGrpcStatus(rows.status());
+  if (!selector->labels().empty()) {
+    if (absl::Status s = ScopeToLabels(*selector, figure, process_metric ? request->process_name() : "", *rows);
+        !s.ok()) {
+      return ToGrpcStatus(s);
+    }
+  }
 
   std::vector<const storage::FleetValueRow*> selected;
   std::map<std::string, std::vector<int64_t>> groups;
@@ -340,6 +364,32 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
     r->set_value_kb(row->value_kb.value_or(0));
   }
   return grpc::Status::OK;
+}
+
+absl::StatusOr<LatestLabelled> QueryService::LabelScope(const DeviceSelector& selector) {
+  if (selector.labels().empty()) return LatestLabelled();
+  return LatestLabelledPerDevice(store_, selector.labels());
+}
+
+absl::Status QueryService::ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
+                                         const std::string& process_name, std::vector<storage::FleetValueRow>& rows) {
+  absl::StatusOr<LatestLabelled> labelled = LabelScope(selector);
+  if (!labelled.ok()) return labelled.status();
+  std::vector<storage::FleetValueRow> scoped;
+  for (storage::FleetValueRow& row : rows) {
+    auto it = labelled->find(row.device.device_id);
+    if (it == labelled->end()) continue;
+    if (it->second.capture_id != row.capture_id) {
+      absl::StatusOr<std::optional<int64_t>> value = store_.CaptureFigure(it->second.capture_id, figure, process_name);
+      if (!value.ok()) return value.status();
+      row.capture_id = it->second.capture_id;
+      row.captured_at = it->second.captured_at;
+      row.value_kb = *value;
+    }
+    scoped.push_back(std::move(row));
+  }
+  rows = std::move(scoped);
+  return absl::OkStatus();
 }
 
 grpc::Status QueryService::Reaccount(grpc::ServerContext* context, const v1::ReaccountRequest* request,

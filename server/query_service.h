@@ -22,6 +22,8 @@
 #include "absl/synchronization/mutex.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/agent_registry.h"
+#include "server/capture_labels.h"
+#include "server/device_selector.h"
 #include "server/security/authorizer.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
@@ -61,6 +63,13 @@ class QueryService final : public v1::QueryService::Service {
   // The re-account itself, on the worker pool; the caller holds reaccount_mu_.
   grpc::Status ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reaccount_mu_);
+  // Label terms of a selector (docs/labels.md): each device's newest capture carrying them (empty
+  // without label terms).
+  absl::StatusOr<LatestLabelled> LabelScope(const DeviceSelector& selector);
+  // Fleet rows narrowed to the devices with a capture carrying the selector's labels, each row's figure
+  // then read from that capture (the device's latest labelled one), not from its latest.
+  absl::Status ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
+                             const std::string& process_name, std::vector<storage::FleetValueRow>& rows);
 
   storage::QueryStore& store_;
   storage::CaptureStore& captures_;

@@ -79,7 +79,8 @@ std::string SweepCoordinator::NewSweepIdLocked() {
 }
 
 absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& selector,
-                                                         std::chrono::milliseconds deadline) {
+                                                         std::chrono::milliseconds deadline,
+                                                         const capture::Labels& labels) {
   if (deadline.count() < 0) return absl::InvalidArgumentError("sweep deadline is negative");
   if (deadline.count() == 0) deadline = options_.default_deadline;
   if (deadline > options_.max_deadline) {
@@ -94,8 +95,15 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   }
   std::map<std::string, storage::DeviceRecord> known;
   for (const storage::DeviceSummaryRow& row : *rows) known[row.device.device_id] = row.device;
+  absl::StatusOr<std::set<std::string>> labelled = DevicesWithLabels(selector.labels());
+  if (!labelled.ok()) return labelled.status();
+  // The device terms, and with label terms a stored capture carrying them.
+  const auto selected = [&](const storage::DeviceRecord& record) {
+    return selector.Matches(record) && (selector.labels().empty() || labelled->count(record.device_id) != 0);
+  };
 
   auto sweep = std::make_shared<Sweep>();
+  sweep->labels = labels;
   std::vector<std::string> to_send;
   std::set<std::string> online_ids;
   for (const OnlineAgent& agent : online) {
@@ -112,12 +120,12 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
       record.build_fingerprint = agent.info.build_fingerprint();
       record.kernel = agent.info.kernel();
     }
-    if (!selector.Matches(record)) continue;
+    if (!selected(record)) continue;
     sweep->states[id] = SweepState::kSent;
     to_send.push_back(id);
   }
   for (const auto& [id, record] : known) {
-    if (online_ids.count(id) != 0 || !selector.Matches(record)) continue;
+    if (online_ids.count(id) != 0 || !selected(record)) continue;
     sweep->states[id] = SweepState::kOffline;
   }
   for (const auto& [id, state] : sweep->states) {
@@ -150,7 +158,8 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   LogLine(absl::StrCat("sweep ", sweep->id, " started (",
                        sweep->record.selector.empty() ? "every device" : sweep->record.selector, "): ", to_send.size(),
                        " online, ", sweep->states.size() - to_send.size(), " offline, deadline ",
-                       DeadlineText(deadline)));
+                       DeadlineText(deadline),
+                       labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels))));
   if (finished != nullptr) Persist(*finished);
 
   v1::ServerMessage command;
@@ -161,6 +170,24 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     }
   }
   return sweep->id;
+}
+
+absl::StatusOr<std::set<std::string>> SweepCoordinator::DevicesWithLabels(const capture::Labels& labels) {
+  std::set<std::string> devices;
+  if (labels.empty()) return devices;
+  absl::StatusOr<std::vector<storage::LabelledCapture>> captures = device_store_.LabelledCaptures(labels);
+  if (!captures.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot read the labelled captures: ", captures.status().message()));
+  }
+  for (const storage::LabelledCapture& c : *captures) devices.insert(c.device_id);
+  return devices;
+}
+
+capture::Labels SweepCoordinator::LabelsFor(const std::string& sweep_id, const std::string& device_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sweeps_.find(sweep_id);
+  if (it == sweeps_.end() || it->second->states.count(device_id) == 0) return {};
+  return it->second->labels;
 }
 
 absl::StatusOr<SweepUpdate> SweepCoordinator::WaitForProgress(const std::string& sweep_id, size_t cursor,

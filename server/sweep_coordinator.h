@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>  // std::once_flag
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -34,6 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "server/agent_registry.h"
 #include "server/clock.h"
+#include "capture/labels.h"
 #include "server/device_selector.h"
 #include "storage/query_store.h"
 #include "storage/sweep_store.h"
@@ -87,10 +89,19 @@ class SweepCoordinator {
   SweepCoordinator& operator=(const SweepCoordinator&) = delete;
   ~SweepCoordinator();  // Shutdown()
 
-  // Selects devices (online agents and devices the store knows), sends CaptureNow{sweep_id} to the
-  // online ones and returns the sweep id. A deadline of 0 is the default; longer than max_deadline is
-  // InvalidArgument. Unavailable after Shutdown or when the store cannot record the sweep.
-  absl::StatusOr<std::string> StartSweep(const DeviceSelector& selector, std::chrono::milliseconds deadline);
+  // Selects devices (online agents and devices the store knows; with label terms, only devices with a
+  // stored capture carrying them), sends CaptureNow{sweep_id} to the online ones and returns the sweep id.
+  // A deadline of 0 is the default; longer than max_deadline is InvalidArgument. Unavailable after
+  // Shutdown or when the store cannot record the sweep. `labels` (checked by the caller) go on every
+  // capture the sweep's devices send for it (LabelsFor).
+  absl::StatusOr<std::string> StartSweep(const DeviceSelector& selector, std::chrono::milliseconds deadline,
+                                         const capture::Labels& labels = {});
+
+  // The labels of a sweep for a capture `device_id` sent for it; empty for an unknown (or long finished)
+  // sweep, or a device the sweep did not select. Held in memory only: a capture that arrives after a
+  // server restart loses its sweep's labels (the sweep itself was ended as interrupted).
+  capture::Labels LabelsFor(const std::string& sweep_id, const std::string& device_id) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits until the sweep has events after `cursor`, is finished, or `max_wait` passed. NotFound for an
   // unknown (or long finished) sweep.
@@ -124,6 +135,7 @@ class SweepCoordinator {
     std::string id;
     storage::SweepRecord record;  // states kept current
     std::map<std::string, SweepState> states;
+    capture::Labels labels;
     std::vector<SweepEvent> events;
     std::chrono::steady_clock::time_point deadline;
     bool finished = false;  // every device final: no more changes
@@ -144,6 +156,8 @@ class SweepCoordinator {
   std::string NewSweepIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
   static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
+  // Devices with a stored capture carrying every label (none asked: the empty set).
+  absl::StatusOr<std::set<std::string>> DevicesWithLabels(const capture::Labels& labels);
 
   storage::SweepStore& sweep_store_;
   storage::QueryStore& device_store_;

@@ -4,12 +4,16 @@
 #define MEMFLEET_STORAGE_RECORDS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "report/report.h"
 
 namespace memfleet::storage {
+
+// A capture's labels, key -> value (docs/labels.md; checked by the server before they are stored).
+using Labels = std::map<std::string, std::string>;
 
 struct DeviceRecord {
   std::string device_id;
@@ -52,6 +56,7 @@ struct CaptureRecord {
   report::Report report;   // the engine's report of it
   std::string report_json;     // its JSON (ReportToJson), stored verbatim
   std::string build_fingerprint;  // the build it was taken on (capture.json); "" = unknown, stored as NULL
+  Labels labels;                  // stored with the capture (table capture_labels)
 };
 
 struct StoredReport {
@@ -61,6 +66,15 @@ struct StoredReport {
   std::string report_json;
   // The capture's own build; only LatestReportsPerBuild fills it ("" there: stored before schema 8).
   std::string build_fingerprint;
+};
+
+// A capture carrying every label asked for (QueryStore::LabelledCaptures).
+struct LabelledCapture {
+  std::string capture_id;
+  std::string device_id;
+  std::string captured_at;
+  std::string sweep_id;           // "" when periodic
+  std::string build_fingerprint;  // "" unknown
 };
 
 struct DeviceSummaryRow {

@@ -203,6 +203,19 @@ UPDATE tokens SET created_at = substr(created_at, 1, 19) || '.000Z' WHERE length
 UPDATE tokens SET revoked_at = substr(revoked_at, 1, 19) || '.000Z' WHERE length(revoked_at) = 20;
 )sql";
 
+// Version 13: labels of captures (docs/labels.md): key=value pairs a lab queries a test run by. The
+// (key, value, capture_id) index answers "the captures carrying run=1234" by one index range; the primary
+// key answers "the labels of this capture" (and "has it any", which retention asks before deleting).
+constexpr char kMigration13[] = R"sql(
+CREATE TABLE capture_labels (
+  capture_id TEXT NOT NULL REFERENCES captures (capture_id) ON DELETE CASCADE,
+  key        TEXT NOT NULL,
+  value      TEXT NOT NULL,
+  PRIMARY KEY (capture_id, key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, capture_id);
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -260,7 +273,7 @@ const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations =
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
-                                   kMigration10, kMigration11, kMigration12};
+                                   kMigration10, kMigration11, kMigration12, kMigration13};
   return *kMigrations;
 }
 

@@ -22,6 +22,7 @@ namespace memfleet::storage {
 inline constexpr char kProcessTrendIndex[] = "process_reports_by_device_name_time";
 inline constexpr char kDeviceReportsLatestIndex[] = "device_reports_by_device_time";
 inline constexpr char kCapturesLatestIndex[] = "captures_by_device_time";
+inline constexpr char kCaptureLabelsIndex[] = "capture_labels_by_key_value";
 
 // The migration scripts, oldest first. Migrations().size() is the version this code writes.
 const std::vector<std::string>& Migrations();

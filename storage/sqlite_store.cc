@@ -437,6 +437,43 @@ absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture) {
 }
 
 // The device a stored capture belongs to; nullopt when capture_id is not stored.
+constexpr char kInsertLabelSql[] = "INSERT INTO capture_labels (capture_id, key, value) VALUES (?1, ?2, ?3)";
+constexpr char kCaptureLabelsSql[] = "SELECT key, value FROM capture_labels WHERE capture_id = ?1 ORDER BY key";
+
+// The captures carrying each of `count` labels, bound as ?1/?2 (key/value), ?3/?4, ...: one index range
+// of capture_labels_by_key_value per label.
+std::string LabelledCapturesSql(size_t count) {
+  std::string sql =
+      "SELECT c.capture_id, c.device_id, c.captured_at, c.sweep_id, c.build_fingerprint FROM captures AS c WHERE ";
+  for (size_t i = 0; i < count; ++i) {
+    absl::StrAppend(&sql, i == 0 ? "" : " AND ", "c.capture_id IN (SELECT l.capture_id FROM capture_labels AS l",
+                    " WHERE l.key = ?", 2 * i + 1, " AND l.value = ?", 2 * i + 2, ")");
+  }
+  return absl::StrCat(sql, " ORDER BY c.device_id, c.captured_at DESC, c.capture_id DESC");
+}
+
+std::string CaptureDeviceFigureSql(const char* column) {
+  return absl::StrCat("SELECT ", column, " FROM device_reports WHERE capture_id = ?1");
+}
+
+std::string CaptureProcessFigureSql(const char* column) {
+  return absl::StrCat("SELECT ", column, " FROM process_reports WHERE capture_id = ?1 AND name = ?2",
+                      " ORDER BY pid LIMIT 1");
+}
+
+absl::Status InsertLabels(Connection& c, const std::string& capture_id, const Labels& labels)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+  for (const auto& [key, value] : labels) {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertLabelSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, key));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, value));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<std::string>> StoredDeviceOf(Connection& c, const std::string& capture_id)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kCaptureDeviceSql));
@@ -473,6 +510,7 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
     return false;
   }
   MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture.capture_id, capture.device_id, times.captured_at, capture.report));
+  MEMFLEET_RETURN_IF_ERROR(InsertLabels(c, capture.capture_id, capture.labels));
   MEMFLEET_RETURN_IF_ERROR(
       TouchDevice(c, capture.device_id, times.received_at.empty() ? times.captured_at : times.received_at));
   MEMFLEET_RETURN_IF_ERROR(RunWithDeviceId(c, kRefreshPlatformSql, capture.device_id));
@@ -1055,5 +1093,53 @@ absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(con
 }
 
 // ---- end Baselines ----
+
+// ---- labels ----
+
+absl::StatusOr<std::vector<LabelledCapture>> SqliteStore::LabelledCaptures(const Labels& all_of) {
+  if (all_of.empty()) return absl::InvalidArgumentError("no label to look captures up by");
+  Connection& c = reader();
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(LabelledCapturesSql(all_of.size())));
+  ResetOnExit reset(st);
+  int index = 1;
+  for (const auto& [key, value] : all_of) {
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, key));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, value));
+  }
+  return ReadAllRows(st, [](const Statement& row) {
+    LabelledCapture capture;
+    capture.capture_id = row.ColumnText(0);
+    capture.device_id = row.ColumnText(1);
+    capture.captured_at = row.ColumnText(2);
+    capture.sweep_id = row.ColumnText(3);
+    if (!row.ColumnIsNull(4)) capture.build_fingerprint = row.ColumnText(4);
+    return capture;
+  });
+}
+
+absl::StatusOr<Labels> SqliteStore::CaptureLabels(const std::string& capture_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(
+      auto rows, QueryAll(reader(), kCaptureLabelsSql, {capture_id}, [](const Statement& st) {
+        return std::make_pair(st.ColumnText(0), st.ColumnText(1));
+      }));
+  return Labels(rows.begin(), rows.end());
+}
+
+absl::StatusOr<std::optional<int64_t>> SqliteStore::CaptureFigure(const std::string& capture_id,
+                                                                  const std::string& metric,
+                                                                  const std::string& process_name) {
+  const auto read = [](const Statement& st) { return st.ColumnOptionalInt64(0); };
+  absl::StatusOr<std::optional<std::optional<int64_t>>> row;
+  if (process_name.empty()) {
+    MEMFLEET_ASSIGN_OR_RETURN(const char* column, DeviceColumn(metric));
+    row = QueryFirst(reader(), CaptureDeviceFigureSql(column), {capture_id}, read);
+  } else {
+    MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
+    row = QueryFirst(reader(), CaptureProcessFigureSql(column), {capture_id, process_name}, read);
+  }
+  if (!row.ok()) return row.status();
+  return row->has_value() ? **row : std::nullopt;
+}
 
 }  // namespace memfleet::storage

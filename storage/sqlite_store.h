@@ -96,6 +96,12 @@ class SqliteStore : public Store {
   absl::StatusOr<std::vector<StoredReport>> LatestReportsSince(const std::string& since) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsPerBuild(const std::string& since) override;
 
+  // Labels
+  absl::StatusOr<std::vector<LabelledCapture>> LabelledCaptures(const Labels& all_of) override;
+  absl::StatusOr<Labels> CaptureLabels(const std::string& capture_id) override;
+  absl::StatusOr<std::optional<int64_t>> CaptureFigure(const std::string& capture_id, const std::string& metric,
+                                                       const std::string& process_name) override;
+
   // PutCapture for many captures in ONE transaction (one fsync): for a spooled backlog and bulk loads.
   // Each capture is deduplicated on its own; returns how many were new. Any invalid record or failed
   // write stores none of them.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/device_selector.h"
 #include "cli/report_table.h"
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
@@ -42,6 +43,9 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   v1::GetReportRequest request;
   request.set_device_id(args.device_id);
   request.set_capture_id(args.capture_id);
+  if (absl::Status s = AddLabelFlags(args.labels, request.mutable_labels()); !s.ok()) {
+    return PrintFailure(s, "report", err);
+  }
   if (!args.at.empty()) {
     absl::StatusOr<std::string> at = ParseTimeSpec(args.at, NowUnixSeconds(args.now));
     if (!at.ok()) return PrintFailure(absl::InvalidArgumentError("--at: " + std::string(at.status().message())), "report", err);
@@ -57,6 +61,12 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     // too deep to re-indent without exhausting the stack.
     absl::StatusOr<json> parsed =
         ParseBoundedJson(response->report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
+    // The capture's labels join the report object (only when it has some: a report without is exactly
+    // `memfleet account --json`'s).
+    if (parsed.ok() && parsed->is_object() && response->labels_size() > 0) {
+      json& labels = (*parsed)["labels"] = json::object();
+      for (const v1::Label& label : response->labels()) labels[label.key()] = label.value();
+    }
     out << (parsed.ok() ? parsed->dump(1, ' ', false, json::error_handler_t::replace) : response->report_json())
         << "\n";
     return kExitOk;
@@ -76,6 +86,11 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   out << TerminalSafe("capture " + response->capture_id() + " of " + response->device_id() + " at " +
                       response->captured_at() + " (from " + (*client)->address() + ")")
       << "\n";
+  if (response->labels_size() > 0) {
+    std::string line = "labels:";
+    for (const v1::Label& label : response->labels()) line += " " + label.key() + "=" + label.value();
+    out << TerminalSafe(line) << "\n";
+  }
   TableOptions table;
   table.top_processes = args.top;
   out << RenderReportTable(*report, table);

@@ -1,5 +1,5 @@
-// `memfleet report DEVICE [--at TIME]`: a stored report from the server — the latest, or the latest
-// at or before TIME (RFC 3339, or a span back from now such as 24h) — as the table of `memfleet account`,
+// `memfleet report DEVICE [--at TIME] [--label KEY=VALUE ...]`: a stored report from the server — the
+// latest (carrying the labels, docs/labels.md), or the latest at or before TIME (RFC 3339, or a span back from now such as 24h) — as the table of `memfleet account`,
 // the report JSON (--json) or one CSV row per process (--csv).
 //
 //   ReportArgs args;
@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/commands/server_command.h"
 #include "report/report.h"
@@ -23,7 +24,8 @@ struct ReportArgs {
   ServerArgs common;
   std::string device_id;
   std::string at;           // "" = latest
-  std::string capture_id;   // exact capture; wins over `at`
+  std::string capture_id;   // exact capture; wins over `at` and `labels`
+  std::vector<std::string> labels;  // --label KEY=VALUE: the latest capture carrying all of them
   int top = 20;             // processes in the table; 0 = all
   std::optional<std::chrono::system_clock::time_point> now;  // for a relative --at; nullopt = clock
 };

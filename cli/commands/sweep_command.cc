@@ -116,6 +116,9 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   v1::SweepRequest request;
   *request.mutable_selector() = *selector;
   request.set_deadline_s(args.deadline_s);
+  if (absl::Status s = AddLabelFlags(args.labels, request.mutable_labels()); !s.ok()) {
+    return PrintFailure(s, "sweep", err);
+  }
   SweepTracker tracker;
   bool drawn = false;
   std::string last_line;

@@ -62,6 +62,21 @@ TEST(RewriteCaptureHeaderTest, AddsMissingDeviceAndTime) {
   EXPECT_EQ(h->captured_at, "2026-12-02T16:15:00Z");
 }
 
+TEST(RewriteCaptureHeaderTest, WritesTheAgentsLabelsOverTheTreesOwn) {
+  const std::string original = R"({"format": 1, "device_id": "old", "captured_at": "2020-01-01T00:00:00Z",
+    "labels": {"run": "recorded", "bench": "x"}})";
+  absl::StatusOr<std::string> labelled =
+      RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z", {{"rack", "7"}, {"run", "1234"}});
+  ASSERT_TRUE(labelled.ok()) << labelled.status();
+  absl::StatusOr<capture::CaptureHeader> h = capture::ParseCaptureHeader(*labelled);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->labels, (capture::Labels{{"rack", "7"}, {"run", "1234"}}));
+  // No --label: the replayed tree's labels are not this agent's, so none are sent.
+  absl::StatusOr<std::string> unlabelled = RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z");
+  ASSERT_TRUE(unlabelled.ok()) << unlabelled.status();
+  EXPECT_EQ(unlabelled->find("\"labels\""), std::string::npos) << *unlabelled;
+}
+
 TEST(RewriteCaptureHeaderTest, RefusesWhatIsNotAJsonObject) {
   for (const char* text : {"", "[1, 2]", "\"text\"", "{\"format\": 1", "\x89PNG\r\n", "null", "{\"a\": \"\xff\"}"}) {
     absl::StatusOr<std::string> r = RewriteCaptureHeader(text, "lab-7", "2026-12-02T16:15:00Z");

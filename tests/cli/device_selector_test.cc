@@ -58,6 +58,28 @@ TEST(MakeFleetRequestTest, DefaultsAndProcessMetrics) {
   EXPECT_EQ(r->selector().where(0), "soc=sm8450");
 }
 
+TEST(ParseWhereTest, LabelTermsAreCheckedAndMatchExactly) {
+  absl::StatusOr<v1::DeviceSelector> s = ParseWhere({"label.run=12*", "model=Pixel*", "label.suite=camera"});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->where_size(), 3);
+  EXPECT_EQ(s->where(0), "label.run=12*");
+  for (const char* bad : {"label.Run=1", "label.=1", "label.run=", "label.run=a\x1b", "labels=1"}) {
+    EXPECT_EQ(ParseWhere({bad}).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(ParseWhere({"label.run=1", "label.run=2"}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AddLabelFlagsTest, FlagsBecomeLabelsOrAUsageError) {
+  v1::SweepRequest request;
+  ASSERT_TRUE(AddLabelFlags({"run=1234", "suite=camera"}, request.mutable_labels()).ok());
+  ASSERT_EQ(request.labels_size(), 2);
+  EXPECT_EQ(request.labels(0).key(), "run");
+  EXPECT_EQ(request.labels(0).value(), "1234");
+  absl::Status twice = AddLabelFlags({"run=1", "run=2"}, request.mutable_labels());
+  EXPECT_EQ(twice.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(twice.message()).rfind("--label: ", 0), 0u) << twice.message();
+}
+
 TEST(MakeFleetRequestTest, BadFlagsAreUsageErrors) {
   auto error = [](FleetArgs args) { return std::string(MakeFleetRequest(args).status().message()); };
   FleetArgs a;

@@ -1,0 +1,95 @@
+#include "capture/labels.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace memfleet::capture {
+namespace {
+
+// A label in an error message: bounded, control and non-ASCII bytes shown as '?' (it may come from a
+// hostile agent, and ends up in a log line).
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s.substr(0, 64)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u > 0x7e) ? '?' : c;
+  }
+  if (s.size() > 64) out += "...";
+  return out + "\"";
+}
+
+bool IsKeyByte(char c, bool first) {
+  if (c >= 'a' && c <= 'z') return true;
+  return !first && ((c >= '0' && c <= '9') || c == '_');
+}
+
+}  // namespace
+
+absl::Status CheckLabel(std::string_view key, std::string_view value) {
+  if (key.empty() || key.size() > kMaxLabelKeyBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("label key ", Quote(key), " must be 1 to ", kMaxLabelKeyBytes,
+                                                   " bytes long"));
+  }
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (!IsKeyByte(key[i], i == 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "label key ", Quote(key), " must be a lowercase letter followed by lowercase letters, digits or '_'"));
+    }
+  }
+  if (value.empty() || value.size() > kMaxLabelValueBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("label ", std::string(key), "=", Quote(value), ": the value must be 1 to ",
+                                                   kMaxLabelValueBytes, " bytes long"));
+  }
+  for (char c : value) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "label ", std::string(key), "=", Quote(value), ": the value must be printable ASCII (no control or non-ASCII byte)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLabels(const Labels& labels) {
+  if (labels.size() > kMaxLabels) {
+    return absl::InvalidArgumentError(absl::StrCat(labels.size(), " labels; at most ", kMaxLabels));
+  }
+  for (const auto& [key, value] : labels) {
+    if (absl::Status s = CheckLabel(key, value); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("label ", Quote(text), " is not KEY=VALUE (e.g. run=1234)"));
+  }
+  std::string key(text.substr(0, eq));
+  std::string value(text.substr(eq + 1));
+  if (absl::Status s = CheckLabel(key, value); !s.ok()) return s;
+  return std::make_pair(std::move(key), std::move(value));
+}
+
+absl::StatusOr<Labels> ParseLabelFlags(const std::vector<std::string>& texts) {
+  if (texts.size() > kMaxLabels) {
+    return absl::InvalidArgumentError(absl::StrCat(texts.size(), " labels; at most ", kMaxLabels));
+  }
+  Labels labels;
+  for (const std::string& text : texts) {
+    absl::StatusOr<std::pair<std::string, std::string>> label = ParseLabel(text);
+    if (!label.ok()) return label.status();
+    if (!labels.insert(*label).second) {
+      return absl::InvalidArgumentError(absl::StrCat("label key ", label->first, " is given twice"));
+    }
+  }
+  return labels;
+}
+
+std::string LabelsToString(const Labels& labels) {
+  return absl::StrJoin(labels, ", ", absl::PairFormatter("="));
+}
+
+}  // namespace memfleet::capture

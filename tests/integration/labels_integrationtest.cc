@@ -1,0 +1,235 @@
+// Labels end to end (docs/labels.md), with the real binaries: memfleet-server on 127.0.0.1 over a SQLite
+// file (with /metrics), memfleet-agent on copies of the sample capture trees (one started with
+// --label rack=7), and the memfleet CLI as a lab types it: a sweep labelled run=1234 suite=camera, the
+// tree changed, a sweep labelled run=1235, then the run's capture asked for by its label. Expected
+// figures are the trees' expected.json values.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tests/support/http_get.h"
+#include "tests/support/load_tree.h"
+#include "tests/support/prometheus_text.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
+
+namespace memfleet {
+namespace {
+
+using nlohmann::json;
+using testing::Bin;
+using testing::Subprocess;
+
+int64_t ExpectedTotalKb(const std::string& capture) {
+  json expected = json::parse(testing::ReadFileForTest(testing::TestData("captures/" + capture + "/expected.json")));
+  return expected["device"]["total_kb"].get<int64_t>();
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+class LabelsIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("memfleet-labels-e2e-");
+    ASSERT_FALSE(dir_.empty());
+    server_ = std::make_unique<testing::ServerProcess>(dir_, std::vector<std::string>{"--http-listen", "127.0.0.1:0"});
+    ASSERT_FALSE(server_->address().empty());
+    const std::string line =
+        server_->process().WaitForLine("memfleet-server metrics on http", std::chrono::seconds(30));
+    // "... metrics on http://127.0.0.1:PORT/metrics"
+    const size_t port_at = line.rfind(':');
+    ASSERT_NE(port_at, std::string::npos) << server_->Log();
+    http_port_ = std::atoi(line.c_str() + port_at + 1);
+    ASSERT_GT(http_port_, 0) << line;
+  }
+  void TearDown() override {
+    agents_.clear();
+    server_.reset();
+    const std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+
+  // A private copy of a sample tree, so the test can change it under a running agent.
+  std::string CopyTree(const std::string& capture, const std::string& device_id) {
+    const std::string root = dir_ + "/tree-" + device_id;
+    const std::string cmd = "cp -r '" + testing::TestData("captures/" + capture + "/tree") + "' '" + root + "'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    return root;
+  }
+  // The tree of `device_id` becomes a copy of `capture`'s, in place (the agent keeps its root folder).
+  void ReplaceTree(const std::string& device_id, const std::string& capture) {
+    const std::string root = dir_ + "/tree-" + device_id;
+    const std::string cmd = "find '" + root + "' -mindepth 1 -delete && cp -r '" +
+                            testing::TestData("captures/" + capture + "/tree") + "/.' '" + root + "/'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  void StartAgent(const std::string& capture, const std::string& device_id, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", server_->address(), "--root",
+                                     CopyTree(capture, device_id), "--device-id", device_id, "--interval", "3600",
+                                     "--spool", dir_ + "/spool-" + device_id, "--model", "SIM"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    agents_.push_back(std::make_unique<Subprocess>(argv, dir_ + "/agent-" + device_id + ".log"));
+  }
+
+  CliRun Memfleet(std::vector<std::string> args) {
+    args.insert(args.begin(), {Bin("memfleet"), "--server", server_->address()});
+    Subprocess cli(args, dir_ + "/cli-" + std::to_string(++cli_runs_) + ".log");
+    CliRun run;
+    run.exit_code = cli.WaitExit(std::chrono::seconds(120));
+    run.output = cli.Log();
+    return run;
+  }
+  json MemfleetJson(const std::vector<std::string>& args) {
+    CliRun run = Memfleet(args);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    const size_t start = run.output.find_first_of("{[");
+    if (run.exit_code != 0 || start == std::string::npos) return json();
+    return json::parse(run.output.substr(start), nullptr, /*allow_exceptions=*/false);
+  }
+
+  // Polls `memfleet devices` until `n` devices are online (their agents said Hello).
+  bool WaitOnline(size_t n) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < end) {
+      json devices = MemfleetJson({"devices", "--json"});
+      size_t online = 0;
+      if (devices.is_array()) {
+        for (const json& d : devices) online += d.value("online", false) ? 1 : 0;
+      }
+      if (online >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+  std::string dir_;
+  int http_port_ = 0;
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::vector<std::unique_ptr<Subprocess>> agents_;
+  int cli_runs_ = 0;
+};
+
+TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
+  StartAgent("qcom-sm8450", "lab-a", {"--label", "rack=7"});
+  StartAgent("mtk-mt6989", "lab-b");
+  ASSERT_TRUE(WaitOnline(2)) << server_->Log();
+
+  CliRun first = Memfleet({"sweep", "--label", "run=1234", "--label", "suite=camera", "--deadline", "90"});
+  ASSERT_EQ(first.exit_code, 0) << first.output << server_->Log();
+  ReplaceTree("lab-a", "qcom-edge");
+  CliRun second = Memfleet({"sweep", "--label", "run=1235", "--deadline", "90"});
+  ASSERT_EQ(second.exit_code, 0) << second.output << server_->Log();
+
+  // The capture of run 1234 is lab-a's sm8450 capture, though its latest is the edge tree's.
+  json run_1234 = MemfleetJson({"report", "lab-a", "--label", "run=1234", "--json"});
+  EXPECT_EQ(run_1234["device"]["total_kb"], ExpectedTotalKb("qcom-sm8450"));
+  EXPECT_EQ(run_1234["labels"], (json{{"rack", "7"}, {"run", "1234"}, {"suite", "camera"}}));
+  json run_1235 = MemfleetJson({"report", "lab-a", "--label", "run=1235", "--json"});
+  EXPECT_EQ(run_1235["device"]["total_kb"], ExpectedTotalKb("qcom-edge"));
+  EXPECT_EQ(run_1235["labels"], (json{{"rack", "7"}, {"run", "1235"}}));
+  json lab_b = MemfleetJson({"report", "lab-b", "--label", "run=1234", "--label", "suite=camera", "--json"});
+  EXPECT_EQ(lab_b["device"]["total_kb"], ExpectedTotalKb("mtk-mt6989"));
+  EXPECT_EQ(lab_b["labels"], (json{{"run", "1234"}, {"suite", "camera"}}));  // its agent has no labels
+
+  // --where label.run=... in fleet: each device's capture of that run.
+  json fleet_1234 = MemfleetJson({"fleet", "--where", "label.run=1234", "--json"});
+  json fleet_1235 = MemfleetJson({"fleet", "--where", "label.run=1235", "--json"});
+  std::map<std::string, int64_t> of_1234, of_1235;
+  for (const json& row : fleet_1234["rows"]) of_1234[row["device_id"]] = row["value_kb"];
+  for (const json& row : fleet_1235["rows"]) of_1235[row["device_id"]] = row["value_kb"];
+  EXPECT_EQ(of_1234, (std::map<std::string, int64_t>{{"lab-a", ExpectedTotalKb("qcom-sm8450")},
+                                                      {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
+  EXPECT_EQ(of_1235, (std::map<std::string, int64_t>{{"lab-a", ExpectedTotalKb("qcom-edge")},
+                                                      {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
+  json fleet_rack = MemfleetJson({"fleet", "--where", "label.rack=7", "--where", "label.run=1234", "--json"});
+  ASSERT_EQ(fleet_rack["rows"].size(), 1u) << fleet_rack.dump();
+  EXPECT_EQ(fleet_rack["rows"][0]["value_kb"], ExpectedTotalKb("qcom-sm8450"));
+
+  // baseline check --where label.run=1234 checks the run's captures, not the latest. surfaceflinger's
+  // graphics_dma_kb against its 180000 budget (tests/data/baselines/sample-lab.json): 182161 on the
+  // sm8450 tree and 394754 on the mtk tree, both over; in run 1235 lab-a's edge tree has 82185, within.
+  ASSERT_EQ(Memfleet({"baseline", "import", testing::TestData("baselines/sample-lab.json")}).exit_code, 0);
+  for (const auto& [run, over] : {std::pair<std::string, int>{"1234", 2}, {"1235", 1}}) {
+    CliRun check = Memfleet({"baseline", "check", "--where", "label.run=" + run, "--json"});
+    EXPECT_EQ(check.exit_code, 3) << check.output;
+    json result = json::parse(check.output.substr(check.output.find('{')), nullptr, false);
+    EXPECT_EQ(result["devices"], 2) << check.output;
+    const json* surfaceflinger = nullptr;
+    for (const json& row : result["rows"]) {
+      if (row["process"] == "/system/bin/surfaceflinger" && row["budget"] == "graphics_dma_kb") surfaceflinger = &row;
+    }
+    ASSERT_NE(surfaceflinger, nullptr) << check.output;
+    EXPECT_EQ((*surfaceflinger)["devices_over"], over) << run;
+  }
+
+  // The agent's own label is on its captures only.
+  json racked = MemfleetJson({"devices", "--where", "label.rack=7", "--json"});
+  ASSERT_EQ(racked.size(), 1u) << racked.dump();
+  EXPECT_EQ(racked[0]["device_id"], "lab-a");
+
+  // The table names the labels of the capture it shows.
+  CliRun table = Memfleet({"report", "lab-a"});
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("labels: rack=7 run=1235"), std::string::npos) << table.output;
+
+  // A label matching nothing is "not found" (exit 4); a bad one a usage error (exit 2).
+  CliRun none = Memfleet({"report", "lab-b", "--label", "rack=7"});
+  EXPECT_EQ(none.exit_code, 4) << none.output;
+  EXPECT_NE(none.output.find("carrying rack=7"), std::string::npos) << none.output;
+  CliRun no_run = Memfleet({"fleet", "--where", "label.run=9999"});
+  EXPECT_EQ(no_run.exit_code, 4) << no_run.output;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"sweep", "--label", "Run=1"}, {"sweep", "--label", "run=1", "--label", "run=2"},
+        {"report", "lab-a", "--label", "run"}, {"report", "lab-a", "--label", "run=a\tb"},
+        {"fleet", "--where", "label.run="}, {"devices", "--where", "label.bad key=1"}}) {
+    CliRun run = Memfleet(bad);
+    EXPECT_EQ(run.exit_code, 2) << bad[0] << " " << bad[1] << " " << bad[2] << ": " << run.output;
+  }
+
+  // /metrics never carries labels: no series has a label named like one of them or valued like one of
+  // them, though every stored capture has some (a process may be named "...camera...": only whole label
+  // values count).
+  testing::HttpReply scrape = testing::HttpGet("127.0.0.1", http_port_, "/metrics");
+  ASSERT_EQ(scrape.status, 200) << scrape.error;
+  std::vector<testing::PromSample> samples = testing::ParsePrometheusText(scrape.body);
+  size_t of_lab_a = 0;
+  for (const testing::PromSample& sample : samples) {
+    for (const auto& [name, value] : sample.labels) {
+      EXPECT_TRUE(name != "rack" && name != "run" && name != "suite" && name.find("label") == std::string::npos)
+          << sample.name << " has label " << name;
+      EXPECT_TRUE(value != "7" && value != "1234" && value != "1235" && value != "camera")
+          << sample.name << " has " << name << "=\"" << value << "\"";
+      if (name == "device_id" && value == "lab-a") ++of_lab_a;
+    }
+  }
+  EXPECT_GT(of_lab_a, 0u) << scrape.body;  // the labelled device is there, as a device
+  for (const char* text : {"rack=", "suite=", "run="}) {
+    EXPECT_EQ(scrape.body.find(text), std::string::npos) << text;
+  }
+}
+
+TEST_F(LabelsIntegrationTest, AnAgentWithABadLabelDoesNotStart) {
+  for (const char* label : {"bad key=1", "rack", "rack=", "Rack=7"}) {
+    Subprocess agent({Bin("memfleet-agent"), "--server", server_->address(), "--root",
+                      testing::TestData("captures/qcom-sm8450/tree"), "--device-id", "lab-x", "--spool",
+                      dir_ + "/spool-x", "--label", label},
+                     dir_ + "/agent-bad.log");
+    EXPECT_EQ(agent.WaitExit(std::chrono::seconds(30)), 2) << label << ": " << agent.Log();
+    EXPECT_NE(agent.Log().find("--label"), std::string::npos) << agent.Log();
+  }
+}
+
+}  // namespace
+}  // namespace memfleet
