@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +38,11 @@
 #include "memfleet/v1/capture.pb.h"
 #include "proto/capture_codec.h"
 #include "report/report.h"
+#include "server/capture_ingestor.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/moving_capture.h"
+#include "tests/support/sample_capture.h"
 #include "tests/support/test_paths.h"
 
 namespace memfleet::storage {
@@ -529,6 +533,70 @@ void BM_ProcessRowBytes(benchmark::State& state) {
   state.counters["total_B_per_row"] = (table_bytes + index_bytes) / rows;
 }
 BENCHMARK(BM_ProcessRowBytes)->Arg(45)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// ---- bytes per stored capture, by table and index ----
+
+// Page bytes of every table and index (dbstat), by name, of the database at `path`; empty on error.
+std::map<std::string, double> PageBytesByName(const std::string& path) {
+  std::map<std::string, double> bytes;
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
+  if (!db.ok()) return bytes;
+  absl::StatusOr<Statement> st = db->Prepare("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name");
+  if (!st.ok()) return bytes;
+  while (true) {
+    absl::StatusOr<StepResult> r = st->Step();
+    if (!r.ok() || *r == StepResult::kDone) break;
+    bytes[st->ColumnText(0)] = static_cast<double>(st->ColumnInt64(1));
+  }
+  return bytes;
+}
+
+// The five sample devices, range(0) captures each, one every 10 minutes with moving numbers
+// (tests/support/moving_capture.h), ingested as the server does (CaptureIngestor: engine, report JSON,
+// delta storage with its default keyframe period) into a real file; then every table's and index's page
+// bytes (dbstat) per capture. Counters: B_per_capture (the whole file's pages, free pages included) and
+// one `<table or index>` counter each; the time is the whole ingest.
+void BM_CaptureFootprint(benchmark::State& state) {
+  const int per_device = static_cast<int>(state.range(0));
+  const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
+  std::map<std::string, double> bytes;
+  double file_bytes = 0;
+  for (auto _ : state) {
+    TempDir dir;
+    const std::string path = dir.path() + "/footprint.db";
+    {
+      absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+      if (!store.ok()) {
+        state.SkipWithError(store.status().ToString().c_str());
+        return;
+      }
+      server::CaptureIngestor ingestor(**store, nullptr);
+      for (int seq = 0; seq < per_device; ++seq) {
+        for (size_t d = 0; d < samples.size(); ++d) {
+          const std::string device = std::string("sample-") + kSampleTrees[d];
+          server::AssembledCapture a;
+          a.device_id = device;
+          a.capture_id = testing::CaptureId(device, seq);
+          a.captured_at = TimeAt(static_cast<int64_t>(seq) * kCaptureIntervalSeconds);
+          a.capture = testing::Later(samples[d], seq * kCaptureIntervalSeconds / 60);
+          a.capture.AddFile("capture.json", "{\"format\": 1, \"device_id\": \"" + device + "\"}\n");
+          if (!ingestor.Ingest(std::move(a)).has_ack()) {
+            state.SkipWithError("a capture was not acked");
+            return;
+          }
+        }
+      }
+    }
+    bytes = PageBytesByName(path);
+    file_bytes = static_cast<double>(std::filesystem::file_size(path));
+  }
+  const double captures = static_cast<double>(per_device) * static_cast<double>(samples.size());
+  state.counters["B_per_capture"] = file_bytes / captures;
+  for (const auto& [name, b] : bytes) {
+    if (b > 0) state.counters[name] = b / captures;
+  }
+}
+BENCHMARK(BM_CaptureFootprint)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace memfleet::storage
