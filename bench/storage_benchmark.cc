@@ -555,7 +555,8 @@ std::map<std::string, double> PageBytesByName(const std::string& path) {
 // (tests/support/moving_capture.h), ingested as the server does (CaptureIngestor: engine, report JSON,
 // delta storage with its default keyframe period) into a real file; then every table's and index's page
 // bytes (dbstat) per capture. Counters: B_per_capture (the whole file's pages, free pages included) and
-// one `<table or index>` counter each; the time is the whole ingest.
+// one `<table or index>` counter each; the time is the whole ingest. MEMFLEET_BENCH_KEEP_DB=path keeps a
+// copy of the database.
 void BM_CaptureFootprint(benchmark::State& state) {
   const int per_device = static_cast<int>(state.range(0));
   const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
@@ -588,6 +589,11 @@ void BM_CaptureFootprint(benchmark::State& state) {
       }
     }
     bytes = PageBytesByName(path);
+    // scripts/train-report-dictionary trains the report dictionary on this database's reports.
+    if (const char* keep = getenv("MEMFLEET_BENCH_KEEP_DB")) {
+      std::error_code ec;
+      std::filesystem::copy_file(path, keep, std::filesystem::copy_options::overwrite_existing, ec);
+    }
     file_bytes = static_cast<double>(std::filesystem::file_size(path));
   }
   const double captures = static_cast<double>(per_device) * static_cast<double>(samples.size());
