@@ -38,7 +38,10 @@
 #include "memfleet/v1/capture.pb.h"
 #include "proto/capture_codec.h"
 #include "report/report.h"
+#include "report/report_json.h"
+#include "server/accounting/account.h"
 #include "server/capture_ingestor.h"
+#include "storage/report_codec.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/moving_capture.h"
@@ -533,6 +536,41 @@ void BM_ProcessRowBytes(benchmark::State& state) {
   state.counters["total_B_per_row"] = (table_bytes + index_bytes) / rows;
 }
 BENCHMARK(BM_ProcessRowBytes)->Arg(45)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// The stored form of a report (storage/report_codec.h) against the alternatives, one sample device
+// (range(0)) with its engine report: counters json_B (ReportToJson as the server stores it), zstd3_B
+// (plain zstd-3 of it), dict_B (the stored frame, built-in dictionary), decompress_us (reading it back)
+// and rebuild_us (not storing it: the engine's Account + ReportToJson of the decoded capture, what
+// every read would cost instead). Time: one CompressReportJson.
+void BM_ReportCodec(benchmark::State& state) {
+  const capture::Capture& capture = SampleCaptures()[static_cast<size_t>(state.range(0))];
+  if (capture.size() == 0) {
+    state.SkipWithError("capture could not be collected");
+    return;
+  }
+  state.SetLabel(kSampleTrees[state.range(0)]);
+  const std::string json = report::ReportToJson(accounting::Account(capture), -1);
+  std::string blob;
+  for (auto _ : state) {
+    blob = CompressReportJson(json);
+    benchmark::DoNotOptimize(blob.data());
+  }
+  std::string plain(ZSTD_compressBound(json.size()), '\0');
+  const size_t plain_bytes = ZSTD_compress(plain.data(), plain.size(), json.data(), json.size(), 3);
+  auto us = [](auto&& fn) {
+    constexpr int kRounds = 20;
+    auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < kRounds; ++r) fn();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / kRounds;
+  };
+  state.counters["json_B"] = static_cast<double>(json.size());
+  state.counters["zstd3_B"] = ZSTD_isError(plain_bytes) ? 0 : static_cast<double>(plain_bytes);
+  state.counters["dict_B"] = static_cast<double>(blob.size());
+  state.counters["decompress_us"] = us([&] { benchmark::DoNotOptimize(DecompressReportJson(blob)); });
+  state.counters["rebuild_us"] =
+      us([&] { benchmark::DoNotOptimize(report::ReportToJson(accounting::Account(capture), -1)); });
+}
+BENCHMARK(BM_ReportCodec)->DenseRange(0, kLiveRoot - 1)->Unit(benchmark::kMicrosecond);
 
 // ---- bytes per stored capture, by table and index ----
 
