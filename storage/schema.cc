@@ -213,12 +213,15 @@ constexpr char kMigration13[] = R"sql(
 // moves from captures.report_json (kept, '' from now on) into device_reports, one row per capture with no
 // blob before it, as a zstd frame with the built-in report dictionary: ~11 kB a report becomes ~0.5-1.2
 // kB. Every stored report is rewritten here by memfleet_compress_report (registered on the migrating
-// connection), in the same transaction as the version bump.
+// connection), in the same transaction as the version bump. captures_by_raw_base serves the foreign-key
+// check of every deleted capture (retention, server/retention.h): without it, each delete scans captures
+// for deltas that name it.
 constexpr char kMigration14[] = R"sql(
 ALTER TABLE device_reports ADD COLUMN report_zstd BLOB;
 UPDATE device_reports SET report_zstd = memfleet_compress_report(
   (SELECT c.report_json FROM captures AS c WHERE c.capture_id = device_reports.capture_id));
 UPDATE captures SET report_json = '' WHERE report_json != '';
+CREATE INDEX captures_by_raw_base ON captures (raw_base);
 )sql";
 
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {

@@ -579,6 +579,9 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   if (read_only) {
     MEMFLEET_RETURN_IF_ERROR(CheckSchemaIsLatest(writer->db));
   } else {
+    // Only takes effect on a new, empty file (an existing one converts at its first ReturnFreePages): then
+    // retention's deletions can be given back to the file system a few pages at a time.
+    MEMFLEET_RETURN_IF_ERROR(writer->db.Exec("PRAGMA auto_vacuum = INCREMENTAL"));
     MEMFLEET_RETURN_IF_ERROR(MigrateToLatest(writer->db));
   }
   std::unique_ptr<Connection> reader;
@@ -923,6 +926,95 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
   Connection& c = reader();
   absl::MutexLock lock(&c.mu);
   return ExplainQueryPlan(c.db, sql);
+}
+
+// ---- Retention ----
+
+namespace {
+
+constexpr char kHasLabelsTableSql[] = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'capture_labels'";
+constexpr char kRetentionRowsSql[] =
+    "SELECT c.capture_id, c.captured_at, r.total_kb, c.sweep_id != '', c.raw_base FROM captures AS c "
+    "LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.device_id = ?1 "
+    "ORDER BY c.captured_at, c.capture_id";
+// The same, a capture with a label pinned too (the labels table is another schema version's).
+constexpr char kRetentionRowsWithLabelsSql[] =
+    "SELECT c.capture_id, c.captured_at, r.total_kb, c.sweep_id != '' OR EXISTS (SELECT 1 FROM capture_labels AS l "
+    "WHERE l.capture_id = c.capture_id), c.raw_base FROM captures AS c "
+    "LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.device_id = ?1 "
+    "ORDER BY c.captured_at, c.capture_id";
+constexpr char kDeleteCaptureSql[] = "DELETE FROM captures WHERE capture_id = ?1";
+
+absl::StatusOr<int64_t> PragmaInt(SqliteDb& db, const char* sql) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st.Step());
+  if (r != StepResult::kRow) return absl::InternalError(absl::StrCat("\"", sql, "\" returned no row"));
+  return st.ColumnInt64(0);
+}
+
+absl::StatusOr<int64_t> FileBytes(SqliteDb& db) {
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t pages, PragmaInt(db, "PRAGMA page_count"));
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t page_size, PragmaInt(db, "PRAGMA page_size"));
+  return pages * page_size;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<RetentionRow>> SqliteStore::RetentionRows(const std::string& device_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<bool> labels,
+                            QueryFirst(reader(), kHasLabelsTableSql, {}, [](const Statement&) { return true; }));
+  return QueryAll(reader(), labels.has_value() ? kRetentionRowsWithLabelsSql : kRetentionRowsSql, {device_id},
+                  [](const Statement& st) {
+                    RetentionRow row;
+                    row.capture_id = st.ColumnText(0);
+                    row.captured_at = st.ColumnText(1);
+                    row.total_kb = st.ColumnOptionalInt64(2);
+                    row.pinned = st.ColumnInt64(3) != 0;
+                    row.keyframe_id = st.ColumnText(4);  // NULL reads as ""
+                    return row;
+                  });
+}
+
+absl::StatusOr<size_t> SqliteStore::DeleteCaptures(const std::vector<std::string>& capture_ids) {
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
+  // Checked at COMMIT, so a keyframe and its deltas may go in any order; one a remaining delta needs
+  // fails the transaction (raw_base has no ON DELETE action).
+  MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA defer_foreign_keys = ON"));
+  size_t deleted = 0;
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteCaptureSql));
+    ResetOnExit reset(st);
+    for (const std::string& id : capture_ids) {
+      st->Reset();
+      MEMFLEET_RETURN_IF_ERROR(st->BindText(1, id));
+      MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+      deleted += static_cast<size_t>(c.db.Changes());
+    }
+  }
+  absl::Status committed = txn.Commit();
+  if (committed.code() == absl::StatusCode::kInvalidArgument || committed.code() == absl::StatusCode::kFailedPrecondition) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "deleting ", capture_ids.size(), " captures would orphan a delta that stays (", committed.message(), ")"));
+  }
+  MEMFLEET_RETURN_IF_ERROR(committed);
+  return deleted;
+}
+
+absl::StatusOr<int64_t> SqliteStore::ReturnFreePages() {
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t before, FileBytes(c.db));
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t mode, PragmaInt(c.db, "PRAGMA auto_vacuum"));
+  if (mode == 2) {  // INCREMENTAL
+    MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA incremental_vacuum"));
+  } else {
+    MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+    MEMFLEET_RETURN_IF_ERROR(c.db.Exec("VACUUM"));
+  }
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t after, FileBytes(c.db));
+  return before - after;
 }
 
 // ---- Tokens ----
