@@ -56,7 +56,7 @@ absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const R
     }
   }
   if (!options.dry_run && options.return_free_pages) {
-    MEMFLEET_ASSIGN_OR_RETURN(run.file_bytes_freed, store.ReturnFreePages());
+    MEMFLEET_ASSIGN_OR_RETURN(run.file_bytes_freed, store.ReturnFreePages(options.allow_vacuum));
   }
   return run;
 }

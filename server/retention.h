@@ -21,8 +21,10 @@ struct RetentionOptions {
   // Captures deleted per transaction: each holds the write lock briefly, so ingest is never blocked for
   // long (a capture's commit waits at most one batch).
   size_t batch = 100;
-  // Give the freed pages back to the file system afterwards (ReturnFreePages).
+  // Give the freed pages back to the file system afterwards (SqliteStore::ReturnFreePages), with one
+  // VACUUM if the file predates incremental vacuuming (`allow_vacuum`: it blocks ingest while it runs).
   bool return_free_pages = true;
+  bool allow_vacuum = true;
 };
 
 struct RetentionRun {

@@ -1002,14 +1002,14 @@ absl::StatusOr<size_t> SqliteStore::DeleteCaptures(const std::vector<std::string
   return deleted;
 }
 
-absl::StatusOr<int64_t> SqliteStore::ReturnFreePages() {
+absl::StatusOr<int64_t> SqliteStore::ReturnFreePages(bool allow_vacuum) {
   Connection& c = *writer_;
   absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(int64_t before, FileBytes(c.db));
   MEMFLEET_ASSIGN_OR_RETURN(int64_t mode, PragmaInt(c.db, "PRAGMA auto_vacuum"));
   if (mode == 2) {  // INCREMENTAL
     MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA incremental_vacuum"));
-  } else {
+  } else if (allow_vacuum) {
     MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA auto_vacuum = INCREMENTAL"));
     MEMFLEET_RETURN_IF_ERROR(c.db.Exec("VACUUM"));
   }

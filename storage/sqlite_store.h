@@ -117,9 +117,10 @@ class SqliteStore : public Store {
   // were deleted. FailedPrecondition, deleting none, when a delta that stays needs one of them.
   absl::StatusOr<size_t> DeleteCaptures(const std::vector<std::string>& capture_ids);
   // Gives the database's free pages back to the file system: PRAGMA incremental_vacuum on a file made with
-  // auto_vacuum=INCREMENTAL (every file since schema 14), else one VACUUM, which also converts it (and
-  // holds the write lock while it copies the database). Returns the bytes the file shrank by.
-  absl::StatusOr<int64_t> ReturnFreePages();
+  // auto_vacuum=INCREMENTAL (every file since schema 14), else — when `allow_vacuum` — one VACUUM, which
+  // also converts it but holds the write lock while it copies the database. Returns the bytes the file
+  // shrank by (0 when it would have needed a VACUUM it was not allowed).
+  absl::StatusOr<int64_t> ReturnFreePages(bool allow_vacuum);
 
   // EXPLAIN QUERY PLAN of a hot query, exactly as the method runs it (metric total_kb), one line per
   // plan row — for tests that assert an index serves it.

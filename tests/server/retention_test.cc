@@ -5,6 +5,7 @@
 // reports and trends answer for the kept ones, and that the freed pages go back to the file system.
 #include "server/retention.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -16,7 +17,9 @@
 #include "common/utc_time.h"
 #include "server/capture_ingestor.h"
 #include "server/reaccount.h"
+#include "server/retention_worker.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/temp_dir.h"
@@ -152,6 +155,30 @@ TEST_F(RetentionTest, DeletingAKeyframeAKeptDeltaNeedsFailsAndDeletesNothing) {
   absl::StatusOr<size_t> deleted = store_->DeleteCaptures({testing::CaptureId(kDevice, kCaptures - 1), keyframe});
   EXPECT_EQ(deleted.status().code(), absl::StatusCode::kFailedPrecondition) << deleted.status();
   EXPECT_EQ(StoredIds().size(), static_cast<size_t>(kCaptures));
+}
+
+TEST_F(RetentionTest, TheServersWorkerThinsAtOnceAndAgainEachIntervalOnItsClock) {
+  testing::ManualSteadyClock clock;
+  std::atomic<int64_t> now_ms{kNowMs};
+  RetentionWorkerOptions options;
+  options.db_path = path_;
+  options.policy = kPolicy;
+  options.interval = std::chrono::minutes(10);
+  options.clock = &clock;
+  options.now_ms = [&now_ms] { return now_ms.load(); };
+  absl::StatusOr<std::unique_ptr<RetentionWorker>> worker = RetentionWorker::Start(options);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  ASSERT_TRUE((*worker)->WaitForRuns(1, absl::Seconds(120)));
+  const size_t after_first = StoredIds().size();
+  EXPECT_LT(after_first, static_cast<size_t>(kCaptures));
+  EXPECT_EQ((*worker)->last_run().deleted, kCaptures - after_first);
+
+  // A day later on the wall clock, day 3 is past the full window: the next run, an interval later on the
+  // steady clock, thins it to one an hour.
+  now_ms += kDayMs;
+  clock.Advance(std::chrono::minutes(10) + std::chrono::milliseconds(1));
+  ASSERT_TRUE((*worker)->WaitForRuns(2, absl::Seconds(120)));
+  EXPECT_LT(StoredIds().size(), after_first - 40);
 }
 
 }  // namespace
