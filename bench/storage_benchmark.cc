@@ -41,6 +41,7 @@
 #include "report/report_json.h"
 #include "server/accounting/account.h"
 #include "server/capture_ingestor.h"
+#include "server/retention.h"
 #include "storage/report_codec.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
@@ -641,6 +642,88 @@ void BM_CaptureFootprint(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CaptureFootprint)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// ---- a year of one device through retention ----
+
+// One device, a capture every 5 minutes for 365 days (105,120 captures), stored as the server stores them
+// but without running the engine on each: the qcom-sm8450 sample's real report (compressed as stored) with
+// its total moving, 13 processes, a 700-byte delta blob and every 32nd capture a 20 kB keyframe. Then
+// ApplyRetention at the year's end with --retain-full-days 30 --retain-hourly-days 365 (the simulated
+// clock is the year's end). Counters: file_MB before and after, kept captures, trend_before_ms and
+// trend_after_ms (the 1-year trend of one process, before and after, this run), retention_s.
+void BM_RetentionYear(benchmark::State& state) {
+  constexpr int kDays = 365;
+  constexpr int kPerDay = 288;
+  const capture::Capture& sample = SampleCaptures()[3];  // qcom-sm8450
+  if (sample.size() == 0) {
+    state.SkipWithError("capture could not be collected");
+    return;
+  }
+  const report::Report sample_report = accounting::Account(sample);
+  const std::string sample_json = report::ReportToJson(sample_report, -1);
+  double before_mb = 0, after_mb = 0, trend_before_ms = 0, trend_after_ms = 0, retention_s = 0, kept = 0;
+  for (auto _ : state) {
+    TempDir dir;
+    const std::string path = dir.path() + "/year.db";
+    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+    if (!store.ok()) {
+      state.SkipWithError(store.status().ToString().c_str());
+      return;
+    }
+    std::string keyframe;
+    for (int day = 0; day < kDays; ++day) {
+      std::vector<CaptureRecord> batch;
+      for (int i = 0; i < kPerDay; ++i) {
+        const int seq = day * kPerDay + i;
+        CaptureRecord c;
+        c.device_id = "year-phone";
+        c.capture_id = "year-phone-" + std::to_string(seq);
+        c.captured_at = TimeAt(static_cast<int64_t>(seq) * 300);
+        c.raw_codec = seq % 32 == 0 ? "zstd+proto" : "zstd-delta+proto";
+        c.raw_blob = std::string(seq % 32 == 0 ? 20'000 : 700, static_cast<char>(seq & 0x7f));
+        if (seq % 32 == 0) keyframe = c.capture_id;
+        c.raw_base = seq % 32 == 0 ? "" : keyframe;
+        c.report = sample_report;
+        c.report.device.total_kb = *sample_report.device.total_kb + (seq * 7919) % 50'000;
+        c.report_json = sample_json;
+        batch.push_back(std::move(c));
+      }
+      if (absl::StatusOr<size_t> r = (*store)->PutCaptures(batch); !r.ok()) {
+        state.SkipWithError(r.status().ToString().c_str());
+        return;
+      }
+    }
+    auto trend_ms = [&] {
+      auto start = std::chrono::steady_clock::now();
+      absl::StatusOr<std::vector<HistoryRow>> r = (*store)->ProcessHistory("year-phone", "system_server", "total_kb", "", 0);
+      benchmark::DoNotOptimize(r);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    trend_ms();  // warm the page cache, as for the second
+    trend_before_ms = trend_ms();
+    before_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+    const int64_t end_ms = (kEpoch20240101 + int64_t{kDays} * 86400) * 1000;
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<server::RetentionRun> run = server::ApplyRetention(
+        **store, {std::chrono::hours(24 * 30), std::chrono::hours(24 * 365)}, end_ms, server::RetentionOptions{});
+    retention_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!run.ok()) {
+      state.SkipWithError(run.status().ToString().c_str());
+      return;
+    }
+    kept = static_cast<double>(run->captures_before - run->deleted);
+    trend_ms();
+    trend_after_ms = trend_ms();
+    after_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+  }
+  state.counters["file_MB_before"] = before_mb;
+  state.counters["file_MB_after"] = after_mb;
+  state.counters["kept"] = kept;
+  state.counters["trend_before_ms"] = trend_before_ms;
+  state.counters["trend_after_ms"] = trend_after_ms;
+  state.counters["retention_s"] = retention_s;
+}
+BENCHMARK(BM_RetentionYear)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace memfleet::storage
