@@ -31,6 +31,18 @@ absl::StatusOr<std::vector<RetentionCandidate>> CandidatesOf(storage::SqliteStor
   return candidates;
 }
 
+std::string UtcOf(int64_t ms) {
+  return FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
+}
+
+// The history this policy has thinned at `now_ms`: hourly before now - full, daily before now - hourly.
+storage::RetentionMarks MarksOf(const RetentionPolicy& policy, int64_t now_ms) {
+  storage::RetentionMarks marks;
+  marks.hourly_before = UtcOf(now_ms - policy.full.count());
+  if (policy.hourly > policy.full) marks.daily_before = UtcOf(now_ms - policy.hourly.count());
+  return marks;
+}
+
 }  // namespace
 
 absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const RetentionPolicy& policy, int64_t now_ms,
@@ -53,6 +65,9 @@ absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const R
       const std::vector<std::string> ids(first, first + static_cast<std::ptrdiff_t>(std::min(batch, plan.delete_ids.size() - i)));
       MEMFLEET_ASSIGN_OR_RETURN(size_t deleted, store.DeleteCaptures(ids));
       run.deleted += deleted;
+    }
+    if (policy.full.count() > 0) {
+      MEMFLEET_RETURN_IF_ERROR(store.RecordRetention(device.device.device_id, MarksOf(policy, now_ms)));
     }
   }
   if (!options.dry_run && options.return_free_pages) {

@@ -215,13 +215,19 @@ constexpr char kMigration13[] = R"sql(
 // kB. Every stored report is rewritten here by memfleet_compress_report (registered on the migrating
 // connection), in the same transaction as the version bump. captures_by_raw_base serves the foreign-key
 // check of every deleted capture (retention, server/retention.h): without it, each delete scans captures
-// for deltas that name it.
+// for deltas that name it. device_retention: how far each device's history is thinned, so that a trend
+// over it can say so (RetentionMarks).
 constexpr char kMigration14[] = R"sql(
 ALTER TABLE device_reports ADD COLUMN report_zstd BLOB;
 UPDATE device_reports SET report_zstd = memfleet_compress_report(
   (SELECT c.report_json FROM captures AS c WHERE c.capture_id = device_reports.capture_id));
 UPDATE captures SET report_json = '' WHERE report_json != '';
 CREATE INDEX captures_by_raw_base ON captures (raw_base);
+CREATE TABLE device_retention (
+  device_id     TEXT PRIMARY KEY NOT NULL,
+  hourly_before TEXT NOT NULL DEFAULT '',
+  daily_before  TEXT NOT NULL DEFAULT ''
+) STRICT;
 )sql";
 
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {

@@ -944,6 +944,13 @@ constexpr char kRetentionRowsWithLabelsSql[] =
     "LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.device_id = ?1 "
     "ORDER BY c.captured_at, c.capture_id";
 constexpr char kDeleteCaptureSql[] = "DELETE FROM captures WHERE capture_id = ?1";
+constexpr char kGetRetentionMarksSql[] =
+    "SELECT hourly_before, daily_before FROM device_retention WHERE device_id = ?1";
+// Canonical times compare as text; MAX keeps a mark from moving back, '' (none) being the least.
+constexpr char kRecordRetentionSql[] =
+    "INSERT INTO device_retention (device_id, hourly_before, daily_before) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (device_id) DO UPDATE SET hourly_before = MAX(hourly_before, excluded.hourly_before), "
+    "daily_before = MAX(daily_before, excluded.daily_before)";
 
 absl::StatusOr<int64_t> PragmaInt(SqliteDb& db, const char* sql) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql));
@@ -973,6 +980,28 @@ absl::StatusOr<std::vector<RetentionRow>> SqliteStore::RetentionRows(const std::
                     row.keyframe_id = st.ColumnText(4);  // NULL reads as ""
                     return row;
                   });
+}
+
+absl::StatusOr<RetentionMarks> SqliteStore::GetRetentionMarks(const std::string& device_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<RetentionMarks> marks,
+                            QueryFirst(reader(), kGetRetentionMarksSql, {device_id}, [](const Statement& st) {
+                              return RetentionMarks{st.ColumnText(0), st.ColumnText(1)};
+                            }));
+  return marks.value_or(RetentionMarks{});
+}
+
+absl::Status SqliteStore::RecordRetention(const std::string& device_id, const RetentionMarks& marks) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string hourly, NormalizeOptionalTimestamp(marks.hourly_before, "hourly_before"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string daily, NormalizeOptionalTimestamp(marks.daily_before, "daily_before"));
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRecordRetentionSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, hourly));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(3, daily));
+  return st->StepDone();
 }
 
 absl::StatusOr<size_t> SqliteStore::DeleteCaptures(const std::vector<std::string>& capture_ids) {

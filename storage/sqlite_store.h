@@ -81,6 +81,7 @@ class SqliteStore : public Store {
                                                          uint32_t limit) override;
   absl::StatusOr<std::vector<FleetValueRow>> LatestPerDevice(const std::string& metric,
                                                              const std::string& process_name) override;
+  absl::StatusOr<RetentionMarks> GetRetentionMarks(const std::string& device_id) override;
   absl::Status ForEachRawCapture(const std::string& device_id,
                                  const std::function<void(const RawCapture&)>& fn) override;
   absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) override;
@@ -116,6 +117,9 @@ class SqliteStore : public Store {
   // Deletes the captures — raw blob, report and process rows — in one transaction; returns how many
   // were deleted. FailedPrecondition, deleting none, when a delta that stays needs one of them.
   absl::StatusOr<size_t> DeleteCaptures(const std::vector<std::string>& capture_ids);
+  // Records that the device's history is thinned up to these marks ("" leaves a mark as it is); a mark
+  // never moves back.
+  absl::Status RecordRetention(const std::string& device_id, const RetentionMarks& marks);
   // Gives the database's free pages back to the file system: PRAGMA incremental_vacuum on a file made with
   // auto_vacuum=INCREMENTAL (every file since schema 14), else — when `allow_vacuum` — one VACUUM, which
   // also converts it but holds the write lock while it copies the database. Returns the bytes the file

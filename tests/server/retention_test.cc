@@ -135,6 +135,12 @@ TEST_F(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads
   // The space went back to the file system.
   EXPECT_GT(run->file_bytes_freed, 0);
 
+  // The device's history says how far it is thinned, for trends over it.
+  absl::StatusOr<storage::RetentionMarks> marks = store_->GetRetentionMarks(kDevice);
+  ASSERT_TRUE(marks.ok()) << marks.status();
+  EXPECT_EQ(marks->hourly_before, "2026-12-02T00:00:00.000Z");  // now (end of day 3) minus 24 h
+  EXPECT_EQ(marks->daily_before, "2026-12-01T00:00:00.000Z");   // minus 48 h
+
   // A second run finds nothing more to delete.
   absl::StatusOr<RetentionRun> again = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
   ASSERT_TRUE(again.ok()) << again.status();
