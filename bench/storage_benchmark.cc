@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +38,15 @@
 #include "memfleet/v1/capture.pb.h"
 #include "proto/capture_codec.h"
 #include "report/report.h"
+#include "report/report_json.h"
+#include "server/accounting/account.h"
+#include "server/capture_ingestor.h"
+#include "server/retention.h"
+#include "storage/report_codec.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/moving_capture.h"
+#include "tests/support/sample_capture.h"
 #include "tests/support/test_paths.h"
 
 namespace memfleet::storage {
@@ -529,6 +537,193 @@ void BM_ProcessRowBytes(benchmark::State& state) {
   state.counters["total_B_per_row"] = (table_bytes + index_bytes) / rows;
 }
 BENCHMARK(BM_ProcessRowBytes)->Arg(45)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// The stored form of a report (storage/report_codec.h) against the alternatives, one sample device
+// (range(0)) with its engine report: counters json_B (ReportToJson as the server stores it), zstd3_B
+// (plain zstd-3 of it), dict_B (the stored frame, built-in dictionary), decompress_us (reading it back)
+// and rebuild_us (not storing it: the engine's Account + ReportToJson of the decoded capture, what
+// every read would cost instead). Time: one CompressReportJson.
+void BM_ReportCodec(benchmark::State& state) {
+  const capture::Capture& capture = SampleCaptures()[static_cast<size_t>(state.range(0))];
+  if (capture.size() == 0) {
+    state.SkipWithError("capture could not be collected");
+    return;
+  }
+  state.SetLabel(kSampleTrees[state.range(0)]);
+  const std::string json = report::ReportToJson(accounting::Account(capture), -1);
+  std::string blob;
+  for (auto _ : state) {
+    blob = CompressReportJson(json);
+    benchmark::DoNotOptimize(blob.data());
+  }
+  std::string plain(ZSTD_compressBound(json.size()), '\0');
+  const size_t plain_bytes = ZSTD_compress(plain.data(), plain.size(), json.data(), json.size(), 3);
+  auto us = [](auto&& fn) {
+    constexpr int kRounds = 20;
+    auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < kRounds; ++r) fn();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / kRounds;
+  };
+  state.counters["json_B"] = static_cast<double>(json.size());
+  state.counters["zstd3_B"] = ZSTD_isError(plain_bytes) ? 0 : static_cast<double>(plain_bytes);
+  state.counters["dict_B"] = static_cast<double>(blob.size());
+  state.counters["decompress_us"] = us([&] { benchmark::DoNotOptimize(DecompressReportJson(blob)); });
+  state.counters["rebuild_us"] =
+      us([&] { benchmark::DoNotOptimize(report::ReportToJson(accounting::Account(capture), -1)); });
+}
+BENCHMARK(BM_ReportCodec)->DenseRange(0, kLiveRoot - 1)->Unit(benchmark::kMicrosecond);
+
+// ---- bytes per stored capture, by table and index ----
+
+// Page bytes of every table and index (dbstat), by name, of the database at `path`; empty on error.
+std::map<std::string, double> PageBytesByName(const std::string& path) {
+  std::map<std::string, double> bytes;
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
+  if (!db.ok()) return bytes;
+  absl::StatusOr<Statement> st = db->Prepare("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name");
+  if (!st.ok()) return bytes;
+  while (true) {
+    absl::StatusOr<StepResult> r = st->Step();
+    if (!r.ok() || *r == StepResult::kDone) break;
+    bytes[st->ColumnText(0)] = static_cast<double>(st->ColumnInt64(1));
+  }
+  return bytes;
+}
+
+// The five sample devices, range(0) captures each, one every 10 minutes with moving numbers
+// (tests/support/moving_capture.h), ingested as the server does (CaptureIngestor: engine, report JSON,
+// delta storage with its default keyframe period) into a real file; then every table's and index's page
+// bytes (dbstat) per capture. Counters: B_per_capture (the whole file's pages, free pages included) and
+// one `<table or index>` counter each; the time is the whole ingest. MEMFLEET_BENCH_KEEP_DB=path keeps a
+// copy of the database.
+void BM_CaptureFootprint(benchmark::State& state) {
+  const int per_device = static_cast<int>(state.range(0));
+  const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
+  std::map<std::string, double> bytes;
+  double file_bytes = 0;
+  for (auto _ : state) {
+    TempDir dir;
+    const std::string path = dir.path() + "/footprint.db";
+    {
+      absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+      if (!store.ok()) {
+        state.SkipWithError(store.status().ToString().c_str());
+        return;
+      }
+      server::CaptureIngestor ingestor(**store, nullptr);
+      for (int seq = 0; seq < per_device; ++seq) {
+        for (size_t d = 0; d < samples.size(); ++d) {
+          const std::string device = std::string("sample-") + kSampleTrees[d];
+          server::AssembledCapture a;
+          a.device_id = device;
+          a.capture_id = testing::CaptureId(device, seq);
+          a.captured_at = TimeAt(static_cast<int64_t>(seq) * kCaptureIntervalSeconds);
+          a.capture = testing::Later(samples[d], seq * kCaptureIntervalSeconds / 60);
+          a.capture.AddFile("capture.json", "{\"format\": 1, \"device_id\": \"" + device + "\"}\n");
+          if (!ingestor.Ingest(std::move(a)).has_ack()) {
+            state.SkipWithError("a capture was not acked");
+            return;
+          }
+        }
+      }
+    }
+    bytes = PageBytesByName(path);
+    // scripts/train-report-dictionary trains the report dictionary on this database's reports.
+    if (const char* keep = getenv("MEMFLEET_BENCH_KEEP_DB")) {
+      std::error_code ec;
+      std::filesystem::copy_file(path, keep, std::filesystem::copy_options::overwrite_existing, ec);
+    }
+    file_bytes = static_cast<double>(std::filesystem::file_size(path));
+  }
+  const double captures = static_cast<double>(per_device) * static_cast<double>(samples.size());
+  state.counters["B_per_capture"] = file_bytes / captures;
+  for (const auto& [name, b] : bytes) {
+    if (b > 0) state.counters[name] = b / captures;
+  }
+}
+BENCHMARK(BM_CaptureFootprint)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// ---- a year of one device through retention ----
+
+// One device, a capture every 5 minutes for 365 days (105,120 captures), stored as the server stores them
+// but without running the engine on each: the qcom-sm8450 sample's real report (compressed as stored) with
+// its total moving, 13 processes, a 700-byte delta blob and every 32nd capture a 20 kB keyframe. Then
+// ApplyRetention at the year's end with --retain-full-days 30 --retain-hourly-days 365 (the simulated
+// clock is the year's end). Counters: file_MB before and after, kept captures, trend_before_ms and
+// trend_after_ms (the 1-year trend of one process, before and after, this run), retention_s.
+void BM_RetentionYear(benchmark::State& state) {
+  constexpr int kDays = 365;
+  constexpr int kPerDay = 288;
+  const capture::Capture& sample = SampleCaptures()[3];  // qcom-sm8450
+  if (sample.size() == 0) {
+    state.SkipWithError("capture could not be collected");
+    return;
+  }
+  const report::Report sample_report = accounting::Account(sample);
+  const std::string sample_json = report::ReportToJson(sample_report, -1);
+  double before_mb = 0, after_mb = 0, trend_before_ms = 0, trend_after_ms = 0, retention_s = 0, kept = 0;
+  for (auto _ : state) {
+    TempDir dir;
+    const std::string path = dir.path() + "/year.db";
+    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+    if (!store.ok()) {
+      state.SkipWithError(store.status().ToString().c_str());
+      return;
+    }
+    std::string keyframe;
+    for (int day = 0; day < kDays; ++day) {
+      std::vector<CaptureRecord> batch;
+      for (int i = 0; i < kPerDay; ++i) {
+        const int seq = day * kPerDay + i;
+        CaptureRecord c;
+        c.device_id = "year-phone";
+        c.capture_id = "year-phone-" + std::to_string(seq);
+        c.captured_at = TimeAt(static_cast<int64_t>(seq) * 300);
+        c.raw_codec = seq % 32 == 0 ? "zstd+proto" : "zstd-delta+proto";
+        c.raw_blob = std::string(seq % 32 == 0 ? 20'000 : 700, static_cast<char>(seq & 0x7f));
+        if (seq % 32 == 0) keyframe = c.capture_id;
+        c.raw_base = seq % 32 == 0 ? "" : keyframe;
+        c.report = sample_report;
+        c.report.device.total_kb = *sample_report.device.total_kb + (seq * 7919) % 50'000;
+        c.report_json = sample_json;
+        batch.push_back(std::move(c));
+      }
+      if (absl::StatusOr<size_t> r = (*store)->PutCaptures(batch); !r.ok()) {
+        state.SkipWithError(r.status().ToString().c_str());
+        return;
+      }
+    }
+    auto trend_ms = [&] {
+      auto start = std::chrono::steady_clock::now();
+      absl::StatusOr<std::vector<HistoryRow>> r = (*store)->ProcessHistory("year-phone", "system_server", "total_kb", "", 0);
+      benchmark::DoNotOptimize(r);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    trend_ms();  // warm the page cache, as for the second
+    trend_before_ms = trend_ms();
+    before_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+    const int64_t end_ms = (kEpoch20240101 + int64_t{kDays} * 86400) * 1000;
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<server::RetentionRun> run = server::ApplyRetention(
+        **store, {std::chrono::hours(24 * 30), std::chrono::hours(24 * 365)}, end_ms, server::RetentionOptions{});
+    retention_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!run.ok()) {
+      state.SkipWithError(run.status().ToString().c_str());
+      return;
+    }
+    kept = static_cast<double>(run->captures_before - run->deleted);
+    trend_ms();
+    trend_after_ms = trend_ms();
+    after_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+  }
+  state.counters["file_MB_before"] = before_mb;
+  state.counters["file_MB_after"] = after_mb;
+  state.counters["kept"] = kept;
+  state.counters["trend_before_ms"] = trend_before_ms;
+  state.counters["trend_after_ms"] = trend_after_ms;
+  state.counters["retention_s"] = retention_s;
+}
+BENCHMARK(BM_RetentionYear)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace memfleet::storage

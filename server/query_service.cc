@@ -276,6 +276,10 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
     return NotFound(absl::StrCat("no process named \"", Printable(request->process_name()),
                                  "\" in the stored captures of device \"", device_id, "\""));
   }
+  absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
+  if (!marks.ok()) return ToGrpcStatus(marks.status());
+  response->set_hourly_before(marks->hourly_before);
+  response->set_daily_before(marks->daily_before);
   for (const storage::HistoryRow& row : *rows) {
     v1::HistoryPoint* p = response->add_points();
     p->set_captured_at(row.captured_at);

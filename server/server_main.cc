@@ -6,6 +6,8 @@
 //   memfleet-server --db F token add --kind agent --name bench-3 --device-id bench-3   # prints the secret once
 //   memfleet-server --db F token list | token revoke NAME                               (docs/security.md)
 //   memfleet-server --listen 127.0.0.1:7070 --db F --http-listen 127.0.0.1:9420       # GET /metrics (docs/metrics.md)
+//   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin old captures
+//   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
 //
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
@@ -25,6 +27,8 @@
 #include "server/clock.h"
 #include "server/lab_server.h"
 #include "server/reaccount.h"
+#include "server/retention.h"
+#include "server/retention_worker.h"
 #include "server/security/exposure.h"
 #include "server/security/token_admin.h"
 #include "storage/sqlite_store.h"
@@ -45,6 +49,54 @@ int RunReaccount(const std::string& db_path) {
   for (const std::string& f : r->failures) std::cerr << "memfleet-server: not re-accounted: " << f << "\n";
   std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed" << std::endl;
   return r->failed == 0 ? 0 : 1;
+}
+
+// Retention flags (docs/performance.md "Retention"), shared by the server and `compact`.
+struct RetentionArgs {
+  int full_days = 0;
+  int hourly_days = 0;
+  bool dry_run = false;
+
+  memfleet::server::RetentionPolicy Policy() const {
+    return {std::chrono::hours(24) * full_days, std::chrono::hours(24) * hourly_days};
+  }
+};
+
+void AddRetentionFlags(CLI::App* app, RetentionArgs& args) {
+  app->add_option("--retain-full-days", args.full_days,
+                  "keep every capture this many days; older ones are thinned to one an hour (0 = keep everything)")
+      ->check(CLI::Range(0, 100000));
+  app->add_option("--retain-hourly-days", args.hourly_days,
+                  "after this many days, one capture a day instead of one an hour (0 = hourly forever)")
+      ->check(CLI::Range(0, 100000));
+}
+
+int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int RunCompact(const std::string& db_path, const RetentionArgs& args) {
+  if (args.full_days <= 0) {
+    std::cerr << "memfleet-server: compact: --retain-full-days N is required (the days kept at full resolution)\n";
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<memfleet::storage::SqliteStore>> store =
+      memfleet::storage::SqliteStore::Open(db_path, memfleet::storage::SqliteStoreOptions());
+  if (!store.ok()) {
+    std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
+    return 1;
+  }
+  memfleet::server::RetentionOptions options;
+  options.dry_run = args.dry_run;
+  absl::StatusOr<memfleet::server::RetentionRun> run =
+      memfleet::server::ApplyRetention(**store, args.Policy(), WallClockMs(), options);
+  if (!run.ok()) {
+    std::cerr << "memfleet-server: compact: " << run.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "compact: " << memfleet::server::DescribeRetentionRun(*run, args.dry_run) << std::endl;
+  return 0;
 }
 
 struct TokenArgs {
@@ -195,6 +247,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{0}, size_t{10000}))
       ->capture_default_str();
 
+  RetentionArgs retention;
+  AddRetentionFlags(&app, retention);
+  CLI::App* compact_cmd = app.add_subcommand(
+      "compact", "thin old captures now as --retain-full-days/--retain-hourly-days say, print what was freed, exit");
+  compact_cmd->add_flag("--dry-run", retention.dry_run, "only count what would be deleted (deleting is irreversible)");
+
   TokenArgs token_args;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
   token_cmd->require_subcommand(1);
@@ -207,12 +265,13 @@ int main(int argc, char** argv) {
   token_revoke->add_option("NAME", token_args.revoke_name, "token name")->required();
   // Parent options (--db) after the subcommand too: `memfleet-server token list --db F`.
   app.fallthrough();
-  for (CLI::App* sub : {token_cmd, token_add, token_list, token_revoke}) sub->fallthrough();
+  for (CLI::App* sub : {token_cmd, token_add, token_list, token_revoke, compact_cmd}) sub->fallthrough();
 
   options.listen.clear();
   CLI11_PARSE(app, argc, argv);
 
   if (*token_cmd) return RunToken(options.db_path, token_add, token_list, token_revoke, token_args);
+  if (*compact_cmd) return RunCompact(options.db_path, retention);
   if (reaccount) return RunReaccount(options.db_path);
   if (options.listen.empty()) {
     std::cerr << "memfleet-server: --listen HOST:PORT is required (e.g. --listen 127.0.0.1:7070)\n";
@@ -267,6 +326,19 @@ int main(int argc, char** argv) {
     std::cerr << "memfleet-server: " << server.status().message() << "\n";
     return 1;
   }
+  std::unique_ptr<memfleet::server::RetentionWorker> retention_worker;
+  if (retention.full_days > 0) {
+    memfleet::server::RetentionWorkerOptions retention_options;
+    retention_options.db_path = options.db_path;
+    retention_options.policy = retention.Policy();
+    absl::StatusOr<std::unique_ptr<memfleet::server::RetentionWorker>> worker =
+        memfleet::server::RetentionWorker::Start(retention_options);
+    if (!worker.ok()) {
+      std::cerr << "memfleet-server: retention: " << worker.status().message() << "\n";
+      return 1;
+    }
+    retention_worker = std::move(*worker);
+  }
   // Scripts and tests parse this line for the real port (with --listen HOST:0).
   std::cout << "memfleet-server listening on " << (*server)->address() << std::endl;
   if (!options.http.listen.empty()) {
@@ -277,6 +349,7 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   memfleet::server::LogLine(absl::StrCat("received ", signal_number == SIGINT ? "SIGINT" : "SIGTERM", ", stopping"));
+  retention_worker.reset();
   (*server)->Stop();
   return 0;
 }

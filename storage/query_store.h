@@ -37,6 +37,9 @@ class QueryStore {
   virtual absl::StatusOr<std::vector<FleetValueRow>> LatestPerDevice(const std::string& metric,
                                                                      const std::string& process_name) = 0;
 
+  // How far retention has thinned the device's history; empty marks when it never has.
+  virtual absl::StatusOr<RetentionMarks> GetRetentionMarks(const std::string& device_id) = 0;
+
   // The latest report of each device among the captures of a sweep, by device id.
   virtual absl::StatusOr<std::vector<StoredReport>> LatestReportsOfSweep(const std::string& sweep_id) = 0;
   // The latest report of each device whose latest capture is at or after `since` ("" = every device), by

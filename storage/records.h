@@ -98,6 +98,13 @@ struct FleetValueRow {
   std::optional<int64_t> value_kb;
 };
 
+// How far back retention has thinned a device's history (server/retention.h): before `hourly_before` it
+// holds at most one capture an hour, before `daily_before` one a day; "" = not thinned (RFC 3339 times).
+struct RetentionMarks {
+  std::string hourly_before;
+  std::string daily_before;
+};
+
 }  // namespace memfleet::storage
 
 #endif  // MEMFLEET_STORAGE_RECORDS_H_

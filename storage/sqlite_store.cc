@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "report/report.h"
+#include "storage/report_codec.h"
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
 #include "storage/timestamp.h"
@@ -250,8 +251,8 @@ constexpr char kInsertCaptureSql[] =
 
 constexpr char kInsertDeviceReportSql[] =
     "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, "
-    "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb, report_zstd) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 
 constexpr char kInsertProcessReportSql[] =
     "INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, oom_score_adj, cached, pss_kb, "
@@ -262,18 +263,22 @@ constexpr char kInsertProcessReportSql[] =
 constexpr char kCaptureDeviceSql[] = "SELECT device_id FROM captures WHERE capture_id = ?1";
 
 constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = ?1";
-constexpr char kUpdateReportJsonSql[] = "UPDATE captures SET report_json = ?2 WHERE capture_id = ?1";
 constexpr char kDeleteDeviceReportSql[] = "DELETE FROM device_reports WHERE capture_id = ?1";
 constexpr char kDeleteProcessReportsSql[] = "DELETE FROM process_reports WHERE capture_id = ?1";
 
+// A report is the compressed JSON in its device_reports row (schema version 14), one primary-key probe
+// from the capture the query found.
 constexpr char kReportAtSql[] =
-    "SELECT capture_id, device_id, captured_at, report_json FROM captures "
-    "WHERE device_id = ?1 AND captured_at <= ?2 ORDER BY captured_at DESC, capture_id DESC LIMIT 1";
+    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "JOIN device_reports AS r ON r.capture_id = c.capture_id "
+    "WHERE c.device_id = ?1 AND c.captured_at <= ?2 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
 constexpr char kReportLatestSql[] =
-    "SELECT capture_id, device_id, captured_at, report_json FROM captures "
-    "WHERE device_id = ?1 ORDER BY captured_at DESC, capture_id DESC LIMIT 1";
+    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "JOIN device_reports AS r ON r.capture_id = c.capture_id "
+    "WHERE c.device_id = ?1 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
 constexpr char kReportByCaptureSql[] =
-    "SELECT capture_id, device_id, captured_at, report_json FROM captures WHERE capture_id = ?1";
+    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.capture_id = ?1";
 
 std::string ListDevicesSql() {
   return absl::StrCat(
@@ -347,8 +352,8 @@ uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
 // ---- writes shared by PutCapture and ReplaceReport (caller holds the writer's mutex, in a transaction) ----
 
 absl::Status InsertReportRows(Connection& c, const std::string& capture_id, const std::string& device_id,
-                              const std::string& captured_at, const report::Report& report)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+                              const std::string& captured_at, const report::Report& report,
+                              const std::string& report_json) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertDeviceReportSql));
     ResetOnExit reset(st);
@@ -366,6 +371,7 @@ absl::Status InsertReportRows(Connection& c, const std::string& capture_id, cons
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, d.kernel_kb));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(12, d.processes_kb));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(13, d.total_kb));
+    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(14, CompressReportJson(report_json)));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertProcessReportSql));
@@ -497,7 +503,7 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
     MEMFLEET_RETURN_IF_ERROR(st->BindText(5, capture.sweep_id));
     MEMFLEET_RETURN_IF_ERROR(st->BindText(6, capture.raw_codec));
     MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, static_cast<int64_t>(capture.raw_bytes)));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(8, capture.report_json));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(8, ""));  // the report is in device_reports (schema 14)
     MEMFLEET_RETURN_IF_ERROR(st->BindBlob(9, capture.raw_blob));
     MEMFLEET_RETURN_IF_ERROR(capture.build_fingerprint.empty() ? st->BindNull(10)
                                                                : st->BindText(10, capture.build_fingerprint));
@@ -509,7 +515,8 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
     if (owner.has_value() && *owner != capture.device_id) return OtherDevicesCapture(capture, *owner);
     return false;
   }
-  MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture.capture_id, capture.device_id, times.captured_at, capture.report));
+  MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture.capture_id, capture.device_id, times.captured_at, capture.report,
+                                            capture.report_json));
   MEMFLEET_RETURN_IF_ERROR(InsertLabels(c, capture.capture_id, capture.labels));
   MEMFLEET_RETURN_IF_ERROR(
       TouchDevice(c, capture.device_id, times.received_at.empty() ? times.captured_at : times.received_at));
@@ -517,15 +524,49 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
   return true;
 }
 
-// capture_id, device_id, captured_at, report_json[, build_fingerprint].
-StoredReport ReadStoredReport(const Statement& st) {
-  StoredReport report;
-  report.capture_id = st.ColumnText(0);
-  report.device_id = st.ColumnText(1);
-  report.captured_at = st.ColumnText(2);
-  report.report_json = st.ColumnText(3);
-  if (st.ColumnCount() > 4 && !st.ColumnIsNull(4)) report.build_fingerprint = st.ColumnText(4);
-  return report;
+// A report row as read, its JSON still compressed (report_codec.h): decompressed by DecodeReports once the
+// statement is done, so that a corrupt one is an error of the query rather than a row.
+struct CompressedReport {
+  StoredReport report;  // report_json empty
+  std::string report_zstd;
+};
+
+// capture_id, device_id, captured_at, report_zstd[, build_fingerprint].
+CompressedReport ReadStoredReport(const Statement& st) {
+  CompressedReport row;
+  row.report.capture_id = st.ColumnText(0);
+  row.report.device_id = st.ColumnText(1);
+  row.report.captured_at = st.ColumnText(2);
+  row.report_zstd = st.ColumnBlob(3);
+  if (st.ColumnCount() > 4 && !st.ColumnIsNull(4)) row.report.build_fingerprint = st.ColumnText(4);
+  return row;
+}
+
+absl::StatusOr<StoredReport> DecodeReport(CompressedReport row) {
+  absl::StatusOr<std::string> json = DecompressReportJson(row.report_zstd);
+  if (!json.ok()) {
+    return absl::Status(json.status().code(), absl::StrCat("capture ", row.report.capture_id, ": ", json.status().message()));
+  }
+  row.report.report_json = *std::move(json);
+  return std::move(row.report);
+}
+
+absl::StatusOr<std::optional<StoredReport>> DecodeReports(absl::StatusOr<std::optional<CompressedReport>> row) {
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return std::optional<StoredReport>();
+  MEMFLEET_ASSIGN_OR_RETURN(StoredReport report, DecodeReport(**std::move(row)));
+  return std::optional<StoredReport>(std::move(report));
+}
+
+absl::StatusOr<std::vector<StoredReport>> DecodeReports(absl::StatusOr<std::vector<CompressedReport>> rows) {
+  if (!rows.ok()) return rows.status();
+  std::vector<StoredReport> reports;
+  reports.reserve(rows->size());
+  for (CompressedReport& row : *rows) {
+    MEMFLEET_ASSIGN_OR_RETURN(StoredReport report, DecodeReport(std::move(row)));
+    reports.push_back(std::move(report));
+  }
+  return reports;
 }
 
 absl::Status Configure(SqliteDb& db, const SqliteStoreOptions& options, bool writable, bool in_memory) {
@@ -576,6 +617,9 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   if (read_only) {
     MEMFLEET_RETURN_IF_ERROR(CheckSchemaIsLatest(writer->db));
   } else {
+    // Only takes effect on a new, empty file (an existing one converts at its first ReturnFreePages): then
+    // retention's deletions can be given back to the file system a few pages at a time.
+    MEMFLEET_RETURN_IF_ERROR(writer->db.Exec("PRAGMA auto_vacuum = INCREMENTAL"));
     MEMFLEET_RETURN_IF_ERROR(MigrateToLatest(writer->db));
   }
   std::unique_ptr<Connection> reader;
@@ -685,20 +729,13 @@ absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const rep
     // The capture's own identity wins over whatever the new report says.
     std::tie(device_id, captured_at) = *std::move(identity);
   }
-  {
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kUpdateReportJsonSql));
-    ResetOnExit reset(st);
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, report_json));
-    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
-  }
   for (const char* sql : {kDeleteProcessReportsSql, kDeleteDeviceReportSql}) {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
     ResetOnExit reset(st);
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
-  MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture_id, device_id, captured_at, report));
+  MEMFLEET_RETURN_IF_ERROR(InsertReportRows(c, capture_id, device_id, captured_at, report, report_json));
   MEMFLEET_RETURN_IF_ERROR(RunWithDeviceId(c, kRefreshPlatformSql, device_id));
   return txn.Commit();
 }
@@ -769,12 +806,12 @@ absl::StatusOr<std::optional<DeviceRecord>> SqliteStore::GetDevice(const std::st
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReport(const std::string& device_id,
                                                                    const std::string& at) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string at_utc, NormalizeOptionalTimestamp(at, "at"));
-  if (at_utc.empty()) return QueryFirst(reader(), kReportLatestSql, {device_id}, ReadStoredReport);
-  return QueryFirst(reader(), kReportAtSql, {device_id, at_utc}, ReadStoredReport);
+  if (at_utc.empty()) return DecodeReports(QueryFirst(reader(), kReportLatestSql, {device_id}, ReadStoredReport));
+  return DecodeReports(QueryFirst(reader(), kReportAtSql, {device_id, at_utc}, ReadStoredReport));
 }
 
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReportByCapture(const std::string& capture_id) {
-  return QueryFirst(reader(), kReportByCaptureSql, {capture_id}, ReadStoredReport);
+  return DecodeReports(QueryFirst(reader(), kReportByCaptureSql, {capture_id}, ReadStoredReport));
 }
 
 absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::string& device_id,
@@ -929,6 +966,124 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
   return ExplainQueryPlan(c.db, sql);
 }
 
+// ---- Retention ----
+
+namespace {
+
+constexpr char kHasLabelsTableSql[] = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'capture_labels'";
+constexpr char kRetentionRowsSql[] =
+    "SELECT c.capture_id, c.captured_at, r.total_kb, c.sweep_id != '', c.raw_base FROM captures AS c "
+    "LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.device_id = ?1 "
+    "ORDER BY c.captured_at, c.capture_id";
+// The same, a capture with a label pinned too (the labels table is another schema version's).
+constexpr char kRetentionRowsWithLabelsSql[] =
+    "SELECT c.capture_id, c.captured_at, r.total_kb, c.sweep_id != '' OR EXISTS (SELECT 1 FROM capture_labels AS l "
+    "WHERE l.capture_id = c.capture_id), c.raw_base FROM captures AS c "
+    "LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.device_id = ?1 "
+    "ORDER BY c.captured_at, c.capture_id";
+constexpr char kDeleteCaptureSql[] = "DELETE FROM captures WHERE capture_id = ?1";
+constexpr char kGetRetentionMarksSql[] =
+    "SELECT hourly_before, daily_before FROM device_retention WHERE device_id = ?1";
+// Canonical times compare as text; MAX keeps a mark from moving back, '' (none) being the least.
+constexpr char kRecordRetentionSql[] =
+    "INSERT INTO device_retention (device_id, hourly_before, daily_before) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (device_id) DO UPDATE SET hourly_before = MAX(hourly_before, excluded.hourly_before), "
+    "daily_before = MAX(daily_before, excluded.daily_before)";
+
+absl::StatusOr<int64_t> PragmaInt(SqliteDb& db, const char* sql) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare(sql));
+  MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st.Step());
+  if (r != StepResult::kRow) return absl::InternalError(absl::StrCat("\"", sql, "\" returned no row"));
+  return st.ColumnInt64(0);
+}
+
+absl::StatusOr<int64_t> FileBytes(SqliteDb& db) {
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t pages, PragmaInt(db, "PRAGMA page_count"));
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t page_size, PragmaInt(db, "PRAGMA page_size"));
+  return pages * page_size;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<RetentionRow>> SqliteStore::RetentionRows(const std::string& device_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<bool> labels,
+                            QueryFirst(reader(), kHasLabelsTableSql, {}, [](const Statement&) { return true; }));
+  return QueryAll(reader(), labels.has_value() ? kRetentionRowsWithLabelsSql : kRetentionRowsSql, {device_id},
+                  [](const Statement& st) {
+                    RetentionRow row;
+                    row.capture_id = st.ColumnText(0);
+                    row.captured_at = st.ColumnText(1);
+                    row.total_kb = st.ColumnOptionalInt64(2);
+                    row.pinned = st.ColumnInt64(3) != 0;
+                    row.keyframe_id = st.ColumnText(4);  // NULL reads as ""
+                    return row;
+                  });
+}
+
+absl::StatusOr<RetentionMarks> SqliteStore::GetRetentionMarks(const std::string& device_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<RetentionMarks> marks,
+                            QueryFirst(reader(), kGetRetentionMarksSql, {device_id}, [](const Statement& st) {
+                              return RetentionMarks{st.ColumnText(0), st.ColumnText(1)};
+                            }));
+  return marks.value_or(RetentionMarks{});
+}
+
+absl::Status SqliteStore::RecordRetention(const std::string& device_id, const RetentionMarks& marks) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string hourly, NormalizeOptionalTimestamp(marks.hourly_before, "hourly_before"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string daily, NormalizeOptionalTimestamp(marks.daily_before, "daily_before"));
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRecordRetentionSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, hourly));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(3, daily));
+  return st->StepDone();
+}
+
+absl::StatusOr<size_t> SqliteStore::DeleteCaptures(const std::vector<std::string>& capture_ids) {
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
+  // Checked at COMMIT, so a keyframe and its deltas may go in any order; one a remaining delta needs
+  // fails the transaction (raw_base has no ON DELETE action).
+  MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA defer_foreign_keys = ON"));
+  size_t deleted = 0;
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteCaptureSql));
+    ResetOnExit reset(st);
+    for (const std::string& id : capture_ids) {
+      st->Reset();
+      MEMFLEET_RETURN_IF_ERROR(st->BindText(1, id));
+      MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+      deleted += static_cast<size_t>(c.db.Changes());
+    }
+  }
+  absl::Status committed = txn.Commit();
+  if (committed.code() == absl::StatusCode::kInvalidArgument || committed.code() == absl::StatusCode::kFailedPrecondition) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "deleting ", capture_ids.size(), " captures would orphan a delta that stays (", committed.message(), ")"));
+  }
+  MEMFLEET_RETURN_IF_ERROR(committed);
+  return deleted;
+}
+
+absl::StatusOr<int64_t> SqliteStore::ReturnFreePages(bool allow_vacuum) {
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t before, FileBytes(c.db));
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t mode, PragmaInt(c.db, "PRAGMA auto_vacuum"));
+  if (mode == 2) {  // INCREMENTAL
+    MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA incremental_vacuum"));
+  } else if (allow_vacuum) {
+    MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+    MEMFLEET_RETURN_IF_ERROR(c.db.Exec("VACUUM"));
+  }
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t after, FileBytes(c.db));
+  return before - after;
+}
+
 // ---- Tokens ----
 
 namespace {
@@ -1016,14 +1171,14 @@ constexpr char kGetLatestBaselineSql[] =
     "SELECT version, name, imported_at, raw_text FROM baselines ORDER BY version DESC LIMIT 1";
 // Per device, its newest capture of the sweep (a device may have been captured twice in one sweep).
 constexpr char kLatestReportsOfSweepSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, c.report_json FROM captures c "
-    "WHERE c.sweep_id = ?1 AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
+    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures c "
+    "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.sweep_id = ?1 AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
     "WHERE c2.sweep_id = ?1 AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
     "ORDER BY c.device_id";
 constexpr char kLatestReportsSinceSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, c.report_json FROM devices d "
+    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM devices d "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 WHERE c2.device_id = d.device_id "
-    "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
+    "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
     "WHERE c.captured_at >= ?1 ORDER BY d.device_id";
 
 // The pairs come from a scan of captures_by_device_build_time alone, and each pair's latest capture is
@@ -1032,10 +1187,10 @@ constexpr char kLatestReportsSinceSql[] =
 constexpr char kLatestReportsPerBuildSql[] =
     "WITH pairs AS (SELECT DISTINCT device_id, build_fingerprint FROM captures "
     "INDEXED BY captures_by_device_build_time) "
-    "SELECT c.capture_id, c.device_id, c.captured_at, c.report_json, p.build_fingerprint FROM pairs p "
+    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd, p.build_fingerprint FROM pairs p "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 INDEXED BY "
     "captures_by_device_build_time WHERE c2.device_id = p.device_id AND c2.build_fingerprint IS p.build_fingerprint "
-    "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
+    "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
     "WHERE c.captured_at >= ?1 ORDER BY p.device_id, p.build_fingerprint";
 
 }  // namespace
@@ -1079,17 +1234,17 @@ absl::StatusOr<std::optional<BaselineRecord>> SqliteStore::GetBaseline(int64_t v
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsOfSweep(const std::string& sweep_id) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(sweep_id, "sweep_id"));
-  return QueryAll(reader(), kLatestReportsOfSweepSql, {sweep_id}, ReadStoredReport);
+  return DecodeReports(QueryAll(reader(), kLatestReportsOfSweepSql, {sweep_id}, ReadStoredReport));
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return QueryAll(reader(), kLatestReportsSinceSql, {since_utc}, ReadStoredReport);
+  return DecodeReports(QueryAll(reader(), kLatestReportsSinceSql, {since_utc}, ReadStoredReport));
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return QueryAll(reader(), kLatestReportsPerBuildSql, {since_utc}, ReadStoredReport);
+  return DecodeReports(QueryAll(reader(), kLatestReportsPerBuildSql, {since_utc}, ReadStoredReport));
 }
 
 // ---- end Baselines ----

@@ -42,6 +42,16 @@ struct SqliteStoreOptions {
   int64_t max_page_count = 0;
 };
 
+// One capture as retention sees it (server/retention_plan.h): its time, device total, whether anything
+// pins it (a sweep; a label, when the database has a capture_labels table) and the keyframe it needs.
+struct RetentionRow {
+  std::string capture_id;
+  std::string captured_at;
+  std::optional<int64_t> total_kb;
+  bool pinned = false;
+  std::string keyframe_id;  // raw_base; "" for a whole capture
+};
+
 // The queries that must stay index-served as the database grows (see ExplainHotQuery).
 enum class HotQuery {
   kProcessTrend,         // ProcessHistory
@@ -71,6 +81,7 @@ class SqliteStore : public Store {
                                                          uint32_t limit) override;
   absl::StatusOr<std::vector<FleetValueRow>> LatestPerDevice(const std::string& metric,
                                                              const std::string& process_name) override;
+  absl::StatusOr<RetentionMarks> GetRetentionMarks(const std::string& device_id) override;
   absl::Status ForEachRawCapture(const std::string& device_id,
                                  const std::function<void(const RawCapture&)>& fn) override;
   absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) override;
@@ -106,6 +117,20 @@ class SqliteStore : public Store {
   // Each capture is deduplicated on its own; returns how many were new. Any invalid record or failed
   // write stores none of them.
   absl::StatusOr<size_t> PutCaptures(const std::vector<CaptureRecord>& captures);
+
+  // Retention (server/retention.h). A device's captures, oldest first.
+  absl::StatusOr<std::vector<RetentionRow>> RetentionRows(const std::string& device_id);
+  // Deletes the captures — raw blob, report and process rows — in one transaction; returns how many
+  // were deleted. FailedPrecondition, deleting none, when a delta that stays needs one of them.
+  absl::StatusOr<size_t> DeleteCaptures(const std::vector<std::string>& capture_ids);
+  // Records that the device's history is thinned up to these marks ("" leaves a mark as it is); a mark
+  // never moves back.
+  absl::Status RecordRetention(const std::string& device_id, const RetentionMarks& marks);
+  // Gives the database's free pages back to the file system: PRAGMA incremental_vacuum on a file made with
+  // auto_vacuum=INCREMENTAL (every file since schema 14), else — when `allow_vacuum` — one VACUUM, which
+  // also converts it but holds the write lock while it copies the database. Returns the bytes the file
+  // shrank by (0 when it would have needed a VACUUM it was not allowed).
+  absl::StatusOr<int64_t> ReturnFreePages(bool allow_vacuum);
 
   // EXPLAIN QUERY PLAN of a hot query, exactly as the method runs it (metric total_kb), one line per
   // plan row — for tests that assert an index serves it.

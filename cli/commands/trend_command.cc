@@ -91,12 +91,29 @@ absl::StatusOr<std::string> ResolveOnDevice(ServerClient& client, const std::str
   return resolved.status();
 }
 
+// The retention marks these points reach back past (sorted points): thinned history is said so; a mark
+// older than every point says nothing about them. Empty = all at full resolution.
+struct Thinned {
+  std::string hourly_before;
+  std::string daily_before;
+};
+
+Thinned ThinnedOf(const std::vector<v1::HistoryPoint>& points, const v1::ProcessHistoryResponse& history) {
+  Thinned t;
+  if (points.empty()) return t;
+  const std::string& first = points.front().captured_at();
+  if (!history.hourly_before().empty() && first < history.hourly_before()) t.hourly_before = history.hourly_before();
+  if (!history.daily_before().empty() && first < history.daily_before()) t.daily_before = history.daily_before();
+  return t;
+}
+
 }  // namespace
 
 std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse& history, OutputFormat format) {
   const std::vector<v1::HistoryPoint> points = Sorted(history);
   const std::string metric = MetricName(args.metric);
   const Summary summary = Summarize(points);
+  const Thinned thinned = ThinnedOf(points, history);
   if (format == OutputFormat::kJson) {
     json list = json::array();
     for (const v1::HistoryPoint& p : points) {
@@ -109,6 +126,10 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
                 {"since", args.since.empty() ? json(nullptr) : json(args.since)},
                 {"points", std::move(list)}, {"min_kb", KbJson(summary.min)}, {"max_kb", KbJson(summary.max)},
                 {"last_kb", KbJson(summary.last)}};
+    out["thinned"] = thinned.hourly_before.empty()
+                         ? json(nullptr)
+                         : json({{"hourly_before", thinned.hourly_before},
+                                 {"daily_before", thinned.daily_before.empty() ? json(nullptr) : json(thinned.daily_before)}});
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
@@ -136,6 +157,12 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
   out += "  min " + KbText(summary.min) + "   max " + KbText(summary.max) + "   last " + KbText(summary.last) + "   (" +
          std::to_string(points.size()) + (points.size() == 1 ? " sample" : " samples") +
          (summary.unknown ? ", " + std::to_string(summary.unknown) + " unknown" : "") + ")\n";
+  if (!thinned.hourly_before.empty()) {
+    out += TerminalSafe("  resolution: one capture an hour before " + thinned.hourly_before +
+                        (thinned.daily_before.empty() ? "" : ", one a day before " + thinned.daily_before) +
+                        " (retention); every capture after") +
+           "\n";
+  }
   return out;
 }
 

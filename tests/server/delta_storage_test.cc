@@ -16,6 +16,7 @@
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/moving_capture.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/temp_dir.h"
 
@@ -23,35 +24,6 @@ namespace memfleet::server {
 namespace {
 
 constexpr char kDevice[] = "sim-qcom-101";  // the device id of the qcom-sm8450 sample's capture.json
-
-// Adds `delta` to the first number after `key` in `text` (the text unchanged when the key is absent).
-std::string Bump(std::string text, const std::string& key, long delta) {
-  size_t at = text.find(key);
-  if (at == std::string::npos) return text;
-  size_t start = text.find_first_of("0123456789", at + key.size());
-  if (start == std::string::npos) return text;
-  size_t end = text.find_first_not_of("0123456789", start);
-  long value = std::strtol(text.substr(start, end - start).c_str(), nullptr, 10);
-  return text.replace(start, end - start, std::to_string(value + delta));
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The sample device `minutes` later: free memory and every process's first Rss moved, as on a live phone.
-capture::Capture Later(const capture::Capture& sample, int minutes) {
-  capture::Capture c = sample;
-  for (const auto& [path, node] : sample.nodes()) {
-    if (!node.is_file()) continue;
-    if (path == "proc/meminfo") {
-      c.AddFile(path, Bump(Bump(node.content, "MemFree:", -12L * minutes), "Cached:", 8L * minutes));
-    } else if (EndsWith(path, "/smaps") || EndsWith(path, "/smaps_rollup")) {
-      c.AddFile(path, Bump(node.content, "Rss:", 4L * minutes));
-    }
-  }
-  return c;
-}
 
 class DeltaStorageTest : public ::testing::Test {
  protected:
@@ -72,7 +44,7 @@ class DeltaStorageTest : public ::testing::Test {
     char at[48];  // the store's form, as AgentStream hands the time over
     std::snprintf(at, sizeof(at), "2026-11-30T%02d:%02d:00.000Z", 8 + seq / 60, seq % 60);
     a.captured_at = at;
-    a.capture = Later(sample_, seq);
+    a.capture = testing::Later(sample_, seq);
     if (device != kDevice) a.capture.AddFile("capture.json", "{\"format\": 1, \"device_id\": \"" + device + "\"}\n");
     v1::ServerMessage m = ingestor.Ingest(std::move(a));
     EXPECT_TRUE(m.has_ack()) << m.DebugString();
@@ -138,7 +110,7 @@ TEST_F(DeltaStorageTest, EveryDeltaDecodesToItsCaptureSoReaccountingGivesTheSame
   absl::StatusOr<capture::Capture> decoded =
       wire::DecodeStoredCapture(wire::kDeltaCodec, Raw(kDevice, 5).raw_blob, *keyframe_bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  capture::Capture want = Later(sample_, 5);
+  capture::Capture want = testing::Later(sample_, 5);
   ASSERT_EQ(decoded->size(), want.size());
   for (const auto& [path, node] : want.nodes()) {
     const capture::Node* got = decoded->Find(path);

@@ -54,6 +54,9 @@ class FailingStore : public storage::Store {
 
   // QueryStore
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> ListDevices() override { return inner_->ListDevices(); }
+  absl::StatusOr<storage::RetentionMarks> GetRetentionMarks(const std::string& id) override {
+    return inner_->GetRetentionMarks(id);
+  }
   absl::StatusOr<std::optional<storage::DeviceRecord>> GetDevice(const std::string& id) override {
     return inner_->GetDevice(id);
   }

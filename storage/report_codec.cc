@@ -1,0 +1,93 @@
+#include "storage/report_codec.h"
+
+#include <sqlite3.h>
+#include <zstd.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "report/report_json.h"
+
+namespace memfleet::storage {
+namespace report_codec_internal {
+extern const unsigned char kReportDictionary[];
+extern const size_t kReportDictionarySize;
+}  // namespace report_codec_internal
+
+namespace {
+
+// Level 3, as the raw captures: a report is compressed on the ack path (~11 kB, tens of µs).
+constexpr int kReportCompressionLevel = 3;
+
+// Digested once and shared: ZSTD_CDict/ZSTD_DDict are read-only after creation and thread-safe to use.
+const ZSTD_CDict* CompressionDictionary() {
+  static const ZSTD_CDict* const kDict = ZSTD_createCDict(
+      report_codec_internal::kReportDictionary, report_codec_internal::kReportDictionarySize, kReportCompressionLevel);
+  return kDict;
+}
+
+const ZSTD_DDict* DecompressionDictionary() {
+  static const ZSTD_DDict* const kDict =
+      ZSTD_createDDict(report_codec_internal::kReportDictionary, report_codec_internal::kReportDictionarySize);
+  return kDict;
+}
+
+absl::Status Corrupt(absl::string_view why) {
+  return absl::DataLossError(absl::StrCat("stored report does not decompress: ", why));
+}
+
+void CompressReportSqlFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (argc != 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
+  const int bytes = sqlite3_value_bytes(argv[0]);
+  std::string blob = CompressReportJson(std::string_view(text == nullptr ? "" : text, static_cast<size_t>(bytes)));
+  sqlite3_result_blob64(ctx, blob.data(), blob.size(), SQLITE_TRANSIENT);
+}
+
+}  // namespace
+
+std::string CompressReportJson(std::string_view json) {
+  std::string out(ZSTD_compressBound(json.size()), '\0');
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  size_t n = ZSTD_compress_usingCDict(cctx, out.data(), out.size(), json.data(), json.size(), CompressionDictionary());
+  ZSTD_freeCCtx(cctx);
+  // Compressing into a buffer of ZSTD_compressBound cannot fail but for memory; an empty blob then
+  // fails loudly at the first read instead of storing something wrong.
+  out.resize(ZSTD_isError(n) ? 0 : n);
+  return out;
+}
+
+absl::StatusOr<std::string> DecompressReportJson(std::string_view blob) {
+  const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR) return Corrupt("not a zstd frame");
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return Corrupt("the frame does not say its size");
+  if (size > report::kMaxReportJsonBytes) return Corrupt(absl::StrCat("it claims ", size, " bytes"));
+  const unsigned dict_id = ZSTD_getDictID_fromFrame(blob.data(), blob.size());
+  if (dict_id != 0 && dict_id != kReportDictionaryId) {
+    return Corrupt(absl::StrCat("it was compressed with dictionary ", dict_id, ", which this memfleet does not have"));
+  }
+  std::string out(static_cast<size_t>(size), '\0');
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  size_t n = dict_id == 0 ? ZSTD_decompressDCtx(dctx, out.data(), out.size(), blob.data(), blob.size())
+                          : ZSTD_decompress_usingDDict(dctx, out.data(), out.size(), blob.data(), blob.size(),
+                                                       DecompressionDictionary());
+  ZSTD_freeDCtx(dctx);
+  if (ZSTD_isError(n)) return Corrupt(ZSTD_getErrorName(n));
+  if (n != out.size()) return Corrupt("it is shorter than its frame says");
+  return out;
+}
+
+absl::Status RegisterReportCodecSqlFunctions(SqliteDb& db) {
+  int rc = sqlite3_create_function_v2(db.handle(), "memfleet_compress_report", 1,
+                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, CompressReportSqlFunction,
+                                      nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return absl::InternalError(absl::StrCat("cannot register memfleet_compress_report: ", sqlite3_errstr(rc)));
+  return absl::OkStatus();
+}
+
+}  // namespace memfleet::storage
