@@ -134,8 +134,8 @@ std::string BreakdownBarSvg(const report::DeviceReport& d) {
 std::string RenderDevicePage(const DevicePageInput& in) {
   const FleetDevice& d = in.device;
   std::string body = absl::StrCat(
-      "<h1>Device ", Html(d.device_id), "</h1>\n<p>", Html(d.model), " · ", Html(d.platform), " · build ",
-      Html(d.build), " · ", d.online ? "<span class=\"online\">online</span>" : "<span class=\"offline\">offline</span>",
+      "<h1>Device ", Html(d.device_id), "</h1>\n<p>model ", TextOrUnknown(d.model), " · platform ", TextOrUnknown(d.platform), " · build ",
+      TextOrUnknown(d.build), " · ", d.online ? "<span class=\"online\">online</span>" : "<span class=\"offline\">offline</span>",
       "</p>\n<p>Capture <code>", Html(in.capture_id), "</code> taken ", Html(in.captured_at), "</p>\n");
   absl::StrAppend(&body, "<h2>Breakdown</h2>\n", BreakdownBarSvg(in.report.device), DeviceFigures(in.report));
   absl::StrAppend(&body, "<h2>Processes</h2>\n", ProcessTable(in.report, d.device_id));

@@ -58,8 +58,8 @@ std::string HeaderRow(const FleetView& view) {
 std::string DeviceRow(const FleetDevice& d) {
   return absl::StrCat(
       "<tr class=\"device\"><td><a href=\"", Html(DevicePath(d.device_id)), "\">", Html(d.device_id), "</a></td>",
-      d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>", "<td>", Html(d.model),
-      "</td><td>", Html(d.platform), "</td><td>", Html(d.build), "</td><td>",
+      d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>", "<td>", TextOrUnknown(d.model),
+      "</td><td>", TextOrUnknown(d.platform), "</td><td>", TextOrUnknown(d.build), "</td><td>",
       d.last_capture_at.empty() ? "none yet" : Html(d.last_capture_at), "</td><td class=\"num",
       d.total_kb ? "" : " unknown", "\">", KbText(d.total_kb), "</td></tr>\n");
 }
@@ -70,7 +70,7 @@ std::string GroupTable(const std::vector<FleetGroup>& groups) {
       "<table class=\"groups\"><tr><th>Model</th><th>Devices</th><th>min (kB)</th><th>p50 (kB)</th>"
       "<th>p90 (kB)</th><th>max (kB)</th></tr>\n";
   for (const FleetGroup& g : groups) {
-    absl::StrAppend(&t, "<tr><td>", Html(g.model), "</td><td class=\"num\">", g.devices, "</td><td class=\"num\">",
+    absl::StrAppend(&t, "<tr><td>", TextOrUnknown(g.model), "</td><td class=\"num\">", g.devices, "</td><td class=\"num\">",
                     chart::FormatKb(g.min_kb), "</td><td class=\"num\">", chart::FormatKb(g.p50_kb),
                     "</td><td class=\"num\">", chart::FormatKb(g.p90_kb), "</td><td class=\"num\">",
                     chart::FormatKb(g.max_kb), "</td></tr>\n");

@@ -52,6 +52,10 @@ std::string ProcessPath(absl::string_view device_id, absl::string_view process_n
   return absl::StrCat(DevicePath(device_id), "/process/", UrlComponent(process_name));
 }
 
+std::string TextOrUnknown(absl::string_view text) {
+  return text.empty() ? "<span class=\"unknown\">unknown</span>" : Html(text);
+}
+
 std::string KbText(const report::Kb& kb) { return kb ? chart::FormatKb(*kb) : std::string("unknown"); }
 
 std::string HtmlPage(absl::string_view title, absl::string_view body_html) {

@@ -37,12 +37,12 @@ std::string RenderProcessPage(const ProcessPageInput& in) {
     options.value_label = "total_kb";
     absl::StrAppend(&body, "<div class=\"chart\">", InlineSvg(chart::RenderSvgLineChart(in.history, options)),
                     "</div>\n");
-    absl::StrAppend(&body, "<p class=\"note\">", in.history.size(), " captures; latest ",
+    absl::StrAppend(&body, "<p class=\"note\">", in.history.size(), in.history.size() == 1 ? " capture" : " captures", "; latest ",
                     KbText(in.history.back().value_kb), " kB",
                     in.unknown_samples > 0 ? absl::StrCat("; ", in.unknown_samples, " with the figure unknown (not drawn)") : "",
                     "</p>\n");
   }
-  absl::StrAppend(&body, "<h2>On the fleet's ", Html(in.model), " devices</h2>\n", FleetTable(in));
+  absl::StrAppend(&body, "<h2>On the fleet's devices of model ", TextOrUnknown(in.model), "</h2>\n", FleetTable(in));
   return HtmlPage(absl::StrCat(in.process_name, " on ", in.device_id), body);
 }
 

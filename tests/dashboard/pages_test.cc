@@ -75,6 +75,10 @@ TEST(FleetPageTest, EveryDeviceShowsItsStoredTotalAndLinksToItsPage) {
   }
   EXPECT_NE(html.find("Fleet: 7 devices"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"offline\">offline</td>"), std::string::npos);
+  FleetDevice unnamed = DeviceOf("qcom-sm8450");
+  unnamed.model.clear();
+  EXPECT_NE(RenderFleetPage({unnamed}, {}, {}).find("<td><span class=\"unknown\">unknown</span></td>"), std::string::npos)
+      << "a model the agent did not send reads unknown";
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
@@ -185,7 +189,7 @@ TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
   EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_NE(html.find("com.tencent.mm total_kb on qcom-sm8450"), std::string::npos);
   EXPECT_NE(html.find("latest 215,236 kB"), std::string::npos);
-  EXPECT_NE(html.find("On the fleet's SM8450 &lt;HDK&gt; devices"), std::string::npos);
+  EXPECT_NE(html.find("On the fleet's devices of model SM8450 &lt;HDK&gt;"), std::string::npos);
   EXPECT_NE(html.find("href=\"/device/other/process/com.tencent.mm\""), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num unknown\">unknown</td>"), std::string::npos);
 }

@@ -148,8 +148,9 @@ TEST_F(DashboardTest, ChromiumShowsTheStoredFiguresOnEveryPage) {
     }
   }
   // The first fleet row is the biggest total (?sort=-total); legacy-419's unknown total is last.
-  EXPECT_LT(fleet.find(">qcom-sm8450</a>"), fleet.find(">mtk-mt6989</a>"));
-  EXPECT_LT(fleet.find(">mtk-mt6989</a>"), fleet.find(">legacy-419</a>"));
+  ASSERT_GT(Expected("mtk-mt6989")["device"]["total_kb"], Expected("qcom-sm8450")["device"]["total_kb"]);
+  EXPECT_LT(fleet.find(">mtk-mt6989</a>"), fleet.find(">qcom-sm8450</a>"));
+  EXPECT_LT(fleet.find(">qcom-sm8450</a>"), fleet.find(">legacy-419</a>"));
 
   const json mm = Expected("qcom-sm8450")["processes"]["13560"];
   ASSERT_EQ(mm["name"], "com.tencent.mm");

@@ -114,7 +114,7 @@ TEST_F(DashboardSiteTest, PagesShowTheStoredCapture) {
   HttpReply process = Get("/device/sim-qcom-101/process/com.tencent.mm?days=3650");
   ASSERT_EQ(process.status, 200) << process.body;
   EXPECT_NE(process.body.find("<polyline class=\"series\""), std::string::npos);
-  EXPECT_NE(process.body.find("1 captures; latest " + Grouped(mm_total) + " kB"), std::string::npos) << process.body;
+  EXPECT_NE(process.body.find("1 capture; latest " + Grouped(mm_total) + " kB"), std::string::npos) << process.body;
   EXPECT_NE(process.body.find(">" + Grouped(mm_total) + "</td>"), std::string::npos) << "the same-model table";
 }
 
