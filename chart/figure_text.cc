@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/utc_time.h"
 
 namespace memfleet::chart {
 namespace {
@@ -13,19 +14,6 @@ constexpr int64_t kSecondsPerDay = 86400;
 // 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range four-digit RFC 3339 years can say.
 constexpr int64_t kMinUnixS = -62167219200;
 constexpr int64_t kMaxUnixS = 253402300799;
-
-// The date of a day count from 1970-01-01 (H. Hinnant's civil_from_days).
-void CivilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp + (mp < 10 ? 3 : -9);
-  y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-}
 
 }  // namespace
 
@@ -53,7 +41,7 @@ absl::StatusOr<std::string> FormatUtc(int64_t unix_s) {
     --days;
   }
   int64_t y, m, d;
-  CivilFromDays(days, y, m, d);
+  CivilFromDays(days, &y, &m, &d);
   char buf[96];  // roomy enough for any int64 fields, so -Wformat-truncation is satisfied
   std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", static_cast<long long>(y),
                 static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(secs / 3600),

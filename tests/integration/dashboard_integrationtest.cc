@@ -79,13 +79,8 @@ class DashboardTest : public ::testing::Test {
     ASSERT_GT(port_, 0) << server_->Log();
   }
 
-  void RunAgent(const std::string& capture, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", server_->address(), "--root",
-                                     testing::TestData("captures/" + capture + "/tree"), "--device-id", capture,
-                                     "--once", "--once-timeout", "60", "--spool", dir_ + "/spool-" + capture};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    Subprocess agent(argv, dir_ + "/agent-" + capture + ".log");
-    EXPECT_EQ(agent.WaitExit(std::chrono::seconds(120)), 0) << agent.Log() << "\n--- server ---\n" << server_->Log();
+  void RunAgent(const std::string& capture, const std::vector<std::string>& extra = {}) {
+    testing::RunAgentOnce(*server_, dir_, capture, extra);
   }
 
   // Headless Chromium on `url` with a fresh profile: `mode` is --dump-dom or --screenshot=FILE; its
