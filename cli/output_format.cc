@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "chart/figure_text.h"
+
 namespace memfleet::cli {
 
 namespace {
@@ -120,19 +122,7 @@ std::string TerminalSafe(std::string_view text) { return Escaped(text, /*keep_ne
 
 std::string TerminalSafeLines(std::string_view text) { return Escaped(text, /*keep_newlines=*/true); }
 
-std::string FormatKb(long long kb) {
-  bool negative = kb < 0;
-  unsigned long long v = negative ? 0ULL - static_cast<unsigned long long>(kb) : static_cast<unsigned long long>(kb);
-  std::string digits = std::to_string(v);
-  std::string out;
-  int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    out += digits[static_cast<size_t>(i)];
-    int left = n - 1 - i;
-    if (left > 0 && left % 3 == 0) out += ',';
-  }
-  return negative ? "-" + out : out;
-}
+std::string FormatKb(long long kb) { return chart::FormatKb(kb); }
 
 std::string FormatKbOrDash(const std::optional<int64_t>& kb) {
   return kb ? FormatKb(*kb) : std::string("-");

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "chart/figure_text.h"
 #include "common/utc_time.h"
 
 namespace memfleet::cli {
@@ -16,18 +17,6 @@ constexpr int64_t kSecondsPerDay = 86400;
 // 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range four-digit RFC 3339 years can say.
 constexpr int64_t kMinUnixS = -62167219200;
 constexpr int64_t kMaxUnixS = 253402300799;
-
-void CivilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp + (mp < 10 ? 3 : -9);
-  y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-}
 
 bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
@@ -107,23 +96,7 @@ absl::StatusOr<int64_t> ParseRfc3339(std::string_view text) {
   return DaysFromCivil(year, month, day) * kSecondsPerDay + hour * 3600 + minute * 60 + second - offset_s;
 }
 
-absl::StatusOr<std::string> FormatRfc3339(int64_t unix_s) {
-  if (unix_s < kMinUnixS || unix_s > kMaxUnixS) {
-    return absl::InvalidArgumentError(absl::StrCat("time ", unix_s, " s is outside years 0000..9999"));
-  }
-  int64_t days = unix_s / kSecondsPerDay, secs = unix_s % kSecondsPerDay;
-  if (secs < 0) {
-    secs += kSecondsPerDay;
-    --days;
-  }
-  int64_t y, m, d;
-  CivilFromDays(days, y, m, d);
-  char buf[96];  // roomy enough for any int64 fields, so -Wformat-truncation is satisfied
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", static_cast<long long>(y),
-                static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(secs / 3600),
-                static_cast<long long>(secs / 60 % 60), static_cast<long long>(secs % 60));
-  return std::string(buf);
-}
+absl::StatusOr<std::string> FormatRfc3339(int64_t unix_s) { return chart::FormatUtc(unix_s); }
 
 absl::StatusOr<int64_t> ParseAgo(std::string_view text) {
   auto bad = [&](std::string_view why) {

@@ -7,6 +7,7 @@
 //   UtcMillisOf("2026-12-02T16:15:00.123Z");              // 1796228100123
 //   UtcMillisOf("2026-12-02T16:15:00Z");                  // 1796228100000
 //   DaysFromCivil(1970, 1, 2);                            // 1 (the calendar arithmetic under both)
+//   CivilFromDays(1, &y, &m, &d);                         // 1970-01-02
 //
 // Header-only; pure except FormatUtcMillis's gmtime_r; thread-safe.
 #ifndef MEMFLEET_COMMON_UTC_TIME_H_
@@ -43,6 +44,19 @@ inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
   const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + doe - 719468;
+}
+
+// The date of a day count from 1970-01-01, the inverse of DaysFromCivil (H. Hinnant's civil_from_days).
+inline void CivilFromDays(int64_t z, int64_t* y, int64_t* m, int64_t* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = yoe + era * 400 + (*m <= 2);
 }
 
 namespace utc_time_internal {

@@ -143,11 +143,15 @@ absl::Status LabServer::StartHttp(const LabServerOptions& options) {
       *store_, security::AuthorizerOptions{options.http_require_tokens, false});
   metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
                                                     options.metrics_top_processes);
+  if (options.dashboard) {
+    dashboard_sessions_ = std::make_unique<DashboardSessions>(RealSteadyClock());
+    dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_);
+  }
   MetricsHttpOptions http = options.http;
   http.tls_cert_file = options.tls_cert_file;
   http.tls_key_file = options.tls_key_file;
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
-      MetricsHttpServer::Start(http, *http_authorizer_, *metrics_source_);
+      MetricsHttpServer::Start(http, *http_authorizer_, *metrics_source_, dashboard_.get());
   if (!started.ok()) return started.status();
   http_ = std::move(*started);
   return absl::OkStatus();

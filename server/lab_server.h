@@ -24,6 +24,8 @@
 #include "server/baseline_service.h"
 #include "server/ingest_service.h"
 #include "server/metrics/server_counters.h"
+#include "server/dashboard_sessions.h"
+#include "server/dashboard_site.h"
 #include "server/metrics_http_server.h"
 #include "server/metrics_source.h"
 #include "server/query_service.h"
@@ -61,6 +63,7 @@ struct LabServerOptions {
   MetricsHttpOptions http;
   bool http_require_tokens = false;  // as require_tokens, for the HTTP port's own address
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
+  bool dashboard = false;  // the browser dashboard on the HTTP port too (docs/dashboard.md)
 };
 
 class LabServer {
@@ -108,6 +111,8 @@ class LabServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<security::Authorizer> http_authorizer_;
   std::unique_ptr<MetricsSource> metrics_source_;
+  std::unique_ptr<DashboardSessions> dashboard_sessions_;
+  std::unique_ptr<DashboardSite> dashboard_;  // null unless options.dashboard
   std::unique_ptr<MetricsHttpServer> http_;
   std::chrono::milliseconds shutdown_grace_{5000};
   int port_ = 0;

@@ -30,16 +30,17 @@ namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 using tcp = net::ip::tcp;
 
-using Request = http::request<http::empty_body>;
+using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 
 // What every connection shares; kept alive by the connections themselves until the last one ends.
 struct Shared {
-  Shared(const MetricsHttpOptions& o, const security::Authorizer& a, MetricsSource& s)
-      : options(o), authorizer(a), source(s) {}
+  Shared(const MetricsHttpOptions& o, const security::Authorizer& a, MetricsSource& s, DashboardSite* d)
+      : options(o), authorizer(a), source(s), dashboard(d) {}
   const MetricsHttpOptions options;
   const security::Authorizer& authorizer;
   MetricsSource& source;
+  DashboardSite* const dashboard;  // null: only /metrics
   std::unique_ptr<ssl::context> tls;  // null: plain HTTP
   std::atomic<size_t> connections{0};
 };
@@ -68,10 +69,42 @@ Response Refusal(const absl::Status& status, unsigned version, bool keep_alive) 
   return res;
 }
 
+// A dashboard page (dashboard_site.h), with headers that keep a browser from running or framing anything.
+Response DashboardAnswer(Shared& shared, const Request& req) {
+  DashboardRequest request;
+  request.method = ToStd(req.method_string());
+  request.target = ToStd(req.target());
+  if (auto it = req.find(http::field::authorization); it != req.end()) request.authorization = ToStd(it->value());
+  if (auto it = req.find(http::field::cookie); it != req.end()) request.cookie = ToStd(it->value());
+  request.body = req.body();
+  request.tls = shared.tls != nullptr;
+  DashboardReply reply = shared.dashboard->Handle(request);
+  Response res{static_cast<http::status>(reply.status), req.version()};
+  res.set(http::field::content_type, "text/html; charset=utf-8");
+  res.set(http::field::cache_control, "no-store");
+  res.set("Content-Security-Policy",
+          "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+  res.set("X-Content-Type-Options", "nosniff");
+  if (!reply.location.empty()) res.set(http::field::location, reply.location);
+  if (!reply.set_cookie.empty()) res.set(http::field::set_cookie, reply.set_cookie);
+  if (reply.bearer_challenge) res.set(http::field::www_authenticate, "Bearer realm=\"memfleet\"");
+  res.keep_alive(req.keep_alive());
+  if (req.method() == http::verb::head) {
+    res.content_length(reply.body.size());
+  } else {
+    res.body() = std::move(reply.body);
+    res.prepare_payload();
+  }
+  return res;
+}
+
 Response Answer(Shared& shared, const Request& req) {
   const size_t field_count = static_cast<size_t>(std::distance(req.begin(), req.end()));
   const metrics::ScrapeRoute route =
       metrics::RouteScrapeRequest(ToStd(req.method_string()), ToStd(req.target()), field_count);
+  if (route.answer == metrics::ScrapeAnswer::kNotFound && shared.dashboard != nullptr) {
+    return DashboardAnswer(shared, req);
+  }
   const bool keep_alive = req.keep_alive() && route.answer == metrics::ScrapeAnswer::kMetrics;
   if (route.answer != metrics::ScrapeAnswer::kMetrics) {
     Response res = PlainText(static_cast<http::status>(route.status), route.reason, req.version(), keep_alive);
@@ -125,7 +158,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   void Read() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(shared_->options.max_header_bytes));
-    parser_->body_limit(0);
+    parser_->body_limit(shared_->dashboard != nullptr ? kMaxDashboardBodyBytes : 0);
     beast::get_lowest_layer(stream_).expires_after(shared_->options.read_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
@@ -164,7 +197,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   Stream stream_;
   std::shared_ptr<Shared> shared_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::empty_body>> parser_;
+  std::optional<http::request_parser<http::string_body>> parser_;
   Response response_;
 };
 
@@ -276,15 +309,17 @@ class MetricsHttpServer::Impl {
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const MetricsHttpOptions& options,
                                                                             const security::Authorizer& authorizer,
-                                                                            MetricsSource& source) {
-  auto shared = std::make_shared<Shared>(options, authorizer, source);
+                                                                            MetricsSource& source,
+                                                                            DashboardSite* dashboard) {
+  auto shared = std::make_shared<Shared>(options, authorizer, source, dashboard);
   absl::StatusOr<std::unique_ptr<ssl::context>> tls = TlsContext(options);
   if (!tls.ok()) return tls.status();
   shared->tls = std::move(*tls);
   auto impl = std::make_unique<Impl>(std::move(shared));
   if (absl::Status s = impl->Listen(); !s.ok()) return s;
   impl->Run();
-  LogLine(absl::StrCat("serving GET /metrics on ", impl->address(), options.tls_cert_file.empty() ? " (HTTP)" : " (HTTPS)"));
+  LogLine(absl::StrCat("serving GET /metrics", dashboard != nullptr ? " and the dashboard" : "", " on ", impl->address(),
+                       options.tls_cert_file.empty() ? " (HTTP)" : " (HTTPS)"));
   return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(std::move(impl)));
 }
 

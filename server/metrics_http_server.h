@@ -1,7 +1,8 @@
 // MetricsHttpServer: memfleet-server's HTTP port (--http-listen HOST:PORT) serving GET /metrics to
 // Prometheus, over Boost.Beast on its own small Asio thread pool. HTTPS with the server's TLS certificate
 // when it has one; every request is authorized like a gRPC call (an `Authorization: Bearer` read or admin
-// token when authentication is on: docs/security.md). Bounded: header bytes, header fields, request
+// token when authentication is on: docs/security.md); with a DashboardSite, every other path is the
+// browser dashboard (dashboard_site.h, docs/dashboard.md). Bounded: header bytes, header fields, request
 // target, open connections, and a read timeout per request; a request Beast cannot parse gets 400.
 //
 //   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = MetricsHttpServer::Start(options, auth, source);
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/dashboard_site.h"
 #include "server/metrics_source.h"
 #include "server/security/authorizer.h"
 
@@ -35,9 +37,11 @@ struct MetricsHttpOptions {
 
 class MetricsHttpServer {
  public:
+  // `dashboard` may be null (only /metrics); it must outlive the server.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const MetricsHttpOptions& options,
                                                                   const security::Authorizer& authorizer,
-                                                                  MetricsSource& source);
+                                                                  MetricsSource& source,
+                                                                  DashboardSite* dashboard = nullptr);
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
   ~MetricsHttpServer();  // Stop()

@@ -8,6 +8,7 @@
 //   memfleet-server --listen 127.0.0.1:7070 --db F --http-listen 127.0.0.1:9420       # GET /metrics (docs/metrics.md)
 //   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin old captures
 //   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
+//   memfleet-server ... --http-listen 127.0.0.1:9420 --dashboard                       # and GET / (docs/dashboard.md)
 //
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
@@ -246,6 +247,10 @@ int main(int argc, char** argv) {
                  "processes per device on /metrics, the biggest by total_kb (0: none)")
       ->check(CLI::Range(size_t{0}, size_t{10000}))
       ->capture_default_str();
+  // The browser dashboard (docs/dashboard.md), on the --http-listen port.
+  app.add_flag("--dashboard", options.dashboard,
+               "also serve the browser dashboard (GET /) on --http-listen, with the same TLS and tokens")
+      ->needs("--http-listen");
 
   RetentionArgs retention;
   AddRetentionFlags(&app, retention);
@@ -344,6 +349,10 @@ int main(int argc, char** argv) {
   if (!options.http.listen.empty()) {
     std::cout << "memfleet-server metrics on " << (options.tls_cert_file.empty() ? "http" : "https") << "://"
               << (*server)->http_address() << "/metrics" << std::endl;
+  }
+  if (options.dashboard) {
+    std::cout << "memfleet-server dashboard on " << (options.tls_cert_file.empty() ? "http" : "https") << "://"
+              << (*server)->http_address() << "/" << std::endl;
   }
 
   int signal_number = 0;

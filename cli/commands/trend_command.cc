@@ -13,13 +13,17 @@
 #include "absl/strings/str_join.h"
 #include "cli/commands/process_command.h"
 #include "common/process_name_match.h"
-#include "cli/chart.h"
+#include "chart/chart.h"
 #include "cli/time_spec.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
 namespace {
 
+using chart::ChartOptions;
+using chart::ChartPoint;
+using chart::RenderSvgLineChart;
+using chart::Sparkline;
 using nlohmann::json;
 
 std::string MetricName(const std::string& metric) {

@@ -28,6 +28,7 @@ constexpr MethodAccess kMethodTable[] = {
     {"/memfleet.v1.BaselineService/CheckBaseline", Access::kRead},
     {"/memfleet.v1.BaselineService/Regressions", Access::kRead},
     {kHttpMetricsMethod, Access::kRead},
+    {kHttpDashboardMethod, Access::kRead},
 };
 
 bool KindAllows(TokenKind kind, Access access) {

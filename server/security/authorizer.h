@@ -28,6 +28,8 @@ namespace memfleet::security {
 
 // The access-table name of memfleet-server's HTTP endpoint (--http-listen): a read or admin token.
 inline constexpr char kHttpMetricsMethod[] = "HTTP GET /metrics";
+// The browser dashboard on the same port (--dashboard): a read or admin token, or its session cookie.
+inline constexpr char kHttpDashboardMethod[] = "HTTP GET /";
 
 // What a method needs: an agent token, a read (or admin) token, an admin token.
 enum class Access { kAgent, kRead, kAdmin };

@@ -1,6 +1,6 @@
 // Sparkline scaling and the SVG trend chart: well-formed XML (checked by a small parser below, since the
 // test must not depend on an XML library), an <svg> root and one polyline vertex per sample.
-#include "cli/chart.h"
+#include "chart/chart.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +15,11 @@
 
 namespace memfleet::cli {
 namespace {
+
+using chart::ChartPoint;
+using chart::RenderSvgLineChart;
+using chart::Sparkline;
+using chart::XmlEscape;
 
 // ---- A strict little XML 1.0 well-formedness checker (elements, attributes, text, entities). ----
 struct Element {

@@ -107,13 +107,8 @@ class MetricsTest : public ::testing::Test {
   }
 
   // memfleet-agent --once on a sample capture tree; extra: TLS and token flags.
-  void RunAgent(const std::string& capture, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", server_->address(), "--root",
-                                     testing::TestData("captures/" + capture + "/tree"), "--device-id", capture,
-                                     "--once", "--once-timeout", "60", "--spool", dir_ + "/spool-" + capture};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    Subprocess agent(argv, dir_ + "/agent-" + capture + ".log");
-    EXPECT_EQ(agent.WaitExit(std::chrono::seconds(120)), 0) << agent.Log() << "\n--- server ---\n" << server_->Log();
+  void RunAgent(const std::string& capture, const std::vector<std::string>& extra = {}) {
+    testing::RunAgentOnce(*server_, dir_, capture, extra);
   }
 
   HttpReply Get(const std::string& target, const std::string& bearer = "", const std::string& ca_file = "",

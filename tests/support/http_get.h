@@ -4,6 +4,7 @@
 //
 //   HttpReply r = HttpGet("127.0.0.1", port, "/metrics", {.bearer = token, .ca_file = ca});
 //   EXPECT_EQ(r.status, 200) << r.error;
+//   HttpReply login = HttpGet(host, port, "/login", {.method = "POST", .body = "token=..."});   // a form
 #ifndef MEMFLEET_TESTS_SUPPORT_HTTP_GET_H_
 #define MEMFLEET_TESTS_SUPPORT_HTTP_GET_H_
 
@@ -23,12 +24,17 @@ struct HttpOptions {
   std::string bearer;   // "": no Authorization header
   std::string ca_file;  // "": plain HTTP; else HTTPS, the server's certificate checked against this CA
   std::string method = "GET";
+  std::string cookie;  // "": no Cookie header
+  std::string body;    // sent as application/x-www-form-urlencoded when not ""
 };
 
 struct HttpReply {
   int status = 0;  // 0: no answer (error says why)
   std::string content_type;
   std::string www_authenticate;
+  std::string location;
+  std::string set_cookie;
+  std::string content_security_policy;
   std::string body;
   std::string error;
 };
@@ -38,10 +44,16 @@ namespace http_get_internal {
 template <class Stream>
 HttpReply Exchange(Stream& stream, const std::string& host, const std::string& target, const HttpOptions& o) {
   namespace http = boost::beast::http;
-  http::request<http::empty_body> req{http::string_to_verb(o.method), target, 11};
+  http::request<http::string_body> req{http::string_to_verb(o.method), target, 11};
   req.set(http::field::host, host);
   req.set(http::field::user_agent, "memfleet-test");
   if (!o.bearer.empty()) req.set(http::field::authorization, "Bearer " + o.bearer);
+  if (!o.cookie.empty()) req.set(http::field::cookie, o.cookie);
+  if (!o.body.empty()) {
+    req.set(http::field::content_type, "application/x-www-form-urlencoded");
+    req.body() = o.body;
+    req.prepare_payload();
+  }
   HttpReply reply;
   boost::beast::error_code ec;
   http::write(stream, req, ec);
@@ -62,6 +74,9 @@ HttpReply Exchange(Stream& stream, const std::string& host, const std::string& t
   reply.status = static_cast<int>(res.result_int());
   reply.content_type = std::string(res[http::field::content_type]);
   reply.www_authenticate = std::string(res[http::field::www_authenticate]);
+  reply.location = std::string(res[http::field::location]);
+  reply.set_cookie = std::string(res[http::field::set_cookie]);
+  reply.content_security_policy = std::string(res["Content-Security-Policy"]);
   reply.body = res.body();
   return reply;
 }

@@ -4,6 +4,7 @@
 //   testing::ServerProcess server(dir);                 // waits until it listens
 //   RunAgent("--server", server.address(), ...);
 //   nlohmann::json report = server.Report("sim-qcom-101");
+//   RunAgentOnce(server, dir, "qcom-sm8450");           // memfleet-agent --once on a sample tree
 #ifndef MEMFLEET_TESTS_SUPPORT_SERVER_PROCESS_H_
 #define MEMFLEET_TESTS_SUPPORT_SERVER_PROCESS_H_
 
@@ -90,6 +91,19 @@ inline std::string AddServerToken(const std::string& dir, const std::string& kin
   }
   EXPECT_EQ(secret.size(), 4u + 64u) << p.Log();  // "mft_" + 32 random bytes in hex
   return secret;
+}
+
+// `memfleet-agent --once` on the sample tree tests/data/captures/<capture>/tree as device <capture>, into
+// `server`, its spool and log in `dir`; `extra`: TLS and token flags. A test failure, with both logs,
+// unless it exits 0.
+inline void RunAgentOnce(ServerProcess& server, const std::string& dir, const std::string& capture,
+                         const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", server.address(), "--root",
+                                   TestData("captures/" + capture + "/tree"), "--device-id", capture,
+                                   "--once", "--once-timeout", "60", "--spool", dir + "/spool-" + capture};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Subprocess agent(argv, dir + "/agent-" + capture + ".log");
+  EXPECT_EQ(agent.WaitExit(std::chrono::seconds(120)), 0) << agent.Log() << "\n--- server ---\n" << server.Log();
 }
 
 }  // namespace memfleet::testing

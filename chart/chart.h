@@ -3,8 +3,8 @@
 //
 //   Sparkline({10, 20, 80});                          // "▁▂█"
 //   std::string svg = RenderSvgLineChart(points, {.title = "surfaceflinger total_kb on pixel-1"});
-#ifndef MEMFLEET_CLI_CHART_H_
-#define MEMFLEET_CLI_CHART_H_
+#ifndef MEMFLEET_CHART_CHART_H_
+#define MEMFLEET_CHART_CHART_H_
 
 #include <cstdint>
 #include <optional>
@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace memfleet::cli {
+namespace memfleet::chart {
 
 // One block character (▁▂▃▄▅▆▇█) per value, scaled so the smallest is ▁ and the largest █. With no
 // spread (all values equal, or one value) every block is ▄: a flat line, neither "low" nor "high".
@@ -39,6 +39,6 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
 // & < > " ' as XML entities.
 std::string XmlEscape(std::string_view text);
 
-}  // namespace memfleet::cli
+}  // namespace memfleet::chart
 
-#endif  // MEMFLEET_CLI_CHART_H_
+#endif  // MEMFLEET_CHART_CHART_H_

@@ -1,10 +1,10 @@
-#include "cli/value_axis.h"
+#include "chart/value_axis.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace memfleet::cli {
+namespace memfleet::chart {
 namespace {
 
 constexpr long double kKbPerMb = 1024.0L;
@@ -86,4 +86,4 @@ ValueAxis NiceValueAxis(long double min_kb, long double max_kb, int max_ticks) {
   return axis;
 }
 
-}  // namespace memfleet::cli
+}  // namespace memfleet::chart

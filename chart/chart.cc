@@ -1,15 +1,14 @@
-#include "cli/chart.h"
+#include "chart/chart.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <string>
 
-#include "cli/output_format.h"
-#include "cli/time_spec.h"
-#include "cli/value_axis.h"
+#include "chart/figure_text.h"
+#include "chart/value_axis.h"
 
-namespace memfleet::cli {
+namespace memfleet::chart {
 namespace {
 
 constexpr const char* kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
@@ -25,7 +24,7 @@ enum class TimeScale { kSeconds, kMinutes, kDays };
 // Labels precise enough to tell the ticks apart: "16:15:05" within an hour, "12-02 16:15" within a
 // year, else "2026-12-02".
 std::string TimeLabel(int64_t unix_s, TimeScale scale) {
-  absl::StatusOr<std::string> t = FormatRfc3339(unix_s);
+  absl::StatusOr<std::string> t = FormatUtc(unix_s);
   if (!t.ok()) return "?";
   // t: YYYY-MM-DDTHH:MM:SSZ
   switch (scale) {
@@ -172,7 +171,7 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
   s += "  <polyline class=\"series\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"" + coords + "\"/>\n";
   s += "  <g class=\"samples\" fill=\"#1f77b4\">\n";
   for (const ChartPoint& p : points) {
-    absl::StatusOr<std::string> when = FormatRfc3339(p.time_unix_s);
+    absl::StatusOr<std::string> when = FormatUtc(p.time_unix_s);
     s += "    <circle cx=\"" + Num(x_of(p.time_unix_s)) + "\" cy=\"" + Num(y_of(p.value_kb)) + "\" r=\"3\"><title>" +
          XmlEscape((when.ok() ? *when : std::string("?")) + ": " + FormatKb(p.value_kb) + " kB") +
          "</title></circle>\n";
@@ -182,4 +181,4 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
   return s;
 }
 
-}  // namespace memfleet::cli
+}  // namespace memfleet::chart

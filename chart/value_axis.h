@@ -4,13 +4,13 @@
 //
 //   ValueAxis axis = NiceValueAxis(29050 * 1024.0L / 1000, 29150 * 1024.0L / 1000);
 //   // axis.labels: "29.76 MB", "29.78 MB", ... — never two "29.1 MB"
-#ifndef MEMFLEET_CLI_VALUE_AXIS_H_
-#define MEMFLEET_CLI_VALUE_AXIS_H_
+#ifndef MEMFLEET_CHART_VALUE_AXIS_H_
+#define MEMFLEET_CHART_VALUE_AXIS_H_
 
 #include <string>
 #include <vector>
 
-namespace memfleet::cli {
+namespace memfleet::chart {
 
 struct ValueAxis {
   long double lo_kb = 0;  // bottom of the plot: the first tick, at or below the smallest value
@@ -23,6 +23,6 @@ struct ValueAxis {
 // percent first, so a flat series draws through the middle.
 ValueAxis NiceValueAxis(long double min_kb, long double max_kb, int max_ticks = 6);
 
-}  // namespace memfleet::cli
+}  // namespace memfleet::chart
 
-#endif  // MEMFLEET_CLI_VALUE_AXIS_H_
+#endif  // MEMFLEET_CHART_VALUE_AXIS_H_

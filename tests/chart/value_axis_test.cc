@@ -1,4 +1,4 @@
-#include "cli/value_axis.h"
+#include "chart/value_axis.h"
 
 #include <cstdint>
 #include <limits>
@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 
-namespace memfleet::cli {
+namespace memfleet::chart {
 namespace {
 
 std::vector<std::string> Labels(long double min_kb, long double max_kb) {
@@ -72,4 +72,4 @@ TEST(NiceValueAxisTest, NegativeAndExtremeRangesStayFinite) {
 }
 
 }  // namespace
-}  // namespace memfleet::cli
+}  // namespace memfleet::chart

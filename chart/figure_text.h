@@ -1,0 +1,22 @@
+// How charts and pages write figures and times: kB with thousands separators ("1,234,567") and UTC
+// times in RFC 3339 ("2026-11-30T08:00:00Z"), so the CLI, its SVG charts and the dashboard read alike.
+// Pure.
+#ifndef MEMFLEET_CHART_FIGURE_TEXT_H_
+#define MEMFLEET_CHART_FIGURE_TEXT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace memfleet::chart {
+
+// Digits grouped by three with ',' ("-1,024"); every long long, including the most negative.
+std::string FormatKb(long long kb);
+
+// YYYY-MM-DDTHH:MM:SSZ; InvalidArgument outside years 0000..9999 (the format has four year digits).
+absl::StatusOr<std::string> FormatUtc(int64_t unix_s);
+
+}  // namespace memfleet::chart
+
+#endif  // MEMFLEET_CHART_FIGURE_TEXT_H_

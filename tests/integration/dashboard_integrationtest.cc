@@ -1,0 +1,196 @@
+// The browser dashboard end to end, with the real binaries and a real browser: memfleet-server
+// --http-listen 127.0.0.1:0 --dashboard, real memfleet-agent --once on three sample capture trees, then
+// Debian's headless Chromium loads each page (fleet, each device, a process) and its DOM must show the
+// stored figures — the sample's expected report, written as the pages write kB — and PNG screenshots go
+// to <build>/dashboard-screenshots/ for people to look at. Over HTTPS with tokens, the login flow: no
+// cookie is sent to /login, a read token POSTed there gives a Secure HttpOnly session cookie, and the
+// cookie opens the pages. The browser tests are skipped (with a message) only when the `chromium`
+// package is not installed; scripts/setup-deps installs it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tests/support/http_get.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_data.h"
+#include "tests/support/test_paths.h"
+
+namespace memfleet {
+namespace {
+
+using nlohmann::json;
+using testing::Bin;
+using testing::HttpGet;
+using testing::HttpOptions;
+using testing::HttpReply;
+using testing::Subprocess;
+
+// legacy-419's total is null: its pages must say "unknown", never 0.
+const std::vector<std::string> kCaptures = {"legacy-419", "mtk-mt6989", "qcom-sm8450"};
+const std::string kTls = testing::TestData("tls");
+constexpr char kChromium[] = "/usr/bin/chromium";
+
+// "3,567,646": how a reader expects a kB figure written (the test's own grouping, not the page's).
+std::string Grouped(int64_t kb) {
+  std::string digits = std::to_string(kb);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return digits;
+}
+
+std::string FigureText(const json& kb) { return kb.is_null() ? "unknown" : Grouped(kb.get<int64_t>()); }
+
+json Expected(const std::string& capture) {
+  return json::parse(testing::ReadTestData("captures/" + capture + "/expected.json"));
+}
+
+std::string ScreenshotDir() { return testing::GetTestPaths().bin_dir + "/../dashboard-screenshots"; }
+
+class DashboardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("memfleet-dashboard-");
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    server_.reset();
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+
+  // memfleet-server with --http-listen 127.0.0.1:0 --dashboard; the port from its "dashboard on" line.
+  void StartServer(std::vector<std::string> extra = {}) {
+    extra.insert(extra.end(), {"--http-listen", "127.0.0.1:0", "--dashboard"});
+    server_ = std::make_unique<testing::ServerProcess>(dir_, extra);
+    const std::string line = server_->process().WaitForLine("memfleet-server dashboard on http", std::chrono::seconds(30));
+    const size_t colon = line.rfind(':');
+    ASSERT_NE(colon, std::string::npos) << server_->Log();
+    base_url_ = line.substr(line.find("http"));
+    base_url_.pop_back();  // the trailing '/'
+    port_ = std::atoi(line.substr(colon + 1).c_str());
+    ASSERT_GT(port_, 0) << server_->Log();
+  }
+
+  void RunAgent(const std::string& capture, const std::vector<std::string>& extra = {}) {
+    testing::RunAgentOnce(*server_, dir_, capture, extra);
+  }
+
+  // Headless Chromium on `url` with a fresh profile: `mode` is --dump-dom or --screenshot=FILE; its
+  // output (the DOM for --dump-dom, with Chromium's own log lines) from its log file.
+  std::string Chromium(const std::string& mode, const std::string& url, const std::string& name) {
+    const std::string profile = dir_ + "/chromium-" + name;
+    std::vector<std::string> argv = {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                                     "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                                     "--disable-sync", "--user-data-dir=" + profile, "--window-size=1400,1000",
+                                     mode, url};
+    Subprocess browser(argv, dir_ + "/chromium-" + name + ".log");
+    EXPECT_EQ(browser.WaitExit(std::chrono::seconds(180)), 0) << browser.Log();
+    return browser.Log();
+  }
+
+  // The page's DOM as Chromium built it, and a screenshot of it under the build folder.
+  std::string LoadPage(const std::string& path, const std::string& name) {
+    const std::string dom = Chromium("--dump-dom", base_url_ + path, name + "-dom");
+    const std::string png = ScreenshotDir() + "/" + name + ".png";
+    std::remove(png.c_str());
+    Chromium("--screenshot=" + png, base_url_ + path, name + "-png");
+    std::ifstream in(png, std::ios::binary);
+    std::string header(8, '\0');
+    in.read(header.data(), 8);
+    EXPECT_EQ(header, std::string("\x89PNG\r\n\x1a\n", 8)) << "no screenshot at " << png;
+    in.seekg(0, std::ios::end);
+    EXPECT_GT(in.tellg(), 20000) << png << " is too small to show a page";
+    return dom;
+  }
+
+  std::string dir_;
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::string base_url_;  // http://127.0.0.1:PORT
+  int port_ = 0;
+};
+
+TEST_F(DashboardTest, ChromiumShowsTheStoredFiguresOnEveryPage) {
+  if (access(kChromium, X_OK) != 0) GTEST_SKIP() << "chromium is not installed (scripts/setup-deps installs it)";
+  ASSERT_EQ(std::system(("mkdir -p '" + ScreenshotDir() + "'").c_str()), 0);
+  StartServer();
+  for (const std::string& c : kCaptures) RunAgent(c);
+
+  const std::string fleet = LoadPage("/?sort=-total", "fleet");
+  EXPECT_NE(fleet.find("Fleet: 3 devices"), std::string::npos) << fleet;
+  for (const std::string& c : kCaptures) {
+    SCOPED_TRACE(c);
+    const json expected = Expected(c);
+    ASSERT_EQ(server_->Report(c)["device"]["total_kb"], expected["device"]["total_kb"]) << "stored as expected";
+    EXPECT_NE(fleet.find(">" + c + "</a>"), std::string::npos);
+    EXPECT_NE(fleet.find(">" + FigureText(expected["device"]["total_kb"]) + "</td>"), std::string::npos);
+
+    const std::string device = LoadPage("/device/" + c, "device-" + c);
+    EXPECT_NE(device.find("<h1>Device " + c + "</h1>"), std::string::npos) << device;
+    for (const char* part : {"total_kb", "kernel_kb", "processes_kb", "static_reserved_kb"}) {
+      EXPECT_NE(device.find(">" + FigureText(expected["device"][part]) + "</td>"), std::string::npos) << part;
+    }
+    for (const auto& [pid, p] : expected["processes"].items()) {
+      EXPECT_NE(device.find(">" + pid + "</td>"), std::string::npos) << pid;
+      EXPECT_NE(device.find(">" + FigureText(p["total_kb"]) + "</td>"), std::string::npos) << pid;
+    }
+  }
+  // The first fleet row is the biggest total (?sort=-total); legacy-419's unknown total is last.
+  ASSERT_GT(Expected("mtk-mt6989")["device"]["total_kb"], Expected("qcom-sm8450")["device"]["total_kb"]);
+  EXPECT_LT(fleet.find(">mtk-mt6989</a>"), fleet.find(">qcom-sm8450</a>"));
+  EXPECT_LT(fleet.find(">qcom-sm8450</a>"), fleet.find(">legacy-419</a>"));
+
+  const json mm = Expected("qcom-sm8450")["processes"]["13560"];
+  ASSERT_EQ(mm["name"], "com.tencent.mm");
+  const std::string process = LoadPage("/device/qcom-sm8450/process/com.tencent.mm?days=3650", "process");
+  EXPECT_NE(process.find("<polyline class=\"series\""), std::string::npos) << process;
+  EXPECT_NE(process.find("latest " + FigureText(mm["total_kb"]) + " kB"), std::string::npos);
+}
+
+TEST_F(DashboardTest, OverHttpsTheBrowserLogsInOnceAndTheCookieOpensThePages) {
+  const std::string read_token = testing::AddServerToken(dir_, "read", "browser");
+  const std::string agent_token = testing::AddServerToken(dir_, "agent", "qcom", "qcom-sm8450");
+  StartServer({"--tls-cert", kTls + "/server.pem", "--tls-key", kTls + "/server.key"});
+  std::ofstream(dir_ + "/agent.token") << agent_token;
+  RunAgent("qcom-sm8450", {"--ca-cert", kTls + "/ca.pem", "--token-file", dir_ + "/agent.token"});
+  const std::string ca = kTls + "/ca.pem";
+  const std::string total = FigureText(Expected("qcom-sm8450")["device"]["total_kb"]);
+
+  HttpOptions https;
+  https.ca_file = ca;
+  HttpReply anonymous = HttpGet("127.0.0.1", port_, "/device/qcom-sm8450", https);
+  EXPECT_EQ(anonymous.status, 303) << anonymous.error;
+  EXPECT_EQ(anonymous.location, "/login");
+  EXPECT_EQ(HttpGet("127.0.0.1", port_, "/", {}).status, 0) << "plain HTTP gets no answer from an HTTPS port";
+
+  HttpOptions login = https;
+  login.method = "POST";
+  login.body = "token=" + read_token;
+  HttpReply in = HttpGet("127.0.0.1", port_, "/login", login);
+  ASSERT_EQ(in.status, 303) << in.error << in.body;
+  EXPECT_NE(in.set_cookie.find("; HttpOnly"), std::string::npos) << in.set_cookie;
+  EXPECT_NE(in.set_cookie.find("; SameSite=Strict"), std::string::npos);
+  EXPECT_NE(in.set_cookie.find("; Secure"), std::string::npos) << "under TLS the cookie is Secure";
+
+  HttpOptions with_cookie = https;
+  with_cookie.cookie = in.set_cookie.substr(0, in.set_cookie.find(';'));
+  HttpReply page = HttpGet("127.0.0.1", port_, "/device/qcom-sm8450", with_cookie);
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find("<b>total</b></td><td class=\"num\">" + total + "</td>"), std::string::npos);
+
+  HttpOptions bearer = https;
+  bearer.bearer = read_token;
+  EXPECT_EQ(HttpGet("127.0.0.1", port_, "/", bearer).status, 200) << "a read token as a Bearer header works too";
+  bearer.bearer = agent_token;
+  EXPECT_EQ(HttpGet("127.0.0.1", port_, "/", bearer).status, 403);
+}
+
+}  // namespace
+}  // namespace memfleet
