@@ -2,12 +2,12 @@
 //
 //   memfleet-server --listen 0.0.0.0:7420 --db /var/lib/memfleet/memfleet.db [--workers 4]
 //   memfleet-server --db /var/lib/memfleet/memfleet.db --reaccount   # recompute every stored report
+//   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin old captures
+//   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
 //   memfleet-server --listen 0.0.0.0:7420 --db F --tls-cert server.pem --tls-key server.key [--client-ca ca.pem]
 //   memfleet-server --db F token add --kind agent --name bench-3 --device-id bench-3   # prints the secret once
 //   memfleet-server --db F token list | token revoke NAME                               (docs/security.md)
 //   memfleet-server --listen 127.0.0.1:7420 --db F --http-listen 127.0.0.1:9420       # GET /metrics (docs/metrics.md)
-//   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin old captures
-//   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
 //
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
