@@ -2,8 +2,6 @@
 //
 //   memfleet-server --listen 0.0.0.0:7420 --db /var/lib/memfleet/memfleet.db [--workers 4]
 //   memfleet-server --db /var/lib/memfleet/memfleet.db --reaccount   # recompute every stored report
-//   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin old captures
-//   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
 //   memfleet-server --listen 0.0.0.0:7420 --db F --tls-cert server.pem --tls-key server.key [--client-ca ca.pem]
 //   memfleet-server --db F token add --kind agent --name bench-3 --device-id bench-3   # prints the secret once
 //   memfleet-server --db F token list | token revoke NAME                               (docs/security.md)
@@ -51,7 +49,9 @@ int RunReaccount(const std::string& db_path) {
   return r->failed == 0 ? 0 : 1;
 }
 
-// Retention flags (docs/performance.md "Retention"), shared by the server and `compact`.
+// Retention flags (docs/performance.md "Retention"), shared by the server and `compact`:
+//   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin in the background
+//   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
 struct RetentionArgs {
   int full_days = 0;
   int hourly_days = 0;
