@@ -52,7 +52,9 @@ int RunReaccount(const std::string& db_path) {
   return r->failed == 0 ? 0 : 1;
 }
 
-// Retention flags (docs/performance.md "Retention"), shared by the server and `compact`.
+// Retention flags (docs/performance.md "Retention"), shared by the server and `compact`:
+//   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin in the background
+//   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
 struct RetentionArgs {
   int full_days = 0;
   int hourly_days = 0;

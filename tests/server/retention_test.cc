@@ -5,6 +5,8 @@
 // reports and trends answer for the kept ones, and that the freed pages go back to the file system.
 #include "server/retention.h"
 
+#include <sqlite3.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include "server/capture_ingestor.h"
 #include "server/reaccount.h"
 #include "server/retention_worker.h"
+#include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/moving_capture.h"
@@ -145,6 +148,21 @@ TEST_F(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads
   absl::StatusOr<RetentionRun> again = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->deleted, 0u);
+}
+
+TEST_F(RetentionTest, ALabelledCaptureIsKeptWhenTheDatabaseHasLabels) {
+  {
+    // The labels table as another schema version makes it; only its capture_id column matters here.
+    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE(db->Exec("CREATE TABLE capture_labels (capture_id TEXT NOT NULL, label TEXT NOT NULL)").ok());
+    ASSERT_TRUE(db->Exec("INSERT INTO capture_labels VALUES ('" + testing::CaptureId(kDevice, 5) + "', 'boot')").ok());
+  }
+  absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::set<std::string> kept = StoredIds();
+  EXPECT_EQ(kept.count(testing::CaptureId(kDevice, 5)), 1u);  // day 1, not its peak: only the label keeps it
+  EXPECT_EQ(kept.count(testing::CaptureId(kDevice, 6)), 0u);
 }
 
 TEST_F(RetentionTest, DeletingAKeyframeAKeptDeltaNeedsFailsAndDeletesNothing) {
