@@ -26,6 +26,7 @@ using dashboard::DashboardTarget;
 constexpr int kDefaultTrendDays = 30;
 constexpr int kMaxTrendDays = 3650;
 constexpr uint32_t kMaxTrendPoints = 5000;
+constexpr int kSparklineDays = 7;
 
 DashboardReply Page(int status, std::string body) {
   DashboardReply reply;
@@ -88,6 +89,11 @@ std::vector<dashboard::FleetGroup> GroupsByModel(const std::vector<dashboard::Fl
                       NearestRankPercentile(values, 90), values.back()});
   }
   return groups;
+}
+
+// RFC 3339 of `days` ago: the start of a trend's window.
+std::string DaysAgo(int days) {
+  return FormatUtcMillis(std::chrono::system_clock::now() - std::chrono::hours(24) * days);
 }
 
 absl::StatusOr<int> TrendDays(const DashboardTarget& target) {
@@ -176,6 +182,10 @@ absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& targ
     dashboard::FleetDevice row = FleetDeviceOf(summary.device, registry_);
     row.last_capture_at = summary.last_capture_at;
     row.total_kb = summary.last_total_kb;
+    absl::StatusOr<std::vector<storage::HistoryRow>> week =
+        store_.DeviceHistory(row.device_id, "total_kb", DaysAgo(kSparklineDays), kMaxTrendPoints);
+    if (!week.ok()) return absl::UnavailableError(week.status().message());
+    for (const storage::HistoryRow& point : *week) row.recent_totals_kb.push_back(point.value_kb);
     rows.push_back(std::move(row));
   }
   dashboard::FleetView view;
@@ -186,6 +196,8 @@ absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& targ
 }
 
 absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& target) {
+  absl::StatusOr<int> days = TrendDays(target);
+  if (!days.ok()) return days.status();
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
   if (!device.ok()) return absl::UnavailableError(device.status().message());
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
@@ -207,6 +219,15 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
   in.report = std::move(*report);
   in.capture_id = (*stored)->capture_id;
   in.captured_at = (*stored)->captured_at;
+  in.trend_days = *days;
+  absl::StatusOr<std::vector<storage::HistoryRow>> trend =
+      store_.DeviceHistory(target.device_id, "total_kb", DaysAgo(*days), kMaxTrendPoints);
+  if (!trend.ok()) return absl::UnavailableError(trend.status().message());
+  for (const storage::HistoryRow& row : *trend) {
+    in.captures.push_back({row.captured_at, row.value_kb});
+    const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
+    if (row.value_kb && at_ms) in.total_trend.push_back({*at_ms / 1000, *row.value_kb});
+  }
   return dashboard::RenderDevicePage(in);
 }
 
@@ -216,7 +237,7 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
   if (!device.ok()) return absl::UnavailableError(device.status().message());
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
-  const std::string since = FormatUtcMillis(std::chrono::system_clock::now() - std::chrono::hours(24) * *days);
+  const std::string since = DaysAgo(*days);
   absl::StatusOr<std::vector<storage::HistoryRow>> history =
       store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
   if (!history.ok()) return absl::UnavailableError(history.status().message());

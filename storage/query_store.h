@@ -31,6 +31,12 @@ class QueryStore {
                                                                  const std::string& process_name,
                                                                  const std::string& metric,
                                                                  const std::string& since, uint32_t limit) = 0;
+  // One device figure over time (ddr_kb, mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb,
+  // kernel_kb, processes_kb, total_kb; InvalidArgument for anything else), oldest first; pid is 0.
+  // `since` "" = all; limit 0 = all.
+  virtual absl::StatusOr<std::vector<HistoryRow>> DeviceHistory(const std::string& device_id,
+                                                                const std::string& metric,
+                                                                const std::string& since, uint32_t limit) = 0;
   // The latest report of every device with a device figure (ddr_kb, mem_total_kb, gcma_kb,
   // static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb), or with a process figure of
   // the named process (`process_name` non-empty; `metric` then a process figure column).

@@ -300,6 +300,13 @@ std::string ProcessTrendSql(const char* column) {
                       " ORDER BY captured_at, pid LIMIT ?4");
 }
 
+// A device's range of device_reports_by_device_time, in order.
+std::string DeviceTrendSql(const char* column) {
+  return absl::StrCat("SELECT capture_id, captured_at, 0, ", column,
+                      " FROM device_reports WHERE device_id = ?1 AND captured_at >= ?2"
+                      " ORDER BY captured_at, capture_id LIMIT ?3");
+}
+
 // Per device, the latest report is the last entry of its range in device_reports_by_device_time (a
 // correlated LIMIT 1 subquery: one index probe per device, not a scan of every report), joined back by
 // primary key. Ties on captured_at go to the greater capture_id, as in GetReport.
@@ -838,6 +845,27 @@ absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::s
   });
 }
 
+absl::StatusOr<std::vector<HistoryRow>> SqliteStore::DeviceHistory(const std::string& device_id,
+                                                                   const std::string& metric,
+                                                                   const std::string& since, uint32_t limit) {
+  MEMFLEET_ASSIGN_OR_RETURN(const char* column, DeviceColumn(metric));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
+  Connection& c = reader();
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(DeviceTrendSql(column)));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, since_utc));
+  MEMFLEET_RETURN_IF_ERROR(st->BindInt64(3, limit == 0 ? -1 : static_cast<int64_t>(limit)));
+  return ReadAllRows(st, [](const Statement& row_st) {
+    HistoryRow row;
+    row.capture_id = row_st.ColumnText(0);
+    row.captured_at = row_st.ColumnText(1);
+    row.value_kb = row_st.ColumnOptionalInt64(3);
+    return row;
+  });
+}
+
 absl::StatusOr<std::vector<FleetValueRow>> SqliteStore::LatestPerDevice(const std::string& metric,
                                                                         const std::string& process_name) {
   std::string sql;
@@ -950,6 +978,9 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
   switch (query) {
     case HotQuery::kProcessTrend:
       sql = ProcessTrendSql("total_kb");
+      break;
+    case HotQuery::kDeviceTrend:
+      sql = DeviceTrendSql("total_kb");
       break;
     case HotQuery::kLatestDeviceFigure:
       sql = LatestDeviceFigureSql("total_kb");

@@ -55,6 +55,7 @@ struct RetentionRow {
 // The queries that must stay index-served as the database grows (see ExplainHotQuery).
 enum class HotQuery {
   kProcessTrend,         // ProcessHistory
+  kDeviceTrend,          // DeviceHistory
   kLatestDeviceFigure,   // LatestPerDevice with a device figure
   kLatestProcessFigure,  // LatestPerDevice with a process figure
   kReportAt,             // GetReport at a time
@@ -79,6 +80,8 @@ class SqliteStore : public Store {
                                                          const std::string& process_name,
                                                          const std::string& metric, const std::string& since,
                                                          uint32_t limit) override;
+  absl::StatusOr<std::vector<HistoryRow>> DeviceHistory(const std::string& device_id, const std::string& metric,
+                                                        const std::string& since, uint32_t limit) override;
   absl::StatusOr<std::vector<FleetValueRow>> LatestPerDevice(const std::string& metric,
                                                              const std::string& process_name) override;
   absl::StatusOr<RetentionMarks> GetRetentionMarks(const std::string& device_id) override;

@@ -95,6 +95,31 @@ std::string DumpsysTable(const report::DumpsysView& v) {
   return t;
 }
 
+std::string TrendSection(const DevicePageInput& in) {
+  std::string t = absl::StrCat("<h2>Total over the last ", in.trend_days, in.trend_days == 1 ? " day" : " days",
+                               "</h2>\n<p class=\"note\">", "window: <a href=\"?days=1\">1 day</a> · ",
+                               "<a href=\"?days=7\">7 days</a> · <a href=\"?days=30\">30 days</a> · ",
+                               "<a href=\"?days=365\">a year</a></p>\n");
+  if (in.total_trend.empty()) return t + "<p class=\"note\">No capture in this window has a known total.</p>\n";
+  chart::ChartOptions options;
+  options.title = absl::StrCat("total_kb on ", in.device.device_id);
+  options.value_label = "total_kb";
+  absl::StrAppend(&t, "<div class=\"chart\">", InlineSvg(chart::RenderSvgLineChart(in.total_trend, options)), "</div>\n");
+  return t;
+}
+
+std::string CaptureList(const DevicePageInput& in) {
+  std::string t = absl::StrCat("<h2>Captures (", in.captures.size(), ")</h2>\n<table class=\"captures\">",
+                               "<tr><th>Captured</th><th>Total (kB)</th></tr>\n");
+  for (auto it = in.captures.rbegin(); it != in.captures.rend(); ++it) {
+    absl::StrAppend(&t, "<tr", it->captured_at == in.captured_at ? " class=\"this\"" : "", "><td><a href=\"",
+                    Html(DevicePath(in.device.device_id)), "?at=", UrlComponent(it->captured_at), "\">",
+                    Html(it->captured_at), "</a></td><td class=\"num", it->total_kb ? "" : " unknown", "\">",
+                    KbText(it->total_kb), "</td></tr>\n");
+  }
+  return t + "</table>\n";
+}
+
 std::string Warnings(const std::vector<std::string>& warnings) {
   std::string t = absl::StrCat("<h2>Warnings (", warnings.size(), ")</h2>\n<ul class=\"warnings\">\n");
   for (const std::string& w : warnings) absl::StrAppend(&t, "<li class=\"warn\">", Html(w), "</li>\n");
@@ -141,6 +166,7 @@ std::string RenderDevicePage(const DevicePageInput& in) {
   absl::StrAppend(&body, "<h2>Processes</h2>\n", ProcessTable(in.report, d.device_id));
   absl::StrAppend(&body, "<h2>dumpsys meminfo view</h2>\n", DumpsysTable(in.report.dumpsys));
   body += Warnings(in.report.warnings);
+  body += TrendSection(in) + CaptureList(in);
   return HtmlPage(absl::StrCat("Device ", d.device_id), body);
 }
 

@@ -10,17 +10,29 @@
 #define MEMFLEET_SERVER_DASHBOARD_DEVICE_PAGE_H_
 
 #include <string>
+#include <vector>
 
+#include "chart/chart.h"
 #include "report/report.h"
 #include "server/dashboard/fleet_page.h"
 
 namespace memfleet::dashboard {
+
+struct EarlierCapture {
+  std::string captured_at;
+  report::Kb total_kb;
+};
 
 struct DevicePageInput {
   FleetDevice device;  // what the fleet page says of it
   report::Report report;
   std::string capture_id;
   std::string captured_at;
+  int trend_days = 30;
+  // The device total over the last trend_days, oldest first: the chart draws the known values; the list
+  // of captures (newest first, each a link to its report) shows them all.
+  std::vector<chart::ChartPoint> total_trend;
+  std::vector<EarlierCapture> captures;
 };
 
 // The breakdown as an inline SVG bar: one segment per known part, in proportion to DDR (or to the

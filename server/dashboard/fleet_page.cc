@@ -19,6 +19,7 @@ struct Column {
 constexpr Column kColumns[] = {{"device_id", "Device"}, {"state", "State"},  {"model", "Model"},
                                {"platform", "Platform"}, {"build", "Build"}, {"last_capture", "Last capture"},
                                {"total", "Total (kB)"}};
+constexpr char kSparklineHeading[] = "Last week";
 
 // Orders a before b by the key's column; false when they tie.
 using Less = std::function<bool(const FleetDevice&, const FleetDevice&)>;
@@ -52,7 +53,7 @@ std::string HeaderRow(const FleetView& view) {
     const char* arrow = ascending_now ? " ▲" : view.sort == absl::StrCat("-", c.key) ? " ▼" : "";
     absl::StrAppend(&row, "<th><a href=\"/", Html(QueryOf(next, view.where)), "\">", c.heading, arrow, "</a></th>");
   }
-  return row + "</tr>\n";
+  return absl::StrCat(row, "<th>", kSparklineHeading, "</th></tr>\n");
 }
 
 std::string DeviceRow(const FleetDevice& d) {
@@ -61,7 +62,8 @@ std::string DeviceRow(const FleetDevice& d) {
       d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>", "<td>", TextOrUnknown(d.model),
       "</td><td>", TextOrUnknown(d.platform), "</td><td>", TextOrUnknown(d.build), "</td><td>",
       d.last_capture_at.empty() ? "none yet" : Html(d.last_capture_at), "</td><td class=\"num",
-      d.total_kb ? "" : " unknown", "\">", KbText(d.total_kb), "</td></tr>\n");
+      d.total_kb ? "" : " unknown", "\">", KbText(d.total_kb), "</td><td class=\"spark\">",
+      SparklineSvg(d.recent_totals_kb), "</td></tr>\n");
 }
 
 std::string GroupTable(const std::vector<FleetGroup>& groups) {

@@ -28,6 +28,7 @@ struct FleetDevice {
   bool online = false;
   std::string last_capture_at;  // RFC 3339; "" when none stored
   report::Kb total_kb;          // of the latest report; null when unknown or none
+  std::vector<report::Kb> recent_totals_kb;  // the totals of its captures of the last week, oldest first
 };
 
 // One model's device totals (the devices whose total is known).

@@ -1,5 +1,8 @@
 #include "server/dashboard/html.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "chart/chart.h"
 #include "chart/figure_text.h"
@@ -57,6 +60,47 @@ std::string TextOrUnknown(absl::string_view text) {
 }
 
 std::string KbText(const report::Kb& kb) { return kb ? chart::FormatKb(*kb) : std::string("unknown"); }
+
+std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px, int height_px) {
+  std::optional<int64_t> lo, hi;
+  for (const report::Kb& v : values) {
+    if (!v) continue;
+    lo = lo ? std::min(*lo, *v) : *v;
+    hi = hi ? std::max(*hi, *v) : *v;
+  }
+  if (!lo) return "";
+  const double step = values.size() > 1 ? (width_px - 4.0) / static_cast<double>(values.size() - 1) : 0;
+  std::string lines, segment;
+  const auto flush = [&] {
+    if (!segment.empty()) absl::StrAppend(&lines, "<polyline fill=\"none\" stroke=\"#1f77b4\" points=\"", segment, "\"/>");
+    segment.clear();
+  };
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i]) {
+      flush();
+      continue;
+    }
+    // long double: hi - lo may not fit in int64.
+    const long double spread = static_cast<long double>(*hi) - static_cast<long double>(*lo);
+    const double frac = spread > 0 ? static_cast<double>((static_cast<long double>(*values[i]) - *lo) / spread) : 0.5;
+    const double y = height_px - 2 - frac * (height_px - 4);
+    // One value: a short level stroke in the middle, so it shows at all.
+    for (const double x : values.size() > 1 ? std::vector<double>{2 + step * static_cast<double>(i)}
+                                            : std::vector<double>{width_px / 2.0 - 3, width_px / 2.0 + 3}) {
+      char point[48];
+      std::snprintf(point, sizeof point, "%.1f,%.1f", x, y);
+      absl::StrAppend(&segment, segment.empty() ? "" : " ", point);
+    }
+  }
+  flush();
+  return absl::StrCat("<svg class=\"sparkline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"", width_px,
+                      "\" height=\"", height_px, "\">", lines, "</svg>");
+}
+
+std::string InlineSvg(std::string svg) {
+  if (svg.rfind("<?xml", 0) == 0) svg.erase(0, svg.find('\n') + 1);
+  return svg;
+}
 
 std::string HtmlPage(absl::string_view title, absl::string_view body_html) {
   return absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", Html(title),

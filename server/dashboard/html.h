@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "report/report.h"
@@ -33,6 +34,14 @@ std::string TextOrUnknown(absl::string_view text);
 
 // A figure as the pages write it: "3,567,646" (kB), or "unknown" for a null figure (never a 0).
 std::string KbText(const report::Kb& kb);
+
+// A line of `values` as a small inline SVG (width × height px), scaled so the smallest is at the bottom and
+// the largest at the top; a flat series is a line through the middle, an unknown value a gap. "" for no
+// known value.
+std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px = 120, int height_px = 24);
+
+// An SVG document (chart::RenderSvgLineChart) as an element of a page: without its XML declaration.
+std::string InlineSvg(std::string svg);
 
 // A whole document: title, the navigation bar, `body_html` (already escaped), inline CSS.
 std::string HtmlPage(absl::string_view title, absl::string_view body_html);

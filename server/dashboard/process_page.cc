@@ -6,12 +6,6 @@
 namespace memfleet::dashboard {
 namespace {
 
-// The chart as an element of the page: an HTML document embeds <svg> without its XML declaration.
-std::string InlineSvg(std::string svg) {
-  if (svg.rfind("<?xml", 0) == 0) svg.erase(0, svg.find('\n') + 1);
-  return svg;
-}
-
 std::string FleetTable(const ProcessPageInput& in) {
   if (in.same_model.empty()) return "<p class=\"note\">No device of this model has this process.</p>\n";
   std::string t = "<table class=\"same-model\"><tr><th>Device</th><th>Captured</th><th>Total (kB)</th></tr>\n";

@@ -4,13 +4,17 @@
 // appears, and sorting follows ?sort=.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
 #include "server/dashboard/device_page.h"
 #include "server/dashboard/fleet_page.h"
+#include "server/dashboard/html.h"
 #include "server/dashboard/message_page.h"
 #include "server/dashboard/process_page.h"
 #include "tests/support/test_data.h"
@@ -58,6 +62,15 @@ FleetDevice DeviceOf(const std::string& capture) {
   const json& total = expected["device"]["total_kb"];
   if (!total.is_null()) d.total_kb = total.get<int64_t>();
   return d;
+}
+
+DevicePageInput Input(FleetDevice device, report::Report report, std::string capture_id, std::string captured_at) {
+  DevicePageInput in;
+  in.device = std::move(device);
+  in.report = std::move(report);
+  in.capture_id = std::move(capture_id);
+  in.captured_at = std::move(captured_at);
+  return in;
 }
 
 std::vector<FleetDevice> Fleet() {
@@ -130,7 +143,7 @@ TEST(DevicePageTest, ShowsEveryDeviceAndProcessFigureOfTheReport) {
   for (const std::string& c : kCaptures) {
     SCOPED_TRACE(c);
     const json expected = Expected(c);
-    const std::string html = RenderDevicePage({DeviceOf(c), ReportOf(c), c + "-capture", "2026-11-30T08:00:00Z"});
+    const std::string html = RenderDevicePage(Input(DeviceOf(c), ReportOf(c), c + "-capture", "2026-11-30T08:00:00Z"));
     for (const char* part : {"ddr_kb", "static_reserved_kb", "kernel_kb", "processes_kb", "total_kb", "mem_total_kb"}) {
       EXPECT_NE(html.find(Cell(expected["device"][part])), std::string::npos) << part;
     }
@@ -146,11 +159,49 @@ TEST(DevicePageTest, ShowsEveryDeviceAndProcessFigureOfTheReport) {
   }
 }
 
+TEST(FleetPageTest, SparklinesScaleTheWeekAndLeaveGapsForUnknownTotals) {
+  // 24 px high, 2 px margins: the smallest value at y=22, the largest at y=2; 120 px wide, x from 2 to 118.
+  EXPECT_EQ(SparklineSvg({100, 300, 200}),
+            "<svg class=\"sparkline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"24\">"
+            "<polyline fill=\"none\" stroke=\"#1f77b4\" points=\"2.0,22.0 60.0,2.0 118.0,12.0\"/></svg>");
+  const std::string gap = SparklineSvg({100, std::nullopt, 300});
+  EXPECT_NE(gap.find("points=\"2.0,22.0\"/><polyline fill=\"none\" stroke=\"#1f77b4\" points=\"118.0,2.0\""),
+            std::string::npos) << gap;
+  EXPECT_NE(SparklineSvg({5, 5}).find("points=\"2.0,12.0 118.0,12.0\""), std::string::npos) << "flat: the middle";
+  EXPECT_NE(SparklineSvg({INT64_MIN, INT64_MAX}).find("points=\"2.0,22.0 118.0,2.0\""), std::string::npos);
+  EXPECT_EQ(SparklineSvg({std::nullopt}), "");
+  EXPECT_EQ(SparklineSvg({}), "");
+  FleetDevice d = DeviceOf("qcom-sm8450");
+  d.recent_totals_kb = {1, 2};
+  EXPECT_NE(RenderFleetPage({d}, {}, {}).find("<td class=\"spark\"><svg class=\"sparkline\""), std::string::npos);
+}
+
+TEST(DevicePageTest, TotalTrendAndCapturesByTime) {
+  const json total = Expected("qcom-sm8450")["device"]["total_kb"];
+  DevicePageInput in = Input(DeviceOf("qcom-sm8450"), ReportOf("qcom-sm8450"), "c2", "2026-11-30T09:00:00.000Z");
+  in.trend_days = 7;
+  in.total_trend = {{1796202000, 3500000}, {1796205600, total.get<int64_t>()}};
+  in.captures = {{"2026-11-30T08:00:00.000Z", 3500000}, {"2026-11-30T08:30:00.000Z", std::nullopt},
+                 {"2026-11-30T09:00:00.000Z", total.get<int64_t>()}};
+  const std::string html = RenderDevicePage(in);
+  EXPECT_NE(html.find("<h2>Total over the last 7 days</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<title>total_kb on qcom-sm8450</title>"), std::string::npos);
+  EXPECT_EQ(html.find("<?xml"), std::string::npos);
+  const size_t newest = html.find("<tr class=\"this\"><td><a href=\"/device/qcom-sm8450?at=2026-11-30T09%3A00%3A00.000Z\">");
+  const size_t unknown = html.find("?at=2026-11-30T08%3A30%3A00.000Z\">2026-11-30T08:30:00.000Z</a></td><td class=\"num unknown\">unknown");
+  const size_t oldest = html.find("?at=2026-11-30T08%3A00%3A00.000Z\">2026-11-30T08:00:00.000Z</a></td><td class=\"num\">3,500,000");
+  ASSERT_NE(newest, std::string::npos) << html;
+  ASSERT_NE(unknown, std::string::npos);
+  ASSERT_NE(oldest, std::string::npos);
+  EXPECT_LT(newest, unknown) << "newest first";
+  EXPECT_LT(unknown, oldest);
+}
+
 TEST(DevicePageTest, NullFiguresReadUnknownNotZero) {
   const json expected = Expected("legacy-419");
   ASSERT_TRUE(expected["device"]["total_kb"].is_null() && expected["device"]["kernel_kb"].is_null())
       << "the sample this test relies on changed";
-  const std::string html = RenderDevicePage({DeviceOf("legacy-419"), ReportOf("legacy-419"), "c", "t"});
+  const std::string html = RenderDevicePage(Input(DeviceOf("legacy-419"), ReportOf("legacy-419"), "c", "t"));
   EXPECT_NE(html.find("<b>total</b></td><td class=\"num unknown\">unknown</td>"), std::string::npos);
   EXPECT_NE(html.find(">kernel unknown kB</text>"), std::string::npos) << "no bar segment, named in the legend";
   EXPECT_EQ(html.find("fill=\"#ffa726\"><title>"), std::string::npos);
@@ -172,7 +223,7 @@ TEST(DevicePageTest, HostileProcessNamesAndWarningsAreEscaped) {
   r.warnings.push_back(kHostile);
   FleetDevice d = DeviceOf("qcom-sm8450");
   d.device_id = kHostile;
-  const std::string html = RenderDevicePage({d, r, kHostile, kHostile});
+  const std::string html = RenderDevicePage(Input(d, r, kHostile, kHostile));
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find("<li class=\"warn\">&lt;script&gt;"), std::string::npos);
 }

@@ -125,6 +125,7 @@ TEST_F(DashboardTest, ChromiumShowsTheStoredFiguresOnEveryPage) {
 
   const std::string fleet = LoadPage("/?sort=-total", "fleet");
   EXPECT_NE(fleet.find("Fleet: 3 devices"), std::string::npos) << fleet;
+  EXPECT_NE(fleet.find("<svg class=\"sparkline\""), std::string::npos) << "each device's week, just captured";
   for (const std::string& c : kCaptures) {
     SCOPED_TRACE(c);
     const json expected = Expected(c);
@@ -134,6 +135,7 @@ TEST_F(DashboardTest, ChromiumShowsTheStoredFiguresOnEveryPage) {
 
     const std::string device = LoadPage("/device/" + c, "device-" + c);
     EXPECT_NE(device.find("<h1>Device " + c + "</h1>"), std::string::npos) << device;
+    EXPECT_NE(device.find("<h2>Captures (1)</h2>"), std::string::npos);
     for (const char* part : {"total_kb", "kernel_kb", "processes_kb", "static_reserved_kb"}) {
       EXPECT_NE(device.find(">" + FigureText(expected["device"][part]) + "</td>"), std::string::npos) << part;
     }

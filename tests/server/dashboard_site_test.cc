@@ -109,6 +109,15 @@ TEST_F(DashboardSiteTest, PagesShowTheStoredCapture) {
     EXPECT_NE(device.body.find("<td class=\"num\">" + pid + "</td>"), std::string::npos) << pid;
   }
 
+  HttpReply trend = Get("/device/sim-qcom-101?days=3650");
+  ASSERT_EQ(trend.status, 200) << trend.body;
+  EXPECT_NE(trend.body.find("<title>total_kb on sim-qcom-101</title>"), std::string::npos) << "the total's chart";
+  EXPECT_NE(trend.body.find("<h2>Captures (1)</h2>"), std::string::npos);
+  EXPECT_NE(trend.body.find("?at=2026-11-30T08%3A00%3A00.000Z\">2026-11-30T08:00:00.000Z</a></td><td class=\"num\">" +
+                            total + "</td>"),
+            std::string::npos)
+      << trend.body;
+
   const int64_t mm_total = expected["processes"]["13560"]["total_kb"].get<int64_t>();
   ASSERT_EQ(expected["processes"]["13560"]["name"], "com.tencent.mm");
   HttpReply process = Get("/device/sim-qcom-101/process/com.tencent.mm?days=3650");
@@ -129,6 +138,7 @@ TEST_F(DashboardSiteTest, BadAddressesGetReadablePages) {
   EXPECT_NE(where.body.find("colour"), std::string::npos) << where.body;
   EXPECT_EQ(Get("/device/%zz").status, 400);
   EXPECT_EQ(Get("/device/sim-qcom-101/process/x?days=0").status, 400);
+  EXPECT_EQ(Get("/device/sim-qcom-101?days=99999").status, 400);
   EXPECT_EQ(Get("/device/sim-qcom-101?at=yesterday").status, 400);
   HttpReply unknown = Get("/device/%3Cscript%3E");
   EXPECT_EQ(unknown.status, 404);

@@ -139,6 +139,14 @@ TEST_P(QueryPlanOnFleetTest, ProcessTrendIsOneIndexRangeInTimeOrder) {
   EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);  // the index order is captured_at, pid
 }
 
+TEST_P(QueryPlanOnFleetTest, DeviceTrendIsOneIndexRangeInTimeOrder) {
+  std::vector<std::string> plan = Plan(HotQuery::kDeviceTrend);
+  EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kLatestReportIndex + " (device_id=? AND captured_at>?)"))
+      << Join(plan);
+  EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
+  EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);  // the index order is captured_at, capture_id
+}
+
 TEST_P(QueryPlanOnFleetTest, LatestDeviceFigureIsOneProbePerDevice) {
   std::vector<std::string> plan = Plan(HotQuery::kLatestDeviceFigure);
   EXPECT_TRUE(UsesIndex(plan, kLatestReportIndex)) << Join(plan);
@@ -173,6 +181,21 @@ TEST_P(QueryPlanOnFleetTest, TheExplainedStatementsAnswerCorrectly) {
   EXPECT_EQ(trend->front().capture_id, "dev-7-50");
   EXPECT_EQ(trend->back().capture_id, "dev-7-59");
   EXPECT_EQ(trend->back().value_kb, 10'000);  // slot 0's total
+
+  absl::StatusOr<std::vector<HistoryRow>> device_trend =
+      store_->DeviceHistory("dev-7", "total_kb", TimeOf(kCapturesPerDevice - 10), 0);
+  ASSERT_TRUE(device_trend.ok()) << device_trend.status();
+  ASSERT_EQ(device_trend->size(), 10u);  // captures 50..59
+  EXPECT_EQ(device_trend->front().capture_id, "dev-7-50");
+  EXPECT_EQ(device_trend->front().value_kb, 1'000'000 + kCapturesPerDevice - 10);
+  EXPECT_EQ(device_trend->back().value_kb, 1'000'000 + kCapturesPerDevice - 1);
+  absl::StatusOr<std::vector<HistoryRow>> first_two = store_->DeviceHistory("dev-7", "total_kb", "", 2);
+  ASSERT_TRUE(first_two.ok()) << first_two.status();
+  ASSERT_EQ(first_two->size(), 2u);
+  EXPECT_EQ(first_two->back().capture_id, "dev-7-1");
+  EXPECT_EQ(store_->DeviceHistory("dev-7", "pss_kb", "", 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->DeviceHistory("dev-7", "total_kb; DROP TABLE devices", "", 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   absl::StatusOr<std::vector<FleetValueRow>> latest = store_->LatestPerDevice("total_kb", "");
   ASSERT_TRUE(latest.ok()) << latest.status();

@@ -72,6 +72,10 @@ class FailingStore : public storage::Store {
                                                                   uint32_t l) override {
     return inner_->ProcessHistory(d, p, m, s, l);
   }
+  absl::StatusOr<std::vector<storage::HistoryRow>> DeviceHistory(const std::string& d, const std::string& m,
+                                                                  const std::string& s, uint32_t l) override {
+    return inner_->DeviceHistory(d, m, s, l);
+  }
   absl::StatusOr<std::vector<storage::FleetValueRow>> LatestPerDevice(const std::string& m,
                                                                       const std::string& p) override {
     return inner_->LatestPerDevice(m, p);
