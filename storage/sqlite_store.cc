@@ -1001,16 +1001,11 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
 
 namespace {
 
-constexpr char kHasLabelsTableSql[] = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'capture_labels'";
-// A capture is pinned by its sweep, and by a label when the database has the labels table (another
-// schema version's).
-std::string RetentionRowsSql(bool has_labels) {
-  return absl::StrCat(
-      "SELECT c.capture_id, c.captured_at, r.total_kb, c.sweep_id != ''",
-      has_labels ? " OR EXISTS (SELECT 1 FROM capture_labels AS l WHERE l.capture_id = c.capture_id)" : "",
-      ", c.raw_base FROM captures AS c LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id "
-      "WHERE c.device_id = ?1 ORDER BY c.captured_at, c.capture_id");
-}
+// A capture is pinned by its sweep and by any label (docs/labels.md).
+constexpr char kRetentionRowsSql[] =
+    "SELECT c.capture_id, c.captured_at, r.total_kb, c.sweep_id != '' OR EXISTS (SELECT 1 FROM capture_labels AS l "
+    "WHERE l.capture_id = c.capture_id), c.raw_base FROM captures AS c LEFT JOIN device_reports AS r ON "
+    "r.capture_id = c.capture_id WHERE c.device_id = ?1 ORDER BY c.captured_at, c.capture_id";
 constexpr char kDeleteCaptureSql[] = "DELETE FROM captures WHERE capture_id = ?1";
 constexpr char kGetRetentionMarksSql[] =
     "SELECT hourly_before, daily_before FROM device_retention WHERE device_id = ?1";
@@ -1036,9 +1031,7 @@ absl::StatusOr<int64_t> FileBytes(SqliteDb& db) {
 }  // namespace
 
 absl::StatusOr<std::vector<RetentionRow>> SqliteStore::RetentionRows(const std::string& device_id) {
-  MEMFLEET_ASSIGN_OR_RETURN(std::optional<bool> labels,
-                            QueryFirst(reader(), kHasLabelsTableSql, {}, [](const Statement&) { return true; }));
-  return QueryAll(reader(), RetentionRowsSql(labels.has_value()), {device_id},
+  return QueryAll(reader(), kRetentionRowsSql, {device_id},
                   [](const Statement& st) {
                     RetentionRow row;
                     row.capture_id = st.ColumnText(0);

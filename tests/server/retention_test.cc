@@ -150,13 +150,13 @@ TEST_F(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads
   EXPECT_EQ(again->deleted, 0u);
 }
 
-TEST_F(RetentionTest, ALabelledCaptureIsKeptWhenTheDatabaseHasLabels) {
+TEST_F(RetentionTest, ALabelledCaptureIsKept) {
   {
-    // The labels table as another schema version makes it; only its capture_id column matters here.
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE(db->Exec("CREATE TABLE capture_labels (capture_id TEXT NOT NULL, label TEXT NOT NULL)").ok());
-    ASSERT_TRUE(db->Exec("INSERT INTO capture_labels VALUES ('" + testing::CaptureId(kDevice, 5) + "', 'boot')").ok());
+    ASSERT_TRUE(db->Exec("INSERT INTO capture_labels (capture_id, key, value) VALUES ('" +
+                         testing::CaptureId(kDevice, 5) + "', 'run', '1234')")
+                    .ok());
   }
   absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
   ASSERT_TRUE(run.ok()) << run.status();
