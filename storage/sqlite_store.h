@@ -43,7 +43,7 @@ struct SqliteStoreOptions {
 };
 
 // One capture as retention sees it (server/retention_plan.h): its time, device total, whether anything
-// pins it (a sweep; a label, when the database has a capture_labels table) and the keyframe it needs.
+// pins it (a sweep, a label) and the keyframe it needs.
 struct RetentionRow {
   std::string capture_id;
   std::string captured_at;
