@@ -156,33 +156,43 @@ grpc::Status BaselineService::GetBaseline(grpc::ServerContext* context, const v1
 grpc::Status BaselineService::CheckBaseline(grpc::ServerContext* context, const v1::CheckBaselineRequest* request,
                                             v1::CheckBaselineResponse* response) {
   if (grpc::Status s = Authorize(context, "CheckBaseline"); !s.ok()) return s;
+  absl::StatusOr<v1::CheckBaselineResponse> checked = Check(*request);
+  if (!checked.ok()) return ToGrpcStatus(checked.status());
+  *response = std::move(*checked);
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<v1::CheckBaselineResponse> BaselineService::Check(const v1::CheckBaselineRequest& request_in) {
+  const v1::CheckBaselineRequest* request = &request_in;
+  v1::CheckBaselineResponse out;
+  v1::CheckBaselineResponse* response = &out;
   absl::StatusOr<baseline::Scheme> scheme = baseline::SchemeFromInt(request->scheme() == 0 ? 1 : static_cast<int>(request->scheme()));
-  if (!scheme.ok()) return ToGrpcStatus(scheme.status());
-  if (request->version() < 0) return Invalid("--version must be 1 or more");
+  if (!scheme.ok()) return scheme.status();
+  if (request->version() < 0) return absl::InvalidArgumentError("--version must be 1 or more");
   if (!request->sweep_id().empty()) {
-    if (absl::Status s = CheckSweepId(request->sweep_id()); !s.ok()) return ToGrpcStatus(s);
+    if (absl::Status s = CheckSweepId(request->sweep_id()); !s.ok()) return s;
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
-  if (!since.ok()) return ToGrpcStatus(since.status());
+  if (!since.ok()) return since.status();
   auto loaded = LoadBaseline(baselines_, request->version());
-  if (!loaded.ok()) return ToGrpcStatus(loaded.status());
+  if (!loaded.ok()) return loaded.status();
 
   absl::StatusOr<capture::Labels> labels = SelectorLabels(request->selector());
-  if (!labels.ok()) return ToGrpcStatus(labels.status());
+  if (!labels.ok()) return labels.status();
   absl::StatusOr<std::vector<storage::StoredReport>> reports =
       !labels->empty()              ? LabelledReports(store_, *labels, request->sweep_id(), *since, /*per_build=*/false)
       : request->sweep_id().empty() ? store_.LatestReportsSince(*since)
                                     : store_.LatestReportsOfSweep(request->sweep_id());
-  if (!reports.ok()) return ToGrpcStatus(reports.status());
+  if (!reports.ok()) return reports.status();
   if (reports->empty()) {
-    return NotFound(request->sweep_id().empty()
+    return absl::NotFoundError(request->sweep_id().empty()
                         ? std::string(request->since().empty() ? "no report is stored (run `memfleet sweep` first)"
                                                                : "no device has a report since " + request->since())
                         : "sweep " + request->sweep_id() + " stored no capture (is the id right? see `memfleet sweep`)");
   }
   absl::StatusOr<std::vector<baseline::DeviceSample>> samples = Samples(*reports, request->selector());
-  if (!samples.ok()) return ToGrpcStatus(samples.status());
-  if (samples->empty()) return NotFound("no stored report matches the --where terms");
+  if (!samples.ok()) return samples.status();
+  if (samples->empty()) return absl::NotFoundError("no stored report matches the --where terms");
 
   const auto& [record, parsed] = *loaded;
   baseline::CheckResult result = baseline::CheckBaseline(parsed, *scheme, *samples);
@@ -214,7 +224,7 @@ grpc::Status BaselineService::CheckBaseline(grpc::ServerContext* context, const 
     p->set_process(u.process);
     p->set_reason(u.reason);
   }
-  return grpc::Status::OK;
+  return out;
 }
 
 grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1::RegressionsRequest* request,

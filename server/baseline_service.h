@@ -38,6 +38,8 @@ class BaselineService final : public v1::BaselineService::Service {
                            v1::GetBaselineResponse* response) override;
   grpc::Status CheckBaseline(grpc::ServerContext* context, const v1::CheckBaselineRequest* request,
                              v1::CheckBaselineResponse* response) override;
+  // The check itself, for a caller that authorized the request its own way (the dashboard).
+  absl::StatusOr<v1::CheckBaselineResponse> Check(const v1::CheckBaselineRequest& request);
   grpc::Status Regressions(grpc::ServerContext* context, const v1::RegressionsRequest* request,
                            v1::RegressionsResponse* response) override;
 

@@ -10,6 +10,7 @@
 #include "common/utc_time.h"
 #include "report/report_json.h"
 #include "server/clock.h"
+#include "server/dashboard/baselines_page.h"
 #include "server/dashboard/device_page.h"
 #include "server/dashboard/fleet_page.h"
 #include "server/dashboard/message_page.h"
@@ -120,9 +121,10 @@ DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
   }
   if (request.method != "GET" && request.method != "HEAD") return Message(405, "the dashboard answers GET and HEAD");
   if (std::optional<DashboardReply> refused = Authenticate(request)) return *refused;
-  absl::StatusOr<std::string> html = target->page == DashboardPage::kFleet    ? FleetPage(*target)
-                                     : target->page == DashboardPage::kDevice ? DevicePage(*target)
-                                                                              : ProcessPage(*target);
+  absl::StatusOr<std::string> html = target->page == DashboardPage::kFleet       ? FleetPage(*target)
+                                     : target->page == DashboardPage::kDevice    ? DevicePage(*target)
+                                     : target->page == DashboardPage::kBaselines ? BaselinesPage()
+                                                                                 : ProcessPage(*target);
   if (!html.ok()) return ErrorPage(html.status());
   return Page(200, std::move(*html));
 }
@@ -259,6 +261,35 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
     if (row.device.model == in.model) in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb});
   }
   return dashboard::RenderProcessPage(in);
+}
+
+absl::StatusOr<std::string> DashboardSite::BaselinesPage() {
+  dashboard::BaselinesPageInput in;
+  if (baselines_ == nullptr) {
+    in.absent = "this server answers no baseline check";
+    return dashboard::RenderBaselinesPage(in);
+  }
+  // As `memfleet baseline check` with no option: the latest baseline, scheme 1, each device's latest report.
+  absl::StatusOr<v1::CheckBaselineResponse> checked = baselines_->Check(v1::CheckBaselineRequest());
+  // No baseline, no report yet, or a stored baseline the rules no longer accept: said on the page.
+  if (checked.status().code() == absl::StatusCode::kNotFound ||
+      checked.status().code() == absl::StatusCode::kFailedPrecondition) {
+    in.absent = std::string(checked.status().message());
+    return dashboard::RenderBaselinesPage(in);
+  }
+  if (!checked.ok()) return absl::UnavailableError(checked.status().message());
+  in.name = checked->name();
+  in.version = checked->version();
+  in.scheme = checked->scheme();
+  in.devices = checked->devices();
+  in.devices_not_applicable = checked->devices_not_applicable();
+  in.unbudgeted = static_cast<size_t>(checked->unbudgeted_size());
+  for (const v1::BaselineRow& r : checked->rows()) {
+    in.rows.push_back({r.model(), r.build(), r.department(), r.process(), r.budget(), r.budget_kb(),
+                       r.devices_checked(), r.devices_over(), r.devices_unknown(), r.worst_value_kb(),
+                       r.worst_over_kb(), r.worst_device()});
+  }
+  return dashboard::RenderBaselinesPage(in);
 }
 
 }  // namespace memfleet::server

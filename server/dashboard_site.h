@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/agent_registry.h"
+#include "server/baseline_service.h"
 #include "server/dashboard/target.h"
 #include "server/dashboard_sessions.h"
 #include "server/security/authorizer.h"
@@ -46,9 +47,10 @@ struct DashboardReply {
 
 class DashboardSite {
  public:
+  // `baselines` answers the baselines page; null: the page says the server has no baseline service.
   DashboardSite(storage::QueryStore& store, const AgentRegistry& registry, const security::Authorizer& authorizer,
-                DashboardSessions& sessions)
-      : store_(store), registry_(registry), authorizer_(authorizer), sessions_(sessions) {}
+                DashboardSessions& sessions, BaselineService* baselines = nullptr)
+      : store_(store), registry_(registry), authorizer_(authorizer), sessions_(sessions), baselines_(baselines) {}
 
   DashboardReply Handle(const DashboardRequest& request);
 
@@ -59,11 +61,13 @@ class DashboardSite {
   absl::StatusOr<std::string> FleetPage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> DevicePage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> ProcessPage(const dashboard::DashboardTarget& target);
+  absl::StatusOr<std::string> BaselinesPage();
 
   storage::QueryStore& store_;
   const AgentRegistry& registry_;
   const security::Authorizer& authorizer_;
   DashboardSessions& sessions_;
+  BaselineService* const baselines_;
 };
 
 }  // namespace memfleet::server

@@ -145,7 +145,8 @@ absl::Status LabServer::StartHttp(const LabServerOptions& options) {
                                                     options.metrics_top_processes);
   if (options.dashboard) {
     dashboard_sessions_ = std::make_unique<DashboardSessions>(RealSteadyClock());
-    dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_);
+    dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_,
+                                                 baselines_.get());
   }
   MetricsHttpOptions http = options.http;
   http.tls_cert_file = options.tls_cert_file;

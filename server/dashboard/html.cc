@@ -22,6 +22,7 @@ th { background: #eceff1; } th a { color: #222; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .online { color: #2e7d32; } .offline { color: #9e9e9e; }
 .unknown { color: #b71c1c; font-style: italic; }
+tr.over td { background: #ffebee; }
 .warn { color: #bf360c; }
 .note { color: #555; }
 form.where input[type=text] { width: 28em; }
@@ -105,7 +106,7 @@ std::string InlineSvg(std::string svg) {
 std::string HtmlPage(absl::string_view title, absl::string_view body_html) {
   return absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", Html(title),
                       " — memfleet</title><style>", kStyle, "</style></head>\n<body><nav><a href=\"/\">Fleet</a>",
-                      "<a href=\"/login\">Log in</a></nav>\n<main>\n", body_html, "</main></body></html>\n");
+                      "<a href=\"/baselines\">Baselines</a><a href=\"/login\">Log in</a></nav>\n<main>\n", body_html, "</main></body></html>\n");
 }
 
 }  // namespace memfleet::dashboard

@@ -12,6 +12,7 @@
 
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
+#include "server/dashboard/baselines_page.h"
 #include "server/dashboard/device_page.h"
 #include "server/dashboard/fleet_page.h"
 #include "server/dashboard/html.h"
@@ -243,6 +244,45 @@ TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
   EXPECT_NE(html.find("On the fleet's devices of model SM8450 &lt;HDK&gt;"), std::string::npos);
   EXPECT_NE(html.find("href=\"/device/other/process/com.tencent.mm\""), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num unknown\">unknown</td>"), std::string::npos);
+}
+
+TEST(BaselinesPageTest, BudgetsOverComeFirstWorstExcessFirstAndTextIsEscaped) {
+  BaselinesPageInput in;
+  in.name = "lab <b>";
+  in.version = 3;
+  in.scheme = 2;
+  in.devices = 4;
+  in.devices_not_applicable = 1;
+  in.unbudgeted = 2;
+  in.rows.push_back({"M1", "B1", "Display", "within", "graphics_dma_kb", 1000, 4, 0, 0, 900, -100, "d1"});
+  in.rows.push_back({"M1", "B1", "Display", "slightly", "non_graphics_kb", 1000, 4, 1, 0, 1010, 10, "d2"});
+  in.rows.push_back({"M1", "B1", "Framework", "", "target_total_kb", 5000, 3, 2, 1, 7500, 2500, "<d3>"});
+  const std::string html = RenderBaselinesPage(in);
+  EXPECT_NE(html.find("<h1>Baseline lab &lt;b&gt; (version 3, scheme 2)</h1>"), std::string::npos) << html;
+  EXPECT_NE(html.find("latest report of 4 devices; 1 it does not apply to; 2 processes without a budget."),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<h2>Over budget: 2</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Within budget: 1</h2>"), std::string::npos);
+  const size_t department = html.find("<td>Framework (department)</td>");
+  const size_t slightly = html.find("<td>slightly</td>");
+  const size_t within = html.find("<td>within</td>");
+  ASSERT_NE(department, std::string::npos) << html;
+  EXPECT_LT(department, slightly) << "the larger excess (2,500 kB) first";
+  EXPECT_LT(slightly, html.find("<h2>Within budget"));
+  EXPECT_GT(within, html.find("<h2>Within budget"));
+  EXPECT_NE(html.find("2 of 3 (1 unknown)"), std::string::npos);
+  EXPECT_NE(html.find("7,500 on <a href=\"/device/%3Cd3%3E\">&lt;d3&gt;</a>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"num\">-100</td>"), std::string::npos) << "headroom shows as a negative excess";
+  EXPECT_EQ(html.find("<d3>"), std::string::npos);
+}
+
+TEST(BaselinesPageTest, WithoutACheckItSaysWhy) {
+  BaselinesPageInput in;
+  in.absent = "no baseline is stored (run `memfleet baseline import FILE` first)";
+  const std::string html = RenderBaselinesPage(in);
+  EXPECT_NE(html.find("no baseline is stored (run `memfleet baseline import FILE` first)"), std::string::npos);
+  EXPECT_EQ(html.find("Over budget"), std::string::npos);
 }
 
 TEST(MessagePageTest, LoginFormPostsATokenAndMessagesAreEscaped) {

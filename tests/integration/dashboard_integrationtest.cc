@@ -1,6 +1,6 @@
 // The browser dashboard end to end, with the real binaries and a real browser: memfleet-server
 // --http-listen 127.0.0.1:0 --dashboard, real memfleet-agent --once on three sample capture trees, then
-// Debian's headless Chromium loads each page (fleet, each device, a process) and its DOM must show the
+// Debian's headless Chromium loads each page (fleet, each device, a process, the baselines) and its DOM must show the
 // stored figures — the sample's expected report, written as the pages write kB — and PNG screenshots go
 // to <build>/dashboard-screenshots/ for people to look at. Over HTTPS with tokens, the login flow: no
 // cookie is sent to /login, a read token POSTed there gives a Secure HttpOnly session cookie, and the
@@ -154,6 +154,21 @@ TEST_F(DashboardTest, ChromiumShowsTheStoredFiguresOnEveryPage) {
   const std::string process = LoadPage("/device/qcom-sm8450/process/com.tencent.mm?days=3650", "process");
   EXPECT_NE(process.find("<polyline class=\"series\""), std::string::npos) << process;
   EXPECT_NE(process.find("latest " + FigureText(mm["total_kb"]) + " kB"), std::string::npos);
+
+  // The baselines page: surfaceflinger's graphics_dma_kb budget is 180000 (tests/data/baselines/
+  // sample-lab.json). The sample devices name no model or build, so they make one group, whose worst is
+  // mtk-mt6989's 394754 (its expected report), over by 214754.
+  Subprocess import({testing::Bin("memfleet"), "baseline", "import", testing::TestData("baselines/sample-lab.json"),
+                     "--server", server_->address()},
+                    dir_ + "/baseline-import.log");
+  ASSERT_EQ(import.WaitExit(std::chrono::seconds(60)), 0) << import.Log();
+  const std::string baselines = LoadPage("/baselines", "baselines");
+  EXPECT_NE(baselines.find("<h1>Baseline sample lab reference (version 1, scheme 1)</h1>"), std::string::npos)
+      << baselines;
+  EXPECT_NE(baselines.find("394,754 on <a href=\"/device/mtk-mt6989\">mtk-mt6989</a></td><td class=\"num\">"
+                           "214,754</td>"),
+            std::string::npos)
+      << baselines;
 }
 
 TEST_F(DashboardTest, OverHttpsTheBrowserLogsInOnceAndTheCookieOpensThePages) {

@@ -127,6 +127,33 @@ TEST_F(DashboardSiteTest, PagesShowTheStoredCapture) {
   EXPECT_NE(process.body.find(">" + Grouped(mm_total) + "</td>"), std::string::npos) << "the same-model table";
 }
 
+TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLatestReports) {
+  Start();
+  StoreSample();
+  HttpReply none = Get("/baselines");
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_NE(none.body.find("no baseline is stored"), std::string::npos) << none.body;
+
+  // surfaceflinger's graphics_dma_kb budget is 180000 (tests/data/baselines/sample-lab.json); the sample's
+  // expected report gives it 182161: over by 2161, on its one device.
+  absl::StatusOr<int64_t> version = server_->store().PutBaseline(
+      "sample lab reference", kNow, testing::ReadTestData("baselines/sample-lab.json"));
+  ASSERT_TRUE(version.ok()) << version.status();
+  HttpReply page = Get("/baselines");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find("<h1>Baseline sample lab reference (version 1, scheme 1)</h1>"), std::string::npos)
+      << page.body;
+  const std::string over_row =
+      "<td>/system/bin/surfaceflinger</td><td>graphics_dma_kb</td><td class=\"num\">180,000</td><td class=\"num\">"
+      "1 of 1</td><td class=\"num\">182,161 on <a href=\"/device/sim-qcom-101\">sim-qcom-101</a></td>"
+      "<td class=\"num\">2,161</td></tr>";
+  const size_t at = page.body.find(over_row);
+  ASSERT_NE(at, std::string::npos) << page.body;
+  const size_t row_start = page.body.rfind("<tr", at);
+  EXPECT_EQ(page.body.compare(row_start, 17, "<tr class=\"over\">"), 0) << page.body.substr(row_start, 200);
+  EXPECT_LT(at, page.body.find("<h2>Within budget")) << "listed under Over budget";
+}
+
 TEST_F(DashboardSiteTest, BadAddressesGetReadablePages) {
   Start();
   StoreSample();
