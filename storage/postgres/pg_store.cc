@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -35,33 +36,40 @@ namespace {
 
 using pg_store_internal::Connection;
 
-// Every row of `result`, each read by `read(const PgRow&)`.
+// What `read(const PgRow&)` makes of one row.
 template <typename Read>
-auto AllRows(const PgResult& result, const Read& read) -> std::vector<decltype(read(result.Row(0)))> {
-  std::vector<decltype(read(result.Row(0)))> rows;
+using RowOf = std::invoke_result_t<const Read&, const PgRow&>;
+
+// Every row of `result`, each read by `read`.
+template <typename Read>
+std::vector<RowOf<Read>> AllRows(const PgResult& result, const Read& read) {
+  std::vector<RowOf<Read>> rows;
   rows.reserve(static_cast<size_t>(result.RowCount()));
   for (int i = 0; i < result.RowCount(); ++i) rows.push_back(read(result.Row(i)));
   return rows;
 }
 
-// The first row of `result`, read by `read(const PgRow&)`; nullopt when it has none.
+// The first row of `result`, read by `read`; nullopt when it has none.
 template <typename Read>
-auto FirstRow(const PgResult& result, const Read& read) -> std::optional<decltype(read(result.Row(0)))> {
+std::optional<RowOf<Read>> FirstRow(const PgResult& result, const Read& read) {
   if (result.RowCount() == 0) return std::nullopt;
   return read(result.Row(0));
 }
 
+// `sql` with `params` on `c`, under its mutex, then every row or the first one.
 template <typename Read>
-auto QueryAll(Connection& c, std::string_view sql, const std::vector<PgParam>& params, const Read& read)
-    -> absl::StatusOr<decltype(AllRows(std::declval<const PgResult&>(), read))> ABSL_LOCKS_EXCLUDED(c.mu) {
+absl::StatusOr<std::vector<RowOf<Read>>> QueryAll(Connection& c, std::string_view sql,
+                                                  const std::vector<PgParam>& params, const Read& read)
+    ABSL_LOCKS_EXCLUDED(c.mu) {
   absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(PgResult result, c.db.Query(sql, params));
   return AllRows(result, read);
 }
 
 template <typename Read>
-auto QueryFirst(Connection& c, std::string_view sql, const std::vector<PgParam>& params, const Read& read)
-    -> absl::StatusOr<decltype(FirstRow(std::declval<const PgResult&>(), read))> ABSL_LOCKS_EXCLUDED(c.mu) {
+absl::StatusOr<std::optional<RowOf<Read>>> QueryFirst(Connection& c, std::string_view sql,
+                                                      const std::vector<PgParam>& params, const Read& read)
+    ABSL_LOCKS_EXCLUDED(c.mu) {
   absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(PgResult result, c.db.Query(sql, params));
   return FirstRow(result, read);
