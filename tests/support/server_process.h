@@ -1,5 +1,6 @@
-// Test support: a real memfleet-server on 127.0.0.1:0 over a SQLite file in a test's folder, and the
-// one query every end-to-end test asks it (a device's latest stored report). Header-only.
+// Test support: a real memfleet-server on 127.0.0.1:0 over a SQLite file in a test's folder (or a
+// PostgreSQL database given by its URI), and the one query every end-to-end test asks it (a device's
+// latest stored report). Header-only.
 //
 //   testing::ServerProcess server(dir);                 // waits until it listens
 //   RunAgent("--server", server.address(), ...);
