@@ -8,23 +8,12 @@
 #include "gtest/gtest.h"
 #include "storage/store.h"
 #include "tests/support/store_backends.h"
-#include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
 namespace {
 
-class BaselineStoreTest : public ::testing::TestWithParam<testing::StoreBackend> {
+class BaselineStoreTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    location_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    Reopen();
-  }
-  void Reopen() {
-    store_.reset();
-    store_ = testing::OpenStoreAt(location_);
-    ASSERT_NE(store_, nullptr);
-  }
   void Put(const std::string& capture_id, const std::string& device_id, const std::string& at,
            const std::string& sweep_id, const std::string& build = "") {
     DeviceRecord d;
@@ -52,9 +41,6 @@ class BaselineStoreTest : public ::testing::TestWithParam<testing::StoreBackend>
     return ids;
   }
 
-  testing::TempDir dir_{"memfleet_baseline_store"};
-  std::string location_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST_P(BaselineStoreTest, ImportsAreNewVersionsKeptVerbatim) {

@@ -51,14 +51,8 @@ std::vector<std::string> Ids(const std::vector<LabelledCapture>& captures) {
   return ids;
 }
 
-class CaptureLabelsTest : public ::testing::TestWithParam<testing::StoreBackend> {
+class CaptureLabelsTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    path_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    store_ = testing::OpenStoreAt(path_);
-    ASSERT_NE(store_, nullptr);
-  }
   void Put(const CaptureRecord& c) {
     absl::StatusOr<bool> inserted = store_->PutCapture(c);
     ASSERT_TRUE(inserted.ok()) << inserted.status();
@@ -70,9 +64,6 @@ class CaptureLabelsTest : public ::testing::TestWithParam<testing::StoreBackend>
     return captures.ok() ? Ids(*captures) : std::vector<std::string>{"error"};
   }
 
-  TempDir dir_;
-  std::string path_;  // the SQLite file, or the PostgreSQL database's URI
-  std::unique_ptr<Store> store_;
 };
 
 // What only SQLite shows: its file read directly, its query plans.
@@ -157,7 +148,7 @@ TEST_P(CaptureLabelsTest, CaptureFigureReadsOneReportsDeviceOrProcessFigure) {
 TEST_P(SqliteCaptureLabelsTest, LabelsGoWithTheirCapture) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}}));
   store_.reset();
-  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(location_, SQLITE_OPEN_READWRITE);
   ASSERT_TRUE(db.ok()) << db.status();
   ASSERT_TRUE(db->Exec("PRAGMA foreign_keys = ON").ok());
   ASSERT_TRUE(db->Exec("DELETE FROM captures WHERE capture_id = 'a-1'").ok());
@@ -169,7 +160,7 @@ TEST_P(SqliteCaptureLabelsTest, LabelsGoWithTheirCapture) {
 }
 
 TEST_P(SqliteCaptureLabelsTest, LookupByLabelUsesTheKeyValueIndex) {
-  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path_, SQLITE_OPEN_READONLY);
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(location_, SQLITE_OPEN_READONLY);
   ASSERT_TRUE(db.ok()) << db.status();
   absl::StatusOr<Statement> st = db->Prepare(
       "EXPLAIN QUERY PLAN SELECT capture_id FROM capture_labels WHERE key = 'run' AND value = '1234'");

@@ -7,18 +7,13 @@
 #include "gtest/gtest.h"
 #include "storage/store.h"
 #include "tests/support/store_backends.h"
-#include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
 namespace {
 
-class DroppedCapturesTest : public ::testing::TestWithParam<testing::StoreBackend> {
+// Open() opens another store on the test's database (store_ stays unused).
+class DroppedCapturesTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    location_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    ASSERT_FALSE(location_.empty());
-  }
   std::unique_ptr<Store> Open() { return testing::OpenStoreAt(location_); }
 
   static DeviceRecord Hello(uint64_t dropped, const std::string& at) {
@@ -30,8 +25,6 @@ class DroppedCapturesTest : public ::testing::TestWithParam<testing::StoreBacken
     return d;
   }
 
-  testing::TempDir dir_{"memfleet_dropped"};
-  std::string location_;
 };
 
 TEST_P(DroppedCapturesTest, ReportsAddUpAndSurviveAReopen) {

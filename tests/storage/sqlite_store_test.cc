@@ -109,20 +109,8 @@ class SqliteStoreTest : public ::testing::Test {
 };
 
 // The Store's behaviour, on both backends (SQLite, PostgreSQL): the same answers from either.
-class StoreTest : public ::testing::TestWithParam<testing::StoreBackend> {
+class StoreTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    location_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    Reopen();
-  }
-
-  void Reopen() {
-    store_.reset();
-    store_ = testing::OpenStoreAt(location_);
-    ASSERT_NE(store_, nullptr);
-  }
-
   void Put(const CaptureRecord& c) {
     absl::StatusOr<bool> inserted = store_->PutCapture(c);
     ASSERT_TRUE(inserted.ok()) << inserted.status();
@@ -135,10 +123,6 @@ class StoreTest : public ::testing::TestWithParam<testing::StoreBackend> {
     EXPECT_TRUE(db.ok()) << db.status();
     return db.ok() ? std::move(*db) : SqliteDb();
   }
-
-  TempDir dir_;
-  std::string location_;  // the SQLite file, or the PostgreSQL database's URI
-  std::unique_ptr<Store> store_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, testing::kBothBackends, testing::StoreBackendName);

@@ -8,7 +8,6 @@
 
 #include "storage/store.h"
 #include "tests/support/store_backends.h"
-#include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
 namespace {
@@ -24,20 +23,10 @@ TokenRecord Token(const std::string& name, const std::string& kind, const std::s
   return t;
 }
 
-using testing::StoreBackend;
-
-class TokenStoreTest : public ::testing::TestWithParam<StoreBackend> {
+// Open() opens another store (other connections) on the test's database, as another process would.
+class TokenStoreTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    location_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    ASSERT_FALSE(location_.empty());
-  }
-  // Each call opens another store (other connections) on the same database.
   std::unique_ptr<Store> Open() { return testing::OpenStoreAt(location_); }
-
-  testing::TempDir dir_{"memfleet_tokens"};
-  std::string location_;
 };
 
 TEST_P(TokenStoreTest, PutFindListRevoke) {

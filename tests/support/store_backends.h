@@ -1,9 +1,9 @@
 // Test support: one storage test suite run against both Store backends — SQLite (a file in the test's
 // folder) and PostgreSQL (a fresh database on the binary's real server, postgres_server.h). Header-only.
 //
-//   class TokenStoreTest : public ::testing::TestWithParam<StoreBackend> { ... };
-//   ... store_ = OpenBackendStore(GetParam(), dir_.path());
-//   INSTANTIATE_TEST_SUITE_P(Backends, TokenStoreTest, kBothBackends, StoreBackendName);
+//   class TokenStoreTest : public testing::StoreOnBackendTest {};   // store_ open on GetParam()'s backend
+//   TEST_P(TokenStoreTest, ...) { store_->PutToken(...); Reopen(); ... }
+//   INSTANTIATE_TEST_SUITE_P(Backends, TokenStoreTest, testing::kBothBackends, testing::StoreBackendName);
 #ifndef MEMFLEET_TESTS_SUPPORT_STORE_BACKENDS_H_
 #define MEMFLEET_TESTS_SUPPORT_STORE_BACKENDS_H_
 
@@ -16,6 +16,7 @@
 #include "storage/postgres/open_store.h"
 #include "storage/store.h"
 #include "tests/support/postgres_server.h"
+#include "tests/support/temp_dir.h"
 
 namespace memfleet::testing {
 
@@ -44,6 +45,27 @@ inline std::unique_ptr<storage::Store> OpenStoreAt(const std::string& location) 
   }
   return *std::move(store);
 }
+
+// A suite run on both backends: store_ is open on a new, empty database of the test's backend.
+class StoreOnBackendTest : public ::testing::TestWithParam<StoreBackend> {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    location_ = NewStoreLocation(GetParam(), dir_.path());
+    Reopen();
+  }
+
+  // Closes store_ and opens the same database again (a server restart).
+  void Reopen() {
+    store_.reset();
+    store_ = OpenStoreAt(location_);
+    ASSERT_NE(store_, nullptr);
+  }
+
+  TempDir dir_{"memfleet_store"};
+  std::string location_;  // the SQLite file, or the PostgreSQL database's URI
+  std::unique_ptr<storage::Store> store_;
+};
 
 }  // namespace memfleet::testing
 
