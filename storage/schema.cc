@@ -248,8 +248,10 @@ CREATE TABLE device_retention (
 //   no query read them (they stay in the report JSON).
 // - device_reports is rebuilt with an integer capture_no (its rowid, stable: an INTEGER PRIMARY KEY survives
 //   VACUUM) that the process rows name instead of the capture id; a trend reads the capture id and time back
-//   from it by rowid. Deleting a capture cascades captures -> device_reports -> process_samples, the last
-//   through process_samples_by_capture, which also answers "this capture's process named N".
+//   from it by rowid. The compressed report moves to report_blobs (same capture_no), so that those rows stay
+//   narrow (~90 bytes, not ~800) and a trend's probes touch few pages. Deleting a capture cascades captures ->
+//   device_reports -> process_samples and report_blobs, the former through process_samples_by_capture, which
+//   also answers "this capture's process named N".
 // Written in one transaction with the version bump, like every migration.
 constexpr char kMigration15[] = R"sql(
 CREATE TABLE device_numbers (
@@ -277,14 +279,19 @@ CREATE TABLE device_reports_v15 (
   kernel_cma_kb      INTEGER,
   kernel_kb          INTEGER,
   processes_kb       INTEGER,
-  total_kb           INTEGER,
-  report_zstd        BLOB
+  total_kb           INTEGER
 ) STRICT;
 INSERT INTO device_reports_v15 (capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, mem_total_kb,
-  gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb, report_zstd)
+  gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb)
   SELECT capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, mem_total_kb, gcma_kb,
-  static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb, report_zstd FROM device_reports
+  static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb FROM device_reports
   ORDER BY device_id, captured_at, capture_id;
+CREATE TABLE report_blobs (
+  capture_no  INTEGER PRIMARY KEY REFERENCES device_reports_v15 (capture_no) ON DELETE CASCADE,
+  report_zstd BLOB NOT NULL
+) STRICT;
+INSERT INTO report_blobs (capture_no, report_zstd) SELECT r.capture_no, o.report_zstd FROM device_reports_v15 AS r
+  JOIN device_reports AS o ON o.capture_id = r.capture_id WHERE o.report_zstd IS NOT NULL;
 DROP TABLE device_reports;
 ALTER TABLE device_reports_v15 RENAME TO device_reports;
 CREATE INDEX device_reports_by_device_time ON device_reports (device_id, captured_at, capture_id);

@@ -253,13 +253,17 @@ constexpr char kInsertCaptureSql[] =
 // stays the storage order, re-accounting or not).
 constexpr char kInsertDeviceReportSql[] =
     "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, "
-    "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb, report_zstd) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) ON CONFLICT (capture_id) DO UPDATE SET "
+    "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (capture_id) DO UPDATE SET "
     "device_id = excluded.device_id, captured_at = excluded.captured_at, platform = excluded.platform, "
     "ddr_kb = excluded.ddr_kb, ddr_estimated = excluded.ddr_estimated, mem_total_kb = excluded.mem_total_kb, "
     "gcma_kb = excluded.gcma_kb, static_reserved_kb = excluded.static_reserved_kb, "
     "kernel_cma_kb = excluded.kernel_cma_kb, kernel_kb = excluded.kernel_kb, processes_kb = excluded.processes_kb, "
-    "total_kb = excluded.total_kb, report_zstd = excluded.report_zstd RETURNING capture_no";
+    "total_kb = excluded.total_kb RETURNING capture_no";
+
+constexpr char kPutReportBlobSql[] =
+    "INSERT INTO report_blobs (capture_no, report_zstd) VALUES (?1, ?2) "
+    "ON CONFLICT (capture_no) DO UPDATE SET report_zstd = excluded.report_zstd";
 
 // A canonical time (timestamp.h) as Unix milliseconds, the key of process_samples (schema version 15; the
 // migration converts with the same expression). `param` is a bound parameter such as "?3".
@@ -287,18 +291,21 @@ constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM cap
 constexpr char kDeleteProcessSamplesSql[] =
     "DELETE FROM process_samples WHERE capture_no = (SELECT capture_no FROM device_reports WHERE capture_id = ?1)";
 
-// A report is the compressed JSON in its device_reports row (schema version 14), one primary-key probe
-// from the capture the query found.
+// A report is the compressed JSON in report_blobs (schema version 15; device_reports until 14), one
+// rowid probe from the capture's device_reports row.
 constexpr char kReportAtSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id "
     "WHERE c.device_id = ?1 AND c.captured_at <= ?2 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
 constexpr char kReportLatestSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id "
     "WHERE c.device_id = ?1 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
 constexpr char kReportByCaptureSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.capture_id = ?1";
 
 std::string ListDevicesSql() {
@@ -419,11 +426,17 @@ absl::Status InsertReportRows(Connection& c, const std::string& capture_id, cons
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, d.kernel_kb));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(12, d.processes_kb));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(13, d.total_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(14, CompressReportJson(report_json)));
     MEMFLEET_ASSIGN_OR_RETURN(StepResult returned, st->Step());
     if (returned != StepResult::kRow) return absl::InternalError("storing a report returned no capture_no");
     capture_no = st->ColumnInt64(0);
     // RETURNING's row comes before the statement completes: step to the end so it is written.
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutReportBlobSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, capture_no));
+    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(2, CompressReportJson(report_json)));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
   MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddDeviceNumberSql, device_id));
@@ -1231,12 +1244,14 @@ constexpr char kGetLatestBaselineSql[] =
     "SELECT version, name, imported_at, raw_text FROM baselines ORDER BY version DESC LIMIT 1";
 // Per device, its newest capture of the sweep (a device may have been captured twice in one sweep).
 constexpr char kLatestReportsOfSweepSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures c "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures c "
     "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.sweep_id = ?1 AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
     "WHERE c2.sweep_id = ?1 AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
     "ORDER BY c.device_id";
 constexpr char kLatestReportsSinceSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM devices d "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM devices d "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 WHERE c2.device_id = d.device_id "
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
     "WHERE c.captured_at >= ?1 ORDER BY d.device_id";
@@ -1247,7 +1262,8 @@ constexpr char kLatestReportsSinceSql[] =
 constexpr char kLatestReportsPerBuildSql[] =
     "WITH pairs AS (SELECT DISTINCT device_id, build_fingerprint FROM captures "
     "INDEXED BY captures_by_device_build_time) "
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd, p.build_fingerprint FROM pairs p "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no), p.build_fingerprint FROM pairs p "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 INDEXED BY "
     "captures_by_device_build_time WHERE c2.device_id = p.device_id AND c2.build_fingerprint IS p.build_fingerprint "
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
