@@ -252,6 +252,8 @@ CREATE TABLE device_retention (
 //   narrow (~90 bytes, not ~800) and a trend's probes touch few pages. Deleting a capture cascades captures ->
 //   device_reports -> process_samples and report_blobs, the former through process_samples_by_capture, which
 //   also answers "this capture's process named N".
+// - captures_by_sweep keeps only sweep captures (a partial index): a periodic capture has no sweep and was
+//   an index entry no query reads.
 // Written in one transaction with the version bump, like every migration.
 constexpr char kMigration15[] = R"sql(
 CREATE TABLE device_numbers (
@@ -322,6 +324,8 @@ INSERT INTO process_samples (device_no, name_no, captured_ms, pid, capture_no, t
   JOIN device_numbers AS d ON d.device_id = p.device_id JOIN process_names AS n ON n.name = p.name;
 DROP TABLE process_reports;
 CREATE INDEX process_samples_by_capture ON process_samples (capture_no, name_no);
+DROP INDEX captures_by_sweep;
+CREATE INDEX captures_by_sweep ON captures (sweep_id, device_id, captured_at, capture_id) WHERE sweep_id != '';
 )sql";
 
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {

@@ -1243,11 +1243,12 @@ constexpr char kGetBaselineSql[] =
 constexpr char kGetLatestBaselineSql[] =
     "SELECT version, name, imported_at, raw_text FROM baselines ORDER BY version DESC LIMIT 1";
 // Per device, its newest capture of the sweep (a device may have been captured twice in one sweep).
+// `sweep_id != ''` lets the planner use the partial index captures_by_sweep (schema version 15).
 constexpr char kLatestReportsOfSweepSql[] =
     "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
     "WHERE b.capture_no = r.capture_no) FROM captures c "
-    "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.sweep_id = ?1 AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
-    "WHERE c2.sweep_id = ?1 AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
+    "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.sweep_id = ?1 AND c.sweep_id != '' AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
+    "WHERE c2.sweep_id = ?1 AND c2.sweep_id != '' AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
     "ORDER BY c.device_id";
 constexpr char kLatestReportsSinceSql[] =
     "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
