@@ -317,8 +317,8 @@ CREATE TABLE process_samples (
 ) STRICT, WITHOUT ROWID;
 INSERT INTO process_samples (device_no, name_no, captured_ms, pid, capture_no, total_kb, pss_kb, swap_pss_kb,
   gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb)
-  SELECT d.device_no, n.name_no, CAST(strftime('%s', p.captured_at) AS INTEGER) * 1000 +
-  CAST(substr(p.captured_at, 21, 3) AS INTEGER), p.pid, r.capture_no, p.total_kb, p.pss_kb, p.swap_pss_kb,
+  SELECT d.device_no, n.name_no, CAST(strftime('%s', substr(p.captured_at, 1, 16)) AS INTEGER) * 1000 +
+  CAST(substr(p.captured_at, 18, 2) AS INTEGER) * 1000 + CAST(substr(p.captured_at, 21, 3) AS INTEGER), p.pid, r.capture_no, p.total_kb, p.pss_kb, p.swap_pss_kb,
   p.gfxdev_kb, p.gl_kb, p.dma_kb, p.native_graphics_kb, p.non_graphics_kb, p.graphics_dma_kb
   FROM process_reports AS p JOIN device_reports AS r ON r.capture_id = p.capture_id
   JOIN device_numbers AS d ON d.device_id = p.device_id JOIN process_names AS n ON n.name = p.name;

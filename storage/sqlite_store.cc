@@ -266,10 +266,12 @@ constexpr char kPutReportBlobSql[] =
     "ON CONFLICT (capture_no) DO UPDATE SET report_zstd = excluded.report_zstd";
 
 // A canonical time (timestamp.h) as Unix milliseconds, the key of process_samples (schema version 15; the
-// migration converts with the same expression). `param` is a bound parameter such as "?3".
+// migration converts with the same expression). `param` is a bound parameter such as "?3". The minute goes
+// through strftime and the seconds are added as a number: strftime has no leap second (":60" is NULL to
+// it), which the canonical form keeps; here it counts as the next minute's first second.
 std::string MillisecondsOf(const char* param) {
-  return absl::StrCat("(CAST(strftime('%s', ", param, ") AS INTEGER) * 1000 + CAST(substr(", param,
-                      ", 21, 3) AS INTEGER))");
+  return absl::StrCat("(CAST(strftime('%s', substr(", param, ", 1, 16)) AS INTEGER) * 1000 + CAST(substr(", param,
+                      ", 18, 2) AS INTEGER) * 1000 + CAST(substr(", param, ", 21, 3) AS INTEGER))");
 }
 
 constexpr char kAddDeviceNumberSql[] =

@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "report/report.h"
+#include "storage/schema.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/subprocess.h"
@@ -22,7 +23,6 @@
 namespace memfleet::storage {
 namespace {
 
-constexpr char kByCaptureIndex[] = "process_samples_by_capture";
 constexpr char kLatestReportIndex[] = "device_reports_by_device_time";
 constexpr char kCapturesIndex[] = "captures_by_device_time";
 
@@ -159,7 +159,7 @@ TEST_P(QueryPlanOnFleetTest, LatestProcessFigureProbesTheTrendIndex) {
   std::vector<std::string> plan = Plan(HotQuery::kLatestProcessFigure);
   EXPECT_TRUE(UsesIndex(plan, kLatestReportIndex)) << Join(plan);
   // The process value of that report: one probe of (capture, name), not a scan of its rows.
-  EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kByCaptureIndex + " (capture_no=? AND name_no=?)"))
+  EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kProcessByCaptureIndex + " (capture_no=? AND name_no=?)"))
       << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
   EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);

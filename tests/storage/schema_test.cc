@@ -84,8 +84,8 @@ void ExpectLatestSchema(SqliteDb& db) {
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(*v, LatestSchemaVersion());
   for (const char* table :
-       {"schema_version", "devices", "captures", "device_reports", "process_samples", "process_names",
-        "device_numbers", "sweeps", "sweep_devices"}) {
+       {"schema_version", "devices", "captures", "device_reports", kProcessTrendTable, "process_names",
+        "device_numbers", "report_blobs", "sweeps", "sweep_devices"}) {
     EXPECT_TRUE(HasObject(db, "table", table)) << table;
   }
   for (const char* index : {kProcessByCaptureIndex, kDeviceReportsLatestIndex, kCapturesLatestIndex}) {

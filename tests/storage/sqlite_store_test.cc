@@ -423,6 +423,27 @@ TEST_F(SqliteStoreTest, ProcessHistoryListsEachPidOfTheNameInPidOrder) {
   EXPECT_EQ((*rows)[1].value_kb, 7);
 }
 
+// The process rows are keyed by Unix milliseconds (schema version 15); the canonical form keeps a leap
+// second, which SQLite's date functions do not know. It is stored and sorts between :59.999 and the next
+// minute's :00.001.
+TEST_F(SqliteStoreTest, ALeapSecondCaptureIsStoredInTimeOrder) {
+  Put(MakeCapture("cap-a", "dev-1", "2016-12-31T23:59:59.999Z", 10'000));
+  Put(MakeCapture("cap-b", "dev-1", "2016-12-31T23:59:60.000Z", 20'000));
+  Put(MakeCapture("cap-c", "dev-1", "2017-01-01T00:00:00.001Z", 30'000));
+  absl::StatusOr<std::vector<HistoryRow>> rows =
+      store_->ProcessHistory("dev-1", "com.android.systemui", "total_kb", "", 0);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].capture_id, "cap-a");
+  EXPECT_EQ((*rows)[1].capture_id, "cap-b");
+  EXPECT_EQ((*rows)[1].captured_at, "2016-12-31T23:59:60.000Z");
+  EXPECT_EQ((*rows)[2].capture_id, "cap-c");
+  rows = store_->ProcessHistory("dev-1", "com.android.systemui", "total_kb", "2016-12-31T23:59:60Z", 0);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].capture_id, "cap-b");
+}
+
 TEST_F(SqliteStoreTest, MetricWhitelistRejectsInjectionAndNonFigures) {
   Put(MakeCapture("cap-1", "dev-1", At(10)));
   for (const char* metric : {"total_kb; DROP TABLE captures", "total_kb FROM captures --", "", "TOTAL_KB",
