@@ -116,14 +116,15 @@ std::vector<std::string> DeviceInserts() {
                    kIdOfI, ", ?1, ", kTimeOfI,
                    ", 'qcom', 16777216, 11800000, 900000 + i % 977, 7000000 + (i * 7919) % 500000, "
                    "9000000 + (i * 7919) % 500000 FROM seq"),
+      "INSERT INTO device_numbers (device_id) VALUES (?1)",
       absl::StrCat(kSeq,
-                   "INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, oom_score_adj, cached, "
-                   "pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, native_graphics_source, "
-                   "non_graphics_kb, graphics_dma_kb, total_kb) SELECT ",
-                   kIdOfI, ", ?1, ", kTimeOfI,
-                   ", 1000 + n.slot * 37 + ?4, n.name, CASE WHEN n.slot < 8 THEN -800 + n.slot * 100 ELSE 900 END, "
-                   "n.slot > 40, 20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, NULL, "
-                   "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, NULL, 'none', "
+                   "INSERT INTO process_samples (device_no, name_no, captured_ms, pid, capture_no, pss_kb, "
+                   "swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb, "
+                   "total_kb) SELECT (SELECT device_no FROM device_numbers WHERE device_id = ?1), "
+                   "(SELECT name_no FROM process_names WHERE name = n.name), (?2 + i * 600) * 1000, "
+                   "1000 + n.slot * 37 + ?4, (SELECT capture_no FROM device_reports WHERE capture_id = ",
+                   kIdOfI, "), 20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, NULL, "
+                   "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, NULL, "
                    "15000 + (n.slot * 7919 + i * 31) % 300000, (n.slot * 31 + i * 7) % 40000, "
                    "25000 + (n.slot * 7919 + i * 37) % 500000 FROM seq JOIN bench_names AS n ON n.slot < ",
                    kMinProcesses, " + (i * 7 + ?4) % ", kProcessSpread),
@@ -164,6 +165,10 @@ bool BuildDatabase(const std::string& path) {
       }
     }
   }
+  if (absl::Status s = db->Exec("INSERT INTO process_names (name) SELECT name FROM bench_names ORDER BY slot");
+      !s.ok()) {
+    return Fail(s, "process names");
+  }
   std::vector<Statement> inserts;
   for (const std::string& sql : DeviceInserts()) {
     absl::StatusOr<Statement> st = db->Prepare(sql);
@@ -187,8 +192,10 @@ bool BuildDatabase(const std::string& path) {
     for (Statement& st : inserts) {
       st.Reset();
       if (absl::Status s = st.BindText(1, id); !s.ok()) return Fail(s, "bind");
-      if (absl::Status s = st.BindInt64(2, FirstCaptureOf(d)); !s.ok()) return Fail(s, "bind");
-      if (absl::Status s = st.BindInt64(3, CapturesOf(d)); !s.ok()) return Fail(s, "bind");
+      if (st.sql().find("?2") != std::string::npos) {
+        if (absl::Status s = st.BindInt64(2, FirstCaptureOf(d)); !s.ok()) return Fail(s, "bind");
+        if (absl::Status s = st.BindInt64(3, CapturesOf(d)); !s.ok()) return Fail(s, "bind");
+      }
       if (st.sql().find("?4") != std::string::npos) {
         if (absl::Status s = st.BindInt64(4, d); !s.ok()) return Fail(s, "bind");
       }
@@ -355,7 +362,8 @@ BENCHMARK(BM_PointLookup)->Unit(benchmark::kMicrosecond);
 void BM_IndexRangeCount(benchmark::State& state) {
   MEMFLEET_REQUIRE_FLEET(state);
   absl::StatusOr<Statement> st = fleet.raw->Prepare(
-      "SELECT COUNT(*) FROM process_reports WHERE device_id = ?1 AND name = ?2 AND captured_at >= ''");
+      "SELECT COUNT(*) FROM process_samples WHERE device_no = (SELECT device_no FROM device_numbers WHERE "
+      "device_id = ?1) AND name_no = (SELECT name_no FROM process_names WHERE name = ?2)");
   if (!st.ok()) {
     state.SkipWithError(st.status().ToString().c_str());
     return;
@@ -378,7 +386,7 @@ void BM_DatabaseSize(benchmark::State& state) {
   MEMFLEET_REQUIRE_FLEET(state);
   double rows = 0;
   for (auto _ : state) {
-    absl::StatusOr<Statement> count = fleet.raw->Prepare("SELECT COUNT(*) FROM process_reports");
+    absl::StatusOr<Statement> count = fleet.raw->Prepare("SELECT COUNT(*) FROM process_samples");
     if (!count.ok()) {
       state.SkipWithError(count.status().ToString().c_str());
       return;

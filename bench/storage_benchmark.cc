@@ -474,8 +474,8 @@ BENCHMARK(BM_StoredCapture_Delta)->Args({4, 1})->Iterations(5)->Unit(benchmark::
 // ---- bytes per stored process-report row ----
 
 // 100 captures of one device, each with range(0) processes with realistic names, values and pids; then
-// dbstat's page bytes of process_reports and its indexes divided by the rows. Counters: table_B_per_row,
-// index_B_per_row (the trend index and the primary key), total_B_per_row.
+// dbstat's page bytes of process_samples and its index divided by the rows. Counters: table_B_per_row,
+// index_B_per_row (process_samples_by_capture: the table is its own trend index), total_B_per_row.
 void BM_ProcessRowBytes(benchmark::State& state) {
   const int processes = static_cast<int>(state.range(0));
   constexpr int kCaptures = 100;
@@ -519,7 +519,7 @@ void BM_ProcessRowBytes(benchmark::State& state) {
     }
     absl::StatusOr<Statement> st = db->Prepare(
         "SELECT s.name, SUM(d.pgsize) FROM dbstat AS d JOIN sqlite_schema AS s ON s.name = d.name "
-        "WHERE s.tbl_name = 'process_reports' GROUP BY s.name");
+        "WHERE s.tbl_name = 'process_samples' GROUP BY s.name");
     if (!st.ok()) {
       state.SkipWithError(st.status().ToString().c_str());
       return;
@@ -528,7 +528,7 @@ void BM_ProcessRowBytes(benchmark::State& state) {
     while (true) {
       absl::StatusOr<StepResult> r = st->Step();
       if (!r.ok() || *r == StepResult::kDone) break;
-      (st->ColumnText(0) == "process_reports" ? table_bytes : index_bytes) += static_cast<double>(st->ColumnInt64(1));
+      (st->ColumnText(0) == "process_samples" ? table_bytes : index_bytes) += static_cast<double>(st->ColumnInt64(1));
     }
     rows = static_cast<double>(kCaptures) * processes;
   }

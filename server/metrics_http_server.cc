@@ -11,6 +11,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -278,8 +279,28 @@ class MetricsHttpServer::Impl {
   void Accept() {
     acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted) return;
-      if (!ec) Serve(std::move(socket));
+      if (ec) {
+        AcceptLater(ec);
+        return;
+      }
+      accept_failing_ = false;
+      Serve(std::move(socket));
       Accept();
+    });
+  }
+
+  // An accept that fails (out of file descriptors, say) fails again at once while the cause lasts, with
+  // the connection still queued: retrying at once would spin a core. Waits, says so once per run of
+  // failures, and serves the queued connection once the cause is gone.
+  void AcceptLater(const beast::error_code& ec) {
+    if (!accept_failing_) {
+      LogLine(absl::StrCat("HTTP port: cannot accept a connection (", ec.message(), "); retrying every ",
+                           shared_->options.accept_retry_delay.count(), " ms"));
+    }
+    accept_failing_ = true;
+    retry_timer_.expires_after(shared_->options.accept_retry_delay);
+    retry_timer_.async_wait([this](beast::error_code wait_ec) {
+      if (wait_ec != net::error::operation_aborted) Accept();
     });
   }
 
@@ -302,6 +323,8 @@ class MetricsHttpServer::Impl {
   std::shared_ptr<Shared> shared_;
   net::io_context ioc_;  // before the acceptor (destroyed after it); pending connections die with it
   tcp::acceptor acceptor_;
+  net::steady_timer retry_timer_{ioc_};
+  bool accept_failing_ = false;  // only the pending accept's handler (one at a time) touches it
   std::vector<std::thread> threads_;
   std::string address_;
   std::atomic<bool> stopped_{false};

@@ -3,7 +3,8 @@
 // when it has one; every request is authorized like a gRPC call (an `Authorization: Bearer` read or admin
 // token when authentication is on: docs/security.md); with a DashboardSite, every other path is the
 // browser dashboard (dashboard_site.h, docs/dashboard.md). Bounded: header bytes, header fields, request
-// target, open connections, and a read timeout per request; a request Beast cannot parse gets 400.
+// target, open connections, and a read timeout per request; a request Beast cannot parse gets 400. A
+// failing accept (the process out of file descriptors) is retried after a pause, not in a busy loop.
 //
 //   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = MetricsHttpServer::Start(options, auth, source);
 //   std::string where = (*http)->address();   // "127.0.0.1:41234"
@@ -33,6 +34,7 @@ struct MetricsHttpOptions {
   size_t max_connections = 64;          // beyond it a new connection is closed at once
   size_t max_header_bytes = 16 * 1024;  // request line and header fields together
   std::chrono::milliseconds read_timeout{10000};  // per request, and for the TLS handshake
+  std::chrono::milliseconds accept_retry_delay{100};  // after a failed accept (no file descriptor left)
 };
 
 class MetricsHttpServer {

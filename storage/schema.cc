@@ -238,6 +238,96 @@ CREATE TABLE device_retention (
 ) STRICT;
 )sql";
 
+// Version 15: process rows that cost what the queries read (docs/performance.md "Bytes per stored
+// capture"). Before, each row held its device id, process name, capture id and time as text three times
+// over (the table, the covering trend index and the (capture_id, pid) key): ~400 bytes a row. Now:
+// - process_samples IS the trend index: a WITHOUT ROWID table clustered on (device_no, name_no,
+//   captured_ms, pid, capture_no) with the nine figures, so a trend is one range of it, in time order, and
+//   there is no second copy. The numbers are small integers (device_numbers, process_names); captured_ms
+//   is the capture's time in Unix milliseconds. oom_score_adj, cached and native_graphics_source are gone:
+//   no query read them (they stay in the report JSON).
+// - device_reports is rebuilt with an integer capture_no (its rowid, stable: an INTEGER PRIMARY KEY survives
+//   VACUUM) that the process rows name instead of the capture id; a trend reads the capture id and time back
+//   from it by rowid. The compressed report moves to report_blobs (same capture_no), so that those rows stay
+//   narrow (~90 bytes, not ~800) and a trend's probes touch few pages. Deleting a capture cascades captures ->
+//   device_reports -> process_samples and report_blobs, the former through process_samples_by_capture, which
+//   also answers "this capture's process named N".
+// - captures_by_sweep keeps only sweep captures (a partial index): a periodic capture has no sweep and was
+//   an index entry no query reads.
+// Written in one transaction with the version bump, like every migration.
+constexpr char kMigration15[] = R"sql(
+CREATE TABLE device_numbers (
+  device_no INTEGER PRIMARY KEY,
+  device_id TEXT NOT NULL UNIQUE
+) STRICT;
+INSERT INTO device_numbers (device_id) SELECT DISTINCT device_id FROM device_reports ORDER BY device_id;
+CREATE TABLE process_names (
+  name_no INTEGER PRIMARY KEY,
+  name    TEXT NOT NULL UNIQUE
+) STRICT;
+INSERT INTO process_names (name) SELECT DISTINCT name FROM process_reports ORDER BY name;
+
+CREATE TABLE device_reports_v15 (
+  capture_no         INTEGER PRIMARY KEY,
+  capture_id         TEXT NOT NULL UNIQUE REFERENCES captures (capture_id) ON DELETE CASCADE,
+  device_id          TEXT NOT NULL,
+  captured_at        TEXT NOT NULL,
+  platform           TEXT NOT NULL,
+  ddr_kb             INTEGER,
+  ddr_estimated      INTEGER NOT NULL DEFAULT 0,
+  mem_total_kb       INTEGER,
+  gcma_kb            INTEGER,
+  static_reserved_kb INTEGER,
+  kernel_cma_kb      INTEGER,
+  kernel_kb          INTEGER,
+  processes_kb       INTEGER,
+  total_kb           INTEGER
+) STRICT;
+INSERT INTO device_reports_v15 (capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, mem_total_kb,
+  gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb)
+  SELECT capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, mem_total_kb, gcma_kb,
+  static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb FROM device_reports
+  ORDER BY device_id, captured_at, capture_id;
+CREATE TABLE report_blobs (
+  capture_no  INTEGER PRIMARY KEY REFERENCES device_reports_v15 (capture_no) ON DELETE CASCADE,
+  report_zstd BLOB NOT NULL
+) STRICT;
+INSERT INTO report_blobs (capture_no, report_zstd) SELECT r.capture_no, o.report_zstd FROM device_reports_v15 AS r
+  JOIN device_reports AS o ON o.capture_id = r.capture_id WHERE o.report_zstd IS NOT NULL;
+DROP TABLE device_reports;
+ALTER TABLE device_reports_v15 RENAME TO device_reports;
+CREATE INDEX device_reports_by_device_time ON device_reports (device_id, captured_at, capture_id);
+
+CREATE TABLE process_samples (
+  device_no          INTEGER NOT NULL,
+  name_no            INTEGER NOT NULL,
+  captured_ms        INTEGER NOT NULL,
+  pid                INTEGER NOT NULL,
+  capture_no         INTEGER NOT NULL REFERENCES device_reports (capture_no) ON DELETE CASCADE,
+  total_kb           INTEGER,
+  pss_kb             INTEGER,
+  swap_pss_kb        INTEGER,
+  gfxdev_kb          INTEGER,
+  gl_kb              INTEGER,
+  dma_kb             INTEGER,
+  native_graphics_kb INTEGER,
+  non_graphics_kb    INTEGER,
+  graphics_dma_kb    INTEGER,
+  PRIMARY KEY (device_no, name_no, captured_ms, pid, capture_no)
+) STRICT, WITHOUT ROWID;
+INSERT INTO process_samples (device_no, name_no, captured_ms, pid, capture_no, total_kb, pss_kb, swap_pss_kb,
+  gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb)
+  SELECT d.device_no, n.name_no, CAST(strftime('%s', substr(p.captured_at, 1, 16)) AS INTEGER) * 1000 +
+  CAST(substr(p.captured_at, 18, 2) AS INTEGER) * 1000 + CAST(substr(p.captured_at, 21, 3) AS INTEGER), p.pid, r.capture_no, p.total_kb, p.pss_kb, p.swap_pss_kb,
+  p.gfxdev_kb, p.gl_kb, p.dma_kb, p.native_graphics_kb, p.non_graphics_kb, p.graphics_dma_kb
+  FROM process_reports AS p JOIN device_reports AS r ON r.capture_id = p.capture_id
+  JOIN device_numbers AS d ON d.device_id = p.device_id JOIN process_names AS n ON n.name = p.name;
+DROP TABLE process_reports;
+CREATE INDEX process_samples_by_capture ON process_samples (capture_no, name_no);
+DROP INDEX captures_by_sweep;
+CREATE INDEX captures_by_sweep ON captures (sweep_id, device_id, captured_at, capture_id) WHERE sweep_id != '';
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -296,7 +386,7 @@ const std::vector<std::string>& Migrations() {
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
                                    kMigration10, kMigration11, kMigration12, kMigration13,
-                                   kMigration14};
+                                   kMigration14, kMigration15};
   return *kMigrations;
 }
 

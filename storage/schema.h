@@ -19,7 +19,9 @@
 namespace memfleet::storage {
 
 // Index names, shared with the query-plan tests so a rename cannot silently leave a hot query unindexed.
-inline constexpr char kProcessTrendIndex[] = "process_reports_by_device_name_time";
+// The process trend reads the primary key of process_samples (a WITHOUT ROWID table: it is its own index).
+inline constexpr char kProcessTrendTable[] = "process_samples";
+inline constexpr char kProcessByCaptureIndex[] = "process_samples_by_capture";
 inline constexpr char kDeviceReportsLatestIndex[] = "device_reports_by_device_time";
 inline constexpr char kCapturesLatestIndex[] = "captures_by_device_time";
 inline constexpr char kCaptureLabelsIndex[] = "capture_labels_by_key_value";

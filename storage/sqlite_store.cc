@@ -154,35 +154,65 @@ constexpr char kInsertCaptureSql[] =
     "report_json, raw_blob, build_fingerprint, raw_base) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
     "ON CONFLICT (capture_id) DO NOTHING";
 
+// An upsert, so that a replaced report keeps its capture_no (the process rows' tie order at one millisecond
+// stays the storage order, re-accounting or not).
 constexpr char kInsertDeviceReportSql[] =
     "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, "
-    "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb, report_zstd) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+    "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (capture_id) DO UPDATE SET "
+    "device_id = excluded.device_id, captured_at = excluded.captured_at, platform = excluded.platform, "
+    "ddr_kb = excluded.ddr_kb, ddr_estimated = excluded.ddr_estimated, mem_total_kb = excluded.mem_total_kb, "
+    "gcma_kb = excluded.gcma_kb, static_reserved_kb = excluded.static_reserved_kb, "
+    "kernel_cma_kb = excluded.kernel_cma_kb, kernel_kb = excluded.kernel_kb, processes_kb = excluded.processes_kb, "
+    "total_kb = excluded.total_kb RETURNING capture_no";
 
-constexpr char kInsertProcessReportSql[] =
-    "INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, oom_score_adj, cached, pss_kb, "
-    "swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, native_graphics_source, non_graphics_kb, "
-    "graphics_dma_kb, total_kb) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+constexpr char kPutReportBlobSql[] =
+    "INSERT INTO report_blobs (capture_no, report_zstd) VALUES (?1, ?2) "
+    "ON CONFLICT (capture_no) DO UPDATE SET report_zstd = excluded.report_zstd";
+
+// A canonical time (timestamp.h) as Unix milliseconds, the key of process_samples (schema version 15; the
+// migration converts with the same expression). `param` is a bound parameter such as "?3". The minute goes
+// through strftime and the seconds are added as a number: strftime has no leap second (":60" is NULL to
+// it), which the canonical form keeps; here it counts as the next minute's first second.
+std::string MillisecondsOf(const char* param) {
+  return absl::StrCat("(CAST(strftime('%s', substr(", param, ", 1, 16)) AS INTEGER) * 1000 + CAST(substr(", param,
+                      ", 18, 2) AS INTEGER) * 1000 + CAST(substr(", param, ", 21, 3) AS INTEGER))");
+}
+
+constexpr char kAddDeviceNumberSql[] =
+    "INSERT INTO device_numbers (device_id) VALUES (?1) ON CONFLICT (device_id) DO NOTHING";
+constexpr char kAddProcessNameSql[] = "INSERT INTO process_names (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
+
+// ?1 device id, ?2 process name, ?3 captured_at, ?4 pid, ?5 capture_no, ?6-?14 the figures.
+std::string InsertProcessSampleSql() {
+  return absl::StrCat(
+      "INSERT INTO process_samples (device_no, name_no, captured_ms, pid, capture_no, total_kb, pss_kb, swap_pss_kb, "
+      "gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb) VALUES ("
+      "(SELECT device_no FROM device_numbers WHERE device_id = ?1), (SELECT name_no FROM process_names WHERE name = ?2), ",
+      MillisecondsOf("?3"), ", ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+}
 
 constexpr char kCaptureDeviceSql[] = "SELECT device_id FROM captures WHERE capture_id = ?1";
 
 constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = ?1";
-constexpr char kDeleteDeviceReportSql[] = "DELETE FROM device_reports WHERE capture_id = ?1";
-constexpr char kDeleteProcessReportsSql[] = "DELETE FROM process_reports WHERE capture_id = ?1";
+constexpr char kDeleteProcessSamplesSql[] =
+    "DELETE FROM process_samples WHERE capture_no = (SELECT capture_no FROM device_reports WHERE capture_id = ?1)";
 
-// A report is the compressed JSON in its device_reports row (schema version 14), one primary-key probe
-// from the capture the query found.
+// A report is the compressed JSON in report_blobs (schema version 15; device_reports until 14), one
+// rowid probe from the capture's device_reports row.
 constexpr char kReportAtSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id "
     "WHERE c.device_id = ?1 AND c.captured_at <= ?2 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
 constexpr char kReportLatestSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id "
     "WHERE c.device_id = ?1 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
 constexpr char kReportByCaptureSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures AS c "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.capture_id = ?1";
 
 std::string ListDevicesSql() {
@@ -197,12 +227,25 @@ std::string ListDevicesSql() {
 
 std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, " FROM devices AS d WHERE d.device_id = ?1"); }
 
-// One index range of process_reports_by_device_name_time, already in (captured_at, pid) order.
-// `since` "" binds "", which every time is >=. LIMIT -1 is SQLite's "no limit".
+// One range of process_samples' primary key, already in (captured_ms, pid) order; each point's capture id
+// and time come from its device_reports row, one rowid probe. `since` "" is before every time. LIMIT -1
+// is SQLite's "no limit".
 std::string ProcessTrendSql(const char* column) {
-  return absl::StrCat("SELECT capture_id, captured_at, pid, ", column,
-                      " FROM process_reports WHERE device_id = ?1 AND name = ?2 AND captured_at >= ?3"
-                      " ORDER BY captured_at, pid LIMIT ?4");
+  return absl::StrCat("SELECT r.capture_id, r.captured_at, p.pid, p.", column,
+                      " FROM process_samples AS p JOIN device_reports AS r ON r.capture_no = p.capture_no"
+                      " WHERE p.device_no = (SELECT device_no FROM device_numbers WHERE device_id = ?1)"
+                      " AND p.name_no = (SELECT name_no FROM process_names WHERE name = ?2)"
+                      " AND p.captured_ms >= (CASE WHEN ?3 = '' THEN -9223372036854775807 ELSE ",
+                      MillisecondsOf("?3"), " END) ORDER BY p.captured_ms, p.pid LIMIT ?4");
+}
+
+// A capture's process named ?N: one range of process_samples_by_capture, whose entries end with the primary
+// key (device_no, captured_ms, pid; the first two the same for every row of one capture), so the order is
+// the pid's and the lowest comes first.
+std::string ProcessOfCaptureSql(const char* column, const char* capture_no, const char* name_param) {
+  return absl::StrCat("SELECT p.", column, " FROM process_samples AS p WHERE p.capture_no = ", capture_no,
+                      " AND p.name_no = (SELECT name_no FROM process_names WHERE name = ", name_param,
+                      ") ORDER BY p.device_no, p.captured_ms, p.pid LIMIT 1");
 }
 
 // A device's range of device_reports_by_device_time, in order.
@@ -228,10 +271,8 @@ std::string LatestDeviceFigureSql(const char* column) {
 // A process figure of the latest report; several processes of that name (e.g. a restarted service)
 // -> the lowest pid; the process absent from the latest report -> NULL.
 std::string LatestProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
-                      " FROM process_reports AS p WHERE p.device_id = r.device_id AND p.name = ?1"
-                      " AND p.captured_at = r.captured_at AND p.capture_id = r.capture_id ORDER BY p.pid LIMIT 1)",
-                      kLatestReportJoin);
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (",
+                      ProcessOfCaptureSql(column, "r.capture_no", "?1"), ")", kLatestReportJoin);
 }
 
 constexpr char kRawCaptureIdsAllSql[] = "SELECT capture_id FROM captures ORDER BY captured_at, capture_id";
@@ -253,13 +294,22 @@ constexpr char kUnfinishedSweepIdsSql[] = "SELECT sweep_id FROM sweeps WHERE fin
 // length() of a blob reads only the record header, not the blob's overflow pages.
 constexpr char kCaptureStatsSql[] =
     "SELECT COUNT(*), COALESCE(SUM(length(raw_blob)), 0), COALESCE(SUM(raw_bytes), 0) FROM captures";
-constexpr char kProcessRowCountSql[] = "SELECT COUNT(*) FROM process_reports";
+constexpr char kProcessRowCountSql[] = "SELECT COUNT(*) FROM process_samples";
 
 // ---- writes shared by PutCapture and ReplaceReport (caller holds the writer's mutex, in a transaction) ----
+
+// Gives `key` its number in device_numbers or process_names (`sql`) if it has none yet.
+absl::Status AddKey(Connection& c, const char* sql, const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, key));
+  return st->StepDone();
+}
 
 absl::Status InsertReportRows(Connection& c, const std::string& capture_id, const std::string& device_id,
                               const std::string& captured_at, const report::Report& report,
                               const std::string& report_json) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+  int64_t capture_no = 0;
   {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertDeviceReportSql));
     ResetOnExit reset(st);
@@ -277,35 +327,37 @@ absl::Status InsertReportRows(Connection& c, const std::string& capture_id, cons
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, d.kernel_kb));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(12, d.processes_kb));
     MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(13, d.total_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(14, CompressReportJson(report_json)));
+    MEMFLEET_ASSIGN_OR_RETURN(StepResult returned, st->Step());
+    if (returned != StepResult::kRow) return absl::InternalError("storing a report returned no capture_no");
+    capture_no = st->ColumnInt64(0);
+    // RETURNING's row comes before the statement completes: step to the end so it is written.
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertProcessReportSql));
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutReportBlobSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, capture_no));
+    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(2, CompressReportJson(report_json)));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddDeviceNumberSql, device_id));
+  for (const auto& [pid, p] : report.processes) MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddProcessNameSql, p.name));
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(InsertProcessSampleSql()));
   ResetOnExit reset(st);
   for (const auto& [pid, p] : report.processes) {
     st->Reset();
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, p.name));
     MEMFLEET_RETURN_IF_ERROR(st->BindText(3, captured_at));
-    // The map key, not p.pid: it is what makes the (capture_id, pid) key unique.
+    // The map key, not p.pid: it is what makes the (capture, pid) key unique.
     MEMFLEET_RETURN_IF_ERROR(st->BindInt64(4, pid));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(5, p.name));
-    if (p.oom_score_adj.has_value()) {
-      MEMFLEET_RETURN_IF_ERROR(st->BindInt64(6, *p.oom_score_adj));
-    } else {
-      MEMFLEET_RETURN_IF_ERROR(st->BindNull(6));
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(5, capture_no));
+    int index = 6;
+    for (const std::optional<int64_t>* figure : {&p.total_kb, &p.pss_kb, &p.swap_pss_kb, &p.gfxdev_kb, &p.gl_kb,
+                                                 &p.dma_kb, &p.native_graphics_kb, &p.non_graphics_kb,
+                                                 &p.graphics_dma_kb}) {
+      MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(index++, *figure));
     }
-    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, p.cached ? 1 : 0));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(8, p.pss_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(9, p.swap_pss_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(10, p.gfxdev_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, p.gl_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(12, p.dma_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(13, p.native_graphics_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(14, p.native_graphics_source));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(15, p.non_graphics_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(16, p.graphics_dma_kb));
-    MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(17, p.total_kb));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
   return absl::OkStatus();
@@ -349,8 +401,7 @@ std::string CaptureDeviceFigureSql(const char* column) {
 }
 
 std::string CaptureProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", column, " FROM process_reports WHERE capture_id = ?1 AND name = ?2",
-                      " ORDER BY pid LIMIT 1");
+  return ProcessOfCaptureSql(column, "(SELECT capture_no FROM device_reports WHERE capture_id = ?1)", "?2");
 }
 
 absl::Status InsertLabels(Connection& c, const std::string& capture_id, const Labels& labels)
@@ -568,8 +619,9 @@ absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const rep
     // The capture's own identity wins over whatever the new report says.
     std::tie(device_id, captured_at) = *std::move(identity);
   }
-  for (const char* sql : {kDeleteProcessReportsSql, kDeleteDeviceReportSql}) {
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(sql));
+  {
+    // The device_reports row is updated in place by InsertReportRows; its process rows are rewritten.
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteProcessSamplesSql));
     ResetOnExit reset(st);
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
@@ -1014,13 +1066,16 @@ constexpr char kGetBaselineSql[] =
 constexpr char kGetLatestBaselineSql[] =
     "SELECT version, name, imported_at, raw_text FROM baselines ORDER BY version DESC LIMIT 1";
 // Per device, its newest capture of the sweep (a device may have been captured twice in one sweep).
+// `sweep_id != ''` lets the planner use the partial index captures_by_sweep (schema version 15).
 constexpr char kLatestReportsOfSweepSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM captures c "
-    "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.sweep_id = ?1 AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
-    "WHERE c2.sweep_id = ?1 AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM captures c "
+    "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.sweep_id = ?1 AND c.sweep_id != '' AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
+    "WHERE c2.sweep_id = ?1 AND c2.sweep_id != '' AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
     "ORDER BY c.device_id";
 constexpr char kLatestReportsSinceSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd FROM devices d "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no) FROM devices d "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 WHERE c2.device_id = d.device_id "
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
     "WHERE c.captured_at >= ?1 ORDER BY d.device_id";
@@ -1031,7 +1086,8 @@ constexpr char kLatestReportsSinceSql[] =
 constexpr char kLatestReportsPerBuildSql[] =
     "WITH pairs AS (SELECT DISTINCT device_id, build_fingerprint FROM captures "
     "INDEXED BY captures_by_device_build_time) "
-    "SELECT c.capture_id, c.device_id, c.captured_at, r.report_zstd, p.build_fingerprint FROM pairs p "
+    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
+    "WHERE b.capture_no = r.capture_no), p.build_fingerprint FROM pairs p "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 INDEXED BY "
     "captures_by_device_build_time WHERE c2.device_id = p.device_id AND c2.build_fingerprint IS p.build_fingerprint "
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "

@@ -1,14 +1,19 @@
 // The /metrics HTTP port of a real LabServer on loopback: a tokens table that cannot be read refuses
 // (503), never serves; the connection bound closes connections beyond it at once and serves again once
-// they are gone; an idle connection is closed at the read timeout; the ingest counters count a real
-// agent's capture.
+// they are gone; an idle connection is closed at the read timeout; out of file descriptors, the port
+// waits instead of spinning and serves the queued connection once they are back; the ingest counters
+// count a real agent's capture.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -40,9 +45,9 @@ server::LabServerOptions WithHttp() {
   return options;
 }
 
-// A connected TCP socket to the port (-1 on failure), whose reads give up after 10 s.
-int Connect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+// Connects the TCP socket `fd` to the port; its reads give up after 10 s. Closes it and gives -1 on
+// failure, else gives `fd`.
+int ConnectSocket(int fd, int port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -55,6 +60,9 @@ int Connect(int port) {
   }
   return fd;
 }
+
+// A connected TCP socket to the port (-1 on failure), whose reads give up after 10 s.
+int Connect(int port) { return ConnectSocket(socket(AF_INET, SOCK_STREAM, 0), port); }
 
 // True when the server closed the connection (a read returns end of file) within the socket's timeout.
 bool ClosedByServer(int fd) {
@@ -96,6 +104,69 @@ TEST(MetricsHttpServerTest, ConnectionsBeyondTheBoundAreClosedAndIdleOnesTimeOut
   close(idle1);
   close(idle2);
   EXPECT_EQ(HttpGet("127.0.0.1", port, "/metrics").status, 200) << "served again";
+}
+
+// CPU time the whole process has used, user and system.
+std::chrono::milliseconds ProcessCpuTime() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) { return t.tv_sec * 1000 + t.tv_usec / 1000; };
+  return std::chrono::milliseconds(ms(usage.ru_utime) + ms(usage.ru_stime));
+}
+
+// Takes every file descriptor the process may still open (the soft limit lowered to just above the
+// highest one open), and gives them back, with the limit, when destroyed.
+class FileDescriptorsExhausted {
+ public:
+  FileDescriptorsExhausted() {
+    getrlimit(RLIMIT_NOFILE, &saved_);
+    int highest = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+      highest = std::max(highest, std::atoi(entry.path().filename().c_str()));
+    }
+    rlimit low = saved_;
+    low.rlim_cur = static_cast<rlim_t>(highest) + 1;
+    setrlimit(RLIMIT_NOFILE, &low);
+    for (int fd = dup(0); fd >= 0; fd = dup(0)) held_.push_back(fd);
+  }
+  ~FileDescriptorsExhausted() {
+    for (int fd : held_) close(fd);
+    setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+
+ private:
+  rlimit saved_{};
+  std::vector<int> held_;
+};
+
+TEST(MetricsHttpServerTest, OutOfFileDescriptorsThePortWaitsAndServesOnceTheyAreBack) {
+  server::LabServerOptions options = WithHttp();
+  options.http.accept_retry_delay = std::chrono::milliseconds(200);
+  absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = HttpPort(**server);
+  int client = socket(AF_INET, SOCK_STREAM, 0);
+  std::chrono::milliseconds cpu_while_failing{0};
+  {
+    FileDescriptorsExhausted exhausted;
+    // The kernel completes the handshake into the listen queue; the server's accept() gets EMFILE.
+    client = ConnectSocket(client, port);
+    ASSERT_GE(client, 0);
+    // Not synchronisation: the window over which the failing accepts' CPU is measured. Retried at once,
+    // they would keep a core busy for all of it.
+    const std::chrono::milliseconds before = ProcessCpuTime();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    cpu_while_failing = ProcessCpuTime() - before;
+  }
+  EXPECT_LT(cpu_while_failing.count(), 300) << "ms of CPU while every accept failed";
+  // The descriptors are back: the queued connection is accepted and answered.
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(send(client, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  std::string reply;
+  char buffer[4096];
+  for (ssize_t n; (n = recv(client, buffer, sizeof(buffer), 0)) > 0;) reply.append(buffer, static_cast<size_t>(n));
+  close(client);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply.substr(0, 200);
 }
 
 TEST(MetricsHttpServerTest, AStoredCaptureIsCountedAndItsDeviceShown) {

@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "report/report.h"
+#include "storage/schema.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/subprocess.h"
@@ -22,7 +23,6 @@
 namespace memfleet::storage {
 namespace {
 
-constexpr char kTrendIndex[] = "process_reports_by_device_name_time";
 constexpr char kLatestReportIndex[] = "device_reports_by_device_time";
 constexpr char kCapturesIndex[] = "captures_by_device_time";
 
@@ -130,11 +130,11 @@ class QueryPlanOnFleetTest : public ::testing::TestWithParam<bool> {
 
 TEST_P(QueryPlanOnFleetTest, ProcessTrendIsOneIndexRangeInTimeOrder) {
   std::vector<std::string> plan = Plan(HotQuery::kProcessTrend);
-  // The range is bounded by device and name (and `since`), not a filter over other devices' rows, and
-  // the index covers the statement (schema version 6): no table row is read per point.
-  EXPECT_TRUE(Mentions(plan, std::string("USING COVERING INDEX ") + kTrendIndex +
-                                 " (device_id=? AND name=? AND captured_at>?)"))
-      << Join(plan);
+  // The range is bounded by device and name (and `since`), not a filter over other devices' rows: one
+  // range of process_samples, a WITHOUT ROWID table that is its own trend index (schema version 15), and
+  // per point one rowid probe of its capture's device_reports row (the capture id and time).
+  EXPECT_TRUE(Mentions(plan, "SEARCH p USING PRIMARY KEY (device_no=? AND name_no=? AND captured_ms>?)")) << Join(plan);
+  EXPECT_TRUE(Mentions(plan, "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)")) << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
   EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);  // the index order is captured_at, pid
 }
@@ -158,8 +158,8 @@ TEST_P(QueryPlanOnFleetTest, LatestDeviceFigureIsOneProbePerDevice) {
 TEST_P(QueryPlanOnFleetTest, LatestProcessFigureProbesTheTrendIndex) {
   std::vector<std::string> plan = Plan(HotQuery::kLatestProcessFigure);
   EXPECT_TRUE(UsesIndex(plan, kLatestReportIndex)) << Join(plan);
-  // The process value of that report: one probe of (device, name, captured_at), not a scan of its rows.
-  EXPECT_TRUE(UsesIndex(plan, kTrendIndex) || Mentions(plan, "USING INDEX sqlite_autoindex_process_reports_1"))
+  // The process value of that report: one probe of (capture, name), not a scan of its rows.
+  EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kProcessByCaptureIndex + " (capture_no=? AND name_no=?)"))
       << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
   EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);

@@ -210,7 +210,7 @@ TEST(ReportMigrationTest, ACorruptStoredReportIsDataLossNamingItsCapture) {
   {
     absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ExecOrDie(*db, "UPDATE device_reports SET report_zstd = substr(report_zstd, 1, 20)");
+    ExecOrDie(*db, "UPDATE report_blobs SET report_zstd = substr(report_zstd, 1, 20)");
   }
   absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
   ASSERT_TRUE(store.ok()) << store.status();

@@ -84,10 +84,11 @@ void ExpectLatestSchema(SqliteDb& db) {
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(*v, LatestSchemaVersion());
   for (const char* table :
-       {"schema_version", "devices", "captures", "device_reports", "process_reports", "sweeps", "sweep_devices"}) {
+       {"schema_version", "devices", "captures", "device_reports", kProcessTrendTable, "process_names",
+        "device_numbers", "report_blobs", "sweeps", "sweep_devices"}) {
     EXPECT_TRUE(HasObject(db, "table", table)) << table;
   }
-  for (const char* index : {kProcessTrendIndex, kDeviceReportsLatestIndex, kCapturesLatestIndex}) {
+  for (const char* index : {kProcessByCaptureIndex, kDeviceReportsLatestIndex, kCapturesLatestIndex}) {
     EXPECT_TRUE(HasObject(db, "index", index)) << index;
   }
 }

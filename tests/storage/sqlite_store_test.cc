@@ -168,37 +168,37 @@ TEST_F(SqliteStoreTest, CaptureRoundTripKeepsUnknownFiguresNull) {
   EXPECT_EQ(dev->ColumnInt64(10), 1);
   EXPECT_EQ(dev->ColumnInt64(11), 1'000'000);
 
+  // The process row (schema version 15): integer device, name and capture numbers, the time in Unix ms,
+  // and only the figures a query reads (oom_score_adj, cached and native_graphics_source are in the JSON).
   absl::StatusOr<Statement> proc = db.Prepare(
-      "SELECT device_id, captured_at, name, oom_score_adj, cached, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb IS NULL, "
-      "dma_kb, native_graphics_kb, native_graphics_source, non_graphics_kb, graphics_dma_kb, total_kb "
-      "FROM process_reports WHERE capture_id = 'cap-1' AND pid = 100");
+      "SELECT d.device_id, r.captured_at, n.name, p.captured_ms, p.pss_kb, p.swap_pss_kb, p.gfxdev_kb, "
+      "p.gl_kb IS NULL, p.dma_kb, p.native_graphics_kb, p.non_graphics_kb, p.graphics_dma_kb, p.total_kb "
+      "FROM process_samples AS p JOIN device_reports AS r ON r.capture_no = p.capture_no "
+      "JOIN device_numbers AS d ON d.device_no = p.device_no JOIN process_names AS n ON n.name_no = p.name_no "
+      "WHERE r.capture_id = 'cap-1' AND p.pid = 100");
   ASSERT_TRUE(proc.ok()) << proc.status();
   ASSERT_EQ(*proc->Step(), StepResult::kRow);
   EXPECT_EQ(proc->ColumnText(0), "dev-1");
   EXPECT_EQ(proc->ColumnText(1), At(10));
   EXPECT_EQ(proc->ColumnText(2), "com.android.systemui");
-  EXPECT_EQ(proc->ColumnInt64(3), -800);
-  EXPECT_EQ(proc->ColumnInt64(4), 1);
-  EXPECT_EQ(proc->ColumnInt64(5), 1001);
-  EXPECT_EQ(proc->ColumnInt64(6), 1002);
-  EXPECT_EQ(proc->ColumnInt64(7), 1003);
-  EXPECT_EQ(proc->ColumnInt64(8), 1);
-  EXPECT_EQ(proc->ColumnInt64(9), 1005);
-  EXPECT_EQ(proc->ColumnInt64(10), 1006);
-  EXPECT_EQ(proc->ColumnText(11), "heap_dump");
-  EXPECT_EQ(proc->ColumnInt64(12), 1007);
-  EXPECT_EQ(proc->ColumnInt64(13), 1008);
-  EXPECT_EQ(proc->ColumnInt64(14), 1009);
-  // The other process: oom_score_adj unknown and every figure but total unknown.
+  EXPECT_EQ(proc->ColumnInt64(3), 1'714'557'600'000);  // 2024-05-01T10:00:00Z (date -d ... +%s)
+  EXPECT_EQ(proc->ColumnInt64(4), 1001);
+  EXPECT_EQ(proc->ColumnInt64(5), 1002);
+  EXPECT_EQ(proc->ColumnInt64(6), 1003);
+  EXPECT_EQ(proc->ColumnInt64(7), 1);
+  EXPECT_EQ(proc->ColumnInt64(8), 1005);
+  EXPECT_EQ(proc->ColumnInt64(9), 1006);
+  EXPECT_EQ(proc->ColumnInt64(10), 1007);
+  EXPECT_EQ(proc->ColumnInt64(11), 1008);
+  EXPECT_EQ(proc->ColumnInt64(12), 1009);
+  // The other process: every figure but total unknown.
   absl::StatusOr<Statement> other = db.Prepare(
-      "SELECT oom_score_adj IS NULL, pss_kb IS NULL, cached, native_graphics_source FROM process_reports "
-      "WHERE capture_id = 'cap-1' AND pid = 200");
+      "SELECT p.pss_kb IS NULL, p.total_kb FROM process_samples AS p JOIN device_reports AS r "
+      "ON r.capture_no = p.capture_no WHERE r.capture_id = 'cap-1' AND p.pid = 200");
   ASSERT_TRUE(other.ok());
   ASSERT_EQ(*other->Step(), StepResult::kRow);
   EXPECT_EQ(other->ColumnInt64(0), 1);
-  EXPECT_EQ(other->ColumnInt64(1), 1);
-  EXPECT_EQ(other->ColumnInt64(2), 0);
-  EXPECT_EQ(other->ColumnText(3), "none");
+  EXPECT_EQ(other->ColumnInt64(1), 300);
 
   // The same through the Store interface.
   absl::StatusOr<std::vector<HistoryRow>> gl = store_->ProcessHistory("dev-1", "com.android.systemui", "gl_kb", "", 0);
@@ -445,6 +445,27 @@ TEST_P(StoreTest, ProcessHistoryListsEachPidOfTheNameInPidOrder) {
   EXPECT_EQ((*rows)[0].pid, 100);
   EXPECT_EQ((*rows)[1].pid, 900);
   EXPECT_EQ((*rows)[1].value_kb, 7);
+}
+
+// The process rows are keyed by Unix milliseconds (schema version 15); the canonical form keeps a leap
+// second, which SQLite's date functions do not know. It is stored and sorts between :59.999 and the next
+// minute's :00.001.
+TEST_P(StoreTest, ALeapSecondCaptureIsStoredInTimeOrder) {
+  Put(MakeCapture("cap-a", "dev-1", "2016-12-31T23:59:59.999Z", 10'000));
+  Put(MakeCapture("cap-b", "dev-1", "2016-12-31T23:59:60.000Z", 20'000));
+  Put(MakeCapture("cap-c", "dev-1", "2017-01-01T00:00:00.001Z", 30'000));
+  absl::StatusOr<std::vector<HistoryRow>> rows =
+      store_->ProcessHistory("dev-1", "com.android.systemui", "total_kb", "", 0);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].capture_id, "cap-a");
+  EXPECT_EQ((*rows)[1].capture_id, "cap-b");
+  EXPECT_EQ((*rows)[1].captured_at, "2016-12-31T23:59:60.000Z");
+  EXPECT_EQ((*rows)[2].capture_id, "cap-c");
+  rows = store_->ProcessHistory("dev-1", "com.android.systemui", "total_kb", "2016-12-31T23:59:60Z", 0);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].capture_id, "cap-b");
 }
 
 TEST_P(StoreTest, MetricWhitelistRejectsInjectionAndNonFigures) {
@@ -848,8 +869,8 @@ class QueryPlanTest : public SqliteStoreTest {
 TEST_F(QueryPlanTest, ProcessTrendUsesItsIndexWithoutSort) {
   absl::StatusOr<std::vector<std::string>> plan = store_->ExplainHotQuery(HotQuery::kProcessTrend);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_TRUE(UsesIndex(*plan, kProcessTrendIndex)) << Join(*plan);
-  EXPECT_FALSE(Mentions(*plan, "SCAN process_reports")) << Join(*plan);
+  EXPECT_TRUE(Mentions(*plan, "USING PRIMARY KEY (device_no=? AND name_no=?")) << Join(*plan);
+  EXPECT_FALSE(Mentions(*plan, "SCAN p")) << Join(*plan);
   EXPECT_FALSE(Mentions(*plan, "TEMP B-TREE")) << Join(*plan);  // already in captured_at order
 }
 
