@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/clock.h"
-#include "storage/sqlite_store.h"
+#include "storage/postgres/open_store.h"
 
 namespace memfleet::server {
 namespace {
@@ -61,7 +61,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const std::string& d
 
 absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const LabServerOptions& options) {
   if (options.db_path.empty()) return absl::InvalidArgumentError("no database path (--db)");
-  absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenSqliteStore(options.db_path);
+  absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenStore(options.db_path);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
                         absl::StrCat("cannot open the database ", options.db_path, ": ", store.status().message()));

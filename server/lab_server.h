@@ -38,7 +38,7 @@
 namespace memfleet::server {
 
 struct LabServerOptions {
-  std::string db_path;                             // the SQLite file (created when missing)
+  std::string db_path;                             // an SQLite file (created when missing) or a PostgreSQL URI
   std::string listen = "127.0.0.1:0";              // HOST:PORT; port 0 picks a free one (see port())
   size_t workers = 2;                              // engine + store threads
   size_t max_queued_captures = 64;                 // assembled captures waiting for a worker

@@ -2,6 +2,7 @@
 //
 //   memfleet-server --listen 0.0.0.0:7070 --db /var/lib/memfleet/memfleet.db [--workers 4]
 //   memfleet-server --db /var/lib/memfleet/memfleet.db --reaccount   # recompute every stored report
+//   memfleet-server --listen 0.0.0.0:7070 --db postgresql://memfleet@db.lab:5432/memfleet   # a shared PostgreSQL
 //   memfleet-server --listen 0.0.0.0:7070 --db F --tls-cert server.pem --tls-key server.key [--client-ca ca.pem]
 //   memfleet-server --db F token add --kind agent --name bench-3 --device-id bench-3   # prints the secret once
 //   memfleet-server --db F token list | token revoke NAME                               (docs/security.md)
@@ -32,12 +33,13 @@
 #include "server/retention_worker.h"
 #include "server/security/exposure.h"
 #include "server/security/token_admin.h"
+#include "storage/postgres/open_store.h"
 #include "storage/sqlite_store.h"
 
 namespace {
 
 int RunReaccount(const std::string& db_path) {
-  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(db_path);
+  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenStore(db_path);
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
     return 1;
@@ -79,7 +81,24 @@ int64_t WallClockMs() {
       .count();
 }
 
+// Retention deletes through SqliteStore (server/retention.h): on PostgreSQL its options are refused, never
+// silently ignored. True (after saying so) when `db_path` is PostgreSQL and retention was asked for.
+bool RefuseRetentionOnPostgres(const std::string& db_path, const RetentionArgs& args, bool compact) {
+  if (!memfleet::storage::IsPostgresUri(db_path)) return false;
+  if (compact) {
+    std::cerr << "memfleet-server: compact is not supported with a PostgreSQL database yet\n";
+    return true;
+  }
+  if (args.full_days > 0 || args.hourly_days > 0) {
+    std::cerr << "memfleet-server: " << (args.full_days > 0 ? "--retain-full-days" : "--retain-hourly-days")
+              << " is not supported with a PostgreSQL database yet\n";
+    return true;
+  }
+  return false;
+}
+
 int RunCompact(const std::string& db_path, const RetentionArgs& args) {
+  if (RefuseRetentionOnPostgres(db_path, args, /*compact=*/true)) return 2;
   if (args.full_days <= 0) {
     std::cerr << "memfleet-server: compact: --retain-full-days N is required (the days kept at full resolution)\n";
     return 2;
@@ -110,7 +129,7 @@ struct TokenArgs {
 };
 
 int RunToken(const std::string& db_path, CLI::App* add, CLI::App* list, CLI::App* revoke, const TokenArgs& args) {
-  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(db_path);
+  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenStore(db_path);
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
     return 1;
@@ -161,11 +180,14 @@ int RunToken(const std::string& db_path, CLI::App* add, CLI::App* list, CLI::App
 int main(int argc, char** argv) {
   CLI::App app{
       "memfleet-server: receives captures from memfleet agents, runs the memory accounting engine on "
-      "them, stores captures and reports in SQLite and answers the memfleet CLI."};
+      "them, stores captures and reports in SQLite or PostgreSQL and answers the memfleet CLI."};
   memfleet::server::LabServerOptions options;
   bool reaccount = false;
   app.add_option("--listen", options.listen, "HOST:PORT to serve agents and the CLI on (port 0: a free port)");
-  app.add_option("--db", options.db_path, "SQLite database file (created when missing)")->required();
+  app.add_option("--db", options.db_path,
+                 "SQLite database file (created when missing), or an existing PostgreSQL database as a libpq URI "
+                 "postgresql://USER@HOST:PORT/DB (docs/architecture.md \"Storage backends\")")
+      ->required();
   app.add_option("--workers", options.workers, "threads running the engine and the store writes")
       ->check(CLI::Range(1, 256));
   app.add_flag("--reaccount", reaccount,
@@ -280,6 +302,7 @@ int main(int argc, char** argv) {
   if (*token_cmd) return RunToken(options.db_path, token_add, token_list, token_revoke, token_args);
   if (*compact_cmd) return RunCompact(options.db_path, retention);
   if (reaccount) return RunReaccount(options.db_path);
+  if (RefuseRetentionOnPostgres(options.db_path, retention, /*compact=*/false)) return 2;
   if (options.listen.empty()) {
     std::cerr << "memfleet-server: --listen HOST:PORT is required (e.g. --listen 127.0.0.1:7070)\n";
     return 2;
@@ -294,7 +317,7 @@ int main(int argc, char** argv) {
   options.max_clock_skew = std::chrono::seconds(max_clock_skew_s);
   options.delta.enabled = options.delta.keyframe_every > 1;
 
-  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenSqliteStore(options.db_path);
+  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenStore(options.db_path);
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << options.db_path << ": " << store.status().message()
               << "\n";

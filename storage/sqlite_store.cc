@@ -24,6 +24,7 @@
 #include "storage/report_codec.h"
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
+#include "storage/store_rows.h"
 #include "storage/timestamp.h"
 
 namespace memfleet::storage {
@@ -117,103 +118,7 @@ auto QueryFirst(Connection& c, std::string_view sql, std::initializer_list<std::
 
 std::string ReadFirstText(const Statement& st) { return st.ColumnText(0); }
 
-// The metric whitelist. SQL is only ever built from the `column` of an entry found here, never from the
-// caller's string, so a metric cannot inject SQL.
-struct MetricColumn {
-  std::string_view metric;
-  const char* column;
-};
-
-constexpr MetricColumn kProcessMetricColumns[] = {
-    {"total_kb", "total_kb"},
-    {"pss_kb", "pss_kb"},
-    {"swap_pss_kb", "swap_pss_kb"},
-    {"gfxdev_kb", "gfxdev_kb"},
-    {"gl_kb", "gl_kb"},
-    {"dma_kb", "dma_kb"},
-    {"native_graphics_kb", "native_graphics_kb"},
-    {"non_graphics_kb", "non_graphics_kb"},
-    {"graphics_dma_kb", "graphics_dma_kb"},
-};
-
-constexpr MetricColumn kDeviceMetricColumns[] = {
-    {"ddr_kb", "ddr_kb"},
-    {"mem_total_kb", "mem_total_kb"},
-    {"gcma_kb", "gcma_kb"},
-    {"static_reserved_kb", "static_reserved_kb"},
-    {"kernel_cma_kb", "kernel_cma_kb"},
-    {"kernel_kb", "kernel_kb"},
-    {"processes_kb", "processes_kb"},
-    {"total_kb", "total_kb"},
-};
-
-template <size_t N>
-absl::StatusOr<const char*> LookUpColumn(const MetricColumn (&table)[N], const std::string& metric,
-                                         const char* kind) {
-  for (const MetricColumn& m : table) {
-    if (m.metric == metric) return m.column;
-  }
-  std::string allowed;
-  for (const MetricColumn& m : table) {
-    if (!allowed.empty()) allowed += ", ";
-    allowed.append(m.metric.data(), m.metric.size());
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", kind, " metric \"", metric.substr(0, 64),
-                                                 "\"; expected one of: ", allowed));
-}
-
-absl::StatusOr<const char*> ProcessColumn(const std::string& metric) {
-  return LookUpColumn(kProcessMetricColumns, metric, "process");
-}
-
-absl::StatusOr<const char*> DeviceColumn(const std::string& metric) {
-  return LookUpColumn(kDeviceMetricColumns, metric, "device");
-}
-
-absl::Status RequireNonEmpty(const std::string& value, const char* what) {
-  if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " must not be empty"));
-  return absl::OkStatus();
-}
-
-// "" stays "" (unknown / not yet); anything else must be a valid time.
-absl::StatusOr<std::string> NormalizeOptionalTimestamp(const std::string& text, const char* what) {
-  if (text.empty()) return std::string();
-  return NormalizeTimestamp(text, what);
-}
-
 // ---- SQL ----
-
-constexpr char kDeviceColumnsOfD[] =
-    "d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, d.page_size, d.platform, "
-    "d.last_seen_at, d.dropped_captures, d.clock_skew_s, d.manufacturer, d.build_type, d.abi, d.android_sdk, "
-    "d.access, d.selinux";
-constexpr int kDeviceColumnCount = 17;
-
-DeviceRecord ReadDevice(const Statement& st, int first) {
-  DeviceRecord d;
-  d.device_id = st.ColumnText(first);
-  d.model = st.ColumnText(first + 1);
-  d.soc = st.ColumnText(first + 2);
-  d.build_fingerprint = st.ColumnText(first + 3);
-  d.kernel = st.ColumnText(first + 4);
-  d.agent_version = st.ColumnText(first + 5);
-  const int64_t page_size = st.ColumnInt64(first + 6);
-  d.page_size = page_size >= 0 && page_size <= std::numeric_limits<uint32_t>::max()
-                    ? static_cast<uint32_t>(page_size)
-                    : 0;
-  d.platform = st.ColumnText(first + 7);
-  d.last_seen_at = st.ColumnText(first + 8);
-  const int64_t dropped = st.ColumnInt64(first + 9);
-  d.dropped_captures = dropped > 0 ? static_cast<uint64_t>(dropped) : 0;
-  d.clock_skew_s = st.ColumnOptionalInt64(first + 10);
-  d.manufacturer = st.ColumnText(first + 11);
-  d.build_type = st.ColumnText(first + 12);
-  d.abi = st.ColumnText(first + 13);
-  d.android_sdk = st.ColumnText(first + 14);
-  d.access = st.ColumnText(first + 15);
-  d.selinux = st.ColumnText(first + 16);
-  return d;
-}
 
 // UpsertDevice overwrites the identity fields; an empty platform or last_seen_at keeps the stored one,
 // last_seen_at never moves backwards (canonical times compare as strings), dropped_captures adds up, and
@@ -391,12 +296,6 @@ constexpr char kCaptureStatsSql[] =
     "SELECT COUNT(*), COALESCE(SUM(length(raw_blob)), 0), COALESCE(SUM(raw_bytes), 0) FROM captures";
 constexpr char kProcessRowCountSql[] = "SELECT COUNT(*) FROM process_samples";
 
-absl::Status TooLarge(const char* what) {
-  return absl::InvalidArgumentError(absl::StrCat(what, " does not fit a signed 64-bit integer"));
-}
-
-uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
-
 // ---- writes shared by PutCapture and ReplaceReport (caller holds the writer's mutex, in a transaction) ----
 
 // Gives `key` its number in device_numbers or process_names (`sql`) if it has none yet.
@@ -481,26 +380,6 @@ absl::Status TouchDevice(Connection& c, const std::string& device_id, const std:
   return st->StepDone();
 }
 
-absl::Status OtherDevicesCapture(const CaptureRecord& capture, const std::string& owner) {
-  return absl::AlreadyExistsError(absl::StrCat("capture id \"", capture.capture_id, "\" is already stored for device \"",
-                                               owner, "\", not \"", capture.device_id, "\""));
-}
-
-struct CaptureTimes {
-  std::string captured_at;
-  std::string received_at;
-};
-
-absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture) {
-  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture.capture_id, "capture_id"));
-  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture.device_id, "device_id"));
-  CaptureTimes t;
-  MEMFLEET_ASSIGN_OR_RETURN(t.captured_at, NormalizeTimestamp(capture.captured_at, "captured_at"));
-  MEMFLEET_ASSIGN_OR_RETURN(t.received_at, NormalizeOptionalTimestamp(capture.received_at, "received_at"));
-  if (capture.raw_bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return TooLarge("raw_bytes");
-  return t;
-}
-
 // The device a stored capture belongs to; nullopt when capture_id is not stored.
 constexpr char kInsertLabelSql[] = "INSERT INTO capture_labels (capture_id, key, value) VALUES (?1, ?2, ?3)";
 constexpr char kCaptureLabelsSql[] = "SELECT key, value FROM capture_labels WHERE capture_id = ?1 ORDER BY key";
@@ -580,51 +459,6 @@ absl::StatusOr<bool> InsertCapture(Connection& c, const CaptureRecord& capture, 
       TouchDevice(c, capture.device_id, times.received_at.empty() ? times.captured_at : times.received_at));
   MEMFLEET_RETURN_IF_ERROR(RunWithDeviceId(c, kRefreshPlatformSql, capture.device_id));
   return true;
-}
-
-// A report row as read, its JSON still compressed (report_codec.h): decompressed by DecodeReports once the
-// statement is done, so that a corrupt one is an error of the query rather than a row.
-struct CompressedReport {
-  StoredReport report;  // report_json empty
-  std::string report_zstd;
-};
-
-// capture_id, device_id, captured_at, report_zstd[, build_fingerprint].
-CompressedReport ReadStoredReport(const Statement& st) {
-  CompressedReport row;
-  row.report.capture_id = st.ColumnText(0);
-  row.report.device_id = st.ColumnText(1);
-  row.report.captured_at = st.ColumnText(2);
-  row.report_zstd = st.ColumnBlob(3);
-  if (st.ColumnCount() > 4 && !st.ColumnIsNull(4)) row.report.build_fingerprint = st.ColumnText(4);
-  return row;
-}
-
-absl::StatusOr<StoredReport> DecodeReport(CompressedReport row) {
-  absl::StatusOr<std::string> json = DecompressReportJson(row.report_zstd);
-  if (!json.ok()) {
-    return absl::Status(json.status().code(), absl::StrCat("capture ", row.report.capture_id, ": ", json.status().message()));
-  }
-  row.report.report_json = *std::move(json);
-  return std::move(row.report);
-}
-
-absl::StatusOr<std::optional<StoredReport>> DecodeReports(absl::StatusOr<std::optional<CompressedReport>> row) {
-  if (!row.ok()) return row.status();
-  if (!row->has_value()) return std::optional<StoredReport>();
-  MEMFLEET_ASSIGN_OR_RETURN(StoredReport report, DecodeReport(**std::move(row)));
-  return std::optional<StoredReport>(std::move(report));
-}
-
-absl::StatusOr<std::vector<StoredReport>> DecodeReports(absl::StatusOr<std::vector<CompressedReport>> rows) {
-  if (!rows.ok()) return rows.status();
-  std::vector<StoredReport> reports;
-  reports.reserve(rows->size());
-  for (CompressedReport& row : *rows) {
-    MEMFLEET_ASSIGN_OR_RETURN(StoredReport report, DecodeReport(std::move(row)));
-    reports.push_back(std::move(report));
-  }
-  return reports;
 }
 
 absl::Status Configure(SqliteDb& db, const SqliteStoreOptions& options, bool writable, bool in_memory) {
@@ -718,9 +552,7 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(7, device.page_size));
   MEMFLEET_RETURN_IF_ERROR(st->BindText(8, device.platform));
   MEMFLEET_RETURN_IF_ERROR(st->BindText(9, last_seen_at));
-  // Clamped so that no number of (bogus) reports can overflow the SQL sum.
-  MEMFLEET_RETURN_IF_ERROR(st->BindInt64(
-      10, static_cast<int64_t>(std::min<uint64_t>(device.dropped_captures, std::numeric_limits<uint32_t>::max()))));
+  MEMFLEET_RETURN_IF_ERROR(st->BindInt64(10, DroppedCapturesToStore(device.dropped_captures)));
   MEMFLEET_RETURN_IF_ERROR(st->BindOptionalInt64(11, device.clock_skew_s));
   int column = 12;
   for (const std::string* fact : {&device.manufacturer, &device.build_type, &device.abi, &device.android_sdk,
@@ -865,12 +697,12 @@ absl::StatusOr<std::optional<DeviceRecord>> SqliteStore::GetDevice(const std::st
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReport(const std::string& device_id,
                                                                    const std::string& at) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string at_utc, NormalizeOptionalTimestamp(at, "at"));
-  if (at_utc.empty()) return DecodeReports(QueryFirst(reader(), kReportLatestSql, {device_id}, ReadStoredReport));
-  return DecodeReports(QueryFirst(reader(), kReportAtSql, {device_id, at_utc}, ReadStoredReport));
+  if (at_utc.empty()) return DecodeReports(QueryFirst(reader(), kReportLatestSql, {device_id}, ReadStoredReport<Statement>));
+  return DecodeReports(QueryFirst(reader(), kReportAtSql, {device_id, at_utc}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReportByCapture(const std::string& capture_id) {
-  return DecodeReports(QueryFirst(reader(), kReportByCaptureSql, {capture_id}, ReadStoredReport));
+  return DecodeReports(QueryFirst(reader(), kReportByCaptureSql, {capture_id}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::string& device_id,
@@ -1172,17 +1004,6 @@ constexpr char kListTokensSql[] =
 constexpr char kHasTokensSql[] = "SELECT 1 FROM tokens LIMIT 1";
 constexpr char kRevokeTokenSql[] = "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at = ''";
 
-TokenRecord ReadToken(const Statement& st) {
-  TokenRecord t;
-  t.name = st.ColumnText(0);
-  t.kind = st.ColumnText(1);
-  t.device_id = st.ColumnText(2);
-  t.sha256_hex = st.ColumnText(3);
-  t.created_at = st.ColumnText(4);
-  t.revoked_at = st.ColumnText(5);
-  return t;
-}
-
 }  // namespace
 
 absl::Status SqliteStore::PutToken(const TokenRecord& token) {
@@ -1209,11 +1030,11 @@ absl::Status SqliteStore::PutToken(const TokenRecord& token) {
 }
 
 absl::StatusOr<std::optional<TokenRecord>> SqliteStore::FindTokenByHash(const std::string& sha256_hex) {
-  return QueryFirst(reader(), kFindTokenSql, {sha256_hex}, ReadToken);
+  return QueryFirst(reader(), kFindTokenSql, {sha256_hex}, ReadToken<Statement>);
 }
 
 absl::StatusOr<std::vector<TokenRecord>> SqliteStore::ListTokens() {
-  return QueryAll(reader(), kListTokensSql, {}, ReadToken);
+  return QueryAll(reader(), kListTokensSql, {}, ReadToken<Statement>);
 }
 
 absl::StatusOr<bool> SqliteStore::HasTokens() {
@@ -1313,17 +1134,17 @@ absl::StatusOr<std::optional<BaselineRecord>> SqliteStore::GetBaseline(int64_t v
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsOfSweep(const std::string& sweep_id) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(sweep_id, "sweep_id"));
-  return DecodeReports(QueryAll(reader(), kLatestReportsOfSweepSql, {sweep_id}, ReadStoredReport));
+  return DecodeReports(QueryAll(reader(), kLatestReportsOfSweepSql, {sweep_id}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return DecodeReports(QueryAll(reader(), kLatestReportsSinceSql, {since_utc}, ReadStoredReport));
+  return DecodeReports(QueryAll(reader(), kLatestReportsSinceSql, {since_utc}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return DecodeReports(QueryAll(reader(), kLatestReportsPerBuildSql, {since_utc}, ReadStoredReport));
+  return DecodeReports(QueryAll(reader(), kLatestReportsPerBuildSql, {since_utc}, ReadStoredReport<Statement>));
 }
 
 // ---- end Baselines ----

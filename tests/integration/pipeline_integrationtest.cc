@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/expected_report.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
@@ -138,21 +139,7 @@ TEST_F(PipelineTest, SweepStoresReportsThatMatchTheExpectedOnes) {
   for (const std::string& c : kCaptures) EXPECT_EQ(states[c], v1::SweepProgress::STORED) << c;
   EXPECT_EQ(states[kLiveDevice], v1::SweepProgress::STORED);
 
-  for (const std::string& c : kCaptures) {
-    json expected = json::parse(testing::ReadFileForTest(testing::TestData("captures/" + c + "/expected.json")));
-    json got = Report(c);
-    ASSERT_TRUE(got.is_object()) << c;
-    EXPECT_EQ(got["platform"], expected["platform"]) << c;
-    for (auto it = expected["device"].begin(); it != expected["device"].end(); ++it) {
-      EXPECT_EQ(got["device"][it.key()], it.value()) << c << " device." << it.key();
-    }
-    ASSERT_EQ(got["processes"].size(), expected["processes"].size()) << c;
-    for (auto p = expected["processes"].begin(); p != expected["processes"].end(); ++p) {
-      for (auto f = p.value().begin(); f != p.value().end(); ++f) {
-        EXPECT_EQ(got["processes"][p.key()][f.key()], f.value()) << c << " pid " << p.key() << " " << f.key();
-      }
-    }
-  }
+  for (const std::string& c : kCaptures) testing::ExpectReportMatchesExpected(Report(c), c);
   json live = Report(kLiveDevice);
   EXPECT_EQ(live["platform"], "generic");
   EXPECT_GT(live["processes"].size(), 1u);

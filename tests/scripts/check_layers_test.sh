@@ -20,6 +20,8 @@ plant() {  # plant FILE INCLUDE-LINE: one violation; the checker must fail and n
 plant agent/collector.cc '#include "server/accounting/account.h"'
 plant server/accounting/account.cc '#include <grpcpp/grpcpp.h>'
 plant storage/sqlite_store.cc '#include "server/lab_server.h"'
+plant storage/sqlite_store.cc '#include <libpq-fe.h>'
+plant storage/postgres/pg_store.cc '#include "server/lab_server.h"'
 plant capture/capture.cc '#include "report/report.h"'
 plant proto/capture_codec.cc '#include "storage/store.h"'
 # And a tree that keeps its layers passes.

@@ -15,6 +15,7 @@
 
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/expected_report.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -67,19 +68,7 @@ class StaticAgentTest : public ::testing::Test {
 
   // Every figure of the tree's expected.json, in the stored report.
   void ExpectReportOfTree(const std::string& capture, const std::string& device_id) {
-    json expected = json::parse(testing::ReadFileForTest(testing::TestData("captures/" + capture + "/expected.json")));
-    json got = Report(device_id);
-    ASSERT_TRUE(got.is_object()) << capture;
-    EXPECT_EQ(got["platform"], expected["platform"]) << capture;
-    for (auto it = expected["device"].begin(); it != expected["device"].end(); ++it) {
-      EXPECT_EQ(got["device"][it.key()], it.value()) << capture << " device." << it.key();
-    }
-    ASSERT_EQ(got["processes"].size(), expected["processes"].size()) << capture;
-    for (auto p = expected["processes"].begin(); p != expected["processes"].end(); ++p) {
-      for (auto f = p.value().begin(); f != p.value().end(); ++f) {
-        EXPECT_EQ(got["processes"][p.key()][f.key()], f.value()) << capture << " pid " << p.key() << " " << f.key();
-      }
-    }
+    testing::ExpectReportMatchesExpected(Report(device_id), capture);
   }
 
   std::string dir_;

@@ -1,38 +1,19 @@
-// SqliteStore's baseline methods: versions in import order with the file kept verbatim, and
+// The store's baseline methods, on both backends (SQLite, PostgreSQL): versions in import order with the file kept verbatim, and
 // the report lists a baseline check reads (a sweep's newest capture per device; the latest per device
 // since a time; the latest per device and build of its captures).
-#include <stdlib.h>
-
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "storage/sqlite_store.h"
+#include "storage/store.h"
+#include "tests/support/store_backends.h"
 
 namespace memfleet::storage {
 namespace {
 
-class BaselineStoreTest : public ::testing::Test {
+class BaselineStoreTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "memfleet_baseline_store_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    Reopen();
-  }
-  void TearDown() override {
-    store_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  void Reopen() {
-    store_.reset();
-    absl::StatusOr<std::unique_ptr<SqliteStore>> s = SqliteStore::Open(dir_ + "/m.db", SqliteStoreOptions());
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
-  }
   void Put(const std::string& capture_id, const std::string& device_id, const std::string& at,
            const std::string& sweep_id, const std::string& build = "") {
     DeviceRecord d;
@@ -60,11 +41,9 @@ class BaselineStoreTest : public ::testing::Test {
     return ids;
   }
 
-  std::string dir_;
-  std::unique_ptr<SqliteStore> store_;
 };
 
-TEST_F(BaselineStoreTest, ImportsAreNewVersionsKeptVerbatim) {
+TEST_P(BaselineStoreTest, ImportsAreNewVersionsKeptVerbatim) {
   EXPECT_FALSE(store_->GetBaseline(0)->has_value());
   const std::string first = "{\n  \"name\": \"a\"  // as written\n}";
   absl::StatusOr<int64_t> v1 = store_->PutBaseline("a", "2026-12-01T10:00:00+02:00", first);
@@ -85,7 +64,7 @@ TEST_F(BaselineStoreTest, ImportsAreNewVersionsKeptVerbatim) {
   EXPECT_EQ(store_->PutBaseline("", "2026-12-02T08:00:00Z", "x").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(BaselineStoreTest, SweepReportsAreTheNewestPerDeviceOfThatSweep) {
+TEST_P(BaselineStoreTest, SweepReportsAreTheNewestPerDeviceOfThatSweep) {
   Put("a-1", "dev-a", "2026-12-01T08:00:00Z", "sweep-1");
   Put("a-2", "dev-a", "2026-12-01T08:05:00Z", "sweep-1");  // captured twice in the sweep: the newer
   Put("b-1", "dev-b", "2026-12-01T08:01:00Z", "sweep-1");
@@ -99,7 +78,7 @@ TEST_F(BaselineStoreTest, SweepReportsAreTheNewestPerDeviceOfThatSweep) {
   EXPECT_EQ(store_->LatestReportsOfSweep("").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(BaselineStoreTest, LatestReportsSinceATime) {
+TEST_P(BaselineStoreTest, LatestReportsSinceATime) {
   Put("a-1", "dev-a", "2026-12-01T08:00:00Z", "");
   Put("a-2", "dev-a", "2026-12-02T08:00:00Z", "");
   Put("b-1", "dev-b", "2026-11-20T08:00:00Z", "");
@@ -110,7 +89,7 @@ TEST_F(BaselineStoreTest, LatestReportsSinceATime) {
   EXPECT_EQ(store_->LatestReportsSince("yesterday").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(BaselineStoreTest, LatestReportPerDeviceAndBuildOfItsCaptures) {
+TEST_P(BaselineStoreTest, LatestReportPerDeviceAndBuildOfItsCaptures) {
   // dev-a was upgraded A -> B (two captures on each); dev-b is still on A; dev-c has one capture stored
   // without a build (as every capture before schema 8).
   Put("a-1", "dev-a", "2026-12-01T08:00:00Z", "", "A");
@@ -140,6 +119,8 @@ TEST_F(BaselineStoreTest, LatestReportPerDeviceAndBuildOfItsCaptures) {
   EXPECT_EQ(Ids(*latest), (std::vector<std::string>{"a-4", "b-1", "c-1"}));
   EXPECT_EQ((*latest)[0].build_fingerprint, "");
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, BaselineStoreTest, testing::kBothBackends, testing::StoreBackendName);
 
 }  // namespace
 }  // namespace memfleet::storage

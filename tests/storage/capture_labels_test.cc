@@ -1,6 +1,6 @@
-// Labels in the store (docs/labels.md): written with their capture in one transaction, looked up by
-// (key, value) through the index, read back per capture, kept by the migration from version 12, and
-// deleted with their capture.
+// Labels in the store (docs/labels.md), on both backends (SQLite, PostgreSQL): written with their capture
+// in one transaction, looked up by (key, value), read back per capture; on SQLite also through the index,
+// kept by the migration from version 12, and deleted with their capture.
 #include <sqlite3.h>
 
 #include <memory>
@@ -13,6 +13,7 @@
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/store_backends.h"
 #include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
@@ -50,15 +51,8 @@ std::vector<std::string> Ids(const std::vector<LabelledCapture>& captures) {
   return ids;
 }
 
-class CaptureLabelsTest : public ::testing::Test {
+class CaptureLabelsTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    path_ = dir_.path() + "/memfleet.db";
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_, SqliteStoreOptions());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-  }
   void Put(const CaptureRecord& c) {
     absl::StatusOr<bool> inserted = store_->PutCapture(c);
     ASSERT_TRUE(inserted.ok()) << inserted.status();
@@ -70,12 +64,12 @@ class CaptureLabelsTest : public ::testing::Test {
     return captures.ok() ? Ids(*captures) : std::vector<std::string>{"error"};
   }
 
-  TempDir dir_;
-  std::string path_;
-  std::unique_ptr<SqliteStore> store_;
 };
 
-TEST_F(CaptureLabelsTest, CapturesCarryingEveryLabelComeByDeviceNewestFirst) {
+// What only SQLite shows: its file read directly, its query plans.
+class SqliteCaptureLabelsTest : public CaptureLabelsTest {};
+
+TEST_P(CaptureLabelsTest, CapturesCarryingEveryLabelComeByDeviceNewestFirst) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}, {"suite", "camera"}}));
   Put(MakeCapture("a-2", "dev-a", "2026-12-01T11:00:00.000Z", 2000, {{"run", "1235"}, {"suite", "camera"}}));
   Put(MakeCapture("a-3", "dev-a", "2026-12-01T12:00:00.000Z", 3000, {}));
@@ -93,7 +87,7 @@ TEST_F(CaptureLabelsTest, CapturesCarryingEveryLabelComeByDeviceNewestFirst) {
   EXPECT_EQ(store_->LabelledCaptures({}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
+TEST_P(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
   CaptureRecord c = MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}});
   c.sweep_id = "sweep-1";
   c.build_fingerprint = "google/a/b:14/X/1:user/release-keys";
@@ -107,7 +101,7 @@ TEST_F(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
   EXPECT_EQ((*rows)[0].build_fingerprint, "google/a/b:14/X/1:user/release-keys");
 }
 
-TEST_F(CaptureLabelsTest, CaptureLabelsReadBackAndADuplicateKeepsTheFirstLabels) {
+TEST_P(CaptureLabelsTest, CaptureLabelsReadBackAndADuplicateKeepsTheFirstLabels) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}, {"suite", "camera"}}));
   absl::StatusOr<Labels> labels = store_->CaptureLabels("a-1");
   ASSERT_TRUE(labels.ok()) << labels.status();
@@ -127,7 +121,7 @@ TEST_F(CaptureLabelsTest, CaptureLabelsReadBackAndADuplicateKeepsTheFirstLabels)
   EXPECT_TRUE(none->empty());
 }
 
-TEST_F(CaptureLabelsTest, CaptureFigureReadsOneReportsDeviceOrProcessFigure) {
+TEST_P(CaptureLabelsTest, CaptureFigureReadsOneReportsDeviceOrProcessFigure) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}}));
   Put(MakeCapture("a-2", "dev-a", "2026-12-01T11:00:00.000Z", 2000, {}));
   absl::StatusOr<std::optional<int64_t>> total = store_->CaptureFigure("a-1", "total_kb", "");
@@ -151,10 +145,10 @@ TEST_F(CaptureLabelsTest, CaptureFigureReadsOneReportsDeviceOrProcessFigure) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(CaptureLabelsTest, LabelsGoWithTheirCapture) {
+TEST_P(SqliteCaptureLabelsTest, LabelsGoWithTheirCapture) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}}));
   store_.reset();
-  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(location_, SQLITE_OPEN_READWRITE);
   ASSERT_TRUE(db.ok()) << db.status();
   ASSERT_TRUE(db->Exec("PRAGMA foreign_keys = ON").ok());
   ASSERT_TRUE(db->Exec("DELETE FROM captures WHERE capture_id = 'a-1'").ok());
@@ -165,8 +159,8 @@ TEST_F(CaptureLabelsTest, LabelsGoWithTheirCapture) {
   EXPECT_EQ(st->ColumnInt64(0), 0);
 }
 
-TEST_F(CaptureLabelsTest, LookupByLabelUsesTheKeyValueIndex) {
-  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path_, SQLITE_OPEN_READONLY);
+TEST_P(SqliteCaptureLabelsTest, LookupByLabelUsesTheKeyValueIndex) {
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(location_, SQLITE_OPEN_READONLY);
   ASSERT_TRUE(db.ok()) << db.status();
   absl::StatusOr<Statement> st = db->Prepare(
       "EXPLAIN QUERY PLAN SELECT capture_id FROM capture_labels WHERE key = 'run' AND value = '1234'");
@@ -180,6 +174,10 @@ TEST_F(CaptureLabelsTest, LookupByLabelUsesTheKeyValueIndex) {
   }
   EXPECT_NE(plan.find(kCaptureLabelsIndex), std::string::npos) << plan;
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, CaptureLabelsTest, testing::kBothBackends, testing::StoreBackendName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, SqliteCaptureLabelsTest, ::testing::Values(testing::StoreBackend::kSqlite),
+                         testing::StoreBackendName);
 
 // A database at version 12 (every migration up to it, as a server of that version left it) with a
 // capture: the migration to 13 keeps it, and labels work on it at once.

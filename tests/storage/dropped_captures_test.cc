@@ -1,27 +1,20 @@
 // The per-device count of captures an agent's full spool dropped (docs/reliability.md, "Spool full"):
 // each Hello adds the agent's drops since its last report, so the server's total only grows and survives
-// a reopen.
-#include <stdlib.h>
-
-#include <filesystem>
+// a reopen. On both backends (SQLite, PostgreSQL).
 #include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
-#include "storage/sqlite_store.h"
+#include "storage/store.h"
+#include "tests/support/store_backends.h"
 
 namespace memfleet::storage {
 namespace {
 
-class DroppedCapturesTest : public ::testing::Test {
+// Open() opens another store on the test's database (store_ stays unused).
+class DroppedCapturesTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "memfleet_dropped_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string db() const { return dir_ + "/memfleet.db"; }
+  std::unique_ptr<Store> Open() { return testing::OpenStoreAt(location_); }
 
   static DeviceRecord Hello(uint64_t dropped, const std::string& at) {
     DeviceRecord d;
@@ -32,37 +25,38 @@ class DroppedCapturesTest : public ::testing::Test {
     return d;
   }
 
-  std::string dir_;
 };
 
-TEST_F(DroppedCapturesTest, ReportsAddUpAndSurviveAReopen) {
+TEST_P(DroppedCapturesTest, ReportsAddUpAndSurviveAReopen) {
   {
-    absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(db());
-    ASSERT_TRUE(store.ok()) << store.status();
-    ASSERT_TRUE((*store)->UpsertDevice(Hello(3, "2026-12-01T08:00:00Z")).ok());
-    ASSERT_TRUE((*store)->UpsertDevice(Hello(0, "2026-12-01T09:00:00Z")).ok());  // nothing new: keeps 3
-    ASSERT_TRUE((*store)->UpsertDevice(Hello(2, "2026-12-01T10:00:00Z")).ok());  // 3 + 2
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->UpsertDevice(Hello(3, "2026-12-01T08:00:00Z")).ok());
+    ASSERT_TRUE(store->UpsertDevice(Hello(0, "2026-12-01T09:00:00Z")).ok());  // nothing new: keeps 3
+    ASSERT_TRUE(store->UpsertDevice(Hello(2, "2026-12-01T10:00:00Z")).ok());  // 3 + 2
   }
-  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(db());
-  ASSERT_TRUE(store.ok()) << store.status();
-  absl::StatusOr<std::optional<DeviceRecord>> device = (*store)->GetDevice("lab-7");
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  absl::StatusOr<std::optional<DeviceRecord>> device = store->GetDevice("lab-7");
   ASSERT_TRUE(device.ok()) << device.status();
   ASSERT_TRUE(device->has_value());
   EXPECT_EQ((*device)->dropped_captures, 5u);
-  absl::StatusOr<std::vector<DeviceSummaryRow>> rows = (*store)->ListDevices();
+  absl::StatusOr<std::vector<DeviceSummaryRow>> rows = store->ListDevices();
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].device.dropped_captures, 5u);
 }
 
-TEST_F(DroppedCapturesTest, ADeviceThatNeverDroppedShowsZero) {
-  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(db());
-  ASSERT_TRUE(store.ok()) << store.status();
-  ASSERT_TRUE((*store)->UpsertDevice(Hello(0, "2026-12-01T08:00:00Z")).ok());
-  absl::StatusOr<std::optional<DeviceRecord>> device = (*store)->GetDevice("lab-7");
+TEST_P(DroppedCapturesTest, ADeviceThatNeverDroppedShowsZero) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->UpsertDevice(Hello(0, "2026-12-01T08:00:00Z")).ok());
+  absl::StatusOr<std::optional<DeviceRecord>> device = store->GetDevice("lab-7");
   ASSERT_TRUE(device.ok() && device->has_value());
   EXPECT_EQ((*device)->dropped_captures, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, DroppedCapturesTest, testing::kBothBackends, testing::StoreBackendName);
 
 }  // namespace
 }  // namespace memfleet::storage

@@ -18,6 +18,7 @@
 #include "report/report.h"
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
+#include "tests/support/store_backends.h"
 #include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
@@ -106,6 +107,25 @@ class SqliteStoreTest : public ::testing::Test {
   std::string path_;
   std::unique_ptr<SqliteStore> store_;
 };
+
+// The Store's behaviour, on both backends (SQLite, PostgreSQL): the same answers from either.
+class StoreTest : public testing::StoreOnBackendTest {
+ protected:
+  void Put(const CaptureRecord& c) {
+    absl::StatusOr<bool> inserted = store_->PutCapture(c);
+    ASSERT_TRUE(inserted.ok()) << inserted.status();
+    ASSERT_TRUE(*inserted) << c.capture_id;
+  }
+
+  // The SQLite file, to look at what was really written (SQLite only).
+  SqliteDb RawDb() {
+    absl::StatusOr<SqliteDb> db = SqliteDb::Open(location_, SQLITE_OPEN_READONLY);
+    EXPECT_TRUE(db.ok()) << db.status();
+    return db.ok() ? std::move(*db) : SqliteDb();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, testing::kBothBackends, testing::StoreBackendName);
 
 TEST_F(SqliteStoreTest, CaptureRoundTripKeepsUnknownFiguresNull) {
   CaptureRecord c = MakeCapture("cap-1", "dev-1", At(10));
@@ -213,7 +233,7 @@ TEST_F(SqliteStoreTest, CaptureRoundTripKeepsUnknownFiguresNull) {
   EXPECT_EQ(stats->process_rows, 2u);
 }
 
-TEST_F(SqliteStoreTest, DuplicateCaptureReturnsFalseAndChangesNothing) {
+TEST_P(StoreTest, DuplicateCaptureReturnsFalseAndChangesNothing) {
   Put(MakeCapture("cap-1", "dev-1", At(10), 111));
   CaptureRecord again = MakeCapture("cap-1", "dev-1", At(11), 222);
   again.report.processes[300] = Process(300, "extra", 1);
@@ -240,7 +260,7 @@ TEST_F(SqliteStoreTest, DuplicateCaptureReturnsFalseAndChangesNothing) {
   EXPECT_FALSE(*has);
 }
 
-TEST_F(SqliteStoreTest, ClockSkewIsTheLatestHellosAndNullWhenUnknown) {
+TEST_P(StoreTest, ClockSkewIsTheLatestHellosAndNullWhenUnknown) {
   DeviceRecord d;
   d.device_id = "dev-1";
   d.clock_skew_s = 253402300800 - 1796342400;  // a clock at year 10000 against 2026-12-04
@@ -260,7 +280,7 @@ TEST_F(SqliteStoreTest, ClockSkewIsTheLatestHellosAndNullWhenUnknown) {
   EXPECT_EQ((*got)->clock_skew_s, std::nullopt);
 }
 
-TEST_F(SqliteStoreTest, AndroidFactsAreTheLatestHellos) {
+TEST_P(StoreTest, AndroidFactsAreTheLatestHellos) {
   DeviceRecord d;
   d.device_id = "pixel-1";
   d.manufacturer = "Google";
@@ -290,7 +310,7 @@ TEST_F(SqliteStoreTest, AndroidFactsAreTheLatestHellos) {
   EXPECT_EQ((*got)->android_sdk, "34");
 }
 
-TEST_F(SqliteStoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
+TEST_P(StoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
   // Deduplication is on (device_id, capture_id): were dev-2's capture "already stored", the server would
   // ack it and its agent delete the only copy.
   Put(MakeCapture("cap-1", "dev-1", At(10), 111));
@@ -298,15 +318,10 @@ TEST_F(SqliteStoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
   EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists) << other.status();
   EXPECT_NE(other.status().message().find("already stored for device \"dev-1\""), std::string::npos)
       << other.status();
-  std::vector<CaptureRecord> batch = {MakeCapture("cap-2", "dev-2", At(12)), MakeCapture("cap-1", "dev-2", At(12))};
-  EXPECT_EQ(store_->PutCaptures(batch).status().code(), absl::StatusCode::kAlreadyExists);
 
   absl::StatusOr<std::optional<std::string>> owner = store_->CaptureDevice("cap-1");
   ASSERT_TRUE(owner.ok()) << owner.status();
   EXPECT_EQ(*owner, std::optional<std::string>("dev-1"));
-  owner = store_->CaptureDevice("cap-2");  // the batch stored nothing
-  ASSERT_TRUE(owner.ok()) << owner.status();
-  EXPECT_EQ(*owner, std::nullopt);
   absl::StatusOr<std::optional<StoredReport>> dev2 = store_->GetReport("dev-2", "");
   ASSERT_TRUE(dev2.ok()) << dev2.status();
   EXPECT_FALSE(dev2->has_value());
@@ -314,6 +329,15 @@ TEST_F(SqliteStoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
   absl::StatusOr<bool> resend = store_->PutCapture(MakeCapture("cap-1", "dev-1", At(10), 111));
   ASSERT_TRUE(resend.ok()) << resend.status();
   EXPECT_FALSE(*resend);
+}
+
+TEST_F(SqliteStoreTest, PutCapturesRefusesAnotherDevicesCaptureIdAndStoresNoneOfTheBatch) {
+  Put(MakeCapture("cap-1", "dev-1", At(10), 111));
+  std::vector<CaptureRecord> batch = {MakeCapture("cap-2", "dev-2", At(12)), MakeCapture("cap-1", "dev-2", At(12))};
+  EXPECT_EQ(store_->PutCaptures(batch).status().code(), absl::StatusCode::kAlreadyExists);
+  absl::StatusOr<std::optional<std::string>> owner = store_->CaptureDevice("cap-2");  // the batch stored nothing
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  EXPECT_EQ(*owner, std::nullopt);
 }
 
 TEST_F(SqliteStoreTest, PutCapturesDeduplicatesEachAndIsAllOrNothing) {
@@ -337,7 +361,7 @@ TEST_F(SqliteStoreTest, PutCapturesDeduplicatesEachAndIsAllOrNothing) {
   EXPECT_EQ(stats->process_rows, 6u);
 }
 
-TEST_F(SqliteStoreTest, InvalidCaptureIsRejectedBeforeWriting) {
+TEST_P(StoreTest, InvalidCaptureIsRejectedBeforeWriting) {
   CaptureRecord bad_time = MakeCapture("cap-1", "dev-1", "yesterday");
   absl::StatusOr<bool> r = store_->PutCapture(bad_time);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
@@ -351,7 +375,7 @@ TEST_F(SqliteStoreTest, InvalidCaptureIsRejectedBeforeWriting) {
   EXPECT_EQ(stats->captures, 0u);
 }
 
-TEST_F(SqliteStoreTest, GetReportAtTimePicksLatestAtOrBefore) {
+TEST_P(StoreTest, GetReportAtTimePicksLatestAtOrBefore) {
   Put(MakeCapture("cap-10", "dev-1", At(10)));
   Put(MakeCapture("cap-12", "dev-1", At(12)));
   Put(MakeCapture("other", "dev-2", At(11)));
@@ -375,14 +399,14 @@ TEST_F(SqliteStoreTest, GetReportAtTimePicksLatestAtOrBefore) {
   EXPECT_FALSE(missing->has_value());
 }
 
-TEST_F(SqliteStoreTest, CapturedAtWithOffsetIsStoredInUtc) {
+TEST_P(StoreTest, CapturedAtWithOffsetIsStoredInUtc) {
   Put(MakeCapture("cap-1", "dev-1", "2024-05-01T12:00:00+02:00"));
   absl::StatusOr<std::optional<StoredReport>> r = store_->GetReport("dev-1", "");
   ASSERT_TRUE(r.ok() && r->has_value());
   EXPECT_EQ((*r)->captured_at, "2024-05-01T10:00:00.000Z");
 }
 
-TEST_F(SqliteStoreTest, ProcessHistoryIsOldestFirstWithSinceAndLimit) {
+TEST_P(StoreTest, ProcessHistoryIsOldestFirstWithSinceAndLimit) {
   // Inserted out of order: the order must come from captured_at, not from insertion.
   for (int hour : {12, 10, 14, 11, 13}) {
     Put(MakeCapture("cap-" + std::to_string(hour), "dev-1", At(hour), hour * 10'000));
@@ -410,7 +434,7 @@ TEST_F(SqliteStoreTest, ProcessHistoryIsOldestFirstWithSinceAndLimit) {
   EXPECT_TRUE(rows->empty());
 }
 
-TEST_F(SqliteStoreTest, ProcessHistoryListsEachPidOfTheNameInPidOrder) {
+TEST_P(StoreTest, ProcessHistoryListsEachPidOfTheNameInPidOrder) {
   CaptureRecord c = MakeCapture("cap-1", "dev-1", At(10));
   c.report.processes[900] = Process(900, "com.android.systemui", 7);  // restarted: a second pid
   Put(c);
@@ -426,7 +450,7 @@ TEST_F(SqliteStoreTest, ProcessHistoryListsEachPidOfTheNameInPidOrder) {
 // The process rows are keyed by Unix milliseconds (schema version 15); the canonical form keeps a leap
 // second, which SQLite's date functions do not know. It is stored and sorts between :59.999 and the next
 // minute's :00.001.
-TEST_F(SqliteStoreTest, ALeapSecondCaptureIsStoredInTimeOrder) {
+TEST_P(StoreTest, ALeapSecondCaptureIsStoredInTimeOrder) {
   Put(MakeCapture("cap-a", "dev-1", "2016-12-31T23:59:59.999Z", 10'000));
   Put(MakeCapture("cap-b", "dev-1", "2016-12-31T23:59:60.000Z", 20'000));
   Put(MakeCapture("cap-c", "dev-1", "2017-01-01T00:00:00.001Z", 30'000));
@@ -444,7 +468,7 @@ TEST_F(SqliteStoreTest, ALeapSecondCaptureIsStoredInTimeOrder) {
   EXPECT_EQ((*rows)[0].capture_id, "cap-b");
 }
 
-TEST_F(SqliteStoreTest, MetricWhitelistRejectsInjectionAndNonFigures) {
+TEST_P(StoreTest, MetricWhitelistRejectsInjectionAndNonFigures) {
   Put(MakeCapture("cap-1", "dev-1", At(10)));
   for (const char* metric : {"total_kb; DROP TABLE captures", "total_kb FROM captures --", "", "TOTAL_KB",
                              "native_graphics_source", "ddr_kb", "name", "1"}) {
@@ -471,7 +495,7 @@ TEST_F(SqliteStoreTest, MetricWhitelistRejectsInjectionAndNonFigures) {
   }
 }
 
-TEST_F(SqliteStoreTest, LatestPerDevicePicksNewestCaptureOfEachDevice) {
+TEST_P(StoreTest, LatestPerDevicePicksNewestCaptureOfEachDevice) {
   // dev-a newest is in the middle of insertion order, dev-b newest first, dev-c newest last.
   Put(MakeCapture("a1", "dev-a", At(9), 1));
   Put(MakeCapture("a3", "dev-a", At(11), 3));
@@ -498,7 +522,7 @@ TEST_F(SqliteStoreTest, LatestPerDevicePicksNewestCaptureOfEachDevice) {
   EXPECT_EQ((*rows)[2].device.platform, "qcom");
 }
 
-TEST_F(SqliteStoreTest, LatestPerDeviceWithProcessFigure) {
+TEST_P(StoreTest, LatestPerDeviceWithProcessFigure) {
   Put(MakeCapture("a1", "dev-a", At(9), 10'000));
   Put(MakeCapture("a2", "dev-a", At(10), 20'000));
   CaptureRecord b = MakeCapture("b1", "dev-b", At(10));
@@ -513,7 +537,7 @@ TEST_F(SqliteStoreTest, LatestPerDeviceWithProcessFigure) {
   EXPECT_EQ((*rows)[1].value_kb, std::nullopt);
 }
 
-TEST_F(SqliteStoreTest, ReplaceReportSwapsReportAndProcessRows) {
+TEST_P(StoreTest, ReplaceReportSwapsReportAndProcessRows) {
   Put(MakeCapture("cap-1", "dev-1", At(10), 1'000));
   Report replacement = MakeReport("ignored-device", At(23), 4'000);
   replacement.platform = Platform::kMtk;
@@ -544,7 +568,7 @@ TEST_F(SqliteStoreTest, ReplaceReportSwapsReportAndProcessRows) {
   EXPECT_EQ(store_->ReplaceReport("nope", replacement, "{}").code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(SqliteStoreTest, ForEachRawCaptureIsOldestFirstAndMayReplaceReports) {
+TEST_P(StoreTest, ForEachRawCaptureIsOldestFirstAndMayReplaceReports) {
   Put(MakeCapture("late", "dev-1", At(12)));
   Put(MakeCapture("early", "dev-1", At(8)));
   Put(MakeCapture("middle", "dev-2", At(10)));
@@ -565,7 +589,7 @@ TEST_F(SqliteStoreTest, ForEachRawCaptureIsOldestFirstAndMayReplaceReports) {
   EXPECT_EQ((*r)->report_json, "{\"re\":1}");
 }
 
-TEST_F(SqliteStoreTest, DevicesUpsertListAndPlatformFromLatestReport) {
+TEST_P(StoreTest, DevicesUpsertListAndPlatformFromLatestReport) {
   DeviceRecord d;
   d.device_id = "dev-1";
   d.model = "Pixel 8";
@@ -615,7 +639,7 @@ TEST_F(SqliteStoreTest, DevicesUpsertListAndPlatformFromLatestReport) {
   EXPECT_EQ(store_->UpsertDevice(empty).code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(SqliteStoreTest, SweepRoundTripAndUpdate) {
+TEST_P(StoreTest, SweepRoundTripAndUpdate) {
   SweepRecord s;
   s.sweep_id = "sweep-1";
   s.started_at = At(10);
@@ -645,7 +669,7 @@ TEST_F(SqliteStoreTest, SweepRoundTripAndUpdate) {
   EXPECT_EQ(store_->PutSweep(bad).code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(SqliteStoreTest, ReopeningKeepsEverythingAndFileIsIntact) {
+TEST_P(StoreTest, ReopeningKeepsEverythingAndFileIsIntact) {
   DeviceRecord d;
   d.device_id = "dev-1";
   d.model = "Pixel 8";
@@ -658,7 +682,7 @@ TEST_F(SqliteStoreTest, ReopeningKeepsEverythingAndFileIsIntact) {
   ASSERT_TRUE(store_->PutSweep(s).ok());
   store_.reset();
 
-  {
+  if (GetParam() == testing::StoreBackend::kSqlite) {
     SqliteDb db = RawDb();
     absl::StatusOr<Statement> check = db.Prepare("PRAGMA integrity_check");
     ASSERT_TRUE(check.ok()) << check.status();
@@ -759,7 +783,7 @@ TEST_F(SqliteStoreTest, FullDatabaseIsResourceExhaustedAndStoresNothing) {
   Put(big);
 }
 
-TEST_F(SqliteStoreTest, ConcurrentWritersAndReaders) {
+TEST_P(StoreTest, ConcurrentWritersAndReaders) {
   constexpr int kThreads = 4;
   constexpr int kPerThread = 15;
   std::atomic<int> failures{0};
@@ -888,7 +912,7 @@ TEST_F(QueryPlanTest, HotQueriesAnswerCorrectlyOnTheLargerDatabase) {
 }
 
 // Concurrent writers (the server's workers): each capture stored once, and exactly one caller told it is new.
-TEST_F(SqliteStoreTest, ConcurrentPutsOfTheSameCapturesStoreEachOnceAndSayNewOnce) {
+TEST_P(StoreTest, ConcurrentPutsOfTheSameCapturesStoreEachOnceAndSayNewOnce) {
   constexpr int kThreads = 4, kCaptures = 40;
   std::vector<std::vector<int>> answers(kThreads, std::vector<int>(kCaptures, -1));  // 1 new, 0 duplicate, 2 error
   std::vector<std::thread> threads;
@@ -920,7 +944,7 @@ TEST_F(SqliteStoreTest, ConcurrentPutsOfTheSameCapturesStoreEachOnceAndSayNewOnc
 
 // A record the database refuses (here a delta naming a keyframe that is not stored: the foreign key)
 // fails alone; the captures written beside it, at the same time, are stored.
-TEST_F(SqliteStoreTest, ARefusedCaptureFailsAloneInItsGroup) {
+TEST_P(StoreTest, ARefusedCaptureFailsAloneInItsGroup) {
   constexpr int kGood = 60, kBad = 20;
   std::atomic<int> good_stored{0}, bad_refused{0};
   std::thread good([&] {

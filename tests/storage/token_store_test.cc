@@ -1,14 +1,13 @@
-// Tokens in the SQLite store: only hashes kept, names unique, kinds checked by the schema, and
-// a revocation written by another connection (the `memfleet-server token revoke` process) seen by the
-// running server's next read.
+// Tokens in the store, on both backends (SQLite, PostgreSQL): only hashes kept, names unique, kinds checked
+// by the schema, and a revocation written by another connection (the `memfleet-server token revoke`
+// process) seen by the running server's next read.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
-#include "storage/sqlite_store.h"
+#include "storage/store.h"
+#include "tests/support/store_backends.h"
 
 namespace memfleet::storage {
 namespace {
@@ -24,28 +23,13 @@ TokenRecord Token(const std::string& name, const std::string& kind, const std::s
   return t;
 }
 
-class TokenStoreTest : public ::testing::Test {
+// Open() opens another store (other connections) on the test's database, as another process would.
+class TokenStoreTest : public testing::StoreOnBackendTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "memfleet-tokens-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    path_ = dir_ + "/memfleet.db";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::unique_ptr<Store> Open() {
-    absl::StatusOr<std::unique_ptr<Store>> s = OpenSqliteStore(path_);
-    EXPECT_TRUE(s.ok()) << s.status();
-    return s.ok() ? std::move(*s) : nullptr;
-  }
-  std::string dir_;
-  std::string path_;
+  std::unique_ptr<Store> Open() { return testing::OpenStoreAt(location_); }
 };
 
-TEST_F(TokenStoreTest, PutFindListRevoke) {
+TEST_P(TokenStoreTest, PutFindListRevoke) {
   std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   EXPECT_FALSE(*store->HasTokens());
@@ -69,8 +53,9 @@ TEST_F(TokenStoreTest, PutFindListRevoke) {
   EXPECT_EQ((*store->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:00:00.000Z");  // normalized
 }
 
-TEST_F(TokenStoreTest, TheSchemaRefusesDuplicatesAndUnknownKinds) {
+TEST_P(TokenStoreTest, TheSchemaRefusesDuplicatesAndUnknownKinds) {
   std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->PutToken(Token("ci", "read", std::string(64, 'b'))).ok());
   EXPECT_EQ(store->PutToken(Token("ci", "admin", std::string(64, 'd'))).code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(store->PutToken(Token("other", "read", std::string(64, 'b'))).code(), absl::StatusCode::kAlreadyExists);
@@ -81,8 +66,9 @@ TEST_F(TokenStoreTest, TheSchemaRefusesDuplicatesAndUnknownKinds) {
   EXPECT_EQ(store->ListTokens()->size(), 2u);
 }
 
-TEST_F(TokenStoreTest, ARevocationByAnotherConnectionIsSeenAtOnce) {
+TEST_P(TokenStoreTest, ARevocationByAnotherConnectionIsSeenAtOnce) {
   std::unique_ptr<Store> server = Open();
+  ASSERT_NE(server, nullptr);
   ASSERT_TRUE(server->PutToken(Token("ci", "read", std::string(64, 'b'))).ok());
   ASSERT_EQ((*server->FindTokenByHash(std::string(64, 'b')))->revoked_at, "");
   {
@@ -93,6 +79,8 @@ TEST_F(TokenStoreTest, ARevocationByAnotherConnectionIsSeenAtOnce) {
   server.reset();
   EXPECT_EQ((*Open()->FindTokenByHash(std::string(64, 'b')))->revoked_at, "2026-12-03T08:30:00.000Z");
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, TokenStoreTest, testing::kBothBackends, testing::StoreBackendName);
 
 }  // namespace
 }  // namespace memfleet::storage

@@ -1,5 +1,6 @@
-// Test support: a real memfleet-server on 127.0.0.1:0 over a SQLite file in a test's folder, and the
-// one query every end-to-end test asks it (a device's latest stored report). Header-only.
+// Test support: a real memfleet-server on 127.0.0.1:0 over a SQLite file in a test's folder (or a
+// PostgreSQL database given by its URI), and the one query every end-to-end test asks it (a device's
+// latest stored report). Header-only.
 //
 //   testing::ServerProcess server(dir);                 // waits until it listens
 //   RunAgent("--server", server.address(), ...);
@@ -26,11 +27,12 @@ namespace memfleet::testing {
 
 class ServerProcess {
  public:
-  // Starts the build's memfleet-server with `extra` flags; address() is "" (and the test fails) when
-  // it never said where it listens.
-  explicit ServerProcess(const std::string& dir, const std::vector<std::string>& extra = {}) {
+  // Starts the build's memfleet-server with `extra` flags on `db` (its --db: "" = DIR/memfleet.db, or a
+  // PostgreSQL URI); address() is "" (and the test fails) when it never said where it listens.
+  explicit ServerProcess(const std::string& dir, const std::vector<std::string>& extra = {},
+                         const std::string& db = "") {
     std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0",
-                                     "--db", dir + "/memfleet.db"};
+                                     "--db", db.empty() ? dir + "/memfleet.db" : db};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<Subprocess>(argv, dir + "/server.log");
     std::string line = process_->WaitForLine("listening on", std::chrono::seconds(60));
