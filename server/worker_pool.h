@@ -1,5 +1,5 @@
-// WorkerPool: a fixed set of threads running jobs from a bounded queue — where the server runs the engine
-// and the store writes, so gRPC's stream threads only read and assemble.
+// WorkerPool: a fixed set of threads running jobs from a bounded queue — where the server runs the engine,
+// the store writes and every agent stream's steps, so gRPC's callback threads never wait.
 //
 //   WorkerPool pool(WorkerPool::Options{/*threads=*/4, /*max_queued=*/64});
 //   if (!pool.Submit([&] { Ingest(capture); })) RejectAsShuttingDown();

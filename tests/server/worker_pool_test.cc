@@ -68,6 +68,28 @@ TEST(WorkerPoolTest, QueueIsBoundedAndTrySubmitRefusesWhenFull) {
   gate.Open();
 }
 
+// An agent stream's reactor posts from gRPC's callback threads, which must never wait: Post queues past
+// the bound (each stream bounds itself to one job), and the jobs still all run.
+TEST(WorkerPoolTest, PostNeverWaitsEvenWhenTheQueueIsFull) {
+  WorkerPool pool(WorkerPool::Options{1, 1});
+  Gate gate;
+  std::promise<void> started;
+  ASSERT_TRUE(pool.Submit([&] {
+    started.set_value();
+    gate.Wait();
+  }));
+  started.get_future().wait();
+  EXPECT_TRUE(pool.TrySubmit([] {}));  // the queue is full now
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(pool.Post([&ran] { ++ran; }));
+  EXPECT_EQ(pool.queued(), 6u);
+  EXPECT_FALSE(pool.TrySubmit([] {}));  // the bound still holds for the others
+  gate.Open();
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 5);
+  EXPECT_FALSE(pool.Post([] {}));  // and nothing is accepted after Shutdown
+}
+
 TEST(WorkerPoolTest, SubmitWaitsForRoomInsteadOfGrowingTheQueue) {
   WorkerPool pool(WorkerPool::Options{1, 1});
   Gate gate;

@@ -128,6 +128,36 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+// Where the agents wait, once connected, until all are (or gave up): the run then holds every stream.
+class StartLine {
+ public:
+  // The agent's stream is open (or failed); blocks until Go().
+  void Arrive() {
+    absl::MutexLock lock(&mu_);
+    ++arrived_;
+    mu_.Await(absl::Condition(&go_));
+  }
+  // Waits until `n` agents arrived or `timeout` passed; returns how many arrived.
+  int AwaitArrivals(int n, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    struct Args {
+      int* arrived;
+      int n;
+    } args{&arrived_, n};
+    mu_.AwaitWithTimeout(absl::Condition(+[](Args* a) { return *a->arrived >= a->n; }, &args), timeout);
+    return arrived_;
+  }
+  void Go() {
+    absl::MutexLock lock(&mu_);
+    go_ = true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int arrived_ ABSL_GUARDED_BY(mu_) = 0;
+  bool go_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 class SimAgent {
  public:
   SimAgent(std::shared_ptr<grpc::Channel> channel, std::string device_id, const Template& t, Totals& totals,
@@ -135,7 +165,7 @@ class SimAgent {
       : channel_(std::move(channel)), device_id_(std::move(device_id)), template_(t), totals_(totals), pause_(pause) {}
 
   // Runs until `stop`; then waits (bounded) for the last ack and closes the stream.
-  void Run(const std::atomic<bool>& stop, Gate& hello_gate) {
+  void Run(const std::atomic<bool>& stop, Gate& hello_gate, StartLine& start_line) {
     auto stub = v1::AgentService::NewStub(channel_);
     grpc::ClientContext ctx;
     hello_gate.Enter();
@@ -150,6 +180,7 @@ class SimAgent {
     v1::ServerMessage welcome;
     const bool welcomed = stream->Write(hello) && stream->Read(&welcome) && welcome.has_welcome();
     hello_gate.Leave();
+    start_line.Arrive();
     if (!welcomed) {
       Error("no Welcome: " + stream->Finish().error_message());
       return;
@@ -408,8 +439,19 @@ int main(int argc, char** argv) {
     peak.rss_kb = std::max(peak.rss_kb, now.rss_kb);
     peak.threads = std::max(peak.threads, now.threads);
   };
+  // Every agent connects first; the run starts when all streams are open, so each sweep reaches them all.
+  StartLine start_line;
+  const auto connecting = Clock::now();
+  for (auto& s : sims) {
+    threads.emplace_back([&s, &stop, &hello_gate, &start_line] { s->Run(stop, hello_gate, start_line); });
+  }
+  const int arrived = start_line.AwaitArrivals(agents, absl::Seconds(600));
+  sample();
+  std::cout << arrived << " of " << agents << " streams open (or refused) after "
+            << std::chrono::duration<double>(Clock::now() - connecting).count() << " s; server RSS "
+            << StatusOf(server).rss_kb / 1024 << " MiB, " << StatusOf(server).threads << " threads" << std::endl;
+  start_line.Go();
   auto started = Clock::now();
-  for (auto& s : sims) threads.emplace_back([&s, &stop, &hello_gate] { s->Run(stop, hello_gate); });
 
   // Sweeps across every device, spread over the run; the server's RSS sampled meanwhile.
   auto query = v1::QueryService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
