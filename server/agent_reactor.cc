@@ -121,22 +121,20 @@ grpc::Status IngestService::Reactor::EndSession(absl::Status result) {
   return ToGrpcStatus(result);
 }
 
+// StartWrite is called under write_mu_: it never runs a reaction itself (OnWriteDone comes on a gRPC
+// thread), and the lock orders each write's start before the OnWriteDone that starts the next, for
+// ThreadSanitizer too.
 bool IngestService::Reactor::QueueWrite(const v1::ServerMessage& message) {
-  const v1::ServerMessage* next = nullptr;
-  {
-    absl::MutexLock lock(&write_mu_);
-    if (finish_with_.has_value() || write_failed_) return false;
-    writes_.push_back(message);
-    if (writing_) return true;
-    writing_ = true;
-    next = &writes_.front();
-  }
-  StartWrite(next);
+  absl::MutexLock lock(&write_mu_);
+  if (finish_with_.has_value() || write_failed_) return false;
+  writes_.push_back(message);
+  if (writing_) return true;
+  writing_ = true;
+  StartWrite(&writes_.front());
   return true;
 }
 
 void IngestService::Reactor::OnWriteDone(bool ok) {
-  const v1::ServerMessage* next = nullptr;
   std::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&write_mu_);
@@ -146,20 +144,15 @@ void IngestService::Reactor::OnWriteDone(bool ok) {
       writes_.clear();
     }
     if (!writes_.empty()) {
-      next = &writes_.front();
-    } else {
-      writing_ = false;
-      if (finish_with_.has_value() && !finish_started_) {
-        finish_started_ = true;
-        finish = finish_with_;
-      }
+      StartWrite(&writes_.front());
+      return;
     }
+    writing_ = false;
+    if (!finish_with_.has_value() || finish_started_) return;
+    finish_started_ = true;
+    finish = finish_with_;
   }
-  if (next != nullptr) {
-    StartWrite(next);
-  } else if (finish.has_value()) {
-    Finish(*std::move(finish));
-  }
+  Finish(*std::move(finish));  // after the lock: OnDone may delete the reactor at once
 }
 
 void IngestService::Reactor::FinishWhenWritten(grpc::Status status) {

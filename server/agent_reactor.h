@@ -80,7 +80,7 @@ class IngestService::Reactor final : public grpc::ServerBidiReactor<v1::AgentMes
   std::unique_ptr<AgentStream> agent_ ABSL_GUARDED_BY(job_mu_);
 
   absl::Mutex write_mu_;
-  // The front is being written while `writing_`; references stay valid as others are pushed.
+  // The front is being written while `writing_` (pushing others keeps its address).
   std::deque<v1::ServerMessage> writes_ ABSL_GUARDED_BY(write_mu_);
   bool writing_ ABSL_GUARDED_BY(write_mu_) = false;
   bool write_failed_ ABSL_GUARDED_BY(write_mu_) = false;
