@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/tsan/happens_before.h"
 #include "server/clock.h"
 #include "server/grpc_status.h"
 
@@ -20,10 +21,12 @@ class IngestService::Reactor::Sink : public MessageSink {
 
 IngestService::Reactor::Reactor(IngestService& service, grpc::CallbackServerContext* context)
     : service_(service), context_(context), peer_(context->peer()) {
+  tsan::HandOver(this);  // to the gRPC thread that runs OnDone
   RunJob(true, nullptr);  // Start
 }
 
 void IngestService::Reactor::OnReadDone(bool ok) {
+  tsan::TakeOver(this);
   auto message = std::make_shared<v1::AgentMessage>();
   {
     // Uncontended (the stream's previous job released it before this read began); it orders this
@@ -43,6 +46,7 @@ void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage>
       next = Step(read, message != nullptr ? *message : none);
     }
     // After the lock: once Finish is called, OnDone may delete the reactor on another thread.
+    tsan::HandOver(this);
     if (next.has_value()) {
       FinishWhenWritten(*std::move(next));
     } else {
@@ -130,11 +134,13 @@ bool IngestService::Reactor::QueueWrite(const v1::ServerMessage& message) {
   writes_.push_back(message);
   if (writing_) return true;
   writing_ = true;
+  tsan::HandOver(this);
   StartWrite(&writes_.front());
   return true;
 }
 
 void IngestService::Reactor::OnWriteDone(bool ok) {
+  tsan::TakeOver(this);
   std::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&write_mu_);
@@ -144,6 +150,7 @@ void IngestService::Reactor::OnWriteDone(bool ok) {
       writes_.clear();
     }
     if (!writes_.empty()) {
+      tsan::HandOver(this);
       StartWrite(&writes_.front());
       return;
     }
@@ -152,6 +159,7 @@ void IngestService::Reactor::OnWriteDone(bool ok) {
     finish_started_ = true;
     finish = finish_with_;
   }
+  tsan::HandOver(this);
   Finish(*std::move(finish));  // after the lock: OnDone may delete the reactor at once
 }
 
@@ -162,10 +170,12 @@ void IngestService::Reactor::FinishWhenWritten(grpc::Status status) {
     if (writing_) return;  // OnWriteDone finishes
     finish_started_ = true;
   }
+  tsan::HandOver(this);
   Finish(std::move(status));
 }
 
 void IngestService::Reactor::OnDone() {
+  tsan::TakeOver(this);
   // Released under the locks the last job and write took, so ThreadSanitizer sees them end first.
   {
     absl::MutexLock lock(&job_mu_);
