@@ -42,6 +42,8 @@ enum class Verdict {
   kSilent,                // never answer (a server that hangs before its commit)
   kCloseWithoutAck,       // end the stream before acking (a crash before the commit)
   kRejectDigestMismatch,  // CaptureRejected{DATA_LOSS, retry=true}, as the server answers a digest mismatch
+  kAckWhenReleased,       // ack once the test calls ReleaseHeld() (a slow commit)
+  kCloseWhenReleased,     // end the stream without an ack once the test calls ReleaseHeld()
 };
 
 struct Delivery {
@@ -96,9 +98,15 @@ class FakeAgentService final : public v1::AgentService::Service {
           verdict = NextVerdictLocked();
           cv_.notify_all();
         }
+        if (verdict == Verdict::kAckWhenReleased || verdict == Verdict::kCloseWhenReleased) {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [&] { return released_; });
+          released_ = false;
+        }
         v1::ServerMessage out;
         switch (verdict) {
           case Verdict::kAck:
+          case Verdict::kAckWhenReleased:
             out.mutable_ack()->set_capture_id(begin.capture_id());
             stream->Write(out);
             break;
@@ -126,6 +134,7 @@ class FakeAgentService final : public v1::AgentService::Service {
           case Verdict::kSilent:
             break;
           case Verdict::kCloseWithoutAck:
+          case Verdict::kCloseWhenReleased:
             return grpc::Status(grpc::StatusCode::UNAVAILABLE, "crashed");
         }
       }
@@ -138,6 +147,12 @@ class FakeAgentService final : public v1::AgentService::Service {
     std::lock_guard<std::mutex> lock(mu_);
     verdicts_ = std::move(verdicts);
     next_verdict_ = 0;
+  }
+  // Lets the capture held by a k*WhenReleased verdict be answered.
+  void ReleaseHeld() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
   }
   void set_welcome_interval_s(uint32_t s) { welcome_interval_s_ = s; }
   void set_after_welcome(std::vector<v1::ServerMessage> m) { after_welcome_ = std::move(m); }
@@ -171,6 +186,7 @@ class FakeAgentService final : public v1::AgentService::Service {
   std::condition_variable cv_;
   std::vector<Verdict> verdicts_;
   size_t next_verdict_ = 0;
+  bool released_ = false;
   std::vector<Delivery> deliveries_;
   std::vector<v1::Hello> hellos_;
   std::vector<uint64_t> drop_reports_;
@@ -297,10 +313,25 @@ class TransportTest : public ::testing::Test {
   }
 
   std::string SpoolCapture(const std::string& id, const std::string& sweep_id = "") {
-    Capture c = TestCapture(id);
-    std::string blob = wire::EncodeStoredCapture(c, id, "dev-1", "2026-12-02T16:15:00Z");
-    EXPECT_TRUE(spool_->Put(id, "2026-12-02T16:15:00Z", sweep_id, blob).ok());
+    EXPECT_TRUE(spool_->Put(id, "2026-12-02T16:15:00Z", sweep_id, Blob(id)).ok());
     return id;
+  }
+  static std::string Blob(const std::string& id) {
+    return wire::EncodeStoredCapture(TestCapture(id), id, "dev-1", "2026-12-02T16:15:00Z");
+  }
+
+  // A spool in its own folder holding `id`, with room for it and not for a second capture of its size.
+  std::unique_ptr<Spool> SpoolWithRoomForOne(const std::string& id) {
+    const std::string dir = dir_ + "/room-for-one";
+    uint64_t one = 0;
+    {
+      absl::StatusOr<std::unique_ptr<Spool>> sizing = Spool::Open({dir, 64ull << 20});
+      EXPECT_TRUE(sizing.ok() && (*sizing)->Put(id, "2026-12-02T16:15:00Z", "", Blob(id)).ok());
+      one = sizing.ok() ? (*sizing)->total_bytes() : 0;
+    }
+    absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir, one + one / 2});
+    EXPECT_TRUE(spool.ok()) << spool.status();
+    return spool.ok() ? std::move(*spool) : nullptr;
   }
 
   std::string dir_;
@@ -539,6 +570,62 @@ TEST_F(TransportTest, StreamClosedBeforeTheAckResends) {
   ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
   transport.Stop();
   EXPECT_EQ(service.deliveries().size(), 2u);
+}
+
+// A full spool deletes the capture the server is still committing. Acked, it was stored: no drop is
+// counted or reported.
+TEST_F(TransportTest, CaptureDeletedWhileInFlightAndThenAckedIsNotADrop) {
+  FakeAgentService service;
+  service.SetVerdicts({Verdict::kAckWhenReleased});
+  FakeServer server(service);
+  ASSERT_TRUE(server.ok());
+  const std::string first = "dev-1-20261202T161500Z-000021", second = "dev-1-20261202T162000Z-000022";
+  std::unique_ptr<Spool> spool = SpoolWithRoomForOne(first);
+  ASSERT_NE(spool, nullptr);
+  RecordingEvents events(spool.get());
+  Transport transport(Options(server.target()), *spool, events);
+  transport.Start();
+  ASSERT_TRUE(service.WaitFor([&] { return service.deliveries_locked() == 1; }, 10s));
+
+  ASSERT_TRUE(spool->Put(second, "2026-12-02T16:20:00Z", "", Blob(second)).ok());
+  EXPECT_FALSE(spool->Contains(first));  // the bound holds
+  EXPECT_EQ(spool->dropped(), 0u);
+  service.ReleaseHeld();
+  transport.CaptureSpooled(second);
+  ASSERT_TRUE(Eventually([&] { return events.acked().size() == 2; }));
+  EXPECT_EQ(events.acked(), (std::vector<std::string>{first, second}));
+  EXPECT_EQ(spool->dropped(), 0u);
+  transport.Stop();
+  EXPECT_TRUE(service.drop_reports().empty());
+  EXPECT_EQ(service.hellos().size(), 1u);
+}
+
+// ... and when the stream ends before its ack, it is lost: one drop, told to the server on reconnect.
+TEST_F(TransportTest, CaptureDeletedWhileInFlightAndNeverAckedIsOneDrop) {
+  FakeAgentService service;
+  service.SetVerdicts({Verdict::kCloseWhenReleased});
+  FakeServer server(service);
+  ASSERT_TRUE(server.ok());
+  const std::string first = "dev-1-20261202T161500Z-000031", second = "dev-1-20261202T162000Z-000032";
+  std::unique_ptr<Spool> spool = SpoolWithRoomForOne(first);
+  ASSERT_NE(spool, nullptr);
+  RecordingEvents events(spool.get());
+  Transport transport(Options(server.target()), *spool, events);
+  transport.Start();
+  ASSERT_TRUE(service.WaitFor([&] { return service.deliveries_locked() == 1; }, 10s));
+
+  ASSERT_TRUE(spool->Put(second, "2026-12-02T16:20:00Z", "", Blob(second)).ok());
+  EXPECT_EQ(spool->dropped(), 0u);
+  service.ReleaseHeld();
+  ASSERT_TRUE(Eventually([&] { return events.acked() == std::vector<std::string>{second}; }));
+  transport.Stop();
+  const std::vector<v1::Hello> hellos = service.hellos();
+  ASSERT_EQ(hellos.size(), 2u);
+  EXPECT_EQ(hellos[0].dropped_captures(), 0u);
+  EXPECT_EQ(hellos[1].dropped_captures(), 1u);
+  EXPECT_EQ(spool->dropped(), 0u);  // the server welcomed that Hello: reported
+  ASSERT_EQ(service.deliveries().size(), 2u);
+  EXPECT_EQ(service.deliveries()[1].begin.capture_id(), second);
 }
 
 TEST_F(TransportTest, DroppedCountIsReportedAndClearedAfterWelcome) {
