@@ -572,60 +572,63 @@ TEST_F(TransportTest, StreamClosedBeforeTheAckResends) {
   EXPECT_EQ(service.deliveries().size(), 2u);
 }
 
-// A full spool deletes the capture the server is still committing. Acked, it was stored: no drop is
-// counted or reported.
-TEST_F(TransportTest, CaptureDeletedWhileInFlightAndThenAckedIsNotADrop) {
+// A transport sends `first` from a spool with room for one capture; while the fake server holds it
+// (`verdict`), `second` is spooled and pushes `first` out of the full spool.
+struct HeldCaptureRun {
   FakeAgentService service;
-  service.SetVerdicts({Verdict::kAckWhenReleased});
-  FakeServer server(service);
-  ASSERT_TRUE(server.ok());
-  const std::string first = "dev-1-20261202T161500Z-000021", second = "dev-1-20261202T162000Z-000022";
-  std::unique_ptr<Spool> spool = SpoolWithRoomForOne(first);
-  ASSERT_NE(spool, nullptr);
-  RecordingEvents events(spool.get());
-  Transport transport(Options(server.target()), *spool, events);
-  transport.Start();
-  ASSERT_TRUE(service.WaitFor([&] { return service.deliveries_locked() == 1; }, 10s));
+  std::unique_ptr<FakeServer> server;
+  std::unique_ptr<Spool> spool;
+  std::unique_ptr<RecordingEvents> events;
+  std::unique_ptr<Transport> transport;  // last: stopped before what it uses goes
+};
 
-  ASSERT_TRUE(spool->Put(second, "2026-12-02T16:20:00Z", "", Blob(second)).ok());
-  EXPECT_FALSE(spool->Contains(first));  // the bound holds
-  EXPECT_EQ(spool->dropped(), 0u);
-  service.ReleaseHeld();
-  transport.CaptureSpooled(second);
-  ASSERT_TRUE(Eventually([&] { return events.acked().size() == 2; }));
-  EXPECT_EQ(events.acked(), (std::vector<std::string>{first, second}));
-  EXPECT_EQ(spool->dropped(), 0u);
-  transport.Stop();
-  EXPECT_TRUE(service.drop_reports().empty());
-  EXPECT_EQ(service.hellos().size(), 1u);
+class InFlightDeletionTest : public TransportTest {
+ protected:
+  void DeleteWhileHeld(Verdict verdict, const std::string& first, const std::string& second) {
+    run_.service.SetVerdicts({verdict});
+    run_.server = std::make_unique<FakeServer>(run_.service);
+    ASSERT_TRUE(run_.server->ok());
+    run_.spool = SpoolWithRoomForOne(first);
+    ASSERT_NE(run_.spool, nullptr);
+    run_.events = std::make_unique<RecordingEvents>(run_.spool.get());
+    run_.transport = std::make_unique<Transport>(Options(run_.server->target()), *run_.spool, *run_.events);
+    run_.transport->Start();
+    ASSERT_TRUE(run_.service.WaitFor([&] { return run_.service.deliveries_locked() == 1; }, 10s));
+    ASSERT_TRUE(run_.spool->Put(second, "2026-12-02T16:20:00Z", "", Blob(second)).ok());
+    EXPECT_FALSE(run_.spool->Contains(first));  // the bound holds
+    EXPECT_EQ(run_.spool->dropped(), 0u);       // its fate is not known yet
+  }
+  HeldCaptureRun run_;
+};
+
+// Acked, the deleted capture was stored: no drop is counted or reported.
+TEST_F(InFlightDeletionTest, CaptureDeletedWhileInFlightAndThenAckedIsNotADrop) {
+  const std::string first = "dev-1-20261202T161500Z-000021", second = "dev-1-20261202T162000Z-000022";
+  ASSERT_NO_FATAL_FAILURE(DeleteWhileHeld(Verdict::kAckWhenReleased, first, second));
+  run_.service.ReleaseHeld();
+  run_.transport->CaptureSpooled(second);
+  ASSERT_TRUE(Eventually([&] { return run_.events->acked().size() == 2; }));
+  EXPECT_EQ(run_.events->acked(), (std::vector<std::string>{first, second}));
+  EXPECT_EQ(run_.spool->dropped(), 0u);
+  run_.transport->Stop();
+  EXPECT_TRUE(run_.service.drop_reports().empty());
+  EXPECT_EQ(run_.service.hellos().size(), 1u);
 }
 
-// ... and when the stream ends before its ack, it is lost: one drop, told to the server on reconnect.
-TEST_F(TransportTest, CaptureDeletedWhileInFlightAndNeverAckedIsOneDrop) {
-  FakeAgentService service;
-  service.SetVerdicts({Verdict::kCloseWhenReleased});
-  FakeServer server(service);
-  ASSERT_TRUE(server.ok());
+// When the stream ends before its ack, it is lost: one drop, told to the server on reconnect.
+TEST_F(InFlightDeletionTest, CaptureDeletedWhileInFlightAndNeverAckedIsOneDrop) {
   const std::string first = "dev-1-20261202T161500Z-000031", second = "dev-1-20261202T162000Z-000032";
-  std::unique_ptr<Spool> spool = SpoolWithRoomForOne(first);
-  ASSERT_NE(spool, nullptr);
-  RecordingEvents events(spool.get());
-  Transport transport(Options(server.target()), *spool, events);
-  transport.Start();
-  ASSERT_TRUE(service.WaitFor([&] { return service.deliveries_locked() == 1; }, 10s));
-
-  ASSERT_TRUE(spool->Put(second, "2026-12-02T16:20:00Z", "", Blob(second)).ok());
-  EXPECT_EQ(spool->dropped(), 0u);
-  service.ReleaseHeld();
-  ASSERT_TRUE(Eventually([&] { return events.acked() == std::vector<std::string>{second}; }));
-  transport.Stop();
-  const std::vector<v1::Hello> hellos = service.hellos();
+  ASSERT_NO_FATAL_FAILURE(DeleteWhileHeld(Verdict::kCloseWhenReleased, first, second));
+  run_.service.ReleaseHeld();
+  ASSERT_TRUE(Eventually([&] { return run_.events->acked() == std::vector<std::string>{second}; }));
+  run_.transport->Stop();
+  const std::vector<v1::Hello> hellos = run_.service.hellos();
   ASSERT_EQ(hellos.size(), 2u);
   EXPECT_EQ(hellos[0].dropped_captures(), 0u);
   EXPECT_EQ(hellos[1].dropped_captures(), 1u);
-  EXPECT_EQ(spool->dropped(), 0u);  // the server welcomed that Hello: reported
-  ASSERT_EQ(service.deliveries().size(), 2u);
-  EXPECT_EQ(service.deliveries()[1].begin.capture_id(), second);
+  EXPECT_EQ(run_.spool->dropped(), 0u);  // the server welcomed that Hello: reported
+  ASSERT_EQ(run_.service.deliveries().size(), 2u);
+  EXPECT_EQ(run_.service.deliveries()[1].begin.capture_id(), second);
 }
 
 TEST_F(TransportTest, DroppedCountIsReportedAndClearedAfterWelcome) {
