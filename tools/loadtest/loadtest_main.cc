@@ -101,6 +101,22 @@ ProcessStatus StatusOf(pid_t pid) {
   return s;
 }
 
+// The CPU time (user + system) a process has used so far, from /proc/<pid>/stat: how much of the shared
+// cores the server got, so that runs on a busy machine compare captures per CPU-second.
+double CpuSecondsOf(pid_t pid) {
+  const std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
+  const size_t after_name = stat.rfind(')');  // the name may hold spaces
+  if (after_name == std::string::npos) return 0;
+  std::istringstream in(stat.substr(after_name + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && in >> field; ++i) {  // fields 14 and 15 (utime, stime), in clock ticks
+    if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+    if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 // At most `limit` holders at once: the agents say Hello a batch at a time, as the server bounds the
 // streams that wait for their Hello per host (HelloWatchdogOptions, 256) and all agents here are one host.
 class Gate {
@@ -452,6 +468,7 @@ int main(int argc, char** argv) {
             << StatusOf(server).rss_kb / 1024 << " MiB, " << StatusOf(server).threads << " threads" << std::endl;
   start_line.Go();
   auto started = Clock::now();
+  const double cpu_at_start_s = CpuSecondsOf(server);
 
   // Sweeps across every device, spread over the run; the server's RSS sampled meanwhile.
   auto query = v1::QueryService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
@@ -485,6 +502,7 @@ int main(int argc, char** argv) {
   double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
   sample();
   const uint64_t hwm_kb = StatusOf(server).hwm_kb;
+  const double run_cpu_s = CpuSecondsOf(server) - cpu_at_start_s;
   const uint64_t peak_rss_kb = std::max(peak.rss_kb, hwm_kb);
   kill(server, SIGTERM);
   int status = 0;
@@ -535,6 +553,8 @@ int main(int argc, char** argv) {
   std::printf("server peak RSS %.1f MiB (VmHWM %.1f MiB), peak threads %llu\n",
               static_cast<double>(peak_rss_kb) / 1024.0, static_cast<double>(hwm_kb) / 1024.0,
               static_cast<unsigned long long>(peak.threads));
+  std::printf("server CPU during the run %.1f s (%.0f%% of one core), %.1f captures per CPU-second\n", run_cpu_s,
+              100.0 * run_cpu_s / elapsed_s, run_cpu_s > 0 ? static_cast<double>(totals.acked.size()) / run_cpu_s : 0.0);
   std::printf("ledger: %llu acked but not stored, %llu stored more than once, %llu stored but never sent\n",
               static_cast<unsigned long long>(lost), static_cast<unsigned long long>(multiple),
               static_cast<unsigned long long>(unknown));
