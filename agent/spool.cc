@@ -343,14 +343,7 @@ absl::Status Spool::Put(const std::string& capture_id, const std::string& captur
                                                      " bytes) is larger than the whole spool (", options_.max_bytes,
                                                      " bytes); raise --spool-max-mb"));
   }
-  uint64_t evicted = 0;
-  while (!by_order_.empty() && total_bytes_ + file_size > options_.max_bytes) {
-    auto oldest = by_order_.begin();
-    LogLine(absl::StrCat("spool full: dropping the oldest capture ", oldest->second.capture_id));
-    RemoveLocked(oldest->first);
-    ++evicted;
-  }
-  if (evicted > 0) CountDroppedLocked(evicted);
+  EvictForLocked(file_size);
 
   std::string data;
   data.reserve(static_cast<size_t>(file_size));
@@ -372,6 +365,24 @@ absl::Status Spool::Put(const std::string& capture_id, const std::string& captur
   order_of_[capture_id] = order;
   by_order_[order] = std::move(entry);
   return absl::OkStatus();
+}
+
+void Spool::EvictForLocked(uint64_t file_size) {
+  uint64_t evicted = 0;
+  while (!by_order_.empty() && total_bytes_ + file_size > options_.max_bytes) {
+    auto oldest = by_order_.begin();
+    const std::string id = oldest->second.capture_id;
+    RemoveLocked(oldest->first);
+    if (in_flight_.erase(id) > 0) {
+      LogLine(absl::StrCat("spool full: deleting the oldest capture ", id,
+                           " while it is sent; dropped only if the server does not ack it"));
+      deleted_in_flight_.insert(id);
+      continue;
+    }
+    LogLine(absl::StrCat("spool full: dropping the oldest capture ", id));
+    ++evicted;
+  }
+  if (evicted > 0) CountDroppedLocked(evicted);
 }
 
 std::vector<Spool::Entry> Spool::List() const {
@@ -421,6 +432,8 @@ absl::StatusOr<Spool::Loaded> Spool::Load(const std::string& capture_id) {
 
 absl::Status Spool::Remove(const std::string& capture_id) {
   absl::MutexLock lock(&mu_);
+  in_flight_.erase(capture_id);
+  deleted_in_flight_.erase(capture_id);  // acked (or refused for good): not lost to the full spool
   auto it = order_of_.find(capture_id);
   if (it != order_of_.end()) RemoveLocked(it->second);
   return absl::OkStatus();
@@ -428,9 +441,28 @@ absl::Status Spool::Remove(const std::string& capture_id) {
 
 void Spool::Discard(const std::string& capture_id) {
   absl::MutexLock lock(&mu_);
+  in_flight_.erase(capture_id);
+  if (deleted_in_flight_.erase(capture_id) > 0) {
+    CountDroppedLocked(1);
+    return;
+  }
   auto it = order_of_.find(capture_id);
   if (it == order_of_.end()) return;
   RemoveLocked(it->second);
+  CountDroppedLocked(1);
+}
+
+void Spool::MarkInFlight(const std::string& capture_id) {
+  absl::MutexLock lock(&mu_);
+  if (order_of_.count(capture_id) > 0) in_flight_.insert(capture_id);
+}
+
+void Spool::SendFailed(const std::string& capture_id) {
+  absl::MutexLock lock(&mu_);
+  in_flight_.erase(capture_id);
+  if (deleted_in_flight_.erase(capture_id) == 0) return;
+  LogLine(absl::StrCat("spool full: dropping the oldest capture ", capture_id,
+                       " (deleted while it was sent, and not acked)"));
   CountDroppedLocked(1);
 }
 

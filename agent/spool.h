@@ -2,6 +2,10 @@
 // outage or an agent restart loses nothing. Bounded by total bytes: when full, the oldest captures are
 // dropped and counted (Hello.dropped_captures), newest data being the most useful.
 //
+// A capture the transport is sending (MarkInFlight) may still be deleted to make room, but it is counted
+// as dropped only once its send ends without an ack (SendFailed): a capture the server stored is not lost.
+// That decision is held in memory, so an agent killed before the send ends counts no drop for it.
+//
 //   absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({"/data/local/tmp/memfleet", 64 << 20});
 //   (*spool)->Put(id, captured_at, sweep_id, wire::EncodeStoredCapture(...));
 //   for (const Spool::Entry& e : (*spool)->List()) ...   // oldest first
@@ -26,6 +30,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -81,10 +86,18 @@ class Spool {
   // is then deleted and counted as dropped.
   absl::StatusOr<Loaded> Load(const std::string& capture_id);
 
-  // Deletes a capture's file (acked, or rejected for good). OK when it is not spooled.
+  // Deletes a capture's file (acked, or rejected for good). OK when it is not spooled. A capture a full
+  // spool deleted while it was in flight is then not counted as dropped.
   absl::Status Remove(const std::string& capture_id);
   // Deletes a capture that can never be delivered (it does not decode) and counts it as dropped.
   void Discard(const std::string& capture_id);
+
+  // The transport starts sending a spooled capture (nothing when it is not spooled). Until Remove,
+  // Discard or SendFailed, a full spool that deletes it does not count it yet.
+  void MarkInFlight(const std::string& capture_id);
+  // The capture's send ended without an ack (the stream broke, no ack in time, rejected for now): still
+  // spooled, it is resent later; deleted by a full spool meanwhile, it is lost and now counted as dropped.
+  void SendFailed(const std::string& capture_id);
 
   // Captures dropped since the server last acknowledged the count (persisted).
   uint64_t dropped() const;
@@ -108,6 +121,8 @@ class Spool {
   std::string FilePath(uint64_t order) const;   // for messages; files are opened through dir_fd_
   // Deletes the file of `order` and forgets it.
   void RemoveLocked(uint64_t order) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes room for `file_size` more bytes, oldest first; counts what it drops (not what is in flight).
+  void EvictForLocked(uint64_t file_size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CountDroppedLocked(uint64_t n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PersistCounterLocked(const char* name, uint64_t value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -120,6 +135,8 @@ class Spool {
   uint64_t next_order_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<std::string> in_flight_ ABSL_GUARDED_BY(mu_);          // spooled, being sent
+  std::set<std::string> deleted_in_flight_ ABSL_GUARDED_BY(mu_);  // deleted to make room while being sent
 };
 
 }  // namespace memfleet::agent

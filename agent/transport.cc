@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "agent/agent_log.h"
 #include "agent/clock.h"
@@ -296,6 +297,11 @@ bool Transport::Write(Stream& stream, const v1::AgentMessage& msg, bool buffer_h
 
 std::string Transport::Converse(Stream& stream, bool* welcomed) {
   SessionState s;
+  // However the session ends, what it sent and saw no ack for is the spool's again (resent, or lost if
+  // a full spool deleted it meanwhile).
+  absl::Cleanup unacked = [&] {
+    for (const auto& [id, sent_at] : s.in_flight) spool_.SendFailed(id);
+  };
   v1::AgentMessage hello_msg;
   v1::Hello* hello = hello_msg.mutable_hello();
   *hello->mutable_device() = options_.device;
@@ -368,7 +374,9 @@ std::string Transport::Converse(Stream& stream, bool* welcomed) {
     for (const Spool::Entry& entry : spool_.List()) {
       if (s.in_flight.size() >= options_.max_in_flight || stopping()) break;
       if (s.sent.count(entry.capture_id) > 0) continue;
+      spool_.MarkInFlight(entry.capture_id);
       SendResult r = SendCapture(stream, entry);
+      if (r != SendResult::kSent) spool_.SendFailed(entry.capture_id);
       if (r == SendResult::kWriteFailed) {
         return absl::StrCat("the stream broke while sending capture ", entry.capture_id);
       }
@@ -445,6 +453,7 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
         return;
       }
       if (r.retry()) {
+        spool_.SendFailed(r.capture_id());
         s.retry_at[r.capture_id()] = SteadyClock::now() + options_.rejected_retry_delay;
         LogLine(absl::StrCat("capture ", r.capture_id(), " rejected for now (code ", r.code(), ": ", r.message(),
                              "); kept in the spool, resent in ", SecondsText(options_.rejected_retry_delay),

@@ -161,14 +161,18 @@ void AgentStream::QueueCapture() {
   current_ = AssembledCapture();
   pending_->Add();
   // The job owns what it uses (the session, the pending count), never the stream itself.
-  bool queued = deps_.pool.Submit([ingestor = &deps_.ingestor, session = session_, pending = pending_, job,
-                                    counters = deps_.options.counters, queued_at = std::chrono::steady_clock::now()] {
+  auto ingest = [ingestor = &deps_.ingestor, session = session_, pending = pending_, job,
+                 counters = deps_.options.counters, queued_at = std::chrono::steady_clock::now()] {
     v1::ServerMessage answer = ingestor->Ingest(std::move(*job));
     CountAnswer(counters, answer, std::chrono::steady_clock::now() - queued_at);
     session->Write(answer);
     pending->Done();
-  });
-  if (!queued) {
+  };
+  if (deps_.pool == nullptr) {
+    ingest();
+    return;
+  }
+  if (!deps_.pool->Submit(std::move(ingest))) {
     pending_->Done();
     current_ = std::move(*job);
     Reject(absl::StatusCode::kUnavailable, "the server is shutting down", /*retry=*/true);

@@ -7,6 +7,9 @@
 //   while (status.ok() && stream->Read(&msg)) status = agent.OnMessage(msg);
 //   agent.Finish();  // waits for the captures still on the pool, so their acks go out
 //
+// Not thread-safe: one thread at a time feeds it (successive calls may come from different threads if
+// the caller orders them, as IngestService's stream reactor does).
+//
 // A protocol violation (a chunk or end without its begin, a second Hello) or a token no longer valid is
 // an error status: the stream ends with it. A malformed capture only gets CaptureRejected and the stream
 // goes on.
@@ -35,7 +38,9 @@ namespace memfleet::server {
 struct AgentStreamDeps {
   storage::CaptureStore& store;
   AgentRegistry& registry;
-  WorkerPool& pool;
+  // Where captures are ingested. Null: on the caller's thread, at their CaptureEnd (the server's streams
+  // already handle each message as a job on the worker pool, one at a time per stream).
+  WorkerPool* pool;
   SweepCoordinator* sweeps;  // null: no sweeps
   CaptureIngestor& ingestor;
   const security::Authorizer& authorizer;  // rechecks the stream's token at each capture

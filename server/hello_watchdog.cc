@@ -30,7 +30,7 @@ std::string HelloWatchdog::PeerHost(const std::string& peer) {
   return peer.substr(0, colon);
 }
 
-absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::ServerContext* context) {
+absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::ServerContextBase* context) {
   std::string host = PeerHost(context->peer());
   absl::MutexLock lock(&mu_);
   const auto deadline = clock_.Now() + options_.hello_timeout;

@@ -1,11 +1,11 @@
 // HelloWatchdog: bounds agent streams that have not said Hello yet. Until its Hello a stream is nobody
-// (no device id; on loopback no token either) and it holds a server thread, so a peer that opens
-// streams and stays silent could take the server's threads. Each waiting stream is cancelled when its
+// (no device id; on loopback no token either) yet it holds the server's memory for its call, so a peer
+// that opens streams and stays silent could pile them up without limit. Each waiting stream is cancelled when its
 // deadline passes, and at most `max_waiting_per_host` (one host) and `max_waiting` (all hosts) streams
 // may wait at once; more are refused at once with RESOURCE_EXHAUSTED.
 //
 //   absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> wait = watchdog.Watch(context);  // before Read
-//   bool got = stream->Read(&hello);
+//   reactor->StartRead(&hello);      // its OnReadDone comes with the Hello, or with false once cancelled
 //   if ((*wait)->timed_out()) ...;   // the watchdog cancelled the call
 //   wait->reset();                   // the Hello arrived: no longer watched
 //
@@ -53,11 +53,11 @@ class HelloWatchdog {
 
    private:
     friend class HelloWatchdog;
-    Wait(HelloWatchdog* owner, grpc::ServerContext* context, std::string host,
+    Wait(HelloWatchdog* owner, grpc::ServerContextBase* context, std::string host,
          std::chrono::steady_clock::time_point deadline)
         : owner_(owner), context_(context), host_(std::move(host)), deadline_(deadline) {}
     HelloWatchdog* owner_;
-    grpc::ServerContext* context_;
+    grpc::ServerContextBase* context_;
     std::string host_;
     std::chrono::steady_clock::time_point deadline_;
     std::atomic<bool> timed_out_{false};
@@ -65,7 +65,7 @@ class HelloWatchdog {
 
   // Watches the call until the returned Wait is destroyed. ResourceExhausted when too many streams
   // wait already (from this host, or at all).
-  absl::StatusOr<std::unique_ptr<Wait>> Watch(grpc::ServerContext* context);
+  absl::StatusOr<std::unique_ptr<Wait>> Watch(grpc::ServerContextBase* context);
 
   size_t waiting() const ABSL_LOCKS_EXCLUDED(mu_);
   const HelloWatchdogOptions& options() const { return options_; }

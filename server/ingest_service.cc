@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "server/agent_reactor.h"
 #include "server/agent_stream.h"
 #include "server/clock.h"
 #include "server/grpc_status.h"
@@ -12,19 +13,6 @@
 
 namespace memfleet::server {
 namespace {
-
-using Stream = grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>;
-
-class GrpcStreamSink : public MessageSink {
- public:
-  GrpcStreamSink(grpc::ServerContext* context, Stream* stream) : context_(context), stream_(stream) {}
-  bool Write(const v1::ServerMessage& message) override { return stream_->Write(message); }
-  void Cancel() override { context_->TryCancel(); }
-
- private:
-  grpc::ServerContext* context_;
-  Stream* stream_;
-};
 
 absl::Status CheckHello(const v1::Hello& hello) {
   const v1::DeviceInfo& d = hello.device();
@@ -146,62 +134,23 @@ void IngestService::RecheckTokens() {
   }
 }
 
-// Watched for the token recheck while the stream lives (the destructor also runs on every early return).
-class IngestService::WatchedStream {
- public:
-  WatchedStream(IngestService& service, const security::Principal& principal,
-                const std::shared_ptr<AgentSession>& session)
-      : service_(service) {
-    if (!principal.authenticated || !service.recheck_thread_.joinable()) return;
-    absl::MutexLock lock(&service.watched_mu_);
-    service.watched_[session.get()] = Watched{principal, session};
-    key_ = session.get();
-  }
-  WatchedStream(const WatchedStream&) = delete;
-  WatchedStream& operator=(const WatchedStream&) = delete;
-  ~WatchedStream() {
-    if (key_ == nullptr) return;
-    absl::MutexLock lock(&service_.watched_mu_);
-    service_.watched_.erase(key_);
-  }
-
- private:
-  IngestService& service_;
-  const AgentSession* key_ = nullptr;
-};
-
-grpc::Status IngestService::Connect(grpc::ServerContext* context, Stream* stream) {
-  if (!accepting_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
-  absl::StatusOr<security::Principal> principal = Authorize(context);
-  if (!principal.ok()) return ToGrpcStatus(principal.status());
-  absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> lease = LeaseStream(*principal, context);
-  if (!lease.ok()) return ToGrpcStatus(lease.status());
-  absl::StatusOr<v1::Hello> hello = ReadHello(context, stream);
-  if (!hello.ok()) return ToGrpcStatus(hello.status());
-  absl::StatusOr<OpenedSession> opened = OpenSession(*principal, *hello, context, stream);
-  if (!opened.ok()) return ToGrpcStatus(opened.status());
-  std::shared_ptr<AgentSession> session = opened->session;
-  const std::string device_id = opened->device.device_id;
-  WatchedStream watched(*this, *principal, session);
-
-  AgentStream agent({store_, registry_, pool_, sweeps_, ingestor_, authorizer_, options_}, session, std::move(opened->device),
-                    *principal);
-  absl::Status result = absl::OkStatus();
-  if (!session->Write(Welcome())) result = absl::CancelledError("stream broken");
-  v1::AgentMessage msg;
-  while (result.ok() && stream->Read(&msg)) result = agent.OnMessage(msg);
-  agent.Finish();
-
-  registry_.Unregister(session);
-  const bool was_cancelled = session->cancelled() || context->IsCancelled();
-  session->Close();
-  LogLine(absl::StrCat("agent ", device_id, " disconnected", result.ok() ? "" : absl::StrCat(": ", result.message()),
-                       was_cancelled ? " (cancelled)" : ""));
-  if (result.ok() && was_cancelled) return grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled");
-  return ToGrpcStatus(result);
+void IngestService::WatchTokenOf(const security::Principal& principal, const std::shared_ptr<AgentSession>& session) {
+  if (!principal.authenticated || !recheck_thread_.joinable()) return;
+  absl::MutexLock lock(&watched_mu_);
+  watched_[session.get()] = Watched{principal, session};
 }
 
-absl::StatusOr<security::Principal> IngestService::Authorize(grpc::ServerContext* context) {
+void IngestService::Unwatch(const AgentSession* session) {
+  absl::MutexLock lock(&watched_mu_);
+  watched_.erase(session);
+}
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerMessage>* IngestService::Connect(
+    grpc::CallbackServerContext* context) {
+  return new Reactor(*this, context);  // deletes itself when the call is done
+}
+
+absl::StatusOr<security::Principal> IngestService::Authorize(grpc::CallbackServerContext* context) {
   security::Principal principal;
   if (grpc::Status denied =
           security::AuthorizeCall(authorizer_, context, "/memfleet.v1.AgentService/Connect", &principal);
@@ -212,10 +161,10 @@ absl::StatusOr<security::Principal> IngestService::Authorize(grpc::ServerContext
   return principal;
 }
 
-// Counted before the Hello: a stream waiting for its Hello holds a server thread too. Only tokens are
+// Counted before the Hello: a stream waiting for its Hello holds server memory too. Only tokens are
 // limited; without auth (loopback) the registry's one stream per device id is the bound.
 absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> IngestService::LeaseStream(
-    const security::Principal& principal, grpc::ServerContext* context) {
+    const security::Principal& principal, grpc::CallbackServerContext* context) {
   if (options_.agent_limits == nullptr || !principal.authenticated) {
     return std::unique_ptr<security::AgentLimits::StreamLease>();
   }
@@ -228,38 +177,30 @@ absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> IngestServic
   return lease;
 }
 
-absl::StatusOr<v1::Hello> IngestService::ReadHello(grpc::ServerContext* context, Stream* stream) {
-  v1::AgentMessage msg;
-  {
-    absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> waiting = hello_watchdog_.Watch(context);
-    if (!waiting.ok()) {
-      LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", waiting.status().message()));
-      return absl::ResourceExhaustedError(waiting.status().message());
-    }
-    const std::string peer = context->peer();  // a cancelled call no longer knows it
-    const bool read = stream->Read(&msg);
-    if ((*waiting)->timed_out()) {
-      const std::string why = absl::StrCat("no Hello within ", hello_watchdog_.options().hello_timeout.count(), " ms");
-      LogLine(absl::StrCat("agent stream from ", peer, " cancelled: ", why));
-      return absl::DeadlineExceededError(why);
-    }
-    if (!read) return absl::InvalidArgumentError("the stream ended before its Hello");
+absl::StatusOr<v1::Hello> IngestService::CheckedHello(bool read, v1::AgentMessage message, bool timed_out,
+                                                      const std::string& peer) {
+  if (timed_out) {
+    const std::string why = absl::StrCat("no Hello within ", hello_watchdog_.options().hello_timeout.count(), " ms");
+    LogLine(absl::StrCat("agent stream from ", peer, " cancelled: ", why));
+    return absl::DeadlineExceededError(why);
   }
-  if (msg.msg_case() != v1::AgentMessage::kHello) {
+  if (!read) return absl::InvalidArgumentError("the stream ended before its Hello");
+  if (message.msg_case() != v1::AgentMessage::kHello) {
     return absl::InvalidArgumentError("the first message of an agent stream must be Hello");
   }
-  if (absl::Status s = CheckHello(msg.hello()); !s.ok()) return s;
-  return std::move(*msg.mutable_hello());
+  if (absl::Status s = CheckHello(message.hello()); !s.ok()) return s;
+  return std::move(*message.mutable_hello());
 }
 
 absl::StatusOr<IngestService::OpenedSession> IngestService::OpenSession(const security::Principal& principal,
                                                                         const v1::Hello& hello,
-                                                                        grpc::ServerContext* context, Stream* stream) {
+                                                                        const std::string& peer,
+                                                                        std::unique_ptr<MessageSink> sink) {
   const v1::DeviceInfo& info = hello.device();
   const std::string& device_id = info.device_id();
   // Checked before anything is recorded: a token speaks for one device only.
   if (principal.authenticated && principal.device_id != device_id) {
-    LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: token \"", principal.token_name,
+    LogLine(absl::StrCat("agent stream from ", peer, " refused: token \"", principal.token_name,
                          "\" is for device ", principal.device_id, ", not ", device_id));
     return absl::PermissionDeniedError(absl::StrCat("token \"", principal.token_name, "\" is for device \"",
                                                     principal.device_id, "\"; it cannot send captures as device \"",
@@ -268,10 +209,10 @@ absl::StatusOr<IngestService::OpenedSession> IngestService::OpenSession(const se
   const std::string now = options_.now();
   // Registered before the device is recorded: a Hello refused as another device's must not overwrite
   // the live device's facts.
-  auto session = std::make_shared<AgentSession>(info, now, std::make_unique<GrpcStreamSink>(context, stream));
+  auto session = std::make_shared<AgentSession>(info, now, std::move(sink));
   absl::StatusOr<std::shared_ptr<AgentSession>> replaced = registry_.Register(session);
   if (!replaced.ok()) {
-    LogLine(absl::StrCat("agent stream from ", context->peer(), " refused: ", replaced.status().message()));
+    LogLine(absl::StrCat("agent stream from ", peer, " refused: ", replaced.status().message()));
     return absl::AlreadyExistsError(replaced.status().message());
   }
   storage::DeviceRecord device = DeviceOfHello(hello, now);
@@ -281,7 +222,7 @@ absl::StatusOr<IngestService::OpenedSession> IngestService::OpenSession(const se
     LogLine(absl::StrCat("agent ", device_id, " refused: cannot record the device: ", s.message()));
     return absl::UnavailableError(absl::StrCat("the server cannot record the device: ", s.message()));
   }
-  LogLine(absl::StrCat("agent ", device_id, " connected from ", context->peer(), " (", hello.spooled_captures(),
+  LogLine(absl::StrCat("agent ", device_id, " connected from ", peer, " (", hello.spooled_captures(),
                        " spooled, ", hello.dropped_captures(), " dropped)",
                        *replaced != nullptr ? "; it replaces the device's older stream" : ""));
   return OpenedSession{std::move(session), std::move(device)};

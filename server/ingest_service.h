@@ -1,15 +1,19 @@
 // IngestService: the AgentService the agents connect to — one long-lived bidirectional stream per
 // agent (Hello, then captures as Begin/Chunk.../End, heartbeats), answered with Welcome, an ack or a
-// rejection per capture, and commands from sweeps. The stream's thread only reads and assembles; each
-// assembled capture goes to the worker pool (CaptureIngestor), which acks after the store committed.
+// rejection per capture, and commands from sweeps.
 //
 //   IngestService ingest(store, registry, pool, &sweeps, {});
 //   builder.RegisterService(&ingest);
 //
+// Built on gRPC's callback API, so the server's threads do not grow with its streams: each stream is a
+// reactor (server/agent_reactor.h) whose gRPC callbacks never block. Everything that may wait (the token
+// lookup, the device's record, a capture's accounting and commit) runs as a job on the worker pool, one
+// job at a time per stream, and the next message is read when the job is done; answers go out through a
+// queue on the reactor, one write at a time.
+//
 // Protocol violations (no Hello first, a chunk or end without its begin, a second Hello) end the stream
 // with INVALID_ARGUMENT; a malformed capture (out-of-order chunk, bad path, counts that do not match,
-// over a limit) only gets CaptureRejected{retry=false} and the stream goes on. Thread-safe (gRPC runs
-// one Connect per stream thread).
+// over a limit) only gets CaptureRejected{retry=false} and the stream goes on. Thread-safe.
 #ifndef MEMFLEET_SERVER_INGEST_SERVICE_H_
 #define MEMFLEET_SERVER_INGEST_SERVICE_H_
 
@@ -20,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -39,13 +44,12 @@
 
 namespace memfleet::server {
 
-class IngestService final : public v1::AgentService::Service {
+class IngestService final : public v1::AgentService::CallbackService {
  public:
   IngestService(storage::CaptureStore& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
                 const security::Authorizer& authorizer, IngestOptions options);
 
-  grpc::Status Connect(grpc::ServerContext* context,
-                       grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream) override;
+  grpc::ServerBidiReactor<v1::AgentMessage, v1::ServerMessage>* Connect(grpc::CallbackServerContext* context) override;
 
   // New streams are refused with UNAVAILABLE from now on (server shutdown).
   void StopAccepting() { accepting_ = false; }
@@ -61,20 +65,22 @@ class IngestService final : public v1::AgentService::Service {
   HelloWatchdog hello_watchdog_;
   std::atomic<bool> accepting_{true};
 
-  // The steps of Connect before the agent's messages: who calls, the stream's lease, the Hello, the
-  // session (registered, device recorded).
-  absl::StatusOr<security::Principal> Authorize(grpc::ServerContext* context);
+  class Reactor;  // one stream (server/agent_reactor.h)
+
+  // The steps of a stream before the agent's messages: who calls, the stream's lease, the Hello, the
+  // session (registered, device recorded). They may wait (the store): they run on the worker pool.
+  absl::StatusOr<security::Principal> Authorize(grpc::CallbackServerContext* context);
   absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> LeaseStream(
-      const security::Principal& principal, grpc::ServerContext* context);
-  absl::StatusOr<v1::Hello> ReadHello(grpc::ServerContext* context,
-                                      grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream);
+      const security::Principal& principal, grpc::CallbackServerContext* context);
+  // The stream's first read: `read` false when it ended (or was cancelled) first, `timed_out` when the
+  // Hello watchdog cancelled it.
+  absl::StatusOr<v1::Hello> CheckedHello(bool read, v1::AgentMessage message, bool timed_out, const std::string& peer);
   struct OpenedSession {
     std::shared_ptr<AgentSession> session;
     storage::DeviceRecord device;
   };
   absl::StatusOr<OpenedSession> OpenSession(const security::Principal& principal, const v1::Hello& hello,
-                                            grpc::ServerContext* context,
-                                            grpc::ServerReaderWriter<v1::ServerMessage, v1::AgentMessage>* stream);
+                                            const std::string& peer, std::unique_ptr<MessageSink> sink);
   v1::ServerMessage Welcome() const;
 
   // Authenticated streams, for the token recheck: their principal and session.
@@ -83,7 +89,10 @@ class IngestService final : public v1::AgentService::Service {
     security::Principal principal;
     std::weak_ptr<AgentSession> session;
   };
-  class WatchedStream;  // watches one stream while it lives
+  // A stream's token is rechecked (when authenticated and rechecks are on) from Hello to its end.
+  void WatchTokenOf(const security::Principal& principal, const std::shared_ptr<AgentSession>& session)
+      ABSL_LOCKS_EXCLUDED(watched_mu_);
+  void Unwatch(const AgentSession* session) ABSL_LOCKS_EXCLUDED(watched_mu_);
   absl::Mutex watched_mu_;
   absl::CondVar watched_cv_;
   std::map<const AgentSession*, Watched> watched_ ABSL_GUARDED_BY(watched_mu_);

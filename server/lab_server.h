@@ -41,7 +41,7 @@ struct LabServerOptions {
   std::string db_path;                             // an SQLite file (created when missing) or a PostgreSQL URI
   std::string listen = "127.0.0.1:0";              // HOST:PORT; port 0 picks a free one (see port())
   size_t workers = 2;                              // engine + store threads
-  size_t max_queued_captures = 64;                 // assembled captures waiting for a worker
+  size_t max_queued_captures = 64;                 // other jobs waiting; an agent stream queues one at most
   uint32_t agent_interval_s = 0;                   // Welcome.interval_s (0: agents keep their own)
   int max_receive_message_bytes = 8 << 20;         // chunks are 256 KiB; leaves room for big single nodes
   std::chrono::milliseconds shutdown_grace{5000};  // for in-flight RPCs at Stop

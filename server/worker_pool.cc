@@ -30,6 +30,14 @@ bool WorkerPool::TrySubmit(std::function<void()> job) {
   return true;
 }
 
+bool WorkerPool::Post(std::function<void()> job) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return false;
+  queue_.push_back(std::move(job));
+  not_empty_.Signal();
+  return true;
+}
+
 void WorkerPool::Shutdown() {
   {
     absl::MutexLock lock(&mu_);

@@ -1,5 +1,5 @@
-// WorkerPool: a fixed set of threads running jobs from a bounded queue — where the server runs the engine
-// and the store writes, so gRPC's stream threads only read and assemble.
+// WorkerPool: a fixed set of threads running jobs from a bounded queue — where the server runs the engine,
+// the store writes and every agent stream's steps, so gRPC's callback threads never wait.
 //
 //   WorkerPool pool(WorkerPool::Options{/*threads=*/4, /*max_queued=*/64});
 //   if (!pool.Submit([&] { Ingest(capture); })) RejectAsShuttingDown();
@@ -39,6 +39,10 @@ class WorkerPool {
   bool Submit(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
   // Like Submit but never waits: false when the queue is full or the pool is shutting down.
   bool TrySubmit(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
+  // Never waits, and queues `job` even beyond max_queued: for callers that must not block (gRPC's
+  // callback threads) and bound their own jobs instead (an agent stream has at most one queued at a
+  // time). False, and `job` is not run, once Shutdown has started.
+  bool Post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops accepting jobs, runs every job already queued, and joins the threads. Idempotent.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);

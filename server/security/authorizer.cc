@@ -138,7 +138,7 @@ absl::Status Authorizer::StillValid(const Principal& principal) const {
   return absl::UnauthenticatedError(absl::StrCat("token \"", principal.token_name, "\" no longer exists"));
 }
 
-grpc::Status AuthorizeCall(const Authorizer& authorizer, const grpc::ServerContext* context,
+grpc::Status AuthorizeCall(const Authorizer& authorizer, const grpc::ServerContextBase* context,
                            std::string_view full_method, Principal* principal) {
   *principal = Principal();
   std::optional<std::string> authorization;

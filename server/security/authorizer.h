@@ -75,7 +75,7 @@ class Authorizer {
 // Authorize for a gRPC call: reads `authorization` from the client metadata and, for agent methods with
 // agents_need_client_cert, checks the TLS peer was verified. There is no "no authorizer": every service
 // is built over one, so no wiring mistake can leave a service open.
-grpc::Status AuthorizeCall(const Authorizer& authorizer, const grpc::ServerContext* context,
+grpc::Status AuthorizeCall(const Authorizer& authorizer, const grpc::ServerContextBase* context,
                            std::string_view full_method, Principal* principal);
 
 }  // namespace memfleet::security

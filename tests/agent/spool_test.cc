@@ -147,6 +147,54 @@ TEST_F(SpoolTest, FullSpoolDropsTheOldestAndCountsThem) {
   EXPECT_EQ(OpenSpool(3 * one + one / 2)->dropped(), 0u);
 }
 
+// A full spool may delete a capture while the transport sends it; the server's ack then means it was not
+// lost, and only a send that ends without one makes it a drop.
+TEST_F(SpoolTest, CaptureDeletedWhileInFlightIsADropOnlyWithoutAnAck) {
+  std::string blob(1000, 'x');
+  uint64_t one = FileBytes("c1", "2026-12-02T16:15:00Z", "", blob.size());
+  std::unique_ptr<Spool> spool = OpenSpool(2 * one + one / 2);  // room for two
+  for (const char* id : {"c1", "c2"}) ASSERT_TRUE(spool->Put(id, "2026-12-02T16:15:00Z", "", blob).ok());
+  spool->MarkInFlight("c1");
+  spool->MarkInFlight("c2");
+
+  ASSERT_TRUE(spool->Put("c3", "2026-12-02T16:15:00Z", "", blob).ok());
+  EXPECT_THAT(Ids(*spool), ElementsAre("c2", "c3"));  // the bound holds
+  EXPECT_EQ(spool->dropped(), 0u);                    // c1's fate is not known yet
+  ASSERT_TRUE(spool->Remove("c1").ok());               // acked: stored, so not lost
+  EXPECT_EQ(spool->dropped(), 0u);
+
+  ASSERT_TRUE(spool->Put("c4", "2026-12-02T16:15:00Z", "", blob).ok());
+  EXPECT_THAT(Ids(*spool), ElementsAre("c3", "c4"));
+  EXPECT_EQ(spool->dropped(), 0u);
+  spool->SendFailed("c2");  // the stream broke before c2's ack: it is gone, and counted once
+  EXPECT_EQ(spool->dropped(), 1u);
+  spool->SendFailed("c2");
+  ASSERT_TRUE(spool->Remove("c2").ok());
+  EXPECT_EQ(spool->dropped(), 1u);
+
+  // c3's send failed while it was still spooled: resent later, so its deletion afterwards is a plain drop.
+  spool->MarkInFlight("c3");
+  spool->SendFailed("c3");
+  EXPECT_EQ(spool->dropped(), 1u);
+  ASSERT_TRUE(spool->Put("c5", "2026-12-02T16:15:00Z", "", blob).ok());
+  EXPECT_THAT(Ids(*spool), ElementsAre("c4", "c5"));
+  EXPECT_EQ(spool->dropped(), 2u);
+
+  // One the server refuses to verify too often is discarded: a deleted in-flight one counts once too.
+  spool->MarkInFlight("c4");
+  ASSERT_TRUE(spool->Put("c6", "2026-12-02T16:15:00Z", "", blob).ok());
+  EXPECT_EQ(spool->dropped(), 2u);
+  spool->Discard("c4");
+  EXPECT_EQ(spool->dropped(), 3u);
+  spool->SendFailed("c4");
+  EXPECT_EQ(spool->dropped(), 3u);
+
+  // Marking a capture that is not spooled (already deleted) marks nothing: its deletion was counted.
+  spool->MarkInFlight("c1");
+  spool->SendFailed("c1");
+  EXPECT_EQ(spool->dropped(), 3u);
+}
+
 TEST_F(SpoolTest, CaptureLargerThanTheSpoolIsRefusedAndCounted) {
   std::unique_ptr<Spool> spool = OpenSpool(500);
   ASSERT_TRUE(spool->Put("small", "2026-12-02T16:15:00Z", "", "ok").ok());

@@ -42,6 +42,8 @@ enum class Verdict {
   kSilent,                // never answer (a server that hangs before its commit)
   kCloseWithoutAck,       // end the stream before acking (a crash before the commit)
   kRejectDigestMismatch,  // CaptureRejected{DATA_LOSS, retry=true}, as the server answers a digest mismatch
+  kAckWhenReleased,       // ack once the test calls ReleaseHeld() (a slow commit)
+  kCloseWhenReleased,     // end the stream without an ack once the test calls ReleaseHeld()
 };
 
 struct Delivery {
@@ -96,9 +98,15 @@ class FakeAgentService final : public v1::AgentService::Service {
           verdict = NextVerdictLocked();
           cv_.notify_all();
         }
+        if (verdict == Verdict::kAckWhenReleased || verdict == Verdict::kCloseWhenReleased) {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [&] { return released_; });
+          released_ = false;
+        }
         v1::ServerMessage out;
         switch (verdict) {
           case Verdict::kAck:
+          case Verdict::kAckWhenReleased:
             out.mutable_ack()->set_capture_id(begin.capture_id());
             stream->Write(out);
             break;
@@ -126,6 +134,7 @@ class FakeAgentService final : public v1::AgentService::Service {
           case Verdict::kSilent:
             break;
           case Verdict::kCloseWithoutAck:
+          case Verdict::kCloseWhenReleased:
             return grpc::Status(grpc::StatusCode::UNAVAILABLE, "crashed");
         }
       }
@@ -138,6 +147,12 @@ class FakeAgentService final : public v1::AgentService::Service {
     std::lock_guard<std::mutex> lock(mu_);
     verdicts_ = std::move(verdicts);
     next_verdict_ = 0;
+  }
+  // Lets the capture held by a k*WhenReleased verdict be answered.
+  void ReleaseHeld() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
   }
   void set_welcome_interval_s(uint32_t s) { welcome_interval_s_ = s; }
   void set_after_welcome(std::vector<v1::ServerMessage> m) { after_welcome_ = std::move(m); }
@@ -171,6 +186,7 @@ class FakeAgentService final : public v1::AgentService::Service {
   std::condition_variable cv_;
   std::vector<Verdict> verdicts_;
   size_t next_verdict_ = 0;
+  bool released_ = false;
   std::vector<Delivery> deliveries_;
   std::vector<v1::Hello> hellos_;
   std::vector<uint64_t> drop_reports_;
@@ -297,10 +313,25 @@ class TransportTest : public ::testing::Test {
   }
 
   std::string SpoolCapture(const std::string& id, const std::string& sweep_id = "") {
-    Capture c = TestCapture(id);
-    std::string blob = wire::EncodeStoredCapture(c, id, "dev-1", "2026-12-02T16:15:00Z");
-    EXPECT_TRUE(spool_->Put(id, "2026-12-02T16:15:00Z", sweep_id, blob).ok());
+    EXPECT_TRUE(spool_->Put(id, "2026-12-02T16:15:00Z", sweep_id, Blob(id)).ok());
     return id;
+  }
+  static std::string Blob(const std::string& id) {
+    return wire::EncodeStoredCapture(TestCapture(id), id, "dev-1", "2026-12-02T16:15:00Z");
+  }
+
+  // A spool in its own folder holding `id`, with room for it and not for a second capture of its size.
+  std::unique_ptr<Spool> SpoolWithRoomForOne(const std::string& id) {
+    const std::string dir = dir_ + "/room-for-one";
+    uint64_t one = 0;
+    {
+      absl::StatusOr<std::unique_ptr<Spool>> sizing = Spool::Open({dir, 64ull << 20});
+      EXPECT_TRUE(sizing.ok() && (*sizing)->Put(id, "2026-12-02T16:15:00Z", "", Blob(id)).ok());
+      one = sizing.ok() ? (*sizing)->total_bytes() : 0;
+    }
+    absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open({dir, one + one / 2});
+    EXPECT_TRUE(spool.ok()) << spool.status();
+    return spool.ok() ? std::move(*spool) : nullptr;
   }
 
   std::string dir_;
@@ -539,6 +570,65 @@ TEST_F(TransportTest, StreamClosedBeforeTheAckResends) {
   ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
   transport.Stop();
   EXPECT_EQ(service.deliveries().size(), 2u);
+}
+
+// A transport sends `first` from a spool with room for one capture; while the fake server holds it
+// (`verdict`), `second` is spooled and pushes `first` out of the full spool.
+struct HeldCaptureRun {
+  FakeAgentService service;
+  std::unique_ptr<FakeServer> server;
+  std::unique_ptr<Spool> spool;
+  std::unique_ptr<RecordingEvents> events;
+  std::unique_ptr<Transport> transport;  // last: stopped before what it uses goes
+};
+
+class InFlightDeletionTest : public TransportTest {
+ protected:
+  void DeleteWhileHeld(Verdict verdict, const std::string& first, const std::string& second) {
+    run_.service.SetVerdicts({verdict});
+    run_.server = std::make_unique<FakeServer>(run_.service);
+    ASSERT_TRUE(run_.server->ok());
+    run_.spool = SpoolWithRoomForOne(first);
+    ASSERT_NE(run_.spool, nullptr);
+    run_.events = std::make_unique<RecordingEvents>(run_.spool.get());
+    run_.transport = std::make_unique<Transport>(Options(run_.server->target()), *run_.spool, *run_.events);
+    run_.transport->Start();
+    ASSERT_TRUE(run_.service.WaitFor([&] { return run_.service.deliveries_locked() == 1; }, 10s));
+    ASSERT_TRUE(run_.spool->Put(second, "2026-12-02T16:20:00Z", "", Blob(second)).ok());
+    EXPECT_FALSE(run_.spool->Contains(first));  // the bound holds
+    EXPECT_EQ(run_.spool->dropped(), 0u);       // its fate is not known yet
+  }
+  HeldCaptureRun run_;
+};
+
+// Acked, the deleted capture was stored: no drop is counted or reported.
+TEST_F(InFlightDeletionTest, CaptureDeletedWhileInFlightAndThenAckedIsNotADrop) {
+  const std::string first = "dev-1-20261202T161500Z-000021", second = "dev-1-20261202T162000Z-000022";
+  ASSERT_NO_FATAL_FAILURE(DeleteWhileHeld(Verdict::kAckWhenReleased, first, second));
+  run_.service.ReleaseHeld();
+  run_.transport->CaptureSpooled(second);
+  ASSERT_TRUE(Eventually([&] { return run_.events->acked().size() == 2; }));
+  EXPECT_EQ(run_.events->acked(), (std::vector<std::string>{first, second}));
+  EXPECT_EQ(run_.spool->dropped(), 0u);
+  run_.transport->Stop();
+  EXPECT_TRUE(run_.service.drop_reports().empty());
+  EXPECT_EQ(run_.service.hellos().size(), 1u);
+}
+
+// When the stream ends before its ack, it is lost: one drop, told to the server on reconnect.
+TEST_F(InFlightDeletionTest, CaptureDeletedWhileInFlightAndNeverAckedIsOneDrop) {
+  const std::string first = "dev-1-20261202T161500Z-000031", second = "dev-1-20261202T162000Z-000032";
+  ASSERT_NO_FATAL_FAILURE(DeleteWhileHeld(Verdict::kCloseWhenReleased, first, second));
+  run_.service.ReleaseHeld();
+  ASSERT_TRUE(Eventually([&] { return run_.events->acked() == std::vector<std::string>{second}; }));
+  run_.transport->Stop();
+  const std::vector<v1::Hello> hellos = run_.service.hellos();
+  ASSERT_EQ(hellos.size(), 2u);
+  EXPECT_EQ(hellos[0].dropped_captures(), 0u);
+  EXPECT_EQ(hellos[1].dropped_captures(), 1u);
+  EXPECT_EQ(run_.spool->dropped(), 0u);  // the server welcomed that Hello: reported
+  ASSERT_EQ(run_.service.deliveries().size(), 2u);
+  EXPECT_EQ(run_.service.deliveries()[1].begin.capture_id(), second);
 }
 
 TEST_F(TransportTest, DroppedCountIsReportedAndClearedAfterWelcome) {

@@ -56,7 +56,7 @@ class AgentStreamTest : public ::testing::Test {
     device.device_id = kDevice;
     device.last_seen_at = options_.now();
     ASSERT_TRUE(store_->UpsertDevice(device).ok());
-    stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, pool_, nullptr, *ingestor_, *authorizer_, options_},
+    stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, &pool_, nullptr, *ingestor_, *authorizer_, options_},
                                             session_, device, security::Principal{});
     sample_ = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
   }

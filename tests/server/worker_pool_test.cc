@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -33,6 +34,21 @@ class Gate {
   bool open_ = false;
 };
 
+// Submits a job that waits on `gate` and returns once it runs: the pool's one thread is then busy.
+bool HoldTheOnlyThread(WorkerPool& pool, Gate& gate) {
+  // Shared: set_value may still be running when the wait returns.
+  auto started = std::make_shared<std::promise<void>>();
+  std::future<void> running = started->get_future();
+  if (!pool.Submit([started, &gate] {
+        started->set_value();
+        gate.Wait();
+      })) {
+    return false;
+  }
+  running.wait();
+  return true;
+}
+
 TEST(WorkerPoolTest, RunsEveryJobOnItsOwnThreadsNotTheCallers) {
   WorkerPool pool(WorkerPool::Options{3, 100});
   EXPECT_EQ(pool.threads(), 3u);
@@ -55,12 +71,7 @@ TEST(WorkerPoolTest, RunsEveryJobOnItsOwnThreadsNotTheCallers) {
 TEST(WorkerPoolTest, QueueIsBoundedAndTrySubmitRefusesWhenFull) {
   WorkerPool pool(WorkerPool::Options{1, 2});
   Gate gate;
-  std::promise<void> started;
-  ASSERT_TRUE(pool.Submit([&] {
-    started.set_value();
-    gate.Wait();
-  }));
-  started.get_future().wait();  // the only thread is busy; the queue is empty
+  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));  // the only thread is busy; the queue is empty
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_EQ(pool.queued(), 2u);
@@ -68,15 +79,27 @@ TEST(WorkerPoolTest, QueueIsBoundedAndTrySubmitRefusesWhenFull) {
   gate.Open();
 }
 
+// An agent stream's reactor posts from gRPC's callback threads, which must never wait: Post queues past
+// the bound (each stream bounds itself to one job), and the jobs still all run.
+TEST(WorkerPoolTest, PostNeverWaitsEvenWhenTheQueueIsFull) {
+  WorkerPool pool(WorkerPool::Options{1, 1});
+  Gate gate;
+  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
+  EXPECT_TRUE(pool.TrySubmit([] {}));  // the queue is full now
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(pool.Post([&ran] { ++ran; }));
+  EXPECT_EQ(pool.queued(), 6u);
+  EXPECT_FALSE(pool.TrySubmit([] {}));  // the bound still holds for the others
+  gate.Open();
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 5);
+  EXPECT_FALSE(pool.Post([] {}));  // and nothing is accepted after Shutdown
+}
+
 TEST(WorkerPoolTest, SubmitWaitsForRoomInsteadOfGrowingTheQueue) {
   WorkerPool pool(WorkerPool::Options{1, 1});
   Gate gate;
-  std::promise<void> started;
-  ASSERT_TRUE(pool.Submit([&] {
-    started.set_value();
-    gate.Wait();
-  }));
-  started.get_future().wait();
+  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
   ASSERT_TRUE(pool.Submit([] {}));  // fills the queue
   std::atomic<bool> returned{false};
   std::promise<void> submitting;
@@ -98,13 +121,8 @@ TEST(WorkerPoolTest, SubmitWaitsForRoomInsteadOfGrowingTheQueue) {
 TEST(WorkerPoolTest, ShutdownRunsQueuedJobsThenRefusesNewOnes) {
   WorkerPool pool(WorkerPool::Options{1, 5});
   Gate gate;
-  std::promise<void> started;
   std::atomic<int> ran{0};
-  ASSERT_TRUE(pool.Submit([&] {
-    started.set_value();
-    gate.Wait();
-  }));
-  started.get_future().wait();  // the only worker is held: the queue fills and stays full
+  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));  // the queue fills and stays full
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool.Submit([&] { ++ran; }));
   std::thread stopper([&] { pool.Shutdown(); });
   // The queue is full until the gate opens, so this Submit can only return once Shutdown has begun:
@@ -121,12 +139,7 @@ TEST(WorkerPoolTest, ShutdownRunsQueuedJobsThenRefusesNewOnes) {
 TEST(WorkerPoolTest, ShutdownReleasesASubmitterWaitingForRoom) {
   WorkerPool pool(WorkerPool::Options{1, 1});
   Gate gate;
-  std::promise<void> started;
-  ASSERT_TRUE(pool.Submit([&] {
-    started.set_value();
-    gate.Wait();
-  }));
-  started.get_future().wait();
+  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
   ASSERT_TRUE(pool.Submit([] {}));
   std::promise<bool> result;
   std::thread submitter([&] { result.set_value(pool.Submit([] {})); });

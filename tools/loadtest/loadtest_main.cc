@@ -1,12 +1,16 @@
 // memfleet-loadtest: many simulated agents in one process against a real memfleet-server child process on
 // loopback, for a bounded time, with sweeps across all of them; then checks that every acked capture is
-// stored exactly once in the SQLite file and prints ack latency, throughput and the server's peak RSS.
-// Exit status 0 only when nothing was lost or duplicated (docs/reliability.md, "Load").
+// stored exactly once in the SQLite file and prints ack latency, throughput and the server's peak RSS
+// and thread count. Exit status 0 only when nothing was lost or duplicated (docs/reliability.md, "Load").
+// Agents share channels (--streams-per-channel streams multiplexed on each connection), so thousands of
+// streams fit in one process's descriptors.
 //
 //   memfleet-loadtest --agents 500 --seconds 60 --sweeps 2     # full size
+//   memfleet-loadtest --agents 5000 --seconds 60 --sweeps 1    # many streams on one server
 //   memfleet-loadtest --agents 20 --seconds 5 --sweeps 1       # the CI size (ctest loadtest_small)
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,16 +83,59 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
-// Peak and current RSS of `pid` in kB, from /proc/<pid>/status.
-std::pair<uint64_t, uint64_t> RssKb(pid_t pid) {
+// What /proc/<pid>/status says of a process's memory (kB) and threads.
+struct ProcessStatus {
+  uint64_t hwm_kb = 0;
+  uint64_t rss_kb = 0;
+  uint64_t threads = 0;
+};
+
+ProcessStatus StatusOf(pid_t pid) {
   std::istringstream in(ReadAll("/proc/" + std::to_string(pid) + "/status"));
-  uint64_t hwm = 0, rss = 0;
+  ProcessStatus s;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) hwm = std::strtoull(line.c_str() + 6, nullptr, 10);
-    if (line.rfind("VmRSS:", 0) == 0) rss = std::strtoull(line.c_str() + 6, nullptr, 10);
+    if (line.rfind("VmHWM:", 0) == 0) s.hwm_kb = std::strtoull(line.c_str() + 6, nullptr, 10);
+    if (line.rfind("VmRSS:", 0) == 0) s.rss_kb = std::strtoull(line.c_str() + 6, nullptr, 10);
+    if (line.rfind("Threads:", 0) == 0) s.threads = std::strtoull(line.c_str() + 8, nullptr, 10);
   }
-  return {hwm, rss};
+  return s;
 }
+
+// The CPU time (user + system) a process has used so far, from /proc/<pid>/stat: how much of the shared
+// cores the server got, so that runs on a busy machine compare captures per CPU-second.
+double CpuSecondsOf(pid_t pid) {
+  const std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
+  const size_t after_name = stat.rfind(')');  // the name may hold spaces
+  if (after_name == std::string::npos) return 0;
+  std::istringstream in(stat.substr(after_name + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && in >> field; ++i) {  // fields 14 and 15 (utime, stime), in clock ticks
+    if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+    if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// At most `limit` holders at once: the agents say Hello a batch at a time, as the server bounds the
+// streams that wait for their Hello per host (HelloWatchdogOptions, 256) and all agents here are one host.
+class Gate {
+ public:
+  explicit Gate(int limit) : free_(limit) {}
+  void Enter() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(+[](int* free) { return *free > 0; }, &free_));
+    --free_;
+  }
+  void Leave() {
+    absl::MutexLock lock(&mu_);
+    ++free_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int free_ ABSL_GUARDED_BY(mu_);
+};
 
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -97,17 +144,47 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+// Where the agents wait, once connected, until all are (or gave up): the run then holds every stream.
+class StartLine {
+ public:
+  // The agent's stream is open (or failed); blocks until Go().
+  void Arrive() {
+    absl::MutexLock lock(&mu_);
+    ++arrived_;
+    mu_.Await(absl::Condition(&go_));
+  }
+  // Waits until `n` agents arrived or `timeout` passed; returns how many arrived.
+  int AwaitArrivals(int n, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    struct Args {
+      int* arrived;
+      int n;
+    } args{&arrived_, n};
+    mu_.AwaitWithTimeout(absl::Condition(+[](Args* a) { return *a->arrived >= a->n; }, &args), timeout);
+    return arrived_;
+  }
+  void Go() {
+    absl::MutexLock lock(&mu_);
+    go_ = true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int arrived_ ABSL_GUARDED_BY(mu_) = 0;
+  bool go_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 class SimAgent {
  public:
-  SimAgent(std::string target, std::string device_id, const Template& t, Totals& totals,
+  SimAgent(std::shared_ptr<grpc::Channel> channel, std::string device_id, const Template& t, Totals& totals,
            std::chrono::milliseconds pause)
-      : target_(std::move(target)), device_id_(std::move(device_id)), template_(t), totals_(totals), pause_(pause) {}
+      : channel_(std::move(channel)), device_id_(std::move(device_id)), template_(t), totals_(totals), pause_(pause) {}
 
   // Runs until `stop`; then waits (bounded) for the last ack and closes the stream.
-  void Run(const std::atomic<bool>& stop) {
-    auto channel = grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
-    auto stub = v1::AgentService::NewStub(channel);
+  void Run(const std::atomic<bool>& stop, Gate& hello_gate, StartLine& start_line) {
+    auto stub = v1::AgentService::NewStub(channel_);
     grpc::ClientContext ctx;
+    hello_gate.Enter();
     auto stream = stub->Connect(&ctx);
     v1::AgentMessage hello;
     v1::DeviceInfo* d = hello.mutable_hello()->mutable_device();
@@ -117,7 +194,10 @@ class SimAgent {
     d->set_page_size(4096);
     d->set_agent_version("memfleet-loadtest");
     v1::ServerMessage welcome;
-    if (!stream->Write(hello) || !stream->Read(&welcome) || !welcome.has_welcome()) {
+    const bool welcomed = stream->Write(hello) && stream->Read(&welcome) && welcome.has_welcome();
+    hello_gate.Leave();
+    start_line.Arrive();
+    if (!welcomed) {
       Error("no Welcome: " + stream->Finish().error_message());
       return;
     }
@@ -235,7 +315,8 @@ class SimAgent {
     if (totals_.errors.size() < 20) totals_.errors.push_back(device_id_ + ": " + what);
   }
 
-  std::string target_, device_id_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::string device_id_;
   // A fixed capture id instance: each simulated agent has its own device id, so ids cannot collide.
   const std::string instance_ = "0123abcd";
   const Template& template_;
@@ -272,19 +353,28 @@ pid_t StartServer(const std::vector<std::string>& argv, const std::string& log) 
 int main(int argc, char** argv) {
   CLI::App app{"memfleet-loadtest: simulated agents against a real memfleet-server; fails on any lost or "
                "duplicated capture"};
-  int agents = 500, seconds = 60, sweeps = 2, pause_ms = 1000, workers = 0;
+  int agents = 500, seconds = 60, sweeps = 2, pause_ms = 1000, workers = 0, streams_per_channel = 100;
   std::string server_bin, data_dir = memfleet::testing::GetTestPaths().data_dir, work_dir;
   std::vector<std::string> server_args;
   app.add_option("--agents", agents, "simulated agents, each its own stream")->check(CLI::Range(1, 5000));
   app.add_option("--seconds", seconds, "how long the agents send captures")->check(CLI::Range(1, 3600));
   app.add_option("--sweeps", sweeps, "sweeps across all agents during the run")->check(CLI::Range(0, 100));
   app.add_option("--pause-ms", pause_ms, "each agent's pause between an ack and its next capture");
+  app.add_option("--streams-per-channel", streams_per_channel, "agent streams sharing one channel (connection)")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--workers", workers, "memfleet-server --workers (0: its default)");
   app.add_option("--server-bin", server_bin, "memfleet-server binary (default: next to this one)");
   app.add_option("--data", data_dir, "tests/data folder (holds captures/*/tree)");
   app.add_option("--dir", work_dir, "work folder for the database and the server log (default: a new temp dir)");
   app.add_option("--server-arg", server_args, "extra memfleet-server argument (repeatable), e.g. a rate limit");
   CLI11_PARSE(app, argc, argv);
+
+  // Thousands of streams need more descriptors than the usual soft limit (the server child inherits it).
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
 
   if (server_bin.empty()) {
     server_bin = (std::filesystem::canonical("/proc/self/exe").parent_path() / "memfleet-server").string();
@@ -345,23 +435,48 @@ int main(int argc, char** argv) {
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<SimAgent>> sims;
   std::vector<std::thread> threads;
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < agents; i += streams_per_channel) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // its own connection, not one shared by all
+    channels.push_back(grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+  }
   char name[32];
   for (int i = 0; i < agents; ++i) {
     std::snprintf(name, sizeof name, "load-%04d", i);
-    sims.push_back(std::make_unique<SimAgent>(target, name, templates[static_cast<size_t>(i) % templates.size()],
-                                              totals, std::chrono::milliseconds(pause_ms)));
+    sims.push_back(std::make_unique<SimAgent>(channels[static_cast<size_t>(i / streams_per_channel)], name,
+                                              templates[static_cast<size_t>(i) % templates.size()], totals,
+                                              std::chrono::milliseconds(pause_ms)));
   }
+  Gate hello_gate(128);
+  ProcessStatus peak;
+  auto sample = [&peak, server] {
+    ProcessStatus now = StatusOf(server);
+    peak.rss_kb = std::max(peak.rss_kb, now.rss_kb);
+    peak.threads = std::max(peak.threads, now.threads);
+  };
+  // Every agent connects first; the run starts when all streams are open, so each sweep reaches them all.
+  StartLine start_line;
+  const auto connecting = Clock::now();
+  for (auto& s : sims) {
+    threads.emplace_back([&s, &stop, &hello_gate, &start_line] { s->Run(stop, hello_gate, start_line); });
+  }
+  const int arrived = start_line.AwaitArrivals(agents, absl::Seconds(600));
+  sample();
+  std::cout << arrived << " of " << agents << " streams open (or refused) after "
+            << std::chrono::duration<double>(Clock::now() - connecting).count() << " s; server RSS "
+            << StatusOf(server).rss_kb / 1024 << " MiB, " << StatusOf(server).threads << " threads" << std::endl;
+  start_line.Go();
   auto started = Clock::now();
-  for (auto& s : sims) threads.emplace_back([&s, &stop] { s->Run(stop); });
+  const double cpu_at_start_s = CpuSecondsOf(server);
 
   // Sweeps across every device, spread over the run; the server's RSS sampled meanwhile.
   auto query = v1::QueryService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
-  uint64_t peak_rss_kb = 0;
   int sweep_stored = 0, sweep_other = 0;
   for (int k = 1; k <= sweeps; ++k) {
     auto at = started + std::chrono::milliseconds(1000LL * seconds * k / (sweeps + 1));
     while (Clock::now() < at) {
-      peak_rss_kb = std::max(peak_rss_kb, RssKb(server).second);
+      sample();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     grpc::ClientContext ctx;
@@ -379,14 +494,16 @@ int main(int argc, char** argv) {
               << std::endl;
   }
   while (Clock::now() < started + std::chrono::seconds(seconds)) {
-    peak_rss_kb = std::max(peak_rss_kb, RssKb(server).second);
+    sample();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   stop = true;
   for (std::thread& t : threads) t.join();
   double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-  auto [hwm_kb, rss_kb] = RssKb(server);
-  peak_rss_kb = std::max({peak_rss_kb, hwm_kb, rss_kb});
+  sample();
+  const uint64_t hwm_kb = StatusOf(server).hwm_kb;
+  const double run_cpu_s = CpuSecondsOf(server) - cpu_at_start_s;
+  const uint64_t peak_rss_kb = std::max(peak.rss_kb, hwm_kb);
   kill(server, SIGTERM);
   int status = 0;
   waitpid(server, &status, 0);
@@ -433,8 +550,11 @@ int main(int argc, char** argv) {
               Percentile(ms, 100));
   std::printf("sweeps: %d device answers stored, %d not (offline/timed out/failed); %llu sweep captures sent\n",
               sweep_stored, sweep_other, static_cast<unsigned long long>(totals.sweep_captures));
-  std::printf("server peak RSS %.1f MiB (VmHWM %.1f MiB)\n", static_cast<double>(peak_rss_kb) / 1024.0,
-              static_cast<double>(hwm_kb) / 1024.0);
+  std::printf("server peak RSS %.1f MiB (VmHWM %.1f MiB), peak threads %llu\n",
+              static_cast<double>(peak_rss_kb) / 1024.0, static_cast<double>(hwm_kb) / 1024.0,
+              static_cast<unsigned long long>(peak.threads));
+  std::printf("server CPU during the run %.1f s (%.0f%% of one core), %.1f captures per CPU-second\n", run_cpu_s,
+              100.0 * run_cpu_s / elapsed_s, run_cpu_s > 0 ? static_cast<double>(totals.acked.size()) / run_cpu_s : 0.0);
   std::printf("ledger: %llu acked but not stored, %llu stored more than once, %llu stored but never sent\n",
               static_cast<unsigned long long>(lost), static_cast<unsigned long long>(multiple),
               static_cast<unsigned long long>(unknown));
