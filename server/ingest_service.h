@@ -53,6 +53,8 @@ class IngestService final : public v1::AgentService::CallbackService {
 
   // New streams are refused with UNAVAILABLE from now on (server shutdown).
   void StopAccepting() { accepting_ = false; }
+  // Streams whose handler has started and that have not said Hello yet (the Hello watchdog's count).
+  size_t streams_waiting_for_hello() const { return hello_watchdog_.waiting(); }
 
  private:
   storage::CaptureStore& store_;

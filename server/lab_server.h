@@ -87,6 +87,8 @@ class LabServer {
   storage::Store& store() { return *store_; }
   AgentRegistry& registry() { return registry_; }
   SweepCoordinator& sweeps() { return *sweeps_; }
+  // Agent streams the server has started that have not said Hello yet.
+  size_t agent_streams_waiting_for_hello() const { return ingest_->streams_waiting_for_hello(); }
 
   // Graceful stop: no new agent streams, open streams cancelled (in-flight captures still stored),
   // RPCs given shutdown_grace to finish, the worker pool drained, running sweeps ended.

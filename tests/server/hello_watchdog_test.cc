@@ -37,19 +37,26 @@ std::unique_ptr<TestServer> StartServer(HelloWatchdogOptions hello) {
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-// A silent stream that the server refuses answers RESOURCE_EXHAUSTED at once; one it accepts waits
-// (here until the probe's own 2 s deadline). Probes until refused, as the server may not have started
-// the handlers of the streams opened just before.
-bool RefusedWhileTheOthersWait(const std::string& target) {
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    RawAgent probe(target, grpc::InsecureChannelCredentials(), "", std::chrono::seconds(2));
-    grpc::Status s = probe.Finish();
-    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-      EXPECT_NE(s.error_message().find("waiting for their Hello"), std::string::npos) << s.error_message();
-      return true;
-    }
+// Whether the server counts `n` streams as waiting for their Hello within 30 s. A client cannot see
+// when the server starts a stream's handler, and a stream started after a probe would be the one
+// refused: each test waits for its silent streams to be counted before it probes.
+bool WaitingForHello(TestServer& server, size_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server.server().agent_streams_waiting_for_hello() != n) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return false;
+  return true;
+}
+
+// A silent stream that the server refuses answers RESOURCE_EXHAUSTED at once; one it accepts would
+// wait (here until the probe's own 2 s deadline).
+bool RefusedWhileTheOthersWait(const std::string& target) {
+  RawAgent probe(target, grpc::InsecureChannelCredentials(), "", std::chrono::seconds(2));
+  grpc::Status s = probe.Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  return s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         s.error_message().find("waiting for their Hello") != std::string::npos;
 }
 
 // An agent that says Hello and is welcomed, once the server has noticed that room was made (the
@@ -98,9 +105,11 @@ TEST(HelloWatchdogTest, SilentStreamsBeyondTheLimitOfOneHostAreRefusedUntilTheyA
   ASSERT_NE(server, nullptr);
   std::vector<std::unique_ptr<RawAgent>> silent;
   for (int i = 0; i < 3; ++i) silent.push_back(std::make_unique<RawAgent>(server->target()));
+  ASSERT_TRUE(WaitingForHello(*server, 3));
   EXPECT_TRUE(RefusedWhileTheOthersWait(server->target()));
   // The flood gone (its peers hung up), the host's agents get in again.
   silent.clear();
+  ASSERT_TRUE(WaitingForHello(*server, 0));
   std::unique_ptr<RawAgent> good = WelcomedAgent(server->target());
   ASSERT_NE(good, nullptr);
   EXPECT_TRUE(good->Close().ok());
@@ -116,13 +125,16 @@ TEST(HelloWatchdogTest, SilentStreamsBeyondTheLimitOfAllHostsAreRefused) {
   ASSERT_NE(server, nullptr);
   std::vector<std::unique_ptr<RawAgent>> silent;
   for (int i = 0; i < 2; ++i) silent.push_back(std::make_unique<RawAgent>(server->target()));
+  ASSERT_TRUE(WaitingForHello(*server, 2));
   EXPECT_TRUE(RefusedWhileTheOthersWait(server->target()));
   // A stream that has said Hello no longer counts: one silent stream goes, an agent gets in and stays,
   // and the limit still has room for one silent stream beside it.
   silent.pop_back();
+  ASSERT_TRUE(WaitingForHello(*server, 1));
   std::unique_ptr<RawAgent> good = WelcomedAgent(server->target());
   ASSERT_NE(good, nullptr);
   silent.push_back(std::make_unique<RawAgent>(server->target()));
+  ASSERT_TRUE(WaitingForHello(*server, 2));
   EXPECT_TRUE(RefusedWhileTheOthersWait(server->target()));
   EXPECT_TRUE(good->Close().ok());
 }
