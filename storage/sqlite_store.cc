@@ -787,16 +787,7 @@ absl::Status SqliteStore::ForEachRawCapture(const std::string& device_id,
 }
 
 absl::StatusOr<std::optional<Store::RawCapture>> SqliteStore::GetRawCapture(const std::string& capture_id) {
-  return QueryFirst(reader(), kRawCaptureSql, {capture_id}, [](const Statement& st) {
-    RawCapture raw;
-    raw.capture_id = st.ColumnText(0);
-    raw.device_id = st.ColumnText(1);
-    raw.captured_at = st.ColumnText(2);
-    raw.raw_codec = st.ColumnText(3);
-    raw.raw_blob = st.ColumnBlob(4);
-    raw.raw_base = st.ColumnText(5);  // NULL reads as ""
-    return raw;
-  });
+  return QueryFirst(reader(), kRawCaptureSql, {capture_id}, ReadRawCapture<Statement>);
 }
 
 absl::StatusOr<std::optional<SweepRecord>> SqliteStore::GetSweep(const std::string& sweep_id) {

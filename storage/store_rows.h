@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/capture_store.h"
 #include "storage/records.h"
 #include "storage/token_store.h"
 
@@ -87,6 +88,19 @@ TokenRecord ReadToken(const Row& row) {
   t.created_at = row.ColumnText(4);
   t.revoked_at = row.ColumnText(5);
   return t;
+}
+
+// capture_id, device_id, captured_at, raw_codec, raw_blob, raw_base (NULL reads as "": a whole capture).
+template <typename Row>
+CaptureStore::RawCapture ReadRawCapture(const Row& row) {
+  CaptureStore::RawCapture raw;
+  raw.capture_id = row.ColumnText(0);
+  raw.device_id = row.ColumnText(1);
+  raw.captured_at = row.ColumnText(2);
+  raw.raw_codec = row.ColumnText(3);
+  raw.raw_blob = row.ColumnBlob(4);
+  raw.raw_base = row.ColumnText(5);
+  return raw;
 }
 
 // A report row as read, its JSON still compressed (report_codec.h): decompressed by DecodeReports once the

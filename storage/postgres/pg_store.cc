@@ -538,16 +538,7 @@ absl::Status PgStore::ForEachRawCapture(const std::string& device_id,
 }
 
 absl::StatusOr<std::optional<Store::RawCapture>> PgStore::GetRawCapture(const std::string& capture_id) {
-  return QueryFirst(*reader_, kRawCaptureSql, {PgParam::Text(capture_id)}, [](const PgRow& row) {
-    RawCapture raw;
-    raw.capture_id = row.ColumnText(0);
-    raw.device_id = row.ColumnText(1);
-    raw.captured_at = row.ColumnText(2);
-    raw.raw_codec = row.ColumnText(3);
-    raw.raw_blob = row.ColumnBlob(4);
-    raw.raw_base = row.ColumnText(5);  // NULL reads as ""
-    return raw;
-  });
+  return QueryFirst(*reader_, kRawCaptureSql, {PgParam::Text(capture_id)}, ReadRawCapture<PgRow>);
 }
 
 absl::StatusOr<std::optional<SweepRecord>> PgStore::GetSweep(const std::string& sweep_id) {
