@@ -28,16 +28,35 @@ IngestService::Reactor::Reactor(IngestService& service, grpc::CallbackServerCont
 void IngestService::Reactor::OnReadDone(bool ok) {
   tsan::TakeOver(this);
   auto message = std::make_shared<v1::AgentMessage>();
+  bool urgent = false;
   {
     // Uncontended (the stream's previous job released it before this read began); it orders this
     // read's message after that job for ThreadSanitizer.
     absl::MutexLock lock(&job_mu_);
     if (ok) message->Swap(&incoming_);
+    urgent = ok && IsSweepUpload(*message);
   }
-  RunJob(ok, std::move(message));
+  RunJob(ok, std::move(message), urgent);
 }
 
-void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage> message) {
+bool IngestService::Reactor::IsSweepUpload(const v1::AgentMessage& message) {
+  switch (message.msg_case()) {
+    case v1::AgentMessage::kBegin:
+      sweep_capture_id_ = message.begin().sweep_id().empty() ? "" : message.begin().capture_id();
+      return !sweep_capture_id_.empty();
+    case v1::AgentMessage::kChunk:
+      return !sweep_capture_id_.empty() && message.chunk().capture_id() == sweep_capture_id_;
+    case v1::AgentMessage::kEnd: {
+      const bool sweep = !sweep_capture_id_.empty() && message.end().capture_id() == sweep_capture_id_;
+      if (sweep) sweep_capture_id_.clear();
+      return sweep;
+    }
+    default:
+      return false;
+  }
+}
+
+void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage> message, bool urgent) {
   auto job = [this, read, message = std::move(message)] {
     Next next;
     {
@@ -53,7 +72,9 @@ void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage>
       StartRead(&incoming_);
     }
   };
-  if (!service_.pool_.Post(job)) job();
+  // Sweep captures first: a sweep has a deadline, and behind the periodic captures of thousands of
+  // streams (first come, first served) none of its answers would be stored in time.
+  if (!(urgent ? service_.pool_.PostUrgent(job) : service_.pool_.Post(job))) job();
 }
 
 IngestService::Reactor::Next IngestService::Reactor::Step(bool read, v1::AgentMessage& message) {

@@ -52,7 +52,10 @@ class IngestService::Reactor final : public grpc::ServerBidiReactor<v1::AgentMes
 
   // Runs the stream's next step on the worker pool (inline when the pool has shut down, at the very end
   // of the server), with what the read gave: `read` false when the stream ended or was cancelled.
-  void RunJob(bool read, std::shared_ptr<v1::AgentMessage> message) ABSL_LOCKS_EXCLUDED(job_mu_);
+  // `urgent`: the step belongs to a sweep's capture, and goes ahead of periodic ones (PostUrgent).
+  void RunJob(bool read, std::shared_ptr<v1::AgentMessage> message, bool urgent = false) ABSL_LOCKS_EXCLUDED(job_mu_);
+  // Whether `message` is part of a sweep's capture: its Begin named a sweep, and its chunks and End follow.
+  bool IsSweepUpload(const v1::AgentMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
   Next Step(bool read, v1::AgentMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
   Next Start() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
   Next OnHello(bool read, v1::AgentMessage message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
@@ -78,6 +81,7 @@ class IngestService::Reactor final : public grpc::ServerBidiReactor<v1::AgentMes
   std::shared_ptr<AgentSession> session_ ABSL_GUARDED_BY(job_mu_);
   std::string device_id_ ABSL_GUARDED_BY(job_mu_);
   std::unique_ptr<AgentStream> agent_ ABSL_GUARDED_BY(job_mu_);
+  std::string sweep_capture_id_ ABSL_GUARDED_BY(job_mu_);  // the sweep capture being uploaded, if any
 
   absl::Mutex write_mu_;
   // The front is being written while `writing_` (pushing others keeps its address).

@@ -15,7 +15,7 @@ WorkerPool::~WorkerPool() { Shutdown(); }
 
 bool WorkerPool::Submit(std::function<void()> job) {
   absl::MutexLock lock(&mu_);
-  while (!stopping_ && queue_.size() >= max_queued_) not_full_.Wait(&mu_);
+  while (!stopping_ && QueuedLocked() >= max_queued_) not_full_.Wait(&mu_);
   if (stopping_) return false;
   queue_.push_back(std::move(job));
   not_empty_.Signal();
@@ -24,16 +24,20 @@ bool WorkerPool::Submit(std::function<void()> job) {
 
 bool WorkerPool::TrySubmit(std::function<void()> job) {
   absl::MutexLock lock(&mu_);
-  if (stopping_ || queue_.size() >= max_queued_) return false;
+  if (stopping_ || QueuedLocked() >= max_queued_) return false;
   queue_.push_back(std::move(job));
   not_empty_.Signal();
   return true;
 }
 
-bool WorkerPool::Post(std::function<void()> job) {
+bool WorkerPool::Post(std::function<void()> job) { return Queue(false, std::move(job)); }
+
+bool WorkerPool::PostUrgent(std::function<void()> job) { return Queue(true, std::move(job)); }
+
+bool WorkerPool::Queue(bool urgent, std::function<void()> job) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return false;
-  queue_.push_back(std::move(job));
+  (urgent ? urgent_ : queue_).push_back(std::move(job));
   not_empty_.Signal();
   return true;
 }
@@ -52,7 +56,7 @@ void WorkerPool::Shutdown() {
 
 size_t WorkerPool::queued() const {
   absl::MutexLock lock(&mu_);
-  return queue_.size();
+  return QueuedLocked();
 }
 
 void WorkerPool::Run() {
@@ -60,11 +64,12 @@ void WorkerPool::Run() {
     std::function<void()> job;
     {
       absl::MutexLock lock(&mu_);
-      while (!stopping_ && queue_.empty()) not_empty_.Wait(&mu_);
+      while (!stopping_ && QueuedLocked() == 0) not_empty_.Wait(&mu_);
       // Drain before exiting: a queued job is an accepted capture whose agent waits for its ack.
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      if (QueuedLocked() == 0) return;
+      std::deque<std::function<void()>>& from = urgent_.empty() ? queue_ : urgent_;
+      job = std::move(from.front());
+      from.pop_front();
     }
     not_full_.Signal();
     job();

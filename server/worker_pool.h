@@ -43,6 +43,10 @@ class WorkerPool {
   // callback threads) and bound their own jobs instead (an agent stream has at most one queued at a
   // time). False, and `job` is not run, once Shutdown has started.
   bool Post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
+  // Like Post, but the job runs before every queued job that was not itself posted urgent (those run in
+  // the order posted): for work with a deadline — a sweep's captures — that must not wait behind the
+  // periodic captures of thousands of streams.
+  bool PostUrgent(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops accepting jobs, runs every job already queued, and joins the threads. Idempotent.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
@@ -52,11 +56,14 @@ class WorkerPool {
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  size_t QueuedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return urgent_.size() + queue_.size(); }
+  bool Queue(bool urgent, std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
 
   const size_t max_queued_;
   mutable absl::Mutex mu_;
   absl::CondVar not_empty_;
   absl::CondVar not_full_;
+  std::deque<std::function<void()>> urgent_ ABSL_GUARDED_BY(mu_);  // run first
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;

@@ -6,7 +6,9 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -151,6 +153,26 @@ TEST(WorkerPoolTest, ShutdownReleasesASubmitterWaitingForRoom) {
   gate.Open();
   submitter.join();
   stopper.join();
+}
+
+TEST(WorkerPoolTest, UrgentJobsRunBeforeEveryQueuedOrdinaryOneInTheOrderPosted) {
+  WorkerPool pool(WorkerPool::Options{1, 2});
+  Gate gate;
+  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
+  std::vector<std::string> order;  // written by the pool's one thread only
+  auto record = [&order](std::string name) { return [&order, name] { order.push_back(name); }; };
+  ASSERT_TRUE(pool.Post(record("periodic-1")));
+  ASSERT_TRUE(pool.Post(record("periodic-2")));
+  ASSERT_TRUE(pool.PostUrgent(record("sweep-1")));
+  ASSERT_TRUE(pool.Post(record("periodic-3")));
+  ASSERT_TRUE(pool.PostUrgent(record("sweep-2")));
+  EXPECT_EQ(pool.queued(), 5u);
+  // Urgent jobs count toward the bound as well: the queue is over its 2.
+  EXPECT_FALSE(pool.TrySubmit(record("refused")));
+  gate.Open();
+  pool.Shutdown();  // runs what is queued, then joins: `order` is complete
+  EXPECT_EQ(order, (std::vector<std::string>{"sweep-1", "sweep-2", "periodic-1", "periodic-2", "periodic-3"}));
+  EXPECT_FALSE(pool.PostUrgent(record("after shutdown")));
 }
 
 }  // namespace
