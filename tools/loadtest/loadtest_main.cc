@@ -203,24 +203,8 @@ class SimAgent {
     }
     std::thread reader([&] { ReadLoop(*stream); });
     uint64_t seq = 0;
-    while (!stop) {
-      std::string sweep_id;
-      {
-        absl::MutexLock lock(&mu_);
-        const absl::Time next = absl::Now() + absl::FromChrono(pause_);
-        while (!stop.load() && sweeps_.empty() && !closed_ && !cv_.WaitWithDeadline(&mu_, next)) {
-        }
-        if (closed_) break;
-        if (!sweeps_.empty()) {
-          sweep_id = sweeps_.front();
-          sweeps_.pop_front();
-        } else if (stop) {
-          break;
-        }
-      }
+    for (std::string sweep_id; NextCapture(stop, sweep_id);) {
       if (!SendOne(*stream, ++seq, sweep_id)) break;
-      absl::MutexLock lock(&mu_);
-      while (!in_flight_.empty() && !closed_) cv_.Wait(&mu_);
     }
     {
       absl::MutexLock lock(&mu_);
@@ -236,6 +220,33 @@ class SimAgent {
   }
 
  private:
+  // Waits for the next capture to send; false when the run is over or the stream closed. A sweep's
+  // capture goes at once, even while a periodic one waits for its ack (the real agent keeps up to
+  // --max-in-flight 4 captures unacked); a periodic one goes `pause_` after the last ack.
+  bool NextCapture(const std::atomic<bool>& stop, std::string& sweep_id) {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      if (closed_) return false;
+      if (!sweeps_.empty()) {
+        sweep_id = sweeps_.front();
+        sweeps_.pop_front();
+        return true;
+      }
+      if (stop) return false;
+      if (!in_flight_.empty()) {
+        cv_.Wait(&mu_);  // an ack, a CaptureNow or the stream's end signals it
+        continue;
+      }
+      const absl::Time next = absl::Now() + absl::FromChrono(pause_);
+      bool paused = false;
+      while (!paused && !stop.load() && sweeps_.empty() && !closed_) paused = cv_.WaitWithDeadline(&mu_, next);
+      if (paused && !stop.load() && sweeps_.empty() && !closed_) {
+        sweep_id.clear();
+        return true;
+      }
+    }
+  }
+
   bool SendOne(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream, uint64_t seq,
                const std::string& sweep_id) {
     std::string at = FormatUtcMillis(std::chrono::system_clock::now());
@@ -354,11 +365,15 @@ int main(int argc, char** argv) {
   CLI::App app{"memfleet-loadtest: simulated agents against a real memfleet-server; fails on any lost or "
                "duplicated capture"};
   int agents = 500, seconds = 60, sweeps = 2, pause_ms = 1000, workers = 0, streams_per_channel = 100;
+  int sweep_deadline_s = 0;
+  bool expect_sweeps_stored = false;
   std::string server_bin, data_dir = memfleet::testing::GetTestPaths().data_dir, work_dir;
   std::vector<std::string> server_args;
   app.add_option("--agents", agents, "simulated agents, each its own stream")->check(CLI::Range(1, 5000));
   app.add_option("--seconds", seconds, "how long the agents send captures")->check(CLI::Range(1, 3600));
   app.add_option("--sweeps", sweeps, "sweeps across all agents during the run")->check(CLI::Range(0, 100));
+  app.add_option("--sweep-deadline-s", sweep_deadline_s, "each sweep's deadline (0: --seconds, at least 30)")
+      ->check(CLI::Range(0, 3600));
   app.add_option("--pause-ms", pause_ms, "each agent's pause between an ack and its next capture");
   app.add_option("--streams-per-channel", streams_per_channel, "agent streams sharing one channel (connection)")
       ->check(CLI::Range(1, 1000));
@@ -367,6 +382,8 @@ int main(int argc, char** argv) {
   app.add_option("--data", data_dir, "tests/data folder (holds captures/*/tree)");
   app.add_option("--dir", work_dir, "work folder for the database and the server log (default: a new temp dir)");
   app.add_option("--server-arg", server_args, "extra memfleet-server argument (repeatable), e.g. a rate limit");
+  app.add_flag("--expect-sweeps-stored", expect_sweeps_stored,
+               "fail unless every sweep stored one capture from every agent within its deadline");
   CLI11_PARSE(app, argc, argv);
 
   // Thousands of streams need more descriptors than the usual soft limit (the server child inherits it).
@@ -481,7 +498,8 @@ int main(int argc, char** argv) {
     }
     grpc::ClientContext ctx;
     v1::SweepRequest req;
-    req.set_deadline_s(static_cast<uint32_t>(std::max(30, seconds)));
+    req.set_deadline_s(static_cast<uint32_t>(sweep_deadline_s > 0 ? sweep_deadline_s : std::max(30, seconds)));
+    const auto sweep_started = Clock::now();
     auto reader = query->StartSweep(&ctx, req);
     v1::SweepProgress p;
     std::map<std::string, v1::SweepProgress::State> states;
@@ -490,8 +508,9 @@ int main(int argc, char** argv) {
     }
     grpc::Status s = reader->Finish();
     for (const auto& [device, state] : states) (state == v1::SweepProgress::STORED ? sweep_stored : sweep_other)++;
-    std::cout << "sweep " << k << ": " << (s.ok() ? "ok" : s.error_message()) << ", " << states.size() << " devices"
-              << std::endl;
+    std::cout << "sweep " << k << ": " << (s.ok() ? "ok" : s.error_message()) << ", " << states.size()
+              << " devices, finished after " << std::chrono::duration<double>(Clock::now() - sweep_started).count()
+              << " s" << std::endl;
   }
   while (Clock::now() < started + std::chrono::seconds(seconds)) {
     sample();
@@ -522,6 +541,16 @@ int main(int argc, char** argv) {
     if (!r.ok() || *r != storage::StepResult::kRow) break;
     stored[st->ColumnText(0)] = st->ColumnInt64(1);
   }
+  // Per sweep: its captures in the database, and from how many devices (one each, if it held).
+  std::map<std::string, std::pair<int64_t, int64_t>> sweep_rows;
+  absl::StatusOr<storage::Statement> by_sweep = d->Prepare(
+      "SELECT sweep_id, COUNT(*), COUNT(DISTINCT device_id) FROM captures WHERE sweep_id != '' GROUP BY sweep_id");
+  if (!by_sweep.ok()) return 1;
+  for (;;) {
+    absl::StatusOr<storage::StepResult> r = by_sweep->Step();
+    if (!r.ok() || *r != storage::StepResult::kRow) break;
+    sweep_rows[by_sweep->ColumnText(0)] = {by_sweep->ColumnInt64(1), by_sweep->ColumnInt64(2)};
+  }
   std::string integrity = "not run";
   {
     absl::StatusOr<storage::Statement> check = d->Prepare("PRAGMA integrity_check");
@@ -550,6 +579,12 @@ int main(int argc, char** argv) {
               Percentile(ms, 100));
   std::printf("sweeps: %d device answers stored, %d not (offline/timed out/failed); %llu sweep captures sent\n",
               sweep_stored, sweep_other, static_cast<unsigned long long>(totals.sweep_captures));
+  bool sweeps_held = sweep_stored == agents * sweeps && static_cast<int>(sweep_rows.size()) == sweeps;
+  for (const auto& [id, rows] : sweep_rows) {
+    std::printf("sweep %s in the database: %lld captures from %lld devices\n", id.c_str(),
+                static_cast<long long>(rows.first), static_cast<long long>(rows.second));
+    sweeps_held = sweeps_held && rows.first == agents && rows.second == agents;
+  }
   std::printf("server peak RSS %.1f MiB (VmHWM %.1f MiB), peak threads %llu\n",
               static_cast<double>(peak_rss_kb) / 1024.0, static_cast<double>(hwm_kb) / 1024.0,
               static_cast<unsigned long long>(peak.threads));
@@ -562,7 +597,9 @@ int main(int argc, char** argv) {
   for (const std::string& e : totals.errors) std::printf("  %s\n", e.c_str());
 
   bool pass = integrity == "ok" && lost == 0 && multiple == 0 && unknown == 0 && totals.duplicates == 0 && totals.stream_errors == 0 &&
-              totals.rejected == 0 && !totals.acked.empty() && totals.acked.size() == totals.sent.size();
+              totals.rejected == 0 && !totals.acked.empty() && totals.acked.size() == totals.sent.size() &&
+              (!expect_sweeps_stored || sweeps_held);
+  if (expect_sweeps_stored && !sweeps_held) std::printf("not every sweep stored one capture from every agent\n");
   std::printf("%s\n", pass ? "PASS" : "FAIL");
   if (pass) std::filesystem::remove_all(work_dir);
   return pass ? 0 : 1;
