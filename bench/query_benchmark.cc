@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -31,7 +33,10 @@
 #include "benchmark/benchmark.h"
 #include "storage/schema.h"
 #include "storage/sqlite_db.h"
+#include "storage/postgres/pg_connection.h"
+#include "storage/postgres/pg_store.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/postgres_server.h"
 
 namespace memfleet::storage {
 namespace {
@@ -214,11 +219,125 @@ bool BuildDatabase(const std::string& path) {
   return true;
 }
 
+// The same history in PostgreSQL's schema (storage/postgres/pg_schema.cc), generated inside the server
+// with generate_series: the same device ids, capture ids, times, processes and figures row for row as
+// DeviceInserts (the process name is stored in the row there, as PgStore does).
+constexpr char kPgSeries[] = " FROM generate_series(0, $3::bigint - 1) AS i";
+constexpr char kPgTimeOfI[] = "to_char(to_timestamp($2::bigint + i * 600) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+constexpr char kPgIdOfI[] = "$1 || '-' || lpad(i::text, 6, '0')";
+
+std::vector<std::string> PgDeviceInserts() {
+  return {
+      absl::StrCat("INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
+                   "raw_blob) SELECT ",
+                   kPgIdOfI, ", $1, ", kPgTimeOfI, ", ", kPgTimeOfI, ", 'zstd+proto', 180000, '\\x28b52ffd'::bytea",
+                   kPgSeries),
+      absl::StrCat("INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, mem_total_kb, "
+                   "kernel_kb, processes_kb, total_kb, report_zstd) SELECT ",
+                   kPgIdOfI, ", $1, ", kPgTimeOfI,
+                   ", 'qcom', 16777216, 11800000, 900000 + i % 977, 7000000 + (i * 7919) % 500000, "
+                   "9000000 + (i * 7919) % 500000, '\\x'::bytea",
+                   kPgSeries),
+      absl::StrCat("INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, pss_kb, swap_pss_kb, "
+                   "gl_kb, dma_kb, non_graphics_kb, graphics_dma_kb, total_kb) SELECT ",
+                   kPgIdOfI, ", $1, ", kPgTimeOfI, ", 1000 + n.slot * 37 + $4::bigint, n.name, "
+                   "20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, "
+                   "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, "
+                   "15000 + (n.slot * 7919 + i * 31) % 300000, (n.slot * 31 + i * 7) % 40000, "
+                   "25000 + (n.slot * 7919 + i * 37) % 500000",
+                   kPgSeries, " JOIN bench_names AS n ON n.slot < ", kMinProcesses, " + (i * 7 + $4::bigint) % ",
+                   kProcessSpread),
+  };
+}
+
+bool BuildPgDatabase(const std::string& uri) {
+  {
+    // The schema, as the server creates it.
+    absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(uri);
+    if (!store.ok()) return Fail(store.status(), "create PostgreSQL schema");
+  }
+  absl::StatusOr<PgConnection> db = PgConnection::Connect(uri);
+  if (!db.ok()) return Fail(db.status(), "connect");
+  if (absl::Status s = db->Exec("CREATE TEMP TABLE bench_names (slot BIGINT PRIMARY KEY, name TEXT COLLATE \"C\" NOT NULL)");
+      !s.ok()) {
+    return Fail(s, "names");
+  }
+  for (size_t i = 0; i < sizeof(kNames) / sizeof(kNames[0]); ++i) {
+    absl::StatusOr<PgResult> r = db->Query("INSERT INTO bench_names (slot, name) VALUES ($1, $2)",
+                                           {PgParam::Int(static_cast<int64_t>(i)), PgParam::Text(kNames[i])});
+    if (!r.ok()) return Fail(r.status(), "names");
+  }
+  std::fprintf(stderr, "query_benchmark: building the PostgreSQL copy (%d devices) ...\n", g_size.devices);
+  const std::vector<std::string> inserts = PgDeviceInserts();
+  for (int d = 0; d < g_size.devices; ++d) {
+    const std::string id = DeviceId(d);
+    const int64_t last = FirstCaptureOf(d) + (CapturesOf(d) - 1) * kIntervalSeconds;
+    if (absl::Status s = db->Exec("BEGIN"); !s.ok()) return Fail(s, "begin");
+    absl::StatusOr<PgResult> device = db->Query(
+        "INSERT INTO devices (device_id, model, soc, platform, page_size, last_seen_at) "
+        "VALUES ($1, 'Xiaomi 12', 'sm8450', 'qcom', 4096, $2)",
+        {PgParam::Text(id), PgParam::Text(Rfc3339(last))});
+    if (!device.ok()) return Fail(device.status(), "insert device");
+    for (const std::string& sql : inserts) {
+      std::vector<PgParam> params = {PgParam::Text(id), PgParam::Int(FirstCaptureOf(d)), PgParam::Int(CapturesOf(d))};
+      if (sql.find("$4") != std::string::npos) params.push_back(PgParam::Int(d));
+      absl::StatusOr<PgResult> r = db->Query(sql, params);
+      if (!r.ok()) return Fail(r.status(), "insert");
+    }
+    if (absl::Status s = db->Exec("COMMIT"); !s.ok()) return Fail(s, "commit");
+  }
+  // Autovacuum's ANALYZE would come on its own after a bulk load; run it now, so the plans do not change
+  // halfway through the measurements.
+  if (absl::Status s = db->Exec("VACUUM ANALYZE"); !s.ok()) return Fail(s, "vacuum analyze");
+  return true;
+}
+
 struct Fleet {
   std::unique_ptr<SqliteStore> store;
   std::unique_ptr<SqliteDb> raw;  // for the baselines
   bool ok = false;
 };
+
+// The PostgreSQL side: a server of its own (tests/support/postgres_server.h), started by this binary and
+// stopped when it exits.
+struct PgFleet {
+  std::unique_ptr<testing::PostgresServer> server;
+  std::unique_ptr<PgStore> store;
+  bool ok = false;
+};
+
+bool g_postgres = true;
+
+PgFleet MakePgFleet() {
+  PgFleet fleet;
+  if (!g_postgres) return fleet;
+  absl::StatusOr<std::unique_ptr<testing::PostgresServer>> server = testing::PostgresServer::Start();
+  if (!server.ok()) {
+    Fail(server.status(), "start PostgreSQL");
+    return fleet;
+  }
+  fleet.server = *std::move(server);
+  absl::StatusOr<std::string> uri = fleet.server->NewDatabase();
+  if (!uri.ok()) {
+    Fail(uri.status(), "create database");
+    return fleet;
+  }
+  if (!BuildPgDatabase(*uri)) return fleet;
+  absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(*uri);
+  if (!store.ok()) {
+    Fail(store.status(), "open PostgreSQL store");
+    return fleet;
+  }
+  fleet.store = *std::move(store);
+  fleet.ok = true;
+  return fleet;
+}
+
+// A static object, not a leaked pointer: its destructor stops the PostgreSQL server when the binary exits.
+PgFleet& ThePgFleet() {
+  static PgFleet fleet = MakePgFleet();
+  return fleet;
+}
 
 Fleet& TheFleet() {
   static Fleet* const fleet = [] {
@@ -250,13 +369,29 @@ Fleet& TheFleet() {
     return;                                                  \
   }
 
+// The store a benchmark reads: range(0) 0 = SQLite, 1 = PostgreSQL (the same history in each).
+Store* StoreFor(benchmark::State& state) {
+  if (state.range(0) == 1) {
+    PgFleet& pg = ThePgFleet();
+    if (!pg.ok) state.SkipWithError("the PostgreSQL fleet database is missing");
+    return pg.ok ? pg.store.get() : nullptr;
+  }
+  Fleet& fleet = TheFleet();
+  if (!fleet.ok) state.SkipWithError("the fleet database is missing");
+  return fleet.ok ? fleet.store.get() : nullptr;
+}
+
+#define MEMFLEET_REQUIRE_STORE(state) \
+  Store* store = StoreFor(state);     \
+  if (store == nullptr) return;
+
 // One process of one device over its 30 days (4,320 points).
 void BM_ProcessTrend_30Days(benchmark::State& state) {
-  MEMFLEET_REQUIRE_FLEET(state);
+  MEMFLEET_REQUIRE_STORE(state);
   size_t rows = 0;
   for (auto _ : state) {
     absl::StatusOr<std::vector<HistoryRow>> r =
-        fleet.store->ProcessHistory(DeviceId(g_size.devices / 2), "surfaceflinger", "total_kb", "", 0);
+        store->ProcessHistory(DeviceId(g_size.devices / 2), "surfaceflinger", "total_kb", "", 0);
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;
@@ -266,15 +401,15 @@ void BM_ProcessTrend_30Days(benchmark::State& state) {
   }
   state.counters["points"] = static_cast<double>(rows);
 }
-BENCHMARK(BM_ProcessTrend_30Days)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProcessTrend_30Days)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The year device's process over 365 days (52,560 points).
 void BM_ProcessTrend_1Year(benchmark::State& state) {
-  MEMFLEET_REQUIRE_FLEET(state);
+  MEMFLEET_REQUIRE_STORE(state);
   size_t rows = 0;
   for (auto _ : state) {
     absl::StatusOr<std::vector<HistoryRow>> r =
-        fleet.store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", "", 0);
+        store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", "", 0);
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;
@@ -284,16 +419,16 @@ void BM_ProcessTrend_1Year(benchmark::State& state) {
   }
   state.counters["points"] = static_cast<double>(rows);
 }
-BENCHMARK(BM_ProcessTrend_1Year)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProcessTrend_1Year)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The last 30 days of the year device: `since` must cut the index range (same rows as the 30-day trend).
 void BM_ProcessTrend_1YearDevice_Last30Days(benchmark::State& state) {
-  MEMFLEET_REQUIRE_FLEET(state);
+  MEMFLEET_REQUIRE_STORE(state);
   const std::string since = Rfc3339(FirstCaptureOf(1));
   size_t rows = 0;
   for (auto _ : state) {
     absl::StatusOr<std::vector<HistoryRow>> r =
-        fleet.store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", since, 0);
+        store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", since, 0);
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;
@@ -303,14 +438,14 @@ void BM_ProcessTrend_1YearDevice_Last30Days(benchmark::State& state) {
   }
   state.counters["points"] = static_cast<double>(rows);
 }
-BENCHMARK(BM_ProcessTrend_1YearDevice_Last30Days)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProcessTrend_1YearDevice_Last30Days)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The fleet view: every device's latest device figure.
 void BM_LatestPerDevice(benchmark::State& state) {
-  MEMFLEET_REQUIRE_FLEET(state);
+  MEMFLEET_REQUIRE_STORE(state);
   size_t rows = 0;
   for (auto _ : state) {
-    absl::StatusOr<std::vector<FleetValueRow>> r = fleet.store->LatestPerDevice("total_kb", "");
+    absl::StatusOr<std::vector<FleetValueRow>> r = store->LatestPerDevice("total_kb", "");
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;
@@ -320,14 +455,14 @@ void BM_LatestPerDevice(benchmark::State& state) {
   }
   state.counters["devices"] = static_cast<double>(rows);
 }
-BENCHMARK(BM_LatestPerDevice)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LatestPerDevice)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The fleet view of one process: every device's latest surfaceflinger total.
 void BM_LatestPerDevice_Process(benchmark::State& state) {
-  MEMFLEET_REQUIRE_FLEET(state);
+  MEMFLEET_REQUIRE_STORE(state);
   size_t rows = 0;
   for (auto _ : state) {
-    absl::StatusOr<std::vector<FleetValueRow>> r = fleet.store->LatestPerDevice("total_kb", "surfaceflinger");
+    absl::StatusOr<std::vector<FleetValueRow>> r = store->LatestPerDevice("total_kb", "surfaceflinger");
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;
@@ -337,7 +472,7 @@ void BM_LatestPerDevice_Process(benchmark::State& state) {
   }
   state.counters["devices"] = static_cast<double>(rows);
 }
-BENCHMARK(BM_LatestPerDevice_Process)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LatestPerDevice_Process)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // Baseline: one primary-key probe of a capture (SQLite's floor for "find one row").
 void BM_PointLookup(benchmark::State& state) {
@@ -408,6 +543,15 @@ void ParseOwnFlags(int& argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       g_size = Size{10, 2, 7};
+    } else if (std::strcmp(argv[i], "--no_postgres") == 0) {
+      g_postgres = false;
+    } else if (std::strncmp(argv[i], "--devices=", 10) == 0) {
+      g_size.devices = std::max(1, std::atoi(argv[i] + 10));
+    } else if (std::strncmp(argv[i], "--days=", 7) == 0) {
+      g_size.days = std::max(1, std::atoi(argv[i] + 7));
+      g_size.year_days = std::max(g_size.year_days, g_size.days);
+    } else if (std::strncmp(argv[i], "--year_days=", 12) == 0) {
+      g_size.year_days = std::max(g_size.days, std::atoi(argv[i] + 12));
     } else if (std::strncmp(argv[i], "--db_dir=", 9) == 0) {
       g_db_dir = argv[i] + 9;
     } else {
