@@ -45,6 +45,7 @@
 #include "server/delta_keyframes.h"
 #include "server/lab_server.h"
 #include "storage/sqlite_store.h"
+#include "tests/support/postgres_server.h"
 #include "tests/support/test_paths.h"
 
 namespace memfleet::bench {
@@ -67,6 +68,8 @@ struct Flags {
   // false: each device sends its own sample tree every time, as a phone does; true: each capture is the
   // next sample tree, so no capture resembles its device's previous one (delta storage's worst case).
   bool cycle_trees = false;
+  // Also the real server on PostgreSQL (a server this binary starts, fsync on like SQLite's FULL).
+  bool postgres = false;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -95,12 +98,14 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       f.keyframe_every = static_cast<uint32_t>(std::max(1, atoi(v)));
     } else if (a == "--cycle-trees") {
       f.cycle_trees = true;
+    } else if (a == "--postgres") {
+      f.postgres = true;
     } else if (a == "--no-breakdown") {
       f.breakdown = false;
     } else {
       std::fprintf(stderr,
                    "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
-                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--no-breakdown]\n");
+                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--no-breakdown]\n");
       return false;
     }
   }
@@ -384,10 +389,11 @@ Run RunBare(const std::vector<AgentLoad>& loads) {
   return r;
 }
 
-Run RunReal(const std::vector<AgentLoad>& loads, size_t workers, uint32_t keyframe_every) {
+// `db`: a PostgreSQL URI; empty: a new SQLite file.
+Run RunReal(const std::vector<AgentLoad>& loads, size_t workers, uint32_t keyframe_every, const std::string& db = "") {
   TempDir dir;
   server::LabServerOptions options;
-  options.db_path = dir.path() + "/memfleet.db";
+  options.db_path = db.empty() ? dir.path() + "/memfleet.db" : db;
   options.workers = workers;
   options.delta.keyframe_every = keyframe_every;
   options.delta.enabled = keyframe_every > 1;
@@ -552,8 +558,17 @@ int Main(int argc, char** argv) {
               f.agents, f.captures_per_agent, total, static_cast<double>(bytes) / 1e6, f.workers,
               std::thread::hardware_concurrency());
 
-  std::vector<double> bare_rates, real_rates, bare_cpu, real_cpu;
+  std::vector<double> bare_rates, real_rates, pg_rates, bare_cpu, real_cpu, pg_cpu;
   bool failed = false;
+  std::unique_ptr<testing::PostgresServer> pg;
+  if (f.postgres) {
+    absl::StatusOr<std::unique_ptr<testing::PostgresServer>> started = testing::PostgresServer::Start(/*fsync=*/true);
+    if (!started.ok()) {
+      std::fprintf(stderr, "PostgreSQL: %s\n", started.status().ToString().c_str());
+      return 1;
+    }
+    pg = *std::move(started);
+  }
   for (int round = 0; round < f.rounds; ++round) {
     if (f.only != "real") {
       Run b = RunBare(loads);
@@ -578,6 +593,19 @@ int Main(int argc, char** argv) {
                   round, r.captures_per_s(), r.seconds, real_cpu.back(),
                   r.stored_raw_bytes > 0 ? 100.0 * static_cast<double>(r.stored_blob_bytes) / static_cast<double>(r.stored_raw_bytes) : 0.0);
     }
+    if (pg != nullptr && f.only != "bare") {
+      absl::StatusOr<std::string> uri = pg->NewDatabase();  // a fresh database each round, as SQLite's file
+      Run r = uri.ok() ? RunReal(loads, f.workers, f.keyframe_every, *uri) : Run{};
+      if (!uri.ok()) r.error = uri.status().ToString();
+      if (r.acked != r.expected || !r.error.empty()) {
+        std::fprintf(stderr, "postgres: %zu of %zu acked: %s\n", r.acked, r.expected, r.error.c_str());
+        failed = true;
+      }
+      pg_rates.push_back(r.captures_per_s());
+      pg_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
+      std::printf("round %d postgres: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents and PostgreSQL's client side)\n",
+                  round, r.captures_per_s(), r.seconds, pg_cpu.back());
+    }
   }
   if (!bare_rates.empty() && !real_rates.empty()) {
     const double bare = Median(bare_rates), real = Median(real_rates);
@@ -585,6 +613,13 @@ int Main(int argc, char** argv) {
                 f.rounds, bare, real, bare > 0 ? 100.0 * real / bare : 0.0);
     std::printf("CPU/capture (whole process, agents included): bare %.1f ms, real %.1f ms\n", Median(bare_cpu),
                 Median(real_cpu));
+  }
+  if (!bare_rates.empty() && !pg_rates.empty()) {
+    const double bare = Median(bare_rates), stored = Median(pg_rates);
+    std::printf("median of %d rounds: bare %.1f captures/s, stored in PostgreSQL %.1f captures/s, ratio %.1f%% "
+                "(target >= 50%%)\n",
+                f.rounds, bare, stored, bare > 0 ? 100.0 * stored / bare : 0.0);
+    std::printf("CPU/capture (this process; PostgreSQL's own server processes not counted): %.1f ms\n", Median(pg_cpu));
   }
   if (f.breakdown && !Breakdown(loads, f.keyframe_every)) failed = true;
   return failed ? 1 : 0;

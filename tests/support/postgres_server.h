@@ -39,9 +39,11 @@ namespace memfleet::testing {
 
 class PostgresServer {
  public:
-  // Starts a server; a failure says why (and names the package when the programs are missing).
-  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start() {
+  // Starts a server; a failure says why (and names the package when the programs are missing). `fsync`:
+  // flush every commit to disk, for a benchmark that sets commits beside SQLite's synchronous=FULL.
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(bool fsync = false) {
     std::unique_ptr<PostgresServer> server(new PostgresServer());
+    server->fsync_ = fsync;
     absl::Status started = server->Run();
     if (!started.ok()) return started;
     return server;
@@ -108,7 +110,8 @@ class PostgresServer {
                                 "initdb.log");
     if (!init.ok()) return init;
     const std::string options = absl::StrCat("-p ", port_.port(), " -k ", dir_,
-                                             " -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200");
+                                             " -c listen_addresses=127.0.0.1 -c fsync=", fsync_ ? "on" : "off",
+                                             " -c max_connections=200");
     absl::Status start = RunTool({bin_ + "/pg_ctl", "start", "-D", data_, "-l", log_, "-w", "-t", "120", "-o", options},
                                  "pg_ctl_start.log");
     if (!start.ok()) return absl::Status(start.code(), absl::StrCat(start.message(), "\n", ReadFile(log_)));
@@ -152,6 +155,7 @@ class PostgresServer {
   std::vector<std::string> run_as_;  // setpriv ... -- under root; empty otherwise
   LoopbackPortReservation port_;      // held while the server runs, so no other test takes the port
   bool started_ = false;
+  bool fsync_ = false;
   std::atomic<int> next_database_{0};
 };
 
