@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,6 +106,49 @@ TEST(PgStoreTest, AStoreWhoseConnectionsWereDroppedWorksAgainAtItsNextCall) {
   }
   ASSERT_TRUE(write.ok()) << write.status();
   EXPECT_TRUE(*write);
+}
+
+// A capture's process rows go in one statement, as arrays in PostgreSQL's text form: names that array
+// syntax gives a meaning to (quotes, backslashes, commas, braces, the word NULL, nothing) and unknown
+// figures must come back exactly as written.
+TEST(PgStoreTest, ProcessRowsComeBackAsWrittenWhateverTheirNames) {
+  const std::string uri = testing::NewPostgresDatabase();
+  ASSERT_FALSE(uri.empty());
+  std::unique_ptr<PgStore> store = Open(uri);
+  ASSERT_NE(store, nullptr);
+  CaptureRecord c = MakeCapture("cap-names", "dev-1", 1);
+  const std::vector<std::string> names = {"say \"hi\"", "back\\slash", "a,b", "{braces}", "NULL", "", "com.app:remote"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    report::ProcessReport& p = c.report.processes[static_cast<int>(100 + i)];
+    p.pid = static_cast<int>(100 + i);
+    p.name = names[i];
+    if (i % 2 == 0) p.oom_score_adj = -900 + static_cast<int>(i);  // odd ones unknown
+    if (i != 3) p.pss_kb = 1000 * static_cast<int64_t>(i + 1);    // one unknown PSS
+    p.cached = i == 4;
+  }
+  absl::StatusOr<bool> stored = store->PutCapture(c);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(*stored);
+  absl::StatusOr<PgConnection> db = PgConnection::Connect(uri);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<PgResult> rows = db->Query(
+      "SELECT pid, name, oom_score_adj, pss_kb, cached, device_id, captured_at FROM process_reports "
+      "WHERE capture_id = $1 ORDER BY pid",
+      {PgParam::Text("cap-names")});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->RowCount(), static_cast<int>(names.size()));
+  for (int i = 0; i < rows->RowCount(); ++i) {
+    const PgRow row = rows->Row(i);
+    SCOPED_TRACE(names[static_cast<size_t>(i)]);
+    EXPECT_EQ(row.ColumnInt64(0), 100 + i);
+    EXPECT_EQ(row.ColumnText(1), names[static_cast<size_t>(i)]);
+    EXPECT_FALSE(row.ColumnIsNull(1));
+    EXPECT_EQ(row.ColumnOptionalInt64(2), i % 2 == 0 ? std::optional<int64_t>(-900 + i) : std::nullopt);
+    EXPECT_EQ(row.ColumnOptionalInt64(3), i != 3 ? std::optional<int64_t>(1000 * (i + 1)) : std::nullopt);
+    EXPECT_EQ(row.ColumnInt64(4), i == 4 ? 1 : 0);
+    EXPECT_EQ(row.ColumnText(5), "dev-1");
+    EXPECT_EQ(row.ColumnText(6), "2026-12-01T10:01:00.000Z");  // as the store writes every time
+  }
 }
 
 }  // namespace
