@@ -1,10 +1,17 @@
 // The store's hot queries on a fleet-sized database: 100 devices x 30 days x one capture every 10 minutes
 // (device 0 has a whole year), 30-60 processes per capture — the one-process trend, the 1-year trend and
-// the latest-report-per-device fleet views, run through SqliteStore exactly as the server runs them.
+// the latest-report-per-device fleet views, run through SqliteStore exactly as the server runs them, and
+// through PgStore on the same history in PostgreSQL (`/postgres:1`; `/postgres:0` is SQLite).
 //
 //   bin/query_benchmark                    # full size; builds the database once (minutes), then reuses it
 //   bin/query_benchmark --quick            # CI: 10 devices x 2 days (device 0: 7 days), built in seconds
 //   bin/query_benchmark --db_dir=/var/tmp  # where the cached database lives (default $TMPDIR or /tmp)
+//   bin/query_benchmark --devices=20 --days=7 --year_days=30   # another size
+//   bin/query_benchmark --no_postgres      # SQLite only
+//
+// PostgreSQL: a server this binary starts (tests/support/postgres_server.h: a temporary folder, fsync off,
+// stopped at exit), the schema PgStore creates, the same rows generated inside it with generate_series,
+// then VACUUM ANALYZE (as autovacuum would after a bulk load). It is built anew at every run.
 //
 // The database: dev-000 holds 365 days (52,560 captures), dev-001..dev-099 the last 30 of them (4,320
 // each): 480,240 captures and ~21.6 M process rows (~5 GB). It is generated with bulk INSERT ... SELECT

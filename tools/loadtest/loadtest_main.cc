@@ -6,8 +6,8 @@
 // streams fit in one process's descriptors.
 //
 //   memfleet-loadtest --agents 500 --seconds 60 --sweeps 2     # full size
-//   memfleet-loadtest --agents 5000 --seconds 60 --sweeps 1    # many streams on one server
-//   memfleet-loadtest --agents 20 --seconds 5 --sweeps 1       # the CI size (ctest loadtest_small)
+//   memfleet-loadtest --agents 5000 --seconds 60 --sweeps 1 --expect-sweeps-stored  # many streams on one server
+//   memfleet-loadtest --agents 20 --seconds 5 --sweeps 1 --expect-sweeps-stored     # CI (ctest loadtest_small)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
