@@ -70,6 +70,7 @@ struct Flags {
   bool cycle_trees = false;
   // Also the real server on PostgreSQL (a server this binary starts, fsync on like SQLite's FULL).
   bool postgres = false;
+  bool postgres_fsync = true;  // off: what the disk flush costs (not a setting to run a server with)
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -100,12 +101,15 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       f.cycle_trees = true;
     } else if (a == "--postgres") {
       f.postgres = true;
+    } else if (a == "--postgres-no-fsync") {
+      f.postgres = true;
+      f.postgres_fsync = false;
     } else if (a == "--no-breakdown") {
       f.breakdown = false;
     } else {
       std::fprintf(stderr,
                    "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
-                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--no-breakdown]\n");
+                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--postgres-no-fsync] [--no-breakdown]\n");
       return false;
     }
   }
@@ -562,7 +566,7 @@ int Main(int argc, char** argv) {
   bool failed = false;
   std::unique_ptr<testing::PostgresServer> pg;
   if (f.postgres) {
-    absl::StatusOr<std::unique_ptr<testing::PostgresServer>> started = testing::PostgresServer::Start(/*fsync=*/true);
+    absl::StatusOr<std::unique_ptr<testing::PostgresServer>> started = testing::PostgresServer::Start(f.postgres_fsync);
     if (!started.ok()) {
       std::fprintf(stderr, "PostgreSQL: %s\n", started.status().ToString().c_str());
       return 1;
