@@ -12,10 +12,7 @@ namespace memfleet::server {
 class IngestService::Reactor::Sink : public MessageSink {
  public:
   explicit Sink(Reactor* reactor) : reactor_(reactor) {}
-  bool Write(const v1::ServerMessage& message) override {
-    if (message.has_capture_now()) reactor_->OnSweepRequested();
-    return reactor_->QueueWrite(message);
-  }
+  bool Write(const v1::ServerMessage& message) override { return reactor_->QueueWrite(message); }
   void Cancel() override { reactor_->Cancel(); }
 
  private:
@@ -43,35 +40,20 @@ void IngestService::Reactor::OnReadDone(bool ok) {
 }
 
 bool IngestService::Reactor::IsSweepUpload(const v1::AgentMessage& message) {
-  absl::MutexLock lock(&sweep_->mu);
   switch (message.msg_case()) {
     case v1::AgentMessage::kBegin:
-      if (!message.begin().sweep_id().empty()) sweep_capture_id_ = message.begin().capture_id();
-      break;
-    case v1::AgentMessage::kEnd:
-      if (!sweep_capture_id_.empty() && message.end().capture_id() == sweep_capture_id_) {
-        sweep_capture_id_.clear();
-        sweep_->owed = false;  // the sweep's capture is uploaded
-        return true;
-      }
-      break;
-    case v1::AgentMessage::kCommandFailed:
-      sweep_->owed = false;  // the agent could not take it
-      return true;
+      sweep_capture_id_ = message.begin().sweep_id().empty() ? "" : message.begin().capture_id();
+      return !sweep_capture_id_.empty();
+    case v1::AgentMessage::kChunk:
+      return !sweep_capture_id_.empty() && message.chunk().capture_id() == sweep_capture_id_;
+    case v1::AgentMessage::kEnd: {
+      const bool sweep = !sweep_capture_id_.empty() && message.end().capture_id() == sweep_capture_id_;
+      if (sweep) sweep_capture_id_.clear();
+      return sweep;
+    }
     default:
-      break;
+      return false;
   }
-  return sweep_->owed || !sweep_capture_id_.empty();
-}
-
-void IngestService::Reactor::OnSweepRequested() {
-  std::shared_ptr<WorkerPool::Ticket> queued;
-  {
-    absl::MutexLock lock(&sweep_->mu);
-    sweep_->owed = true;
-    queued = sweep_->queued_job;
-  }
-  if (queued != nullptr) queued->Promote();
 }
 
 void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage> message, bool urgent) {
@@ -91,20 +73,8 @@ void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage>
     }
   };
   // Sweep captures first: a sweep has a deadline, and behind the periodic captures of thousands of
-  // streams (first come, first served) few of its answers would be stored in time.
-  if (urgent) {
-    if (!service_.pool_.PostUrgent(job)) job();
-    return;
-  }
-  {
-    // Posted under the lock, so that a CaptureNow promotes this job, not the one before it; through a
-    // copy of sweep_, as the job may end the call before this returns.
-    std::shared_ptr<SweepOwed> sweep = sweep_;
-    absl::MutexLock lock(&sweep->mu);
-    sweep->queued_job = service_.pool_.PostPromotable(job);
-    if (sweep->queued_job != nullptr) return;
-  }
-  job();
+  // streams (first come, first served) none of its answers would be stored in time.
+  if (!(urgent ? service_.pool_.PostUrgent(job) : service_.pool_.Post(job))) job();
 }
 
 IngestService::Reactor::Next IngestService::Reactor::Step(bool read, v1::AgentMessage& message) {

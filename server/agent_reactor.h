@@ -54,12 +54,8 @@ class IngestService::Reactor final : public grpc::ServerBidiReactor<v1::AgentMes
   // of the server), with what the read gave: `read` false when the stream ended or was cancelled.
   // `urgent`: the step belongs to a sweep's capture, and goes ahead of periodic ones (PostUrgent).
   void RunJob(bool read, std::shared_ptr<v1::AgentMessage> message, bool urgent = false) ABSL_LOCKS_EXCLUDED(job_mu_);
-  // Whether `message` goes ahead of periodic captures: the stream owes a sweep a capture (it was sent a
-  // CaptureNow and has not yet uploaded or refused it), so what comes before that capture on the stream
-  // must not wait either; or it is part of the sweep's capture itself.
+  // Whether `message` is part of a sweep's capture: its Begin named a sweep, and its chunks and End follow.
   bool IsSweepUpload(const v1::AgentMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
-  // A CaptureNow is being written to the agent: its next steps, and the one already queued, go first.
-  void OnSweepRequested();
   Next Step(bool read, v1::AgentMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
   Next Start() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
   Next OnHello(bool read, v1::AgentMessage message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
@@ -86,16 +82,6 @@ class IngestService::Reactor final : public grpc::ServerBidiReactor<v1::AgentMes
   std::string device_id_ ABSL_GUARDED_BY(job_mu_);
   std::unique_ptr<AgentStream> agent_ ABSL_GUARDED_BY(job_mu_);
   std::string sweep_capture_id_ ABSL_GUARDED_BY(job_mu_);  // the sweep capture being uploaded, if any
-
-  // Written by the sweep's thread (CaptureNow) as well as the stream's reads. Shared: RunJob still
-  // stores the queued job in it after posting, when the job may already have finished the call (and
-  // OnDone deleted the reactor).
-  struct SweepOwed {
-    absl::Mutex mu;
-    bool owed ABSL_GUARDED_BY(mu) = false;
-    std::shared_ptr<WorkerPool::Ticket> queued_job ABSL_GUARDED_BY(mu);  // the stream's ordinary job
-  };
-  const std::shared_ptr<SweepOwed> sweep_ = std::make_shared<SweepOwed>();
 
   absl::Mutex write_mu_;
   // The front is being written while `writing_` (pushing others keeps its address).

@@ -34,33 +34,6 @@ bool WorkerPool::Post(std::function<void()> job) { return Queue(false, std::move
 
 bool WorkerPool::PostUrgent(std::function<void()> job) { return Queue(true, std::move(job)); }
 
-std::shared_ptr<WorkerPool::Ticket> WorkerPool::PostPromotable(std::function<void()> job) {
-  std::shared_ptr<Ticket> ticket(new Ticket(*this, std::move(job)));
-  if (!Post([ticket] { Ticket::Run(ticket); })) return nullptr;
-  return ticket;
-}
-
-// The ticket is queued twice once promoted; whichever copy runs first takes the job.
-void WorkerPool::Ticket::Run(const std::shared_ptr<Ticket>& ticket) {
-  std::function<void()> job;
-  {
-    absl::MutexLock lock(&ticket->mu_);
-    job.swap(ticket->job_);
-  }
-  if (job) job();
-}
-
-void WorkerPool::Ticket::Promote() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (!job_ || promoted_) return;
-    promoted_ = true;
-  }
-  // Tickets live in shared_ptrs only (PostPromotable), so this one is owned.
-  std::shared_ptr<Ticket> self = shared_from_this();
-  pool_.PostUrgent([self] { Run(self); });
-}
-
 bool WorkerPool::Queue(bool urgent, std::function<void()> job) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return false;

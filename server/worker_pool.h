@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <memory>
 #include <mutex>  // std::once_flag
 #include <thread>
 #include <vector>
@@ -49,12 +48,6 @@ class WorkerPool {
   // periodic captures of thousands of streams.
   bool PostUrgent(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // A job posted ordinary that its poster may later move ahead of the ordinary ones (Promote): it then
-  // runs as if posted urgent. It runs once either way; promoting one that ran or is running does nothing.
-  class Ticket;
-  // Like Post; null, and `job` is not run, once Shutdown has started.
-  std::shared_ptr<Ticket> PostPromotable(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
-
   // Stops accepting jobs, runs every job already queued, and joins the threads. Idempotent.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -75,22 +68,6 @@ class WorkerPool {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
   std::once_flag joined_;
-};
-
-// Promote only while the pool exists.
-class WorkerPool::Ticket : public std::enable_shared_from_this<WorkerPool::Ticket> {
- public:
-  void Promote() ABSL_LOCKS_EXCLUDED(mu_);
-
- private:
-  friend class WorkerPool;
-  Ticket(WorkerPool& pool, std::function<void()> job) : pool_(pool), job_(std::move(job)) {}
-  static void Run(const std::shared_ptr<Ticket>& ticket) ABSL_LOCKS_EXCLUDED(mu_);
-
-  WorkerPool& pool_;
-  absl::Mutex mu_;
-  std::function<void()> job_ ABSL_GUARDED_BY(mu_);  // empty once taken to run
-  bool promoted_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace memfleet::server

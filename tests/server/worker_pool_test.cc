@@ -175,27 +175,5 @@ TEST(WorkerPoolTest, UrgentJobsRunBeforeEveryQueuedOrdinaryOneInTheOrderPosted) 
   EXPECT_FALSE(pool.PostUrgent(record("after shutdown")));
 }
 
-TEST(WorkerPoolTest, APromotedJobRunsAheadOfTheOrdinaryOnesAndOnlyOnce) {
-  WorkerPool pool(WorkerPool::Options{1, 8});
-  Gate gate;
-  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
-  std::vector<std::string> order;  // written by the pool's one thread only
-  auto record = [&order](std::string name) { return [&order, name] { order.push_back(name); }; };
-  ASSERT_TRUE(pool.Post(record("periodic-1")));
-  std::shared_ptr<WorkerPool::Ticket> promoted = pool.PostPromotable(record("promoted"));
-  std::shared_ptr<WorkerPool::Ticket> left = pool.PostPromotable(record("left in line"));
-  ASSERT_NE(promoted, nullptr);
-  ASSERT_NE(left, nullptr);
-  ASSERT_TRUE(pool.Post(record("periodic-2")));
-  promoted->Promote();
-  promoted->Promote();  // twice: still one run
-  gate.Open();
-  pool.Shutdown();
-  EXPECT_EQ(order, (std::vector<std::string>{"promoted", "periodic-1", "left in line", "periodic-2"}));
-  left->Promote();  // after it ran: nothing
-  EXPECT_EQ(order.size(), 4u);
-  EXPECT_EQ(pool.PostPromotable(record("after shutdown")), nullptr);
-}
-
 }  // namespace
 }  // namespace memfleet::server
