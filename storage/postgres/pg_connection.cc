@@ -71,36 +71,6 @@ PgParam PgParam::TextOrNull(const std::string& text) {
   return text.empty() ? PgParam{std::nullopt, false} : Text(text);
 }
 
-PgParam PgParam::IntArray(const std::vector<std::optional<int64_t>>& values) {
-  std::string text = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) text += ',';
-    if (values[i].has_value()) {
-      absl::StrAppend(&text, *values[i]);
-    } else {
-      text += "NULL";
-    }
-  }
-  text += '}';
-  return Text(text);
-}
-
-PgParam PgParam::TextArray(const std::vector<std::string>& values) {
-  std::string text = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) text += ',';
-    // Every element quoted (so "NULL", "" and commas stay text), with \ and " escaped.
-    text += '"';
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') text += '\\';
-      text += c;
-    }
-    text += '"';
-  }
-  text += '}';
-  return Text(text);
-}
-
 // ---- rows ----
 
 int PgRow::ColumnCount() const { return PQnfields(result_); }

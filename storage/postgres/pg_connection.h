@@ -39,10 +39,6 @@ struct PgParam {
   static PgParam OptionalInt(std::optional<int64_t> v);
   // "" sends NULL (a column where NULL, not '', means "unknown").
   static PgParam TextOrNull(const std::string& text);
-  // Arrays in PostgreSQL's text form ({1,NULL,3}; {"a","b"}), for `unnest($n::bigint[], ...)`: many rows
-  // in one statement, one round trip instead of one per row.
-  static PgParam IntArray(const std::vector<std::optional<int64_t>>& values);
-  static PgParam TextArray(const std::vector<std::string>& values);
 };
 
 class PgResult;

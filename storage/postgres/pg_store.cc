@@ -119,15 +119,11 @@ constexpr char kInsertDeviceReportSql[] =
     "mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb, report_zstd) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 
-// A capture's process rows in one statement (one array per column): a round trip per capture, not one per
-// process — on loopback the round trips were most of a capture's store time.
-constexpr char kInsertProcessReportsSql[] =
+constexpr char kInsertProcessReportSql[] =
     "INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, oom_score_adj, cached, pss_kb, "
     "swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, native_graphics_source, non_graphics_kb, "
     "graphics_dma_kb, total_kb) "
-    "SELECT $1, $2, $3, p.* FROM unnest($4::bigint[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], "
-    "$9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], "
-    "$16::bigint[], $17::bigint[]) AS p";
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
 
 constexpr char kInsertLabelSql[] = "INSERT INTO capture_labels (capture_id, key, value) VALUES ($1, $2, $3)";
 constexpr char kCaptureLabelsSql[] = "SELECT key, value FROM capture_labels WHERE capture_id = $1 ORDER BY key";
@@ -283,29 +279,18 @@ absl::Status InsertReportRows(PgConnection& db, const std::string& capture_id, c
        PgParam::OptionalInt(d.static_reserved_kb), PgParam::OptionalInt(d.kernel_cma_kb),
        PgParam::OptionalInt(d.kernel_kb), PgParam::OptionalInt(d.processes_kb), PgParam::OptionalInt(d.total_kb),
        PgParam::Bytes(CompressReportJson(report_json))}));
-  if (report.processes.empty()) return absl::OkStatus();
-  // Columns of the process rows, in kInsertProcessReportsSql's order after capture_id, device_id, captured_at.
-  enum { kPid, kOomScoreAdj, kCached, kPss, kSwapPss, kGfxdev, kGl, kDma, kNativeGraphics, kNonGraphics,
-         kGraphicsDma, kTotal, kIntColumns };
-  std::vector<std::vector<std::optional<int64_t>>> ints(kIntColumns);
-  std::vector<std::string> names, native_graphics_sources;
   for (const auto& [pid, p] : report.processes) {
     // The map key, not p.pid: it is what makes the (capture_id, pid) key unique.
-    const std::optional<int64_t> row[kIntColumns] = {
-        pid, p.oom_score_adj, p.cached ? 1 : 0, p.pss_kb, p.swap_pss_kb, p.gfxdev_kb, p.gl_kb, p.dma_kb,
-        p.native_graphics_kb, p.non_graphics_kb, p.graphics_dma_kb, p.total_kb};
-    for (int c = 0; c < kIntColumns; ++c) ints[c].push_back(row[c]);
-    names.push_back(p.name);
-    native_graphics_sources.push_back(p.native_graphics_source);
+    MEMFLEET_RETURN_IF_ERROR(Run(
+        db, kInsertProcessReportSql,
+        {PgParam::Text(capture_id), PgParam::Text(device_id), PgParam::Text(captured_at), PgParam::Int(pid),
+         PgParam::Text(p.name), PgParam::OptionalInt(p.oom_score_adj), PgParam::Int(p.cached ? 1 : 0),
+         PgParam::OptionalInt(p.pss_kb), PgParam::OptionalInt(p.swap_pss_kb), PgParam::OptionalInt(p.gfxdev_kb),
+         PgParam::OptionalInt(p.gl_kb), PgParam::OptionalInt(p.dma_kb), PgParam::OptionalInt(p.native_graphics_kb),
+         PgParam::Text(p.native_graphics_source), PgParam::OptionalInt(p.non_graphics_kb),
+         PgParam::OptionalInt(p.graphics_dma_kb), PgParam::OptionalInt(p.total_kb)}));
   }
-  return Run(db, kInsertProcessReportsSql,
-             {PgParam::Text(capture_id), PgParam::Text(device_id), PgParam::Text(captured_at),
-              PgParam::IntArray(ints[kPid]), PgParam::TextArray(names), PgParam::IntArray(ints[kOomScoreAdj]),
-              PgParam::IntArray(ints[kCached]), PgParam::IntArray(ints[kPss]), PgParam::IntArray(ints[kSwapPss]),
-              PgParam::IntArray(ints[kGfxdev]), PgParam::IntArray(ints[kGl]), PgParam::IntArray(ints[kDma]),
-              PgParam::IntArray(ints[kNativeGraphics]), PgParam::TextArray(native_graphics_sources),
-              PgParam::IntArray(ints[kNonGraphics]), PgParam::IntArray(ints[kGraphicsDma]),
-              PgParam::IntArray(ints[kTotal])});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<std::string>> StoredDeviceOf(PgConnection& db, const std::string& capture_id) {
