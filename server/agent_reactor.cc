@@ -73,7 +73,7 @@ void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage>
     }
   };
   // Sweep captures first: a sweep has a deadline, and behind the periodic captures of thousands of
-  // streams (first come, first served) none of its answers would be stored in time.
+  // streams (first come, first served) few of its answers would be stored in time.
   if (!(urgent ? service_.pool_.PostUrgent(job) : service_.pool_.Post(job))) job();
 }
 
