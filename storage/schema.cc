@@ -328,6 +328,30 @@ DROP INDEX captures_by_sweep;
 CREATE INDEX captures_by_sweep ON captures (sweep_id, device_id, captured_at, capture_id) WHERE sweep_id != '';
 )sql";
 
+// Version 16: a delta capture's report is stored against its keyframe's report (the capture its raw blob
+// is a delta of) as a zstd prefix, not against the built-in dictionary: two reports of one device a few
+// minutes apart differ in a few figures (docs/performance.md "Bytes per stored capture"). base_no names
+// the base's capture_no; NULL is a dictionary frame, as every report was until now. A base is always a
+// keyframe (a whole capture), whose own report is a dictionary frame, so reading a report decompresses at
+// most two frames. The base cannot go while its dependants stay: it is their raw_base, which the keyframe
+// check of captures.raw_base keeps. A report that does not decompress (or whose base does not) stays as it
+// was. Written in one transaction with the version bump, like every migration.
+constexpr char kMigration16[] = R"sql(
+ALTER TABLE report_blobs ADD COLUMN base_no INTEGER;
+UPDATE report_blobs SET base_no = (SELECT kr.capture_no FROM device_reports AS r
+  JOIN captures AS c ON c.capture_id = r.capture_id
+  JOIN captures AS k ON k.capture_id = c.raw_base AND k.raw_base IS NULL
+  JOIN device_reports AS kr ON kr.capture_id = k.capture_id
+  JOIN report_blobs AS kb ON kb.capture_no = kr.capture_no
+  WHERE r.capture_no = report_blobs.capture_no);
+UPDATE report_blobs SET report_zstd = COALESCE(memfleet_rebase_report(report_zstd,
+  (SELECT kb.report_zstd FROM report_blobs AS kb WHERE kb.capture_no = report_blobs.base_no)), report_zstd),
+  base_no = CASE WHEN memfleet_rebase_report(report_zstd,
+  (SELECT kb.report_zstd FROM report_blobs AS kb WHERE kb.capture_no = report_blobs.base_no)) IS NULL THEN NULL
+  ELSE base_no END
+  WHERE base_no IS NOT NULL;
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -386,7 +410,7 @@ const std::vector<std::string>& Migrations() {
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
                                    kMigration10, kMigration11, kMigration12, kMigration13,
-                                   kMigration14, kMigration15};
+                                   kMigration14, kMigration15, kMigration16};
   return *kMigrations;
 }
 
