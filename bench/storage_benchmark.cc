@@ -475,7 +475,7 @@ BENCHMARK(BM_StoredCapture_Delta)->Args({4, 1})->Iterations(5)->Unit(benchmark::
 
 // 100 captures of one device, each with range(0) processes with realistic names, values and pids; then
 // dbstat's page bytes of process_samples and its index divided by the rows. Counters: table_B_per_row,
-// index_B_per_row (process_samples_by_capture: the table is its own trend index), total_B_per_row.
+// index_B_per_row (none from schema version 16: the table is its own trend index), total_B_per_row.
 void BM_ProcessRowBytes(benchmark::State& state) {
   const int processes = static_cast<int>(state.range(0));
   constexpr int kCaptures = 100;

@@ -195,6 +195,10 @@ std::string MillisecondsOf(const char* param) {
 constexpr char kAddDeviceNumberSql[] =
     "INSERT INTO device_numbers (device_id) VALUES (?1) ON CONFLICT (device_id) DO NOTHING";
 constexpr char kAddProcessNameSql[] = "INSERT INTO process_names (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
+// The names a device ever had (schema version 16), which a capture's process rows are deleted over.
+constexpr char kAddDeviceProcessNameSql[] =
+    "INSERT INTO device_process_names (device_no, name_no) VALUES ((SELECT device_no FROM device_numbers WHERE "
+    "device_id = ?1), (SELECT name_no FROM process_names WHERE name = ?2)) ON CONFLICT DO NOTHING";
 
 // ?1 device id, ?2 process name, ?3 captured_at, ?4 pid, ?5 capture_no, ?6-?14 the figures.
 std::string InsertProcessSampleSql() {
@@ -208,8 +212,17 @@ std::string InsertProcessSampleSql() {
 constexpr char kCaptureDeviceSql[] = "SELECT device_id FROM captures WHERE capture_id = ?1";
 
 constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = ?1";
-constexpr char kDeleteProcessSamplesSql[] =
-    "DELETE FROM process_samples WHERE capture_no = (SELECT capture_no FROM device_reports WHERE capture_id = ?1)";
+// A capture's process rows (schema version 16: no index by capture, no cascade): one probe of the primary
+// key per name its device ever had, at the capture's time, keeping the capture's own rows only (another
+// capture of the device may share the millisecond).
+std::string DeleteProcessSamplesSql() {
+  return absl::StrCat(
+      "DELETE FROM process_samples WHERE (device_no, name_no, captured_ms) IN (SELECT n.device_no, n.name_no, ",
+      MillisecondsOf("r.captured_at"),
+      " FROM device_reports AS r JOIN device_numbers AS d ON d.device_id = r.device_id "
+      "JOIN device_process_names AS n ON n.device_no = d.device_no WHERE r.capture_id = ?1) "
+      "AND capture_no = (SELECT capture_no FROM device_reports WHERE capture_id = ?1)");
+}
 
 // A report is the compressed JSON in report_blobs (schema version 15; device_reports until 14), one
 // rowid probe from the capture's device_reports row; from version 16 also its base's frame when it is
@@ -264,13 +277,14 @@ std::string ProcessTrendSql(const char* column) {
                       MillisecondsOf("?3"), " END) ORDER BY p.captured_ms, p.pid LIMIT ?4");
 }
 
-// A capture's process named ?N: one range of process_samples_by_capture, whose entries end with the primary
-// key (device_no, captured_ms, pid; the first two the same for every row of one capture), so the order is
-// the pid's and the lowest comes first.
-std::string ProcessOfCaptureSql(const char* column, const char* capture_no, const char* name_param) {
-  return absl::StrCat("SELECT p.", column, " FROM process_samples AS p WHERE p.capture_no = ", capture_no,
-                      " AND p.name_no = (SELECT name_no FROM process_names WHERE name = ", name_param,
-                      ") ORDER BY p.device_no, p.captured_ms, p.pid LIMIT 1");
+// The process named ?N of the capture whose device_reports row is `r`: one range of process_samples'
+// primary key (device, name, the capture's time), in pid order, so the lowest comes first; the capture_no
+// keeps another capture at the same millisecond out.
+std::string ProcessOfCaptureSql(const char* column, const char* name_param) {
+  return absl::StrCat("SELECT p.", column, " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM "
+                      "device_numbers WHERE device_id = r.device_id) AND p.name_no = (SELECT name_no FROM "
+                      "process_names WHERE name = ", name_param, ") AND p.captured_ms = ", MillisecondsOf("r.captured_at"),
+                      " AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1");
 }
 
 // A device's range of device_reports_by_device_time, in order.
@@ -297,7 +311,7 @@ std::string LatestDeviceFigureSql(const char* column) {
 // -> the lowest pid; the process absent from the latest report -> NULL.
 std::string LatestProcessFigureSql(const char* column) {
   return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (",
-                      ProcessOfCaptureSql(column, "r.capture_no", "?1"), ")", kLatestReportJoin);
+                      ProcessOfCaptureSql(column, "?1"), ")", kLatestReportJoin);
 }
 
 constexpr char kRawCaptureIdsAllSql[] = "SELECT capture_id FROM captures ORDER BY captured_at, capture_id";
@@ -456,7 +470,14 @@ absl::Status InsertReportRows(Connection& c, const std::string& capture_id, cons
   }
   MEMFLEET_RETURN_IF_ERROR(PutReportBlob(c, capture_id, capture_no, report_json));
   MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddDeviceNumberSql, device_id));
-  for (const auto& [pid, p] : report.processes) MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddProcessNameSql, p.name));
+  for (const auto& [pid, p] : report.processes) {
+    MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddProcessNameSql, p.name));
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kAddDeviceProcessNameSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, p.name));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(InsertProcessSampleSql()));
   ResetOnExit reset(st);
   for (const auto& [pid, p] : report.processes) {
@@ -516,7 +537,7 @@ std::string CaptureDeviceFigureSql(const char* column) {
 }
 
 std::string CaptureProcessFigureSql(const char* column) {
-  return ProcessOfCaptureSql(column, "(SELECT capture_no FROM device_reports WHERE capture_id = ?1)", "?2");
+  return absl::StrCat("SELECT (", ProcessOfCaptureSql(column, "?2"), ") FROM device_reports AS r WHERE r.capture_id = ?1");
 }
 
 absl::Status InsertLabels(Connection& c, const std::string& capture_id, const Labels& labels)
@@ -736,7 +757,7 @@ absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const rep
   }
   {
     // The device_reports row is updated in place by InsertReportRows; its process rows are rewritten.
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteProcessSamplesSql));
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(DeleteProcessSamplesSql()));
     ResetOnExit reset(st);
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
@@ -981,6 +1002,9 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
     case HotQuery::kReportAt:
       sql = ReportAtSql();
       break;
+    case HotQuery::kCaptureProcessRows:
+      sql = DeleteProcessSamplesSql();
+      break;
   }
   Connection& c = reader();
   absl::MutexLock lock(&c.mu);
@@ -1064,9 +1088,15 @@ absl::StatusOr<size_t> SqliteStore::DeleteCaptures(const std::vector<std::string
   MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA defer_foreign_keys = ON"));
   size_t deleted = 0;
   {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * rows, c.Get(DeleteProcessSamplesSql()));
+    ResetOnExit reset_rows(rows);
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteCaptureSql));
     ResetOnExit reset(st);
     for (const std::string& id : capture_ids) {
+      // The process rows first: they are found through the capture's device_reports row.
+      rows->Reset();
+      MEMFLEET_RETURN_IF_ERROR(rows->BindText(1, id));
+      MEMFLEET_RETURN_IF_ERROR(rows->StepDone());
       st->Reset();
       MEMFLEET_RETURN_IF_ERROR(st->BindText(1, id));
       MEMFLEET_RETURN_IF_ERROR(st->StepDone());
