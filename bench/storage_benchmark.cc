@@ -41,6 +41,7 @@
 #include "report/report_json.h"
 #include "server/accounting/account.h"
 #include "server/capture_ingestor.h"
+#include "server/delta_keyframes.h"
 #include "server/retention.h"
 #include "storage/report_codec.h"
 #include "storage/sqlite_db.h"
@@ -601,10 +602,13 @@ std::map<std::string, double> PageBytesByName(const std::string& path) {
 // bytes (dbstat) per capture. Counters: B_per_capture (the whole file's pages, free pages included),
 // B_per_capture_beyond_one_page (the same without the tables and indexes of one page, `one_page_tables`,
 // which a farm's file amortises to nothing) and one `<table or index>` counter each; the time is the whole
-// ingest. 64 captures a device is the file of the first measurements; 640 (3,200 captures) is closer to
-// what a farm's file holds. MEMFLEET_BENCH_KEEP_DB=path keeps a copy of the database.
+// ingest. range(0) captures a device: 64 is the file of the first measurements; 640 (3,200 captures) is
+// closer to what a farm's file holds. range(1): the keyframe period (the server's default is 32).
+// MEMFLEET_BENCH_KEEP_DB=path keeps a copy of the database.
 void BM_CaptureFootprint(benchmark::State& state) {
   const int per_device = static_cast<int>(state.range(0));
+  server::DeltaOptions delta;
+  delta.keyframe_every = static_cast<uint32_t>(state.range(1));
   const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
   std::map<std::string, double> bytes;
   double file_bytes = 0;
@@ -617,7 +621,7 @@ void BM_CaptureFootprint(benchmark::State& state) {
         state.SkipWithError(store.status().ToString().c_str());
         return;
       }
-      server::CaptureIngestor ingestor(**store, nullptr);
+      server::CaptureIngestor ingestor(**store, nullptr, nullptr, delta);
       for (int seq = 0; seq < per_device; ++seq) {
         for (size_t d = 0; d < samples.size(); ++d) {
           const std::string device = std::string("sample-") + kSampleTrees[d];
@@ -649,7 +653,7 @@ void BM_CaptureFootprint(benchmark::State& state) {
     if (b > 0) state.counters[name] = b / captures;
   }
 }
-BENCHMARK(BM_CaptureFootprint)->Arg(64)->Arg(640)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CaptureFootprint)->Args({64, 32})->Args({640, 32})->Args({640, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // ---- a year of one device through retention ----
 
