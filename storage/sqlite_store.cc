@@ -308,10 +308,19 @@ std::string LatestDeviceFigureSql(const char* column) {
 }
 
 // A process figure of the latest report; several processes of that name (e.g. a restarted service)
-// -> the lowest pid; the process absent from the latest report -> NULL.
+// -> the lowest pid; the process absent from the latest report -> NULL. The latest report's time is the
+// last of the device's range for that name when the process is in it (no later capture exists), so the
+// range's end stands in for converting r.captured_at (ProcessOfCaptureSql), which costs more than both
+// probes; the capture_no says whether that last time is the latest report's.
 std::string LatestProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (",
-                      ProcessOfCaptureSql(column, "?1"), ")", kLatestReportJoin);
+  return absl::StrCat(
+      "SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
+      " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM device_numbers WHERE device_id = "
+      "r.device_id) AND p.name_no = (SELECT name_no FROM process_names WHERE name = ?1) AND p.captured_ms = "
+      "(SELECT MAX(m.captured_ms) FROM process_samples AS m WHERE m.device_no = (SELECT device_no FROM "
+      "device_numbers WHERE device_id = r.device_id) AND m.name_no = (SELECT name_no FROM process_names WHERE "
+      "name = ?1)) AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1)",
+      kLatestReportJoin);
 }
 
 constexpr char kRawCaptureIdsAllSql[] = "SELECT capture_id FROM captures ORDER BY captured_at, capture_id";
