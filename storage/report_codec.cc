@@ -88,6 +88,9 @@ std::string CompressReportJsonAgainst(std::string_view json, std::string_view ba
   std::string out(ZSTD_compressBound(json.size()), '\0');
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   size_t n = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kReportCompressionLevel);
+  // 4 bytes of checksum: a frame read against another base than its own (a damaged or replaced base)
+  // fails instead of giving other bytes.
+  if (!ZSTD_isError(n)) n = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   if (!ZSTD_isError(n)) n = ZSTD_CCtx_refPrefix(cctx, base_json.data(), base_json.size());
   if (!ZSTD_isError(n)) n = ZSTD_compress2(cctx, out.data(), out.size(), json.data(), json.size());
   ZSTD_freeCCtx(cctx);

@@ -35,9 +35,9 @@ absl::StatusOr<std::string> DecompressReportJson(std::string_view blob);
 // `json` compressed with `base_json` (another report's JSON, as decompressed) as its zstd prefix.
 std::string CompressReportJsonAgainst(std::string_view json, std::string_view base_json);
 
-// DataLoss when `blob` is not a frame CompressReportJsonAgainst wrote against exactly `base_json` as far
-// as zstd can tell (corrupt, truncated, a dictionary frame, or content too large); a frame decompressed
-// against another base than its own may also come back as other bytes.
+// DataLoss when `blob` is not a frame CompressReportJsonAgainst wrote against exactly `base_json`
+// (corrupt, truncated, a dictionary frame, content too large, or another base: the frame carries a
+// checksum of its content).
 absl::StatusOr<std::string> DecompressReportJsonAgainst(std::string_view blob, std::string_view base_json);
 
 // Registers the SQL functions the schema migrations rewrite stored reports with:

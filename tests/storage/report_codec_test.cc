@@ -78,6 +78,8 @@ TEST_P(SampleReportTest, AReportTenMinutesLaterIsStoredAgainstTheFirstInASixthOf
   EXPECT_EQ(DecompressReportJson(blob).status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(DecompressReportJsonAgainst(CompressReportJson(json), base_json).status().code(),
             absl::StatusCode::kDataLoss);
+  // Against another base (say the keyframe's report replaced and its dependants not re-encoded): DataLoss.
+  EXPECT_EQ(DecompressReportJsonAgainst(blob, base_json.substr(100)).status().code(), absl::StatusCode::kDataLoss);
   std::string truncated = blob.substr(0, blob.size() - 1);
   EXPECT_EQ(DecompressReportJsonAgainst(truncated, base_json).status().code(), absl::StatusCode::kDataLoss);
 }
