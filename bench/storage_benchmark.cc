@@ -659,7 +659,8 @@ BENCHMARK(BM_CaptureFootprint)->Args({64, 32})->Args({640, 32})->Args({640, 64})
 
 // One device, a capture every 5 minutes for 365 days (105,120 captures), stored as the server stores them
 // but without running the engine on each: the qcom-sm8450 sample's real report (compressed as stored) with
-// its total moving, 13 processes, a 700-byte delta blob and every 32nd capture a 20 kB keyframe. Then
+// its total moving, 13 processes, a 700-byte delta blob and every range(1)-th capture a 20 kB keyframe (32,
+// and 64: what a longer keyframe period costs or saves once hours are thinned). Then
 // ApplyRetention at the year's end with --retain-full-days 30 --retain-hourly-days 365 (the simulated
 // clock is the year's end). Counters: file_MB before and after, kept captures, trend_before_ms and
 // trend_after_ms (the 1-year trend of one process, before and after, this run), retention_s.
@@ -667,6 +668,7 @@ BENCHMARK(BM_CaptureFootprint)->Args({64, 32})->Args({640, 32})->Args({640, 64})
 // the last 2 days thinned).
 void BM_RetentionYear(benchmark::State& state) {
   const int kDays = static_cast<int>(state.range(0));
+  const int keyframe_every = static_cast<int>(state.range(1));
   constexpr int kPerDay = 288;
   const capture::Capture& sample = SampleCaptures()[3];  // qcom-sm8450
   if (sample.size() == 0) {
@@ -693,10 +695,11 @@ void BM_RetentionYear(benchmark::State& state) {
         c.device_id = "year-phone";
         c.capture_id = "year-phone-" + std::to_string(seq);
         c.captured_at = TimeAt(static_cast<int64_t>(seq) * 300);
-        c.raw_codec = seq % 32 == 0 ? "zstd+proto" : "zstd-delta+proto";
-        c.raw_blob = std::string(seq % 32 == 0 ? 20'000 : 700, static_cast<char>(seq & 0x7f));
-        if (seq % 32 == 0) keyframe = c.capture_id;
-        c.raw_base = seq % 32 == 0 ? "" : keyframe;
+        const bool is_keyframe = seq % keyframe_every == 0;
+        c.raw_codec = is_keyframe ? "zstd+proto" : "zstd-delta+proto";
+        c.raw_blob = std::string(is_keyframe ? 20'000 : 700, static_cast<char>(seq & 0x7f));
+        if (is_keyframe) keyframe = c.capture_id;
+        c.raw_base = is_keyframe ? "" : keyframe;
         c.report = sample_report;
         c.report.device.total_kb = *sample_report.device.total_kb + (seq * 7919) % 50'000;
         c.report_json = sample_json;
@@ -739,7 +742,8 @@ void BM_RetentionYear(benchmark::State& state) {
 }
 const bool kRetentionYearRegistered = [] {
   benchmark::RegisterBenchmark("BM_RetentionYear", BM_RetentionYear)
-      ->Arg(getenv("MEMFLEET_BENCH_FULL_YEAR") != nullptr ? 365 : 32)
+      ->Args({getenv("MEMFLEET_BENCH_FULL_YEAR") != nullptr ? 365 : 32, 32})
+      ->Args({getenv("MEMFLEET_BENCH_FULL_YEAR") != nullptr ? 365 : 32, 64})
       ->Iterations(1)
       ->Unit(benchmark::kSecond);
   return true;
