@@ -41,6 +41,7 @@
 #include "report/report_json.h"
 #include "server/accounting/account.h"
 #include "server/capture_ingestor.h"
+#include "server/delta_keyframes.h"
 #include "server/retention.h"
 #include "storage/report_codec.h"
 #include "storage/sqlite_db.h"
@@ -475,7 +476,7 @@ BENCHMARK(BM_StoredCapture_Delta)->Args({4, 1})->Iterations(5)->Unit(benchmark::
 
 // 100 captures of one device, each with range(0) processes with realistic names, values and pids; then
 // dbstat's page bytes of process_samples and its index divided by the rows. Counters: table_B_per_row,
-// index_B_per_row (process_samples_by_capture: the table is its own trend index), total_B_per_row.
+// index_B_per_row (none from schema version 16: the table is its own trend index), total_B_per_row.
 void BM_ProcessRowBytes(benchmark::State& state) {
   const int processes = static_cast<int>(state.range(0));
   constexpr int kCaptures = 100;
@@ -576,16 +577,21 @@ BENCHMARK(BM_ReportCodec)->DenseRange(0, kLiveRoot - 1)->Unit(benchmark::kMicros
 // ---- bytes per stored capture, by table and index ----
 
 // Page bytes of every table and index (dbstat), by name, of the database at `path`; empty on error.
+// PageBytesByName's sum of the tables and indexes that fit one page.
+constexpr char kOnePageTables[] = "one_page_tables";
+
 std::map<std::string, double> PageBytesByName(const std::string& path) {
   std::map<std::string, double> bytes;
   absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
   if (!db.ok()) return bytes;
-  absl::StatusOr<Statement> st = db->Prepare("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name");
+  absl::StatusOr<Statement> st = db->Prepare("SELECT name, SUM(pgsize), COUNT(*) FROM dbstat GROUP BY name");
   if (!st.ok()) return bytes;
   while (true) {
     absl::StatusOr<StepResult> r = st->Step();
     if (!r.ok() || *r == StepResult::kDone) break;
     bytes[st->ColumnText(0)] = static_cast<double>(st->ColumnInt64(1));
+    // A table or index of one page costs a page whatever the file holds: a farm's file amortises it away.
+    if (st->ColumnInt64(2) == 1) bytes[kOnePageTables] += static_cast<double>(st->ColumnInt64(1));
   }
   return bytes;
 }
@@ -593,11 +599,16 @@ std::map<std::string, double> PageBytesByName(const std::string& path) {
 // The five sample devices, range(0) captures each, one every 10 minutes with moving numbers
 // (tests/support/moving_capture.h), ingested as the server does (CaptureIngestor: engine, report JSON,
 // delta storage with its default keyframe period) into a real file; then every table's and index's page
-// bytes (dbstat) per capture. Counters: B_per_capture (the whole file's pages, free pages included) and
-// one `<table or index>` counter each; the time is the whole ingest. MEMFLEET_BENCH_KEEP_DB=path keeps a
-// copy of the database.
+// bytes (dbstat) per capture. Counters: B_per_capture (the whole file's pages, free pages included),
+// B_per_capture_beyond_one_page (the same without the tables and indexes of one page, `one_page_tables`,
+// which a farm's file amortises to nothing) and one `<table or index>` counter each; the time is the whole
+// ingest. range(0) captures a device: 64 is the file of the first measurements; 640 (3,200 captures) is
+// closer to what a farm's file holds. range(1): the keyframe period (the server's default is 32).
+// MEMFLEET_BENCH_KEEP_DB=path keeps a copy of the database.
 void BM_CaptureFootprint(benchmark::State& state) {
   const int per_device = static_cast<int>(state.range(0));
+  server::DeltaOptions delta;
+  delta.keyframe_every = static_cast<uint32_t>(state.range(1));
   const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
   std::map<std::string, double> bytes;
   double file_bytes = 0;
@@ -610,7 +621,7 @@ void BM_CaptureFootprint(benchmark::State& state) {
         state.SkipWithError(store.status().ToString().c_str());
         return;
       }
-      server::CaptureIngestor ingestor(**store, nullptr);
+      server::CaptureIngestor ingestor(**store, nullptr, nullptr, delta);
       for (int seq = 0; seq < per_device; ++seq) {
         for (size_t d = 0; d < samples.size(); ++d) {
           const std::string device = std::string("sample-") + kSampleTrees[d];
@@ -637,17 +648,19 @@ void BM_CaptureFootprint(benchmark::State& state) {
   }
   const double captures = static_cast<double>(per_device) * static_cast<double>(samples.size());
   state.counters["B_per_capture"] = file_bytes / captures;
+  state.counters["B_per_capture_beyond_one_page"] = (file_bytes - bytes[kOnePageTables]) / captures;
   for (const auto& [name, b] : bytes) {
     if (b > 0) state.counters[name] = b / captures;
   }
 }
-BENCHMARK(BM_CaptureFootprint)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CaptureFootprint)->Args({64, 32})->Args({640, 32})->Args({640, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // ---- a year of one device through retention ----
 
 // One device, a capture every 5 minutes for 365 days (105,120 captures), stored as the server stores them
 // but without running the engine on each: the qcom-sm8450 sample's real report (compressed as stored) with
-// its total moving, 13 processes, a 700-byte delta blob and every 32nd capture a 20 kB keyframe. Then
+// its total moving, 13 processes, a 700-byte delta blob and every range(1)-th capture a 20 kB keyframe (32,
+// and 64: what a longer keyframe period costs or saves once hours are thinned). Then
 // ApplyRetention at the year's end with --retain-full-days 30 --retain-hourly-days 365 (the simulated
 // clock is the year's end). Counters: file_MB before and after, kept captures, trend_before_ms and
 // trend_after_ms (the 1-year trend of one process, before and after, this run), retention_s.
@@ -655,6 +668,7 @@ BENCHMARK(BM_CaptureFootprint)->Arg(64)->Iterations(1)->Unit(benchmark::kMillise
 // the last 2 days thinned).
 void BM_RetentionYear(benchmark::State& state) {
   const int kDays = static_cast<int>(state.range(0));
+  const int keyframe_every = static_cast<int>(state.range(1));
   constexpr int kPerDay = 288;
   const capture::Capture& sample = SampleCaptures()[3];  // qcom-sm8450
   if (sample.size() == 0) {
@@ -681,10 +695,11 @@ void BM_RetentionYear(benchmark::State& state) {
         c.device_id = "year-phone";
         c.capture_id = "year-phone-" + std::to_string(seq);
         c.captured_at = TimeAt(static_cast<int64_t>(seq) * 300);
-        c.raw_codec = seq % 32 == 0 ? "zstd+proto" : "zstd-delta+proto";
-        c.raw_blob = std::string(seq % 32 == 0 ? 20'000 : 700, static_cast<char>(seq & 0x7f));
-        if (seq % 32 == 0) keyframe = c.capture_id;
-        c.raw_base = seq % 32 == 0 ? "" : keyframe;
+        const bool is_keyframe = seq % keyframe_every == 0;
+        c.raw_codec = is_keyframe ? "zstd+proto" : "zstd-delta+proto";
+        c.raw_blob = std::string(is_keyframe ? 20'000 : 700, static_cast<char>(seq & 0x7f));
+        if (is_keyframe) keyframe = c.capture_id;
+        c.raw_base = is_keyframe ? "" : keyframe;
         c.report = sample_report;
         c.report.device.total_kb = *sample_report.device.total_kb + (seq * 7919) % 50'000;
         c.report_json = sample_json;
@@ -727,7 +742,8 @@ void BM_RetentionYear(benchmark::State& state) {
 }
 const bool kRetentionYearRegistered = [] {
   benchmark::RegisterBenchmark("BM_RetentionYear", BM_RetentionYear)
-      ->Arg(getenv("MEMFLEET_BENCH_FULL_YEAR") != nullptr ? 365 : 32)
+      ->Args({getenv("MEMFLEET_BENCH_FULL_YEAR") != nullptr ? 365 : 32, 32})
+      ->Args({getenv("MEMFLEET_BENCH_FULL_YEAR") != nullptr ? 365 : 32, 64})
       ->Iterations(1)
       ->Unit(benchmark::kSecond);
   return true;

@@ -36,7 +36,9 @@ namespace memfleet::server {
 
 struct DeltaOptions {
   bool enabled = true;
-  uint32_t keyframe_every = 32;          // one whole capture in this many, per device
+  // One whole capture in this many, per device. 64, not 32: the ~20 kB keyframe is most of a capture's
+  // stored bytes, and retention keeps fewer of them (docs/performance.md "Bytes per stored capture").
+  uint32_t keyframe_every = 64;
   size_t cache_bytes = size_t{512} << 20;  // zstd dictionaries of all devices together (~1 MB each)
   int compression_level = 3;             // of the deltas (the level the dictionary is built for)
   std::chrono::seconds stale_after{3600};  // a keyframe unused this long may make room for another device

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "report/report_json.h"
 
 namespace memfleet::storage {
@@ -49,7 +50,67 @@ void CompressReportSqlFunction(sqlite3_context* ctx, int argc, sqlite3_value** a
   sqlite3_result_blob64(ctx, blob.data(), blob.size(), SQLITE_TRANSIENT);
 }
 
+void RebaseReportSqlFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (argc != 2 || sqlite3_value_type(argv[0]) != SQLITE_BLOB || sqlite3_value_type(argv[1]) != SQLITE_BLOB) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  auto blob_of = [](sqlite3_value* v) {
+    const void* bytes = sqlite3_value_blob(v);
+    return std::string_view(static_cast<const char*>(bytes), static_cast<size_t>(sqlite3_value_bytes(v)));
+  };
+  absl::StatusOr<std::string> json = DecompressReportJson(blob_of(argv[0]));
+  absl::StatusOr<std::string> base_json = DecompressReportJson(blob_of(argv[1]));
+  if (!json.ok() || !base_json.ok()) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  std::string rebased = CompressReportJsonAgainst(*json, *base_json);
+  if (rebased.empty()) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  sqlite3_result_blob64(ctx, rebased.data(), rebased.size(), SQLITE_TRANSIENT);
+}
+
+// The frame's content size, checked against the largest report before anything is allocated.
+absl::StatusOr<size_t> CheckedContentSize(std::string_view blob) {
+  const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR) return Corrupt("not a zstd frame");
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return Corrupt("the frame does not say its size");
+  if (size > report::kMaxReportJsonBytes) return Corrupt(absl::StrCat("it claims ", size, " bytes"));
+  return static_cast<size_t>(size);
+}
+
 }  // namespace
+
+std::string CompressReportJsonAgainst(std::string_view json, std::string_view base_json) {
+  std::string out(ZSTD_compressBound(json.size()), '\0');
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  size_t n = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kReportCompressionLevel);
+  // 4 bytes of checksum: a frame read against another base than its own (a damaged or replaced base)
+  // fails instead of giving other bytes.
+  if (!ZSTD_isError(n)) n = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  if (!ZSTD_isError(n)) n = ZSTD_CCtx_refPrefix(cctx, base_json.data(), base_json.size());
+  if (!ZSTD_isError(n)) n = ZSTD_compress2(cctx, out.data(), out.size(), json.data(), json.size());
+  ZSTD_freeCCtx(cctx);
+  out.resize(ZSTD_isError(n) ? 0 : n);  // as CompressReportJson: an empty blob fails at the first read
+  return out;
+}
+
+absl::StatusOr<std::string> DecompressReportJsonAgainst(std::string_view blob, std::string_view base_json) {
+  MEMFLEET_ASSIGN_OR_RETURN(size_t size, CheckedContentSize(blob));
+  const unsigned dict_id = ZSTD_getDictID_fromFrame(blob.data(), blob.size());
+  if (dict_id != 0) return Corrupt(absl::StrCat("a frame of dictionary ", dict_id, " where one against a base report belongs"));
+  std::string out(size, '\0');
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  size_t n = ZSTD_DCtx_refPrefix(dctx, base_json.data(), base_json.size());
+  if (!ZSTD_isError(n)) n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), blob.data(), blob.size());
+  ZSTD_freeDCtx(dctx);
+  if (ZSTD_isError(n)) return Corrupt(ZSTD_getErrorName(n));
+  if (n != out.size()) return Corrupt("it is shorter than its frame says");
+  return out;
+}
 
 std::string CompressReportJson(std::string_view json) {
   std::string out(ZSTD_compressBound(json.size()), '\0');
@@ -63,15 +124,12 @@ std::string CompressReportJson(std::string_view json) {
 }
 
 absl::StatusOr<std::string> DecompressReportJson(std::string_view blob) {
-  const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR) return Corrupt("not a zstd frame");
-  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return Corrupt("the frame does not say its size");
-  if (size > report::kMaxReportJsonBytes) return Corrupt(absl::StrCat("it claims ", size, " bytes"));
+  MEMFLEET_ASSIGN_OR_RETURN(size_t size, CheckedContentSize(blob));
   const unsigned dict_id = ZSTD_getDictID_fromFrame(blob.data(), blob.size());
   if (dict_id != 0 && dict_id != kReportDictionaryId) {
     return Corrupt(absl::StrCat("it was compressed with dictionary ", dict_id, ", which this memfleet does not have"));
   }
-  std::string out(static_cast<size_t>(size), '\0');
+  std::string out(size, '\0');
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   size_t n = dict_id == 0 ? ZSTD_decompressDCtx(dctx, out.data(), out.size(), blob.data(), blob.size())
                           : ZSTD_decompress_usingDDict(dctx, out.data(), out.size(), blob.data(), blob.size(),
@@ -87,6 +145,9 @@ absl::Status RegisterReportCodecSqlFunctions(SqliteDb& db) {
                                       SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, CompressReportSqlFunction,
                                       nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return absl::InternalError(absl::StrCat("cannot register memfleet_compress_report: ", sqlite3_errstr(rc)));
+  rc = sqlite3_create_function_v2(db.handle(), "memfleet_rebase_report", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                                  RebaseReportSqlFunction, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return absl::InternalError(absl::StrCat("cannot register memfleet_rebase_report: ", sqlite3_errstr(rc)));
   return absl::OkStatus();
 }
 

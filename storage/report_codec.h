@@ -3,6 +3,11 @@
 // stored in ~0.5-1.2 kB (docs/performance.md, "Storage"). The frame names its dictionary by id, so a
 // later dictionary can be added without rewriting old reports; id 0 is a plain zstd frame.
 //
+// A capture stored as a delta of a keyframe has its report stored against the keyframe's report instead
+// (its JSON as a zstd prefix): consecutive reports of one device differ in a few figures, so such a frame
+// is a fraction of a dictionary frame. Reading it needs the keyframe's report first. Its frame has
+// dictionary id 0, like a plain one: which one it is, the store records (report_blobs.base_no).
+//
 //   std::string blob = CompressReportJson(json);
 //   absl::StatusOr<std::string> back = DecompressReportJson(blob);   // == json
 #ifndef MEMFLEET_STORAGE_REPORT_CODEC_H_
@@ -27,8 +32,18 @@ std::string CompressReportJson(std::string_view json);
 // dictionary, or content larger than report::kMaxReportJsonBytes).
 absl::StatusOr<std::string> DecompressReportJson(std::string_view blob);
 
-// Registers the SQL function memfleet_compress_report(text) -> blob on `db`, which the schema migration
-// that moved reports into device_reports uses to rewrite the stored ones.
+// `json` compressed with `base_json` (another report's JSON, as decompressed) as its zstd prefix.
+std::string CompressReportJsonAgainst(std::string_view json, std::string_view base_json);
+
+// DataLoss when `blob` is not a frame CompressReportJsonAgainst wrote against exactly `base_json`
+// (corrupt, truncated, a dictionary frame, content too large, or another base: the frame carries a
+// checksum of its content).
+absl::StatusOr<std::string> DecompressReportJsonAgainst(std::string_view blob, std::string_view base_json);
+
+// Registers the SQL functions the schema migrations rewrite stored reports with:
+// memfleet_compress_report(text) -> blob (version 14: JSON into a dictionary frame) and
+// memfleet_rebase_report(blob, base blob) -> blob (version 16: two dictionary frames into the first one
+// compressed against the second's JSON; NULL when either does not decompress).
 absl::Status RegisterReportCodecSqlFunctions(SqliteDb& db);
 
 }  // namespace memfleet::storage

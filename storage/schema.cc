@@ -328,6 +328,65 @@ DROP INDEX captures_by_sweep;
 CREATE INDEX captures_by_sweep ON captures (sweep_id, device_id, captured_at, capture_id) WHERE sweep_id != '';
 )sql";
 
+// Version 16: a delta capture's report is stored against its keyframe's report (the capture its raw blob
+// is a delta of) as a zstd prefix, not against the built-in dictionary: two reports of one device a few
+// minutes apart differ in a few figures (docs/performance.md "Bytes per stored capture"). base_no names
+// the base's capture_no; NULL is a dictionary frame, as every report was until now. A base is always a
+// keyframe (a whole capture), whose own report is a dictionary frame, so reading a report decompresses at
+// most two frames. The base cannot go while its dependants stay: it is their raw_base, which the keyframe
+// check of captures.raw_base keeps. A report that does not decompress (or whose base does not) stays as it
+// was.
+// Also: process_samples_by_capture goes (~25 bytes a process row). A capture's rows are found by the
+// primary key, (device_no, name_no, captured_ms) over the names its device ever had (device_process_names,
+// one row per device and name), plus capture_no; so the foreign key from process_samples to device_reports,
+// whose ON DELETE CASCADE needed that index, goes too (the table is rebuilt without it) and the store
+// deletes a capture's process rows itself, before the capture.
+// Written in one transaction with the version bump, like every migration.
+constexpr char kMigration16[] = R"sql(
+ALTER TABLE report_blobs ADD COLUMN base_no INTEGER;
+UPDATE report_blobs SET base_no = (SELECT kr.capture_no FROM device_reports AS r
+  JOIN captures AS c ON c.capture_id = r.capture_id
+  JOIN captures AS k ON k.capture_id = c.raw_base AND k.raw_base IS NULL
+  JOIN device_reports AS kr ON kr.capture_id = k.capture_id
+  JOIN report_blobs AS kb ON kb.capture_no = kr.capture_no
+  WHERE r.capture_no = report_blobs.capture_no);
+UPDATE report_blobs SET report_zstd = COALESCE(memfleet_rebase_report(report_zstd,
+  (SELECT kb.report_zstd FROM report_blobs AS kb WHERE kb.capture_no = report_blobs.base_no)), report_zstd),
+  base_no = CASE WHEN memfleet_rebase_report(report_zstd,
+  (SELECT kb.report_zstd FROM report_blobs AS kb WHERE kb.capture_no = report_blobs.base_no)) IS NULL THEN NULL
+  ELSE base_no END
+  WHERE base_no IS NOT NULL;
+
+CREATE TABLE device_process_names (
+  device_no INTEGER NOT NULL,
+  name_no   INTEGER NOT NULL,
+  PRIMARY KEY (device_no, name_no)
+) STRICT, WITHOUT ROWID;
+INSERT INTO device_process_names (device_no, name_no) SELECT DISTINCT device_no, name_no FROM process_samples;
+CREATE TABLE process_samples_v16 (
+  device_no          INTEGER NOT NULL,
+  name_no            INTEGER NOT NULL,
+  captured_ms        INTEGER NOT NULL,
+  pid                INTEGER NOT NULL,
+  capture_no         INTEGER NOT NULL,
+  total_kb           INTEGER,
+  pss_kb             INTEGER,
+  swap_pss_kb        INTEGER,
+  gfxdev_kb          INTEGER,
+  gl_kb              INTEGER,
+  dma_kb             INTEGER,
+  native_graphics_kb INTEGER,
+  non_graphics_kb    INTEGER,
+  graphics_dma_kb    INTEGER,
+  PRIMARY KEY (device_no, name_no, captured_ms, pid, capture_no)
+) STRICT, WITHOUT ROWID;
+INSERT INTO process_samples_v16 SELECT device_no, name_no, captured_ms, pid, capture_no, total_kb, pss_kb,
+  swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb
+  FROM process_samples ORDER BY device_no, name_no, captured_ms, pid, capture_no;
+DROP TABLE process_samples;
+ALTER TABLE process_samples_v16 RENAME TO process_samples;
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -386,7 +445,7 @@ const std::vector<std::string>& Migrations() {
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
                                    kMigration10, kMigration11, kMigration12, kMigration13,
-                                   kMigration14, kMigration15};
+                                   kMigration14, kMigration15, kMigration16};
   return *kMigrations;
 }
 

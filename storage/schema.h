@@ -21,7 +21,8 @@ namespace memfleet::storage {
 // Index names, shared with the query-plan tests so a rename cannot silently leave a hot query unindexed.
 // The process trend reads the primary key of process_samples (a WITHOUT ROWID table: it is its own index).
 inline constexpr char kProcessTrendTable[] = "process_samples";
-inline constexpr char kProcessByCaptureIndex[] = "process_samples_by_capture";
+// A capture's process rows are found by that key over the names its device ever had (schema version 16).
+inline constexpr char kDeviceProcessNamesTable[] = "device_process_names";
 inline constexpr char kDeviceReportsLatestIndex[] = "device_reports_by_device_time";
 inline constexpr char kCapturesLatestIndex[] = "captures_by_device_time";
 inline constexpr char kCaptureLabelsIndex[] = "capture_labels_by_key_value";

@@ -167,8 +167,21 @@ constexpr char kInsertDeviceReportSql[] =
     "total_kb = excluded.total_kb RETURNING capture_no";
 
 constexpr char kPutReportBlobSql[] =
-    "INSERT INTO report_blobs (capture_no, report_zstd) VALUES (?1, ?2) "
-    "ON CONFLICT (capture_no) DO UPDATE SET report_zstd = excluded.report_zstd";
+    "INSERT INTO report_blobs (capture_no, report_zstd, base_no) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (capture_no) DO UPDATE SET report_zstd = excluded.report_zstd, base_no = excluded.base_no";
+
+// The report a capture's report is stored against (schema version 16): its keyframe's, itself a frame of
+// its own. None for a keyframe, or when the keyframe has no report.
+constexpr char kReportBaseSql[] =
+    "SELECT kb.capture_no, kb.report_zstd FROM captures AS c JOIN device_reports AS kr ON kr.capture_id = c.raw_base "
+    "JOIN report_blobs AS kb ON kb.capture_no = kr.capture_no WHERE c.capture_id = ?1 AND kb.base_no IS NULL";
+// The reports stored against capture ?1's (capture_no ?2): its deltas', found through captures_by_raw_base.
+constexpr char kReportDependantsSql[] =
+    "SELECT b.capture_no, c.capture_id, b.report_zstd FROM captures AS c JOIN device_reports AS r ON "
+    "r.capture_id = c.capture_id JOIN report_blobs AS b ON b.capture_no = r.capture_no "
+    "WHERE c.raw_base = ?1 AND b.base_no = ?2";
+constexpr char kOwnReportBlobSql[] = "SELECT report_zstd FROM report_blobs WHERE capture_no = ?1 AND base_no IS NULL";
+constexpr char kRewriteReportBlobSql[] = "UPDATE report_blobs SET report_zstd = ?2 WHERE capture_no = ?1";
 
 // A canonical time (timestamp.h) as Unix milliseconds, the key of process_samples (schema version 15; the
 // migration converts with the same expression). `param` is a bound parameter such as "?3". The minute goes
@@ -182,6 +195,10 @@ std::string MillisecondsOf(const char* param) {
 constexpr char kAddDeviceNumberSql[] =
     "INSERT INTO device_numbers (device_id) VALUES (?1) ON CONFLICT (device_id) DO NOTHING";
 constexpr char kAddProcessNameSql[] = "INSERT INTO process_names (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
+// The names a device ever had (schema version 16), which a capture's process rows are deleted over.
+constexpr char kAddDeviceProcessNameSql[] =
+    "INSERT INTO device_process_names (device_no, name_no) VALUES ((SELECT device_no FROM device_numbers WHERE "
+    "device_id = ?1), (SELECT name_no FROM process_names WHERE name = ?2)) ON CONFLICT DO NOTHING";
 
 // ?1 device id, ?2 process name, ?3 captured_at, ?4 pid, ?5 capture_no, ?6-?14 the figures.
 std::string InsertProcessSampleSql() {
@@ -195,25 +212,46 @@ std::string InsertProcessSampleSql() {
 constexpr char kCaptureDeviceSql[] = "SELECT device_id FROM captures WHERE capture_id = ?1";
 
 constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = ?1";
-constexpr char kDeleteProcessSamplesSql[] =
-    "DELETE FROM process_samples WHERE capture_no = (SELECT capture_no FROM device_reports WHERE capture_id = ?1)";
+// A capture's process rows (schema version 16: no index by capture, no cascade): one probe of the primary
+// key per name its device ever had, at the capture's time, keeping the capture's own rows only (another
+// capture of the device may share the millisecond).
+std::string DeleteProcessSamplesSql() {
+  return absl::StrCat(
+      "DELETE FROM process_samples WHERE (device_no, name_no, captured_ms) IN (SELECT n.device_no, n.name_no, ",
+      MillisecondsOf("r.captured_at"),
+      " FROM device_reports AS r JOIN device_numbers AS d ON d.device_id = r.device_id "
+      "JOIN device_process_names AS n ON n.device_no = d.device_no WHERE r.capture_id = ?1) "
+      "AND capture_no = (SELECT capture_no FROM device_reports WHERE capture_id = ?1)");
+}
 
 // A report is the compressed JSON in report_blobs (schema version 15; device_reports until 14), one
-// rowid probe from the capture's device_reports row.
-constexpr char kReportAtSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
-    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
+// rowid probe from the capture's device_reports row; from version 16 also its base's frame when it is
+// stored against one (a rowid probe more). The columns ReadStoredReport reads, `build` the fifth.
+std::string ReportColumnsOfR(const char* build) {
+  return absl::StrCat(
+      "c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b WHERE b.capture_no = "
+      "r.capture_no), ", build, ", (SELECT b.base_no FROM report_blobs AS b WHERE b.capture_no = r.capture_no), "
+      "(SELECT k.report_zstd FROM report_blobs AS b JOIN report_blobs AS k ON k.capture_no = b.base_no "
+      "WHERE b.capture_no = r.capture_no)");
+}
+
+std::string ReportAtSql() {
+  return absl::StrCat(
+      "SELECT ", ReportColumnsOfR("NULL"), " FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id "
-    "WHERE c.device_id = ?1 AND c.captured_at <= ?2 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
-constexpr char kReportLatestSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
-    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
+    "WHERE c.device_id = ?1 AND c.captured_at <= ?2 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1");
+}
+std::string ReportLatestSql() {
+  return absl::StrCat(
+      "SELECT ", ReportColumnsOfR("NULL"), " FROM captures AS c "
     "JOIN device_reports AS r ON r.capture_id = c.capture_id "
-    "WHERE c.device_id = ?1 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1";
-constexpr char kReportByCaptureSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
-    "WHERE b.capture_no = r.capture_no) FROM captures AS c "
-    "JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.capture_id = ?1";
+    "WHERE c.device_id = ?1 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1");
+}
+std::string ReportByCaptureSql() {
+  return absl::StrCat(
+      "SELECT ", ReportColumnsOfR("NULL"), " FROM captures AS c "
+    "JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.capture_id = ?1");
+}
 
 std::string ListDevicesSql() {
   return absl::StrCat(
@@ -239,13 +277,14 @@ std::string ProcessTrendSql(const char* column) {
                       MillisecondsOf("?3"), " END) ORDER BY p.captured_ms, p.pid LIMIT ?4");
 }
 
-// A capture's process named ?N: one range of process_samples_by_capture, whose entries end with the primary
-// key (device_no, captured_ms, pid; the first two the same for every row of one capture), so the order is
-// the pid's and the lowest comes first.
-std::string ProcessOfCaptureSql(const char* column, const char* capture_no, const char* name_param) {
-  return absl::StrCat("SELECT p.", column, " FROM process_samples AS p WHERE p.capture_no = ", capture_no,
-                      " AND p.name_no = (SELECT name_no FROM process_names WHERE name = ", name_param,
-                      ") ORDER BY p.device_no, p.captured_ms, p.pid LIMIT 1");
+// The process named ?N of the capture whose device_reports row is `r`: one range of process_samples'
+// primary key (device, name, the capture's time), in pid order, so the lowest comes first; the capture_no
+// keeps another capture at the same millisecond out.
+std::string ProcessOfCaptureSql(const char* column, const char* name_param) {
+  return absl::StrCat("SELECT p.", column, " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM "
+                      "device_numbers WHERE device_id = r.device_id) AND p.name_no = (SELECT name_no FROM "
+                      "process_names WHERE name = ", name_param, ") AND p.captured_ms = ", MillisecondsOf("r.captured_at"),
+                      " AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1");
 }
 
 // A device's range of device_reports_by_device_time, in order.
@@ -269,10 +308,19 @@ std::string LatestDeviceFigureSql(const char* column) {
 }
 
 // A process figure of the latest report; several processes of that name (e.g. a restarted service)
-// -> the lowest pid; the process absent from the latest report -> NULL.
+// -> the lowest pid; the process absent from the latest report -> NULL. The latest report's time is the
+// last of the device's range for that name when the process is in it (no later capture exists), so the
+// range's end stands in for converting r.captured_at (ProcessOfCaptureSql), which costs more than both
+// probes; the capture_no says whether that last time is the latest report's.
 std::string LatestProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (",
-                      ProcessOfCaptureSql(column, "r.capture_no", "?1"), ")", kLatestReportJoin);
+  return absl::StrCat(
+      "SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
+      " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM device_numbers WHERE device_id = "
+      "r.device_id) AND p.name_no = (SELECT name_no FROM process_names WHERE name = ?1) AND p.captured_ms = "
+      "(SELECT MAX(m.captured_ms) FROM process_samples AS m WHERE m.device_no = (SELECT device_no FROM "
+      "device_numbers WHERE device_id = r.device_id) AND m.name_no = (SELECT name_no FROM process_names WHERE "
+      "name = ?1)) AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1)",
+      kLatestReportJoin);
 }
 
 constexpr char kRawCaptureIdsAllSql[] = "SELECT capture_id FROM captures ORDER BY captured_at, capture_id";
@@ -306,6 +354,102 @@ absl::Status AddKey(Connection& c, const char* sql, const std::string& key) ABSL
   return st->StepDone();
 }
 
+// A dependant's report: its capture_no, and its JSON as decompressed against its base's old report.
+struct DependantReport {
+  int64_t capture_no = 0;
+  std::string json;
+};
+
+// The reports stored against capture_no's report, decompressed before that report is replaced. A
+// dependant that does not decompress fails the replacement (DataLoss naming it): re-encoding it against
+// the new base would turn an unreadable report into a wrong one.
+absl::StatusOr<std::vector<DependantReport>> ReadDependantReports(Connection& c, const std::string& capture_id,
+                                                                  int64_t capture_no) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+  std::vector<CompressedReport> rows;
+  std::vector<int64_t> numbers;
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kReportDependantsSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(2, capture_no));
+    while (true) {
+      MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st->Step());
+      if (r != StepResult::kRow) break;
+      numbers.push_back(st->ColumnInt64(0));
+      CompressedReport row;
+      row.report.capture_id = st->ColumnText(1);
+      row.report_zstd = st->ColumnBlob(2);
+      row.against_base = true;
+      rows.push_back(std::move(row));
+    }
+  }
+  if (rows.empty()) return std::vector<DependantReport>();
+  std::optional<std::string> base_zstd;
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kOwnReportBlobSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, capture_no));
+    MEMFLEET_ASSIGN_OR_RETURN(base_zstd, ReadFirstRow(st, [](const Statement& row) { return row.ColumnBlob(0); }));
+  }
+  std::vector<DependantReport> dependants;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].base_zstd = base_zstd;
+    MEMFLEET_ASSIGN_OR_RETURN(StoredReport report, DecodeReport(std::move(rows[i])));
+    dependants.push_back({numbers[i], std::move(report.report_json)});
+  }
+  return dependants;
+}
+
+// The frame to store `report_json` as, and the capture_no of the report it is compressed against (nullopt:
+// the built-in dictionary). A keyframe whose report does not decompress is no base: the report is then
+// stored as a frame of its own, readable without it.
+absl::StatusOr<std::pair<std::string, std::optional<int64_t>>> EncodeReport(Connection& c, const std::string& capture_id,
+                                                                            const std::string& report_json)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kReportBaseSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
+  MEMFLEET_ASSIGN_OR_RETURN(auto base, ReadFirstRow(st, [](const Statement& row) {
+    return std::make_pair(row.ColumnInt64(0), row.ColumnBlob(1));
+  }));
+  if (base.has_value()) {
+    absl::StatusOr<std::string> base_json = DecompressReportJson(base->second);
+    if (base_json.ok()) {
+      return std::make_pair(CompressReportJsonAgainst(report_json, *base_json), std::optional<int64_t>(base->first));
+    }
+  }
+  return std::make_pair(CompressReportJson(report_json), std::optional<int64_t>());
+}
+
+absl::Status RewriteReportBlob(Connection& c, int64_t capture_no, const std::string& blob)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRewriteReportBlobSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, capture_no));
+  MEMFLEET_RETURN_IF_ERROR(st->BindBlob(2, blob));
+  return st->StepDone();
+}
+
+// Stores the capture's compressed report (schema version 16: against its keyframe's report when it has
+// one), and re-encodes the reports stored against it, when it is a keyframe whose report is replaced.
+absl::Status PutReportBlob(Connection& c, const std::string& capture_id, int64_t capture_no,
+                           const std::string& report_json) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<DependantReport> dependants, ReadDependantReports(c, capture_id, capture_no));
+  MEMFLEET_ASSIGN_OR_RETURN(auto encoded, EncodeReport(c, capture_id, report_json));
+  {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutReportBlobSql));
+    ResetOnExit reset(st);
+    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, capture_no));
+    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(2, encoded.first));
+    MEMFLEET_RETURN_IF_ERROR(encoded.second.has_value() ? st->BindInt64(3, *encoded.second) : st->BindNull(3));
+    MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  }
+  for (const DependantReport& d : dependants) {
+    MEMFLEET_RETURN_IF_ERROR(RewriteReportBlob(c, d.capture_no, CompressReportJsonAgainst(d.json, report_json)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status InsertReportRows(Connection& c, const std::string& capture_id, const std::string& device_id,
                               const std::string& captured_at, const report::Report& report,
                               const std::string& report_json) ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
@@ -333,15 +477,16 @@ absl::Status InsertReportRows(Connection& c, const std::string& capture_id, cons
     // RETURNING's row comes before the statement completes: step to the end so it is written.
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
-  {
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kPutReportBlobSql));
+  MEMFLEET_RETURN_IF_ERROR(PutReportBlob(c, capture_id, capture_no, report_json));
+  MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddDeviceNumberSql, device_id));
+  for (const auto& [pid, p] : report.processes) {
+    MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddProcessNameSql, p.name));
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kAddDeviceProcessNameSql));
     ResetOnExit reset(st);
-    MEMFLEET_RETURN_IF_ERROR(st->BindInt64(1, capture_no));
-    MEMFLEET_RETURN_IF_ERROR(st->BindBlob(2, CompressReportJson(report_json)));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, p.name));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
-  MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddDeviceNumberSql, device_id));
-  for (const auto& [pid, p] : report.processes) MEMFLEET_RETURN_IF_ERROR(AddKey(c, kAddProcessNameSql, p.name));
   MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(InsertProcessSampleSql()));
   ResetOnExit reset(st);
   for (const auto& [pid, p] : report.processes) {
@@ -401,7 +546,7 @@ std::string CaptureDeviceFigureSql(const char* column) {
 }
 
 std::string CaptureProcessFigureSql(const char* column) {
-  return ProcessOfCaptureSql(column, "(SELECT capture_no FROM device_reports WHERE capture_id = ?1)", "?2");
+  return absl::StrCat("SELECT (", ProcessOfCaptureSql(column, "?2"), ") FROM device_reports AS r WHERE r.capture_id = ?1");
 }
 
 absl::Status InsertLabels(Connection& c, const std::string& capture_id, const Labels& labels)
@@ -621,7 +766,7 @@ absl::Status SqliteStore::ReplaceReport(const std::string& capture_id, const rep
   }
   {
     // The device_reports row is updated in place by InsertReportRows; its process rows are rewritten.
-    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteProcessSamplesSql));
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(DeleteProcessSamplesSql()));
     ResetOnExit reset(st);
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
@@ -697,12 +842,12 @@ absl::StatusOr<std::optional<DeviceRecord>> SqliteStore::GetDevice(const std::st
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReport(const std::string& device_id,
                                                                    const std::string& at) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string at_utc, NormalizeOptionalTimestamp(at, "at"));
-  if (at_utc.empty()) return DecodeReports(QueryFirst(reader(), kReportLatestSql, {device_id}, ReadStoredReport<Statement>));
-  return DecodeReports(QueryFirst(reader(), kReportAtSql, {device_id, at_utc}, ReadStoredReport<Statement>));
+  if (at_utc.empty()) return DecodeReports(QueryFirst(reader(), ReportLatestSql(), {device_id}, ReadStoredReport<Statement>));
+  return DecodeReports(QueryFirst(reader(), ReportAtSql(), {device_id, at_utc}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::optional<StoredReport>> SqliteStore::GetReportByCapture(const std::string& capture_id) {
-  return DecodeReports(QueryFirst(reader(), kReportByCaptureSql, {capture_id}, ReadStoredReport<Statement>));
+  return DecodeReports(QueryFirst(reader(), ReportByCaptureSql(), {capture_id}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::string& device_id,
@@ -864,7 +1009,10 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
       sql = LatestProcessFigureSql("total_kb");
       break;
     case HotQuery::kReportAt:
-      sql = kReportAtSql;
+      sql = ReportAtSql();
+      break;
+    case HotQuery::kCaptureProcessRows:
+      sql = DeleteProcessSamplesSql();
       break;
   }
   Connection& c = reader();
@@ -949,9 +1097,15 @@ absl::StatusOr<size_t> SqliteStore::DeleteCaptures(const std::vector<std::string
   MEMFLEET_RETURN_IF_ERROR(c.db.Exec("PRAGMA defer_foreign_keys = ON"));
   size_t deleted = 0;
   {
+    MEMFLEET_ASSIGN_OR_RETURN(Statement * rows, c.Get(DeleteProcessSamplesSql()));
+    ResetOnExit reset_rows(rows);
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kDeleteCaptureSql));
     ResetOnExit reset(st);
     for (const std::string& id : capture_ids) {
+      // The process rows first: they are found through the capture's device_reports row.
+      rows->Reset();
+      MEMFLEET_RETURN_IF_ERROR(rows->BindText(1, id));
+      MEMFLEET_RETURN_IF_ERROR(rows->StepDone());
       st->Reset();
       MEMFLEET_RETURN_IF_ERROR(st->BindText(1, id));
       MEMFLEET_RETURN_IF_ERROR(st->StepDone());
@@ -1058,31 +1212,34 @@ constexpr char kGetLatestBaselineSql[] =
     "SELECT version, name, imported_at, raw_text FROM baselines ORDER BY version DESC LIMIT 1";
 // Per device, its newest capture of the sweep (a device may have been captured twice in one sweep).
 // `sweep_id != ''` lets the planner use the partial index captures_by_sweep (schema version 15).
-constexpr char kLatestReportsOfSweepSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
-    "WHERE b.capture_no = r.capture_no) FROM captures c "
+std::string LatestReportsOfSweepSql() {
+  return absl::StrCat(
+      "SELECT ", ReportColumnsOfR("NULL"), " FROM captures c "
     "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.sweep_id = ?1 AND c.sweep_id != '' AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
     "WHERE c2.sweep_id = ?1 AND c2.sweep_id != '' AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
-    "ORDER BY c.device_id";
-constexpr char kLatestReportsSinceSql[] =
-    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
-    "WHERE b.capture_no = r.capture_no) FROM devices d "
+    "ORDER BY c.device_id");
+}
+std::string LatestReportsSinceSql() {
+  return absl::StrCat(
+      "SELECT ", ReportColumnsOfR("NULL"), " FROM devices d "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 WHERE c2.device_id = d.device_id "
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
-    "WHERE c.captured_at >= ?1 ORDER BY d.device_id";
+    "WHERE c.captured_at >= ?1 ORDER BY d.device_id");
+}
 
 // The pairs come from a scan of captures_by_device_build_time alone, and each pair's latest capture is
 // the last entry of its range there; the build is taken from the pair (the index), never from the table
 // row, where it sits after raw_blob. IS, not =: captures stored before schema 8 have a NULL build.
-constexpr char kLatestReportsPerBuildSql[] =
+std::string LatestReportsPerBuildSql() {
+  return absl::StrCat(
     "WITH pairs AS (SELECT DISTINCT device_id, build_fingerprint FROM captures "
     "INDEXED BY captures_by_device_build_time) "
-    "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b "
-    "WHERE b.capture_no = r.capture_no), p.build_fingerprint FROM pairs p "
+    "SELECT ", ReportColumnsOfR("p.build_fingerprint"), " FROM pairs p "
     "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 INDEXED BY "
     "captures_by_device_build_time WHERE c2.device_id = p.device_id AND c2.build_fingerprint IS p.build_fingerprint "
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
-    "WHERE c.captured_at >= ?1 ORDER BY p.device_id, p.build_fingerprint";
+    "WHERE c.captured_at >= ?1 ORDER BY p.device_id, p.build_fingerprint");
+}
 
 }  // namespace
 
@@ -1125,17 +1282,17 @@ absl::StatusOr<std::optional<BaselineRecord>> SqliteStore::GetBaseline(int64_t v
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsOfSweep(const std::string& sweep_id) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(sweep_id, "sweep_id"));
-  return DecodeReports(QueryAll(reader(), kLatestReportsOfSweepSql, {sweep_id}, ReadStoredReport<Statement>));
+  return DecodeReports(QueryAll(reader(), LatestReportsOfSweepSql(), {sweep_id}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsSince(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return DecodeReports(QueryAll(reader(), kLatestReportsSinceSql, {since_utc}, ReadStoredReport<Statement>));
+  return DecodeReports(QueryAll(reader(), LatestReportsSinceSql(), {since_utc}, ReadStoredReport<Statement>));
 }
 
 absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return DecodeReports(QueryAll(reader(), kLatestReportsPerBuildSql, {since_utc}, ReadStoredReport<Statement>));
+  return DecodeReports(QueryAll(reader(), LatestReportsPerBuildSql(), {since_utc}, ReadStoredReport<Statement>));
 }
 
 // ---- end Baselines ----

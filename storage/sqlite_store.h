@@ -59,6 +59,7 @@ enum class HotQuery {
   kLatestDeviceFigure,   // LatestPerDevice with a device figure
   kLatestProcessFigure,  // LatestPerDevice with a process figure
   kReportAt,             // GetReport at a time
+  kCaptureProcessRows,   // DeleteCaptures and ReplaceReport: deleting a capture's process rows
 };
 
 class SqliteStore : public Store {

@@ -100,8 +100,25 @@ int64_t DroppedCapturesToStore(uint64_t dropped) {
 
 uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
 
+namespace {
+
+absl::StatusOr<std::string> DecompressStoredReport(const CompressedReport& row) {
+  if (!row.against_base) return DecompressReportJson(row.report_zstd);
+  if (!row.base_zstd.has_value()) {
+    return absl::DataLossError("its report is stored against its keyframe's report, which is missing");
+  }
+  absl::StatusOr<std::string> base_json = DecompressReportJson(*row.base_zstd);
+  if (!base_json.ok()) {
+    return absl::Status(base_json.status().code(),
+                        absl::StrCat("its keyframe's report, which it is stored against: ", base_json.status().message()));
+  }
+  return DecompressReportJsonAgainst(row.report_zstd, *base_json);
+}
+
+}  // namespace
+
 absl::StatusOr<StoredReport> DecodeReport(CompressedReport row) {
-  absl::StatusOr<std::string> json = DecompressReportJson(row.report_zstd);
+  absl::StatusOr<std::string> json = DecompressStoredReport(row);
   if (!json.ok()) {
     return absl::Status(json.status().code(), absl::StrCat("capture ", row.report.capture_id, ": ", json.status().message()));
   }

@@ -108,9 +108,14 @@ CaptureStore::RawCapture ReadRawCapture(const Row& row) {
 struct CompressedReport {
   StoredReport report;  // report_json empty
   std::string report_zstd;
+  // A report stored against its keyframe's report (SQLite, schema version 16): that report's frame, which
+  // is decompressed first; nullopt when the base is named but gone (DecodeReport's DataLoss).
+  bool against_base = false;
+  std::optional<std::string> base_zstd;
 };
 
-// capture_id, device_id, captured_at, report_zstd[, build_fingerprint].
+// capture_id, device_id, captured_at, report_zstd[, build_fingerprint (or NULL)[, base_no (NULL: a frame
+// of its own), the base's report_zstd]].
 template <typename Row>
 CompressedReport ReadStoredReport(const Row& row) {
   CompressedReport r;
@@ -119,6 +124,10 @@ CompressedReport ReadStoredReport(const Row& row) {
   r.report.captured_at = row.ColumnText(2);
   r.report_zstd = row.ColumnBlob(3);
   if (row.ColumnCount() > 4 && !row.ColumnIsNull(4)) r.report.build_fingerprint = row.ColumnText(4);
+  if (row.ColumnCount() > 6 && !row.ColumnIsNull(5)) {
+    r.against_base = true;
+    if (!row.ColumnIsNull(6)) r.base_zstd = row.ColumnBlob(6);
+  }
   return r;
 }
 

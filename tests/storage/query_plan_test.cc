@@ -158,11 +158,21 @@ TEST_P(QueryPlanOnFleetTest, LatestDeviceFigureIsOneProbePerDevice) {
 TEST_P(QueryPlanOnFleetTest, LatestProcessFigureProbesTheTrendIndex) {
   std::vector<std::string> plan = Plan(HotQuery::kLatestProcessFigure);
   EXPECT_TRUE(UsesIndex(plan, kLatestReportIndex)) << Join(plan);
-  // The process value of that report: one probe of (capture, name), not a scan of its rows.
-  EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kProcessByCaptureIndex + " (capture_no=? AND name_no=?)"))
+  // The process value of that report: one probe of (device, name, time) in the trend's own key (schema
+  // version 16: there is no index by capture), not a scan of its rows.
+  EXPECT_TRUE(Mentions(plan, "SEARCH p USING PRIMARY KEY (device_no=? AND name_no=? AND captured_ms=?)"))
       << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
   EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);
+}
+
+TEST_P(QueryPlanOnFleetTest, ACapturesProcessRowsAreDeletedByProbesOfTheTrendKey) {
+  std::vector<std::string> plan = Plan(HotQuery::kCaptureProcessRows);
+  // One probe per name the device had, at the capture's time; the names from the device's own range.
+  EXPECT_TRUE(Mentions(plan, "SEARCH process_samples USING PRIMARY KEY (device_no=? AND name_no=? AND captured_ms=?)"))
+      << Join(plan);
+  EXPECT_TRUE(Mentions(plan, "SEARCH n USING PRIMARY KEY (device_no=?)")) << Join(plan);
+  EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
 }
 
 TEST_P(QueryPlanOnFleetTest, ReportAtTimeIsOneProbeOfTheCapturesIndex) {

@@ -18,6 +18,7 @@
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/moving_capture.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
 
@@ -58,6 +59,29 @@ TEST_P(SampleReportTest, ATrainedDeviceIsStoredInAThirdOfPlainZstd) {
   if (!trained) GTEST_SKIP() << "not among the dictionary's training devices";
   const size_t blob = CompressReportJson(json).size();
   EXPECT_LT(blob * 3, PlainZstd(json).size()) << blob << " vs " << PlainZstd(json).size();
+}
+
+// Schema version 16: a delta capture's report is stored against its keyframe's report. Ten minutes
+// later, with the numbers moved (moving_capture.h), the frame is a fraction of the dictionary's.
+TEST_P(SampleReportTest, AReportTenMinutesLaterIsStoredAgainstTheFirstInASixthOfItsDictionaryFrame) {
+  const capture::Capture first = testing::LoadTree(testing::TestData(std::string("captures/") + GetParam() + "/tree"));
+  const std::string base_json = report::ReportToJson(accounting::Account(first), -1);
+  const std::string json = report::ReportToJson(accounting::Account(testing::Later(first, 10)), -1);
+  ASSERT_NE(json, base_json);
+  const std::string blob = CompressReportJsonAgainst(json, base_json);
+  absl::StatusOr<std::string> back = DecompressReportJsonAgainst(blob, base_json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, json);
+  EXPECT_EQ(ZSTD_getDictID_fromFrame(blob.data(), blob.size()), 0u);
+  EXPECT_LT(blob.size() * 6, CompressReportJson(json).size()) << blob.size() << " vs " << CompressReportJson(json).size();
+  // Read as a frame of its own, or a dictionary frame read as one against a base: DataLoss, no report.
+  EXPECT_EQ(DecompressReportJson(blob).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecompressReportJsonAgainst(CompressReportJson(json), base_json).status().code(),
+            absl::StatusCode::kDataLoss);
+  // Against another base (say the keyframe's report replaced and its dependants not re-encoded): DataLoss.
+  EXPECT_EQ(DecompressReportJsonAgainst(blob, base_json.substr(100)).status().code(), absl::StatusCode::kDataLoss);
+  std::string truncated = blob.substr(0, blob.size() - 1);
+  EXPECT_EQ(DecompressReportJsonAgainst(truncated, base_json).status().code(), absl::StatusCode::kDataLoss);
 }
 
 // The five devices the dictionary was trained on (scripts/train-report-dictionary), and two it never saw.

@@ -85,12 +85,14 @@ void ExpectLatestSchema(SqliteDb& db) {
   EXPECT_EQ(*v, LatestSchemaVersion());
   for (const char* table :
        {"schema_version", "devices", "captures", "device_reports", kProcessTrendTable, "process_names",
-        "device_numbers", "report_blobs", "sweeps", "sweep_devices"}) {
+        "device_numbers", "report_blobs", kDeviceProcessNamesTable, "sweeps", "sweep_devices"}) {
     EXPECT_TRUE(HasObject(db, "table", table)) << table;
   }
-  for (const char* index : {kProcessByCaptureIndex, kDeviceReportsLatestIndex, kCapturesLatestIndex}) {
+  for (const char* index : {kDeviceReportsLatestIndex, kCapturesLatestIndex}) {
     EXPECT_TRUE(HasObject(db, "index", index)) << index;
   }
+  EXPECT_FALSE(HasObject(db, "index", "process_samples_by_capture"));  // gone at version 16
+
 }
 
 class SchemaTest : public ::testing::Test {
