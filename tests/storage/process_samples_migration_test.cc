@@ -2,8 +2,11 @@
 // trend index, a (capture_id, pid) key) into process_samples (integer numbers, clustered on the trend's
 // order). A database written at version 14 migrates, and every query that reads process rows answers what
 // was stored at 14: the values below are the ones inserted, in the order the queries promise.
+// Schema version 16 ends the (device, time) indexes at captured_at: a version-15 file whose ties on time
+// were stored in the other order than their ids still answers in id order.
 #include <sqlite3.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,33 +82,44 @@ std::vector<std::string> Points(const absl::StatusOr<std::vector<HistoryRow>>& r
   return out;
 }
 
+// A file at schema `version` (14 or later): written at 14 by `fill`, then migrated by the later migrations
+// alone, as a server of that version left it; then opened by the store, which migrates it to the latest.
+std::unique_ptr<SqliteStore> OpenOldFile(const std::string& path, int version,
+                                         const std::function<void(SqliteDb&)>& fill) {
+  {
+    absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    EXPECT_TRUE(db.ok()) << db.status();
+    if (!db.ok()) return nullptr;
+    EXPECT_TRUE(RegisterReportCodecSqlFunctions(*db).ok());  // migration 14 names the function
+    ExecOrDie(*db, "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; INSERT INTO schema_version VALUES (" +
+                       std::to_string(version) + ")");
+    for (int v = 0; v < 14; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
+    fill(*db);
+    for (int v = 14; v < version; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
+  }
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
 class ProcessSamplesMigrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
-    path_ = dir_.path() + "/memfleet.db";
-    {
-      absl::StatusOr<SqliteDb> db = SqliteDb::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-      ASSERT_TRUE(db.ok()) << db.status();
-      ASSERT_TRUE(RegisterReportCodecSqlFunctions(*db).ok());  // migration 14 names the function
-      ExecOrDie(*db, "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; INSERT INTO schema_version VALUES (14)");
-      for (int v = 0; v < 14; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
+    store_ = OpenOldFile(dir_.path() + "/memfleet.db", 14, [](SqliteDb& db) {
       // dev-a: two captures at the same millisecond (the greater id is the later), a second surfaceflinger
       // (pid 43) in one of them, an unknown figure.
-      InsertVersion14Capture(*db, "dev-a", "dev-a-1", "2026-11-30T08:00:00.000Z", 9000,
+      InsertVersion14Capture(db, "dev-a", "dev-a-1", "2026-11-30T08:00:00.000Z", 9000,
                              {{42, "surfaceflinger", 700, 600}, {1000, "system_server", 5000, 4000}});
-      InsertVersion14Capture(*db, "dev-a", "dev-a-2", "2026-11-30T08:10:00.250Z", 9100,
+      InsertVersion14Capture(db, "dev-a", "dev-a-2", "2026-11-30T08:10:00.250Z", 9100,
                              {{42, "surfaceflinger", 710, std::nullopt}, {43, "surfaceflinger", 20, 10}});
-      InsertVersion14Capture(*db, "dev-a", "dev-a-3", "2026-11-30T08:10:00.250Z", 9200, {{42, "surfaceflinger", 720, 620}});
-      InsertVersion14Capture(*db, "dev-b", "dev-b-1", "2026-11-30T08:05:00.000Z", 8000, {{42, "surfaceflinger", 900, 800}});
-    }
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_, SqliteStoreOptions());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+      InsertVersion14Capture(db, "dev-a", "dev-a-3", "2026-11-30T08:10:00.250Z", 9200, {{42, "surfaceflinger", 720, 620}});
+      InsertVersion14Capture(db, "dev-b", "dev-b-1", "2026-11-30T08:05:00.000Z", 8000, {{42, "surfaceflinger", 900, 800}});
+    });
+    ASSERT_NE(store_, nullptr);
   }
 
   testing::TempDir dir_{"memfleet-samples-migration"};
-  std::string path_;
   std::unique_ptr<SqliteStore> store_;
 };
 
@@ -174,6 +188,71 @@ TEST_F(ProcessSamplesMigrationTest, MigratedRowsGoWithTheirCaptureAndAreReplaced
   absl::StatusOr<Store::Stats> stats = store_->GetStats();
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->process_rows, 3u);  // dev-a-2's pid 43 went with its old report
+}
+
+// A file at version 15 where, at one time, the greater capture id was stored first (so the captures'
+// rowids, the last column of every index entry, disagree with the id order that breaks ties), and two
+// builds.
+class Version15TiesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    store_ = OpenOldFile(dir_.path() + "/memfleet.db", 15, [](SqliteDb& db) {
+      InsertVersion14Capture(db, "dev-a", "dev-a-1", "2026-11-30T08:00:00.000Z", 9000, {{42, "surfaceflinger", 700, 600}});
+      InsertVersion14Capture(db, "dev-a", "dev-a-9", "2026-11-30T08:10:00.250Z", 9900, {{42, "surfaceflinger", 790, 690}});
+      InsertVersion14Capture(db, "dev-a", "dev-a-5", "2026-11-30T08:10:00.250Z", 9500, {{42, "surfaceflinger", 750, 650}});
+      ExecOrDie(db, "UPDATE captures SET build_fingerprint = CASE capture_id WHEN 'dev-a-1' THEN 'old' ELSE 'new' END");
+    });
+    ASSERT_NE(store_, nullptr);
+  }
+
+  testing::TempDir dir_{"memfleet-v15-ties"};
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_F(Version15TiesTest, TiesOnTimeStillGoToTheCaptureIdOrder) {
+  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 0)),
+            (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
+                                      "dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
+                                      "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
+  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 2)),
+            (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
+                                      "dev-a-5@2026-11-30T08:10:00.250Z/0=9500"}));
+  absl::StatusOr<std::vector<FleetValueRow>> fleet = store_->LatestPerDevice("total_kb", "");
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  ASSERT_EQ(fleet->size(), 1u);
+  EXPECT_EQ((*fleet)[0].capture_id, "dev-a-9");
+  EXPECT_EQ((*fleet)[0].value_kb, 9900);
+  absl::StatusOr<std::vector<FleetValueRow>> process = store_->LatestPerDevice("total_kb", "surfaceflinger");
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_EQ(process->size(), 1u);
+  EXPECT_EQ((*process)[0].value_kb, 790);
+
+  absl::StatusOr<std::optional<StoredReport>> latest = store_->GetReport("dev-a", "");
+  ASSERT_TRUE(latest.ok() && latest->has_value()) << latest.status();
+  EXPECT_EQ((*latest)->report_json, "{\"capture\":\"dev-a-9\"}");
+  absl::StatusOr<std::optional<StoredReport>> at = store_->GetReport("dev-a", "2026-11-30T08:10:00.250Z");
+  ASSERT_TRUE(at.ok() && at->has_value()) << at.status();
+  EXPECT_EQ((*at)->capture_id, "dev-a-9");
+  absl::StatusOr<std::optional<StoredReport>> before = store_->GetReport("dev-a", "2026-11-30T08:10:00.249Z");
+  ASSERT_TRUE(before.ok() && before->has_value()) << before.status();
+  EXPECT_EQ((*before)->capture_id, "dev-a-1");
+
+  absl::StatusOr<std::vector<StoredReport>> since = store_->LatestReportsSince("");
+  ASSERT_TRUE(since.ok()) << since.status();
+  ASSERT_EQ(since->size(), 1u);
+  EXPECT_EQ((*since)[0].capture_id, "dev-a-9");
+  absl::StatusOr<std::vector<StoredReport>> per_build = store_->LatestReportsPerBuild("");
+  ASSERT_TRUE(per_build.ok()) << per_build.status();
+  ASSERT_EQ(per_build->size(), 2u);
+  EXPECT_EQ((*per_build)[0].build_fingerprint, "new");
+  EXPECT_EQ((*per_build)[0].capture_id, "dev-a-9");
+  EXPECT_EQ((*per_build)[1].build_fingerprint, "old");
+  EXPECT_EQ((*per_build)[1].capture_id, "dev-a-1");
+  absl::StatusOr<std::vector<DeviceSummaryRow>> devices = store_->ListDevices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].last_total_kb, 9900);
 }
 
 }  // namespace
