@@ -50,12 +50,18 @@ FleetLink::FleetLink(storage::FleetStore& store, AgentRegistry& registry, FleetL
 FleetLink::~FleetLink() { Stop(); }
 
 void FleetLink::Start(SweepCoordinator& sweeps) {
-  absl::MutexLock lock(&mu_);
-  if (started_ || stopping_) return;
-  started_ = true;
-  sweeps_ = &sweeps;
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_ || stopping_) return;
+    started_ = true;
+  }
+  // Outside mu_: a clock that jumps takes its own lock, then ours.
   clock_.AddSleeper(&mu_, &wake_);
-  thread_ = std::thread([this] { Loop(); });
+  absl::MutexLock lock(&mu_);
+  sweeps_ = &sweeps;
+  // Sessions are written with a fresh heartbeat at Hello: the first refresh is due a period from now.
+  const auto first_heartbeat = clock_.Now() + options_.heartbeat_period;
+  thread_ = std::thread([this, first_heartbeat] { Loop(first_heartbeat); });
 }
 
 void FleetLink::Stop() {
@@ -77,8 +83,7 @@ int64_t FleetLink::WallNowMs() const {
       .count();
 }
 
-void FleetLink::Loop() {
-  auto next_heartbeat = clock_.Now();
+void FleetLink::Loop(std::chrono::steady_clock::time_point next_heartbeat) {
   auto next_poll = clock_.Now();
   mu_.Lock();
   while (!stopping_) {
@@ -203,8 +208,14 @@ absl::Status FleetLink::Relay(const std::string& sweep_id, const std::vector<Rem
 }
 
 void FleetLink::Unwatch(const std::string& sweep_id) {
-  absl::MutexLock lock(&mu_);
-  watched_.erase(sweep_id);
+  {
+    absl::MutexLock lock(&mu_);
+    if (watched_.erase(sweep_id) == 0) return;
+  }
+  // A late write by the delivering server then changes no row: the sweep's outcome is recorded already.
+  if (absl::Status s = store_.DeleteSweepRelays(sweep_id); !s.ok()) {
+    LogLine(absl::StrCat("sweep ", sweep_id, ": cannot delete its relays: ", s.message()));
+  }
 }
 
 void FleetLink::DeliverRelays() {

@@ -11,7 +11,8 @@
 //   fleet.Start(sweeps);   // the heartbeat and relay thread
 //   fleet.OnlineServers(); // {"sim-101": "lab-a:7070", "sim-102": "lab-b:7070"}
 //
-// Thread-safe. One internal thread, on the injected steady clock, refreshes heartbeats and polls relays.
+// Thread-safe, except that Start and Stop are called from one thread (LabServer's start and stop). One
+// internal thread, on the injected steady clock, refreshes heartbeats and polls relays.
 // Heartbeats carry the wall clock of the server writing them: servers of one fleet keep their clocks
 // within a few seconds of each other (NTP), well under session_timeout - heartbeat_period.
 #ifndef MEMFLEET_SERVER_FLEET_LINK_H_
@@ -85,7 +86,7 @@ class FleetLink : public RegistryListener, public SweepRelayer {
     std::chrono::steady_clock::time_point at;
   };
 
-  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Loop(std::chrono::steady_clock::time_point next_heartbeat) ABSL_LOCKS_EXCLUDED(mu_);
   void Heartbeat();
   void DeliverRelays() ABSL_LOCKS_EXCLUDED(mu_);
   void PollWatched() ABSL_LOCKS_EXCLUDED(mu_);

@@ -226,13 +226,12 @@ absl::StatusOr<std::set<std::string>> SweepCoordinator::DevicesWithLabels(const 
 }
 
 capture::Labels SweepCoordinator::LabelsFor(const std::string& sweep_id, const std::string& device_id) const {
-  absl::MutexLock lock(&mu_);
-  auto it = sweeps_.find(sweep_id);
-  if (it == sweeps_.end()) {
-    return options_.relayer != nullptr ? options_.relayer->RelayedLabels(sweep_id, device_id) : capture::Labels();
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sweeps_.find(sweep_id);
+    if (it != sweeps_.end()) return it->second->states.count(device_id) == 0 ? capture::Labels() : it->second->labels;
   }
-  if (it->second->states.count(device_id) == 0) return {};
-  return it->second->labels;
+  return options_.relayer != nullptr ? options_.relayer->RelayedLabels(sweep_id, device_id) : capture::Labels();
 }
 
 absl::StatusOr<SweepUpdate> SweepCoordinator::WaitForProgress(const std::string& sweep_id, size_t cursor,

@@ -80,7 +80,7 @@ class SweepRelayer {
   // Agents online on other servers, none of them in this server's registry.
   virtual absl::StatusOr<std::vector<RemoteAgent>> RemoteAgents() = 0;
   // Asks the agents' servers to send CaptureNow{sweep_id}; their progress comes back through
-  // SweepCoordinator::OnRemoteState until Unwatch.
+  // SweepCoordinator::OnRemoteState until Unwatch (the sweep finished).
   virtual absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
                              const capture::Labels& labels) = 0;
   virtual void Unwatch(const std::string& sweep_id) = 0;

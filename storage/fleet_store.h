@@ -69,6 +69,8 @@ class FleetStore {
                                           const std::string& message) = 0;
   // Every relay of the sweep, by device id.
   virtual absl::StatusOr<std::vector<SweepRelay>> SweepRelays(const std::string& sweep_id) = 0;
+  // Deletes the sweep's relays (it finished: sweep_devices holds its outcome).
+  virtual absl::Status DeleteSweepRelays(const std::string& sweep_id) = 0;
 };
 
 }  // namespace memfleet::storage

@@ -163,4 +163,8 @@ absl::StatusOr<std::vector<SweepRelay>> PgStore::SweepRelays(const std::string& 
   return ReadAll(r, ReadRelay);
 }
 
+absl::Status PgStore::DeleteSweepRelays(const std::string& sweep_id) {
+  return RunOn(*writer_, "DELETE FROM sweep_relays WHERE sweep_id = $1", {PgParam::Text(sweep_id)});
+}
+
 }  // namespace memfleet::storage

@@ -103,6 +103,7 @@ class PgStore : public Store, public FleetStore {
   absl::Status SetSweepRelayState(const std::string& sweep_id, const std::string& device_id, const std::string& state,
                                   const std::string& capture_id, const std::string& message) override;
   absl::StatusOr<std::vector<SweepRelay>> SweepRelays(const std::string& sweep_id) override;
+  absl::Status DeleteSweepRelays(const std::string& sweep_id) override;
 
  private:
   using Connection = pg_store_internal::Connection;

@@ -157,6 +157,17 @@ TEST_F(FleetTest, DevicesOnEitherServerListEveryAgentWithTheServerHoldingIt) {
       EXPECT_EQ(devices[capture]["online"], true) << name << " " << capture;
       EXPECT_EQ(devices[capture]["server"], preferred) << name << " " << capture;
     }
+    // The table: a SERVER column, each device's row naming its server after "online".
+    Subprocess table({Bin("memfleet"), "--server", server->address(), "devices"}, dir_.path() + "/devices.txt");
+    ASSERT_EQ(table.WaitExit(std::chrono::seconds(60)), 0) << table.Log();
+    const std::string out = table.Log();
+    EXPECT_NE(out.find(" SERVER "), std::string::npos) << out;
+    for (const auto& [capture, preferred] : kPreferredServer) {
+      const size_t row = out.find("\n" + capture + " ");
+      ASSERT_NE(row, std::string::npos) << out;
+      const std::string line = out.substr(row + 1, out.find('\n', row + 1) - row - 1);
+      EXPECT_NE(line.find(" online  " + preferred + " "), std::string::npos) << line;
+    }
   }
 }
 
