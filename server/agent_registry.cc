@@ -69,10 +69,21 @@ absl::StatusOr<std::shared_ptr<AgentSession>> AgentRegistry::Register(std::share
           incidents.refused_facts, ". Two agents share the device id: give each device its own --device-id"));
     }
     old = std::move(slot);
-    slot = std::move(session);
+    slot = session;
   }
   if (old != nullptr) old->Cancel();
+  for (RegistryListener* listener : Listeners()) listener->OnOnline(*session);
   return old;
+}
+
+void AgentRegistry::AddListener(RegistryListener* listener) {
+  absl::MutexLock lock(&mu_);
+  listeners_.push_back(listener);
+}
+
+std::vector<RegistryListener*> AgentRegistry::Listeners() const {
+  absl::MutexLock lock(&mu_);
+  return listeners_;
 }
 
 void AgentRegistry::CountFutureCapture(const std::string& device_id) {
@@ -87,9 +98,13 @@ DeviceIncidents AgentRegistry::Incidents(const std::string& device_id) const {
 }
 
 void AgentRegistry::Unregister(const std::shared_ptr<AgentSession>& session) {
-  absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session->device_id());
-  if (it != sessions_.end() && it->second == session) sessions_.erase(it);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sessions_.find(session->device_id());
+    if (it == sessions_.end() || it->second != session) return;
+    sessions_.erase(it);
+  }
+  for (RegistryListener* listener : Listeners()) listener->OnOffline(*session);
 }
 
 std::shared_ptr<AgentSession> AgentRegistry::Find(const std::string& device_id) const {

@@ -85,8 +85,20 @@ bool SameDevice(const v1::DeviceInfo& a, const v1::DeviceInfo& b);
 // `model "…", soc "…", build "…", kernel "…", page size N`, each value shortened for a message.
 std::string FactsText(const v1::DeviceInfo& info);
 
+// Told when a device's stream becomes its current one and when it stops being so (a replaced stream's
+// end is not an offline), on the stream's own thread, outside the registry's lock.
+class RegistryListener {
+ public:
+  virtual ~RegistryListener() = default;
+  virtual void OnOnline(const AgentSession& session) = 0;
+  virtual void OnOffline(const AgentSession& session) = 0;
+};
+
 class AgentRegistry {
  public:
+  // Before the first Register; the listener outlives the registry's streams.
+  void AddListener(RegistryListener* listener) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Makes `session` the device's current stream. An older stream of the same device id whose Hello
   // describes the same device (SameDevice: its agent restarted) is cancelled and returned; nullptr when
   // there was none. One that describes another device stays, and `session` is refused: AlreadyExists
@@ -113,11 +125,13 @@ class AgentRegistry {
 
  private:
   std::shared_ptr<AgentSession> Find(const std::string& device_id) const ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<RegistryListener*> Listeners() const ABSL_LOCKS_EXCLUDED(mu_);
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<AgentSession>> sessions_ ABSL_GUARDED_BY(mu_);
   // Only ids that said Hello get an entry, as in the store's devices table.
   std::map<std::string, DeviceIncidents> incidents_ ABSL_GUARDED_BY(mu_);
+  std::vector<RegistryListener*> listeners_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace memfleet::server

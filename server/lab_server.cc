@@ -84,7 +84,17 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   s->agent_limits_ = std::make_unique<security::AgentLimits>(options.agent_limits);
   s->shutdown_grace_ = options.shutdown_grace;
   s->pool_ = std::make_unique<WorkerPool>(WorkerPool::Options{options.workers, options.max_queued_captures});
-  s->sweeps_ = std::make_unique<SweepCoordinator>(*s->store_, s->registry_, options.sweeps);
+  SweepCoordinator::Options sweep_options = options.sweeps;
+  if (storage::FleetStore* fleet = s->store_->fleet(); fleet != nullptr) {
+    FleetLinkOptions fleet_options = options.fleet;
+    if (fleet_options.server_id.empty()) fleet_options.server_id = DefaultServerId(options.listen.substr(colon + 1));
+    s->fleet_ = std::make_unique<FleetLink>(*fleet, s->registry_, std::move(fleet_options));
+    s->registry_.AddListener(s->fleet_.get());
+    sweep_options.relayer = s->fleet_.get();
+  }
+  s->sweeps_ = std::make_unique<SweepCoordinator>(*s->store_, s->registry_, sweep_options);
+  s->registry_.AddListener(s->sweeps_.get());
+  if (s->fleet_ != nullptr) s->fleet_->Start(*s->sweeps_);
   // Before the first call: a sweep the previous process was running when it died would stay open forever.
   if (absl::StatusOr<size_t> closed = s->sweeps_->CloseInterruptedSweeps();
       !closed.ok() && closed.status().code() != absl::StatusCode::kUnimplemented) {
@@ -100,7 +110,8 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.token_recheck = options.token_recheck;
   ingest.counters = &s->counters_;
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
-  s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_, *s->authorizer_);
+  s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,
+                                               *s->authorizer_, s->fleet_.get());
   s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->store_, *s->authorizer_);
 
   grpc::ServerBuilder builder;
@@ -125,6 +136,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || selected_port == 0) {
     s->server_.reset();
+    if (s->fleet_ != nullptr) s->fleet_->Stop();
     s->sweeps_->Shutdown();
     s->pool_->Shutdown();
     return absl::UnavailableError(
@@ -182,6 +194,7 @@ void LabServer::Stop() {
     server_->Wait();
   }
   if (pool_ != nullptr) pool_->Shutdown();
+  if (fleet_ != nullptr) fleet_->Stop();
   LogLine("stopped");
   {
     absl::MutexLock lock(&stop_mu_);

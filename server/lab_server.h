@@ -26,6 +26,7 @@
 #include "server/metrics/server_counters.h"
 #include "server/dashboard_sessions.h"
 #include "server/dashboard_site.h"
+#include "server/fleet_link.h"
 #include "server/metrics_http_server.h"
 #include "server/metrics_source.h"
 #include "server/query_service.h"
@@ -46,6 +47,9 @@ struct LabServerOptions {
   int max_receive_message_bytes = 8 << 20;         // chunks are 256 KiB; leaves room for big single nodes
   std::chrono::milliseconds shutdown_grace{5000};  // for in-flight RPCs at Stop
   SweepCoordinator::Options sweeps;
+  // Servers sharing one PostgreSQL database (docs/architecture.md "More than one server"): sessions and
+  // relayed sweeps. Unused on SQLite. An empty server_id is HOSTNAME:PORT of `listen`.
+  FleetLinkOptions fleet;
   // Security (docs/security.md). PEM files; cert + key: TLS on the port; client_ca: agents must
   // present a certificate it signed (mutual TLS; CLI users need not).
   std::string tls_cert_file;
@@ -87,6 +91,8 @@ class LabServer {
   storage::Store& store() { return *store_; }
   AgentRegistry& registry() { return registry_; }
   SweepCoordinator& sweeps() { return *sweeps_; }
+  // Null unless the database is shared by several servers (PostgreSQL).
+  FleetLink* fleet() { return fleet_.get(); }
   // Agent streams the server has started that have not said Hello yet.
   size_t agent_streams_waiting_for_hello() const { return ingest_->streams_waiting_for_hello(); }
 
@@ -106,6 +112,7 @@ class LabServer {
   std::unique_ptr<security::AgentLimits> agent_limits_;
   std::unique_ptr<WorkerPool> pool_;
   AgentRegistry registry_;
+  std::unique_ptr<FleetLink> fleet_;
   std::unique_ptr<SweepCoordinator> sweeps_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> queries_;

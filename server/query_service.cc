@@ -95,8 +95,15 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p) 
 }
 
 QueryService::QueryService(storage::QueryStore& queries, storage::CaptureStore& captures, AgentRegistry& registry,
-                           SweepCoordinator& sweeps, WorkerPool& pool, const security::Authorizer& authorizer)
-    : store_(queries), captures_(captures), registry_(registry), sweeps_(sweeps), pool_(pool), authorizer_(authorizer) {}
+                           SweepCoordinator& sweeps, WorkerPool& pool, const security::Authorizer& authorizer,
+                           FleetLink* fleet)
+    : store_(queries),
+      captures_(captures),
+      registry_(registry),
+      sweeps_(sweeps),
+      pool_(pool),
+      authorizer_(authorizer),
+      fleet_(fleet) {}
 
 grpc::Status QueryService::Authorize(const grpc::ServerContext* context, const char* method) {
   security::Principal principal;
@@ -125,6 +132,13 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
   if (!rows.ok()) return ToGrpcStatus(rows.status());
   absl::StatusOr<LatestLabelled> labelled = LabelScope(*selector);
   if (!labelled.ok()) return ToGrpcStatus(labelled.status());
+  // Device id -> the server holding its stream, across the fleet (a shared database only).
+  std::map<std::string, std::string> servers;
+  if (fleet_ != nullptr) {
+    absl::StatusOr<std::map<std::string, std::string>> online = fleet_->OnlineServers();
+    if (!online.ok()) return ToGrpcStatus(online.status());
+    servers = *std::move(online);
+  }
   std::sort(rows->begin(), rows->end(), [](const storage::DeviceSummaryRow& a, const storage::DeviceSummaryRow& b) {
     return a.device.device_id < b.device.device_id;
   });
@@ -146,7 +160,9 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     d->set_android_sdk(row.device.android_sdk);
     d->set_access(row.device.access);
     d->set_selinux(row.device.selinux);
-    d->set_online(registry_.IsOnline(row.device.device_id));
+    auto server = servers.find(row.device.device_id);
+    d->set_online(server != servers.end() || registry_.IsOnline(row.device.device_id));
+    if (server != servers.end()) d->set_server_id(server->second);
     d->set_last_capture_at(row.last_capture_at);
     d->set_last_total_kb(row.last_total_kb.value_or(-1));
     d->set_capture_count(row.capture_count);

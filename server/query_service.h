@@ -25,6 +25,7 @@
 #include "server/capture_labels.h"
 #include "server/device_selector.h"
 #include "server/security/authorizer.h"
+#include "server/fleet_link.h"
 #include "server/sweep_coordinator.h"
 #include "server/worker_pool.h"
 #include "storage/capture_store.h"
@@ -38,9 +39,11 @@ int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p);
 
 class QueryService final : public v1::QueryService::Service {
  public:
-  // Answers from `queries`; re-accounts the raw captures of `captures` (a storage::Store is both).
+  // Answers from `queries`; re-accounts the raw captures of `captures` (a storage::Store is both). With
+  // `fleet` (servers sharing one database), devices online on any server show online, with their server.
   QueryService(storage::QueryStore& queries, storage::CaptureStore& captures, AgentRegistry& registry,
-               SweepCoordinator& sweeps, WorkerPool& pool, const security::Authorizer& authorizer);
+               SweepCoordinator& sweeps, WorkerPool& pool, const security::Authorizer& authorizer,
+               FleetLink* fleet = nullptr);
 
   grpc::Status ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
                            v1::ListDevicesResponse* response) override;
@@ -77,6 +80,7 @@ class QueryService final : public v1::QueryService::Service {
   SweepCoordinator& sweeps_;
   WorkerPool& pool_;
   const security::Authorizer& authorizer_;
+  FleetLink* const fleet_;
   absl::Mutex reaccount_mu_;  // one re-account at a time
 };
 

@@ -276,6 +276,17 @@ int main(int argc, char** argv) {
                "also serve the browser dashboard (GET /) on --http-listen, with the same TLS and tokens")
       ->needs("--http-listen");
 
+  // Several servers on one PostgreSQL database (README "More than one server").
+  app.add_option("--server-id", options.fleet.server_id,
+                 "this server's name among servers sharing one PostgreSQL database, as `memfleet devices` shows "
+                 "it (default HOSTNAME:PORT)");
+  double heartbeat_s = std::chrono::duration<double>(options.fleet.heartbeat_period).count();
+  app.add_option("--heartbeat-s", heartbeat_s,
+                 "shared database: seconds between refreshes of this server's agent sessions; a session not "
+                 "refreshed for 3 periods is offline")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+
   RetentionArgs retention;
   AddRetentionFlags(&app, retention);
   CLI::App* compact_cmd = app.add_subcommand(
@@ -314,6 +325,8 @@ int main(int argc, char** argv) {
   options.delta.cache_bytes = delta_cache_mb << 20;
   options.hello.hello_timeout = std::chrono::milliseconds(static_cast<int64_t>(hello_timeout_s * 1000));
   options.token_recheck = std::chrono::milliseconds(static_cast<int64_t>(token_recheck_s * 1000));
+  options.fleet.heartbeat_period = std::chrono::milliseconds(static_cast<int64_t>(heartbeat_s * 1000));
+  options.fleet.session_timeout = 3 * options.fleet.heartbeat_period;
   options.max_clock_skew = std::chrono::seconds(max_clock_skew_s);
   options.delta.enabled = options.delta.keyframe_every > 1;
 

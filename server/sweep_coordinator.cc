@@ -88,7 +88,6 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
                                                    " is longer than the limit of ",
                                                    DeadlineText(options_.max_deadline)));
   }
-  std::vector<OnlineAgent> online = registry_.List();
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = device_store_.ListDevices();
   if (!rows.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot read the device list: ", rows.status().message()));
@@ -105,32 +104,31 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   auto sweep = std::make_shared<Sweep>();
   sweep->labels = labels;
   std::vector<std::string> to_send;
+  std::vector<RemoteAgent> to_relay;
   std::set<std::string> online_ids;
-  for (const OnlineAgent& agent : online) {
-    const std::string& id = agent.info.device_id();
-    online_ids.insert(id);
-    storage::DeviceRecord record;
-    auto it = known.find(id);
-    if (it != known.end()) {
-      record = it->second;
+  for (const Target& target : OnlineTargets(known)) {
+    online_ids.insert(target.device.device_id);
+    if (!selected(target.device)) continue;
+    sweep->states[target.device.device_id] = SweepState::kSent;
+    if (target.server_id.empty()) {
+      to_send.push_back(target.device.device_id);
     } else {
-      record.device_id = id;
-      record.model = agent.info.model();
-      record.soc = agent.info.soc();
-      record.build_fingerprint = agent.info.build_fingerprint();
-      record.kernel = agent.info.kernel();
+      to_relay.push_back({target.device, target.server_id});
     }
-    if (!selected(record)) continue;
-    sweep->states[id] = SweepState::kSent;
-    to_send.push_back(id);
   }
   for (const auto& [id, record] : known) {
     if (online_ids.count(id) != 0 || !selected(record)) continue;
     sweep->states[id] = SweepState::kOffline;
   }
+  std::map<std::string, std::string> relayed_through;
+  for (const RemoteAgent& agent : to_relay) relayed_through[agent.device.device_id] = agent.server_id;
   for (const auto& [id, state] : sweep->states) {
-    sweep->events.push_back(
-        {id, state, state == SweepState::kOffline ? "agent not connected" : "capture requested", ""});
+    auto through = relayed_through.find(id);
+    std::string message = state == SweepState::kOffline ? "agent not connected"
+                          : through == relayed_through.end()
+                              ? "capture requested"
+                              : absl::StrCat("capture requested through server ", through->second);
+    sweep->events.push_back({id, state, std::move(message), ""});
     sweep->record.states[id] = SweepStateName(state);
     if (IsFinalState(state)) ++sweep->done;
   }
@@ -157,10 +155,19 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   reaper_wake_.SignalAll();
   LogLine(absl::StrCat("sweep ", sweep->id, " started (",
                        sweep->record.selector.empty() ? "every device" : sweep->record.selector, "): ", to_send.size(),
-                       " online, ", sweep->states.size() - to_send.size(), " offline, deadline ",
+                       " online here, ", to_relay.size(), " on other servers, ",
+                       sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ",
                        DeadlineText(deadline),
                        labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels))));
   if (finished != nullptr) Persist(*finished);
+  if (!to_relay.empty()) {
+    if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels); !s.ok()) {
+      for (const RemoteAgent& agent : to_relay) {
+        Change(sweep->id, agent.device.device_id, SweepState::kFailed, "",
+               absl::StrCat("cannot relay the command to server ", agent.server_id, ": ", s.message()));
+      }
+    }
+  }
 
   v1::ServerMessage command;
   command.mutable_capture_now()->set_sweep_id(sweep->id);
@@ -170,6 +177,41 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     }
   }
   return sweep->id;
+}
+
+std::vector<SweepCoordinator::Target> SweepCoordinator::OnlineTargets(
+    const std::map<std::string, storage::DeviceRecord>& known) {
+  std::vector<Target> targets;
+  std::set<std::string> local;
+  for (const OnlineAgent& agent : registry_.List()) {
+    const std::string& id = agent.info.device_id();
+    local.insert(id);
+    auto it = known.find(id);
+    if (it != known.end()) {
+      targets.push_back({it->second, ""});
+      continue;
+    }
+    Target target;
+    target.device.device_id = id;
+    target.device.model = agent.info.model();
+    target.device.soc = agent.info.soc();
+    target.device.build_fingerprint = agent.info.build_fingerprint();
+    target.device.kernel = agent.info.kernel();
+    targets.push_back(std::move(target));
+  }
+  if (options_.relayer == nullptr) return targets;
+  absl::StatusOr<std::vector<RemoteAgent>> remote = options_.relayer->RemoteAgents();
+  if (!remote.ok()) {
+    // The sweep still reaches this server's agents; the log says why the others' were left out.
+    LogLine(absl::StrCat("sweep: cannot read the other servers' agents: ", remote.status().message()));
+    return targets;
+  }
+  for (RemoteAgent& agent : *remote) {
+    if (local.count(agent.device.device_id) != 0) continue;
+    auto it = known.find(agent.device.device_id);
+    targets.push_back({it != known.end() ? it->second : std::move(agent.device), agent.server_id});
+  }
+  return targets;
 }
 
 absl::StatusOr<std::set<std::string>> SweepCoordinator::DevicesWithLabels(const capture::Labels& labels) {
@@ -184,10 +226,12 @@ absl::StatusOr<std::set<std::string>> SweepCoordinator::DevicesWithLabels(const 
 }
 
 capture::Labels SweepCoordinator::LabelsFor(const std::string& sweep_id, const std::string& device_id) const {
-  absl::MutexLock lock(&mu_);
-  auto it = sweeps_.find(sweep_id);
-  if (it == sweeps_.end() || it->second->states.count(device_id) == 0) return {};
-  return it->second->labels;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sweeps_.find(sweep_id);
+    if (it != sweeps_.end()) return it->second->states.count(device_id) == 0 ? capture::Labels() : it->second->labels;
+  }
+  return options_.relayer != nullptr ? options_.relayer->RelayedLabels(sweep_id, device_id) : capture::Labels();
 }
 
 absl::StatusOr<SweepUpdate> SweepCoordinator::WaitForProgress(const std::string& sweep_id, size_t cursor,
@@ -218,30 +262,56 @@ SweepUpdate SweepCoordinator::UpdateLocked(const Sweep& sweep, size_t cursor) {
 
 void SweepCoordinator::OnCapturing(const std::string& sweep_id, const std::string& device_id,
                                    const std::string& capture_id) {
-  Change(sweep_id, device_id, SweepState::kCapturing, capture_id, "capture arriving");
+  ChangeOrRelay(sweep_id, device_id, SweepState::kCapturing, capture_id, "capture arriving");
 }
 
 void SweepCoordinator::OnStored(const std::string& sweep_id, const std::string& device_id,
                                 const std::string& capture_id) {
-  Change(sweep_id, device_id, SweepState::kStored, capture_id, "capture stored");
+  ChangeOrRelay(sweep_id, device_id, SweepState::kStored, capture_id, "capture stored");
 }
 
 void SweepCoordinator::OnFailed(const std::string& sweep_id, const std::string& device_id,
                                 const std::string& capture_id, const std::string& message) {
-  Change(sweep_id, device_id, SweepState::kFailed, capture_id, message);
+  ChangeOrRelay(sweep_id, device_id, SweepState::kFailed, capture_id, message);
 }
 
-void SweepCoordinator::Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
+void SweepCoordinator::OnRemoteState(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                                     const std::string& capture_id, const std::string& message) {
+  Change(sweep_id, device_id, state, capture_id, message);
+}
+
+void SweepCoordinator::OnOffline(const AgentSession& session) {
+  std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, sweep] : sweeps_) {
+      auto done = ChangeLocked(*sweep, session.device_id(), SweepState::kFailed, "",
+                               "agent disconnected before its capture was stored");
+      if (done != nullptr) to_persist.push_back(std::move(done));
+    }
+  }
+  for (const auto& record : to_persist) Persist(*record);
+}
+
+void SweepCoordinator::ChangeOrRelay(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                                     const std::string& capture_id, const std::string& message) {
+  if (!Change(sweep_id, device_id, state, capture_id, message) && options_.relayer != nullptr && !sweep_id.empty()) {
+    options_.relayer->OnRelayedState(sweep_id, device_id, state, capture_id, message);
+  }
+}
+
+bool SweepCoordinator::Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
                               const std::string& capture_id, const std::string& message) {
-  if (sweep_id.empty()) return;
+  if (sweep_id.empty()) return false;
   std::unique_ptr<storage::SweepRecord> finished;
   {
     absl::MutexLock lock(&mu_);
     auto it = sweeps_.find(sweep_id);
-    if (it == sweeps_.end()) return;
+    if (it == sweeps_.end()) return false;
     finished = ChangeLocked(*it->second, device_id, state, capture_id, message);
   }
   if (finished != nullptr) Persist(*finished);
+  return true;
 }
 
 std::unique_ptr<storage::SweepRecord> SweepCoordinator::ChangeLocked(Sweep& sweep, const std::string& device_id,
@@ -280,6 +350,7 @@ void SweepCoordinator::Persist(const storage::SweepRecord& record) {
     LogLine(absl::StrCat("cannot record the end of sweep ", record.sweep_id, ": ", s.message()));
   }
   if (record.finished_at.empty()) return;
+  if (options_.relayer != nullptr) options_.relayer->Unwatch(record.sweep_id);
   std::map<std::string, int> counts;
   for (const auto& [device, state] : record.states) ++counts[state];
   std::string summary;

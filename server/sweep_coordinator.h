@@ -66,7 +66,32 @@ struct SweepUpdate {
   std::map<SweepState, uint32_t> state_counts;
 };
 
-class SweepCoordinator {
+// An agent another server holds (servers sharing one database: server/fleet_link.h).
+struct RemoteAgent {
+  storage::DeviceRecord device;  // its Hello's facts, for the selector
+  std::string server_id;
+};
+
+// How a sweep reaches the agents other servers hold, and how the news of sweeps they relay here goes
+// back. Implemented by FleetLink; absent (nullptr) on a server alone with its database.
+class SweepRelayer {
+ public:
+  virtual ~SweepRelayer() = default;
+  // Agents online on other servers, none of them in this server's registry.
+  virtual absl::StatusOr<std::vector<RemoteAgent>> RemoteAgents() = 0;
+  // Asks the agents' servers to send CaptureNow{sweep_id}; their progress comes back through
+  // SweepCoordinator::OnRemoteState until Unwatch (the sweep finished).
+  virtual absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
+                             const capture::Labels& labels) = 0;
+  virtual void Unwatch(const std::string& sweep_id) = 0;
+  // The ingest's news of a sweep this server does not run: one another server relayed here (else ignored).
+  virtual void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                              const std::string& capture_id, const std::string& message) = 0;
+  // The labels of a relayed sweep's captures; empty for any other.
+  virtual capture::Labels RelayedLabels(const std::string& sweep_id, const std::string& device_id) = 0;
+};
+
+class SweepCoordinator : public RegistryListener {
  public:
   struct Options {
     std::chrono::milliseconds default_deadline{std::chrono::seconds(60)};  // for a deadline of 0
@@ -74,6 +99,7 @@ class SweepCoordinator {
     size_t keep_finished = 64;         // finished sweeps kept in memory for late WaitForProgress calls
     std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
     SteadyClock* clock = nullptr;      // sweep deadlines are measured on it; null: RealSteadyClock()
+    SweepRelayer* relayer = nullptr;   // the agents of other servers; null: this server's only
   };
 
   // Records sweeps in `sweeps`; selects among the devices `devices` knows.
@@ -87,7 +113,7 @@ class SweepCoordinator {
   SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry) : SweepCoordinator(store, store, registry, Options{}) {}
   SweepCoordinator(const SweepCoordinator&) = delete;
   SweepCoordinator& operator=(const SweepCoordinator&) = delete;
-  ~SweepCoordinator();  // Shutdown()
+  ~SweepCoordinator() override;  // Shutdown()
 
   // Selects devices (online agents and devices the store knows; with label terms, only devices with a
   // stored capture carrying them), sends CaptureNow{sweep_id} to the online ones and returns the sweep id.
@@ -113,6 +139,14 @@ class SweepCoordinator {
   void OnStored(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id);
   void OnFailed(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id,
                 const std::string& message);
+
+  // A relayed device's state as its server recorded it (from the relayer).
+  void OnRemoteState(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                     const std::string& capture_id, const std::string& message);
+
+  // RegistryListener: an agent that goes offline fails in every running sweep still waiting for it.
+  void OnOnline(const AgentSession& /*session*/) override {}
+  void OnOffline(const AgentSession& session) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Sweeps started since construction, and those not finished yet (for /metrics).
   struct Counts {
@@ -148,8 +182,18 @@ class SweepCoordinator {
                                                      const std::string& capture_id, const std::string& message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::unique_ptr<storage::SweepRecord> FinishLocked(Sweep& sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
+  // Returns false when the sweep is not this server's (running or recent).
+  bool Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
               const std::string& capture_id, const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
+  // Change, or the relayer's when the sweep is another server's.
+  void ChangeOrRelay(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                     const std::string& capture_id, const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
+  // The online agents of this server and (with a relayer) the others', as device records.
+  struct Target {
+    storage::DeviceRecord device;
+    std::string server_id;  // "" for this server's
+  };
+  std::vector<Target> OnlineTargets(const std::map<std::string, storage::DeviceRecord>& known);
   void Persist(const storage::SweepRecord& record) ABSL_LOCKS_EXCLUDED(mu_);
   void ReapLoop() ABSL_LOCKS_EXCLUDED(mu_);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -103,6 +103,9 @@ class SqliteStore : public Store {
   absl::StatusOr<bool> HasTokens() override;
   absl::StatusOr<bool> RevokeToken(const std::string& name, const std::string& revoked_at) override;
 
+  // One server per SQLite file: its in-memory registry is the fleet.
+  FleetStore* fleet() override { return nullptr; }
+
   // BaselineStore and its report queries
   absl::StatusOr<int64_t> PutBaseline(const std::string& name, const std::string& imported_at,
                                       const std::string& raw_text) override;

@@ -17,6 +17,7 @@
 
 #include "storage/baseline_store.h"
 #include "storage/capture_store.h"
+#include "storage/fleet_store.h"
 #include "storage/query_store.h"
 #include "storage/records.h"
 #include "storage/sweep_store.h"
@@ -27,6 +28,9 @@ namespace memfleet::storage {
 class Store : public CaptureStore, public QueryStore, public SweepStore, public TokenStore, public BaselineStore {
  public:
   ~Store() override = default;
+
+  // The fleet state several servers share (fleet_store.h); nullptr for a database only one server uses.
+  virtual FleetStore* fleet() = 0;
 };
 
 }  // namespace memfleet::storage

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/device_selector.h"
 #include "nlohmann/json.hpp"
@@ -74,7 +76,8 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"abi", d.abi()},
                          {"android_sdk", d.android_sdk()},
                          {"access", d.access()},
-                         {"selinux", d.selinux()}});
+                         {"selinux", d.selinux()},
+                         {"server", d.server_id().empty() ? json(nullptr) : json(d.server_id())}});
     }
     return devices.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
@@ -82,33 +85,40 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
     std::string out = CsvRow({"device_id", "model", "platform", "soc", "online", "last_capture_at", "last_total_kb",
                               "capture_count", "build_fingerprint", "kernel", "agent_version",
                               "dropped_captures", "clock_skew_s", "refused_streams", "future_captures_refused",
-                              "manufacturer", "build_type", "abi", "android_sdk", "access", "selinux"});
+                              "manufacturer", "build_type", "abi", "android_sdk", "access", "selinux", "server"});
     for (const v1::DeviceSummary& d : response.devices()) {
       out += CsvRow({d.device_id(), d.model(), d.platform(), d.soc(), d.online() ? "true" : "false",
                      d.last_capture_at(), CsvKb(LastTotal(d)), std::to_string(d.capture_count()),
                      d.build_fingerprint(), d.kernel(), d.agent_version(), std::to_string(d.dropped_captures()),
                      d.has_clock_skew_s() ? std::to_string(d.clock_skew_s()) : "", std::to_string(d.refused_streams()),
                      std::to_string(d.future_captures_refused()), d.manufacturer(), d.build_type(), d.abi(),
-                     d.android_sdk(), d.access(), d.selinux()});
+                     d.android_sdk(), d.access(), d.selinux(), d.server_id()});
     }
     return out;
   }
-  TextTable table({{"DEVICE"},
-                   {"MODEL"},
-                   {"PLATFORM"},
-                   {"BUILD"},
-                   {"ACCESS"},
-                   {"STATE"},
-                   {"LAST CAPTURE"},
-                   {"CLOCK SKEW", TextTable::kRight},
-                   {"LAST TOTAL KB", TextTable::kRight},
-                   {"CAPTURES", TextTable::kRight}});
+  // Servers sharing one database say which holds each online agent: a SERVER column then.
+  bool fleet = false;
+  for (const v1::DeviceSummary& d : response.devices()) fleet = fleet || !d.server_id().empty();
+  std::vector<TextTable::Column> columns = {{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"BUILD"}, {"ACCESS"}, {"STATE"}};
+  if (fleet) columns.push_back({"SERVER"});
+  for (TextTable::Column c : {TextTable::Column{"LAST CAPTURE"}, TextTable::Column{"CLOCK SKEW", TextTable::kRight},
+                              TextTable::Column{"LAST TOTAL KB", TextTable::kRight},
+                              TextTable::Column{"CAPTURES", TextTable::kRight}}) {
+    columns.push_back(std::move(c));
+  }
+  TextTable table(std::move(columns));
   size_t online = 0;
   for (const v1::DeviceSummary& d : response.devices()) {
     if (d.online()) ++online;
-    table.AddRow({d.device_id(), d.model().empty() ? "-" : d.model(), d.platform().empty() ? "-" : d.platform(),
-                  ShortBuild(d.build_fingerprint()), d.access().empty() ? "-" : d.access(), d.online() ? "online" : "offline", d.last_capture_at().empty() ? "never" : d.last_capture_at(),
-                  FormatSkew(d), FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())});
+    std::vector<std::string> row = {d.device_id(), d.model().empty() ? "-" : d.model(),
+                                    d.platform().empty() ? "-" : d.platform(), ShortBuild(d.build_fingerprint()),
+                                    d.access().empty() ? "-" : d.access(), d.online() ? "online" : "offline"};
+    if (fleet) row.push_back(d.server_id().empty() ? "-" : d.server_id());
+    for (std::string cell : {d.last_capture_at().empty() ? "never" : d.last_capture_at(), FormatSkew(d),
+                             FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())}) {
+      row.push_back(std::move(cell));
+    }
+    table.AddRow(std::move(row));
   }
   if (table.row_count() == 0) {
     if (filtered) return "no device matches the --where terms (`memfleet devices` lists them all)\n";

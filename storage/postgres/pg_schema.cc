@@ -142,6 +142,38 @@ CREATE INDEX captures_by_raw_base ON captures (raw_base);
 CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, capture_id);
 )sql";
 
+// Version 2: what servers sharing the database tell each other (storage/fleet_store.h). sessions: one row
+// per agent stream, kept by its server's heartbeat; sweep_relays: "capture now" for a device another server
+// holds, and what became of it. No foreign keys: a session may precede its device row's commit, a relay
+// its sweep row's.
+constexpr char kPgMigration2[] = R"sql(
+CREATE TABLE sessions (
+  device_id         TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+  server_id         TEXT COLLATE "C" NOT NULL,
+  connected_at      TEXT COLLATE "C" NOT NULL,
+  heartbeat_ms      BIGINT NOT NULL,
+  model             TEXT COLLATE "C" NOT NULL DEFAULT '',
+  soc               TEXT COLLATE "C" NOT NULL DEFAULT '',
+  build_fingerprint TEXT COLLATE "C" NOT NULL DEFAULT '',
+  kernel            TEXT COLLATE "C" NOT NULL DEFAULT '',
+  agent_version     TEXT COLLATE "C" NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_by_server ON sessions (server_id);
+
+CREATE TABLE sweep_relays (
+  sweep_id   TEXT COLLATE "C" NOT NULL,
+  device_id  TEXT COLLATE "C" NOT NULL,
+  server_id  TEXT COLLATE "C" NOT NULL,
+  labels     TEXT COLLATE "C" NOT NULL DEFAULT '',
+  taken      BOOLEAN NOT NULL DEFAULT FALSE,
+  state      TEXT COLLATE "C" NOT NULL DEFAULT 'sent',
+  capture_id TEXT COLLATE "C" NOT NULL DEFAULT '',
+  message    TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (sweep_id, device_id)
+);
+CREATE INDEX sweep_relays_to_take ON sweep_relays (server_id) WHERE NOT taken;
+)sql";
+
 // Any constant, the same in every memfleet server: the lock that serializes migrations ("memf").
 constexpr char kMigrationLockSql[] = "SELECT pg_advisory_xact_lock(1835363686)";
 
@@ -195,7 +227,7 @@ absl::StatusOr<bool> MigrateOneStep(PgConnection& db) {
 }  // namespace
 
 const std::vector<std::string>& PgMigrations() {
-  static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{kPgMigration1};
+  static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{kPgMigration1, kPgMigration2};
   return *kMigrations;
 }
 

@@ -17,21 +17,12 @@
 #include "report/report.h"
 #include "storage/postgres/pg_connection.h"
 #include "storage/postgres/pg_schema.h"
+#include "storage/postgres/pg_store_internal.h"
 #include "storage/report_codec.h"
 #include "storage/store_rows.h"
 #include "storage/timestamp.h"
 
 namespace memfleet::storage {
-namespace pg_store_internal {
-
-// One PostgreSQL connection and the mutex that serializes its use (libpq: one thread at a time).
-struct Connection {
-  absl::Mutex mu;
-  PgConnection db ABSL_GUARDED_BY(mu);
-};
-
-}  // namespace pg_store_internal
-
 namespace {
 
 using pg_store_internal::Connection;

@@ -34,7 +34,7 @@ namespace pg_store_internal {
 struct Connection;
 }  // namespace pg_store_internal
 
-class PgStore : public Store {
+class PgStore : public Store, public FleetStore {
  public:
   // `uri`: a libpq connection URI, postgresql://USER@HOST:PORT/DB.
   static absl::StatusOr<std::unique_ptr<PgStore>> Open(const std::string& uri);
@@ -91,6 +91,19 @@ class PgStore : public Store {
   absl::StatusOr<int64_t> PutBaseline(const std::string& name, const std::string& imported_at,
                                       const std::string& raw_text) override;
   absl::StatusOr<std::optional<BaselineRecord>> GetBaseline(int64_t version) override;
+
+  // FleetStore (pg_fleet.cc): servers sharing the database see each other's agents and relay sweeps.
+  FleetStore* fleet() override { return this; }
+  absl::Status PutSession(const SessionRecord& session) override;
+  absl::Status TouchSessions(const std::string& server_id, int64_t heartbeat_ms) override;
+  absl::Status DeleteSession(const std::string& device_id, const std::string& server_id) override;
+  absl::StatusOr<std::vector<SessionRecord>> LiveSessions(int64_t heartbeat_since_ms) override;
+  absl::Status PutSweepRelays(const std::vector<SweepRelay>& relays) override;
+  absl::StatusOr<std::vector<SweepRelay>> TakeSweepRelays(const std::string& server_id) override;
+  absl::Status SetSweepRelayState(const std::string& sweep_id, const std::string& device_id, const std::string& state,
+                                  const std::string& capture_id, const std::string& message) override;
+  absl::StatusOr<std::vector<SweepRelay>> SweepRelays(const std::string& sweep_id) override;
+  absl::Status DeleteSweepRelays(const std::string& sweep_id) override;
 
  private:
   using Connection = pg_store_internal::Connection;

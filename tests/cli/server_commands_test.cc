@@ -303,11 +303,13 @@ TEST_F(ServerCommandsTest, DevicesShowBuildAndAccess) {
   EXPECT_EQ(t.find("google/panther"), std::string::npos) << t;
 
   const std::string csv = Devices(true, false);
-  EXPECT_NE(csv.find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux\r\n"),
+  // The last column, server, is empty: a server alone with its database names none.
+  EXPECT_NE(csv.find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux,server\r\n"),
             std::string::npos)
       << csv;
-  EXPECT_NE(csv.find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing\r\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",0,251605958400,24,2,,,,,,\r\n"), std::string::npos) << csv;  // an older agent
+  EXPECT_NE(csv.find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing,\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0,251605958400,24,2,,,,,,,\r\n"), std::string::npos) << csv;  // an older agent
+  EXPECT_EQ(t.find("SERVER"), std::string::npos) << t;
 
   json j = json::parse(Devices(false, true));
   ASSERT_EQ(j.size(), 2u);

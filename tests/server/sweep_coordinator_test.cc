@@ -263,6 +263,31 @@ TEST_F(SweepCoordinatorTest, AnAgentWhoseStreamBrokeIsOffline) {
   EXPECT_THAT(FinalStates(events), ElementsAre(Pair("dev-a", SweepState::kOffline)));
 }
 
+TEST_F(SweepCoordinatorTest, AnAgentThatDisconnectsMidSweepFailsAndTheSweepEndsWithoutItsDeadline) {
+  Online("dev-a", "Xiaomi 12");
+  Online("dev-b", "Xiaomi 12");
+  testing::ManualSteadyClock clock;  // never moved: the deadline cannot be what ends the sweep
+  SweepCoordinator::Options options;
+  options.clock = &clock;
+  SweepCoordinator c(*store_, registry_, options);
+  registry_.AddListener(&c);
+  absl::StatusOr<std::string> id = c.StartSweep(Select({}), 60s);
+  ASSERT_TRUE(id.ok());
+  c.OnStored(*id, "dev-a", "cap-a");
+  std::optional<OnlineAgent> b = registry_.Get("dev-b");
+  ASSERT_TRUE(b.has_value());
+  // dev-b's agent reconnects (its new stream replaces the old one), then that stream ends.
+  auto replacement = std::make_shared<AgentSession>(b->info, b->connected_at, std::make_unique<FakeSink>(
+                                                                                   std::make_shared<SinkLog>()));
+  ASSERT_TRUE(registry_.Register(replacement).ok());
+  registry_.Unregister(replacement);
+  std::vector<SweepEvent> events;
+  SweepUpdate last = RunToEnd(c, *id, &events);
+  EXPECT_TRUE(last.finished);
+  EXPECT_THAT(FinalStates(events), ElementsAre(Pair("dev-a", SweepState::kStored), Pair("dev-b", SweepState::kFailed)));
+  EXPECT_THAT(events.back().message, HasSubstr("agent disconnected"));
+}
+
 TEST_F(SweepCoordinatorTest, NoMatchingDeviceFinishesAtOnce) {
   Online("dev-a", "Xiaomi 12");
   SweepCoordinator c(*store_, registry_);

@@ -123,6 +123,8 @@ class FailingStore : public storage::Store {
     return inner_->RevokeToken(n, at);
   }
 
+  storage::FleetStore* fleet() override { return inner_->fleet(); }
+
   // BaselineStore
   absl::StatusOr<int64_t> PutBaseline(const std::string& n, const std::string& at, const std::string& t) override {
     return inner_->PutBaseline(n, at, t);
