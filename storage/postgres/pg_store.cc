@@ -721,4 +721,38 @@ absl::StatusOr<std::optional<int64_t>> PgStore::CaptureFigure(const std::string&
   return row->has_value() ? **row : std::nullopt;
 }
 
+// ---- a history copied in (memfleet-server migrate) ----
+
+namespace {
+
+// Canonical times compare as text; GREATEST keeps a mark from moving back, '' (none) being the least.
+constexpr char kRecordRetentionSql[] =
+    "INSERT INTO device_retention (device_id, hourly_before, daily_before) VALUES ($1, $2, $3) "
+    "ON CONFLICT (device_id) DO UPDATE SET hourly_before = GREATEST(device_retention.hourly_before, "
+    "excluded.hourly_before), daily_before = GREATEST(device_retention.daily_before, excluded.daily_before)";
+constexpr char kHistoryRowCountsSql[] =
+    "SELECT (SELECT COUNT(*) FROM sweeps), (SELECT COUNT(*) FROM sweep_devices), "
+    "(SELECT COUNT(*) FROM capture_labels), (SELECT COUNT(*) FROM device_retention)";
+
+}  // namespace
+
+absl::Status PgStore::RecordRetention(const std::string& device_id, const RetentionMarks& marks) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string hourly, NormalizeOptionalTimestamp(marks.hourly_before, "hourly_before"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string daily, NormalizeOptionalTimestamp(marks.daily_before, "daily_before"));
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  return Run(c.db, kRecordRetentionSql, {PgParam::Text(device_id), PgParam::Text(hourly), PgParam::Text(daily)});
+}
+
+absl::StatusOr<HistoryRowCounts> PgStore::CountHistoryRows() {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<HistoryRowCounts> counts,
+                            QueryFirst(*reader_, kHistoryRowCountsSql, {}, [](const PgRow& row) {
+                              return HistoryRowCounts{NonNegative(row.ColumnInt64(0)), NonNegative(row.ColumnInt64(1)),
+                                                      NonNegative(row.ColumnInt64(2)), NonNegative(row.ColumnInt64(3))};
+                            }));
+  if (!counts.has_value()) return absl::InternalError("the row counts returned no row");
+  return *counts;
+}
+
 }  // namespace memfleet::storage

@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/history_counts.h"
 #include "storage/store.h"
 
 namespace memfleet::storage {
@@ -91,6 +92,11 @@ class PgStore : public Store {
   absl::StatusOr<int64_t> PutBaseline(const std::string& name, const std::string& imported_at,
                                       const std::string& raw_text) override;
   absl::StatusOr<std::optional<BaselineRecord>> GetBaseline(int64_t version) override;
+
+  // For a history copied in from another backend (memfleet-server migrate): records a device's retention
+  // marks as retention left them there (a mark never moves back), and counts the rows no interface counts.
+  absl::Status RecordRetention(const std::string& device_id, const RetentionMarks& marks);
+  absl::StatusOr<HistoryRowCounts> CountHistoryRows();
 
  private:
   using Connection = pg_store_internal::Connection;
