@@ -27,6 +27,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/clock.h"
 #include "server/lab_server.h"
 #include "server/reaccount.h"
@@ -41,19 +42,26 @@
 
 namespace {
 
-int RunReaccount(const std::string& db_path) {
-  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenStore(db_path);
-  if (!store.ok()) {
-    std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
-    return 1;
+// On PostgreSQL the run is shared: servers started with --reaccount on the same database split the captures.
+absl::StatusOr<memfleet::server::ReaccountResult> Reaccount(const std::string& db_path) {
+  if (memfleet::storage::IsPostgresUri(db_path)) {
+    MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::PgStore> pg, memfleet::storage::PgStore::Open(db_path));
+    return memfleet::server::ReaccountSharedCaptures(*pg, "", memfleet::server::NowRfc3339());
   }
-  absl::StatusOr<memfleet::server::ReaccountResult> r = memfleet::server::ReaccountCaptures(**store, "");
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::Store> store, memfleet::storage::OpenStore(db_path));
+  return memfleet::server::ReaccountCaptures(*store, "");
+}
+
+int RunReaccount(const std::string& db_path) {
+  absl::StatusOr<memfleet::server::ReaccountResult> r = Reaccount(db_path);
   if (!r.ok()) {
     std::cerr << "memfleet-server: re-account failed: " << r.status().message() << "\n";
     return 1;
   }
   for (const std::string& f : r->failures) std::cerr << "memfleet-server: not re-accounted: " << f << "\n";
-  std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed" << std::endl;
+  std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed";
+  if (r->run_id != 0) std::cout << " (" << (r->joined_run ? "joined" : "started") << " shared run " << r->run_id << ")";
+  std::cout << std::endl;
   return r->failed == 0 ? 0 : 1;
 }
 
