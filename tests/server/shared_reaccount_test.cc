@@ -4,7 +4,6 @@
 // the servers — with the reports a single run gives; a finished run is not joined again; and the claims
 // of a server whose connection died are claimed again by the next one.
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,13 +14,11 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/capture_ingestor.h"
 #include "server/reaccount.h"
 #include "storage/postgres/pg_connection.h"
 #include "storage/postgres/pg_store.h"
-#include "tests/support/moving_capture.h"
+#include "tests/support/ingested_history.h"
 #include "tests/support/postgres_server.h"
-#include "tests/support/sample_capture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
@@ -53,27 +50,7 @@ class SharedReaccountTest : public ::testing::Test {
     ASSERT_FALSE(uri_.empty());
     store_ = Open();
     ASSERT_NE(store_, nullptr);
-    capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree").c_str());
-    ASSERT_GT(sample.size(), 100u);
-    DeltaOptions delta;
-    delta.keyframe_every = 4;
-    CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
-    for (int seq = 0; seq < kPerDevice; ++seq) {
-      for (int d = 0; d < kDevices; ++d) {
-        AssembledCapture a;
-        a.device_id = "bench-" + std::to_string(d);
-        a.capture_id = testing::CaptureId(a.device_id, seq);
-        char at[48];
-        std::snprintf(at, sizeof(at), "2026-11-30T08:%02d:00.000Z", seq);
-        a.captured_at = at;
-        a.capture = testing::Later(sample, seq + d);
-        nlohmann::json header = nlohmann::json::parse(*sample.FileContent("capture.json"));
-        header["device_id"] = a.device_id;
-        header["captured_at"] = at;
-        a.capture.AddFile("capture.json", header.dump());
-        ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack());
-      }
-    }
+    ASSERT_TRUE(testing::IngestHistory(*store_, kDevices, kPerDevice, /*keyframe_every=*/4).ok());
     for (int seq = 0; seq < kPerDevice; ++seq) {
       for (int d = 0; d < kDevices; ++d) {
         const std::string id = testing::CaptureId("bench-" + std::to_string(d), seq);
