@@ -1,5 +1,6 @@
 #include "server/reaccount.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,9 +17,10 @@ namespace {
 
 constexpr size_t kMaxListedFailures = 20;
 
-}  // namespace
+// Walks raw captures, handing each to its callback; the plain walk or a shared run's claimed one.
+using RawCaptureWalk = std::function<absl::Status(const std::function<void(const storage::CaptureStore::RawCapture&)>&)>;
 
-absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id) {
+absl::StatusOr<ReaccountResult> ReaccountWalk(storage::CaptureStore& store, const RawCaptureWalk& walk) {
   ReaccountResult result;
   auto fail = [&result](const std::string& capture_id, absl::string_view why) {
     ++result.failed;
@@ -47,7 +49,7 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, 
     slot = {id, std::move(bytes)};
     return slot.second;
   };
-  absl::Status walked = store.ForEachRawCapture(device_id, [&](const storage::CaptureStore::RawCapture& raw) {
+  absl::Status walked = walk([&](const storage::CaptureStore::RawCapture& raw) {
     std::string_view base;
     if (!raw.raw_base.empty()) {
       const absl::StatusOr<std::string>& k = keyframe_of(raw.device_id, raw.raw_base);
@@ -73,6 +75,30 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, 
     ++result.reaccounted;
   });
   if (!walked.ok()) return walked;
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id) {
+  return ReaccountWalk(store, [&](const std::function<void(const storage::CaptureStore::RawCapture&)>& fn) {
+    return store.ForEachRawCapture(device_id, fn);
+  });
+}
+
+absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::PgStore& store, const std::string& device_id,
+                                                        const std::string& now) {
+  storage::PgStore::ReaccountRun run;
+  absl::StatusOr<ReaccountResult> result =
+      ReaccountWalk(store, [&](const std::function<void(const storage::CaptureStore::RawCapture&)>& fn) {
+        absl::StatusOr<storage::PgStore::ReaccountRun> walked = store.ForEachClaimedRawCapture(device_id, now, fn);
+        if (walked.ok()) run = *walked;
+        return walked.status();
+      });
+  if (result.ok()) {
+    result->run_id = run.run_id;
+    result->joined_run = run.joined;
+  }
   return result;
 }
 

@@ -10,6 +10,7 @@
 //   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin old captures
 //   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
 //   memfleet-server ... --http-listen 127.0.0.1:9420 --dashboard                       # and GET / (docs/dashboard.md)
+//   memfleet-server migrate --from memfleet.db --to postgresql://memfleet@db.lab:5432/memfleet [--resume]
 //
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
@@ -26,6 +27,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/clock.h"
 #include "server/lab_server.h"
 #include "server/reaccount.h"
@@ -33,24 +35,33 @@
 #include "server/retention_worker.h"
 #include "server/security/exposure.h"
 #include "server/security/token_admin.h"
+#include "storage/postgres/history_migration.h"
 #include "storage/postgres/open_store.h"
+#include "storage/postgres/pg_store.h"
 #include "storage/sqlite_store.h"
 
 namespace {
 
-int RunReaccount(const std::string& db_path) {
-  absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenStore(db_path);
-  if (!store.ok()) {
-    std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
-    return 1;
+// On PostgreSQL the run is shared: servers started with --reaccount on the same database split the captures.
+absl::StatusOr<memfleet::server::ReaccountResult> Reaccount(const std::string& db_path) {
+  if (memfleet::storage::IsPostgresUri(db_path)) {
+    MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::PgStore> pg, memfleet::storage::PgStore::Open(db_path));
+    return memfleet::server::ReaccountSharedCaptures(*pg, "", memfleet::server::NowRfc3339());
   }
-  absl::StatusOr<memfleet::server::ReaccountResult> r = memfleet::server::ReaccountCaptures(**store, "");
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::Store> store, memfleet::storage::OpenStore(db_path));
+  return memfleet::server::ReaccountCaptures(*store, "");
+}
+
+int RunReaccount(const std::string& db_path) {
+  absl::StatusOr<memfleet::server::ReaccountResult> r = Reaccount(db_path);
   if (!r.ok()) {
     std::cerr << "memfleet-server: re-account failed: " << r.status().message() << "\n";
     return 1;
   }
   for (const std::string& f : r->failures) std::cerr << "memfleet-server: not re-accounted: " << f << "\n";
-  std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed" << std::endl;
+  std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed";
+  if (r->run_id != 0) std::cout << " (" << (r->joined_run ? "joined" : "started") << " shared run " << r->run_id << ")";
+  std::cout << std::endl;
   return r->failed == 0 ? 0 : 1;
 }
 
@@ -175,6 +186,64 @@ int RunToken(const std::string& db_path, CLI::App* add, CLI::App* list, CLI::App
   return 2;
 }
 
+// `migrate` (docs/architecture.md "Storage backends"): copies an SQLite history into PostgreSQL, then
+// compares the two.
+struct MigrateArgs {
+  std::string from;
+  std::string to;
+  bool resume = false;
+  bool verify_only = false;
+  size_t report_sample = 200;
+};
+
+void PrintCopied(const memfleet::storage::CopiedHistory& c) {
+  std::cout << "migrate: copied " << c.devices << " devices, " << c.captures << " captures, " << c.tokens << " tokens, "
+            << c.baselines << " baseline versions, " << c.sweeps << " sweeps, " << c.retention_marks
+            << " retention marks";
+  if (c.devices_present + c.captures_present + c.tokens_present + c.baselines_present > 0) {
+    std::cout << " (already there: " << c.devices_present << " devices, " << c.captures_present << " captures, "
+              << c.tokens_present << " tokens, " << c.baselines_present << " baseline versions)";
+  }
+  std::cout << std::endl;
+}
+
+// 0: copied (or checked) and equal; 1: a failure or a difference; 2: refused, nothing written.
+int RunMigrate(const MigrateArgs& args) {
+  if (!memfleet::storage::IsPostgresUri(args.to) || memfleet::storage::IsPostgresUri(args.from)) {
+    std::cerr << "memfleet-server: migrate: --from is the SQLite file and --to a postgresql:// URI\n";
+    return 2;
+  }
+  absl::StatusOr<memfleet::storage::MigrationSource> from = memfleet::storage::OpenMigrationSource(args.from);
+  if (!from.ok()) {
+    std::cerr << "memfleet-server: migrate: " << from.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<memfleet::storage::PgStore>> to = memfleet::storage::PgStore::Open(args.to);
+  if (!to.ok()) {
+    std::cerr << "memfleet-server: migrate: cannot open " << args.to << ": " << to.status().message() << "\n";
+    return 1;
+  }
+  if (!args.verify_only) {
+    absl::StatusOr<memfleet::storage::CopiedHistory> copied = memfleet::storage::CopyHistory(*from, **to, args.resume);
+    if (!copied.ok()) {
+      std::cerr << "memfleet-server: migrate: " << copied.status().message() << "\n";
+      return absl::IsFailedPrecondition(copied.status()) ? 2 : 1;
+    }
+    PrintCopied(*copied);
+  }
+  absl::StatusOr<memfleet::storage::HistoryCheck> check = memfleet::storage::VerifyHistory(*from, **to, args.report_sample);
+  if (!check.ok()) {
+    std::cerr << "memfleet-server: migrate: checking the copy: " << check.status().message() << "\n";
+    return 1;
+  }
+  for (const std::string& line : check->checked) std::cout << "checked " << line << "\n";
+  for (const std::string& line : check->mismatches) std::cout << "MISMATCH " << line << "\n";
+  std::cout << (check->ok() ? "migrate: the PostgreSQL history matches the SQLite file"
+                            : "migrate: the PostgreSQL history does NOT match the SQLite file")
+            << std::endl;
+  return check->ok() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,8 +255,7 @@ int main(int argc, char** argv) {
   app.add_option("--listen", options.listen, "HOST:PORT to serve agents and the CLI on (port 0: a free port)");
   app.add_option("--db", options.db_path,
                  "SQLite database file (created when missing), or an existing PostgreSQL database as a libpq URI "
-                 "postgresql://USER@HOST:PORT/DB (docs/architecture.md \"Storage backends\")")
-      ->required();
+                 "postgresql://USER@HOST:PORT/DB (docs/architecture.md \"Storage backends\"); required but by migrate");
   app.add_option("--workers", options.workers, "threads running the engine and the store writes")
       ->check(CLI::Range(1, 256));
   app.add_flag("--reaccount", reaccount,
@@ -303,6 +371,19 @@ int main(int argc, char** argv) {
   CLI::App* token_list = token_cmd->add_subcommand("list", "list tokens (never their secrets)");
   CLI::App* token_revoke = token_cmd->add_subcommand("revoke", "revoke a token: refused from its next call on");
   token_revoke->add_option("NAME", token_args.revoke_name, "token name")->required();
+  MigrateArgs migrate_args;
+  CLI::App* migrate_cmd = app.add_subcommand(
+      "migrate", "copy a lab's SQLite history into an empty PostgreSQL database, compare the two, exit (non-zero on a "
+                 "difference)");
+  migrate_cmd->add_option("--from", migrate_args.from, "the SQLite file (its server stopped)")->required();
+  migrate_cmd->add_option("--to", migrate_args.to, "the PostgreSQL database, postgresql://USER@HOST:PORT/DB")->required();
+  migrate_cmd->add_flag("--resume", migrate_args.resume,
+                        "copy into a database that holds part of the history already (a copy that stopped part way)");
+  migrate_cmd->add_flag("--verify-only", migrate_args.verify_only, "copy nothing: only compare the two histories");
+  migrate_cmd->add_option("--sample-reports", migrate_args.report_sample,
+                          "captures whose report, raw capture and labels are compared, spread over the history")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
   // Parent options (--db) after the subcommand too: `memfleet-server token list --db F`.
   app.fallthrough();
   for (CLI::App* sub : {token_cmd, token_add, token_list, token_revoke, compact_cmd}) sub->fallthrough();
@@ -310,6 +391,11 @@ int main(int argc, char** argv) {
   options.listen.clear();
   CLI11_PARSE(app, argc, argv);
 
+  if (*migrate_cmd) return RunMigrate(migrate_args);
+  if (options.db_path.empty()) {
+    std::cerr << "memfleet-server: --db is required (an SQLite file or a postgresql:// URI)\n";
+    return 2;
+  }
   if (*token_cmd) return RunToken(options.db_path, token_add, token_list, token_revoke, token_args);
   if (*compact_cmd) return RunCompact(options.db_path, retention);
   if (reaccount) return RunReaccount(options.db_path);

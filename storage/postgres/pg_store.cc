@@ -1,11 +1,13 @@
 #include "storage/postgres/pg_store.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -710,6 +712,136 @@ absl::StatusOr<std::optional<int64_t>> PgStore::CaptureFigure(const std::string&
   }
   if (!row.ok()) return row.status();
   return row->has_value() ? **row : std::nullopt;
+}
+
+// ---- a history copied in (memfleet-server migrate) ----
+
+namespace {
+
+// Canonical times compare as text; GREATEST keeps a mark from moving back, '' (none) being the least.
+constexpr char kRecordRetentionSql[] =
+    "INSERT INTO device_retention (device_id, hourly_before, daily_before) VALUES ($1, $2, $3) "
+    "ON CONFLICT (device_id) DO UPDATE SET hourly_before = GREATEST(device_retention.hourly_before, "
+    "excluded.hourly_before), daily_before = GREATEST(device_retention.daily_before, excluded.daily_before)";
+constexpr char kHistoryRowCountsSql[] =
+    "SELECT (SELECT COUNT(*) FROM sweeps), (SELECT COUNT(*) FROM sweep_devices), "
+    "(SELECT COUNT(*) FROM capture_labels), (SELECT COUNT(*) FROM device_retention)";
+
+}  // namespace
+
+absl::Status PgStore::RecordRetention(const std::string& device_id, const RetentionMarks& marks) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string hourly, NormalizeOptionalTimestamp(marks.hourly_before, "hourly_before"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string daily, NormalizeOptionalTimestamp(marks.daily_before, "daily_before"));
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  return Run(c.db, kRecordRetentionSql, {PgParam::Text(device_id), PgParam::Text(hourly), PgParam::Text(daily)});
+}
+
+absl::StatusOr<HistoryRowCounts> PgStore::CountHistoryRows() {
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<HistoryRowCounts> counts,
+                            QueryFirst(*reader_, kHistoryRowCountsSql, {}, [](const PgRow& row) {
+                              return HistoryRowCounts{NonNegative(row.ColumnInt64(0)), NonNegative(row.ColumnInt64(1)),
+                                                      NonNegative(row.ColumnInt64(2)), NonNegative(row.ColumnInt64(3))};
+                            }));
+  if (!counts.has_value()) return absl::InternalError("the row counts returned no row");
+  return *counts;
+}
+
+// ---- re-accounting shared between servers ----
+
+namespace {
+
+// Serializes joining and starting runs across servers ("mfra"); distinct from the migration lock.
+constexpr char kReaccountRunLockSql[] = "SELECT pg_advisory_xact_lock(1835426401)";
+constexpr char kOpenReaccountRunSql[] =
+    "SELECT run_id FROM reaccount_runs WHERE device_id = $1 AND finished_at = '' ORDER BY run_id LIMIT 1";
+constexpr char kStartReaccountRunSql[] =
+    "INSERT INTO reaccount_runs (device_id, started_at) VALUES ($1, $2) RETURNING run_id";
+constexpr char kListReaccountClaimsSql[] =
+    "INSERT INTO reaccount_claims (run_id, capture_id, device_id, captured_at) "
+    "SELECT $1, capture_id, device_id, captured_at FROM captures WHERE $2 = '' OR device_id = $2";
+// A batch no live connection holds, oldest first per device (so a device's deltas follow their keyframe).
+// SKIP LOCKED: two servers claiming at once take different rows instead of waiting for each other.
+constexpr char kClaimReaccountBatchSql[] =
+    "UPDATE reaccount_claims SET claimed_by = pg_backend_pid() WHERE run_id = $1 AND capture_id IN ("
+    "SELECT capture_id FROM reaccount_claims WHERE run_id = $1 AND NOT done AND (claimed_by IS NULL OR "
+    "claimed_by NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)) "
+    "ORDER BY device_id, captured_at, capture_id LIMIT $2 FOR UPDATE SKIP LOCKED) "
+    "RETURNING capture_id, device_id, captured_at";
+constexpr char kReaccountDoneSql[] = "UPDATE reaccount_claims SET done = TRUE WHERE run_id = $1 AND capture_id = $2";
+constexpr char kFinishReaccountRunSql[] =
+    "UPDATE reaccount_runs SET finished_at = $2 WHERE run_id = $1 AND finished_at = '' AND NOT EXISTS "
+    "(SELECT 1 FROM reaccount_claims WHERE run_id = $1 AND NOT done)";
+constexpr int64_t kReaccountBatch = 8;
+
+struct ClaimedCapture {
+  std::string capture_id;
+  std::string device_id;
+  std::string captured_at;
+};
+
+absl::StatusOr<PgStore::ReaccountRun> JoinOrStartReaccountRun(PgConnection& db, const std::string& device_id,
+                                                              const std::string& started_at) {
+  MEMFLEET_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+  MEMFLEET_RETURN_IF_ERROR(Run(db, kReaccountRunLockSql, {}));
+  MEMFLEET_ASSIGN_OR_RETURN(PgResult open, db.Query(kOpenReaccountRunSql, {PgParam::Text(device_id)}));
+  PgStore::ReaccountRun run;
+  if (open.RowCount() > 0) {
+    run.run_id = open.Row(0).ColumnInt64(0);
+    run.joined = true;
+  } else {
+    MEMFLEET_ASSIGN_OR_RETURN(PgResult started,
+                              db.Query(kStartReaccountRunSql, {PgParam::Text(device_id), PgParam::Text(started_at)}));
+    if (started.RowCount() != 1) return absl::InternalError("starting a re-accounting run returned no id");
+    run.run_id = started.Row(0).ColumnInt64(0);
+    MEMFLEET_RETURN_IF_ERROR(Run(db, kListReaccountClaimsSql, {PgParam::Int(run.run_id), PgParam::Text(device_id)}));
+  }
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  return run;
+}
+
+absl::StatusOr<std::vector<ClaimedCapture>> ClaimReaccountBatch(PgConnection& db, int64_t run_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(PgResult claimed,
+                            db.Query(kClaimReaccountBatchSql, {PgParam::Int(run_id), PgParam::Int(kReaccountBatch)}));
+  std::vector<ClaimedCapture> batch = AllRows(claimed, [](const PgRow& row) {
+    return ClaimedCapture{row.ColumnText(0), row.ColumnText(1), row.ColumnText(2)};
+  });
+  // RETURNING keeps no order.
+  std::sort(batch.begin(), batch.end(), [](const ClaimedCapture& a, const ClaimedCapture& b) {
+    return std::tie(a.device_id, a.captured_at, a.capture_id) < std::tie(b.device_id, b.captured_at, b.capture_id);
+  });
+  return batch;
+}
+
+}  // namespace
+
+absl::StatusOr<PgStore::ReaccountRun> PgStore::ForEachClaimedRawCapture(
+    const std::string& device_id, const std::string& started_at, const std::function<void(const RawCapture&)>& fn) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeTimestamp(started_at, "started_at"));
+  ReaccountRun run;
+  {
+    absl::MutexLock lock(&writer_->mu);
+    MEMFLEET_ASSIGN_OR_RETURN(run, JoinOrStartReaccountRun(writer_->db, device_id, at));
+  }
+  for (;;) {
+    std::vector<ClaimedCapture> batch;
+    {
+      absl::MutexLock lock(&writer_->mu);
+      MEMFLEET_ASSIGN_OR_RETURN(batch, ClaimReaccountBatch(writer_->db, run.run_id));
+      if (batch.empty()) {
+        MEMFLEET_RETURN_IF_ERROR(Run(writer_->db, kFinishReaccountRunSql, {PgParam::Int(run.run_id), PgParam::Text(at)}));
+        return run;
+      }
+    }
+    for (const ClaimedCapture& claimed : batch) {
+      MEMFLEET_ASSIGN_OR_RETURN(std::optional<RawCapture> raw, GetRawCapture(claimed.capture_id));
+      if (raw.has_value()) fn(*raw);  // else deleted since it was listed
+      absl::MutexLock lock(&writer_->mu);
+      MEMFLEET_RETURN_IF_ERROR(
+          Run(writer_->db, kReaccountDoneSql, {PgParam::Int(run.run_id), PgParam::Text(claimed.capture_id)}));
+    }
+  }
 }
 
 }  // namespace memfleet::storage

@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/history_counts.h"
 #include "storage/store.h"
 
 namespace memfleet::storage {
@@ -104,6 +105,25 @@ class PgStore : public Store, public FleetStore {
                                   const std::string& capture_id, const std::string& message) override;
   absl::StatusOr<std::vector<SweepRelay>> SweepRelays(const std::string& sweep_id) override;
   absl::Status DeleteSweepRelays(const std::string& sweep_id) override;
+
+  // For a history copied in from another backend (memfleet-server migrate): records a device's retention
+  // marks as retention left them there (a mark never moves back), and counts the rows no interface counts.
+  absl::Status RecordRetention(const std::string& device_id, const RetentionMarks& marks);
+  absl::StatusOr<HistoryRowCounts> CountHistoryRows();
+
+  // Re-accounting shared between servers: the raw captures of a run (`device_id` "" = all), each handed
+  // to `fn` by exactly one of the servers walking the same run. The walk joins the unfinished run of the
+  // same scope if there is one, else starts one (at `started_at`, RFC 3339) listing the captures stored
+  // now; then it claims batches of the run's captures no live server holds (FOR UPDATE SKIP LOCKED),
+  // calls `fn` on each with no lock held and marks it done. It returns when nothing is left to claim; the
+  // server that finds the run's last capture done marks the run finished. A claim whose server died (its
+  // connection gone) is claimed again: that capture may then be handed out twice, never zero times.
+  struct ReaccountRun {
+    int64_t run_id = 0;
+    bool joined = false;  // another server had started it
+  };
+  absl::StatusOr<ReaccountRun> ForEachClaimedRawCapture(const std::string& device_id, const std::string& started_at,
+                                                        const std::function<void(const RawCapture&)>& fn);
 
  private:
   using Connection = pg_store_internal::Connection;

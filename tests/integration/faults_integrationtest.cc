@@ -35,6 +35,7 @@
 #include "proto/capture_codec.h"
 #include "proto/capture_id.h"
 #include "storage/sqlite_db.h"
+#include "tests/support/agent_ledger.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
@@ -47,35 +48,9 @@ using Clock = std::chrono::steady_clock;
 
 using testing::Bin;
 
-// Polls `done` until it holds or `timeout` passes (no fixed sleeps as synchronisation).
-bool WaitFor(const std::function<bool()>& done, std::chrono::seconds timeout) {
-  auto end = Clock::now() + timeout;
-  while (Clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
-
-// Occurrences of `needle` in `text`.
-size_t CountOf(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
-// Capture ids of the agent log's "capture <id> taken" lines.
-std::set<std::string> TakenIds(const std::string& log) {
-  std::set<std::string> ids;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    size_t at = line.find("capture ");
-    size_t taken = line.find(" taken");
-    if (at == std::string::npos || taken == std::string::npos || taken < at + 8) continue;
-    ids.insert(line.substr(at + 8, taken - at - 8));
-  }
-  return ids;
-}
+using testing::CountOf;
+using testing::TakenIds;
+using testing::WaitFor;
 
 class FaultsTest : public ::testing::Test {
  protected:

@@ -4,7 +4,8 @@
 //   std::string uri = testing::NewPostgresDatabase();   // "postgresql://postgres@127.0.0.1:PORT/t_3"
 //   absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenStore(uri);
 //
-// The server starts at the first NewPostgresDatabase of the binary (initdb -A trust, pg_ctl start -w, then
+// A test may stop the server and start it again (Stop, StartAgain: an operator's restart under running
+// memfleet servers). The server starts at the first NewPostgresDatabase of the binary (initdb -A trust, pg_ctl start -w, then
 // a connection loop until it answers) and a GoogleTest Environment stops it (pg_ctl stop -m immediate)
 // when the binary's tests are done. It runs with fsync=off: it is thrown away, and the tests assert what
 // the store answers, not what survives a power cut. PostgreSQL refuses to run as root, so under root its
@@ -72,6 +73,23 @@ class PostgresServer {
 
   const std::string& log_path() const { return log_; }
 
+  // Stops the server as an operator's restart does (pg_ctl stop -m fast: sessions are ended, open
+  // transactions rolled back) and returns once it is down; the port stays reserved for StartAgain().
+  absl::Status Stop() {
+    absl::Status stopped = RunTool({bin_ + "/pg_ctl", "stop", "-D", data_, "-m", "fast", "-w", "-t", "120"},
+                                   "pg_ctl_stop_fast.log");
+    if (stopped.ok()) started_ = false;
+    return stopped;
+  }
+
+  // Starts a server stopped by Stop() again, on the same data and port; returns once it answers.
+  absl::Status StartAgain() {
+    absl::Status start = StartServerProcess();
+    if (!start.ok()) return start;
+    started_ = true;
+    return WaitUntilItAnswers();
+  }
+
  private:
   PostgresServer() = default;
 
@@ -109,14 +127,17 @@ class PostgresServer {
                                  "--no-locale", "--no-sync"},
                                 "initdb.log");
     if (!init.ok()) return init;
+    return StartAgain();
+  }
+
+  absl::Status StartServerProcess() const {
     const std::string options = absl::StrCat("-p ", port_.port(), " -k ", dir_,
                                              " -c listen_addresses=127.0.0.1 -c fsync=", fsync_ ? "on" : "off",
                                              " -c max_connections=200");
     absl::Status start = RunTool({bin_ + "/pg_ctl", "start", "-D", data_, "-l", log_, "-w", "-t", "120", "-o", options},
                                  "pg_ctl_start.log");
     if (!start.ok()) return absl::Status(start.code(), absl::StrCat(start.message(), "\n", ReadFile(log_)));
-    started_ = true;
-    return WaitUntilItAnswers();
+    return absl::OkStatus();
   }
 
   // pg_ctl -w returns once the server accepts connections; a connection over TCP (what the tests use)
@@ -198,6 +219,17 @@ class PostgresEnvironment : public ::testing::Environment {
 
 inline ::testing::Environment* const kPostgresEnvironment =
     ::testing::AddGlobalTestEnvironment(new PostgresEnvironment());
+
+// The binary's server, for a test that stops and starts it (PostgresServer::Stop, StartAgain); null and a test
+// failure when there is none. Call it after NewPostgresDatabase.
+inline PostgresServer* ThisBinarysPostgresServer() {
+  absl::StatusOr<PostgresServer*> server = PostgresEnvironment::Server();
+  if (!server.ok()) {
+    ADD_FAILURE() << "no PostgreSQL server for this test: " << server.status().message();
+    return nullptr;
+  }
+  return *server;
+}
 
 // A fresh, empty database on the binary's server; "" and a test failure when there is no server.
 inline std::string NewPostgresDatabase() {
