@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -116,12 +115,14 @@ class SharedReaccountTest : public ::testing::Test {
 
 // "re-accounted N captures, 0 failed (started|joined shared run R)" -> N, with the rest in `how`.
 int Reaccounted(const std::string& log, std::string* how) {
-  std::smatch m;
-  if (!std::regex_search(log, m, std::regex(R"(re-accounted (\d+) captures, 0 failed \((\w+ shared run \d+)\))"))) {
-    return -1;
-  }
-  *how = m[2];
-  return std::stoi(m[1]);
+  const std::string prefix = "re-accounted ";
+  const std::string failed = " captures, 0 failed (";
+  const size_t at = log.find(prefix);
+  const size_t count_end = log.find(failed, at);
+  const size_t how_end = log.find(')', count_end);
+  if (at == std::string::npos || count_end == std::string::npos || how_end == std::string::npos) return -1;
+  *how = log.substr(count_end + failed.size(), how_end - count_end - failed.size());
+  return std::stoi(log.substr(at + prefix.size(), count_end - at - prefix.size()));
 }
 
 TEST_F(SharedReaccountTest, TwoServersSplitTheHistoryAndReaccountEachCaptureOnce) {
