@@ -145,12 +145,14 @@ absl::StatusOr<PgConnection> PgConnection::Connect(const std::string& uri) {
   return db;
 }
 
-PgConnection::PgConnection(PgConnection&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}
+PgConnection::PgConnection(PgConnection&& other) noexcept
+    : conn_(std::exchange(other.conn_, nullptr)), prepared_(std::exchange(other.prepared_, {})) {}
 
 PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
   if (this != &other) {
     if (conn_ != nullptr) PQfinish(conn_);
     conn_ = std::exchange(other.conn_, nullptr);
+    prepared_ = std::exchange(other.prepared_, {});
   }
   return *this;
 }
@@ -163,6 +165,7 @@ absl::Status PgConnection::EnsureConnected() {
   if (conn_ == nullptr) return absl::FailedPreconditionError("PostgreSQL connection is not open");
   if (PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();
   PQreset(conn_);
+  prepared_.clear();  // the new session has none of the old one's prepared statements
   if (PQstatus(conn_) != CONNECTION_OK) {
     return absl::UnavailableError(absl::StrCat("lost the PostgreSQL connection: ", ConnectionMessage(conn_)));
   }
@@ -176,19 +179,58 @@ absl::Status PgConnection::Exec(std::string_view sql) {
   return ResultStatus(raw, conn_, sql);
 }
 
-absl::StatusOr<PgResult> PgConnection::Query(std::string_view sql, const std::vector<PgParam>& params) {
-  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
+namespace {
+
+// A statement's parameters as libpq's parallel arrays; points into `params`, which must outlive it.
+struct ParamArrays {
+  explicit ParamArrays(const std::vector<PgParam>& params) {
+    values.reserve(params.size());
+    lengths.reserve(params.size());
+    formats.reserve(params.size());
+    for (const PgParam& p : params) {
+      values.push_back(p.value.has_value() ? p.value->data() : nullptr);
+      lengths.push_back(p.value.has_value() ? static_cast<int>(p.value->size()) : 0);
+      formats.push_back(p.binary ? 1 : 0);
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
   std::vector<const char*> values;
   std::vector<int> lengths;
   std::vector<int> formats;
-  values.reserve(params.size());
-  for (const PgParam& p : params) {
-    values.push_back(p.value.has_value() ? p.value->data() : nullptr);
-    lengths.push_back(p.value.has_value() ? static_cast<int>(p.value->size()) : 0);
-    formats.push_back(p.binary ? 1 : 0);
-  }
-  PGresult* raw = PQexecParams(conn_, std::string(sql).c_str(), static_cast<int>(params.size()), /*paramTypes=*/nullptr,
-                               values.data(), lengths.data(), formats.data(), /*resultFormat=*/0);
+};
+
+}  // namespace
+
+absl::StatusOr<PgResult> PgConnection::Query(std::string_view sql, const std::vector<PgParam>& params) {
+  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
+  const ParamArrays p(params);
+  PGresult* raw = PQexecParams(conn_, std::string(sql).c_str(), p.count(), /*paramTypes=*/nullptr, p.values.data(),
+                               p.lengths.data(), p.formats.data(), /*resultFormat=*/0);
+  PgResult result(raw);
+  if (absl::Status s = ResultStatus(raw, conn_, sql); !s.ok()) return s;
+  return result;
+}
+
+absl::StatusOr<std::string> PgConnection::PreparedName(std::string_view sql) {
+  if (auto it = prepared_.find(sql); it != prepared_.end()) return it->second;
+  if (prepared_.size() >= kMaxPreparedStatements) return std::string();
+  std::string name = absl::StrCat("memfleet_", prepared_.size());
+  // Parameter types as Query leaves them: inferred by the server from where each $N is used.
+  PGresult* raw = PQprepare(conn_, name.c_str(), std::string(sql).c_str(), 0, /*paramTypes=*/nullptr);
+  PgResult prepared(raw);
+  if (absl::Status s = ResultStatus(raw, conn_, sql); !s.ok()) return s;
+  prepared_.emplace(std::string(sql), name);
+  return name;
+}
+
+absl::StatusOr<PgResult> PgConnection::QueryPrepared(std::string_view sql, const std::vector<PgParam>& params) {
+  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
+  absl::StatusOr<std::string> name = PreparedName(sql);
+  if (!name.ok()) return name.status();
+  if (name->empty()) return Query(sql, params);
+  const ParamArrays p(params);
+  PGresult* raw = PQexecPrepared(conn_, name->c_str(), p.count(), p.values.data(), p.lengths.data(), p.formats.data(),
+                                 /*resultFormat=*/0);
   PgResult result(raw);
   if (absl::Status s = ResultStatus(raw, conn_, sql); !s.ok()) return s;
   return result;

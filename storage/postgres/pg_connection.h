@@ -13,6 +13,8 @@
 #define MEMFLEET_STORAGE_POSTGRES_PG_CONNECTION_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,6 +100,13 @@ class PgConnection {
   absl::Status Exec(std::string_view sql);
   // One statement with its parameters; its rows (text format, BYTEA as bytes through PgRow::ColumnBlob).
   absl::StatusOr<PgResult> Query(std::string_view sql, const std::vector<PgParam>& params);
+  // Query for a statement run again and again (ingest's inserts): the server parses and plans `sql` once
+  // per connection, as a named prepared statement, and reuses that plan after, where Query has it parse,
+  // analyze and plan the text every time. For fixed SQL text only: each distinct text is kept until the
+  // connection closes (past kMaxPreparedStatements, the rest run as Query does).
+  absl::StatusOr<PgResult> QueryPrepared(std::string_view sql, const std::vector<PgParam>& params);
+
+  static constexpr size_t kMaxPreparedStatements = 64;
 
   bool is_open() const { return conn_ != nullptr; }
 
@@ -106,7 +115,12 @@ class PgConnection {
   // A connection the server dropped (a restart, a failover) is reconnected before the next statement;
   // a statement that was running when it dropped has failed with Unavailable already.
   absl::Status EnsureConnected();
+  // The name of `sql`'s prepared statement on this connection, preparing it first if it is new; "" when
+  // the cache is full.
+  absl::StatusOr<std::string> PreparedName(std::string_view sql);
   PGconn* conn_ = nullptr;
+  // SQL text -> its prepared statement's name; cleared when the connection is reset (a new session has none).
+  std::map<std::string, std::string, std::less<>> prepared_;
 };
 
 // BEGIN ... COMMIT on a connection; rolls back on destruction unless committed.

@@ -73,6 +73,12 @@ absl::Status Run(PgConnection& db, std::string_view sql, const std::vector<PgPar
   return db.Query(sql, params).status();
 }
 
+// Run for the statements every stored capture repeats: parsed and planned once per connection, which
+// took about a quarter of PostgreSQL's CPU when each was parsed anew (docs/performance.md).
+absl::Status RunPrepared(PgConnection& db, std::string_view sql, const std::vector<PgParam>& params) {
+  return db.QueryPrepared(sql, params).status();
+}
+
 std::string ReadFirstText(const PgRow& row) { return row.ColumnText(0); }
 CompressedReport ReadReport(const PgRow& row) { return ReadStoredReport(row); }
 
@@ -264,7 +270,7 @@ absl::Status InsertReportRows(PgConnection& db, const std::string& capture_id, c
                               const std::string& captured_at, const report::Report& report,
                               const std::string& report_json) {
   const report::DeviceReport& d = report.device;
-  MEMFLEET_RETURN_IF_ERROR(Run(
+  MEMFLEET_RETURN_IF_ERROR(RunPrepared(
       db, kInsertDeviceReportSql,
       {PgParam::Text(capture_id), PgParam::Text(device_id), PgParam::Text(captured_at),
        PgParam::Text(report::PlatformName(report.platform)), PgParam::OptionalInt(d.ddr_kb),
@@ -274,7 +280,7 @@ absl::Status InsertReportRows(PgConnection& db, const std::string& capture_id, c
        PgParam::Bytes(CompressReportJson(report_json))}));
   for (const auto& [pid, p] : report.processes) {
     // The map key, not p.pid: it is what makes the (capture_id, pid) key unique.
-    MEMFLEET_RETURN_IF_ERROR(Run(
+    MEMFLEET_RETURN_IF_ERROR(RunPrepared(
         db, kInsertProcessReportSql,
         {PgParam::Text(capture_id), PgParam::Text(device_id), PgParam::Text(captured_at), PgParam::Int(pid),
          PgParam::Text(p.name), PgParam::OptionalInt(p.oom_score_adj), PgParam::Int(p.cached ? 1 : 0),
@@ -296,7 +302,7 @@ absl::StatusOr<std::optional<std::string>> StoredDeviceOf(PgConnection& db, cons
 absl::StatusOr<bool> InsertCapture(PgConnection& db, const CaptureRecord& capture, const CaptureTimes& times) {
   MEMFLEET_ASSIGN_OR_RETURN(
       PgResult inserted,
-      db.Query(kInsertCaptureSql,
+      db.QueryPrepared(kInsertCaptureSql,
                {PgParam::Text(capture.capture_id), PgParam::Text(capture.device_id), PgParam::Text(times.captured_at),
                 PgParam::Text(times.received_at), PgParam::Text(capture.sweep_id), PgParam::Text(capture.raw_codec),
                 PgParam::Int(static_cast<int64_t>(capture.raw_bytes)), PgParam::Bytes(capture.raw_blob),
@@ -310,11 +316,11 @@ absl::StatusOr<bool> InsertCapture(PgConnection& db, const CaptureRecord& captur
                                             capture.report, capture.report_json));
   for (const auto& [key, value] : capture.labels) {
     MEMFLEET_RETURN_IF_ERROR(
-        Run(db, kInsertLabelSql, {PgParam::Text(capture.capture_id), PgParam::Text(key), PgParam::Text(value)}));
+        RunPrepared(db, kInsertLabelSql, {PgParam::Text(capture.capture_id), PgParam::Text(key), PgParam::Text(value)}));
   }
   const std::string& seen_at = times.received_at.empty() ? times.captured_at : times.received_at;
-  MEMFLEET_RETURN_IF_ERROR(Run(db, kTouchDeviceSql, {PgParam::Text(capture.device_id), PgParam::Text(seen_at)}));
-  MEMFLEET_RETURN_IF_ERROR(Run(db, kRefreshPlatformSql, {PgParam::Text(capture.device_id)}));
+  MEMFLEET_RETURN_IF_ERROR(RunPrepared(db, kTouchDeviceSql, {PgParam::Text(capture.device_id), PgParam::Text(seen_at)}));
+  MEMFLEET_RETURN_IF_ERROR(RunPrepared(db, kRefreshPlatformSql, {PgParam::Text(capture.device_id)}));
   return true;
 }
 
