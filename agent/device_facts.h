@@ -22,7 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/root_fs.h"
+#include "agent/reader/root_fs.h"
 
 namespace memfleet::agent {
 

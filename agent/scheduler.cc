@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/agent_log.h"
-#include "agent/collector.h"
+#include "agent/reader/collector.h"
 #include "agent/header_rewrite.h"
 #include "common/status_macros.h"
 #include "proto/capture_codec.h"

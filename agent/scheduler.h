@@ -29,8 +29,8 @@
 #include "absl/status/statusor.h"
 #include "agent/clock.h"
 #include "capture/labels.h"
-#include "agent/collector.h"
-#include "agent/root_fs.h"
+#include "agent/reader/collector.h"
+#include "agent/reader/root_fs.h"
 #include "agent/spool.h"
 #include "agent/transport.h"
 

@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/capture_tree_fs.h"
-#include "agent/collector.h"
-#include "agent/device_root_fs.h"
+#include "agent/reader/capture_tree_fs.h"
+#include "agent/reader/collector.h"
+#include "agent/reader/device_root_fs.h"
 #include "bench/support/machine_context.h"
 #include "benchmark/benchmark.h"
 #include "proto/capture_codec.h"

@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "report/report_json.h"
-#include "server/metrics/device_figures.h"
-#include "server/metrics/fleet_metrics.h"
+#include "server/http/metrics/device_figures.h"
+#include "server/http/metrics/fleet_metrics.h"
 #include "tests/support/test_paths.h"
 
 namespace memfleet::metrics {

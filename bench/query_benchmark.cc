@@ -38,11 +38,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "storage/schema.h"
-#include "storage/sqlite_db.h"
+#include "storage/sqlite/schema.h"
+#include "storage/sqlite/sqlite_db.h"
 #include "storage/postgres/pg_connection.h"
 #include "storage/postgres/pg_store.h"
-#include "storage/sqlite_store.h"
+#include "storage/sqlite/sqlite_store.h"
 #include "tests/support/postgres_server.h"
 
 namespace memfleet::storage {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/reaccount.h"
+#include "server/history/reaccount.h"
 #include "storage/postgres/pg_store.h"
 #include "tests/support/ingested_history.h"
 #include "tests/support/postgres_server.h"

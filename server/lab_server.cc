@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/clock.h"
-#include "storage/postgres/open_store.h"
+#include "server/core/clock.h"
+#include "storage/backends/open_store.h"
 
 namespace memfleet::server {
 namespace {

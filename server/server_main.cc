@@ -28,17 +28,17 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "server/clock.h"
+#include "server/core/clock.h"
 #include "server/lab_server.h"
-#include "server/reaccount.h"
-#include "server/retention.h"
-#include "server/retention_worker.h"
+#include "server/history/reaccount.h"
+#include "server/history/retention.h"
+#include "server/history/retention_worker.h"
 #include "server/security/exposure.h"
 #include "server/security/token_admin.h"
-#include "storage/postgres/history_migration.h"
-#include "storage/postgres/open_store.h"
+#include "storage/backends/history_migration.h"
+#include "storage/backends/open_store.h"
 #include "storage/postgres/pg_store.h"
-#include "storage/sqlite_store.h"
+#include "storage/sqlite/sqlite_store.h"
 
 namespace {
 
@@ -92,7 +92,7 @@ int64_t WallClockMs() {
       .count();
 }
 
-// Retention deletes through SqliteStore (server/retention.h): on PostgreSQL its options are refused, never
+// Retention deletes through SqliteStore (server/history/retention.h): on PostgreSQL its options are refused, never
 // silently ignored. True (after saying so) when `db_path` is PostgreSQL and retention was asked for.
 bool RefuseRetentionOnPostgres(const std::string& db_path, const RetentionArgs& args, bool compact) {
   if (!memfleet::storage::IsPostgresUri(db_path)) return false;
@@ -323,7 +323,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
 
-  // Device clocks (server/clock_skew.h): `memfleet devices` shows each device's skew.
+  // Device clocks (server/ingest/clock_skew.h): `memfleet devices` shows each device's skew.
   int64_t max_clock_skew_s = options.max_clock_skew.count();
   app.add_option("--max-clock-skew-s", max_clock_skew_s,
                  "seconds a capture's time may be ahead of this server's clock; a capture dated later is "

@@ -98,7 +98,7 @@ struct FleetValueRow {
   std::optional<int64_t> value_kb;
 };
 
-// How far back retention has thinned a device's history (server/retention.h): before `hourly_before` it
+// How far back retention has thinned a device's history (server/history/retention.h): before `hourly_before` it
 // holds at most one capture an hour, before `daily_before` one a day; "" = not thinned (RFC 3339 times).
 struct RetentionMarks {
   std::string hourly_before;

@@ -12,15 +12,15 @@
 #include <sstream>
 #include <string>
 
-#include "agent/capture_tree_fs.h"
-#include "agent/collector.h"
-#include "agent/device_root_fs.h"
-#include "agent/root_kind.h"
+#include "agent/reader/capture_tree_fs.h"
+#include "agent/reader/collector.h"
+#include "agent/reader/device_root_fs.h"
+#include "agent/reader/root_kind.h"
 #include "cli/output_format.h"
 #include "cli/report_table.h"
 #include "common/utc_time.h"
-#include "server/accounting/account.h"
-#include "server/accounting/graphics_libraries.h"
+#include "accounting/account.h"
+#include "accounting/graphics_libraries.h"
 #include "report/report_json.h"
 
 namespace memfleet::cli {

@@ -12,8 +12,8 @@
 #include "cli/device_selector.h"
 #include "cli/time_spec.h"
 #include "nlohmann/json.hpp"
-#include "server/baseline/baseline_check.h"
-#include "server/baseline/baseline_file.h"
+#include "baseline/baseline_check.h"
+#include "baseline/baseline_file.h"
 
 namespace memfleet::cli {
 namespace {

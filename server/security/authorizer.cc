@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/grpc_status.h"
+#include "server/core/grpc_status.h"
 
 namespace memfleet::security {
 namespace {

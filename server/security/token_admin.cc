@@ -8,7 +8,7 @@
 namespace memfleet::security {
 namespace {
 
-// The server's device id alphabet (server/validation.h), kept here so this library does not depend on
+// The server's device id alphabet (server/core/validation.h), kept here so this library does not depend on
 // the server library it is part of.
 absl::Status CheckTokenDeviceId(const std::string& id) {
   if (id.empty() || id.size() > 128) return absl::InvalidArgumentError("--device-id has 1 to 128 characters");

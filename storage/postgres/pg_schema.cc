@@ -9,7 +9,7 @@
 namespace memfleet::storage {
 namespace {
 
-// Version 1: the tables, constraints and indexes of SQLite's schema version 14 (storage/schema.cc explains
+// Version 1: the tables, constraints and indexes of SQLite's schema version 14 (storage/sqlite/schema.cc explains
 // each), translated: BIGINT for INTEGER, BYTEA for BLOB. Differences, each on purpose:
 // - Every TEXT column compares with COLLATE "C" (bytewise, like SQLite), whatever the database's locale:
 //   canonical times then sort chronologically and ids sort as in SQLite.

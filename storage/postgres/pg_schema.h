@@ -1,5 +1,5 @@
 // The memfleet schema on PostgreSQL, as an ordered list of migrations of its own (PostgreSQL version 1
-// holds what SQLite reached in 14 steps; storage/schema.cc). Migration i (0-based) takes a database from
+// holds what SQLite reached in 14 steps; storage/sqlite/schema.cc). Migration i (0-based) takes a database from
 // version i to i+1; table schema_version holds the version. A shipped migration is never edited.
 //
 //   MEMFLEET_RETURN_IF_ERROR(MigratePgToLatest(db));   // empty database -> latest; old -> upgraded

@@ -1,6 +1,6 @@
 // Rules of docs/accounting.md on small hand-built captures: each test states the rule, builds the nodes it
 // needs, and checks the figure by arithmetic done in the comment.
-#include "server/accounting/account.h"
+#include "accounting/account.h"
 
 #include <gtest/gtest.h>
 

@@ -3,10 +3,10 @@
 #include <map>
 
 #include "gtest/gtest.h"
-#include "server/accounting/ddr_kb.h"
-#include "server/accounting/kernel_kb.h"
-#include "server/accounting/processes_kb.h"
-#include "server/accounting/static_reserved_kb.h"
+#include "accounting/ddr_kb.h"
+#include "accounting/kernel_kb.h"
+#include "accounting/processes_kb.h"
+#include "accounting/static_reserved_kb.h"
 
 namespace memfleet::accounting {
 namespace {

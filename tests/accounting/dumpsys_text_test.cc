@@ -1,4 +1,4 @@
-#include "server/accounting/dumpsys_text.h"
+#include "accounting/dumpsys_text.h"
 
 #include <cstdint>
 #include <string>

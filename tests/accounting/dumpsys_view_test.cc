@@ -1,11 +1,11 @@
 // The dumpsys-compatible summary against the worked example of docs/node-formats.md section 10.5: meminfo
 // from AOSP's SysMemInfo.TestSysMemInfoFile fixture, zram 30504 (testdata1/mm_stat), and the example's
 // hypothetical PSS/memtrack/dmabuf/GPU inputs. Every expected number is the reference's own.
-#include "server/accounting/dumpsys_view.h"
+#include "accounting/dumpsys_view.h"
 
 #include <gtest/gtest.h>
 
-#include "server/accounting/meminfo_parser.h"
+#include "accounting/meminfo_parser.h"
 #include "tests/support/load_tree.h"
 
 namespace memfleet::accounting {

@@ -1,6 +1,6 @@
 // Tests for ParseFdinfo: the dma-buf fdinfo node sample (docs/node-formats.md section 4.2), the
 // libdmabufinfo test trees (fixtures/aosp/EXPECTED.md §8d) and malformed input.
-#include "server/accounting/fdinfo_parser.h"
+#include "accounting/fdinfo_parser.h"
 
 #include <cstdint>
 #include <string>

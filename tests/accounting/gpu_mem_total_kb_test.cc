@@ -1,5 +1,5 @@
 // ParseGpuMemSnapshot: the text of `dumpsys gpu --gpumem` (the Rockchip sample device's, and its variants).
-#include "server/accounting/gpu_mem_total_kb.h"
+#include "accounting/gpu_mem_total_kb.h"
 
 #include <cstdint>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "server/accounting/gpu_memory_parser.h"
+#include "accounting/gpu_memory_parser.h"
 
 #include <cstdint>
 #include <map>

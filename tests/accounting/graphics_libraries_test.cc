@@ -1,4 +1,4 @@
-#include "server/accounting/graphics_libraries.h"
+#include "accounting/graphics_libraries.h"
 
 #include <map>
 #include <set>

@@ -1,5 +1,5 @@
 // KernelCmaWithoutRegions: no CMA region captured is 0 only for a kernel without CMA.
-#include "server/accounting/kernel_cma_kb.h"
+#include "accounting/kernel_cma_kb.h"
 
 #include <gtest/gtest.h>
 

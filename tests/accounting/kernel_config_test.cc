@@ -1,4 +1,4 @@
-#include "server/accounting/kernel_config.h"
+#include "accounting/kernel_config.h"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // ParseKgslBytes: KGSL prints its counters with %lld; a negative one is named as such.
-#include "server/accounting/kgsl_bytes.h"
+#include "accounting/kgsl_bytes.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // anon_inode:dmabuf mappings of legacy kernels: counted with their length, never taken for a buffer.
-#include "server/accounting/legacy_dmabuf.h"
+#include "accounting/legacy_dmabuf.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "server/accounting/smaps_parser.h"
+#include "accounting/smaps_parser.h"
 
 namespace memfleet::accounting {
 namespace {

@@ -1,6 +1,6 @@
 // ParseMaliGpuMemory on the real texts of three SoCs (tests/data/nodes/real, sources in SOURCES.md there),
 // the Rockchip sample device's node, Arm's stock layout, and bad input.
-#include "server/accounting/mali_gpu_memory.h"
+#include "accounting/mali_gpu_memory.h"
 
 #include <cstdint>
 #include <fstream>

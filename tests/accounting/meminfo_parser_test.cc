@@ -1,6 +1,6 @@
 // Tests for ParseMeminfo against the AOSP and perfetto meminfo fixtures (fixtures/aosp/EXPECTED.md
 // sections 7 and 9b), the GKI 5.10 node sample, and malformed input.
-#include "server/accounting/meminfo_parser.h"
+#include "accounting/meminfo_parser.h"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "server/accounting/mtk_rss_pid.h"
+#include "accounting/mtk_rss_pid.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "server/accounting/native_heap_dump.h"
+#include "accounting/native_heap_dump.h"
 
 #include <cstdint>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "server/accounting/graphics_libraries.h"
+#include "accounting/graphics_libraries.h"
 #include "tests/support/test_data.h"
 
 namespace memfleet::accounting {

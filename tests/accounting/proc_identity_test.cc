@@ -1,6 +1,6 @@
 // Tests for ParseCmdlineName, ParseStatusName and ParseOomScoreAdj (status fixtures: EXPECTED.md
 // sections 4 and 10).
-#include "server/accounting/proc_identity.h"
+#include "accounting/proc_identity.h"
 
 #include <string>
 #include <string_view>

@@ -1,6 +1,6 @@
 // Tests for ParseSmaps / ParseMaps / ParseSmapsRollup against AOSP and perfetto fixtures
 // (fixtures/aosp/EXPECTED.md sections 1, 2, 3, 7, 8d, 9a, 9e) and malformed input.
-#include "server/accounting/smaps_parser.h"
+#include "accounting/smaps_parser.h"
 
 #include <cstdint>
 #include <map>

@@ -1,6 +1,6 @@
 // Tests for ParseSysfsUint, ParseLeadingUint and TrimSysfsString against the AOSP sysfs test files
 // (written without a newline, fixtures/aosp/EXPECTED.md sections 7 and 8) and kernel-style values.
-#include "server/accounting/sysfs_value.h"
+#include "accounting/sysfs_value.h"
 
 #include <cstdint>
 #include <string>

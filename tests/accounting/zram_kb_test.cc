@@ -1,5 +1,5 @@
 // ZramUsedKb: dumpsys' ZRAM figure, and null (not 0) when swap is in use but no zram node was captured.
-#include "server/accounting/zram_kb.h"
+#include "accounting/zram_kb.h"
 
 #include <gtest/gtest.h>
 

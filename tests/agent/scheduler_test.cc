@@ -16,7 +16,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "agent/capture_tree_fs.h"
+#include "agent/reader/capture_tree_fs.h"
 #include "gtest/gtest.h"
 #include "proto/capture_codec.h"
 #include "capture/capture_header.h"

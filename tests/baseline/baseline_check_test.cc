@@ -1,7 +1,7 @@
 // The two schemes of docs/accounting.md section 6, one test per row of its table, on the sample captures'
 // expected reports (tests/data/captures/*/expected.json) against tests/data/baselines/sample-lab.json.
 // Figures quoted in comments are from those expected.json files (qcom-sm8450 unless named).
-#include "server/baseline/baseline_check.h"
+#include "baseline/baseline_check.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The baseline file: the sample file parses to what it says; every kind of bad file is refused with a
 // message that says what and where.
-#include "server/baseline/baseline_file.h"
+#include "baseline/baseline_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

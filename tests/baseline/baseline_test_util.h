@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "report/report_json.h"
-#include "server/baseline/baseline_check.h"
+#include "baseline/baseline_check.h"
 #include "tests/support/load_tree.h"
 
 namespace memfleet::testing {

@@ -2,7 +2,7 @@
 // (tests/data/captures/qcom-sm8450/expected.json): eight devices of one model whose figures are the
 // capture's scaled per device by 0.97, 0.98, 0.99, 1.00, 1.00, 1.01, 1.02, 1.03 — the device-to-device
 // spread — on build A; build B is the same set changed as each test says.
-#include "server/baseline/regressions.h"
+#include "baseline/regressions.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "agent/collector.h"
+#include "agent/reader/collector.h"
 #include "cli/commands/account_command.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/sparse_tree.h"

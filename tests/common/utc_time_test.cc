@@ -10,7 +10,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::system_clock;
 
-// 2026-12-04T00:00:00Z is 1796342400 s (tests/server/clock_skew_test.cc); 16:15:00.123 two days before
+// 2026-12-04T00:00:00Z is 1796342400 s (tests/server/ingest/clock_skew_test.cc); 16:15:00.123 two days before
 // is 1796342400 - 2 * 86400 + 16 * 3600 + 15 * 60 = 1796228100 s, plus 123 ms.
 constexpr int64_t kExampleMs = 1796228100123;
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "server/metrics/fleet_metrics.h"
+#include "server/http/metrics/fleet_metrics.h"
 #include "tests/support/grafana_dashboard.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_data.h"

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "server/baseline/baseline_check.h"
-#include "server/baseline/baseline_file.h"
+#include "baseline/baseline_check.h"
+#include "baseline/baseline_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-// libFuzzer target for the dashboard's request targets and login form (server/dashboard/target.h): the
+// libFuzzer target for the dashboard's request targets and login form (server/http/dashboard/target.h): the
 // routing and the bounded percent-decoding. Besides "no crash, no UB", it checks the bounds the HTTP
 // shell relies on, and that escaping anything decoded leaves no markup (html.h).
 #include <cstddef>
@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "server/dashboard/html.h"
-#include "server/dashboard/target.h"
+#include "server/http/dashboard/html.h"
+#include "server/http/dashboard/target.h"
 
 namespace {
 

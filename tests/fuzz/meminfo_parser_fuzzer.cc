@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "server/accounting/meminfo_parser.h"
+#include "accounting/meminfo_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

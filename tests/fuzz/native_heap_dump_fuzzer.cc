@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "server/accounting/graphics_libraries.h"
-#include "server/accounting/native_heap_dump.h"
+#include "accounting/graphics_libraries.h"
+#include "accounting/native_heap_dump.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "server/metrics/exposition.h"
-#include "server/metrics/scrape_request.h"
+#include "server/http/metrics/exposition.h"
+#include "server/http/metrics/scrape_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "server/accounting/legacy_dmabuf.h"
-#include "server/accounting/smaps_parser.h"
+#include "accounting/legacy_dmabuf.h"
+#include "accounting/smaps_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

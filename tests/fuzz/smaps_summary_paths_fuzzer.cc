@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/accounting/smaps_parser.h"
+#include "accounting/smaps_parser.h"
 
 namespace {
 

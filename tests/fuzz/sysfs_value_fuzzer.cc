@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "server/accounting/kgsl_bytes.h"
-#include "server/accounting/sysfs_value.h"
+#include "accounting/kgsl_bytes.h"
+#include "accounting/sysfs_value.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/accounting/zram_kb.h"
+#include "accounting/zram_kb.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using memfleet::accounting::ZramDeviceText;

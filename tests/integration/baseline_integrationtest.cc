@@ -14,7 +14,7 @@
 
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/clock.h"
+#include "server/core/clock.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"

@@ -27,14 +27,14 @@
 #include <thread>
 #include <vector>
 
-#include "agent/capture_tree_fs.h"
-#include "agent/collector.h"
+#include "agent/reader/capture_tree_fs.h"
+#include "agent/reader/collector.h"
 #include "agent/header_rewrite.h"
 #include "agent/spool.h"
 #include "cli/server_client.h"
 #include "proto/capture_codec.h"
 #include "proto/capture_id.h"
-#include "storage/sqlite_db.h"
+#include "storage/sqlite/sqlite_db.h"
 #include "tests/support/agent_ledger.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"

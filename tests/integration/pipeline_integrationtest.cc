@@ -16,7 +16,7 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
-#include "storage/sqlite_store.h"
+#include "storage/sqlite/sqlite_store.h"
 #include "tests/support/expected_report.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/capture_tree_fs.h"
-#include "agent/collector.h"
+#include "agent/reader/capture_tree_fs.h"
+#include "agent/reader/collector.h"
 #include "cli/server_client.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "tests/support/raw_agent.h"

@@ -1,4 +1,4 @@
-// Schema version 16 (storage/schema.cc): the report of a capture stored as a delta of a keyframe is
+// Schema version 16 (storage/sqlite/schema.cc): the report of a capture stored as a delta of a keyframe is
 // stored against the keyframe's report (storage/report_codec.h, CompressReportJsonAgainst). Every read
 // answers the JSON stored; re-accounting the keyframe keeps its dependants readable; the keyframe cannot
 // go while they stay; a damaged or missing base is DataLoss naming the capture read; a version-15 file
@@ -15,9 +15,9 @@
 #include "report/report.h"
 #include "report/report_json.h"
 #include "storage/report_codec.h"
-#include "storage/schema.h"
-#include "storage/sqlite_db.h"
-#include "storage/sqlite_store.h"
+#include "storage/sqlite/schema.h"
+#include "storage/sqlite/sqlite_db.h"
+#include "storage/sqlite/sqlite_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/root_fs.h"
+#include "agent/reader/root_fs.h"
 
 namespace memfleet::testing {
 

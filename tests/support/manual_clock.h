@@ -1,4 +1,4 @@
-// Test support: a steady clock moved by hand (server/clock.h), so that a test drives sweep and Hello
+// Test support: a steady clock moved by hand (server/core/clock.h), so that a test drives sweep and Hello
 // deadlines instead of waiting for them. Advance wakes every registered sleeper. Header-only.
 //
 //   ManualSteadyClock clock;
@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "server/clock.h"
+#include "server/core/clock.h"
 
 namespace memfleet::testing {
 

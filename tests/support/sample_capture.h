@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "agent/capture_tree_fs.h"
-#include "agent/collector.h"
+#include "agent/reader/capture_tree_fs.h"
+#include "agent/reader/collector.h"
 #include "capture/capture.h"
 
 namespace memfleet::testing {

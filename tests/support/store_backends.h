@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "storage/postgres/open_store.h"
+#include "storage/backends/open_store.h"
 #include "storage/store.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/temp_dir.h"

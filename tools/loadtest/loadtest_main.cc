@@ -38,15 +38,15 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "agent/capture_tree_fs.h"
-#include "agent/collector.h"
+#include "agent/reader/capture_tree_fs.h"
+#include "agent/reader/collector.h"
 #include "agent/header_rewrite.h"
 #include "common/utc_time.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "proto/capture_codec.h"
 #include "proto/capture_id.h"
-#include "storage/sqlite_db.h"
+#include "storage/sqlite/sqlite_db.h"
 #include "tests/support/test_paths.h"
 
 namespace {

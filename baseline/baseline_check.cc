@@ -1,0 +1,187 @@
+#include "baseline/baseline_check.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace memfleet::baseline {
+namespace {
+
+const report::Kb* FigureOf(const report::ProcessReport& p, const std::string& figure) {
+  if (figure == "total_kb") return &p.total_kb;
+  if (figure == "graphics_dma_kb") return &p.graphics_dma_kb;
+  if (figure == "non_graphics_kb") return &p.non_graphics_kb;
+  if (figure == "pss_kb") return &p.pss_kb;
+  if (figure == "swap_pss_kb") return &p.swap_pss_kb;
+  if (figure == "gfxdev_kb") return &p.gfxdev_kb;
+  if (figure == "gl_kb") return &p.gl_kb;
+  if (figure == "dma_kb") return &p.dma_kb;
+  if (figure == "native_graphics_kb") return &p.native_graphics_kb;
+  return nullptr;
+}
+
+void AddBoth(const Department& d, const ProcessBaseline& p, Assignments& out) {
+  // Validation guarantees both actual baselines for the processes this is called for.
+  out.budgets.push_back({d.name, p.name, Budget::kGraphicsDma, p.graphics_dma_kb.value_or(0)});
+  out.budgets.push_back({d.name, p.name, Budget::kNonGraphics, p.non_graphics_kb.value_or(0)});
+}
+
+}  // namespace
+
+absl::StatusOr<Scheme> SchemeFromInt(int scheme) {
+  if (scheme == 1) return Scheme::k1;
+  if (scheme == 2) return Scheme::k2;
+  return absl::InvalidArgumentError(
+      absl::StrCat("scheme ", scheme, ": use 1 or 2 (docs/accounting.md section 6)"));
+}
+
+const char* BudgetName(Budget b) {
+  switch (b) {
+    case Budget::kGraphicsDma:
+      return "graphics_dma_kb";
+    case Budget::kNonGraphics:
+      return "non_graphics_kb";
+    case Budget::kTargetTotal:
+      break;
+  }
+  return "target_total_kb";
+}
+
+const char* BudgetFigureName(Budget b) { return b == Budget::kTargetTotal ? "total_kb" : BudgetName(b); }
+
+Assignments AssignBudgets(const Baseline& baseline, Scheme scheme) {
+  Assignments out;
+  for (const Department& d : baseline.departments) {
+    if (d.status == MetStatus::kMet) {
+      for (const ProcessBaseline& p : d.processes) AddBoth(d, p, out);
+      continue;
+    }
+    if (scheme == Scheme::k2) {
+      out.budgets.push_back({d.name, "", Budget::kTargetTotal, d.target_total_kb.value_or(0)});
+    }
+    for (const ProcessBaseline& p : d.processes) {
+      if (p.sr && p.status == MetStatus::kMet) {
+        AddBoth(d, p, out);
+      } else if (p.sr) {
+        if (scheme == Scheme::k1) {
+          out.budgets.push_back({d.name, p.name, Budget::kTargetTotal, p.target_total_kb.value_or(0)});
+        } else {
+          out.none.push_back({d.name, p.name, "unmet SR process: no baseline yet (scheme 2)"});
+        }
+      } else {
+        out.none.push_back({d.name, p.name,
+                            scheme == Scheme::k1
+                                ? "not an SR process of an unmet department: scheme 1 gives it no budget"
+                                : "not an SR process of an unmet department: counted in the department's target total"});
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name,
+                                     const std::string& figure, bool* unknown) {
+  std::optional<int64_t> sum;
+  bool null_seen = false;
+  for (const auto& [pid, p] : report.processes) {
+    if (p.name != name) continue;
+    const report::Kb* v = FigureOf(p, figure);
+    if (v == nullptr || !v->has_value()) {
+      null_seen = true;
+      continue;
+    }
+    sum = sum.value_or(0) + **v;
+  }
+  if (unknown != nullptr) *unknown = null_seen;
+  // One null instance makes the sum a plausible-looking undercount: unknown, never a figure.
+  if (null_seen) return std::nullopt;
+  return sum;
+}
+
+bool CheckResult::AnyOver() const {
+  return std::any_of(rows.begin(), rows.end(), [](const CheckRow& r) { return r.over(); });
+}
+
+CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::vector<DeviceSample>& samples) {
+  CheckResult result;
+  result.scheme = scheme;
+  Assignments assignments = AssignBudgets(baseline, scheme);
+  result.unbudgeted = assignments.none;
+
+  // (model, build) -> one row per assignment, in assignment order.
+  std::map<std::pair<std::string, std::string>, std::vector<CheckRow>> groups;
+  for (const DeviceSample& s : samples) {
+    if (!baseline.AppliesTo(s.model, s.build)) {
+      ++result.devices_not_applicable;
+      continue;
+    }
+    ++result.devices;
+    std::vector<CheckRow>& rows = groups[{s.model, s.build}];
+    if (rows.empty()) {
+      for (const Assignment& a : assignments.budgets) {
+        CheckRow row;
+        row.model = s.model;
+        row.build = s.build;
+        row.item = a;
+        rows.push_back(std::move(row));
+      }
+    }
+    for (CheckRow& row : rows) {
+      std::optional<int64_t> value;
+      bool unknown = false;
+      if (row.item.is_department()) {
+        const Department* dept = nullptr;
+        for (const Department& d : baseline.departments) {
+          if (d.name == row.item.department) dept = &d;
+        }
+        bool any = false;
+        int64_t sum = 0;
+        for (const ProcessBaseline& p : dept->processes) {
+          bool u = false;
+          std::optional<int64_t> v = ProcessFigure(s.report, p.name, "total_kb", &u);
+          unknown = unknown || u;
+          if (v) {
+            any = true;
+            sum += *v;
+          }
+        }
+        if (any && !unknown) value = sum;
+      } else {
+        value = ProcessFigure(s.report, row.item.process, BudgetFigureName(row.item.budget), &unknown);
+      }
+      if (unknown) {
+        ++row.devices_unknown;
+        continue;
+      }
+      if (!value) continue;
+      ++row.devices_checked;
+      if (*value > row.item.budget_kb) ++row.devices_over;
+      // Ties go to the smaller device id so the result does not depend on the order of the samples.
+      if (row.devices_checked == 1 || *value > row.worst_value_kb ||
+          (*value == row.worst_value_kb && s.device_id < row.worst_device)) {
+        row.worst_value_kb = *value;
+        row.worst_over_kb = *value - row.item.budget_kb;
+        row.worst_device = s.device_id;
+        row.worst_capture_id = s.capture_id;
+      }
+    }
+  }
+  for (auto& [key, rows] : groups) {
+    for (CheckRow& r : rows) {
+      if (r.devices_checked > 0 || r.devices_unknown > 0) result.rows.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(result.rows.begin(), result.rows.end(), [](const CheckRow& a, const CheckRow& b) {
+    if (a.over() != b.over()) return a.over();
+    if (a.over()) return a.worst_over_kb > b.worst_over_kb;
+    return false;
+  });
+  return result;
+}
+
+}  // namespace memfleet::baseline

@@ -1,0 +1,120 @@
+// FleetLink: this server's part in a fleet of servers sharing one database (storage/fleet_store.h). It
+// keeps a session row for each agent stream this server holds (written at Hello, its heartbeat refreshed
+// every heartbeat period, deleted at disconnect), so every server can tell which agents are online and
+// where; a session whose heartbeat is older than the session timeout is offline (its server died). For
+// sweeps it relays: a sweep started here reaches the agents other servers hold through relay rows they
+// take and deliver, and their progress is read back until the sweep ends.
+//
+//   FleetLink fleet(*store.fleet(), registry, {.server_id = "lab-a:7070"});
+//   registry.AddListener(&fleet);
+//   SweepCoordinator sweeps(store, registry, {.relayer = &fleet});
+//   fleet.Start(sweeps);   // the heartbeat and relay thread
+//   fleet.OnlineServers(); // {"sim-101": "lab-a:7070", "sim-102": "lab-b:7070"}
+//
+// Thread-safe, except that Start and Stop are called from one thread (LabServer's start and stop). One
+// internal thread, on the injected steady clock, refreshes heartbeats and polls relays.
+// Heartbeats carry the wall clock of the server writing them: servers of one fleet keep their clocks
+// within a few seconds of each other (NTP), well under session_timeout - heartbeat_period.
+#ifndef MEMFLEET_SERVER_FLEET_FLEET_LINK_H_
+#define MEMFLEET_SERVER_FLEET_FLEET_LINK_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>  // std::once_flag
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/fleet/agent_registry.h"
+#include "server/core/clock.h"
+#include "server/fleet/sweep_coordinator.h"
+#include "storage/fleet_store.h"
+
+namespace memfleet::server {
+
+struct FleetLinkOptions {
+  std::string server_id;                                       // --server-id; default HOSTNAME:PORT
+  std::chrono::milliseconds heartbeat_period{std::chrono::seconds(10)};
+  std::chrono::milliseconds session_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds relay_poll_period{std::chrono::milliseconds(500)};
+  SteadyClock* clock = nullptr;          // periods are measured on it; null: RealSteadyClock()
+  std::function<int64_t()> wall_now_ms;  // heartbeat times; null: the system clock
+};
+
+class FleetLink : public RegistryListener, public SweepRelayer {
+ public:
+  FleetLink(storage::FleetStore& store, AgentRegistry& registry, FleetLinkOptions options);
+  FleetLink(const FleetLink&) = delete;
+  FleetLink& operator=(const FleetLink&) = delete;
+  ~FleetLink() override;  // Stop()
+
+  // Starts the heartbeat and relay thread; relayed progress goes to `sweeps`.
+  void Start(SweepCoordinator& sweeps) ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops the thread. Idempotent. Session rows stay until their streams end (or go stale).
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const std::string& server_id() const { return options_.server_id; }
+  // Device id -> the server holding its stream, for every agent online in the fleet (this server's from
+  // its registry, the others' from live session rows).
+  absl::StatusOr<std::map<std::string, std::string>> OnlineServers();
+
+  // RegistryListener
+  void OnOnline(const AgentSession& session) override ABSL_LOCKS_EXCLUDED(mu_);
+  void OnOffline(const AgentSession& session) override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // SweepRelayer
+  absl::StatusOr<std::vector<RemoteAgent>> RemoteAgents() override;
+  absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
+                     const capture::Labels& labels) override ABSL_LOCKS_EXCLUDED(mu_);
+  void Unwatch(const std::string& sweep_id) override ABSL_LOCKS_EXCLUDED(mu_);
+  void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                      const std::string& capture_id, const std::string& message) override ABSL_LOCKS_EXCLUDED(mu_);
+  capture::Labels RelayedLabels(const std::string& sweep_id, const std::string& device_id) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  using RelayKey = std::pair<std::string, std::string>;  // sweep id, device id
+  struct Delivered {
+    capture::Labels labels;
+    std::chrono::steady_clock::time_point at;
+  };
+
+  void Loop(std::chrono::steady_clock::time_point next_heartbeat) ABSL_LOCKS_EXCLUDED(mu_);
+  void Heartbeat();
+  void DeliverRelays() ABSL_LOCKS_EXCLUDED(mu_);
+  void PollWatched() ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes a delivered relay's new state; a final one ends it here.
+  void RecordRelayed(const RelayKey& key, SweepState state, const std::string& capture_id,
+                     const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
+  int64_t WallNowMs() const;
+
+  storage::FleetStore& store_;
+  AgentRegistry& registry_;
+  const FleetLinkOptions options_;
+  SteadyClock& clock_;
+  SweepCoordinator* sweeps_ = nullptr;  // set by Start, before the thread
+
+  absl::Mutex mu_;
+  absl::CondVar wake_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<std::string> watched_ ABSL_GUARDED_BY(mu_);  // sweeps started here with relays
+  std::map<RelayKey, Delivered> delivered_ ABSL_GUARDED_BY(mu_);  // relays this server delivered
+  std::thread thread_;
+  std::once_flag joined_;
+};
+
+// "HOSTNAME:PORT": the default --server-id. Port "0" (the system picks one) adds this process's id, so
+// two such servers on one host still differ.
+std::string DefaultServerId(const std::string& port);
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_FLEET_FLEET_LINK_H_

@@ -1,0 +1,227 @@
+// SweepCoordinator: runs sweeps — "capture now" to every matching online agent — and tracks each
+// selected device's state (sent, capturing, stored, failed, offline, timed_out) until every device is
+// done or the deadline passes; devices that do not answer in time become timed_out, never waited on
+// forever. Sweeps are recorded in the store when they start and when they finish.
+//
+//   absl::StatusOr<std::string> id = sweeps.StartSweep(selector, std::chrono::seconds(60));
+//   size_t cursor = 0;
+//   for (;;) {
+//     absl::StatusOr<SweepUpdate> u = sweeps.WaitForProgress(*id, cursor, std::chrono::milliseconds(250));
+//     for (const SweepEvent& e : u->events) Show(e);
+//     cursor = u->next_cursor;
+//     if (u->finished) break;
+//   }
+//
+// The ingest reports what agents do (OnCapturing / OnStored / OnFailed). A device in a final state
+// (stored, failed, offline, timed_out) keeps it. Thread-safe; one internal thread enforces deadlines.
+#ifndef MEMFLEET_SERVER_FLEET_SWEEP_COORDINATOR_H_
+#define MEMFLEET_SERVER_FLEET_SWEEP_COORDINATOR_H_
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>  // std::once_flag
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/fleet/agent_registry.h"
+#include "server/core/clock.h"
+#include "capture/labels.h"
+#include "server/fleet/device_selector.h"
+#include "storage/query_store.h"
+#include "storage/sweep_store.h"
+
+namespace memfleet::server {
+
+enum class SweepState { kSent, kCapturing, kStored, kFailed, kOffline, kTimedOut };
+// "sent", "capturing", "stored", "failed", "offline", "timed_out" (as the store records them).
+const char* SweepStateName(SweepState state);
+// The stored state of a device whose sweep was cut by the end of a server process (kill -9, a crash)
+// before it answered: only ever written by CloseInterruptedSweeps, never seen on a live sweep.
+inline constexpr char kInterruptedStateName[] = "interrupted";
+bool IsFinalState(SweepState state);
+
+struct SweepEvent {
+  std::string device_id;
+  SweepState state = SweepState::kSent;
+  std::string message;
+  std::string capture_id;
+};
+
+struct SweepUpdate {
+  std::vector<SweepEvent> events;  // every event after the cursor, in order
+  size_t next_cursor = 0;
+  bool finished = false;
+  uint32_t devices_total = 0;
+  uint32_t devices_done = 0;  // devices in a final state
+  std::map<SweepState, uint32_t> state_counts;
+};
+
+// An agent another server holds (servers sharing one database: server/fleet/fleet_link.h).
+struct RemoteAgent {
+  storage::DeviceRecord device;  // its Hello's facts, for the selector
+  std::string server_id;
+};
+
+// How a sweep reaches the agents other servers hold, and how the news of sweeps they relay here goes
+// back. Implemented by FleetLink; absent (nullptr) on a server alone with its database.
+class SweepRelayer {
+ public:
+  virtual ~SweepRelayer() = default;
+  // Agents online on other servers, none of them in this server's registry.
+  virtual absl::StatusOr<std::vector<RemoteAgent>> RemoteAgents() = 0;
+  // Asks the agents' servers to send CaptureNow{sweep_id}; their progress comes back through
+  // SweepCoordinator::OnRemoteState until Unwatch (the sweep finished).
+  virtual absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
+                             const capture::Labels& labels) = 0;
+  virtual void Unwatch(const std::string& sweep_id) = 0;
+  // The ingest's news of a sweep this server does not run: one another server relayed here (else ignored).
+  virtual void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                              const std::string& capture_id, const std::string& message) = 0;
+  // The labels of a relayed sweep's captures; empty for any other.
+  virtual capture::Labels RelayedLabels(const std::string& sweep_id, const std::string& device_id) = 0;
+};
+
+class SweepCoordinator : public RegistryListener {
+ public:
+  struct Options {
+    std::chrono::milliseconds default_deadline{std::chrono::seconds(60)};  // for a deadline of 0
+    std::chrono::milliseconds max_deadline{std::chrono::hours(1)};
+    size_t keep_finished = 64;         // finished sweeps kept in memory for late WaitForProgress calls
+    std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
+    SteadyClock* clock = nullptr;      // sweep deadlines are measured on it; null: RealSteadyClock()
+    SweepRelayer* relayer = nullptr;   // the agents of other servers; null: this server's only
+  };
+
+  // Records sweeps in `sweeps`; selects among the devices `devices` knows.
+  SweepCoordinator(storage::SweepStore& sweeps, storage::QueryStore& devices, AgentRegistry& registry,
+                   Options options);
+  // Over one store that is both (a storage::Store).
+  template <typename SweepAndQueryStore>
+  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry, Options options)
+      : SweepCoordinator(store, store, registry, std::move(options)) {}
+  template <typename SweepAndQueryStore>
+  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry) : SweepCoordinator(store, store, registry, Options{}) {}
+  SweepCoordinator(const SweepCoordinator&) = delete;
+  SweepCoordinator& operator=(const SweepCoordinator&) = delete;
+  ~SweepCoordinator() override;  // Shutdown()
+
+  // Selects devices (online agents and devices the store knows; with label terms, only devices with a
+  // stored capture carrying them), sends CaptureNow{sweep_id} to the online ones and returns the sweep id.
+  // A deadline of 0 is the default; longer than max_deadline is InvalidArgument. Unavailable after
+  // Shutdown or when the store cannot record the sweep. `labels` (checked by the caller) go on every
+  // capture the sweep's devices send for it (LabelsFor).
+  absl::StatusOr<std::string> StartSweep(const DeviceSelector& selector, std::chrono::milliseconds deadline,
+                                         const capture::Labels& labels = {});
+
+  // The labels of a sweep for a capture `device_id` sent for it; empty for an unknown (or long finished)
+  // sweep, or a device the sweep did not select. Held in memory only: a capture that arrives after a
+  // server restart loses its sweep's labels (the sweep itself was ended as interrupted).
+  capture::Labels LabelsFor(const std::string& sweep_id, const std::string& device_id) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Waits until the sweep has events after `cursor`, is finished, or `max_wait` passed. NotFound for an
+  // unknown (or long finished) sweep.
+  absl::StatusOr<SweepUpdate> WaitForProgress(const std::string& sweep_id, size_t cursor,
+                                              std::chrono::milliseconds max_wait);
+
+  // From the ingest. Unknown sweeps, devices outside the sweep and devices in a final state are ignored.
+  void OnCapturing(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id);
+  void OnStored(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id);
+  void OnFailed(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id,
+                const std::string& message);
+
+  // A relayed device's state as its server recorded it (from the relayer).
+  void OnRemoteState(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                     const std::string& capture_id, const std::string& message);
+
+  // RegistryListener: an agent that goes offline fails in every running sweep still waiting for it.
+  void OnOnline(const AgentSession& /*session*/) override {}
+  void OnOffline(const AgentSession& session) override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Sweeps started since construction, and those not finished yet (for /metrics).
+  struct Counts {
+    uint64_t started = 0;
+    uint64_t running = 0;
+  };
+  Counts CountSweeps() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Finishes running sweeps (their waiting devices fail with "server shutting down") and stops the
+  // deadline thread. Idempotent.
+  void Shutdown();
+
+  // At a server's start, before it takes calls: the sweeps the store shows running were left by an
+  // earlier process that died without Shutdown, and nothing will answer them. Each is recorded finished
+  // now, its devices still sent or capturing as "interrupted". Returns how many were closed.
+  absl::StatusOr<size_t> CloseInterruptedSweeps();
+
+ private:
+  struct Sweep {
+    std::string id;
+    storage::SweepRecord record;  // states kept current
+    std::map<std::string, SweepState> states;
+    capture::Labels labels;
+    std::vector<SweepEvent> events;
+    std::chrono::steady_clock::time_point deadline;
+    bool finished = false;  // every device final: no more changes
+    bool recorded = false;  // finished and written to the store: only now do waiters see the end
+    uint32_t done = 0;
+  };
+
+  // Applies a state change under mu_; returns the record to persist when it finished the sweep.
+  std::unique_ptr<storage::SweepRecord> ChangeLocked(Sweep& sweep, const std::string& device_id, SweepState state,
+                                                     const std::string& capture_id, const std::string& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::unique_ptr<storage::SweepRecord> FinishLocked(Sweep& sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns false when the sweep is not this server's (running or recent).
+  bool Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
+              const std::string& capture_id, const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
+  // Change, or the relayer's when the sweep is another server's.
+  void ChangeOrRelay(const std::string& sweep_id, const std::string& device_id, SweepState state,
+                     const std::string& capture_id, const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
+  // The online agents of this server and (with a relayer) the others', as device records.
+  struct Target {
+    storage::DeviceRecord device;
+    std::string server_id;  // "" for this server's
+  };
+  std::vector<Target> OnlineTargets(const std::map<std::string, storage::DeviceRecord>& known);
+  void Persist(const storage::SweepRecord& record) ABSL_LOCKS_EXCLUDED(mu_);
+  void ReapLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string NewSweepIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
+  static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
+  // Devices with a stored capture carrying every label (none asked: the empty set).
+  absl::StatusOr<std::set<std::string>> DevicesWithLabels(const capture::Labels& labels);
+
+  storage::SweepStore& sweep_store_;
+  storage::QueryStore& device_store_;
+  AgentRegistry& registry_;
+  const Options options_;
+  SteadyClock& clock_;
+
+  // Also guards every Sweep reachable from sweeps_ (the analysis cannot name it there).
+  mutable absl::Mutex mu_;
+  absl::CondVar changed_;  // any sweep changed (waiters re-check theirs)
+  absl::CondVar reaper_wake_;
+  std::map<std::string, std::shared_ptr<Sweep>> sweeps_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> finished_order_ ABSL_GUARDED_BY(mu_);
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t started_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread reaper_;
+  std::once_flag joined_;
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_FLEET_SWEEP_COORDINATOR_H_

@@ -1,0 +1,87 @@
+#include "server/history/retention.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "common/utc_time.h"
+
+namespace memfleet::server {
+namespace {
+
+absl::StatusOr<std::vector<RetentionCandidate>> CandidatesOf(storage::SqliteStore& store, const std::string& device) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<storage::RetentionRow> rows, store.RetentionRows(device));
+  std::vector<RetentionCandidate> candidates;
+  candidates.reserve(rows.size());
+  for (storage::RetentionRow& row : rows) {
+    std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
+    RetentionCandidate c;
+    c.capture_id = std::move(row.capture_id);
+    // A stored time is always canonical; one that is not is kept (pinned) rather than guessed at.
+    c.captured_at_ms = at_ms.value_or(0);
+    c.pinned = row.pinned || !at_ms.has_value();
+    c.total_kb = row.total_kb;
+    c.keyframe_id = std::move(row.keyframe_id);
+    candidates.push_back(std::move(c));
+  }
+  return candidates;
+}
+
+std::string UtcOf(int64_t ms) {
+  return FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
+}
+
+// The history this policy has thinned at `now_ms`: hourly before now - full, daily before now - hourly.
+storage::RetentionMarks MarksOf(const RetentionPolicy& policy, int64_t now_ms) {
+  storage::RetentionMarks marks;
+  marks.hourly_before = UtcOf(now_ms - policy.full.count());
+  if (policy.hourly > policy.full) marks.daily_before = UtcOf(now_ms - policy.hourly.count());
+  return marks;
+}
+
+}  // namespace
+
+absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const RetentionPolicy& policy, int64_t now_ms,
+                                            const RetentionOptions& options) {
+  RetentionRun run;
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<storage::DeviceSummaryRow> devices, store.ListDevices());
+  const size_t batch = std::max<size_t>(options.batch, 1);
+  for (const storage::DeviceSummaryRow& device : devices) {
+    ++run.devices;
+    MEMFLEET_ASSIGN_OR_RETURN(std::vector<RetentionCandidate> candidates, CandidatesOf(store, device.device.device_id));
+    run.captures_before += candidates.size();
+    RetentionPlan plan = PlanRetention(candidates, policy, now_ms);
+    run.kept_for_deltas += plan.kept_for_deltas;
+    if (options.dry_run) {
+      run.deleted += plan.delete_ids.size();
+      continue;
+    }
+    for (size_t i = 0; i < plan.delete_ids.size(); i += batch) {
+      const auto first = plan.delete_ids.begin() + static_cast<std::ptrdiff_t>(i);
+      const std::vector<std::string> ids(first, first + static_cast<std::ptrdiff_t>(std::min(batch, plan.delete_ids.size() - i)));
+      MEMFLEET_ASSIGN_OR_RETURN(size_t deleted, store.DeleteCaptures(ids));
+      run.deleted += deleted;
+    }
+    if (policy.full.count() > 0) {
+      MEMFLEET_RETURN_IF_ERROR(store.RecordRetention(device.device.device_id, MarksOf(policy, now_ms)));
+    }
+  }
+  if (!options.dry_run && options.return_free_pages) {
+    MEMFLEET_ASSIGN_OR_RETURN(run.file_bytes_freed, store.ReturnFreePages(options.allow_vacuum));
+  }
+  return run;
+}
+
+std::string DescribeRetentionRun(const RetentionRun& run, bool dry_run) {
+  std::string text = absl::StrCat(run.devices, run.devices == 1 ? " device, " : " devices, ", run.deleted, " of ",
+                                  run.captures_before, dry_run ? " captures would be deleted" : " captures deleted",
+                                  " (", run.kept_for_deltas, " keyframes kept for their deltas)");
+  if (!dry_run) absl::StrAppend(&text, absl::StrFormat(", %.1f MB returned to the file system", run.file_bytes_freed / 1e6));
+  return text;
+}
+
+}  // namespace memfleet::server

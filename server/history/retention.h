@@ -1,0 +1,47 @@
+// Retention applied to a store: every device's captures planned by PlanRetention (retention_plan.h) and
+// the planned ones deleted in small transactions — `memfleet-server compact` and the server's background
+// thinning (docs/performance.md "Retention"). Deleting is irreversible: a dry run plans and counts only.
+//
+//   absl::StatusOr<RetentionRun> run = ApplyRetention(store, policy, now_ms, RetentionOptions{});
+#ifndef MEMFLEET_SERVER_HISTORY_RETENTION_H_
+#define MEMFLEET_SERVER_HISTORY_RETENTION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/history/retention_plan.h"
+#include "storage/sqlite/sqlite_store.h"
+
+namespace memfleet::server {
+
+struct RetentionOptions {
+  bool dry_run = false;
+  // Captures deleted per transaction: each holds the write lock briefly, so ingest is never blocked for
+  // long (a capture's commit waits at most one batch).
+  size_t batch = 100;
+  // Give the freed pages back to the file system afterwards (SqliteStore::ReturnFreePages), with one
+  // VACUUM if the file predates incremental vacuuming (`allow_vacuum`: it blocks ingest while it runs).
+  bool return_free_pages = true;
+  bool allow_vacuum = true;
+};
+
+struct RetentionRun {
+  size_t devices = 0;
+  size_t captures_before = 0;
+  size_t deleted = 0;  // planned, on a dry run
+  size_t kept_for_deltas = 0;
+  int64_t file_bytes_freed = 0;  // 0 on a dry run
+};
+
+absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const RetentionPolicy& policy, int64_t now_ms,
+                                            const RetentionOptions& options);
+
+// "3 devices, 120 of 480 captures deleted (12 keyframes kept for their deltas), 5.2 MB returned", or "would
+// be deleted" for a dry run.
+std::string DescribeRetentionRun(const RetentionRun& run, bool dry_run);
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_HISTORY_RETENTION_H_

@@ -1,0 +1,76 @@
+#include "server/history/retention_plan.h"
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace memfleet::server {
+namespace {
+
+constexpr int64_t kHourMs = int64_t{3'600'000};
+constexpr int64_t kDayMs = 24 * kHourMs;
+
+// The bucket of a capture: (width, index) — floor division, so times before 1970 bucket correctly too.
+struct Bucket {
+  int64_t width_ms;
+  int64_t index;
+  bool operator<(const Bucket& o) const { return width_ms != o.width_ms ? width_ms < o.width_ms : index < o.index; }
+};
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0) ? 1 : 0); }
+
+// Whether `a` represents its bucket better than `b`: a higher total; any total over none; then later.
+bool Better(const RetentionCandidate& a, const RetentionCandidate& b) {
+  if (a.total_kb.has_value() != b.total_kb.has_value()) return a.total_kb.has_value();
+  if (a.total_kb.has_value() && *a.total_kb != *b.total_kb) return *a.total_kb > *b.total_kb;
+  return a.captured_at_ms > b.captured_at_ms;
+}
+
+}  // namespace
+
+RetentionPlan PlanRetention(const std::vector<RetentionCandidate>& captures, const RetentionPolicy& policy,
+                            int64_t now_ms) {
+  RetentionPlan plan;
+  std::vector<bool> keep(captures.size(), true);
+  const int64_t full_ms = policy.full.count();
+  const int64_t hourly_ms = policy.hourly.count() > full_ms ? policy.hourly.count() : 0;
+  if (full_ms > 0) {
+    std::map<Bucket, size_t> best;  // bucket -> index of its representative so far
+    for (size_t i = 0; i < captures.size(); ++i) {
+      const int64_t age_ms = now_ms - captures[i].captured_at_ms;
+      if (age_ms < full_ms || captures[i].pinned) continue;
+      keep[i] = false;
+      const int64_t width = hourly_ms == 0 || age_ms < hourly_ms ? kHourMs : kDayMs;
+      const Bucket bucket{width, FloorDiv(captures[i].captured_at_ms, width)};
+      auto [it, inserted] = best.emplace(bucket, i);
+      if (!inserted && Better(captures[i], captures[it->second])) it->second = i;
+    }
+    for (const auto& [bucket, index] : best) keep[index] = true;
+  }
+  // A kept delta's keyframe stays. Keyframes are whole captures (a delta never references a delta), so
+  // one pass over the kept deltas is enough.
+  std::unordered_map<std::string, size_t> index_of;
+  for (size_t i = 0; i < captures.size(); ++i) index_of.emplace(captures[i].capture_id, i);
+  std::vector<bool> needed(captures.size(), false);
+  for (size_t i = 0; i < captures.size(); ++i) {
+    if (!keep[i] || captures[i].keyframe_id.empty()) continue;
+    auto it = index_of.find(captures[i].keyframe_id);
+    if (it != index_of.end()) needed[it->second] = true;
+  }
+  for (size_t i = 0; i < captures.size(); ++i) {
+    if (needed[i] && !keep[i]) {
+      keep[i] = true;
+      ++plan.kept_for_deltas;
+    }
+    if (keep[i]) {
+      ++plan.kept;
+    } else {
+      plan.delete_ids.push_back(captures[i].capture_id);
+    }
+  }
+  return plan;
+}
+
+}  // namespace memfleet::server

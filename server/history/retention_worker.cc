@@ -1,0 +1,73 @@
+#include "server/history/retention_worker.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace memfleet::server {
+
+absl::StatusOr<std::unique_ptr<RetentionWorker>> RetentionWorker::Start(RetentionWorkerOptions options) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<storage::SqliteStore> store,
+                            storage::SqliteStore::Open(options.db_path, storage::SqliteStoreOptions()));
+  if (!options.now_ms) {
+    options.now_ms = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  return std::unique_ptr<RetentionWorker>(new RetentionWorker(std::move(options), std::move(store)));
+}
+
+RetentionWorker::RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqliteStore> store)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()),
+      store_(std::move(store)) {
+  clock_.AddSleeper(&mu_, &cv_);
+  thread_ = std::thread([this] { Run(); });
+}
+
+RetentionWorker::~RetentionWorker() {
+  clock_.RemoveSleeper(&cv_);
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  cv_.SignalAll();
+  thread_.join();
+}
+
+bool RetentionWorker::WaitForRuns(size_t n, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return runs_ >= n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+}
+
+RetentionRun RetentionWorker::last_run() const {
+  absl::MutexLock lock(&mu_);
+  return last_;
+}
+
+void RetentionWorker::Run() {
+  RetentionOptions apply;
+  apply.allow_vacuum = false;
+  while (true) {
+    // Outside the lock: a run takes seconds on a large database, and last_run() must not wait for it.
+    absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, options_.policy, options_.now_ms(), apply);
+    if (run.ok()) {
+      if (run->deleted > 0) LogLine(absl::StrCat("retention: ", DescribeRetentionRun(*run, false)));
+    } else {
+      LogLine(absl::StrCat("retention: ", run.status().message(), " (retried at the next interval)"));
+    }
+    absl::MutexLock lock(&mu_);
+    ++runs_;
+    if (run.ok()) last_ = *run;
+    const auto next = clock_.Now() + options_.interval;
+    while (!stopping_ && clock_.Now() < next) {
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(next - clock_.Now()));
+    }
+    if (stopping_) return;
+  }
+}
+
+}  // namespace memfleet::server

@@ -1,0 +1,64 @@
+// RetentionWorker: the server's background thinning (`memfleet-server --retain-full-days N`): every
+// `interval` on the injected clock, ApplyRetention over its own connection to the database, in small
+// transactions, so ingest (the server's own writer) waits at most one batch for the write lock. Frees
+// pages incrementally; it never runs a blocking VACUUM (`memfleet-server compact` does that once).
+//
+//   absl::StatusOr<std::unique_ptr<RetentionWorker>> w = RetentionWorker::Start(options);
+//
+// Thread-safe; the destructor stops the thread (a run in progress finishes its batch first).
+#ifndef MEMFLEET_SERVER_HISTORY_RETENTION_WORKER_H_
+#define MEMFLEET_SERVER_HISTORY_RETENTION_WORKER_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/core/clock.h"
+#include "server/history/retention.h"
+#include "storage/sqlite/sqlite_store.h"
+
+namespace memfleet::server {
+
+struct RetentionWorkerOptions {
+  std::string db_path;
+  RetentionPolicy policy;
+  std::chrono::milliseconds interval = std::chrono::minutes(10);
+  SteadyClock* clock = nullptr;          // null: the real steady clock
+  std::function<int64_t()> now_ms;       // wall clock, UTC ms; null: the system clock
+};
+
+class RetentionWorker {
+ public:
+  static absl::StatusOr<std::unique_ptr<RetentionWorker>> Start(RetentionWorkerOptions options);
+  ~RetentionWorker();
+
+  // Blocks until `n` runs have finished or `timeout` passed (real time); whether they had.
+  bool WaitForRuns(size_t n, absl::Duration timeout) const;
+  RetentionRun last_run() const;
+
+ private:
+  RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqliteStore> store);
+  void Run();
+
+  const RetentionWorkerOptions options_;
+  SteadyClock& clock_;
+  std::unique_ptr<storage::SqliteStore> store_;  // used by the thread only
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  size_t runs_ ABSL_GUARDED_BY(mu_) = 0;
+  RetentionRun last_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_HISTORY_RETENTION_WORKER_H_

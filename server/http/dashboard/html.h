@@ -1,0 +1,51 @@
+// The pieces every dashboard page is made of: escaping (each value from a phone goes through Html()),
+// links with percent-encoded path segments and query values, figure cells, and the page shell with its
+// inline style sheet. No scripts and nothing fetched from elsewhere: labs are often offline.
+//
+//   std::string page = HtmlPage("Fleet", "<h1>" + Html(device_id) + "</h1>");
+//
+// Pure; thread-safe.
+#ifndef MEMFLEET_SERVER_HTTP_DASHBOARD_HTML_H_
+#define MEMFLEET_SERVER_HTTP_DASHBOARD_HTML_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "report/report.h"
+
+namespace memfleet::dashboard {
+
+// Text for an HTML text node or a double-quoted attribute value: & < > " ' as entities, control bytes
+// as spaces.
+std::string Html(absl::string_view text);
+
+// A path segment or query value: everything but A-Z a-z 0-9 - . _ ~ as %XX (so '/' in a process name
+// stays inside its segment).
+std::string UrlComponent(absl::string_view text);
+
+// /device/<id> and /device/<id>/process/<name>, encoded.
+std::string DevicePath(absl::string_view device_id);
+std::string ProcessPath(absl::string_view device_id, absl::string_view process_name);
+
+// Device text as the pages write it: escaped, or "unknown" when the device did not say ("" from its agent).
+std::string TextOrUnknown(absl::string_view text);
+
+// A figure as the pages write it: "3,567,646" (kB), or "unknown" for a null figure (never a 0).
+std::string KbText(const report::Kb& kb);
+
+// A line of `values` as a small inline SVG (width × height px), scaled so the smallest is at the bottom and
+// the largest at the top; a flat series is a line through the middle, an unknown value a gap. "" for no
+// known value.
+std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px = 120, int height_px = 24);
+
+// An SVG document (chart::RenderSvgLineChart) as an element of a page: without its XML declaration.
+std::string InlineSvg(std::string svg);
+
+// A whole document: title, the navigation bar, `body_html` (already escaped), inline CSS.
+std::string HtmlPage(absl::string_view title, absl::string_view body_html);
+
+}  // namespace memfleet::dashboard
+
+#endif  // MEMFLEET_SERVER_HTTP_DASHBOARD_HTML_H_

@@ -1,0 +1,58 @@
+#include "server/http/dashboard_sessions.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "server/security/token.h"
+
+namespace memfleet::server {
+
+absl::StatusOr<std::string> DashboardSessions::Create(const std::string& token) {
+  absl::StatusOr<std::string> id = security::NewTokenSecret();  // 256 random bits, as a token's
+  if (!id.ok()) return id.status();
+  const auto now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  DropExpiredLocked(now);
+  if (sessions_.size() >= capacity_) {
+    auto oldest = std::min_element(sessions_.begin(), sessions_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.expires < b.second.expires; });
+    sessions_.erase(oldest);
+  }
+  sessions_[*id] = Session{token, now + lifetime_};
+  return id;
+}
+
+std::optional<std::string> DashboardSessions::TokenOf(const std::string& session) {
+  const auto now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return std::nullopt;
+  if (it->second.expires <= now) {
+    sessions_.erase(it);
+    return std::nullopt;
+  }
+  return it->second.token;
+}
+
+void DashboardSessions::Drop(const std::string& session) {
+  absl::MutexLock lock(&mu_);
+  sessions_.erase(session);
+}
+
+void DashboardSessions::DropExpiredLocked(std::chrono::steady_clock::time_point now) {
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    it = it->second.expires <= now ? sessions_.erase(it) : std::next(it);
+  }
+}
+
+std::string CookieValue(const std::string& cookie_header, const std::string& name) {
+  for (absl::string_view pair : absl::StrSplit(cookie_header, ';')) {
+    pair = absl::StripAsciiWhitespace(pair);
+    if (absl::ConsumePrefix(&pair, name) && absl::ConsumePrefix(&pair, "=")) return std::string(pair);
+  }
+  return "";
+}
+
+}  // namespace memfleet::server

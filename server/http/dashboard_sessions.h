@@ -1,0 +1,61 @@
+// DashboardSessions: the browser dashboard's logins. POST /login with a read token makes a session: a
+// random value the browser keeps in an HttpOnly cookie, while the token stays in the server's memory. A
+// later request with the cookie is authorized with that token again, so a revoked token ends its
+// sessions at once. Sessions last `lifetime` and at most `capacity` are kept (the oldest goes first);
+// they die with the server.
+//
+//   DashboardSessions sessions(RealSteadyClock());
+//   absl::StatusOr<std::string> id = sessions.Create(token);   // the cookie value
+//   std::optional<std::string> token = sessions.TokenOf(*id);   // nullopt: unknown or expired
+//
+// Thread-safe.
+#ifndef MEMFLEET_SERVER_HTTP_DASHBOARD_SESSIONS_H_
+#define MEMFLEET_SERVER_HTTP_DASHBOARD_SESSIONS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/core/clock.h"
+
+namespace memfleet::server {
+
+inline constexpr char kDashboardSessionCookie[] = "memfleet_session";
+
+class DashboardSessions {
+ public:
+  explicit DashboardSessions(SteadyClock& clock, std::chrono::seconds lifetime = std::chrono::hours(12),
+                             size_t capacity = 1024)
+      : clock_(clock), lifetime_(lifetime), capacity_(capacity) {}
+
+  // A new session for `token`; Unavailable when the OS gives no random bytes.
+  absl::StatusOr<std::string> Create(const std::string& token) ABSL_LOCKS_EXCLUDED(mu_);
+  std::optional<std::string> TokenOf(const std::string& session) ABSL_LOCKS_EXCLUDED(mu_);
+  void Drop(const std::string& session) ABSL_LOCKS_EXCLUDED(mu_);
+  std::chrono::seconds lifetime() const { return lifetime_; }
+
+ private:
+  struct Session {
+    std::string token;
+    std::chrono::steady_clock::time_point expires;
+  };
+  void DropExpiredLocked(std::chrono::steady_clock::time_point now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  SteadyClock& clock_;
+  const std::chrono::seconds lifetime_;
+  const size_t capacity_;
+  absl::Mutex mu_;
+  std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);  // by the cookie value
+};
+
+// The value of cookie `name` in a Cookie header ("a=1; memfleet_session=..."); "" when absent.
+std::string CookieValue(const std::string& cookie_header, const std::string& name);
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_HTTP_DASHBOARD_SESSIONS_H_

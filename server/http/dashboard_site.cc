@@ -1,0 +1,295 @@
+#include "server/http/dashboard_site.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/utc_time.h"
+#include "report/report_json.h"
+#include "server/core/clock.h"
+#include "server/http/dashboard/baselines_page.h"
+#include "server/http/dashboard/device_page.h"
+#include "server/http/dashboard/fleet_page.h"
+#include "server/http/dashboard/message_page.h"
+#include "server/http/dashboard/process_page.h"
+#include "server/fleet/device_selector.h"
+#include "server/query/query_service.h"
+
+namespace memfleet::server {
+namespace {
+
+using dashboard::DashboardPage;
+using dashboard::DashboardTarget;
+
+constexpr int kDefaultTrendDays = 30;
+constexpr int kMaxTrendDays = 3650;
+constexpr uint32_t kMaxTrendPoints = 5000;
+constexpr int kSparklineDays = 7;
+
+DashboardReply Page(int status, std::string body) {
+  DashboardReply reply;
+  reply.status = status;
+  reply.body = std::move(body);
+  return reply;
+}
+
+DashboardReply Message(int status, absl::string_view message) {
+  return Page(status, dashboard::RenderMessagePage(status, message));
+}
+
+DashboardReply Redirect(std::string location) {
+  DashboardReply reply = Page(303, "");
+  reply.location = std::move(location);
+  return reply;
+}
+
+// A failed read or a bad parameter as a page: 400 for the user's mistake, 404 for what is not there,
+// 503 when the store cannot answer.
+DashboardReply ErrorPage(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument: return Message(400, status.message());
+    case absl::StatusCode::kNotFound: return Message(404, status.message());
+    default: return Message(503, absl::StrCat("the store cannot answer now: ", status.message()));
+  }
+}
+
+// The refusal of an authorization that failed: 401 (with the Bearer challenge when a token was sent),
+// 403, or 503 when the tokens cannot be read — never a pass.
+DashboardReply Refusal(const absl::Status& status, bool sent_token) {
+  if (status.code() == absl::StatusCode::kUnauthenticated) {
+    DashboardReply reply = Page(401, dashboard::RenderLoginPage(status.message()));
+    reply.bearer_challenge = sent_token;
+    return reply;
+  }
+  if (status.code() == absl::StatusCode::kPermissionDenied) return Message(403, status.message());
+  return Message(503, status.message());
+}
+
+dashboard::FleetDevice FleetDeviceOf(const storage::DeviceRecord& d, const AgentRegistry& registry) {
+  dashboard::FleetDevice row;
+  row.device_id = d.device_id;
+  row.model = d.model;
+  row.platform = d.platform;
+  row.build = d.build_fingerprint;
+  row.online = registry.IsOnline(d.device_id);
+  return row;
+}
+
+std::vector<dashboard::FleetGroup> GroupsByModel(const std::vector<dashboard::FleetDevice>& rows) {
+  std::map<std::string, std::vector<int64_t>> totals;
+  for (const dashboard::FleetDevice& d : rows) {
+    if (d.total_kb) totals[d.model].push_back(*d.total_kb);
+  }
+  std::vector<dashboard::FleetGroup> groups;
+  for (auto& [model, values] : totals) {
+    std::sort(values.begin(), values.end());
+    groups.push_back({model, values.size(), values.front(), NearestRankPercentile(values, 50),
+                      NearestRankPercentile(values, 90), values.back()});
+  }
+  return groups;
+}
+
+// RFC 3339 of `days` ago: the start of a trend's window.
+std::string DaysAgo(int days) {
+  return FormatUtcMillis(std::chrono::system_clock::now() - std::chrono::hours(24) * days);
+}
+
+absl::StatusOr<int> TrendDays(const DashboardTarget& target) {
+  const std::string text = target.Param("days");
+  if (text.empty()) return kDefaultTrendDays;
+  int days = 0;
+  if (text.size() > 4 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      (days = std::stoi(text)) < 1 || days > kMaxTrendDays) {
+    return absl::InvalidArgumentError(absl::StrCat("days must be a whole number from 1 to ", kMaxTrendDays));
+  }
+  return days;
+}
+
+}  // namespace
+
+DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
+  absl::StatusOr<DashboardTarget> target = dashboard::ParseDashboardTarget(request.target);
+  if (!target.ok()) return Message(400, target.status().message());
+  if (target->page == DashboardPage::kNotFound) return Message(404, "no such page");
+  if (target->page == DashboardPage::kLogin) {
+    if (request.method == "POST") return Login(request);
+    if (request.method == "GET" || request.method == "HEAD") return Page(200, dashboard::RenderLoginPage(""));
+    return Message(405, "/login answers GET and POST");
+  }
+  if (request.method != "GET" && request.method != "HEAD") return Message(405, "the dashboard answers GET and HEAD");
+  if (std::optional<DashboardReply> refused = Authenticate(request)) return *refused;
+  absl::StatusOr<std::string> html = target->page == DashboardPage::kFleet       ? FleetPage(*target)
+                                     : target->page == DashboardPage::kDevice    ? DevicePage(*target)
+                                     : target->page == DashboardPage::kBaselines ? BaselinesPage()
+                                                                                 : ProcessPage(*target);
+  if (!html.ok()) return ErrorPage(html.status());
+  return Page(200, std::move(*html));
+}
+
+std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest& request) {
+  if (request.authorization) {
+    absl::StatusOr<security::Principal> who = authorizer_.Authorize(security::kHttpDashboardMethod, request.authorization);
+    if (!who.ok()) return Refusal(who.status(), true);
+    return std::nullopt;
+  }
+  const std::string session = CookieValue(request.cookie, kDashboardSessionCookie);
+  if (!session.empty()) {
+    if (std::optional<std::string> token = sessions_.TokenOf(session)) {
+      absl::StatusOr<security::Principal> who =
+          authorizer_.Authorize(security::kHttpDashboardMethod, absl::StrCat("Bearer ", *token));
+      if (who.ok()) return std::nullopt;
+      if (who.status().code() != absl::StatusCode::kUnauthenticated) return Refusal(who.status(), false);
+      sessions_.Drop(session);  // its token was revoked
+    }
+  }
+  absl::StatusOr<security::Principal> who = authorizer_.Authorize(security::kHttpDashboardMethod, std::nullopt);
+  if (who.ok()) return std::nullopt;  // tokens are off (loopback with an empty tokens table)
+  if (who.status().code() == absl::StatusCode::kUnauthenticated) return Redirect("/login");
+  return Refusal(who.status(), false);
+}
+
+DashboardReply DashboardSite::Login(const DashboardRequest& request) {
+  absl::StatusOr<dashboard::Parameters> form = dashboard::ParseParameters(request.body);
+  std::string token;
+  if (form.ok()) {
+    for (const auto& [name, value] : *form) {
+      if (name == "token") token = value;
+    }
+  }
+  if (token.empty()) return Page(400, dashboard::RenderLoginPage("paste a read token into the field"));
+  absl::StatusOr<security::Principal> who =
+      authorizer_.Authorize(security::kHttpDashboardMethod, absl::StrCat("Bearer ", token));
+  if (!who.ok()) return Refusal(who.status(), false);
+  if (!who->authenticated) return Redirect("/");  // tokens are off: nothing to remember
+  absl::StatusOr<std::string> session = sessions_.Create(token);
+  if (!session.ok()) return Message(503, session.status().message());
+  DashboardReply reply = Redirect("/");
+  reply.set_cookie = absl::StrCat(kDashboardSessionCookie, "=", *session, "; Path=/; HttpOnly; SameSite=Strict; Max-Age=",
+                                  sessions_.lifetime().count(), request.tls ? "; Secure" : "");
+  return reply;
+}
+
+absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& target) {
+  const std::vector<std::string> where = target.Params("where");
+  absl::StatusOr<DeviceSelector> selector = DeviceSelector::Parse(where);
+  if (!selector.ok()) return selector.status();
+  absl::StatusOr<std::vector<storage::DeviceSummaryRow>> devices = store_.ListDevices();
+  if (!devices.ok()) return absl::UnavailableError(devices.status().message());
+  std::vector<dashboard::FleetDevice> rows;
+  for (const storage::DeviceSummaryRow& summary : *devices) {
+    if (!selector->Matches(summary.device)) continue;
+    dashboard::FleetDevice row = FleetDeviceOf(summary.device, registry_);
+    row.last_capture_at = summary.last_capture_at;
+    row.total_kb = summary.last_total_kb;
+    absl::StatusOr<std::vector<storage::HistoryRow>> week =
+        store_.DeviceHistory(row.device_id, "total_kb", DaysAgo(kSparklineDays), kMaxTrendPoints);
+    if (!week.ok()) return absl::UnavailableError(week.status().message());
+    for (const storage::HistoryRow& point : *week) row.recent_totals_kb.push_back(point.value_kb);
+    rows.push_back(std::move(row));
+  }
+  dashboard::FleetView view;
+  if (!target.Param("sort").empty()) view.sort = target.Param("sort");
+  view.where = where;
+  if (absl::Status sorted = dashboard::SortFleet(rows, view.sort); !sorted.ok()) return sorted;
+  return dashboard::RenderFleetPage(rows, GroupsByModel(rows), view);
+}
+
+absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& target) {
+  absl::StatusOr<int> days = TrendDays(target);
+  if (!days.ok()) return days.status();
+  absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
+  if (!device.ok()) return absl::UnavailableError(device.status().message());
+  if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
+  // ?at=TIME: the report at or before that time ("earlier captures by time"); the latest otherwise.
+  absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReport(target.device_id, target.Param("at"));
+  if (!stored.ok()) return stored.status().code() == absl::StatusCode::kInvalidArgument
+                               ? stored.status()
+                               : absl::UnavailableError(stored.status().message());
+  if (!stored->has_value()) {
+    return absl::NotFoundError(absl::StrCat("device \"", target.device_id, "\" has no capture stored",
+                                            target.Param("at").empty() ? "" : " at or before that time"));
+  }
+  absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
+  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  dashboard::DevicePageInput in;
+  in.device = FleetDeviceOf(**device, registry_);
+  in.device.last_capture_at = (*stored)->captured_at;
+  in.device.total_kb = report->device.total_kb;
+  in.report = std::move(*report);
+  in.capture_id = (*stored)->capture_id;
+  in.captured_at = (*stored)->captured_at;
+  in.trend_days = *days;
+  absl::StatusOr<std::vector<storage::HistoryRow>> trend =
+      store_.DeviceHistory(target.device_id, "total_kb", DaysAgo(*days), kMaxTrendPoints);
+  if (!trend.ok()) return absl::UnavailableError(trend.status().message());
+  for (const storage::HistoryRow& row : *trend) {
+    in.captures.push_back({row.captured_at, row.value_kb});
+    const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
+    if (row.value_kb && at_ms) in.total_trend.push_back({*at_ms / 1000, *row.value_kb});
+  }
+  return dashboard::RenderDevicePage(in);
+}
+
+absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& target) {
+  absl::StatusOr<int> days = TrendDays(target);
+  if (!days.ok()) return days.status();
+  absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
+  if (!device.ok()) return absl::UnavailableError(device.status().message());
+  if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
+  const std::string since = DaysAgo(*days);
+  absl::StatusOr<std::vector<storage::HistoryRow>> history =
+      store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
+  if (!history.ok()) return absl::UnavailableError(history.status().message());
+  absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", target.process_name);
+  if (!fleet.ok()) return absl::UnavailableError(fleet.status().message());
+  dashboard::ProcessPageInput in;
+  in.device_id = target.device_id;
+  in.model = (*device)->model;
+  in.process_name = target.process_name;
+  for (const storage::HistoryRow& row : *history) {
+    const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
+    if (!row.value_kb || !at_ms) {
+      ++in.unknown_samples;
+      continue;
+    }
+    in.history.push_back({*at_ms / 1000, *row.value_kb});
+  }
+  for (const storage::FleetValueRow& row : *fleet) {
+    if (row.device.model == in.model) in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb});
+  }
+  return dashboard::RenderProcessPage(in);
+}
+
+absl::StatusOr<std::string> DashboardSite::BaselinesPage() {
+  dashboard::BaselinesPageInput in;
+  if (baselines_ == nullptr) {
+    in.absent = "this server answers no baseline check";
+    return dashboard::RenderBaselinesPage(in);
+  }
+  // As `memfleet baseline check` with no option: the latest baseline, scheme 1, each device's latest report.
+  absl::StatusOr<v1::CheckBaselineResponse> checked = baselines_->Check(v1::CheckBaselineRequest());
+  // No baseline, no report yet, or a stored baseline the rules no longer accept: said on the page.
+  if (checked.status().code() == absl::StatusCode::kNotFound ||
+      checked.status().code() == absl::StatusCode::kFailedPrecondition) {
+    in.absent = std::string(checked.status().message());
+    return dashboard::RenderBaselinesPage(in);
+  }
+  if (!checked.ok()) return absl::UnavailableError(checked.status().message());
+  in.name = checked->name();
+  in.version = checked->version();
+  in.scheme = checked->scheme();
+  in.devices = checked->devices();
+  in.devices_not_applicable = checked->devices_not_applicable();
+  in.unbudgeted = static_cast<size_t>(checked->unbudgeted_size());
+  for (const v1::BaselineRow& r : checked->rows()) {
+    in.rows.push_back({r.model(), r.build(), r.department(), r.process(), r.budget(), r.budget_kb(),
+                       r.devices_checked(), r.devices_over(), r.devices_unknown(), r.worst_value_kb(),
+                       r.worst_over_kb(), r.worst_device()});
+  }
+  return dashboard::RenderBaselinesPage(in);
+}
+
+}  // namespace memfleet::server

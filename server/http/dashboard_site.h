@@ -1,0 +1,75 @@
+// DashboardSite: the browser dashboard of memfleet-server (--http-listen ... --dashboard; docs/
+// dashboard.md). It answers one HTTP request at a time, given as plain values by the HTTP port
+// (metrics_http_server.h): it authorizes it (a read token as `Authorization: Bearer`, or the session
+// cookie of POST /login, or nothing on loopback without tokens, as gRPC), reads what the page needs from
+// the store and has memfleet::dashboard render it. Unknown paths get 404, bad parameters 400, a store
+// that cannot answer 503 — each a readable page.
+//
+//   DashboardSite site(store, registry, authorizer, sessions);
+//   DashboardReply reply = site.Handle({.method = "GET", .target = "/device/pixel-1"});
+//
+// Thread-safe.
+#ifndef MEMFLEET_SERVER_HTTP_DASHBOARD_SITE_H_
+#define MEMFLEET_SERVER_HTTP_DASHBOARD_SITE_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/fleet/agent_registry.h"
+#include "server/query/baseline_service.h"
+#include "server/http/dashboard/target.h"
+#include "server/http/dashboard_sessions.h"
+#include "server/security/authorizer.h"
+#include "storage/query_store.h"
+
+namespace memfleet::server {
+
+// The largest POST /login body the port reads (a token and a little form encoding).
+inline constexpr size_t kMaxDashboardBodyBytes = 4096;
+
+struct DashboardRequest {
+  std::string method;
+  std::string target;
+  std::optional<std::string> authorization;  // the Authorization header, if sent
+  std::string cookie;                        // the Cookie header, "" if none
+  std::string body;                          // POST /login's form
+  bool tls = false;                          // the port speaks HTTPS: the cookie is Secure
+};
+
+struct DashboardReply {
+  int status = 200;
+  std::string body;          // HTML
+  std::string location;      // a redirect's target ("" for none)
+  std::string set_cookie;    // "" for none
+  bool bearer_challenge = false;  // 401 to a request that sent a token: WWW-Authenticate: Bearer
+};
+
+class DashboardSite {
+ public:
+  // `baselines` answers the baselines page; null: the page says the server has no baseline service.
+  DashboardSite(storage::QueryStore& store, const AgentRegistry& registry, const security::Authorizer& authorizer,
+                DashboardSessions& sessions, BaselineService* baselines = nullptr)
+      : store_(store), registry_(registry), authorizer_(authorizer), sessions_(sessions), baselines_(baselines) {}
+
+  DashboardReply Handle(const DashboardRequest& request);
+
+ private:
+  // nullopt: the request may see the pages; else the reply to send instead (a redirect or a refusal).
+  std::optional<DashboardReply> Authenticate(const DashboardRequest& request);
+  DashboardReply Login(const DashboardRequest& request);
+  absl::StatusOr<std::string> FleetPage(const dashboard::DashboardTarget& target);
+  absl::StatusOr<std::string> DevicePage(const dashboard::DashboardTarget& target);
+  absl::StatusOr<std::string> ProcessPage(const dashboard::DashboardTarget& target);
+  absl::StatusOr<std::string> BaselinesPage();
+
+  storage::QueryStore& store_;
+  const AgentRegistry& registry_;
+  const security::Authorizer& authorizer_;
+  DashboardSessions& sessions_;
+  BaselineService* const baselines_;
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_HTTP_DASHBOARD_SITE_H_

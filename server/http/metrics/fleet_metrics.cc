@@ -1,0 +1,142 @@
+#include "server/http/metrics/fleet_metrics.h"
+
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "server/http/metrics/exposition.h"
+
+namespace memfleet::metrics {
+namespace {
+
+constexpr int64_t kBytesPerKb = 1024;
+
+constexpr char kDeviceMemory[] = "memfleet_device_memory_bytes";
+constexpr char kDeviceUp[] = "memfleet_device_up";
+constexpr char kLastCapture[] = "memfleet_device_last_capture_timestamp_seconds";
+constexpr char kDropped[] = "memfleet_device_dropped_captures_total";
+constexpr char kProcessMemory[] = "memfleet_process_memory_bytes";
+constexpr char kStored[] = "memfleet_captures_stored_total";
+constexpr char kDuplicate[] = "memfleet_captures_duplicate_total";
+constexpr char kRejected[] = "memfleet_captures_rejected_total";
+constexpr char kLatency[] = "memfleet_ingest_latency_seconds";
+constexpr char kAgents[] = "memfleet_agents_connected";
+constexpr char kSweepsStarted[] = "memfleet_sweeps_started_total";
+constexpr char kSweepsRunning[] = "memfleet_sweeps_running";
+constexpr char kUnreadable[] = "memfleet_unreadable_reports";
+
+std::string_view PlatformOf(const DeviceMetricsRow& d) {
+  return d.figures.has_value() ? std::string_view(d.figures->platform) : std::string_view(d.platform);
+}
+
+Labels DeviceLabels(const DeviceMetricsRow& d) {
+  return {{"device_id", d.device_id}, {"model", d.model}, {"platform", PlatformOf(d)}, {"build", d.build}};
+}
+
+void KbSample(ExpositionWriter& out, std::string_view name, Labels labels, std::string_view part,
+              const report::Kb& kb) {
+  if (!kb.has_value()) return;  // null: no series, never 0
+  labels.emplace_back("part", part);
+  out.Sample(name, labels, *kb * kBytesPerKb);
+}
+
+void DeviceMemory(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
+  out.Family(kDeviceMemory, "gauge",
+             "Memory of the device by part (total, static_reserved, kernel, kernel_cma, gcma, processes), bytes, "
+             "from its latest report (docs/accounting.md). A figure the capture could not see has no series.");
+  for (const DeviceMetricsRow& d : devices) {
+    if (!d.figures.has_value()) continue;
+    const DeviceFigures& f = *d.figures;
+    const Labels labels = DeviceLabels(d);
+    KbSample(out, kDeviceMemory, labels, "total", f.total_kb);
+    KbSample(out, kDeviceMemory, labels, "static_reserved", f.static_reserved_kb);
+    KbSample(out, kDeviceMemory, labels, "kernel", f.kernel_kb);
+    KbSample(out, kDeviceMemory, labels, "kernel_cma", f.kernel_cma_kb);
+    KbSample(out, kDeviceMemory, labels, "gcma", f.gcma_kb);
+    KbSample(out, kDeviceMemory, labels, "processes", f.processes_kb);
+  }
+}
+
+void DeviceState(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
+  out.Family(kDeviceUp, "gauge", "1 while the device's agent is connected to this server, else 0.");
+  for (const DeviceMetricsRow& d : devices) out.Sample(kDeviceUp, DeviceLabels(d), int64_t{d.up ? 1 : 0});
+  out.Family(kLastCapture, "gauge", "When the device's latest stored capture was taken, Unix seconds.");
+  for (const DeviceMetricsRow& d : devices) {
+    if (d.last_capture_unix_s.has_value()) out.Sample(kLastCapture, DeviceLabels(d), *d.last_capture_unix_s);
+  }
+  out.Family(kDropped, "counter", "Captures the device's agent dropped unsent from its full spool.");
+  for (const DeviceMetricsRow& d : devices) {
+    out.Sample(kDropped, DeviceLabels(d), static_cast<int64_t>(d.dropped_captures));
+  }
+}
+
+void ProcessMemory(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
+  out.Family(kProcessMemory, "gauge",
+             "Memory of the device's biggest processes by part (total, gl, dma, native_graphics, non_graphics), "
+             "bytes, from its latest report; processes of one name are summed (--metrics-top-processes).");
+  for (const DeviceMetricsRow& d : devices) {
+    if (!d.figures.has_value()) continue;
+    for (const ProcessFigures& p : d.figures->top_processes) {
+      const Labels labels = {{"device_id", d.device_id}, {"process", p.name}};
+      KbSample(out, kProcessMemory, labels, "total", p.total_kb);
+      KbSample(out, kProcessMemory, labels, "gl", p.gl_kb);
+      KbSample(out, kProcessMemory, labels, "dma", p.dma_kb);
+      KbSample(out, kProcessMemory, labels, "native_graphics", p.native_graphics_kb);
+      KbSample(out, kProcessMemory, labels, "non_graphics", p.non_graphics_kb);
+    }
+  }
+}
+
+void Counter(ExpositionWriter& out, std::string_view name, std::string_view type, std::string_view help,
+             uint64_t value) {
+  out.Family(name, type, help);
+  out.Sample(name, {}, static_cast<int64_t>(value));
+}
+
+void IngestLatency(ExpositionWriter& out, const ServerCountersSnapshot& s) {
+  out.Family(kLatency, "histogram",
+             "Seconds from a capture's last chunk to the agent's answer (queue, engine and store), since start.");
+  const std::string bucket = absl::StrCat(kLatency, "_bucket");
+  for (size_t i = 0; i < kIngestLatencyBucketsS.size(); ++i) {
+    const std::string le = FormatSampleValue(kIngestLatencyBucketsS[i], 3);
+    out.Sample(bucket, {{"le", le}}, static_cast<int64_t>(s.ingest_latency_cumulative[i]));
+  }
+  out.Sample(bucket, {{"le", "+Inf"}}, static_cast<int64_t>(s.ingest_latency_count));
+  out.Sample(absl::StrCat(kLatency, "_sum"), {}, s.ingest_latency_sum_s);
+  out.Sample(absl::StrCat(kLatency, "_count"), {}, static_cast<int64_t>(s.ingest_latency_count));
+}
+
+void Server(ExpositionWriter& out, const RenderInput& in) {
+  const ServerCountersSnapshot& s = in.server;
+  Counter(out, kStored, "counter", "Captures stored since the server started.", s.captures_stored);
+  Counter(out, kDuplicate, "counter", "Captures acked as already stored since the server started.",
+          s.captures_duplicate);
+  Counter(out, kRejected, "counter", "Captures rejected since the server started (any reason).",
+          s.captures_rejected);
+  IngestLatency(out, s);
+  Counter(out, kAgents, "gauge", "Agent streams connected now.", s.agents_connected);
+  Counter(out, kSweepsStarted, "counter", "Sweeps started since the server started.", s.sweeps_started);
+  Counter(out, kSweepsRunning, "gauge", "Sweeps running now.", s.sweeps_running);
+  Counter(out, kUnreadable, "gauge", "Devices whose latest stored report could not be read at this scrape.",
+          in.unreadable_reports);
+}
+
+}  // namespace
+
+std::string RenderFleetMetrics(const RenderInput& input) {
+  ExpositionWriter out;
+  DeviceMemory(out, input.devices);
+  DeviceState(out, input.devices);
+  ProcessMemory(out, input.devices);
+  Server(out, input);
+  return out.Take();
+}
+
+std::vector<std::string> ExportedSeriesNames() {
+  return {kDeviceMemory, kDeviceUp,  kLastCapture,
+          kDropped,      kProcessMemory,
+          kStored,       kDuplicate, kRejected,
+          absl::StrCat(kLatency, "_bucket"), absl::StrCat(kLatency, "_sum"), absl::StrCat(kLatency, "_count"),
+          kAgents,       kSweepsStarted, kSweepsRunning, kUnreadable};
+}
+
+}  // namespace memfleet::metrics

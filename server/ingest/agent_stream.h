@@ -1,0 +1,100 @@
+// AgentStream: what one agent's stream does after its Hello was accepted — a state machine over the
+// agent's messages (captures as Begin/Chunk.../End, drop reports, failed commands, heartbeats) that
+// assembles captures, hands each to the worker pool and answers on the session. It holds no gRPC type:
+// IngestService feeds it what the stream reads, and unit tests feed it messages directly.
+//
+//   AgentStream agent(deps, session, device);
+//   while (status.ok() && stream->Read(&msg)) status = agent.OnMessage(msg);
+//   agent.Finish();  // waits for the captures still on the pool, so their acks go out
+//
+// Not thread-safe: one thread at a time feeds it (successive calls may come from different threads if
+// the caller orders them, as IngestService's stream reactor does).
+//
+// A protocol violation (a chunk or end without its begin, a second Hello) or a token no longer valid is
+// an error status: the stream ends with it. A malformed capture only gets CaptureRejected and the stream
+// goes on.
+#ifndef MEMFLEET_SERVER_INGEST_AGENT_STREAM_H_
+#define MEMFLEET_SERVER_INGEST_AGENT_STREAM_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "memfleet/v1/agent_service.pb.h"
+#include "proto/capture_codec.h"
+#include "server/fleet/agent_registry.h"
+#include "server/ingest/capture_ingestor.h"
+#include "server/ingest/ingest_options.h"
+#include "server/security/authorizer.h"
+#include "server/fleet/sweep_coordinator.h"
+#include "server/core/worker_pool.h"
+#include "storage/capture_store.h"
+
+namespace memfleet::server {
+
+// What an agent stream uses; all outlive it.
+struct AgentStreamDeps {
+  storage::CaptureStore& store;
+  AgentRegistry& registry;
+  // Where captures are ingested. Null: on the caller's thread, at their CaptureEnd (the server's streams
+  // already handle each message as a job on the worker pool, one at a time per stream).
+  WorkerPool* pool;
+  SweepCoordinator* sweeps;  // null: no sweeps
+  CaptureIngestor& ingestor;
+  const security::Authorizer& authorizer;  // rechecks the stream's token at each capture
+  const IngestOptions& options;
+};
+
+// The captures of one stream still on the worker pool, so that the stream's end can wait for their acks.
+class PendingJobs {
+ public:
+  void Add();
+  void Done();
+  void WaitIdle();
+
+ private:
+  absl::Mutex mu_;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class AgentStream {
+ public:
+  // `device` is what the Hello recorded; drop reports update it. `principal` is rechecked at each capture.
+  AgentStream(AgentStreamDeps deps, std::shared_ptr<AgentSession> session, storage::DeviceRecord device,
+              security::Principal principal);
+  AgentStream(const AgentStream&) = delete;
+  AgentStream& operator=(const AgentStream&) = delete;
+
+  // Handles one message; an error ends the stream with that status.
+  absl::Status OnMessage(const v1::AgentMessage& message);
+  // The stream ended (the agent closed it, or OnMessage failed): a capture cut short fails its sweep, and
+  // the captures on the pool are waited for.
+  void Finish();
+
+ private:
+  absl::Status OnBegin(const v1::CaptureBegin& begin);
+  absl::Status OnChunk(const v1::CaptureChunk& chunk);
+  absl::Status OnEnd(const v1::CaptureEnd& end);
+  void OnDropped(const v1::DroppedReport& dropped);
+  void OnCommandFailed(const v1::CommandFailed& failed);
+  // The Begin's fields, checked before a capture that can never be stored is assembled.
+  absl::Status CheckBegin(const v1::CaptureBegin& begin);
+  void QueueCapture();
+  // Refuses the current capture (its later chunks and end are dropped quietly) and resets the assembler.
+  void Reject(absl::StatusCode code, const std::string& message, bool retry);
+
+  AgentStreamDeps deps_;
+  std::shared_ptr<AgentSession> session_;
+  storage::DeviceRecord device_;
+  const security::Principal principal_;
+  std::shared_ptr<PendingJobs> pending_ = std::make_shared<PendingJobs>();
+  wire::CaptureAssembler assembler_;
+  AssembledCapture current_;
+  std::string skip_id_;  // a rejected capture whose remaining chunks and end are dropped quietly
+};
+
+}  // namespace memfleet::server
+
+#endif  // MEMFLEET_SERVER_INGEST_AGENT_STREAM_H_

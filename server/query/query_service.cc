@@ -1,0 +1,442 @@
+#include "server/query/query_service.h"
+
+#include <algorithm>
+#include <future>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/fleet/capture_labels.h"
+#include "server/core/clock.h"
+#include "server/fleet/device_selector.h"
+#include "server/core/grpc_status.h"
+#include "server/history/reaccount.h"
+#include "server/core/validation.h"
+
+namespace memfleet::server {
+namespace {
+
+constexpr std::chrono::milliseconds kProgressPoll{250};
+constexpr uint32_t kMaxSweepDeadlineS = 3600;
+
+const std::vector<std::string>& DeviceFigures() {
+  static const std::vector<std::string> kFigures = {
+      "ddr_kb",        "mem_total_kb", "gcma_kb",      "static_reserved_kb",
+      "kernel_cma_kb", "kernel_kb",    "processes_kb", "total_kb"};
+  return kFigures;
+}
+
+const std::vector<std::string>& ProcessFigures() {
+  static const std::vector<std::string> kFigures = {"total_kb",           "pss_kb",          "swap_pss_kb",
+                                                    "gfxdev_kb",          "gl_kb",           "dma_kb",
+                                                    "native_graphics_kb", "non_graphics_kb", "graphics_dma_kb"};
+  return kFigures;
+}
+
+bool Contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
+
+grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
+
+absl::StatusOr<DeviceSelector> ParseSelector(const v1::DeviceSelector& selector) {
+  return DeviceSelector::Parse(std::vector<std::string>(selector.where().begin(), selector.where().end()));
+}
+
+v1::SweepProgress::State ToProto(SweepState state) {
+  switch (state) {
+    case SweepState::kSent:
+      return v1::SweepProgress::SENT;
+    case SweepState::kCapturing:
+      return v1::SweepProgress::CAPTURING;
+    case SweepState::kStored:
+      return v1::SweepProgress::STORED;
+    case SweepState::kFailed:
+      return v1::SweepProgress::FAILED;
+    case SweepState::kOffline:
+      return v1::SweepProgress::OFFLINE;
+    case SweepState::kTimedOut:
+      return v1::SweepProgress::TIMED_OUT;
+  }
+  return v1::SweepProgress::STATE_UNSPECIFIED;
+}
+
+std::string SweepSummary(const SweepUpdate& u) {
+  std::vector<std::string> parts;
+  for (SweepState s : {SweepState::kStored, SweepState::kFailed, SweepState::kOffline, SweepState::kTimedOut}) {
+    auto it = u.state_counts.find(s);
+    if (it != u.state_counts.end() && it->second > 0) parts.push_back(absl::StrCat(it->second, " ", SweepStateName(s)));
+  }
+  if (parts.empty()) return "no device matched";
+  return absl::StrJoin(parts, ", ");
+}
+
+const std::string& GroupKeyField(const storage::DeviceRecord& d, const std::string& group_by) {
+  if (group_by == "platform") return d.platform;
+  if (group_by == "soc") return d.soc;
+  if (group_by == "build") return d.build_fingerprint;
+  return d.model;
+}
+
+}  // namespace
+
+int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p) {
+  if (sorted_values.empty()) return 0;
+  size_t n = sorted_values.size();
+  size_t rank = (static_cast<size_t>(std::clamp(p, 0, 100)) * n + 99) / 100;  // ceil(p/100 * n)
+  if (rank == 0) rank = 1;
+  return sorted_values[rank - 1];
+}
+
+QueryService::QueryService(storage::QueryStore& queries, storage::CaptureStore& captures, AgentRegistry& registry,
+                           SweepCoordinator& sweeps, WorkerPool& pool, const security::Authorizer& authorizer,
+                           FleetLink* fleet)
+    : store_(queries),
+      captures_(captures),
+      registry_(registry),
+      sweeps_(sweeps),
+      pool_(pool),
+      authorizer_(authorizer),
+      fleet_(fleet) {}
+
+grpc::Status QueryService::Authorize(const grpc::ServerContext* context, const char* method) {
+  security::Principal principal;
+  grpc::Status s = security::AuthorizeCall(authorizer_, context, absl::StrCat("/memfleet.v1.QueryService/", method),
+                                           &principal);
+  if (!s.ok()) LogLine(absl::StrCat(method, " from ", context->peer(), " refused: ", s.error_message()));
+  return s;
+}
+
+grpc::Status QueryService::CheckKnownDevice(const std::string& device_id) {
+  absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(device_id);
+  if (!device.ok()) return ToGrpcStatus(device.status());
+  if (!device->has_value()) {
+    return NotFound(
+        absl::StrCat("unknown device \"", device_id, "\": no agent with this id has connected to this server"));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
+                                       v1::ListDevicesResponse* response) {
+  if (grpc::Status denied = Authorize(context, "ListDevices"); !denied.ok()) return denied;
+  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  if (!selector.ok()) return ToGrpcStatus(selector.status());
+  absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
+  absl::StatusOr<LatestLabelled> labelled = LabelScope(*selector);
+  if (!labelled.ok()) return ToGrpcStatus(labelled.status());
+  // Device id -> the server holding its stream, across the fleet (a shared database only).
+  std::map<std::string, std::string> servers;
+  if (fleet_ != nullptr) {
+    absl::StatusOr<std::map<std::string, std::string>> online = fleet_->OnlineServers();
+    if (!online.ok()) return ToGrpcStatus(online.status());
+    servers = *std::move(online);
+  }
+  std::sort(rows->begin(), rows->end(), [](const storage::DeviceSummaryRow& a, const storage::DeviceSummaryRow& b) {
+    return a.device.device_id < b.device.device_id;
+  });
+  for (const storage::DeviceSummaryRow& row : *rows) {
+    if (!selector->Matches(row.device)) continue;
+    // With label terms: the devices with a capture carrying them.
+    if (!selector->labels().empty() && labelled->count(row.device.device_id) == 0) continue;
+    v1::DeviceSummary* d = response->add_devices();
+    d->set_device_id(row.device.device_id);
+    d->set_model(row.device.model);
+    d->set_soc(row.device.soc);
+    d->set_build_fingerprint(row.device.build_fingerprint);
+    d->set_platform(row.device.platform);
+    d->set_kernel(row.device.kernel);
+    d->set_agent_version(row.device.agent_version);
+    d->set_manufacturer(row.device.manufacturer);
+    d->set_build_type(row.device.build_type);
+    d->set_abi(row.device.abi);
+    d->set_android_sdk(row.device.android_sdk);
+    d->set_access(row.device.access);
+    d->set_selinux(row.device.selinux);
+    auto server = servers.find(row.device.device_id);
+    d->set_online(server != servers.end() || registry_.IsOnline(row.device.device_id));
+    if (server != servers.end()) d->set_server_id(server->second);
+    d->set_last_capture_at(row.last_capture_at);
+    d->set_last_total_kb(row.last_total_kb.value_or(-1));
+    d->set_capture_count(row.capture_count);
+    d->set_dropped_captures(row.device.dropped_captures);
+    if (row.device.clock_skew_s.has_value()) d->set_clock_skew_s(*row.device.clock_skew_s);
+    const DeviceIncidents incidents = registry_.Incidents(row.device.device_id);
+    d->set_refused_streams(incidents.refused_streams);
+    d->set_refused_stream_facts(incidents.refused_facts);
+    d->set_future_captures_refused(incidents.future_captures);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::SweepRequest* request,
+                                      grpc::ServerWriter<v1::SweepProgress>* writer) {
+  if (grpc::Status denied = Authorize(context, "StartSweep"); !denied.ok()) return denied;
+  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  if (!selector.ok()) return ToGrpcStatus(selector.status());
+  if (request->deadline_s() > kMaxSweepDeadlineS) {
+    return Invalid(absl::StrCat("sweep deadline of ", request->deadline_s(), " s is longer than the limit of ",
+                                kMaxSweepDeadlineS, " s"));
+  }
+  absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
+  if (!labels.ok()) return ToGrpcStatus(labels.status());
+  absl::StatusOr<std::string> sweep_id =
+      sweeps_.StartSweep(*selector, std::chrono::seconds(request->deadline_s()), *labels);
+  if (!sweep_id.ok()) return ToGrpcStatus(sweep_id.status());
+
+  size_t cursor = 0;
+  for (;;) {
+    absl::StatusOr<SweepUpdate> u = sweeps_.WaitForProgress(*sweep_id, cursor, kProgressPoll);
+    if (!u.ok()) return ToGrpcStatus(u.status());
+    for (const SweepEvent& e : u->events) {
+      v1::SweepProgress p;
+      p.set_sweep_id(*sweep_id);
+      p.set_device_id(e.device_id);
+      p.set_state(ToProto(e.state));
+      p.set_message(e.message);
+      p.set_capture_id(e.capture_id);
+      p.set_devices_total(u->devices_total);
+      p.set_devices_done(u->devices_done);
+      // A CLI that went away does not stop the sweep: the coordinator finishes and records it alone.
+      if (!writer->Write(p)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+    }
+    cursor = u->next_cursor;
+    if (u->finished) {
+      v1::SweepProgress last;
+      last.set_sweep_id(*sweep_id);
+      last.set_finished(true);
+      last.set_devices_total(u->devices_total);
+      last.set_devices_done(u->devices_done);
+      last.set_message(SweepSummary(*u));
+      writer->Write(last);
+      return grpc::Status::OK;
+    }
+    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+  }
+}
+
+grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
+                                     v1::GetReportResponse* response) {
+  if (grpc::Status denied = Authorize(context, "GetReport"); !denied.ok()) return denied;
+  const std::string& device_id = request->device_id();
+  std::optional<storage::StoredReport> report;
+  if (!request->capture_id().empty()) {
+    if (absl::Status s = CheckCaptureId(request->capture_id()); !s.ok()) return ToGrpcStatus(s);
+    if (!device_id.empty()) {
+      if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
+    }
+    absl::StatusOr<std::optional<storage::StoredReport>> r = store_.GetReportByCapture(request->capture_id());
+    if (!r.ok()) return ToGrpcStatus(r.status());
+    if (!r->has_value()) return NotFound(absl::StrCat("no stored capture \"", request->capture_id(), "\""));
+    if (!device_id.empty() && (*r)->device_id != device_id) {
+      return NotFound(absl::StrCat("capture \"", request->capture_id(), "\" is of device \"", (*r)->device_id,
+                                   "\", not \"", device_id, "\""));
+    }
+    report = std::move(*r);
+  } else {
+    if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
+    absl::StatusOr<std::string> at = CheckOptionalTime("at", request->at());
+    if (!at.ok()) return ToGrpcStatus(at.status());
+    if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
+    absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
+    if (!labels.ok()) return ToGrpcStatus(labels.status());
+    absl::StatusOr<std::optional<storage::StoredReport>> r =
+        labels->empty() ? store_.GetReport(device_id, *at) : LatestLabelledReport(store_, device_id, *at, *labels);
+    if (!r.ok()) return ToGrpcStatus(r.status());
+    if (!r->has_value()) {
+      const std::string carrying =
+          labels->empty() ? "" : absl::StrCat(" carrying ", capture::LabelsToString(*labels));
+      return NotFound(at->empty() ? absl::StrCat("device \"", device_id, "\" has no stored capture", carrying,
+                                                 labels->empty() ? " yet" : "")
+                                  : absl::StrCat("device \"", device_id, "\" has no capture", carrying,
+                                                 " at or before ", *at));
+    }
+    report = std::move(*r);
+  }
+  absl::StatusOr<capture::Labels> stored_labels = store_.CaptureLabels(report->capture_id);
+  if (!stored_labels.ok()) return ToGrpcStatus(stored_labels.status());
+  response->set_capture_id(report->capture_id);
+  response->set_device_id(report->device_id);
+  response->set_captured_at(report->captured_at);
+  response->set_report_json(report->report_json);
+  LabelsToProto(*stored_labels, response->mutable_labels());
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const v1::ProcessHistoryRequest* request,
+                                             v1::ProcessHistoryResponse* response) {
+  if (grpc::Status denied = Authorize(context, "GetProcessHistory"); !denied.ok()) return denied;
+  const std::string& device_id = request->device_id();
+  if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
+  if (request->process_name().empty()) return Invalid("process name is empty");
+  if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
+  std::string metric = request->metric().empty() ? "total_kb" : request->metric();
+  if (!Contains(ProcessFigures(), metric)) {
+    return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+                                "\"; one of: ", absl::StrJoin(ProcessFigures(), ", ")));
+  }
+  absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
+  if (!since.ok()) return ToGrpcStatus(since.status());
+  if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
+  absl::StatusOr<std::vector<storage::HistoryRow>> rows =
+      store_.ProcessHistory(device_id, request->process_name(), metric, *since, request->limit());
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
+  if (rows->empty() && since->empty()) {
+    return NotFound(absl::StrCat("no process named \"", Printable(request->process_name()),
+                                 "\" in the stored captures of device \"", device_id, "\""));
+  }
+  absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
+  if (!marks.ok()) return ToGrpcStatus(marks.status());
+  response->set_hourly_before(marks->hourly_before);
+  response->set_daily_before(marks->daily_before);
+  for (const storage::HistoryRow& row : *rows) {
+    v1::HistoryPoint* p = response->add_points();
+    p->set_captured_at(row.captured_at);
+    p->set_capture_id(row.capture_id);
+    p->set_pid(row.pid);
+    p->set_value_known(row.value_kb.has_value());
+    p->set_value_kb(row.value_kb.value_or(0));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::FleetRequest* request,
+                                    v1::FleetResponse* response) {
+  if (grpc::Status denied = Authorize(context, "GetFleet"); !denied.ok()) return denied;
+  std::string metric = request->metric().empty() ? "device.total_kb" : request->metric();
+  std::string figure;
+  bool process_metric = false;
+  if (metric.rfind("device.", 0) == 0) {
+    figure = metric.substr(7);
+    if (!Contains(DeviceFigures(), figure)) {
+      return Invalid(absl::StrCat("unknown device metric \"", Printable(metric),
+                                  "\"; device.<figure> with one of: ", absl::StrJoin(DeviceFigures(), ", ")));
+    }
+    if (!request->process_name().empty()) return Invalid("a process name goes with a process.<figure> metric");
+  } else if (metric.rfind("process.", 0) == 0) {
+    figure = metric.substr(8);
+    process_metric = true;
+    if (!Contains(ProcessFigures(), figure)) {
+      return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+                                  "\"; process.<figure> with one of: ", absl::StrJoin(ProcessFigures(), ", ")));
+    }
+    if (request->process_name().empty()) return Invalid(absl::StrCat("metric ", metric, " needs a process name"));
+    if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
+  } else {
+    return Invalid(absl::StrCat("metric \"", Printable(metric), "\" is neither device.<figure> nor process.<figure>"));
+  }
+  std::string group_by = request->group_by().empty() ? "model" : request->group_by();
+  if (group_by != "model" && group_by != "platform" && group_by != "soc" && group_by != "build") {
+    return Invalid(absl::StrCat("cannot group by \"", Printable(group_by), "\"; one of: model, platform, soc, build"));
+  }
+  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  if (!selector.ok()) return ToGrpcStatus(selector.status());
+
+  absl::StatusOr<std::vector<storage::FleetValueRow>> rows =
+      store_.LatestPerDevice(figure, process_metric ? request->process_name() : "");
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
+  if (!selector->labels().empty()) {
+    if (absl::Status s = ScopeToLabels(*selector, figure, process_metric ? request->process_name() : "", *rows);
+        !s.ok()) {
+      return ToGrpcStatus(s);
+    }
+  }
+
+  std::vector<const storage::FleetValueRow*> selected;
+  std::map<std::string, std::vector<int64_t>> groups;
+  for (const storage::FleetValueRow& row : *rows) {
+    if (!selector->Matches(row.device)) continue;
+    selected.push_back(&row);
+    if (!row.value_kb.has_value()) continue;  // unknown values are listed, never aggregated as 0
+    const std::string& field = GroupKeyField(row.device, group_by);
+    groups[field.empty() ? "(unknown)" : field].push_back(*row.value_kb);
+  }
+  for (auto& [key, values] : groups) {
+    std::sort(values.begin(), values.end());
+    v1::FleetGroup* g = response->add_groups();
+    g->set_key(key);
+    g->set_devices(static_cast<uint32_t>(values.size()));
+    g->set_min_kb(values.front());
+    g->set_p50_kb(NearestRankPercentile(values, 50));
+    g->set_p90_kb(NearestRankPercentile(values, 90));
+    g->set_max_kb(values.back());
+  }
+  std::sort(selected.begin(), selected.end(), [](const storage::FleetValueRow* a, const storage::FleetValueRow* b) {
+    if (a->value_kb.has_value() != b->value_kb.has_value()) return a->value_kb.has_value();
+    if (a->value_kb != b->value_kb) return *a->value_kb > *b->value_kb;
+    return a->device.device_id < b->device.device_id;
+  });
+  for (const storage::FleetValueRow* row : selected) {
+    v1::FleetRow* r = response->add_rows();
+    r->set_device_id(row->device.device_id);
+    r->set_model(row->device.model);
+    r->set_platform(row->device.platform);
+    r->set_build(row->device.build_fingerprint);
+    r->set_captured_at(row->captured_at);
+    r->set_value_known(row->value_kb.has_value());
+    r->set_value_kb(row->value_kb.value_or(0));
+  }
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<LatestLabelled> QueryService::LabelScope(const DeviceSelector& selector) {
+  if (selector.labels().empty()) return LatestLabelled();
+  return LatestLabelledPerDevice(store_, selector.labels());
+}
+
+absl::Status QueryService::ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
+                                         const std::string& process_name, std::vector<storage::FleetValueRow>& rows) {
+  absl::StatusOr<LatestLabelled> labelled = LabelScope(selector);
+  if (!labelled.ok()) return labelled.status();
+  std::vector<storage::FleetValueRow> scoped;
+  for (storage::FleetValueRow& row : rows) {
+    auto it = labelled->find(row.device.device_id);
+    if (it == labelled->end()) continue;
+    if (it->second.capture_id != row.capture_id) {
+      absl::StatusOr<std::optional<int64_t>> value = store_.CaptureFigure(it->second.capture_id, figure, process_name);
+      if (!value.ok()) return value.status();
+      row.capture_id = it->second.capture_id;
+      row.captured_at = it->second.captured_at;
+      row.value_kb = *value;
+    }
+    scoped.push_back(std::move(row));
+  }
+  rows = std::move(scoped);
+  return absl::OkStatus();
+}
+
+grpc::Status QueryService::Reaccount(grpc::ServerContext* context, const v1::ReaccountRequest* request,
+                                     v1::ReaccountResponse* response) {
+  if (grpc::Status denied = Authorize(context, "Reaccount"); !denied.ok()) return denied;
+  const std::string& device_id = request->device_id();
+  if (!device_id.empty()) {
+    if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
+    if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
+  }
+  if (!reaccount_mu_.TryLock()) return grpc::Status(grpc::StatusCode::ABORTED, "a re-account is already running");
+  grpc::Status status = ReaccountLocked(device_id, response);
+  reaccount_mu_.Unlock();
+  return status;
+}
+
+grpc::Status QueryService::ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response) {
+  auto done = std::make_shared<std::promise<absl::StatusOr<ReaccountResult>>>();
+  std::future<absl::StatusOr<ReaccountResult>> result = done->get_future();
+  if (!pool_.Submit([this, device_id, done] { done->set_value(ReaccountCaptures(captures_, device_id)); })) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  }
+  absl::StatusOr<ReaccountResult> r = result.get();
+  if (!r.ok()) return ToGrpcStatus(r.status());
+  response->set_reaccounted(r->reaccounted);
+  response->set_failed(r->failed);
+  return grpc::Status::OK;
+}
+
+}  // namespace memfleet::server

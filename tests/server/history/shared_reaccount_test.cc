@@ -1,0 +1,214 @@
+// Re-accounting shared between servers on one real PostgreSQL (PgStore::ForEachClaimedRawCapture,
+// ReaccountSharedCaptures): two real `memfleet-server --reaccount` processes on the same history split it,
+// each capture re-accounted exactly once — counted by a trigger on the database's report inserts, not by
+// the servers — with the reports a single run gives; a finished run is not joined again; and the claims
+// of a server whose connection died are claimed again by the next one.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/history/reaccount.h"
+#include "storage/postgres/pg_connection.h"
+#include "storage/postgres/pg_store.h"
+#include "tests/support/ingested_history.h"
+#include "tests/support/postgres_server.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_paths.h"
+
+namespace memfleet::server {
+namespace {
+
+constexpr int kDevices = 3;
+constexpr int kPerDevice = 10;
+constexpr int kCaptures = kDevices * kPerDevice;
+
+// Counts every report row written per capture (ingest's and each re-accounting's), in the database.
+constexpr char kCountReportWritesSql[] = R"sql(
+CREATE TABLE report_writes (capture_id TEXT PRIMARY KEY, n INTEGER NOT NULL);
+CREATE FUNCTION count_report_write() RETURNS trigger AS $$
+BEGIN
+  INSERT INTO report_writes VALUES (NEW.capture_id, 1)
+    ON CONFLICT (capture_id) DO UPDATE SET n = report_writes.n + 1;
+  RETURN NEW;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER count_report_writes AFTER INSERT ON device_reports FOR EACH ROW EXECUTE FUNCTION count_report_write();
+)sql";
+
+class SharedReaccountTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    uri_ = testing::NewPostgresDatabase();
+    ASSERT_FALSE(uri_.empty());
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+    ASSERT_TRUE(testing::IngestHistory(*store_, kDevices, kPerDevice, /*keyframe_every=*/4).ok());
+    for (int seq = 0; seq < kPerDevice; ++seq) {
+      for (int d = 0; d < kDevices; ++d) {
+        const std::string id = testing::CaptureId("bench-" + std::to_string(d), seq);
+        absl::StatusOr<std::optional<storage::StoredReport>> r = store_->GetReportByCapture(id);
+        ASSERT_TRUE(r.ok() && r->has_value());
+        ingest_reports_[id] = nlohmann::json::parse((*r)->report_json);
+      }
+    }
+    admin_ = Connect();
+    ASSERT_TRUE(admin_.Exec(kCountReportWritesSql).ok());
+  }
+
+  std::unique_ptr<storage::PgStore> Open() {
+    absl::StatusOr<std::unique_ptr<storage::PgStore>> s = storage::PgStore::Open(uri_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *std::move(s) : nullptr;
+  }
+  storage::PgConnection Connect() {
+    absl::StatusOr<storage::PgConnection> c = storage::PgConnection::Connect(uri_);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : storage::PgConnection();
+  }
+
+  // capture id -> report rows written since the trigger was made.
+  std::map<std::string, int64_t> ReportWrites() {
+    std::map<std::string, int64_t> writes;
+    absl::StatusOr<storage::PgResult> rows = admin_.Query("SELECT capture_id, n FROM report_writes", {});
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    if (!rows.ok()) return writes;
+    for (int i = 0; i < rows->RowCount(); ++i) writes[rows->Row(i).ColumnText(0)] = rows->Row(i).ColumnInt64(1);
+    return writes;
+  }
+
+  // Every stored report is the one ingest stored (the engine has not changed, so one run gives that).
+  void ExpectReportsAsAtIngest() {
+    for (const auto& [id, expected] : ingest_reports_) {
+      absl::StatusOr<std::optional<storage::StoredReport>> r = store_->GetReportByCapture(id);
+      ASSERT_TRUE(r.ok() && r->has_value()) << id;
+      EXPECT_EQ(nlohmann::json::parse((*r)->report_json), expected) << id;
+    }
+  }
+
+  // Backends of this database other than the test's own.
+  int64_t OtherBackends() {
+    absl::StatusOr<storage::PgResult> r = admin_.Query(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()", {});
+    return r.ok() && r->RowCount() == 1 ? r->Row(0).ColumnInt64(0) : -1;
+  }
+
+  // Backends of this database waiting for a lock.
+  int64_t WaitingForALock() {
+    absl::StatusOr<storage::PgResult> r = admin_.Query(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'", {});
+    return r.ok() && r->RowCount() == 1 ? r->Row(0).ColumnInt64(0) : -1;
+  }
+
+  testing::TempDir dir_{"memfleet-shared-reaccount"};
+  std::string uri_;
+  std::unique_ptr<storage::PgStore> store_;
+  storage::PgConnection admin_;
+  std::map<std::string, nlohmann::json> ingest_reports_;
+};
+
+// "re-accounted N captures, 0 failed (started|joined shared run R)" -> N, with the rest in `how`.
+int Reaccounted(const std::string& log, std::string* how) {
+  const std::string prefix = "re-accounted ";
+  const std::string failed = " captures, 0 failed (";
+  const size_t at = log.find(prefix);
+  const size_t count_end = log.find(failed, at);
+  const size_t how_end = log.find(')', count_end);
+  if (at == std::string::npos || count_end == std::string::npos || how_end == std::string::npos) return -1;
+  *how = log.substr(count_end + failed.size(), how_end - count_end - failed.size());
+  return std::stoi(log.substr(at + prefix.size(), count_end - at - prefix.size()));
+}
+
+TEST_F(SharedReaccountTest, TwoServersSplitTheHistoryAndReaccountEachCaptureOnce) {
+  // Both servers queue for the run while the test holds the claims table, so both are in one run.
+  storage::PgConnection holder = Connect();
+  ASSERT_TRUE(holder.Exec("BEGIN; LOCK TABLE reaccount_claims IN EXCLUSIVE MODE").ok());
+  testing::Subprocess first({testing::Bin("memfleet-server"), "--db", uri_, "--reaccount"}, dir_.path() + "/first.log");
+  testing::Subprocess second({testing::Bin("memfleet-server"), "--db", uri_, "--reaccount"},
+                             dir_.path() + "/second.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (WaitingForALock() < 2 && std::chrono::steady_clock::now() < deadline && !first.Exited() && !second.Exited()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling what is asserted next
+  }
+  ASSERT_EQ(WaitingForALock(), 2) << first.Log() << second.Log();
+  ASSERT_TRUE(holder.Exec("COMMIT").ok());
+  ASSERT_EQ(first.WaitExit(std::chrono::seconds(120)), 0) << first.Log();
+  ASSERT_EQ(second.WaitExit(std::chrono::seconds(120)), 0) << second.Log();
+
+  std::string first_how, second_how;
+  const int first_share = Reaccounted(first.Log(), &first_how);
+  const int second_share = Reaccounted(second.Log(), &second_how);
+  EXPECT_EQ(first_share + second_share, kCaptures) << first.Log() << second.Log();
+  EXPECT_GT(first_share, 0) << first.Log();
+  EXPECT_GT(second_share, 0) << second.Log();
+  const std::vector<std::string> hows = {first_how, second_how};
+  EXPECT_TRUE((hows == std::vector<std::string>{"started shared run 1", "joined shared run 1"}) ||
+              (hows == std::vector<std::string>{"joined shared run 1", "started shared run 1"}))
+      << first_how << " / " << second_how;
+
+  std::map<std::string, int64_t> writes = ReportWrites();
+  EXPECT_EQ(writes.size(), static_cast<size_t>(kCaptures));
+  for (const auto& [id, report] : ingest_reports_) EXPECT_EQ(writes[id], 1) << id;
+  ExpectReportsAsAtIngest();
+
+  // The run is finished: the next --reaccount starts another and does every capture again.
+  testing::Subprocess again({testing::Bin("memfleet-server"), "--db", uri_, "--reaccount"}, dir_.path() + "/again.log");
+  ASSERT_EQ(again.WaitExit(std::chrono::seconds(120)), 0) << again.Log();
+  std::string again_how;
+  EXPECT_EQ(Reaccounted(again.Log(), &again_how), kCaptures) << again.Log();
+  EXPECT_EQ(again_how, "started shared run 2");
+  writes = ReportWrites();
+  for (const auto& [id, report] : ingest_reports_) EXPECT_EQ(writes[id], 2) << id;
+}
+
+TEST_F(SharedReaccountTest, TheClaimsOfAServerWhoseConnectionDiedAreClaimedAgain) {
+  std::vector<std::string> handed_to_dead;
+  {
+    std::unique_ptr<storage::PgStore> dying = Open();
+    ASSERT_NE(dying, nullptr);
+    // At its first capture the server's connections are ended (as when its machine goes away): the
+    // batch it claimed is never marked done.
+    absl::StatusOr<storage::PgStore::ReaccountRun> run = dying->ForEachClaimedRawCapture(
+        "", "2026-12-01T00:00:00Z", [&](const storage::CaptureStore::RawCapture& raw) {
+          handed_to_dead.push_back(raw.capture_id);
+          if (handed_to_dead.size() == 1) {
+            ASSERT_TRUE(admin_
+                            .Query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                                   "datname = current_database() AND pid <> pg_backend_pid()",
+                                   {})
+                            .ok());
+          }
+        });
+    EXPECT_FALSE(run.ok());
+  }
+  ASSERT_EQ(handed_to_dead.size(), 1u);
+  // A terminated backend leaves pg_stat_activity when it has exited, a moment after the signal.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (OtherBackends() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(OtherBackends(), 0);
+  std::vector<std::string> handed_to_next;
+  std::unique_ptr<storage::PgStore> next = Open();
+  ASSERT_NE(next, nullptr);
+  absl::StatusOr<storage::PgStore::ReaccountRun> run = next->ForEachClaimedRawCapture(
+      "", "2026-12-01T00:05:00Z",
+      [&](const storage::CaptureStore::RawCapture& raw) { handed_to_next.push_back(raw.capture_id); });
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->joined);
+  EXPECT_EQ(run->run_id, 1);
+  EXPECT_EQ(handed_to_next.size(), static_cast<size_t>(kCaptures));  // its own share and the dead one's
+  absl::StatusOr<storage::PgResult> finished =
+      admin_.Query("SELECT finished_at FROM reaccount_runs WHERE run_id = 1", {});
+  ASSERT_TRUE(finished.ok() && finished->RowCount() == 1) << finished.status();
+  EXPECT_EQ(finished->Row(0).ColumnText(0), "2026-12-01T00:05:00.000Z");
+}
+
+}  // namespace
+}  // namespace memfleet::server

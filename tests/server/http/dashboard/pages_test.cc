@@ -1,0 +1,299 @@
+// The dashboard's pages on the sample captures' expected reports (tests/data/captures/*/expected.json,
+// the figures the accounting rules give): each page shows those figures as written with thousands
+// separators, a null figure reads "unknown" (never 0), text from a phone is escaped wherever it
+// appears, and sorting follows ?sort=.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "report/report_json.h"
+#include "server/http/dashboard/baselines_page.h"
+#include "server/http/dashboard/device_page.h"
+#include "server/http/dashboard/fleet_page.h"
+#include "server/http/dashboard/html.h"
+#include "server/http/dashboard/message_page.h"
+#include "server/http/dashboard/process_page.h"
+#include "tests/support/test_data.h"
+
+namespace memfleet::dashboard {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kCaptures = {"generic-noddr", "legacy-419",  "mali-rockchip", "mtk-mt6989",
+                                            "qcom-edge",     "qcom-sm8450", "xring-o1"};
+const std::string kHostile = "<script>alert('x')</script>&\"";
+
+json Expected(const std::string& capture) {
+  return json::parse(testing::ReadTestData("captures/" + capture + "/expected.json"));
+}
+
+report::Report ReportOf(const std::string& capture) {
+  absl::StatusOr<report::Report> r = report::ReportFromJson(testing::ReadTestData("captures/" + capture + "/expected.json"));
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : report::Report();
+}
+
+// How a reader expects 3567646 kB written: "3,567,646" (test's own grouping, not the page's).
+std::string Grouped(int64_t kb) {
+  std::string digits = std::to_string(kb < 0 ? -kb : kb);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return kb < 0 ? "-" + digits : digits;
+}
+
+// The text of the table cell a figure is in, as the page writes it.
+std::string Cell(const json& kb) {
+  return kb.is_null() ? ">unknown</td>" : ">" + Grouped(kb.get<int64_t>()) + "</td>";
+}
+
+FleetDevice DeviceOf(const std::string& capture) {
+  FleetDevice d;
+  d.device_id = capture;
+  d.model = "model of " + capture;
+  d.platform = Expected(capture)["platform"].get<std::string>();
+  d.build = "build/" + capture;
+  d.online = capture != "legacy-419";
+  d.last_capture_at = "2026-11-30T08:00:00.000Z";
+  const json expected = Expected(capture);
+  const json& total = expected["device"]["total_kb"];
+  if (!total.is_null()) d.total_kb = total.get<int64_t>();
+  return d;
+}
+
+DevicePageInput Input(FleetDevice device, report::Report report, std::string capture_id, std::string captured_at) {
+  DevicePageInput in;
+  in.device = std::move(device);
+  in.report = std::move(report);
+  in.capture_id = std::move(capture_id);
+  in.captured_at = std::move(captured_at);
+  return in;
+}
+
+std::vector<FleetDevice> Fleet() {
+  std::vector<FleetDevice> rows;
+  for (const std::string& c : kCaptures) rows.push_back(DeviceOf(c));
+  return rows;
+}
+
+TEST(FleetPageTest, EveryDeviceShowsItsStoredTotalAndLinksToItsPage) {
+  const std::string html = RenderFleetPage(Fleet(), {}, {});
+  for (const std::string& c : kCaptures) {
+    SCOPED_TRACE(c);
+    EXPECT_NE(html.find("<a href=\"/device/" + c + "\">" + c + "</a>"), std::string::npos);
+    EXPECT_NE(html.find(Cell(Expected(c)["device"]["total_kb"])), std::string::npos);
+  }
+  EXPECT_NE(html.find("Fleet: 7 devices"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"offline\">offline</td>"), std::string::npos);
+  FleetDevice unnamed = DeviceOf("qcom-sm8450");
+  unnamed.model.clear();
+  EXPECT_NE(RenderFleetPage({unnamed}, {}, {}).find("<td><span class=\"unknown\">unknown</span></td>"), std::string::npos)
+      << "a model the agent did not send reads unknown";
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(FleetPageTest, SortsByAColumnEitherWayWithUnknownTotalsLast) {
+  std::vector<FleetDevice> rows = Fleet();
+  ASSERT_TRUE(SortFleet(rows, "-total").ok());
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (!rows[i].total_kb) {
+      for (size_t j = i; j < rows.size(); ++j) EXPECT_FALSE(rows[j].total_kb.has_value()) << rows[j].device_id;
+      break;
+    }
+    EXPECT_GE(*rows[i - 1].total_kb, *rows[i].total_kb);
+  }
+  ASSERT_TRUE(SortFleet(rows, "total").ok());
+  EXPECT_FALSE(rows.back().total_kb.has_value()) << "an unknown total sorts last both ways";
+  ASSERT_TRUE(SortFleet(rows, "-device_id").ok());
+  EXPECT_EQ(rows.front().device_id, "xring-o1");
+  EXPECT_EQ(rows.back().device_id, "generic-noddr");
+  absl::Status bad = SortFleet(rows, "pss<b>");
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("device_id, state, model"), std::string::npos);
+}
+
+TEST(FleetPageTest, HeadersLinkTheOtherDirectionAndKeepTheFilter) {
+  const std::string html = RenderFleetPage(Fleet(), {}, {"total", {"model=Pixel 8"}});
+  EXPECT_NE(html.find("href=\"/?sort=-total&amp;where=model%3DPixel%208\""), std::string::npos);
+  EXPECT_NE(html.find("href=\"/?sort=device_id&amp;where=model%3DPixel%208\""), std::string::npos);
+  EXPECT_NE(html.find("Devices where <b>model=Pixel 8</b>"), std::string::npos);
+}
+
+TEST(FleetPageTest, GroupsShowTheirFigures) {
+  const std::string html = RenderFleetPage(Fleet(), {{"Pixel 8", 3, 1000, 2000, 3500000, 4000000}}, {});
+  EXPECT_NE(html.find("<td>Pixel 8</td><td class=\"num\">3</td><td class=\"num\">1,000</td><td class=\"num\">2,000"
+                      "</td><td class=\"num\">3,500,000</td><td class=\"num\">4,000,000</td>"),
+            std::string::npos);
+}
+
+TEST(FleetPageTest, HostileDeviceTextIsEscapedEverywhere) {
+  FleetDevice d = DeviceOf("qcom-sm8450");
+  d.device_id = d.model = d.platform = d.build = kHostile;
+  const std::string html = RenderFleetPage({d}, {{kHostile, 1, 1, 1, 1, 1}}, {"device_id", {kHostile}});
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("alert('x')"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(&apos;x&apos;)&lt;/script&gt;&amp;&quot;"), std::string::npos);
+  EXPECT_NE(html.find("/device/%3Cscript%3Ealert%28%27x%27%29%3C%2Fscript%3E%26%22"), std::string::npos);
+}
+
+TEST(DevicePageTest, ShowsEveryDeviceAndProcessFigureOfTheReport) {
+  for (const std::string& c : kCaptures) {
+    SCOPED_TRACE(c);
+    const json expected = Expected(c);
+    const std::string html = RenderDevicePage(Input(DeviceOf(c), ReportOf(c), c + "-capture", "2026-11-30T08:00:00Z"));
+    for (const char* part : {"ddr_kb", "static_reserved_kb", "kernel_kb", "processes_kb", "total_kb", "mem_total_kb"}) {
+      EXPECT_NE(html.find(Cell(expected["device"][part])), std::string::npos) << part;
+    }
+    for (const auto& [pid, p] : expected["processes"].items()) {
+      const std::string row_start = "<td class=\"num\">" + pid + "</td>";
+      const size_t row = html.find(row_start);
+      ASSERT_NE(row, std::string::npos) << pid;
+      const std::string rest = html.substr(row, html.find("</tr>", row) - row);
+      for (const char* field : {"total_kb", "non_graphics_kb", "gl_kb", "dma_kb", "native_graphics_kb", "gfxdev_kb"}) {
+        EXPECT_NE(rest.find(Cell(p[field])), std::string::npos) << pid << " " << field << " in " << rest;
+      }
+    }
+  }
+}
+
+TEST(FleetPageTest, SparklinesScaleTheWeekAndLeaveGapsForUnknownTotals) {
+  // 24 px high, 2 px margins: the smallest value at y=22, the largest at y=2; 120 px wide, x from 2 to 118.
+  EXPECT_EQ(SparklineSvg({100, 300, 200}),
+            "<svg class=\"sparkline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"24\">"
+            "<polyline fill=\"none\" stroke=\"#1f77b4\" points=\"2.0,22.0 60.0,2.0 118.0,12.0\"/></svg>");
+  const std::string gap = SparklineSvg({100, std::nullopt, 300});
+  EXPECT_NE(gap.find("points=\"2.0,22.0\"/><polyline fill=\"none\" stroke=\"#1f77b4\" points=\"118.0,2.0\""),
+            std::string::npos) << gap;
+  EXPECT_NE(SparklineSvg({5, 5}).find("points=\"2.0,12.0 118.0,12.0\""), std::string::npos) << "flat: the middle";
+  EXPECT_NE(SparklineSvg({INT64_MIN, INT64_MAX}).find("points=\"2.0,22.0 118.0,2.0\""), std::string::npos);
+  EXPECT_EQ(SparklineSvg({std::nullopt}), "");
+  EXPECT_EQ(SparklineSvg({}), "");
+  FleetDevice d = DeviceOf("qcom-sm8450");
+  d.recent_totals_kb = {1, 2};
+  EXPECT_NE(RenderFleetPage({d}, {}, {}).find("<td class=\"spark\"><svg class=\"sparkline\""), std::string::npos);
+}
+
+TEST(DevicePageTest, TotalTrendAndCapturesByTime) {
+  const json total = Expected("qcom-sm8450")["device"]["total_kb"];
+  DevicePageInput in = Input(DeviceOf("qcom-sm8450"), ReportOf("qcom-sm8450"), "c2", "2026-11-30T09:00:00.000Z");
+  in.trend_days = 7;
+  in.total_trend = {{1796202000, 3500000}, {1796205600, total.get<int64_t>()}};
+  in.captures = {{"2026-11-30T08:00:00.000Z", 3500000}, {"2026-11-30T08:30:00.000Z", std::nullopt},
+                 {"2026-11-30T09:00:00.000Z", total.get<int64_t>()}};
+  const std::string html = RenderDevicePage(in);
+  EXPECT_NE(html.find("<h2>Total over the last 7 days</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<title>total_kb on qcom-sm8450</title>"), std::string::npos);
+  EXPECT_EQ(html.find("<?xml"), std::string::npos);
+  const size_t newest = html.find("<tr class=\"this\"><td><a href=\"/device/qcom-sm8450?at=2026-11-30T09%3A00%3A00.000Z\">");
+  const size_t unknown = html.find("?at=2026-11-30T08%3A30%3A00.000Z\">2026-11-30T08:30:00.000Z</a></td><td class=\"num unknown\">unknown");
+  const size_t oldest = html.find("?at=2026-11-30T08%3A00%3A00.000Z\">2026-11-30T08:00:00.000Z</a></td><td class=\"num\">3,500,000");
+  ASSERT_NE(newest, std::string::npos) << html;
+  ASSERT_NE(unknown, std::string::npos);
+  ASSERT_NE(oldest, std::string::npos);
+  EXPECT_LT(newest, unknown) << "newest first";
+  EXPECT_LT(unknown, oldest);
+}
+
+TEST(DevicePageTest, NullFiguresReadUnknownNotZero) {
+  const json expected = Expected("legacy-419");
+  ASSERT_TRUE(expected["device"]["total_kb"].is_null() && expected["device"]["kernel_kb"].is_null())
+      << "the sample this test relies on changed";
+  const std::string html = RenderDevicePage(Input(DeviceOf("legacy-419"), ReportOf("legacy-419"), "c", "t"));
+  EXPECT_NE(html.find("<b>total</b></td><td class=\"num unknown\">unknown</td>"), std::string::npos);
+  EXPECT_NE(html.find(">kernel unknown kB</text>"), std::string::npos) << "no bar segment, named in the legend";
+  EXPECT_EQ(html.find("fill=\"#ffa726\"><title>"), std::string::npos);
+}
+
+TEST(DevicePageTest, BarSegmentsAreInProportionToDdr) {
+  const report::Report r = ReportOf("qcom-sm8450");
+  const json d = Expected("qcom-sm8450")["device"];
+  const std::string svg = BreakdownBarSvg(r.device);
+  const double kernel_width = 800.0 * d["kernel_kb"].get<double>() / d["ddr_kb"].get<double>();
+  char want[64];
+  std::snprintf(want, sizeof want, "width=\"%.1f\" height=\"28\" fill=\"#ffa726\"", kernel_width);
+  EXPECT_NE(svg.find(want), std::string::npos) << svg;
+}
+
+TEST(DevicePageTest, HostileProcessNamesAndWarningsAreEscaped) {
+  report::Report r = ReportOf("qcom-sm8450");
+  r.processes.begin()->second.name = kHostile;
+  r.warnings.push_back(kHostile);
+  FleetDevice d = DeviceOf("qcom-sm8450");
+  d.device_id = kHostile;
+  const std::string html = RenderDevicePage(Input(d, r, kHostile, kHostile));
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("<li class=\"warn\">&lt;script&gt;"), std::string::npos);
+}
+
+TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
+  ProcessPageInput in;
+  in.device_id = "qcom-sm8450";
+  in.model = "SM8450 <HDK>";
+  in.process_name = "com.tencent.mm";
+  in.history = {{1796220000, 215000}, {1796223600, 215236}};
+  in.same_model = {{"qcom-sm8450", "2026-11-30T08:00:00Z", 215236}, {"other", "2026-11-30T08:00:00Z", std::nullopt}};
+  const std::string html = RenderProcessPage(in);
+  EXPECT_EQ(html.find("<?xml"), std::string::npos);
+  EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
+  EXPECT_NE(html.find("com.tencent.mm total_kb on qcom-sm8450"), std::string::npos);
+  EXPECT_NE(html.find("latest 215,236 kB"), std::string::npos);
+  EXPECT_NE(html.find("On the fleet's devices of model SM8450 &lt;HDK&gt;"), std::string::npos);
+  EXPECT_NE(html.find("href=\"/device/other/process/com.tencent.mm\""), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num unknown\">unknown</td>"), std::string::npos);
+}
+
+TEST(BaselinesPageTest, BudgetsOverComeFirstWorstExcessFirstAndTextIsEscaped) {
+  BaselinesPageInput in;
+  in.name = "lab <b>";
+  in.version = 3;
+  in.scheme = 2;
+  in.devices = 4;
+  in.devices_not_applicable = 1;
+  in.unbudgeted = 2;
+  in.rows.push_back({"M1", "B1", "Display", "within", "graphics_dma_kb", 1000, 4, 0, 0, 900, -100, "d1"});
+  in.rows.push_back({"M1", "B1", "Display", "slightly", "non_graphics_kb", 1000, 4, 1, 0, 1010, 10, "d2"});
+  in.rows.push_back({"M1", "B1", "Framework", "", "target_total_kb", 5000, 3, 2, 1, 7500, 2500, "<d3>"});
+  const std::string html = RenderBaselinesPage(in);
+  EXPECT_NE(html.find("<h1>Baseline lab &lt;b&gt; (version 3, scheme 2)</h1>"), std::string::npos) << html;
+  EXPECT_NE(html.find("latest report of 4 devices; 1 it does not apply to; 2 processes without a budget."),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<h2>Over budget: 2</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Within budget: 1</h2>"), std::string::npos);
+  const size_t department = html.find("<td>Framework (department)</td>");
+  const size_t slightly = html.find("<td>slightly</td>");
+  const size_t within = html.find("<td>within</td>");
+  ASSERT_NE(department, std::string::npos) << html;
+  EXPECT_LT(department, slightly) << "the larger excess (2,500 kB) first";
+  EXPECT_LT(slightly, html.find("<h2>Within budget"));
+  EXPECT_GT(within, html.find("<h2>Within budget"));
+  EXPECT_NE(html.find("2 of 3 (1 unknown)"), std::string::npos);
+  EXPECT_NE(html.find("7,500 on <a href=\"/device/%3Cd3%3E\">&lt;d3&gt;</a>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"num\">-100</td>"), std::string::npos) << "headroom shows as a negative excess";
+  EXPECT_EQ(html.find("<d3>"), std::string::npos);
+}
+
+TEST(BaselinesPageTest, WithoutACheckItSaysWhy) {
+  BaselinesPageInput in;
+  in.absent = "no baseline is stored (run `memfleet baseline import FILE` first)";
+  const std::string html = RenderBaselinesPage(in);
+  EXPECT_NE(html.find("no baseline is stored (run `memfleet baseline import FILE` first)"), std::string::npos);
+  EXPECT_EQ(html.find("Over budget"), std::string::npos);
+}
+
+TEST(MessagePageTest, LoginFormPostsATokenAndMessagesAreEscaped) {
+  const std::string login = RenderLoginPage("token <refused>");
+  EXPECT_NE(login.find("<form method=\"post\" action=\"/login\">"), std::string::npos);
+  EXPECT_NE(login.find("name=\"token\""), std::string::npos);
+  EXPECT_NE(login.find("token &lt;refused&gt;"), std::string::npos);
+  const std::string page = RenderMessagePage(400, "cannot sort by \"<x>\"");
+  EXPECT_NE(page.find("<h1>400</h1>"), std::string::npos);
+  EXPECT_NE(page.find("&quot;&lt;x&gt;&quot;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memfleet::dashboard

@@ -1,0 +1,282 @@
+// The browser dashboard on a real LabServer's HTTP port (--dashboard), over loopback: it is off unless
+// asked; its pages show a capture a raw agent stored (figures from the sample's expected report); bad
+// addresses and parameters get readable 400/404/405 pages; and with tokens on, a page needs a read token
+// or the session cookie of POST /login, a revoked token ends its sessions, and a tokens table that cannot
+// be read refuses (503). Sessions expire on the injected clock.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "server/http/dashboard_sessions.h"
+#include "server/security/token_admin.h"
+#include "storage/sqlite/sqlite_store.h"
+#include "tests/support/failing_store.h"
+#include "tests/support/http_get.h"
+#include "tests/support/manual_clock.h"
+#include "tests/support/raw_agent.h"
+#include "tests/support/sample_capture.h"
+#include "tests/support/test_data.h"
+#include "tests/support/test_server.h"
+
+namespace memfleet {
+namespace {
+
+using nlohmann::json;
+using testing::HttpGet;
+using testing::HttpOptions;
+using testing::HttpReply;
+using testing::TestServer;
+
+constexpr char kDevice[] = "sim-qcom-101";
+constexpr char kNow[] = "2026-11-30T08:00:00Z";
+
+server::LabServerOptions WithDashboard(bool dashboard = true) {
+  server::LabServerOptions options;
+  options.http.listen = "127.0.0.1:0";
+  options.dashboard = dashboard;
+  return options;
+}
+
+// "3,567,646": how a reader expects a kB figure written (the test's own grouping).
+std::string Grouped(int64_t kb) {
+  std::string digits = std::to_string(kb);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return digits;
+}
+
+class DashboardSiteTest : public ::testing::Test {
+ protected:
+  void Start(server::LabServerOptions options = WithDashboard()) {
+    absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start(options);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+  }
+  int HttpPort() {
+    const std::string address = server_->server().http_address();
+    return std::atoi(address.substr(address.rfind(':') + 1).c_str());
+  }
+  HttpReply Get(const std::string& target, HttpOptions options = {}) {
+    return HttpGet("127.0.0.1", HttpPort(), target, options);
+  }
+  void StoreSample() {
+    testing::RawAgent agent(server_->target());
+    ASSERT_TRUE(agent.Hello(kDevice, "SM8450 HDK"));
+    std::optional<v1::ServerMessage> answer = agent.SendCapture(
+        testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree")), testing::CaptureId(kDevice, 1), kNow);
+    ASSERT_TRUE(answer.has_value() && answer->has_ack());
+  }
+  std::string AddToken(const std::string& name, security::TokenKind kind, const std::string& device = "") {
+    absl::StatusOr<std::string> secret = security::AddToken(server_->store(), {name, kind, device}, kNow);
+    EXPECT_TRUE(secret.ok()) << secret.status();
+    return secret.ok() ? *secret : "";
+  }
+
+  std::unique_ptr<TestServer> server_;
+};
+
+TEST_F(DashboardSiteTest, OffUnlessAsked) {
+  Start(WithDashboard(false));
+  HttpReply reply = Get("/");
+  EXPECT_EQ(reply.status, 404) << reply.error;
+  EXPECT_EQ(reply.content_type, "text/plain; charset=utf-8");
+  EXPECT_EQ(Get("/metrics").status, 200);
+}
+
+TEST_F(DashboardSiteTest, PagesShowTheStoredCapture) {
+  Start();
+  StoreSample();
+  const json expected = json::parse(testing::ReadTestData("captures/qcom-sm8450/expected.json"));
+  const std::string total = Grouped(expected["device"]["total_kb"].get<int64_t>());
+
+  HttpReply fleet = Get("/");
+  ASSERT_EQ(fleet.status, 200) << fleet.error << fleet.body;
+  EXPECT_EQ(fleet.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(fleet.content_security_policy.find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(fleet.body.find("<a href=\"/device/sim-qcom-101\">sim-qcom-101</a>"), std::string::npos);
+  EXPECT_NE(fleet.body.find(">" + total + "</td>"), std::string::npos) << fleet.body;
+  EXPECT_NE(fleet.body.find("<td>SM8450 HDK</td><td class=\"num\">1</td>"), std::string::npos) << "its model's group";
+
+  EXPECT_NE(Get("/?where=model%3DSM8450+HDK").body.find("sim-qcom-101</a>"), std::string::npos);
+  EXPECT_EQ(Get("/?where=model%3DPixel").body.find("sim-qcom-101</a>"), std::string::npos);
+
+  HttpReply device = Get("/device/sim-qcom-101");
+  ASSERT_EQ(device.status, 200) << device.body;
+  EXPECT_NE(device.body.find("<b>total</b></td><td class=\"num\">" + total + "</td>"), std::string::npos);
+  for (const auto& [pid, p] : expected["processes"].items()) {
+    EXPECT_NE(device.body.find("<td class=\"num\">" + pid + "</td>"), std::string::npos) << pid;
+  }
+
+  HttpReply trend = Get("/device/sim-qcom-101?days=3650");
+  ASSERT_EQ(trend.status, 200) << trend.body;
+  EXPECT_NE(trend.body.find("<title>total_kb on sim-qcom-101</title>"), std::string::npos) << "the total's chart";
+  EXPECT_NE(trend.body.find("<h2>Captures (1)</h2>"), std::string::npos);
+  EXPECT_NE(trend.body.find("?at=2026-11-30T08%3A00%3A00.000Z\">2026-11-30T08:00:00.000Z</a></td><td class=\"num\">" +
+                            total + "</td>"),
+            std::string::npos)
+      << trend.body;
+
+  const int64_t mm_total = expected["processes"]["13560"]["total_kb"].get<int64_t>();
+  ASSERT_EQ(expected["processes"]["13560"]["name"], "com.tencent.mm");
+  HttpReply process = Get("/device/sim-qcom-101/process/com.tencent.mm?days=3650");
+  ASSERT_EQ(process.status, 200) << process.body;
+  EXPECT_NE(process.body.find("<polyline class=\"series\""), std::string::npos);
+  EXPECT_NE(process.body.find("1 capture; latest " + Grouped(mm_total) + " kB"), std::string::npos) << process.body;
+  EXPECT_NE(process.body.find(">" + Grouped(mm_total) + "</td>"), std::string::npos) << "the same-model table";
+}
+
+TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLatestReports) {
+  Start();
+  StoreSample();
+  HttpReply none = Get("/baselines");
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_NE(none.body.find("no baseline is stored"), std::string::npos) << none.body;
+
+  // surfaceflinger's graphics_dma_kb budget is 180000 (tests/data/baselines/sample-lab.json); the sample's
+  // expected report gives it 182161: over by 2161, on its one device.
+  absl::StatusOr<int64_t> version = server_->store().PutBaseline(
+      "sample lab reference", kNow, testing::ReadTestData("baselines/sample-lab.json"));
+  ASSERT_TRUE(version.ok()) << version.status();
+  HttpReply page = Get("/baselines");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find("<h1>Baseline sample lab reference (version 1, scheme 1)</h1>"), std::string::npos)
+      << page.body;
+  const std::string over_row =
+      "<td>/system/bin/surfaceflinger</td><td>graphics_dma_kb</td><td class=\"num\">180,000</td><td class=\"num\">"
+      "1 of 1</td><td class=\"num\">182,161 on <a href=\"/device/sim-qcom-101\">sim-qcom-101</a></td>"
+      "<td class=\"num\">2,161</td></tr>";
+  const size_t at = page.body.find(over_row);
+  ASSERT_NE(at, std::string::npos) << page.body;
+  const size_t row_start = page.body.rfind("<tr", at);
+  EXPECT_EQ(page.body.compare(row_start, 17, "<tr class=\"over\">"), 0) << page.body.substr(row_start, 200);
+  EXPECT_LT(at, page.body.find("<h2>Within budget")) << "listed under Over budget";
+}
+
+TEST_F(DashboardSiteTest, BadAddressesGetReadablePages) {
+  Start();
+  StoreSample();
+  HttpReply sort = Get("/?sort=nonsense");
+  EXPECT_EQ(sort.status, 400);
+  EXPECT_NE(sort.body.find("cannot sort by &quot;nonsense&quot;"), std::string::npos) << sort.body;
+  HttpReply where = Get("/?where=colour%3Dred");
+  EXPECT_EQ(where.status, 400);
+  EXPECT_NE(where.body.find("colour"), std::string::npos) << where.body;
+  EXPECT_EQ(Get("/device/%zz").status, 400);
+  EXPECT_EQ(Get("/device/sim-qcom-101/process/x?days=0").status, 400);
+  EXPECT_EQ(Get("/device/sim-qcom-101?days=99999").status, 400);
+  EXPECT_EQ(Get("/device/sim-qcom-101?at=yesterday").status, 400);
+  HttpReply unknown = Get("/device/%3Cscript%3E");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(unknown.body.find("<script>"), std::string::npos);
+  EXPECT_NE(unknown.body.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_EQ(Get("/device/sim-qcom-101?at=2020-01-01T00:00:00Z").status, 404) << "nothing stored that early";
+  EXPECT_EQ(Get("/no/such/page").status, 404);
+  HttpOptions post;
+  post.method = "POST";
+  post.body = "x=1";
+  EXPECT_EQ(Get("/", post).status, 405);
+  EXPECT_EQ(Get("/metrics").status, 200) << "/metrics is unchanged beside the dashboard";
+}
+
+TEST_F(DashboardSiteTest, WithTokensAPageNeedsATokenOrTheLoginCookie) {
+  Start();
+  StoreSample();
+  const std::string read = AddToken("browser", security::TokenKind::kRead);
+  const std::string agent = AddToken("phone", security::TokenKind::kAgent, kDevice);
+
+  HttpReply anonymous = Get("/");
+  EXPECT_EQ(anonymous.status, 303);
+  EXPECT_EQ(anonymous.location, "/login");
+  EXPECT_EQ(Get("/login").status, 200);
+
+  HttpOptions bearer;
+  bearer.bearer = read;
+  EXPECT_EQ(Get("/device/sim-qcom-101", bearer).status, 200);
+  bearer.bearer = "mft_" + std::string(64, '0');
+  HttpReply unknown = Get("/", bearer);
+  EXPECT_EQ(unknown.status, 401);
+  EXPECT_NE(unknown.www_authenticate.find("Bearer"), std::string::npos);
+  bearer.bearer = agent;
+  EXPECT_EQ(Get("/", bearer).status, 403);
+
+  HttpOptions login;
+  login.method = "POST";
+  login.body = "token=" + agent;
+  EXPECT_EQ(Get("/login", login).status, 403) << "an agent token opens no session";
+  login.body = "token=mft_nonsense";
+  HttpReply refused = Get("/login", login);
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_TRUE(refused.set_cookie.empty());
+
+  login.body = "token=" + read;
+  HttpReply in = Get("/login", login);
+  ASSERT_EQ(in.status, 303) << in.body;
+  EXPECT_EQ(in.location, "/");
+  EXPECT_EQ(in.set_cookie.rfind("memfleet_session=", 0), 0u) << in.set_cookie;
+  EXPECT_NE(in.set_cookie.find("; HttpOnly"), std::string::npos);
+  EXPECT_NE(in.set_cookie.find("; SameSite=Strict"), std::string::npos);
+  EXPECT_EQ(in.set_cookie.find("Secure"), std::string::npos) << "plain HTTP: a Secure cookie would not come back";
+  EXPECT_EQ(in.set_cookie.find(read.substr(4)), std::string::npos) << "the cookie holds a session, not the token";
+  const std::string cookie = in.set_cookie.substr(0, in.set_cookie.find(';'));
+
+  HttpOptions with_cookie;
+  with_cookie.cookie = "other=1; " + cookie;
+  HttpReply page = Get("/", with_cookie);
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("sim-qcom-101</a>"), std::string::npos);
+  with_cookie.cookie = "memfleet_session=mft_forged";
+  EXPECT_EQ(Get("/", with_cookie).status, 303);
+
+  ASSERT_TRUE(security::RevokeToken(server_->store(), "browser", kNow).ok());
+  with_cookie.cookie = cookie;
+  HttpReply revoked = Get("/", with_cookie);
+  EXPECT_EQ(revoked.status, 303) << "a revoked token ends its sessions";
+  EXPECT_EQ(revoked.location, "/login");
+}
+
+TEST(DashboardSiteStoreTest, AnUnreadableTokenTableRefusesThePages) {
+  absl::StatusOr<std::unique_ptr<storage::Store>> sqlite = storage::OpenSqliteStore(":memory:");
+  ASSERT_TRUE(sqlite.ok());
+  auto failing = std::make_unique<testing::FailingStore>(std::move(*sqlite));
+  failing->fail_token_reads = true;
+  absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::StartWithStore(std::move(failing), WithDashboard());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string address = (*server)->server().http_address();
+  HttpReply reply = HttpGet("127.0.0.1", std::atoi(address.substr(address.rfind(':') + 1).c_str()), "/");
+  EXPECT_EQ(reply.status, 503) << reply.error;
+  EXPECT_EQ(reply.body.find("Fleet:"), std::string::npos);
+}
+
+TEST(DashboardSessionsTest, ExpireOnTheClockAndTheOldestMakesRoom) {
+  testing::ManualSteadyClock clock;
+  server::DashboardSessions sessions(clock, std::chrono::seconds(60), /*capacity=*/2);
+  absl::StatusOr<std::string> a = sessions.Create("token-a");
+  ASSERT_TRUE(a.ok());
+  clock.Advance(std::chrono::seconds(30));
+  absl::StatusOr<std::string> b = sessions.Create("token-b");
+  ASSERT_TRUE(b.ok());
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(sessions.TokenOf(*a), "token-a");
+  EXPECT_EQ(sessions.TokenOf("mft_unknown"), std::nullopt);
+  clock.Advance(std::chrono::seconds(20));
+  absl::StatusOr<std::string> c = sessions.Create("token-c");  // full: a, the oldest, goes
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(sessions.TokenOf(*a), std::nullopt);
+  EXPECT_EQ(sessions.TokenOf(*b), "token-b");
+  clock.Advance(std::chrono::seconds(41));  // b is 61 s old, c 41 s
+  EXPECT_EQ(sessions.TokenOf(*b), std::nullopt);
+  EXPECT_EQ(sessions.TokenOf(*c), "token-c");
+  sessions.Drop(*c);
+  EXPECT_EQ(sessions.TokenOf(*c), std::nullopt);
+}
+
+TEST(DashboardSessionsTest, CookieValueFindsItsCookieOnly) {
+  EXPECT_EQ(server::CookieValue("a=1; memfleet_session=xyz; b=2", "memfleet_session"), "xyz");
+  EXPECT_EQ(server::CookieValue("memfleet_session_old=1", "memfleet_session"), "");
+  EXPECT_EQ(server::CookieValue("", "memfleet_session"), "");
+}
+
+}  // namespace
+}  // namespace memfleet
