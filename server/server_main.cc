@@ -129,7 +129,11 @@ int RunCompact(const std::string& db_path, const RetentionArgs& args) {
     return 1;
   }
   std::cout << "compact: " << memfleet::server::DescribeRetentionRun(*run, args.dry_run) << std::endl;
-  return 0;
+  // The other devices were thinned all the same; these keep their history until a later run succeeds.
+  for (const std::string& failure : run->failures) {
+    std::cerr << "memfleet-server: compact: not thinned: " << failure << "\n";
+  }
+  return run->failures.empty() ? 0 : 1;
 }
 
 struct TokenArgs {

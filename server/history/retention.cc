@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -43,31 +44,47 @@ storage::RetentionMarks MarksOf(const RetentionPolicy& policy, int64_t now_ms) {
   return marks;
 }
 
+// Thins one device: plans its captures and deletes the planned ones batch by batch, adding to `run`. An
+// error stops this device only, after the batches already committed.
+absl::Status ThinDevice(storage::SqliteStore& store, const std::string& device_id, const RetentionPolicy& policy,
+                        int64_t now_ms, const RetentionOptions& options, RetentionRun& run) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<RetentionCandidate> candidates, CandidatesOf(store, device_id));
+  run.captures_before += candidates.size();
+  const RetentionPlan plan = PlanRetention(candidates, policy, now_ms);
+  run.kept_for_deltas += plan.kept_for_deltas;
+  if (options.dry_run) {
+    run.deleted += plan.delete_ids.size();
+    return absl::OkStatus();
+  }
+  // The deltas, then the whole captures, never both in one batch: a keyframe that cannot go (another
+  // device's delta names it) then holds up only whole captures.
+  const size_t batch = std::max<size_t>(options.batch, 1);
+  const auto begin = plan.delete_ids.begin();
+  for (const auto& [from, to] : {std::make_pair(begin, begin + static_cast<std::ptrdiff_t>(plan.delete_deltas)),
+                                 std::make_pair(begin + static_cast<std::ptrdiff_t>(plan.delete_deltas),
+                                                plan.delete_ids.end())}) {
+    for (auto first = from; first != to;) {
+      const auto last = first + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(batch), to - first);
+      MEMFLEET_ASSIGN_OR_RETURN(size_t deleted, store.DeleteCaptures(std::vector<std::string>(first, last)));
+      run.deleted += deleted;
+      first = last;
+    }
+  }
+  if (policy.full.count() > 0) MEMFLEET_RETURN_IF_ERROR(store.RecordRetention(device_id, MarksOf(policy, now_ms)));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const RetentionPolicy& policy, int64_t now_ms,
                                             const RetentionOptions& options) {
   RetentionRun run;
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<storage::DeviceSummaryRow> devices, store.ListDevices());
-  const size_t batch = std::max<size_t>(options.batch, 1);
   for (const storage::DeviceSummaryRow& device : devices) {
     ++run.devices;
-    MEMFLEET_ASSIGN_OR_RETURN(std::vector<RetentionCandidate> candidates, CandidatesOf(store, device.device.device_id));
-    run.captures_before += candidates.size();
-    RetentionPlan plan = PlanRetention(candidates, policy, now_ms);
-    run.kept_for_deltas += plan.kept_for_deltas;
-    if (options.dry_run) {
-      run.deleted += plan.delete_ids.size();
-      continue;
-    }
-    for (size_t i = 0; i < plan.delete_ids.size(); i += batch) {
-      const auto first = plan.delete_ids.begin() + static_cast<std::ptrdiff_t>(i);
-      const std::vector<std::string> ids(first, first + static_cast<std::ptrdiff_t>(std::min(batch, plan.delete_ids.size() - i)));
-      MEMFLEET_ASSIGN_OR_RETURN(size_t deleted, store.DeleteCaptures(ids));
-      run.deleted += deleted;
-    }
-    if (policy.full.count() > 0) {
-      MEMFLEET_RETURN_IF_ERROR(store.RecordRetention(device.device.device_id, MarksOf(policy, now_ms)));
+    // One device's failure leaves the others' histories to thin: a farm is not held up by one phone.
+    if (absl::Status s = ThinDevice(store, device.device.device_id, policy, now_ms, options, run); !s.ok()) {
+      run.failures.push_back(absl::StrCat(device.device.device_id, ": ", s.message()));
     }
   }
   if (!options.dry_run && options.return_free_pages) {
@@ -81,6 +98,9 @@ std::string DescribeRetentionRun(const RetentionRun& run, bool dry_run) {
                                   run.captures_before, dry_run ? " captures would be deleted" : " captures deleted",
                                   " (", run.kept_for_deltas, " keyframes kept for their deltas)");
   if (!dry_run) absl::StrAppend(&text, absl::StrFormat(", %.1f MB returned to the file system", run.file_bytes_freed / 1e6));
+  if (!run.failures.empty()) {
+    absl::StrAppend(&text, ", ", run.failures.size(), run.failures.size() == 1 ? " device" : " devices", " failed");
+  }
   return text;
 }
 

@@ -1,6 +1,12 @@
 // Retention applied to a store: every device's captures planned by PlanRetention (retention_plan.h) and
-// the planned ones deleted in small transactions — `memfleet-server compact` and the server's background
-// thinning (docs/performance.md "Retention"). Deleting is irreversible: a dry run plans and counts only.
+// the planned ones deleted in small transactions, in the plan's order (no delta is ever left without its
+// keyframe, whatever batch fails) — `memfleet-server compact` and the server's background thinning
+// (docs/performance.md "Retention", docs/reliability.md "What retention keeps"). Deleting is irreversible:
+// a dry run plans and counts only.
+//
+// A device whose deletion fails (a delta of another device naming one of its keyframes, a busy or full
+// disk) keeps what its failed batch held and what came after; the run goes on with the other devices and
+// names it in RetentionRun::failures. Only a store that cannot list its devices fails the whole run.
 //
 //   absl::StatusOr<RetentionRun> run = ApplyRetention(store, policy, now_ms, RetentionOptions{});
 #ifndef MEMFLEET_SERVER_HISTORY_RETENTION_H_
@@ -9,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/history/retention_plan.h"
@@ -33,13 +40,15 @@ struct RetentionRun {
   size_t deleted = 0;  // planned, on a dry run
   size_t kept_for_deltas = 0;
   int64_t file_bytes_freed = 0;  // 0 on a dry run
+  // One line per device that could not be thinned: "DEVICE: why". Its marks are not recorded.
+  std::vector<std::string> failures;
 };
 
 absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const RetentionPolicy& policy, int64_t now_ms,
                                             const RetentionOptions& options);
 
 // "3 devices, 120 of 480 captures deleted (12 keyframes kept for their deltas), 5.2 MB returned", or "would
-// be deleted" for a dry run.
+// be deleted" for a dry run; ", 1 device failed" when one did (the failures themselves are not repeated).
 std::string DescribeRetentionRun(const RetentionRun& run, bool dry_run);
 
 }  // namespace memfleet::server

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +29,23 @@ bool Better(const RetentionCandidate& a, const RetentionCandidate& b) {
   return a.captured_at_ms > b.captured_at_ms;
 }
 
+// The device's latest capture, as the store orders them (captured_at, then capture id); none when empty.
+std::optional<size_t> LatestOf(const std::vector<RetentionCandidate>& captures) {
+  std::optional<size_t> latest;
+  for (size_t i = 0; i < captures.size(); ++i) {
+    if (!latest.has_value()) {
+      latest = i;
+      continue;
+    }
+    const RetentionCandidate& a = captures[i];
+    const RetentionCandidate& b = captures[*latest];
+    if (a.captured_at_ms != b.captured_at_ms ? a.captured_at_ms > b.captured_at_ms : a.capture_id > b.capture_id) {
+      latest = i;
+    }
+  }
+  return latest;
+}
+
 }  // namespace
 
 RetentionPlan PlanRetention(const std::vector<RetentionCandidate>& captures, const RetentionPolicy& policy,
@@ -49,6 +67,9 @@ RetentionPlan PlanRetention(const std::vector<RetentionCandidate>& captures, con
     }
     for (const auto& [bucket, index] : best) keep[index] = true;
   }
+  // A device that stopped sending keeps its last word: otherwise `memfleet devices` and `report` would move
+  // back to an older capture, and the device's row would keep facts of one that is gone.
+  if (std::optional<size_t> latest = LatestOf(captures)) keep[*latest] = true;
   // A kept delta's keyframe stays. Keyframes are whole captures (a delta never references a delta), so
   // one pass over the kept deltas is enough.
   std::unordered_map<std::string, size_t> index_of;
@@ -59,6 +80,7 @@ RetentionPlan PlanRetention(const std::vector<RetentionCandidate>& captures, con
     auto it = index_of.find(captures[i].keyframe_id);
     if (it != index_of.end()) needed[it->second] = true;
   }
+  std::vector<std::string> whole;  // deleted after every delta: one of them may be a delta's keyframe
   for (size_t i = 0; i < captures.size(); ++i) {
     if (needed[i] && !keep[i]) {
       keep[i] = true;
@@ -66,10 +88,14 @@ RetentionPlan PlanRetention(const std::vector<RetentionCandidate>& captures, con
     }
     if (keep[i]) {
       ++plan.kept;
+    } else if (captures[i].keyframe_id.empty()) {
+      whole.push_back(captures[i].capture_id);
     } else {
       plan.delete_ids.push_back(captures[i].capture_id);
     }
   }
+  plan.delete_deltas = plan.delete_ids.size();
+  plan.delete_ids.insert(plan.delete_ids.end(), whole.begin(), whole.end());
   return plan;
 }
 

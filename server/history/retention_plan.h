@@ -4,11 +4,19 @@
 // Captures younger than `full` are all kept. Between `full` and `hourly` a device keeps one capture an
 // hour (UTC hour), the one with the highest device total that hour (a peak is what a trend must not lose;
 // a capture without a total only when none in its hour has one; ties to the later capture); older than
-// `hourly`, one a day the same way. Always kept, whatever their age: pinned captures (a sweep's, a
-// labelled one) and the keyframe of every kept delta (delta storage: a delta is unreadable without it).
+// `hourly`, one a day the same way. Always kept, whatever their age: the device's latest capture (what
+// `memfleet devices` and `report` show), pinned captures (the answer to a sweep that asked the device, one
+// carrying a sweep's labels) and the keyframe of every kept delta (delta storage: a delta is unreadable
+// without it).
+//
+// The captures to delete come in an order that never orphans a delta, however they are cut into
+// batches: every delta before any whole capture (a keyframe goes only when none of its deltas stays, and
+// those are all listed before it). A run that stops after any batch leaves every kept delta readable; a
+// caller that never mixes the two in one batch (delete_deltas) also keeps a keyframe another device's
+// delta names from holding up the deletion of deltas.
 //
 //   RetentionPlan plan = PlanRetention(captures_of_one_device, {days(30), days(365)}, now_ms);
-//   ... delete plan.delete_ids ...
+//   ... delete plan.delete_ids in that order, in batches of any size ...
 #ifndef MEMFLEET_SERVER_HISTORY_RETENTION_PLAN_H_
 #define MEMFLEET_SERVER_HISTORY_RETENTION_PLAN_H_
 
@@ -32,12 +40,14 @@ struct RetentionCandidate {
   std::string capture_id;
   int64_t captured_at_ms = 0;  // UTC milliseconds since 1970
   std::optional<int64_t> total_kb;
-  bool pinned = false;     // a sweep's or labelled capture: never deleted
+  bool pinned = false;     // never deleted (a sweep's answer, a sweep's labels: retention.h says which)
   std::string keyframe_id;  // the keyframe this delta needs; "" for a whole capture
 };
 
 struct RetentionPlan {
-  std::vector<std::string> delete_ids;  // in the order of the input
+  // The deltas in the order of the input, then the whole captures in the order of the input.
+  std::vector<std::string> delete_ids;
+  size_t delete_deltas = 0;  // how many of delete_ids, from the first, are deltas
   size_t kept = 0;
   size_t kept_for_deltas = 0;  // among `kept`: keyframes kept only because a kept delta needs them
 };

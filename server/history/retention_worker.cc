@@ -55,7 +55,12 @@ void RetentionWorker::Run() {
     // Outside the lock: a run takes seconds on a large database, and last_run() must not wait for it.
     absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, options_.policy, options_.now_ms(), apply);
     if (run.ok()) {
-      if (run->deleted > 0) LogLine(absl::StrCat("retention: ", DescribeRetentionRun(*run, false)));
+      if (run->deleted > 0 || !run->failures.empty()) {
+        LogLine(absl::StrCat("retention: ", DescribeRetentionRun(*run, false)));
+      }
+      for (const std::string& failure : run->failures) {
+        LogLine(absl::StrCat("retention: not thinned: ", failure, " (retried at the next interval)"));
+      }
     } else {
       LogLine(absl::StrCat("retention: ", run.status().message(), " (retried at the next interval)"));
     }
