@@ -34,7 +34,8 @@ void AddServerOptions(CLI::App* cmd, memfleet::cli::ServerArgs& args) {
 void AddWhereOption(CLI::App* cmd, std::vector<std::string>& where) {
   cmd->add_option("--where", where,
                   "select devices: KEY=VALUE with KEY model, platform, soc, device_id or build (VALUE* = prefix), or "
-                  "label.NAME (captures carrying label NAME=VALUE); repeat to AND")
+                  "label.NAME (captures carrying label NAME=VALUE from their sweep) or agentlabel.NAME (from their "
+                  "agent); repeat to AND")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
@@ -85,9 +86,14 @@ int main(int argc, char** argv) {
   AddServerOptions(report_cmd, report.common);
   report_cmd->add_option("DEVICE", report.device_id, "device id (see `memfleet devices`)")->required();
   report_cmd->add_option("--at", report.at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
-  report_cmd->add_option("--capture", report.capture_id, "one exact capture id (wins over --at and --label)");
+  report_cmd->add_option("--capture", report.capture_id,
+                         "one exact capture id (wins over --at, --label and --agent-label)");
   report_cmd->add_option("--label", report.labels,
-                         "KEY=VALUE: the latest capture carrying the label (repeat to AND): run=1234")
+                         "KEY=VALUE: the latest capture carrying the label from its sweep (repeat to AND): run=1234")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  report_cmd->add_option("--agent-label", report.agent_labels,
+                         "KEY=VALUE: ... carrying the label from its agent's --label (repeat to AND): rack=7")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   report_cmd->add_option("--top", report.top, "processes shown in the table (0 = all)")->capture_default_str();

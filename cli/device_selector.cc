@@ -17,7 +17,8 @@ const std::set<std::string>& Keys() {
   return keys;
 }
 
-constexpr std::string_view kLabelPrefix = "label.";
+constexpr std::string_view kLabelPrefix = "label.";            // a label the server gave (a sweep's)
+constexpr std::string_view kAgentLabelPrefix = "agentlabel.";  // a label the agent wrote in its header
 
 }  // namespace
 
@@ -32,14 +33,17 @@ absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& te
     }
     std::string key(absl::StripAsciiWhitespace(term.substr(0, eq)));
     std::string value = term.substr(eq + 1);
-    const bool label = key.rfind(kLabelPrefix, 0) == 0;
+    const bool agent_label = key.rfind(kAgentLabelPrefix, 0) == 0;
+    const bool label = agent_label || key.rfind(kLabelPrefix, 0) == 0;
     if (label) {
-      if (absl::Status s = capture::CheckLabel(key.substr(kLabelPrefix.size()), value); !s.ok()) {
+      const size_t prefix_bytes = agent_label ? kAgentLabelPrefix.size() : kLabelPrefix.size();
+      if (absl::Status s = capture::CheckLabel(key.substr(prefix_bytes), value); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("--where \"", term, "\": ", s.message()));
       }
     } else if (Keys().count(key) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--where \"", term, "\": unknown key \"", key,
-                                                     "\"; use one of model, platform, soc, device_id, build, label.NAME"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--where \"", term, "\": unknown key \"", key,
+                       "\"; use one of model, platform, soc, device_id, build, label.NAME, agentlabel.NAME"));
     }
     if (value.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("--where \"", term, "\": give a value, e.g. ", key, "=",
@@ -60,9 +64,10 @@ absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& te
   return selector;
 }
 
-absl::Status AddLabelFlags(const std::vector<std::string>& flags, google::protobuf::RepeatedPtrField<v1::Label>* out) {
+absl::Status AddLabelFlags(const std::vector<std::string>& flags, google::protobuf::RepeatedPtrField<v1::Label>* out,
+                           std::string_view flag) {
   absl::StatusOr<capture::Labels> labels = capture::ParseLabelFlags(flags);
-  if (!labels.ok()) return absl::InvalidArgumentError(absl::StrCat("--label: ", labels.status().message()));
+  if (!labels.ok()) return absl::InvalidArgumentError(absl::StrCat(std::string(flag), ": ", labels.status().message()));
   for (const auto& [key, value] : *labels) {
     v1::Label* label = out->Add();
     label->set_key(key);

@@ -6,6 +6,7 @@
 #define MEMFLEET_CLI_DEVICE_SELECTOR_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,8 +14,9 @@
 
 namespace memfleet::cli {
 
-// Each term is KEY=VALUE with KEY one of model, platform, soc, device_id, build, or label.NAME (captures
-// carrying label NAME=VALUE, exactly; docs/labels.md); all must match.
+// Each term is KEY=VALUE with KEY one of model, platform, soc, device_id, build, label.NAME (captures
+// carrying label NAME=VALUE from their sweep, exactly; docs/labels.md) or agentlabel.NAME (from their
+// agent's header); all must match.
 // Spaces around the key are dropped, the value is kept as written (a model name may hold spaces); a
 // value ending in * matches as a prefix ("model=Pixel*").
 // InvalidArgument: no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two
@@ -22,8 +24,9 @@ namespace memfleet::cli {
 absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& terms);
 
 // Repeated --label KEY=VALUE flags (capture/labels.h rules; no key twice, at most 16) into `out`.
-// InvalidArgument naming the flag otherwise.
-absl::Status AddLabelFlags(const std::vector<std::string>& flags, google::protobuf::RepeatedPtrField<v1::Label>* out);
+// InvalidArgument naming the flag (`flag`) otherwise.
+absl::Status AddLabelFlags(const std::vector<std::string>& flags, google::protobuf::RepeatedPtrField<v1::Label>* out,
+                           std::string_view flag = "--label");
 
 }  // namespace memfleet::cli
 

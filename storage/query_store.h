@@ -55,12 +55,12 @@ class QueryStore {
   // if it is at or after `since` ("" = all), by device id then build; build_fingerprint is filled.
   virtual absl::StatusOr<std::vector<StoredReport>> LatestReportsPerBuild(const std::string& since) = 0;
 
-  // Labels (docs/labels.md). The captures carrying every one of `all_of` (InvalidArgument when it is
-  // empty), by device id, each device's newest first (ties on captured_at: the greater capture id first,
-  // as in GetReport).
-  virtual absl::StatusOr<std::vector<LabelledCapture>> LabelledCaptures(const Labels& all_of) = 0;
-  // The labels of a stored capture; empty when it has none (or is not stored).
-  virtual absl::StatusOr<Labels> CaptureLabels(const std::string& capture_id) = 0;
+  // Labels (docs/labels.md). The captures carrying every one of `all_of`, each from its source
+  // (InvalidArgument when it is empty), by device id, each device's newest first (ties on captured_at: the
+  // greater capture id first, as in GetReport).
+  virtual absl::StatusOr<std::vector<LabelledCapture>> LabelledCaptures(const LabelSet& all_of) = 0;
+  // The labels of a stored capture by source; empty when it has none (or is not stored).
+  virtual absl::StatusOr<LabelSet> CaptureLabels(const std::string& capture_id) = 0;
   // One figure of one stored report, as LatestPerDevice reads it: a device figure, or with a non-empty
   // `process_name` a process figure of that process (the lowest pid). nullopt when the figure is null or
   // the capture (or process) is not there.

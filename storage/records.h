@@ -15,6 +15,22 @@ namespace memfleet::storage {
 // A capture's labels, key -> value (docs/labels.md; checked by the server before they are stored).
 using Labels = std::map<std::string, std::string>;
 
+// Labels by where they came from (docs/labels.md, "Where labels come from"). `sweep`: given by the server,
+// from the sweep that asked the device for this capture; `agent`: written by the agent into the capture's
+// header, which anything holding the device's token can write. On a capture a key is in one of the two
+// only (the sweep's value wins). As a query (LabelledCaptures), a capture must carry each `sweep` label as
+// a sweep's and each `agent` label as its agent's.
+struct LabelSet {
+  Labels sweep;
+  Labels agent;
+  bool empty() const { return sweep.empty() && agent.empty(); }
+  bool operator==(const LabelSet& other) const { return sweep == other.sweep && agent == other.agent; }
+};
+
+// How a label's source is stored (capture_labels.source).
+inline constexpr char kSweepLabelSource[] = "sweep";
+inline constexpr char kAgentLabelSource[] = "agent";
+
 struct DeviceRecord {
   std::string device_id;
   std::string model;
@@ -56,7 +72,7 @@ struct CaptureRecord {
   report::Report report;   // the engine's report of it
   std::string report_json;     // its JSON (ReportToJson), stored verbatim
   std::string build_fingerprint;  // the build it was taken on (capture.json); "" = unknown, stored as NULL
-  Labels labels;                  // stored with the capture (table capture_labels)
+  LabelSet labels;                // stored with the capture (table capture_labels, with their source)
 };
 
 struct StoredReport {

@@ -86,7 +86,34 @@ absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture) {
   MEMFLEET_ASSIGN_OR_RETURN(t.captured_at, NormalizeTimestamp(capture.captured_at, "captured_at"));
   MEMFLEET_ASSIGN_OR_RETURN(t.received_at, NormalizeOptionalTimestamp(capture.received_at, "received_at"));
   if (capture.raw_bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return TooLarge("raw_bytes");
+  for (const auto& [key, value] : capture.labels.agent) {
+    if (capture.labels.sweep.count(key) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("label ", key, " is given by both the sweep and the agent; a capture keeps the sweep's"));
+    }
+  }
   return t;
+}
+
+std::vector<StoredLabel> StoredLabelsOf(const LabelSet& labels) {
+  std::vector<StoredLabel> rows;
+  for (const auto& [key, value] : labels.sweep) rows.push_back({key, value, kSweepLabelSource});
+  for (const auto& [key, value] : labels.agent) rows.push_back({key, value, kAgentLabelSource});
+  return rows;
+}
+
+absl::StatusOr<LabelSet> LabelSetOf(std::vector<StoredLabel> rows) {
+  LabelSet labels;
+  for (StoredLabel& row : rows) {
+    if (row.source == kSweepLabelSource) {
+      labels.sweep.emplace(std::move(row.key), std::move(row.value));
+    } else if (row.source == kAgentLabelSource) {
+      labels.agent.emplace(std::move(row.key), std::move(row.value));
+    } else {
+      return absl::DataLossError(absl::StrCat("label ", row.key, " has an unknown source \"", row.source, "\""));
+    }
+  }
+  return labels;
 }
 
 absl::Status OtherDevicesCapture(const CaptureRecord& capture, const std::string& owner) {

@@ -131,6 +131,17 @@ CompressedReport ReadStoredReport(const Row& row) {
   return r;
 }
 
+// One row of capture_labels: a label and its source as stored (kSweepLabelSource, kAgentLabelSource).
+struct StoredLabel {
+  std::string key;
+  std::string value;
+  std::string source;
+};
+// A LabelSet as rows, the sweep's first: what a backend inserts with a capture, or binds for a query.
+std::vector<StoredLabel> StoredLabelsOf(const LabelSet& labels);
+// Rows read back into a LabelSet; DataLoss naming a source that is neither (a database edited by hand).
+absl::StatusOr<LabelSet> LabelSetOf(std::vector<StoredLabel> rows);
+
 absl::StatusOr<StoredReport> DecodeReport(CompressedReport row);
 absl::StatusOr<std::optional<StoredReport>> DecodeReports(absl::StatusOr<std::optional<CompressedReport>> row);
 absl::StatusOr<std::vector<StoredReport>> DecodeReports(absl::StatusOr<std::vector<CompressedReport>> rows);

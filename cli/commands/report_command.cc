@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "cli/device_selector.h"
 #include "cli/report_table.h"
@@ -46,6 +47,9 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   if (absl::Status s = AddLabelFlags(args.labels, request.mutable_labels()); !s.ok()) {
     return PrintFailure(s, "report", err);
   }
+  if (absl::Status s = AddLabelFlags(args.agent_labels, request.mutable_agent_labels(), "--agent-label"); !s.ok()) {
+    return PrintFailure(s, "report", err);
+  }
   if (!args.at.empty()) {
     absl::StatusOr<std::string> at = ParseTimeSpec(args.at, NowUnixSeconds(args.now));
     if (!at.ok()) return PrintFailure(absl::InvalidArgumentError("--at: " + std::string(at.status().message())), "report", err);
@@ -61,11 +65,15 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     // too deep to re-indent without exhausting the stack.
     absl::StatusOr<json> parsed =
         ParseBoundedJson(response->report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
-    // The capture's labels join the report object (only when it has some: a report without is exactly
-    // `memfleet account --json`'s).
-    if (parsed.ok() && parsed->is_object() && response->labels_size() > 0) {
-      json& labels = (*parsed)["labels"] = json::object();
-      for (const v1::Label& label : response->labels()) labels[label.key()] = label.value();
+    // The capture's labels join the report object, its sweep's as "labels" and its agent's as
+    // "agent_labels" (each only when there are some: a report without is exactly `memfleet account --json`'s).
+    if (parsed.ok() && parsed->is_object()) {
+      for (const auto& [name, labels] : {std::make_pair("labels", &response->labels()),
+                                         std::make_pair("agent_labels", &response->agent_labels())}) {
+        if (labels->empty()) continue;
+        json& object = (*parsed)[name] = json::object();
+        for (const v1::Label& label : *labels) object[label.key()] = label.value();
+      }
     }
     out << (parsed.ok() ? parsed->dump(1, ' ', false, json::error_handler_t::replace) : response->report_json())
         << "\n";
@@ -86,9 +94,11 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   out << TerminalSafe("capture " + response->capture_id() + " of " + response->device_id() + " at " +
                       response->captured_at() + " (from " + (*client)->address() + ")")
       << "\n";
-  if (response->labels_size() > 0) {
-    std::string line = "labels:";
-    for (const v1::Label& label : response->labels()) line += " " + label.key() + "=" + label.value();
+  for (const auto& [title, labels] : {std::make_pair("labels:", &response->labels()),
+                                      std::make_pair("agent labels:", &response->agent_labels())}) {
+    if (labels->empty()) continue;
+    std::string line = title;
+    for (const v1::Label& label : *labels) line += " " + label.key() + "=" + label.value();
     out << TerminalSafe(line) << "\n";
   }
   TableOptions table;

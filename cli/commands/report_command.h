@@ -25,7 +25,8 @@ struct ReportArgs {
   std::string device_id;
   std::string at;           // "" = latest
   std::string capture_id;   // exact capture; wins over `at` and `labels`
-  std::vector<std::string> labels;  // --label KEY=VALUE: the latest capture carrying all of them
+  std::vector<std::string> labels;  // --label KEY=VALUE: the latest capture carrying all of them (its sweep's)
+  std::vector<std::string> agent_labels;  // --agent-label KEY=VALUE: ... and all of these from its agent
   int top = 20;             // processes in the table; 0 = all
   std::optional<std::chrono::system_clock::time_point> now;  // for a relative --at; nullopt = clock
 };

@@ -42,13 +42,24 @@ void LabelsToProto(const capture::Labels& labels, google::protobuf::RepeatedPtrF
   }
 }
 
-capture::Labels MergeLabels(const capture::Labels& agent, const capture::Labels& sweep) {
-  capture::Labels merged = sweep;
-  merged.insert(agent.begin(), agent.end());  // insert keeps the sweep's value of a key both have
+storage::LabelSet MergeLabels(const capture::Labels& agent, const capture::Labels& sweep) {
+  storage::LabelSet merged;
+  merged.sweep = sweep;
+  for (const auto& [key, value] : agent) {
+    if (sweep.count(key) == 0) merged.agent.emplace(key, value);
+  }
   return merged;
 }
 
-absl::StatusOr<LatestLabelled> LatestLabelledPerDevice(storage::QueryStore& store, const capture::Labels& all_of) {
+std::string DescribeLabels(const storage::LabelSet& labels) {
+  std::string text = capture::LabelsToString(labels.sweep);
+  for (const auto& [key, value] : labels.agent) {
+    absl::StrAppend(&text, text.empty() ? "" : ", ", "agent label ", key, "=", value);
+  }
+  return text;
+}
+
+absl::StatusOr<LatestLabelled> LatestLabelledPerDevice(storage::QueryStore& store, const storage::LabelSet& all_of) {
   absl::StatusOr<std::vector<storage::LabelledCapture>> captures = store.LabelledCaptures(all_of);
   if (!captures.ok()) return captures.status();
   LatestLabelled latest;
@@ -60,7 +71,7 @@ absl::StatusOr<LatestLabelled> LatestLabelledPerDevice(storage::QueryStore& stor
 absl::StatusOr<std::optional<storage::StoredReport>> LatestLabelledReport(storage::QueryStore& store,
                                                                           const std::string& device_id,
                                                                           const std::string& at,
-                                                                          const capture::Labels& all_of) {
+                                                                          const storage::LabelSet& all_of) {
   absl::StatusOr<std::string> at_utc = StoredTimeForm(at, "at");
   if (!at_utc.ok()) return at_utc.status();
   absl::StatusOr<std::vector<storage::LabelledCapture>> captures = store.LabelledCaptures(all_of);
@@ -74,7 +85,7 @@ absl::StatusOr<std::optional<storage::StoredReport>> LatestLabelledReport(storag
 }
 
 absl::StatusOr<std::vector<storage::StoredReport>> LabelledReports(storage::QueryStore& store,
-                                                                   const capture::Labels& all_of,
+                                                                   const storage::LabelSet& all_of,
                                                                    const std::string& sweep_id,
                                                                    const std::string& since, bool per_build) {
   absl::StatusOr<std::string> since_utc = StoredTimeForm(since, "since");

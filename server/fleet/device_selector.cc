@@ -25,18 +25,22 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
-constexpr std::string_view kLabelPrefix = "label.";
+// The keys a term may have, for error messages.
+constexpr char kKeys[] = " (keys: model, platform, soc, device_id, build, label.KEY, agentlabel.KEY)";
 
-// "label.KEY=VALUE" (eq: the index of its '='), checked as labels are (capture/labels.h).
-absl::Status AddLabelTerm(const std::string& text, size_t eq, capture::Labels* labels) {
-  const std::string key = text.substr(kLabelPrefix.size(), eq - kLabelPrefix.size());
+constexpr std::string_view kLabelPrefix = "label.";            // a label the server gave (a sweep's)
+constexpr std::string_view kAgentLabelPrefix = "agentlabel.";  // a label the agent wrote in its header
+
+// "PREFIX.KEY=VALUE" (eq: the index of its '='), checked as labels are (capture/labels.h).
+absl::Status AddLabelTerm(const std::string& text, std::string_view prefix, size_t eq, capture::Labels* labels) {
+  const std::string key = text.substr(prefix.size(), eq - prefix.size());
   const std::string value = text.substr(eq + 1);
   if (absl::Status s = capture::CheckLabel(key, value); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), ": ", s.message()));
   }
   if (!labels->emplace(key, value).second) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("selector term label.", key, "= is given twice; a capture has one value per label"));
+    return absl::InvalidArgumentError(absl::StrCat("selector term ", std::string(prefix), key,
+                                                   "= is given twice; a capture has one value per label"));
   }
   return absl::OkStatus();
 }
@@ -63,11 +67,13 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
     }
     size_t eq = text.find('=');
     if (eq == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "selector term ", Quote(text), " is not key=value (keys: model, platform, soc, device_id, build, label.KEY)"));
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), " is not key=value", kKeys));
     }
-    if (text.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0) {
-      if (absl::Status added = AddLabelTerm(text, eq, &s.labels_); !added.ok()) return added;
+    const bool sweep_label = text.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0;
+    if (sweep_label || text.compare(0, kAgentLabelPrefix.size(), kAgentLabelPrefix) == 0) {
+      absl::Status added = sweep_label ? AddLabelTerm(text, kLabelPrefix, eq, &s.labels_.sweep)
+                                       : AddLabelTerm(text, kAgentLabelPrefix, eq, &s.labels_.agent);
+      if (!added.ok()) return added;
       s.text_.push_back(text);
       continue;
     }
@@ -75,8 +81,8 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
     t.key = text.substr(0, eq);
     t.value = text.substr(eq + 1);
     if (Field(probe, t.key) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), ": unknown key ", Quote(t.key),
-                                                     " (keys: model, platform, soc, device_id, build, label.KEY)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector term ", Quote(text), ": unknown key ", Quote(t.key), kKeys));
     }
     if (!t.value.empty() && t.value.back() == '*') {
       t.prefix = true;

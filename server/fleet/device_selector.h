@@ -2,7 +2,9 @@
 // parsed once and matched against device records; every term must match. A value ending in '*' matches
 // as a prefix ("device_id=sim-*"); otherwise values match exactly (case-sensitive).
 // `label.KEY=VALUE` terms select captures, not devices: Matches ignores them and each caller applies
-// labels() to the captures it reads (docs/labels.md); they match exactly, '*' included.
+// labels() to the captures it reads (docs/labels.md); they match exactly, '*' included. `label.` matches
+// only labels the server gave a capture (its sweep's): a run's queries must not take in captures whose
+// agent merely wrote the run's label into its own header. `agentlabel.KEY=VALUE` matches those instead.
 //
 //   absl::StatusOr<DeviceSelector> s = DeviceSelector::Parse({"model=Pixel 8", "platform=qcom"});
 //   if (s->Matches(record)) ...
@@ -32,8 +34,9 @@ class DeviceSelector {
   // The device terms only.
   bool Matches(const storage::DeviceRecord& device) const;
   bool empty() const { return terms_.empty() && labels_.empty(); }
-  // The label.KEY=VALUE terms, by key; a capture must carry all of them.
-  const capture::Labels& labels() const { return labels_; }
+  // The label.KEY=VALUE (sweep) and agentlabel.KEY=VALUE (agent) terms, by key; a capture must carry all
+  // of them, each from its source.
+  const storage::LabelSet& labels() const { return labels_; }
   // The terms, joined with " " (as recorded with a sweep).
   std::string ToString() const;
 
@@ -44,7 +47,7 @@ class DeviceSelector {
     bool prefix = false;
   };
   std::vector<Term> terms_;
-  capture::Labels labels_;
+  storage::LabelSet labels_;
   std::vector<std::string> text_;
 };
 

@@ -214,7 +214,7 @@ std::vector<SweepCoordinator::Target> SweepCoordinator::OnlineTargets(
   return targets;
 }
 
-absl::StatusOr<std::set<std::string>> SweepCoordinator::DevicesWithLabels(const capture::Labels& labels) {
+absl::StatusOr<std::set<std::string>> SweepCoordinator::DevicesWithLabels(const storage::LabelSet& labels) {
   std::set<std::string> devices;
   if (labels.empty()) return devices;
   absl::StatusOr<std::vector<storage::LabelledCapture>> captures = device_store_.LabelledCaptures(labels);

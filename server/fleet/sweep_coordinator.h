@@ -201,7 +201,7 @@ class SweepCoordinator : public RegistryListener {
   // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
   static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
   // Devices with a stored capture carrying every label (none asked: the empty set).
-  absl::StatusOr<std::set<std::string>> DevicesWithLabels(const capture::Labels& labels);
+  absl::StatusOr<std::set<std::string>> DevicesWithLabels(const storage::LabelSet& labels);
 
   storage::SweepStore& sweep_store_;
   storage::QueryStore& device_store_;

@@ -144,7 +144,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
                          record.raw_base.empty() ? " compressed" : " as a delta", "; total ",
                          total.has_value() ? absl::StrCat(*total, " kB") : std::string("unknown"),
                          c.sweep_id.empty() ? "" : absl::StrCat("; sweep ", c.sweep_id),
-                         record.labels.empty() ? "" : absl::StrCat("; labels ", capture::LabelsToString(record.labels)),
+                         record.labels.empty() ? "" : absl::StrCat("; labels ", DescribeLabels(record.labels)),
                          ")"));
   }
   // false: the same capture arrived on another stream (an agent that reconnected) between the two calls.

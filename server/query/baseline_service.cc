@@ -75,7 +75,7 @@ grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, cons
   return s;
 }
 
-absl::StatusOr<capture::Labels> BaselineService::SelectorLabels(const v1::DeviceSelector& selector_proto) {
+absl::StatusOr<storage::LabelSet> BaselineService::SelectorLabels(const v1::DeviceSelector& selector_proto) {
   absl::StatusOr<DeviceSelector> selector =
       DeviceSelector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
   if (!selector.ok()) return selector.status();
@@ -177,7 +177,7 @@ absl::StatusOr<v1::CheckBaselineResponse> BaselineService::Check(const v1::Check
   auto loaded = LoadBaseline(baselines_, request->version());
   if (!loaded.ok()) return loaded.status();
 
-  absl::StatusOr<capture::Labels> labels = SelectorLabels(request->selector());
+  absl::StatusOr<storage::LabelSet> labels = SelectorLabels(request->selector());
   if (!labels.ok()) return labels.status();
   absl::StatusOr<std::vector<storage::StoredReport>> reports =
       !labels->empty()              ? LabelledReports(store_, *labels, request->sweep_id(), *since, /*per_build=*/false)
@@ -242,7 +242,7 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
   if (!since.ok()) return ToGrpcStatus(since.status());
   // One sample per (device, build): a device upgraded from A to B counts for A by its last A report and
   // for B by its last B report, so a fleet that has fully moved to B can still be compared with A.
-  absl::StatusOr<capture::Labels> labels = SelectorLabels(request->selector());
+  absl::StatusOr<storage::LabelSet> labels = SelectorLabels(request->selector());
   if (!labels.ok()) return ToGrpcStatus(labels.status());
   absl::StatusOr<std::vector<storage::StoredReport>> reports =
       labels->empty() ? store_.LatestReportsPerBuild(*since)

@@ -45,9 +45,9 @@ class BaselineService final : public v1::BaselineService::Service {
 
  private:
   grpc::Status Authorize(const grpc::ServerContext* context, const char* method);
-  // The label.KEY= terms of a selector: with them, the reports checked are those of the captures carrying
-  // the labels (LabelledReports), not each device's latest.
-  static absl::StatusOr<capture::Labels> SelectorLabels(const v1::DeviceSelector& selector);
+  // The label.KEY= and agentlabel.KEY= terms of a selector: with them, the reports checked are those of
+  // the captures carrying the labels (LabelledReports), not each device's latest.
+  static absl::StatusOr<storage::LabelSet> SelectorLabels(const v1::DeviceSelector& selector);
   // Stored reports joined with their device's model and build, kept when the selector's device terms match.
   absl::StatusOr<std::vector<baseline::DeviceSample>> Samples(const std::vector<storage::StoredReport>& reports,
                                                               const v1::DeviceSelector& selector);

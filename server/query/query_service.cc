@@ -84,6 +84,18 @@ const std::string& GroupKeyField(const storage::DeviceRecord& d, const std::stri
   return d.model;
 }
 
+// A report request's labels: `labels` as the sweep's, `agent_labels` as the agent's, each checked.
+absl::StatusOr<storage::LabelSet> RequestedLabels(const v1::GetReportRequest& request) {
+  storage::LabelSet labels;
+  absl::StatusOr<capture::Labels> sweep = LabelsFromProto(request.labels());
+  if (!sweep.ok()) return sweep.status();
+  absl::StatusOr<capture::Labels> agent = LabelsFromProto(request.agent_labels());
+  if (!agent.ok()) return agent.status();
+  labels.sweep = *std::move(sweep);
+  labels.agent = *std::move(agent);
+  return labels;
+}
+
 }  // namespace
 
 int64_t NearestRankPercentile(const std::vector<int64_t>& sorted_values, int p) {
@@ -245,14 +257,13 @@ grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::Get
     absl::StatusOr<std::string> at = CheckOptionalTime("at", request->at());
     if (!at.ok()) return ToGrpcStatus(at.status());
     if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
-    absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
+    absl::StatusOr<storage::LabelSet> labels = RequestedLabels(*request);
     if (!labels.ok()) return ToGrpcStatus(labels.status());
     absl::StatusOr<std::optional<storage::StoredReport>> r =
         labels->empty() ? store_.GetReport(device_id, *at) : LatestLabelledReport(store_, device_id, *at, *labels);
     if (!r.ok()) return ToGrpcStatus(r.status());
     if (!r->has_value()) {
-      const std::string carrying =
-          labels->empty() ? "" : absl::StrCat(" carrying ", capture::LabelsToString(*labels));
+      const std::string carrying = labels->empty() ? "" : absl::StrCat(" carrying ", DescribeLabels(*labels));
       return NotFound(at->empty() ? absl::StrCat("device \"", device_id, "\" has no stored capture", carrying,
                                                  labels->empty() ? " yet" : "")
                                   : absl::StrCat("device \"", device_id, "\" has no capture", carrying,
@@ -260,13 +271,14 @@ grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::Get
     }
     report = std::move(*r);
   }
-  absl::StatusOr<capture::Labels> stored_labels = store_.CaptureLabels(report->capture_id);
+  absl::StatusOr<storage::LabelSet> stored_labels = store_.CaptureLabels(report->capture_id);
   if (!stored_labels.ok()) return ToGrpcStatus(stored_labels.status());
   response->set_capture_id(report->capture_id);
   response->set_device_id(report->device_id);
   response->set_captured_at(report->captured_at);
   response->set_report_json(report->report_json);
-  LabelsToProto(*stored_labels, response->mutable_labels());
+  LabelsToProto(stored_labels->sweep, response->mutable_labels());
+  LabelsToProto(stored_labels->agent, response->mutable_agent_labels());
   return grpc::Status::OK;
 }
 

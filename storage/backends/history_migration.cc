@@ -203,9 +203,11 @@ std::string SweepFields(const std::optional<SweepRecord>& s) {
   return text;
 }
 
-std::string LabelFields(const Labels& labels) {
+std::string LabelFields(const LabelSet& labels) {
   std::string text;
-  for (const auto& [key, value] : labels) absl::StrAppend(&text, text.empty() ? "" : ",", key, "=", value);
+  for (const auto& [key, value] : labels.sweep) absl::StrAppend(&text, text.empty() ? "" : ",", key, "=", value);
+  absl::StrAppend(&text, ";agent:");
+  for (const auto& [key, value] : labels.agent) absl::StrAppend(&text, key, "=", value, ",");
   return text;
 }
 
@@ -301,8 +303,8 @@ absl::Status CheckCapture(Store& from, PgStore& to, const std::string& id, Check
       wa->raw_blob != wb->raw_blob) {
     check.Mismatch(absl::StrCat("capture ", id, ": the raw captures differ"));
   }
-  MEMFLEET_ASSIGN_OR_RETURN(Labels la, from.CaptureLabels(id));
-  MEMFLEET_ASSIGN_OR_RETURN(Labels lb, to.CaptureLabels(id));
+  MEMFLEET_ASSIGN_OR_RETURN(LabelSet la, from.CaptureLabels(id));
+  MEMFLEET_ASSIGN_OR_RETURN(LabelSet lb, to.CaptureLabels(id));
   check.Same(absl::StrCat("labels of capture ", id), LabelFields(la), LabelFields(lb));
   return absl::OkStatus();
 }

@@ -200,6 +200,18 @@ CREATE INDEX reaccount_claims_open ON reaccount_claims (run_id, device_id, captu
 CREATE INDEX reaccount_claims_by_capture ON reaccount_claims (capture_id);
 )sql";
 
+// Version 4: where each label came from, as SQLite's schema version 17 (storage/sqlite/schema.cc says
+// why, and how labels stored before are counted).
+constexpr char kPgMigration4[] = R"sql(
+ALTER TABLE capture_labels ADD COLUMN source TEXT COLLATE "C" NOT NULL DEFAULT 'agent'
+  CHECK (source IN ('sweep', 'agent'));
+UPDATE capture_labels SET source = 'sweep' WHERE capture_id IN (SELECT c.capture_id FROM captures AS c
+  JOIN sweep_devices AS s ON s.sweep_id = c.sweep_id AND s.device_id = c.device_id
+  WHERE c.sweep_id != '' AND s.state != 'offline');
+DROP INDEX capture_labels_by_key_value;
+CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, source, capture_id);
+)sql";
+
 // Any constant, the same in every memfleet server: the lock that serializes migrations ("memf").
 constexpr char kMigrationLockSql[] = "SELECT pg_advisory_xact_lock(1835363686)";
 
@@ -254,7 +266,7 @@ absl::StatusOr<bool> MigrateOneStep(PgConnection& db) {
 
 const std::vector<std::string>& PgMigrations() {
   static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
-      kPgMigration1, kPgMigration2, kPgMigration3};
+      kPgMigration1, kPgMigration2, kPgMigration3, kPgMigration4};
   return *kMigrations;
 }
 

@@ -124,8 +124,10 @@ constexpr char kInsertProcessReportSql[] =
     "graphics_dma_kb, total_kb) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
 
-constexpr char kInsertLabelSql[] = "INSERT INTO capture_labels (capture_id, key, value) VALUES ($1, $2, $3)";
-constexpr char kCaptureLabelsSql[] = "SELECT key, value FROM capture_labels WHERE capture_id = $1 ORDER BY key";
+constexpr char kInsertLabelSql[] =
+    "INSERT INTO capture_labels (capture_id, key, value, source) VALUES ($1, $2, $3, $4)";
+constexpr char kCaptureLabelsSql[] =
+    "SELECT key, value, source FROM capture_labels WHERE capture_id = $1 ORDER BY key";
 
 constexpr char kCaptureDeviceSql[] = "SELECT device_id FROM captures WHERE capture_id = $1";
 constexpr char kCaptureForReplaceSql[] = "SELECT device_id, captured_at FROM captures WHERE capture_id = $1";
@@ -241,13 +243,14 @@ constexpr char kLatestReportsPerBuildSql[] =
     "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
     "WHERE c.captured_at >= $1 ORDER BY p.device_id, p.build_fingerprint NULLS FIRST";
 
-// The captures carrying each of `count` labels, bound as $1/$2 (key/value), $3/$4, ...
+// The captures carrying each of `count` labels from its source, bound as $1/$2/$3 (key/value/source),
+// $4/$5/$6, ...
 std::string LabelledCapturesSql(size_t count) {
   std::string sql =
       "SELECT c.capture_id, c.device_id, c.captured_at, c.sweep_id, c.build_fingerprint FROM captures AS c WHERE ";
   for (size_t i = 0; i < count; ++i) {
     absl::StrAppend(&sql, i == 0 ? "" : " AND ", "c.capture_id IN (SELECT l.capture_id FROM capture_labels AS l",
-                    " WHERE l.key = $", 2 * i + 1, " AND l.value = $", 2 * i + 2, ")");
+                    " WHERE l.key = $", 3 * i + 1, " AND l.value = $", 3 * i + 2, " AND l.source = $", 3 * i + 3, ")");
   }
   return absl::StrCat(sql, " ORDER BY c.device_id, c.captured_at DESC, c.capture_id DESC");
 }
@@ -314,9 +317,10 @@ absl::StatusOr<bool> InsertCapture(PgConnection& db, const CaptureRecord& captur
   }
   MEMFLEET_RETURN_IF_ERROR(InsertReportRows(db, capture.capture_id, capture.device_id, times.captured_at,
                                             capture.report, capture.report_json));
-  for (const auto& [key, value] : capture.labels) {
-    MEMFLEET_RETURN_IF_ERROR(
-        RunPrepared(db, kInsertLabelSql, {PgParam::Text(capture.capture_id), PgParam::Text(key), PgParam::Text(value)}));
+  for (const StoredLabel& label : StoredLabelsOf(capture.labels)) {
+    MEMFLEET_RETURN_IF_ERROR(RunPrepared(db, kInsertLabelSql,
+                                         {PgParam::Text(capture.capture_id), PgParam::Text(label.key),
+                                          PgParam::Text(label.value), PgParam::Text(label.source)}));
   }
   const std::string& seen_at = times.received_at.empty() ? times.captured_at : times.received_at;
   MEMFLEET_RETURN_IF_ERROR(RunPrepared(db, kTouchDeviceSql, {PgParam::Text(capture.device_id), PgParam::Text(seen_at)}));
@@ -678,14 +682,16 @@ absl::StatusOr<std::vector<StoredReport>> PgStore::LatestReportsPerBuild(const s
 
 // ---- labels ----
 
-absl::StatusOr<std::vector<LabelledCapture>> PgStore::LabelledCaptures(const Labels& all_of) {
+absl::StatusOr<std::vector<LabelledCapture>> PgStore::LabelledCaptures(const LabelSet& all_of) {
   if (all_of.empty()) return absl::InvalidArgumentError("no label to look captures up by");
+  const std::vector<StoredLabel> terms = StoredLabelsOf(all_of);
   std::vector<PgParam> params;
-  for (const auto& [key, value] : all_of) {
-    params.push_back(PgParam::Text(key));
-    params.push_back(PgParam::Text(value));
+  for (const StoredLabel& term : terms) {
+    params.push_back(PgParam::Text(term.key));
+    params.push_back(PgParam::Text(term.value));
+    params.push_back(PgParam::Text(term.source));
   }
-  return QueryAll(*reader_, LabelledCapturesSql(all_of.size()), params, [](const PgRow& row) {
+  return QueryAll(*reader_, LabelledCapturesSql(terms.size()), params, [](const PgRow& row) {
     LabelledCapture capture;
     capture.capture_id = row.ColumnText(0);
     capture.device_id = row.ColumnText(1);
@@ -696,12 +702,12 @@ absl::StatusOr<std::vector<LabelledCapture>> PgStore::LabelledCaptures(const Lab
   });
 }
 
-absl::StatusOr<Labels> PgStore::CaptureLabels(const std::string& capture_id) {
-  MEMFLEET_ASSIGN_OR_RETURN(auto rows, QueryAll(*reader_, kCaptureLabelsSql, {PgParam::Text(capture_id)},
-                                                [](const PgRow& row) {
-                                                  return std::make_pair(row.ColumnText(0), row.ColumnText(1));
-                                                }));
-  return Labels(rows.begin(), rows.end());
+absl::StatusOr<LabelSet> PgStore::CaptureLabels(const std::string& capture_id) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<StoredLabel> rows,
+                            QueryAll(*reader_, kCaptureLabelsSql, {PgParam::Text(capture_id)}, [](const PgRow& row) {
+                              return StoredLabel{row.ColumnText(0), row.ColumnText(1), row.ColumnText(2)};
+                            }));
+  return LabelSetOf(std::move(rows));
 }
 
 absl::StatusOr<std::optional<int64_t>> PgStore::CaptureFigure(const std::string& capture_id, const std::string& metric,

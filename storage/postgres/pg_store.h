@@ -71,8 +71,8 @@ class PgStore : public Store, public FleetStore {
   absl::StatusOr<std::vector<StoredReport>> LatestReportsOfSweep(const std::string& sweep_id) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsSince(const std::string& since) override;
   absl::StatusOr<std::vector<StoredReport>> LatestReportsPerBuild(const std::string& since) override;
-  absl::StatusOr<std::vector<LabelledCapture>> LabelledCaptures(const Labels& all_of) override;
-  absl::StatusOr<Labels> CaptureLabels(const std::string& capture_id) override;
+  absl::StatusOr<std::vector<LabelledCapture>> LabelledCaptures(const LabelSet& all_of) override;
+  absl::StatusOr<LabelSet> CaptureLabels(const std::string& capture_id) override;
   absl::StatusOr<std::optional<int64_t>> CaptureFigure(const std::string& capture_id, const std::string& metric,
                                                        const std::string& process_name) override;
 

@@ -396,6 +396,23 @@ DROP TABLE process_samples;
 ALTER TABLE process_samples_v16 RENAME TO process_samples;
 )sql";
 
+// Version 17: where each label came from (docs/labels.md): 'sweep', given by the server from the sweep
+// that asked the device for the capture, or 'agent', written by the agent in the capture's header. A run's
+// queries (`--where label.K=V`, `report --label`) match the sweep's only, so an agent cannot put its
+// captures into another team's run; `agentlabel.K=V` asks for the agent's. The source joins the
+// (key, value) index, so each query is still one index range per label. Labels stored before cannot tell:
+// those of a capture whose sweep had asked its device (sweep_devices names it, not as offline) count as the
+// sweep's — as they were merged on the capture then, an agent's label there does too —, all others as the
+// agent's.
+constexpr char kMigration17[] = R"sql(
+ALTER TABLE capture_labels ADD COLUMN source TEXT NOT NULL DEFAULT 'agent' CHECK (source IN ('sweep', 'agent'));
+UPDATE capture_labels SET source = 'sweep' WHERE capture_id IN (SELECT c.capture_id FROM captures AS c
+  JOIN sweep_devices AS s ON s.sweep_id = c.sweep_id AND s.device_id = c.device_id
+  WHERE c.sweep_id != '' AND s.state != 'offline');
+DROP INDEX capture_labels_by_key_value;
+CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, source, capture_id);
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -454,7 +471,7 @@ const std::vector<std::string>& Migrations() {
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
                                    kMigration10, kMigration11, kMigration12, kMigration13,
-                                   kMigration14, kMigration15, kMigration16};
+                                   kMigration14, kMigration15, kMigration16, kMigration17};
   return *kMigrations;
 }
 

@@ -526,17 +526,19 @@ absl::Status TouchDevice(Connection& c, const std::string& device_id, const std:
 }
 
 // The device a stored capture belongs to; nullopt when capture_id is not stored.
-constexpr char kInsertLabelSql[] = "INSERT INTO capture_labels (capture_id, key, value) VALUES (?1, ?2, ?3)";
-constexpr char kCaptureLabelsSql[] = "SELECT key, value FROM capture_labels WHERE capture_id = ?1 ORDER BY key";
+constexpr char kInsertLabelSql[] =
+    "INSERT INTO capture_labels (capture_id, key, value, source) VALUES (?1, ?2, ?3, ?4)";
+constexpr char kCaptureLabelsSql[] =
+    "SELECT key, value, source FROM capture_labels WHERE capture_id = ?1 ORDER BY key";
 
-// The captures carrying each of `count` labels, bound as ?1/?2 (key/value), ?3/?4, ...: one index range
-// of capture_labels_by_key_value per label.
+// The captures carrying each of `count` labels from its source, bound as ?1/?2/?3 (key/value/source),
+// ?4/?5/?6, ...: one index range of capture_labels_by_key_value per label.
 std::string LabelledCapturesSql(size_t count) {
   std::string sql =
       "SELECT c.capture_id, c.device_id, c.captured_at, c.sweep_id, c.build_fingerprint FROM captures AS c WHERE ";
   for (size_t i = 0; i < count; ++i) {
     absl::StrAppend(&sql, i == 0 ? "" : " AND ", "c.capture_id IN (SELECT l.capture_id FROM capture_labels AS l",
-                    " WHERE l.key = ?", 2 * i + 1, " AND l.value = ?", 2 * i + 2, ")");
+                    " WHERE l.key = ?", 3 * i + 1, " AND l.value = ?", 3 * i + 2, " AND l.source = ?", 3 * i + 3, ")");
   }
   return absl::StrCat(sql, " ORDER BY c.device_id, c.captured_at DESC, c.capture_id DESC");
 }
@@ -549,14 +551,15 @@ std::string CaptureProcessFigureSql(const char* column) {
   return absl::StrCat("SELECT (", ProcessOfCaptureSql(column, "?2"), ") FROM device_reports AS r WHERE r.capture_id = ?1");
 }
 
-absl::Status InsertLabels(Connection& c, const std::string& capture_id, const Labels& labels)
+absl::Status InsertLabels(Connection& c, const std::string& capture_id, const LabelSet& labels)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mu) {
-  for (const auto& [key, value] : labels) {
+  for (const StoredLabel& label : StoredLabelsOf(labels)) {
     MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kInsertLabelSql));
     ResetOnExit reset(st);
     MEMFLEET_RETURN_IF_ERROR(st->BindText(1, capture_id));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, key));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, value));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(2, label.key));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(3, label.value));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(4, label.source));
     MEMFLEET_RETURN_IF_ERROR(st->StepDone());
   }
   return absl::OkStatus();
@@ -1299,16 +1302,18 @@ absl::StatusOr<std::vector<StoredReport>> SqliteStore::LatestReportsPerBuild(con
 
 // ---- labels ----
 
-absl::StatusOr<std::vector<LabelledCapture>> SqliteStore::LabelledCaptures(const Labels& all_of) {
+absl::StatusOr<std::vector<LabelledCapture>> SqliteStore::LabelledCaptures(const LabelSet& all_of) {
   if (all_of.empty()) return absl::InvalidArgumentError("no label to look captures up by");
+  const std::vector<StoredLabel> terms = StoredLabelsOf(all_of);
   Connection& c = reader();
   absl::MutexLock lock(&c.mu);
-  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(LabelledCapturesSql(all_of.size())));
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(LabelledCapturesSql(terms.size())));
   ResetOnExit reset(st);
   int index = 1;
-  for (const auto& [key, value] : all_of) {
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, key));
-    MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, value));
+  for (const StoredLabel& term : terms) {
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, term.key));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, term.value));
+    MEMFLEET_RETURN_IF_ERROR(st->BindText(index++, term.source));
   }
   return ReadAllRows(st, [](const Statement& row) {
     LabelledCapture capture;
@@ -1321,12 +1326,12 @@ absl::StatusOr<std::vector<LabelledCapture>> SqliteStore::LabelledCaptures(const
   });
 }
 
-absl::StatusOr<Labels> SqliteStore::CaptureLabels(const std::string& capture_id) {
+absl::StatusOr<LabelSet> SqliteStore::CaptureLabels(const std::string& capture_id) {
   MEMFLEET_ASSIGN_OR_RETURN(
-      auto rows, QueryAll(reader(), kCaptureLabelsSql, {capture_id}, [](const Statement& st) {
-        return std::make_pair(st.ColumnText(0), st.ColumnText(1));
+      std::vector<StoredLabel> rows, QueryAll(reader(), kCaptureLabelsSql, {capture_id}, [](const Statement& st) {
+        return StoredLabel{st.ColumnText(0), st.ColumnText(1), st.ColumnText(2)};
       }));
-  return Labels(rows.begin(), rows.end());
+  return LabelSetOf(std::move(rows));
 }
 
 absl::StatusOr<std::optional<int64_t>> SqliteStore::CaptureFigure(const std::string& capture_id,

@@ -69,6 +69,17 @@ TEST(ParseWhereTest, LabelTermsAreCheckedAndMatchExactly) {
   EXPECT_EQ(ParseWhere({"label.run=1", "label.run=2"}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ParseWhereTest, AgentLabelTermsAreCheckedLikeLabelTermsAndKeptApartFromThem) {
+  absl::StatusOr<v1::DeviceSelector> s = ParseWhere({"label.run=R1", "agentlabel.run=R0", "agentlabel.rack=7"});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->where_size(), 3);
+  EXPECT_EQ(s->where(1), "agentlabel.run=R0");
+  for (const char* bad : {"agentlabel.Run=1", "agentlabel.=1", "agentlabel.run=", "agentlabel.run=a\x1b"}) {
+    EXPECT_EQ(ParseWhere({bad}).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(ParseWhere({"agentlabel.run=1", "agentlabel.run=2"}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(AddLabelFlagsTest, FlagsBecomeLabelsOrAUsageError) {
   v1::SweepRequest request;
   ASSERT_TRUE(AddLabelFlags({"run=1234", "suite=camera"}, request.mutable_labels()).ok());
@@ -78,6 +89,8 @@ TEST(AddLabelFlagsTest, FlagsBecomeLabelsOrAUsageError) {
   absl::Status twice = AddLabelFlags({"run=1", "run=2"}, request.mutable_labels());
   EXPECT_EQ(twice.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(std::string(twice.message()).rfind("--label: ", 0), 0u) << twice.message();
+  absl::Status agent = AddLabelFlags({"rack"}, request.mutable_labels(), "--agent-label");
+  EXPECT_EQ(std::string(agent.message()).rfind("--agent-label: ", 0), 0u) << agent.message();
 }
 
 TEST(MakeFleetRequestTest, BadFlagsAreUsageErrors) {

@@ -1,8 +1,9 @@
 // Labels end to end (docs/labels.md), with the real binaries: memfleet-server on 127.0.0.1 over a SQLite
 // file (with /metrics), memfleet-agent on copies of the sample capture trees (one started with
 // --label rack=7), and the memfleet CLI as a lab types it: a sweep labelled run=1234 suite=camera, the
-// tree changed, a sweep labelled run=1235, then the run's capture asked for by its label. Expected
-// figures are the trees' expected.json values.
+// tree changed, a sweep labelled run=1235, then the run's capture asked for by its label (label.K= and
+// --label for the sweep's, agentlabel.K= and --agent-label for the agent's). Expected figures are the
+// trees' expected.json values.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -135,13 +136,16 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
   // The capture of run 1234 is lab-a's sm8450 capture, though its latest is the edge tree's.
   json run_1234 = MemfleetJson({"report", "lab-a", "--label", "run=1234", "--json"});
   EXPECT_EQ(run_1234["device"]["total_kb"], ExpectedTotalKb("qcom-sm8450"));
-  EXPECT_EQ(run_1234["labels"], (json{{"rack", "7"}, {"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_EQ(run_1234["labels"], (json{{"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_EQ(run_1234["agent_labels"], (json{{"rack", "7"}}));
   json run_1235 = MemfleetJson({"report", "lab-a", "--label", "run=1235", "--json"});
   EXPECT_EQ(run_1235["device"]["total_kb"], ExpectedTotalKb("qcom-edge"));
-  EXPECT_EQ(run_1235["labels"], (json{{"rack", "7"}, {"run", "1235"}}));
+  EXPECT_EQ(run_1235["labels"], (json{{"run", "1235"}}));
+  EXPECT_EQ(run_1235["agent_labels"], (json{{"rack", "7"}}));
   json lab_b = MemfleetJson({"report", "lab-b", "--label", "run=1234", "--label", "suite=camera", "--json"});
   EXPECT_EQ(lab_b["device"]["total_kb"], ExpectedTotalKb("mtk-mt6989"));
-  EXPECT_EQ(lab_b["labels"], (json{{"run", "1234"}, {"suite", "camera"}}));  // its agent has no labels
+  EXPECT_EQ(lab_b["labels"], (json{{"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_FALSE(lab_b.contains("agent_labels")) << "its agent has no labels";
 
   // --where label.run=... in fleet: each device's capture of that run.
   json fleet_1234 = MemfleetJson({"fleet", "--where", "label.run=1234", "--json"});
@@ -153,7 +157,7 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
                                                       {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
   EXPECT_EQ(of_1235, (std::map<std::string, int64_t>{{"lab-a", ExpectedTotalKb("qcom-edge")},
                                                       {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
-  json fleet_rack = MemfleetJson({"fleet", "--where", "label.rack=7", "--where", "label.run=1234", "--json"});
+  json fleet_rack = MemfleetJson({"fleet", "--where", "agentlabel.rack=7", "--where", "label.run=1234", "--json"});
   ASSERT_EQ(fleet_rack["rows"].size(), 1u) << fleet_rack.dump();
   EXPECT_EQ(fleet_rack["rows"][0]["value_kb"], ExpectedTotalKb("qcom-sm8450"));
 
@@ -174,26 +178,30 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
     EXPECT_EQ((*surfaceflinger)["devices_over"], over) << run;
   }
 
-  // The agent's own label is on its captures only.
-  json racked = MemfleetJson({"devices", "--where", "label.rack=7", "--json"});
+  // The agent's own label is on its captures only, and is the agent's, not a run's.
+  json racked = MemfleetJson({"devices", "--where", "agentlabel.rack=7", "--json"});
   ASSERT_EQ(racked.size(), 1u) << racked.dump();
   EXPECT_EQ(racked[0]["device_id"], "lab-a");
+  EXPECT_TRUE(MemfleetJson({"devices", "--where", "label.rack=7", "--json"}).empty()) << "no sweep gave rack=7";
+  json lab_a_rack = MemfleetJson({"report", "lab-a", "--agent-label", "rack=7", "--json"});
+  EXPECT_EQ(lab_a_rack["labels"], (json{{"run", "1235"}}));
 
   // The table names the labels of the capture it shows.
   CliRun table = Memfleet({"report", "lab-a"});
   EXPECT_EQ(table.exit_code, 0) << table.output;
-  EXPECT_NE(table.output.find("labels: rack=7 run=1235"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("labels: run=1235\nagent labels: rack=7"), std::string::npos) << table.output;
 
   // A label matching nothing is "not found" (exit 4); a bad one a usage error (exit 2).
-  CliRun none = Memfleet({"report", "lab-b", "--label", "rack=7"});
+  CliRun none = Memfleet({"report", "lab-b", "--agent-label", "rack=7"});
   EXPECT_EQ(none.exit_code, 4) << none.output;
-  EXPECT_NE(none.output.find("carrying rack=7"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("carrying agent label rack=7"), std::string::npos) << none.output;
   CliRun no_run = Memfleet({"fleet", "--where", "label.run=9999"});
   EXPECT_EQ(no_run.exit_code, 4) << no_run.output;
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"sweep", "--label", "Run=1"}, {"sweep", "--label", "run=1", "--label", "run=2"},
         {"report", "lab-a", "--label", "run"}, {"report", "lab-a", "--label", "run=a\tb"},
-        {"fleet", "--where", "label.run="}, {"devices", "--where", "label.bad key=1"}}) {
+        {"fleet", "--where", "label.run="}, {"devices", "--where", "label.bad key=1"},
+        {"devices", "--where", "agentlabel.Rack=7"}, {"report", "lab-a", "--agent-label", "rack"}}) {
     CliRun run = Memfleet(bad);
     EXPECT_EQ(run.exit_code, 2) << bad[0] << " " << bad[1] << " " << bad[2] << ": " << run.output;
   }

@@ -89,10 +89,10 @@ class FailingStore : public storage::Store {
   absl::StatusOr<std::vector<storage::StoredReport>> LatestReportsPerBuild(const std::string& since) override {
     return inner_->LatestReportsPerBuild(since);
   }
-  absl::StatusOr<std::vector<storage::LabelledCapture>> LabelledCaptures(const storage::Labels& l) override {
+  absl::StatusOr<std::vector<storage::LabelledCapture>> LabelledCaptures(const storage::LabelSet& l) override {
     return inner_->LabelledCaptures(l);
   }
-  absl::StatusOr<storage::Labels> CaptureLabels(const std::string& id) override { return inner_->CaptureLabels(id); }
+  absl::StatusOr<storage::LabelSet> CaptureLabels(const std::string& id) override { return inner_->CaptureLabels(id); }
   absl::StatusOr<std::optional<int64_t>> CaptureFigure(const std::string& id, const std::string& m,
                                                        const std::string& p) override {
     return inner_->CaptureFigure(id, m, p);

@@ -1,7 +1,7 @@
-// Labels through a real LabServer (docs/labels.md): an agent's header labels and a sweep's labels merged
-// on the stored capture (the sweep's win on a clash), a hostile agent's bad labels refused with its
-// capture, and GetReport / GetFleet / ListDevices scoped by labels. Figures are the sample trees'
-// expected.json values.
+// Labels through a real LabServer (docs/labels.md): an agent's header labels and a sweep's labels stored
+// on the capture apart by source (the sweep's win on a clash), a hostile agent's bad labels refused with
+// its capture, and GetReport / GetFleet / ListDevices scoped by labels from either source. Figures are the
+// sample trees' expected.json values.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -60,13 +60,20 @@ class LabelsServerTest : public ::testing::Test {
     return agent_->SendCapture(c, testing::CaptureId(kDevice, seq), kCapturedAt, sweep_id);
   }
 
-  grpc::Status Report(const storage::Labels& labels, v1::GetReportResponse* response) {
+  // The device's latest report carrying `labels` from a sweep and `agent_labels` from its agent.
+  grpc::Status Report(const storage::Labels& labels, v1::GetReportResponse* response,
+                      const storage::Labels& agent_labels = {}) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::GetReportRequest request;
     request.set_device_id(kDevice);
     for (const auto& [key, value] : labels) {
       v1::Label* l = request.add_labels();
+      l->set_key(key);
+      l->set_value(value);
+    }
+    for (const auto& [key, value] : agent_labels) {
+      v1::Label* l = request.add_agent_labels();
       l->set_key(key);
       l->set_value(value);
     }
@@ -90,9 +97,10 @@ TEST_F(LabelsServerTest, SweepLabelsJoinTheAgentsAndWinOnAClash) {
 
   std::optional<v1::ServerMessage> answer = Send(Tree("qcom-sm8450", {{"rack", "7"}, {"run", "agent-says"}}), 1, *sweep);
   ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "ended");
-  absl::StatusOr<storage::Labels> stored = server_->store().CaptureLabels(testing::CaptureId(kDevice, 1));
+  absl::StatusOr<storage::LabelSet> stored = server_->store().CaptureLabels(testing::CaptureId(kDevice, 1));
   ASSERT_TRUE(stored.ok()) << stored.status();
-  EXPECT_EQ(*stored, (storage::Labels{{"rack", "7"}, {"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_EQ(stored->sweep, (storage::Labels{{"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_EQ(stored->agent, (storage::Labels{{"rack", "7"}}));
 
   // The same sweep id on a capture of a device the sweep did not select gets none of its labels.
   EXPECT_TRUE(server_->server().sweeps().LabelsFor(*sweep, "another-device").empty());
@@ -119,33 +127,40 @@ TEST_F(LabelsServerTest, BadHeaderLabelsRefuseTheCaptureWithTheReason) {
 }
 
 TEST_F(LabelsServerTest, ReportAndFleetTakeTheLatestCaptureCarryingTheLabel) {
-  // Run 1234 on the sm8450 tree, then an unlabelled capture of the edge tree: the device's latest.
+  // The agent's run 1234 on the sm8450 tree, then an unlabelled capture of the edge tree: the device's latest.
   ASSERT_TRUE(Send(Tree("qcom-sm8450", {{"run", "1234"}}), 1)->has_ack());
   ASSERT_TRUE(Send(Tree("qcom-edge", nullptr), 2)->has_ack());
 
   v1::GetReportResponse run;
-  ASSERT_TRUE(Report({{"run", "1234"}}, &run).ok());
+  ASSERT_TRUE(Report({}, &run, {{"run", "1234"}}).ok());
   EXPECT_EQ(run.capture_id(), testing::CaptureId(kDevice, 1));
   EXPECT_EQ(json::parse(run.report_json())["device"]["total_kb"], ExpectedTotalKb("qcom-sm8450"));
-  ASSERT_EQ(run.labels_size(), 1);
-  EXPECT_EQ(run.labels(0).key(), "run");
-  EXPECT_EQ(run.labels(0).value(), "1234");
+  EXPECT_EQ(run.labels_size(), 0);
+  ASSERT_EQ(run.agent_labels_size(), 1);
+  EXPECT_EQ(run.agent_labels(0).key(), "run");
+  EXPECT_EQ(run.agent_labels(0).value(), "1234");
+  // No sweep gave it: a run's query (--label, label.run=) does not take it.
+  v1::GetReportResponse not_a_run;
+  EXPECT_EQ(Report({{"run", "1234"}}, &not_a_run).error_code(), grpc::StatusCode::NOT_FOUND);
 
   v1::GetReportResponse latest;
   ASSERT_TRUE(Report({}, &latest).ok());
   EXPECT_EQ(json::parse(latest.report_json())["device"]["total_kb"], ExpectedTotalKb("qcom-edge"));
   EXPECT_EQ(latest.labels_size(), 0);
+  EXPECT_EQ(latest.agent_labels_size(), 0);
 
   v1::GetReportResponse none;
-  grpc::Status missing = Report({{"run", "9999"}}, &none);
+  grpc::Status missing = Report({}, &none, {{"run", "9999"}});
   EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_NE(missing.error_message().find("carrying run=9999"), std::string::npos) << missing.error_message();
+  EXPECT_NE(missing.error_message().find("carrying agent label run=9999"), std::string::npos)
+      << missing.error_message();
   EXPECT_EQ(Report({{"run", "a\x1b"}}, &none).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Report({}, &none, {{"run", "a\x1b"}}).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 
   // Fleet: the labelled capture's figure, not the latest's.
   grpc::ClientContext ctx;
   v1::FleetRequest fleet;
-  fleet.mutable_selector()->add_where("label.run=1234");
+  fleet.mutable_selector()->add_where("agentlabel.run=1234");
   v1::FleetResponse rows;
   ASSERT_TRUE(query_->GetFleet(&ctx, fleet, &rows).ok());
   ASSERT_EQ(rows.rows_size(), 1);
@@ -153,31 +168,43 @@ TEST_F(LabelsServerTest, ReportAndFleetTakeTheLatestCaptureCarryingTheLabel) {
   EXPECT_TRUE(rows.rows(0).value_known());
 
   grpc::ClientContext ctx2;
-  fleet.mutable_selector()->set_where(0, "label.run=1235");
+  fleet.mutable_selector()->set_where(0, "label.run=1234");
   v1::FleetResponse nothing;
   ASSERT_TRUE(query_->GetFleet(&ctx2, fleet, &nothing).ok());
   EXPECT_EQ(nothing.rows_size(), 0);
 
   grpc::ClientContext ctx3;
   v1::ListDevicesRequest devices;
-  devices.mutable_selector()->add_where("label.run=1235");
+  devices.mutable_selector()->add_where("agentlabel.run=1235");
   v1::ListDevicesResponse listed;
   ASSERT_TRUE(query_->ListDevices(&ctx3, devices, &listed).ok());
   EXPECT_EQ(listed.devices_size(), 0);
   grpc::ClientContext ctx4;
-  devices.mutable_selector()->set_where(0, "label.run=1234");
+  devices.mutable_selector()->set_where(0, "agentlabel.run=1234");
   ASSERT_TRUE(query_->ListDevices(&ctx4, devices, &listed).ok());
   EXPECT_EQ(listed.devices_size(), 1);
 
   grpc::ClientContext ctx5;
   devices.mutable_selector()->set_where(0, "label.Run=1234");
   EXPECT_EQ(query_->ListDevices(&ctx5, devices, &listed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::ClientContext ctx6;
+  devices.mutable_selector()->set_where(0, "agentlabel.run=1\x1b");
+  EXPECT_EQ(query_->ListDevices(&ctx6, devices, &listed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST(LabelSelectorTest, LabelTermsAreCheckedAndKeptApartFromTheDeviceTerms) {
   absl::StatusOr<server::DeviceSelector> s = server::DeviceSelector::Parse({"model=Pixel 8", "label.run=12*"});
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->labels(), (capture::Labels{{"run", "12*"}}));  // exact, '*' included
+  EXPECT_EQ(s->labels().sweep, (capture::Labels{{"run", "12*"}}));  // exact, '*' included
+  EXPECT_TRUE(s->labels().agent.empty());
+  absl::StatusOr<server::DeviceSelector> both =
+      server::DeviceSelector::Parse({"label.run=R1", "agentlabel.run=R0", "agentlabel.rack=7"});
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ(both->labels().sweep, (capture::Labels{{"run", "R1"}}));
+  EXPECT_EQ(both->labels().agent, (capture::Labels{{"rack", "7"}, {"run", "R0"}}));
+  EXPECT_EQ(server::DeviceSelector::Parse({"agentlabel.run=1", "agentlabel.run=2"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(server::DeviceSelector::Parse({"agentlabel.=1"}).status().code(), absl::StatusCode::kInvalidArgument);
   storage::DeviceRecord d;
   d.model = "Pixel 8";
   EXPECT_TRUE(s->Matches(d));

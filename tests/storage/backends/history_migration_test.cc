@@ -205,7 +205,7 @@ TEST_F(HistoryMigrationTest, EveryQueryAnswersTheSameOnBothAfterTheCopy) {
   EXPECT_EQ(ReportsText(sqlite->LatestReportsPerBuild("")), ReportsText(pg->LatestReportsPerBuild("")));
   EXPECT_EQ(pg->LatestReportsPerBuild("")->size(), 4u);  // two devices on builds 0 and 1
   EXPECT_EQ(ReportsText(sqlite->LatestReportsOfSweep(kSweep)), ReportsText(pg->LatestReportsOfSweep(kSweep)));
-  EXPECT_EQ(pg->LabelledCaptures({{"rack", "7"}})->size(), static_cast<size_t>(kRounds));
+  EXPECT_EQ(pg->LabelledCaptures(storage::LabelSet{{}, {{"rack", "7"}}})->size(), static_cast<size_t>(kRounds));
   EXPECT_EQ(pg->GetSweep(kSweep).value()->states.at("bench-b"), "stored");
   EXPECT_EQ(pg->GetBaseline(1).value()->raw_text, "{\"name\": \"lab\", \"v\": 1}");
   EXPECT_EQ(pg->GetBaseline(0).value()->version, 2);

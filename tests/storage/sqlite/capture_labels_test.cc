@@ -1,6 +1,7 @@
 // Labels in the store (docs/labels.md), on both backends (SQLite, PostgreSQL): written with their capture
-// in one transaction, looked up by (key, value), read back per capture; on SQLite also through the index,
-// kept by the migration from version 12, and deleted with their capture.
+// in one transaction, looked up by (key, value) from their source (a sweep's or the agent's), read back per
+// capture by source; on SQLite also through the index, kept by the migration from version 12, and deleted
+// with their capture.
 #include <sqlite3.h>
 
 #include <memory>
@@ -21,8 +22,9 @@ namespace {
 
 using memfleet::testing::TempDir;
 
+// A capture whose sweep gave it `labels` (and whose agent gave it `agent_labels`).
 CaptureRecord MakeCapture(const std::string& capture_id, const std::string& device_id, const std::string& captured_at,
-                          int64_t total_kb, const Labels& labels) {
+                          int64_t total_kb, const Labels& labels, const Labels& agent_labels = {}) {
   CaptureRecord c;
   c.capture_id = capture_id;
   c.device_id = device_id;
@@ -41,7 +43,8 @@ CaptureRecord MakeCapture(const std::string& capture_id, const std::string& devi
   p.total_kb = total_kb / 10;
   c.report.processes[100] = p;
   c.report_json = "{\"capture\":\"" + capture_id + "\"}";
-  c.labels = labels;
+  c.labels.sweep = labels;
+  c.labels.agent = agent_labels;
   return c;
 }
 
@@ -58,8 +61,9 @@ class CaptureLabelsTest : public testing::StoreOnBackendTest {
     ASSERT_TRUE(inserted.ok()) << inserted.status();
     ASSERT_TRUE(*inserted) << c.capture_id;
   }
-  std::vector<std::string> Carrying(const Labels& labels) {
-    absl::StatusOr<std::vector<LabelledCapture>> captures = store_->LabelledCaptures(labels);
+  // The captures carrying `labels` from a sweep and `agent_labels` from their agent.
+  std::vector<std::string> Carrying(const Labels& labels, const Labels& agent_labels = {}) {
+    absl::StatusOr<std::vector<LabelledCapture>> captures = store_->LabelledCaptures(LabelSet{labels, agent_labels});
     EXPECT_TRUE(captures.ok()) << captures.status();
     return captures.ok() ? Ids(*captures) : std::vector<std::string>{"error"};
   }
@@ -84,7 +88,36 @@ TEST_P(CaptureLabelsTest, CapturesCarryingEveryLabelComeByDeviceNewestFirst) {
   // A value is matched whole: no prefix, no case folding.
   EXPECT_TRUE(Carrying({{"run", "123"}}).empty());
   EXPECT_TRUE(Carrying({{"suite", "Camera"}}).empty());
-  EXPECT_EQ(store_->LabelledCaptures({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->LabelledCaptures(LabelSet{}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(CaptureLabelsTest, ASweepsLabelsAndAnAgentsAreKeptApartAndLookedUpFromTheirSource) {
+  Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "R1"}}, {{"rack", "7"}}));
+  // Another device's agent writing the run's label into its own header.
+  Put(MakeCapture("b-1", "dev-b", "2026-12-01T10:01:00.000Z", 2000, {}, {{"run", "R1"}}));
+  EXPECT_EQ(Carrying({{"run", "R1"}}), (std::vector<std::string>{"a-1"}));
+  EXPECT_EQ(Carrying({}, {{"run", "R1"}}), (std::vector<std::string>{"b-1"}));
+  EXPECT_EQ(Carrying({{"run", "R1"}}, {{"rack", "7"}}), (std::vector<std::string>{"a-1"}));
+  EXPECT_TRUE(Carrying({{"rack", "7"}}).empty());
+  EXPECT_TRUE(Carrying({{"run", "R1"}}, {{"run", "R1"}}).empty());
+
+  absl::StatusOr<LabelSet> a = store_->CaptureLabels("a-1");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->sweep, (Labels{{"run", "R1"}}));
+  EXPECT_EQ(a->agent, (Labels{{"rack", "7"}}));
+  absl::StatusOr<LabelSet> b = store_->CaptureLabels("b-1");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_TRUE(b->sweep.empty());
+  EXPECT_EQ(b->agent, (Labels{{"run", "R1"}}));
+
+  // A key from both sources is the caller's mistake (the sweep's value wins before the store): refused,
+  // nothing stored.
+  absl::StatusOr<bool> both = store_->PutCapture(
+      MakeCapture("a-2", "dev-a", "2026-12-01T11:00:00.000Z", 1000, {{"run", "R1"}}, {{"run", "R0"}}));
+  EXPECT_EQ(both.status().code(), absl::StatusCode::kInvalidArgument) << both.status();
+  absl::StatusOr<bool> stored = store_->HasCapture("a-2");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_FALSE(*stored);
 }
 
 TEST_P(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
@@ -92,7 +125,7 @@ TEST_P(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
   c.sweep_id = "sweep-1";
   c.build_fingerprint = "google/a/b:14/X/1:user/release-keys";
   Put(c);
-  absl::StatusOr<std::vector<LabelledCapture>> rows = store_->LabelledCaptures({{"run", "1234"}});
+  absl::StatusOr<std::vector<LabelledCapture>> rows = store_->LabelledCaptures(LabelSet{{{"run", "1234"}}, {}});
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].device_id, "dev-a");
@@ -103,9 +136,9 @@ TEST_P(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
 
 TEST_P(CaptureLabelsTest, CaptureLabelsReadBackAndADuplicateKeepsTheFirstLabels) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}, {"suite", "camera"}}));
-  absl::StatusOr<Labels> labels = store_->CaptureLabels("a-1");
+  absl::StatusOr<LabelSet> labels = store_->CaptureLabels("a-1");
   ASSERT_TRUE(labels.ok()) << labels.status();
-  EXPECT_EQ(*labels, (Labels{{"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_EQ(labels->sweep, (Labels{{"run", "1234"}, {"suite", "camera"}}));
 
   // A resend (the same capture id) is a duplicate: nothing of it is written, its labels included.
   absl::StatusOr<bool> again =
@@ -114,9 +147,9 @@ TEST_P(CaptureLabelsTest, CaptureLabelsReadBackAndADuplicateKeepsTheFirstLabels)
   EXPECT_FALSE(*again);
   labels = store_->CaptureLabels("a-1");
   ASSERT_TRUE(labels.ok());
-  EXPECT_EQ(*labels, (Labels{{"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_EQ(labels->sweep, (Labels{{"run", "1234"}, {"suite", "camera"}}));
 
-  absl::StatusOr<Labels> none = store_->CaptureLabels("not-stored");
+  absl::StatusOr<LabelSet> none = store_->CaptureLabels("not-stored");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
@@ -163,7 +196,8 @@ TEST_P(SqliteCaptureLabelsTest, LookupByLabelUsesTheKeyValueIndex) {
   absl::StatusOr<SqliteDb> db = SqliteDb::Open(location_, SQLITE_OPEN_READONLY);
   ASSERT_TRUE(db.ok()) << db.status();
   absl::StatusOr<Statement> st = db->Prepare(
-      "EXPLAIN QUERY PLAN SELECT capture_id FROM capture_labels WHERE key = 'run' AND value = '1234'");
+      "EXPLAIN QUERY PLAN SELECT capture_id FROM capture_labels WHERE key = 'run' AND value = '1234' AND "
+      "source = 'sweep'");
   ASSERT_TRUE(st.ok()) << st.status();
   std::string plan;
   for (;;) {
@@ -173,6 +207,7 @@ TEST_P(SqliteCaptureLabelsTest, LookupByLabelUsesTheKeyValueIndex) {
     plan += st->ColumnText(3) + "\n";
   }
   EXPECT_NE(plan.find(kCaptureLabelsIndex), std::string::npos) << plan;
+  EXPECT_NE(plan.find("source=?"), std::string::npos) << "the source is matched in the index range: " << plan;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CaptureLabelsTest, testing::kBothBackends, testing::StoreBackendName);
@@ -202,13 +237,13 @@ TEST(CaptureLabelsMigrationTest, Version12DatabaseKeepsItsCapturesAndGainsLabels
   absl::StatusOr<bool> kept = (*store)->HasCapture("old-1");
   ASSERT_TRUE(kept.ok());
   EXPECT_TRUE(*kept);
-  absl::StatusOr<Labels> old_labels = (*store)->CaptureLabels("old-1");
+  absl::StatusOr<LabelSet> old_labels = (*store)->CaptureLabels("old-1");
   ASSERT_TRUE(old_labels.ok()) << old_labels.status();
   EXPECT_TRUE(old_labels->empty());
   absl::StatusOr<bool> put = (*store)->PutCapture(
       MakeCapture("new-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}}));
   ASSERT_TRUE(put.ok()) << put.status();
-  absl::StatusOr<std::vector<LabelledCapture>> run = (*store)->LabelledCaptures({{"run", "1234"}});
+  absl::StatusOr<std::vector<LabelledCapture>> run = (*store)->LabelledCaptures(LabelSet{{{"run", "1234"}}, {}});
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(Ids(*run), (std::vector<std::string>{"new-1"}));
 }
