@@ -91,6 +91,7 @@ class LabServer {
   storage::Store& store() { return *store_; }
   AgentRegistry& registry() { return registry_; }
   SweepCoordinator& sweeps() { return *sweeps_; }
+  const WorkerPool& pool() const { return *pool_; }
   // Null unless the database is shared by several servers (PostgreSQL).
   FleetLink* fleet() { return fleet_.get(); }
   // Agent streams the server has started that have not said Hello yet.

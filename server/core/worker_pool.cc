@@ -38,6 +38,7 @@ bool WorkerPool::Queue(bool urgent, std::function<void()> job) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return false;
   (urgent ? urgent_ : queue_).push_back(std::move(job));
+  if (urgent) ++urgent_posted_;
   not_empty_.Signal();
   return true;
 }
@@ -52,6 +53,11 @@ void WorkerPool::Shutdown() {
   std::call_once(joined_, [this] {
     for (std::thread& t : threads_) t.join();
   });
+}
+
+uint64_t WorkerPool::urgent_posted() const {
+  absl::MutexLock lock(&mu_);
+  return urgent_posted_;
 }
 
 size_t WorkerPool::queued() const {

@@ -11,6 +11,7 @@
 #define MEMFLEET_SERVER_CORE_WORKER_POOL_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>  // std::once_flag
@@ -53,6 +54,8 @@ class WorkerPool {
 
   size_t threads() const { return threads_.size(); }
   size_t queued() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Jobs PostUrgent has queued since the start: how many went ahead of the others.
+  uint64_t urgent_posted() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
@@ -66,6 +69,7 @@ class WorkerPool {
   std::deque<std::function<void()>> urgent_ ABSL_GUARDED_BY(mu_);  // run first
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t urgent_posted_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_;
   std::once_flag joined_;
 };

@@ -227,7 +227,7 @@ void FleetLink::DeliverRelays() {
   for (const storage::SweepRelay& relay : *relays) {
     {
       absl::MutexLock lock(&mu_);
-      delivered_[{relay.sweep_id, relay.device_id}] = {relay.labels, clock_.Now()};
+      delivered_[{relay.sweep_id, relay.device_id}] = {relay.labels, clock_.Now(), ""};
     }
     v1::ServerMessage command;
     command.mutable_capture_now()->set_sweep_id(relay.sweep_id);
@@ -267,6 +267,16 @@ capture::Labels FleetLink::RelayedLabels(const std::string& sweep_id, const std:
   absl::MutexLock lock(&mu_);
   auto it = delivered_.find({sweep_id, device_id});
   return it == delivered_.end() ? capture::Labels() : it->second.labels;
+}
+
+bool FleetLink::RelayedAnswer(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id,
+                              bool claim) {
+  absl::MutexLock lock(&mu_);
+  auto it = delivered_.find({sweep_id, device_id});
+  if (it == delivered_.end()) return false;
+  if (!it->second.answer.empty()) return it->second.answer == capture_id;
+  if (claim) it->second.answer = capture_id;
+  return true;
 }
 
 void FleetLink::PollWatched() {

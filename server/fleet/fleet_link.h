@@ -78,12 +78,15 @@ class FleetLink : public RegistryListener, public SweepRelayer {
                       const std::string& capture_id, const std::string& message) override ABSL_LOCKS_EXCLUDED(mu_);
   capture::Labels RelayedLabels(const std::string& sweep_id, const std::string& device_id) override
       ABSL_LOCKS_EXCLUDED(mu_);
+  bool RelayedAnswer(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id,
+                     bool claim) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   using RelayKey = std::pair<std::string, std::string>;  // sweep id, device id
   struct Delivered {
     capture::Labels labels;
     std::chrono::steady_clock::time_point at;
+    std::string answer;  // the capture that answers it, once one named the sweep ("": none yet)
   };
 
   void Loop(std::chrono::steady_clock::time_point next_heartbeat) ABSL_LOCKS_EXCLUDED(mu_);

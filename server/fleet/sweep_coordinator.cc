@@ -110,6 +110,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     online_ids.insert(target.device.device_id);
     if (!selected(target.device)) continue;
     sweep->states[target.device.device_id] = SweepState::kSent;
+    sweep->asked.insert(target.device.device_id);
     if (target.server_id.empty()) {
       to_send.push_back(target.device.device_id);
     } else {
@@ -163,6 +164,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   if (!to_relay.empty()) {
     if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels); !s.ok()) {
       for (const RemoteAgent& agent : to_relay) {
+        Unask(sweep->id, agent.device.device_id);
         Change(sweep->id, agent.device.device_id, SweepState::kFailed, "",
                absl::StrCat("cannot relay the command to server ", agent.server_id, ": ", s.message()));
       }
@@ -173,6 +175,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   command.mutable_capture_now()->set_sweep_id(sweep->id);
   for (const std::string& id : to_send) {
     if (!registry_.SendCommand(id, command)) {
+      Unask(sweep->id, id);
       Change(sweep->id, id, SweepState::kOffline, "", "agent disconnected before the command was sent");
     }
   }
@@ -232,6 +235,38 @@ capture::Labels SweepCoordinator::LabelsFor(const std::string& sweep_id, const s
     if (it != sweeps_.end()) return it->second->states.count(device_id) == 0 ? capture::Labels() : it->second->labels;
   }
   return options_.relayer != nullptr ? options_.relayer->RelayedLabels(sweep_id, device_id) : capture::Labels();
+}
+
+bool SweepCoordinator::ClaimAnswer(const std::string& sweep_id, const std::string& device_id,
+                                   const std::string& capture_id) {
+  if (std::optional<bool> local = LocalAnswer(sweep_id, device_id, capture_id, /*claim=*/true)) return *local;
+  return options_.relayer != nullptr && options_.relayer->RelayedAnswer(sweep_id, device_id, capture_id, true);
+}
+
+bool SweepCoordinator::IsAnswer(const std::string& sweep_id, const std::string& device_id,
+                                const std::string& capture_id) {
+  if (std::optional<bool> local = LocalAnswer(sweep_id, device_id, capture_id, /*claim=*/false)) return *local;
+  return options_.relayer != nullptr && options_.relayer->RelayedAnswer(sweep_id, device_id, capture_id, false);
+}
+
+std::optional<bool> SweepCoordinator::LocalAnswer(const std::string& sweep_id, const std::string& device_id,
+                                                  const std::string& capture_id, bool claim) {
+  if (sweep_id.empty()) return false;
+  absl::MutexLock lock(&mu_);
+  auto it = sweeps_.find(sweep_id);
+  if (it == sweeps_.end()) return std::nullopt;
+  Sweep& sweep = *it->second;
+  if (sweep.asked.count(device_id) == 0) return false;
+  auto answer = sweep.answers.find(device_id);
+  if (answer != sweep.answers.end()) return answer->second == capture_id;
+  if (claim) sweep.answers.emplace(device_id, capture_id);
+  return true;
+}
+
+void SweepCoordinator::Unask(const std::string& sweep_id, const std::string& device_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sweeps_.find(sweep_id);
+  if (it != sweeps_.end()) it->second->asked.erase(device_id);
 }
 
 absl::StatusOr<SweepUpdate> SweepCoordinator::WaitForProgress(const std::string& sweep_id, size_t cursor,

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>  // std::once_flag
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -89,6 +90,10 @@ class SweepRelayer {
                               const std::string& capture_id, const std::string& message) = 0;
   // The labels of a relayed sweep's captures; empty for any other.
   virtual capture::Labels RelayedLabels(const std::string& sweep_id, const std::string& device_id) = 0;
+  // SweepCoordinator::ClaimAnswer (`claim`) or IsAnswer for a sweep another server relayed here: whether
+  // that sweep's command was delivered to `device_id` here and `capture_id` is (or becomes) its answer.
+  virtual bool RelayedAnswer(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id,
+                             bool claim) = 0;
 };
 
 class SweepCoordinator : public RegistryListener {
@@ -127,6 +132,18 @@ class SweepCoordinator : public RegistryListener {
   // sweep, or a device the sweep did not select. Held in memory only: a capture that arrives after a
   // server restart loses its sweep's labels (the sweep itself was ended as interrupted).
   capture::Labels LabelsFor(const std::string& sweep_id, const std::string& device_id) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Whether a capture `device_id` sends naming `sweep_id` is that device's answer to a sweep that asked it:
+  // the sweep (this server's, or one another server relayed here) sent the device its CaptureNow, and this
+  // is the first capture the device sent for it, or that same capture again (a resend). The first call
+  // for a device makes `capture_id` its answer. Any other capture naming the sweep — another device's,
+  // a second one, an id no sweep has, a sweep long finished or from before a restart — is not: the ingest
+  // stores it as a periodic capture, without the sweep's id, labels or priority (docs/labels.md).
+  bool ClaimAnswer(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The same answer without claiming it: whether the capture's upload may go ahead of periodic ones.
+  bool IsAnswer(const std::string& sweep_id, const std::string& device_id, const std::string& capture_id)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits until the sweep has events after `cursor`, is finished, or `max_wait` passed. NotFound for an
@@ -170,6 +187,8 @@ class SweepCoordinator : public RegistryListener {
     storage::SweepRecord record;  // states kept current
     std::map<std::string, SweepState> states;
     capture::Labels labels;
+    std::set<std::string> asked;                  // devices sent (or relayed) its CaptureNow
+    std::map<std::string, std::string> answers;  // device -> the capture that answers it (ClaimAnswer)
     std::vector<SweepEvent> events;
     std::chrono::steady_clock::time_point deadline;
     bool finished = false;  // every device final: no more changes
@@ -182,6 +201,11 @@ class SweepCoordinator : public RegistryListener {
                                                      const std::string& capture_id, const std::string& message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::unique_ptr<storage::SweepRecord> FinishLocked(Sweep& sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ClaimAnswer (`claim`) or IsAnswer; nullopt when the sweep is not this server's (running or recent).
+  std::optional<bool> LocalAnswer(const std::string& sweep_id, const std::string& device_id,
+                                  const std::string& capture_id, bool claim) ABSL_LOCKS_EXCLUDED(mu_);
+  // The device was not sent the sweep's command after all (it went offline first, its server is gone).
+  void Unask(const std::string& sweep_id, const std::string& device_id) ABSL_LOCKS_EXCLUDED(mu_);
   // Returns false when the sweep is not this server's (running or recent).
   bool Change(const std::string& sweep_id, const std::string& device_id, SweepState state,
               const std::string& capture_id, const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);

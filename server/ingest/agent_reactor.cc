@@ -41,9 +41,15 @@ void IngestService::Reactor::OnReadDone(bool ok) {
 
 bool IngestService::Reactor::IsSweepUpload(const v1::AgentMessage& message) {
   switch (message.msg_case()) {
-    case v1::AgentMessage::kBegin:
-      sweep_capture_id_ = message.begin().sweep_id().empty() ? "" : message.begin().capture_id();
-      return !sweep_capture_id_.empty();
+    case v1::AgentMessage::kBegin: {
+      // Only the answer to a sweep that asked this device goes first: naming a sweep is not enough. Before
+      // the Hello there is no device (and no Begin is taken then).
+      const v1::CaptureBegin& begin = message.begin();
+      const bool answer = !begin.sweep_id().empty() && !device_id_.empty() && service_.sweeps_ != nullptr &&
+                          service_.sweeps_->IsAnswer(begin.sweep_id(), device_id_, begin.capture_id());
+      sweep_capture_id_ = answer ? begin.capture_id() : "";
+      return answer;
+    }
     case v1::AgentMessage::kChunk:
       return !sweep_capture_id_.empty() && message.chunk().capture_id() == sweep_capture_id_;
     case v1::AgentMessage::kEnd: {

@@ -54,7 +54,8 @@ class IngestService::Reactor final : public grpc::ServerBidiReactor<v1::AgentMes
   // of the server), with what the read gave: `read` false when the stream ended or was cancelled.
   // `urgent`: the step belongs to a sweep's capture, and goes ahead of periodic ones (PostUrgent).
   void RunJob(bool read, std::shared_ptr<v1::AgentMessage> message, bool urgent = false) ABSL_LOCKS_EXCLUDED(job_mu_);
-  // Whether `message` is part of a sweep's capture: its Begin named a sweep, and its chunks and End follow.
+  // Whether `message` is part of a sweep's capture: its Begin is the answer to a sweep that asked this
+  // device (SweepCoordinator::IsAnswer), and its chunks and End follow.
   bool IsSweepUpload(const v1::AgentMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
   Next Step(bool read, v1::AgentMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);
   Next Start() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_mu_);

@@ -110,7 +110,19 @@ absl::Status AgentStream::OnBegin(const v1::CaptureBegin& begin) {
 absl::Status AgentStream::CheckBegin(const v1::CaptureBegin& begin) {
   if (absl::Status s = CheckCaptureId(begin.capture_id()); !s.ok()) return s;
   if (absl::Status s = CheckSweepId(begin.sweep_id()); !s.ok()) return s;
-  current_.sweep_id = begin.sweep_id();
+  // The agent only names a sweep: the coordinator says whether that sweep asked this device and this is
+  // its one answer. Anything else is kept as a periodic capture, so no device can put its captures into
+  // another team's sweep (its labels, `baseline check --sweep`, retention's pins) or jump the queue.
+  if (!begin.sweep_id().empty()) {
+    if (deps_.sweeps != nullptr &&
+        deps_.sweeps->ClaimAnswer(begin.sweep_id(), device_.device_id, begin.capture_id())) {
+      current_.sweep_id = begin.sweep_id();
+    } else {
+      LogLine(absl::StrCat("capture ", Printable(begin.capture_id()), " of ", device_.device_id,
+                           " is not this device's answer to sweep ", begin.sweep_id(),
+                           " (no such sweep asked it, or it answered already): stored as a periodic capture"));
+    }
+  }
   absl::StatusOr<std::string> at = CheckTime("captured_at", begin.captured_at());
   if (!at.ok()) return at.status();
   current_.captured_at = *at;

@@ -26,7 +26,7 @@ struct AssembledCapture {
   std::string device_id;    // from the stream's Hello
   std::string capture_id;   // from CaptureBegin
   std::string captured_at;  // from CaptureBegin, normalized RFC 3339 UTC
-  std::string sweep_id;     // "" for a periodic capture
+  std::string sweep_id;     // the sweep it answers (SweepCoordinator::ClaimAnswer); "" for a periodic capture
   capture::Capture capture;
   std::vector<std::string> ingest_warnings;  // added to the report's warnings (e.g. kUnverifiedCaptureWarning)
 };

@@ -163,6 +163,11 @@ TEST(FleetLinkTest, ASweepReachesTheOtherServersAgentsAndTheirProgressComesBack)
   EXPECT_THAT(b.Received("dev-1"), ElementsAre(*id));
   // The captures the command brings carry the sweep's labels on the server that stores them.
   EXPECT_THAT(b.sweeps->LabelsFor(*id, "dev-1"), ElementsAre(Pair("run", "42")));
+  // Only the first capture of a device the relayed command reached answers it on the server storing it.
+  EXPECT_TRUE(b.sweeps->ClaimAnswer(*id, "dev-1", "cap-1"));
+  EXPECT_FALSE(b.sweeps->ClaimAnswer(*id, "dev-1", "cap-2"));
+  EXPECT_FALSE(b.sweeps->IsAnswer(*id, "dev-3", "cap-3"));
+  EXPECT_FALSE(a.sweeps->ClaimAnswer(*id, "dev-3", "cap-3"));  // the starting server's sweep did not ask it
   b.sweeps->OnCapturing(*id, "dev-1", "cap-1");
   b.sweeps->OnStored(*id, "dev-1", "cap-1");
   b.registry.Unregister(two);  // dev-2's agent goes away before capturing

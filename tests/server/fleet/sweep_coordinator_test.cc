@@ -175,6 +175,26 @@ TEST_F(SweepCoordinatorTest, SendsCaptureNowToMatchingOnlineAgentsAndMarksKnownO
   EXPECT_EQ((*rec)->finished_at, "");
 }
 
+TEST_F(SweepCoordinatorTest, OnlyTheFirstCaptureOfADeviceTheSweepAskedIsItsAnswer) {
+  Online("dev-a", "Xiaomi 12");
+  Online("dev-b", "Pixel 8");       // online, not selected
+  Known("dev-c", "Xiaomi 12");      // selected, offline: never asked
+  SweepCoordinator c(*store_, registry_);
+  absl::StatusOr<std::string> id = c.StartSweep(Select({"model=Xiaomi 12"}), 60s);
+  ASSERT_TRUE(id.ok()) << id.status();
+
+  EXPECT_FALSE(c.ClaimAnswer(*id, "dev-b", "cap-b"));  // not selected
+  EXPECT_FALSE(c.ClaimAnswer(*id, "dev-c", "cap-c"));  // selected but offline: no command was sent
+  EXPECT_FALSE(c.ClaimAnswer("sweep-20261201T000000Z-000001", "dev-a", "cap-a"));  // no such sweep
+  EXPECT_FALSE(c.ClaimAnswer("", "dev-a", "cap-a"));
+  EXPECT_TRUE(c.IsAnswer(*id, "dev-a", "cap-2"));  // asking does not claim...
+  EXPECT_TRUE(c.ClaimAnswer(*id, "dev-a", "cap-1"));
+  EXPECT_TRUE(c.ClaimAnswer(*id, "dev-a", "cap-1"));   // the same capture again (a resend)
+  EXPECT_FALSE(c.ClaimAnswer(*id, "dev-a", "cap-2"));  // ...and once claimed, a second capture is not it
+  EXPECT_FALSE(c.IsAnswer(*id, "dev-a", "cap-2"));
+  EXPECT_TRUE(c.IsAnswer(*id, "dev-a", "cap-1"));
+}
+
 TEST_F(SweepCoordinatorTest, PlatformMatchesTheStoredPlatformOfTheLatestReport) {
   std::shared_ptr<SinkLog> q = Online("dev-q", "Phone", "qcom");
   std::shared_ptr<SinkLog> m = Online("dev-m", "Phone", "mtk");
