@@ -1027,11 +1027,15 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::ExplainHotQuery(HotQuery q
 
 namespace {
 
-// A capture is pinned by its sweep and by any label (docs/labels.md).
+// A capture is pinned by a sweep that asked its device (sweep_devices names the device, and not as offline:
+// an id no sweep of this server recorded, or one that never asked the device, pins nothing) and by a
+// sweep's labels; the agent's own labels pin nothing (docs/reliability.md, "What retention keeps").
 constexpr char kRetentionRowsSql[] =
-    "SELECT c.capture_id, c.captured_at, r.total_kb, c.sweep_id != '' OR EXISTS (SELECT 1 FROM capture_labels AS l "
-    "WHERE l.capture_id = c.capture_id), c.raw_base FROM captures AS c LEFT JOIN device_reports AS r ON "
-    "r.capture_id = c.capture_id WHERE c.device_id = ?1 ORDER BY c.captured_at, c.capture_id";
+    "SELECT c.capture_id, c.captured_at, r.total_kb, (c.sweep_id != '' AND EXISTS (SELECT 1 FROM sweep_devices AS s "
+    "WHERE s.sweep_id = c.sweep_id AND s.device_id = c.device_id AND s.state != 'offline')) OR EXISTS (SELECT 1 "
+    "FROM capture_labels AS l WHERE l.capture_id = c.capture_id AND l.source = 'sweep'), c.raw_base FROM captures "
+    "AS c LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.device_id = ?1 "
+    "ORDER BY c.captured_at, c.capture_id";
 constexpr char kDeleteCaptureSql[] = "DELETE FROM captures WHERE capture_id = ?1";
 constexpr char kGetRetentionMarksSql[] =
     "SELECT hourly_before, daily_before FROM device_retention WHERE device_id = ?1";

@@ -43,7 +43,7 @@ struct SqliteStoreOptions {
 };
 
 // One capture as retention sees it (server/history/retention_plan.h): its time, device total, whether anything
-// pins it (a sweep, a label) and the keyframe it needs.
+// pins it (the answer to a sweep that asked its device, a sweep's label) and the keyframe it needs.
 struct RetentionRow {
   std::string capture_id;
   std::string captured_at;

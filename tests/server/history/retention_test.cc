@@ -1,8 +1,11 @@
 // Retention on a real SQLite file (server/history/retention.h): captures of the qcom-sm8450 sample ingested as the
 // server does (engine, delta storage) at simulated times, then thinned. Checks what a dry run leaves
-// (everything), what a run deletes and keeps (one capture an hour past the full window, the sweep's
-// capture, keyframes of kept deltas), that every kept capture still decodes and re-accounts, that the
-// reports and trends answer for the kept ones, and that the freed pages go back to the file system.
+// (everything), what a run deletes and keeps (one capture an hour past the full window, the answer to a
+// recorded sweep, keyframes of kept deltas), what pins a capture and what does not (a sweep's labels and
+// a sweep that asked the device do; an agent's labels and a sweep id that never asked it do not), that
+// every kept capture still decodes and re-accounts, that the reports and trends answer for the kept ones,
+// and that the freed pages go back to the file system. Farm-sized histories through the real binaries:
+// tests/integration/retention_integrationtest.cc.
 #include "server/history/retention.h"
 
 #include <sqlite3.h>
@@ -10,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -61,6 +65,25 @@ class RetentionTest : public ::testing::Test {
       a.capture = testing::Later(sample, seq * 20);
       ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack()) << seq;
     }
+    // The sweep that asked this device for its capture kSweepSeq, as the coordinator records it.
+    ASSERT_TRUE(RecordSweep("sweep-1", {{kDevice, "stored"}}).ok());
+  }
+
+  absl::Status RecordSweep(const std::string& sweep_id, const std::map<std::string, std::string>& states) {
+    storage::SweepRecord sweep;
+    sweep.sweep_id = sweep_id;
+    sweep.started_at = "2026-11-30T03:19:00.000Z";
+    sweep.finished_at = "2026-11-30T03:21:00.000Z";
+    sweep.states = states;
+    return store_->PutSweep(sweep);
+  }
+
+  // Runs `sql` on the database file directly: a history written before labels had a source, or by a
+  // server that stored any sweep id an agent named.
+  void Exec(const std::string& sql) {
+    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE(db->Exec(sql).ok()) << sql;
   }
 
   static int64_t At(int seq) { return kStartMs + seq * 20 * kMinuteMs; }
@@ -150,19 +173,62 @@ TEST_F(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads
   EXPECT_EQ(again->deleted, 0u);
 }
 
-TEST_F(RetentionTest, ALabelledCaptureIsKept) {
+TEST_F(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
+  // Day 1, none its day's peak nor a keyframe (every 8th): only what pins it could keep it.
+  const auto id = [](int seq) { return "'" + testing::CaptureId(kDevice, seq) + "'"; };
+  Exec("INSERT INTO capture_labels (capture_id, key, value, source) VALUES (" + id(5) + ", 'run', 'R1', 'sweep')");
+  Exec("INSERT INTO capture_labels (capture_id, key, value, source) VALUES (" + id(6) + ", 'run', 'R1', 'agent')");
+  Exec("INSERT INTO capture_labels (capture_id, key, value, source) VALUES (" + id(7) + ", 'rack', '7', 'agent')");
+  // Sweep ids as an agent could name them, stored by a server that did not check them.
+  ASSERT_TRUE(RecordSweep("sweep-other", {{"another-device", "stored"}}).ok());
+  ASSERT_TRUE(RecordSweep("sweep-offline", {{kDevice, "offline"}}).ok());
+  ASSERT_TRUE(RecordSweep("sweep-asked", {{kDevice, "stored"}}).ok());
+  Exec("UPDATE captures SET sweep_id = 'sweep-never-was' WHERE capture_id = " + id(9));
+  Exec("UPDATE captures SET sweep_id = 'sweep-other' WHERE capture_id = " + id(11));
+  Exec("UPDATE captures SET sweep_id = 'sweep-offline' WHERE capture_id = " + id(12));
+  Exec("UPDATE captures SET sweep_id = 'sweep-asked' WHERE capture_id = " + id(13));
+
+  absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->failures.empty());
+  const std::set<std::string> kept = StoredIds();
+  EXPECT_EQ(kept.count(testing::CaptureId(kDevice, 5)), 1u) << "a sweep's label pins it";
+  EXPECT_EQ(kept.count(testing::CaptureId(kDevice, 13)), 1u) << "the sweep that asked the device pins it";
+  EXPECT_EQ(kept.count(testing::CaptureId(kDevice, kSweepSeq)), 1u);
+  for (int seq : {6, 7, 9, 11, 12}) {
+    EXPECT_EQ(kept.count(testing::CaptureId(kDevice, seq)), 0u) << seq << ": an agent's label or a sweep id that "
+                                                                    << "never asked this device pins nothing";
+  }
+}
+
+TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOnlyOnASweepsAnswer) {
+  // A file of schema version 16 (no source column), migrated when opened: a capture's labels count as a
+  // sweep's only when its sweep had asked its device.
+  store_.reset();
   {
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE(db->Exec("INSERT INTO capture_labels (capture_id, key, value) VALUES ('" +
-                         testing::CaptureId(kDevice, 5) + "', 'run', '1234')")
+    ASSERT_TRUE(db->Exec("DROP INDEX capture_labels_by_key_value; ALTER TABLE capture_labels DROP COLUMN source; "
+                         "CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, capture_id); "
+                         "UPDATE schema_version SET version = 16")
+                    .ok());
+    const auto label = [](int seq) {
+      return "INSERT INTO capture_labels (capture_id, key, value) VALUES ('" + testing::CaptureId(kDevice, seq) +
+             "', 'run', 'R1');";
+    };
+    ASSERT_TRUE(db->Exec(label(kSweepSeq) + label(5) + "UPDATE captures SET sweep_id = 'sweep-never-was' WHERE "
+                         "capture_id = '" + testing::CaptureId(kDevice, 5) + "'")
                     .ok());
   }
-  absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
-  ASSERT_TRUE(run.ok()) << run.status();
-  const std::set<std::string> kept = StoredIds();
-  EXPECT_EQ(kept.count(testing::CaptureId(kDevice, 5)), 1u);  // day 1, not its peak: only the label keeps it
-  EXPECT_EQ(kept.count(testing::CaptureId(kDevice, 6)), 0u);
+  absl::StatusOr<std::unique_ptr<storage::SqliteStore>> s = storage::SqliteStore::Open(path_, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  store_ = std::move(*s);
+  absl::StatusOr<storage::LabelSet> answer = store_->CaptureLabels(testing::CaptureId(kDevice, kSweepSeq));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(*answer, (storage::LabelSet{{{"run", "R1"}}, {}}));
+  absl::StatusOr<storage::LabelSet> claimed = store_->CaptureLabels(testing::CaptureId(kDevice, 5));
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  EXPECT_EQ(*claimed, (storage::LabelSet{{}, {{"run", "R1"}}}));
 }
 
 TEST_F(RetentionTest, DeletingAKeyframeAKeptDeltaNeedsFailsAndDeletesNothing) {
