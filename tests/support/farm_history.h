@@ -1,0 +1,137 @@
+// Test support: a farm's history as the server stores it, made in seconds — several devices, a capture
+// every 5 minutes for weeks, each device's every 64th capture whole (its keyframe) and the others deltas
+// naming it, device totals that move from capture to capture — written straight into an SQLite file
+// (SqliteStore::PutCaptures), for the retention tests, whose histories must be far larger than the real
+// ingest could make in a test's time. Header-only.
+//
+// What differs from the ingest: the engine does not run on each capture. Every report is the
+// qcom-sm8450 sample's, with its device id, time, platform and total set per capture; every raw blob is
+// one of two real encodings (the sample whole, and a moved sample as a zstd delta of it), and every delta
+// names its device's latest keyframe, as the ingest's do.
+//
+//   std::vector<testing::FarmCapture> plan = testing::PlanFarmHistory({{"farm-0", first_ms, 14 * 288}});
+//   plan.back().total_kb = 1;                                  // shape it
+//   ASSERT_TRUE(testing::WriteFarmHistory(store, plan).ok());
+#ifndef MEMFLEET_TESTS_SUPPORT_FARM_HISTORY_H_
+#define MEMFLEET_TESTS_SUPPORT_FARM_HISTORY_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "accounting/account.h"
+#include "common/utc_time.h"
+#include "report/report_json.h"
+#include "server/ingest/delta_keyframes.h"
+#include "storage/sqlite/sqlite_store.h"
+#include "tests/support/moving_capture.h"
+#include "tests/support/sample_capture.h"
+#include "tests/support/test_paths.h"
+
+namespace memfleet::testing {
+
+inline constexpr int64_t kFarmIntervalMs = 5 * 60'000;
+
+struct FarmDevice {
+  std::string device_id;
+  int64_t first_ms = 0;  // its first capture, UTC ms; then one every kFarmIntervalMs
+  int captures = 0;
+};
+
+struct FarmCapture {
+  std::string capture_id;
+  std::string device_id;
+  int64_t at_ms = 0;
+  int64_t total_kb = 0;
+  std::string keyframe_id;  // "" for a whole capture
+  report::Platform platform = report::Platform::kQcom;
+};
+
+// Each device's captures, oldest first, devices one after the other. Totals move by a fixed pseudo-random
+// step (so an hour's or a day's peak falls anywhere in it, and never ties); every `keyframe_every`-th
+// capture of a device, its first included, is whole.
+inline std::vector<FarmCapture> PlanFarmHistory(const std::vector<FarmDevice>& devices, int keyframe_every = 64) {
+  std::vector<FarmCapture> plan;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    std::string keyframe;
+    for (int seq = 0; seq < devices[d].captures; ++seq) {
+      FarmCapture c;
+      c.device_id = devices[d].device_id;
+      c.capture_id = CaptureId(c.device_id, seq);
+      c.at_ms = devices[d].first_ms + seq * kFarmIntervalMs;
+      c.total_kb = 2'000'000 + (static_cast<int64_t>(seq) * 7919 + static_cast<int64_t>(d) * 104'729) % 500'009;
+      if (seq % keyframe_every == 0) {
+        keyframe = c.capture_id;
+      } else {
+        c.keyframe_id = keyframe;
+      }
+      plan.push_back(std::move(c));
+    }
+  }
+  return plan;
+}
+
+// Writes `plan` (each device's captures after its keyframes, as PlanFarmHistory orders them) with a device
+// row per device, 2,000 captures a transaction.
+inline absl::Status WriteFarmHistory(storage::SqliteStore& store, const std::vector<FarmCapture>& plan) {
+  const capture::Capture sample = LoadCapture(TestData("captures/qcom-sm8450/tree"));
+  if (sample.size() == 0) return absl::NotFoundError("the qcom-sm8450 sample did not load");
+  // The two raw blobs every capture is stored as: the sample whole (a keyframe), a moved sample against it.
+  server::DeltaKeyframes frames(server::DeltaOptions{});
+  const server::DeltaKeyframes::StoredForm whole =
+      frames.Encode(sample, "farm-key", "farm", "2026-11-30T08:00:00.000Z", 3);
+  if (absl::Status s = frames.Stored("farm", "farm-key", whole); !s.ok()) return s;
+  const server::DeltaKeyframes::StoredForm delta =
+      frames.Encode(Later(sample, 5), "farm-delta", "farm", "2026-11-30T08:05:00.000Z", 3);
+  if (whole.blob.empty() || delta.base != "farm-key") {
+    return absl::InternalError("the sample did not encode as a delta");
+  }
+  const report::Report sample_report = accounting::Account(sample);
+
+  std::set<std::string> devices;
+  std::vector<storage::CaptureRecord> batch;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const FarmCapture& f = plan[i];
+    if (devices.insert(f.device_id).second) {
+      storage::DeviceRecord device;
+      device.device_id = f.device_id;
+      device.model = "Xiaomi 12";
+      device.soc = "sm8450";
+      if (absl::Status s = store.UpsertDevice(device); !s.ok()) return s;
+    }
+    storage::CaptureRecord c;
+    c.capture_id = f.capture_id;
+    c.device_id = f.device_id;
+    c.captured_at = FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(f.at_ms)));
+    c.received_at = c.captured_at;
+    const server::DeltaKeyframes::StoredForm& form = f.keyframe_id.empty() ? whole : delta;
+    c.raw_codec = form.codec;
+    c.raw_blob = form.blob;
+    c.raw_base = f.keyframe_id;
+    c.raw_bytes = sample.ContentBytes();
+    c.report = sample_report;
+    c.report.device_id = f.device_id;
+    c.report.captured_at = c.captured_at;
+    c.report.platform = f.platform;
+    c.report.device.total_kb = f.total_kb;
+    c.report_json = report::ReportToJson(c.report, /*indent=*/-1);
+    batch.push_back(std::move(c));
+    if (batch.size() == 2000 || i + 1 == plan.size()) {
+      absl::StatusOr<size_t> stored = store.PutCaptures(batch);
+      if (!stored.ok()) return stored.status();
+      if (*stored != batch.size()) {
+        return absl::InternalError(absl::StrCat(batch.size() - *stored, " captures not stored"));
+      }
+      batch.clear();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace memfleet::testing
+
+#endif  // MEMFLEET_TESTS_SUPPORT_FARM_HISTORY_H_
