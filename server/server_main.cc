@@ -33,7 +33,6 @@
 #include "server/history/reaccount.h"
 #include "server/history/retention.h"
 #include "server/history/retention_worker.h"
-#include "server/security/exposure.h"
 #include "server/security/token_admin.h"
 #include "storage/backends/history_migration.h"
 #include "storage/backends/open_store.h"
@@ -422,24 +421,7 @@ int main(int argc, char** argv) {
               << "\n";
     return 1;
   }
-  absl::StatusOr<std::vector<memfleet::storage::TokenRecord>> tokens = (*store)->ListTokens();
-  if (!tokens.ok()) {
-    std::cerr << "memfleet-server: cannot read the tokens: " << tokens.status().message() << "\n";
-    return 1;
-  }
-  memfleet::security::Exposure exposure;
-  exposure.tls = !options.tls_cert_file.empty();
-  exposure.insecure = insecure;
-  for (const memfleet::storage::TokenRecord& t : *tokens) exposure.tokens |= t.revoked_at.empty();
-  for (const std::string& listen : {options.listen, options.http.listen}) {
-    if (absl::Status s = memfleet::security::CheckListenExposure(listen, exposure); !listen.empty() && !s.ok()) {
-      std::cerr << "memfleet-server: " << s.message() << "\n";
-      return 2;
-    }
-  }
-  // Beyond loopback tokens stay required even if every token is revoked later.
-  options.require_tokens = !memfleet::security::IsLoopbackListen(options.listen) && !insecure;
-  options.http_require_tokens = !memfleet::security::IsLoopbackListen(options.http.listen) && !insecure;
+  options.insecure = insecure;
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.
@@ -453,7 +435,8 @@ int main(int argc, char** argv) {
       memfleet::server::LabServer::StartWithStore(std::move(*store), options);
   if (!server.ok()) {
     std::cerr << "memfleet-server: " << server.status().message() << "\n";
-    return 1;
+    // Refused to listen beyond loopback without TLS and tokens: a usage error, as a bad flag is.
+    return absl::IsFailedPrecondition(server.status()) ? 2 : 1;
   }
   std::unique_ptr<memfleet::server::RetentionWorker> retention_worker;
   if (retention.full_days > 0) {
