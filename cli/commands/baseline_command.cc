@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/device_selector.h"
@@ -352,6 +353,53 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
       << (budgeted ? "budget " + FormatKb(budget_value) + " kB" : "no budget (" + why + ")") << "\n";
   out << t.Render(2);
   return kExitOk;
+}
+
+std::vector<CommandLine> RegisterBaselineCommands(CLI::App& app) {
+  CLI::App* baseline =
+      app.add_subcommand("baseline", "Memory baselines: import, show, check stored reports against them");
+  baseline->require_subcommand(1);
+
+  auto import_args = std::make_shared<BaselineImportArgs>();
+  CLI::App* import_cmd = AddServerCommand(
+      baseline, "import", "Validate a baseline file and store it as a new version (admin)", import_args->common);
+  import_cmd->add_option("FILE", import_args->file, "baseline file (JSON, docs/baselines.md)")->required();
+
+  auto show_args = std::make_shared<BaselineShowArgs>();
+  CLI::App* show_cmd =
+      AddServerCommand(baseline, "show", "A stored baseline (the latest, or --version N)", show_args->common);
+  show_cmd->add_option("--version", show_args->version, "baseline version (default: the latest)");
+
+  auto check_args = std::make_shared<BaselineCheckArgs>();
+  CLI::App* check_cmd = AddServerCommand(
+      baseline, "check",
+      "Stored reports against the baseline: what is over budget, by how much, on how many devices (exit 3)",
+      check_args->common);
+  AddWhereOption(check_cmd, check_args->where);
+  check_cmd->add_option("--scheme", check_args->scheme, "which budgets apply: 1 or 2 (docs/accounting.md section 6)")
+      ->capture_default_str();
+  check_cmd->add_option("--sweep", check_args->sweep_id, "the captures of one sweep");
+  check_cmd->add_option("--since", check_args->since,
+                        "devices whose latest report is at most this old (24h, 7d) or since an RFC 3339 time");
+  check_cmd->add_option("--version", check_args->version, "baseline version (default: the latest)");
+
+  auto regressions_args = std::make_shared<RegressionsArgs>();
+  CLI::App* regressions_cmd = AddServerCommand(
+      &app, "regressions",
+      "A process's figures across a model's devices, build A against build B: changes beyond the noise (exit 3)",
+      regressions_args->common);
+  AddWhereOption(regressions_cmd, regressions_args->where);
+  regressions_cmd->add_option("--process", regressions_args->process_name, "process name as in the report")->required();
+  regressions_cmd->add_option("--build", regressions_args->build_a, "the build compared against (A)");
+  regressions_cmd->add_option("--vs", regressions_args->build_b, "the build under test (B)");
+  regressions_cmd->add_option("--model", regressions_args->model, "only this device model");
+  regressions_cmd->add_option("--since", regressions_args->since,
+                              "only reports since then: 7d, 24h, 30m or an RFC 3339 time (default: all)");
+
+  return {ServerCommandLine(import_cmd, import_args, &RunBaselineImport),
+          ServerCommandLine(show_cmd, show_args, &RunBaselineShow),
+          ServerCommandLine(check_cmd, check_args, &RunBaselineCheck),
+          ServerCommandLine(regressions_cmd, regressions_args, &RunRegressions)};
 }
 
 }  // namespace memfleet::cli

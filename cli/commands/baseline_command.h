@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "absl/status/statusor.h"
 #include "cli/commands/fleet_command.h"
 #include "cli/commands/server_command.h"
@@ -71,6 +72,9 @@ std::string RenderRegressions(const v1::RegressionsResponse& response, OutputFor
 // `memfleet fleet --baseline`: the fleet rows of a process figure beside the budget the latest baseline
 // gives that process under `scheme` (graphics_dma_kb, non_graphics_kb, or total_kb against a target total).
 int RunFleetWithBaseline(const FleetArgs& args, int scheme, std::ostream& out, std::ostream& err);
+
+// `memfleet baseline import|show|check` and `memfleet regressions` with their flags on `app`.
+std::vector<CommandLine> RegisterBaselineCommands(CLI::App& app);
 
 }  // namespace memfleet::cli
 

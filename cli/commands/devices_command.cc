@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
 #include "nlohmann/json.hpp"
 
@@ -160,6 +161,14 @@ int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err) {
   if (!response.ok()) return PrintFailure(response.status(), "devices", err);
   out << RenderDevices(*response, *format, !args.where.empty());
   return kExitOk;
+}
+
+CommandLine RegisterDevicesCommand(CLI::App& app) {
+  auto args = std::make_shared<DevicesArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "devices", "List the devices the server knows: online/offline, last capture",
+                                   args->common);
+  AddWhereOption(cmd, args->where);
+  return ServerCommandLine(cmd, args, &RunDevices);
 }
 
 }  // namespace memfleet::cli

@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "cli/commands/baseline_command.h"
+#include "CLI/CLI.hpp"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "cli/device_selector.h"
@@ -130,6 +132,29 @@ int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err) {
   }
   out << RenderFleet(args, *response, *format);
   return kExitOk;
+}
+
+namespace {
+
+int RunFleetCommand(const FleetArgs& args, std::ostream& out, std::ostream& err) {
+  return args.baseline ? RunFleetWithBaseline(args, args.scheme, out, err) : RunFleet(args, out, err);
+}
+
+}  // namespace
+
+CommandLine RegisterFleetCommand(CLI::App& app) {
+  auto args = std::make_shared<FleetArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "fleet", "A figure of each device's latest report, per group: min/p50/p90/max",
+                                   args->common);
+  AddWhereOption(cmd, args->where);
+  cmd->add_option("--metric", args->metric, "device.<figure> or process.<figure> (with --process)")->capture_default_str();
+  cmd->add_option("--group-by", args->group_by, "model, platform, soc or build")->capture_default_str();
+  cmd->add_option("--process", args->process_name, "process name for process.<figure> metrics");
+  cmd->add_flag("--rows", args->rows, "also list each device's value, largest first");
+  cmd->add_flag("--baseline", args->baseline,
+                "list each device's value against the latest baseline's budget for --process (docs/baselines.md)");
+  cmd->add_option("--scheme", args->scheme, "with --baseline: budget scheme 1 or 2")->check(CLI::Range(1, 2));
+  return ServerCommandLine(cmd, args, &RunFleetCommand);
 }
 
 }  // namespace memfleet::cli

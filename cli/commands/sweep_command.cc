@@ -1,11 +1,14 @@
 #include "cli/commands/sweep_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
 #include "cli/sweep_progress.h"
 #include "nlohmann/json.hpp"
@@ -184,6 +187,19 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   }
   out << RenderSweepResult(tracker.sweep_id(), std::move(devices), *format);
   return kExitOk;
+}
+
+CommandLine RegisterSweepCommand(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "sweep", "Capture every matching online device now, then rank them by total_kb",
+                                   args->common);
+  AddWhereOption(cmd, args->where);
+  AddRepeatedOption(cmd, "--label", args->labels, "KEY=VALUE put on every capture the sweep stores (repeatable): run=1234");
+  cmd->add_option("--deadline", args->deadline_s, "seconds to wait for the devices' captures")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  args->progress_tty = ::isatty(STDERR_FILENO) == 1;
+  return ServerCommandLine(cmd, args, &RunSweep);
 }
 
 }  // namespace memfleet::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -250,6 +251,18 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
     err << "memfleet trend: wrote the chart to " << args.svg_path << "\n";
   }
   return kExitOk;
+}
+
+CommandLine RegisterTrendCommand(CLI::App& app) {
+  auto args = std::make_shared<TrendArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "trend", "One process figure over a device's stored captures", args->common);
+  cmd->add_option("DEVICE", args->device_id, "device id")->required();
+  cmd->add_option("--process", args->process_name, "process name")->required();
+  cmd->add_option("--metric", args->metric, "process figure: total_kb, pss_kb, gl_kb, dma_kb, ...")->capture_default_str();
+  cmd->add_option("--since", args->since, "from a span back (7d, 24h, 90m) or an RFC 3339 time; default: all");
+  cmd->add_option("--limit", args->limit, "at most this many points (0 = all)");
+  cmd->add_option("--svg", args->svg_path, "also write an SVG line chart to FILE");
+  return ServerCommandLine(cmd, args, &RunTrend);
 }
 
 }  // namespace memfleet::cli

@@ -20,6 +20,7 @@
 #include <ostream>
 #include <string>
 
+#include "cli/commands/command_line.h"
 #include "cli/commands/server_command.h"
 #include "memfleet/v1/query_service.pb.h"
 
@@ -43,6 +44,9 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
 
 // The SVG chart of the points whose value is known, one polyline vertex each.
 std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryResponse& history);
+
+// `memfleet trend` and its flags on `app`.
+CommandLine RegisterTrendCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 
