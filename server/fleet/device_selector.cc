@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::server {
 namespace {
@@ -17,14 +18,6 @@ const std::string* Field(const storage::DeviceRecord& d, std::string_view key) {
   return nullptr;
 }
 
-// Printable form of a user's term for an error message (it may hold control bytes).
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  if (s.size() > 80) out += "...";
-  return out + "\"";
-}
-
 constexpr std::string_view kLabelPrefix = "label.";
 
 // "label.KEY=VALUE" (eq: the index of its '='), checked as labels are (capture/labels.h).
@@ -32,7 +25,7 @@ absl::Status AddLabelTerm(const std::string& text, size_t eq, capture::Labels* l
   const std::string key = text.substr(kLabelPrefix.size(), eq - kLabelPrefix.size());
   const std::string value = text.substr(eq + 1);
   if (absl::Status s = capture::CheckLabel(key, value); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), ": ", s.message()));
+    return absl::InvalidArgumentError(absl::StrCat("selector term ", QuotedSnippet(text), ": ", s.message()));
   }
   if (!labels->emplace(key, value).second) {
     return absl::InvalidArgumentError(
@@ -52,19 +45,19 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
   for (const std::string& text : terms) {
     if (text.size() > kMaxTermBytes) {
       return absl::InvalidArgumentError(
-          absl::StrCat("selector term ", Quote(text), " is longer than ", kMaxTermBytes, " bytes"));
+          absl::StrCat("selector term ", QuotedSnippet(text), " is longer than ", kMaxTermBytes, " bytes"));
     }
     // Terms end up in the sweeps table and in log lines: no control bytes (a newline would forge a line).
     for (char c : text) {
       unsigned char u = static_cast<unsigned char>(c);
       if (u < 0x20 || u == 0x7f) {
-        return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), " has a control character"));
+        return absl::InvalidArgumentError(absl::StrCat("selector term ", QuotedSnippet(text), " has a control character"));
       }
     }
     size_t eq = text.find('=');
     if (eq == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "selector term ", Quote(text), " is not key=value (keys: model, platform, soc, device_id, build, label.KEY)"));
+          "selector term ", QuotedSnippet(text), " is not key=value (keys: model, platform, soc, device_id, build, label.KEY)"));
     }
     if (text.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0) {
       if (absl::Status added = AddLabelTerm(text, eq, &s.labels_); !added.ok()) return added;
@@ -75,7 +68,7 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
     t.key = text.substr(0, eq);
     t.value = text.substr(eq + 1);
     if (Field(probe, t.key) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), ": unknown key ", Quote(t.key),
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", QuotedSnippet(text), ": unknown key ", QuotedSnippet(t.key),
                                                      " (keys: model, platform, soc, device_id, build, label.KEY)"));
     }
     if (!t.value.empty() && t.value.back() == '*') {
@@ -83,7 +76,7 @@ absl::StatusOr<DeviceSelector> DeviceSelector::Parse(const std::vector<std::stri
       t.value.pop_back();
     }
     if (t.value.empty() && !t.prefix) {
-      return absl::InvalidArgumentError(absl::StrCat("selector term ", Quote(text), " has no value"));
+      return absl::InvalidArgumentError(absl::StrCat("selector term ", QuotedSnippet(text), " has no value"));
     }
     s.terms_.push_back(std::move(t));
     s.text_.push_back(text);

@@ -279,7 +279,7 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
   if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   std::string metric = request->metric().empty() ? "total_kb" : request->metric();
   if (!Contains(ProcessFigures(), metric)) {
-    return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+    return Invalid(absl::StrCat("unknown process metric \"", Snippet(metric),
                                 "\"; one of: ", absl::StrJoin(ProcessFigures(), ", ")));
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
@@ -289,7 +289,7 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
       store_.ProcessHistory(device_id, request->process_name(), metric, *since, request->limit());
   if (!rows.ok()) return ToGrpcStatus(rows.status());
   if (rows->empty() && since->empty()) {
-    return NotFound(absl::StrCat("no process named \"", Printable(request->process_name()),
+    return NotFound(absl::StrCat("no process named \"", Snippet(request->process_name()),
                                  "\" in the stored captures of device \"", device_id, "\""));
   }
   absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
@@ -316,7 +316,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   if (metric.rfind("device.", 0) == 0) {
     figure = metric.substr(7);
     if (!Contains(DeviceFigures(), figure)) {
-      return Invalid(absl::StrCat("unknown device metric \"", Printable(metric),
+      return Invalid(absl::StrCat("unknown device metric \"", Snippet(metric),
                                   "\"; device.<figure> with one of: ", absl::StrJoin(DeviceFigures(), ", ")));
     }
     if (!request->process_name().empty()) return Invalid("a process name goes with a process.<figure> metric");
@@ -324,17 +324,17 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
     figure = metric.substr(8);
     process_metric = true;
     if (!Contains(ProcessFigures(), figure)) {
-      return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+      return Invalid(absl::StrCat("unknown process metric \"", Snippet(metric),
                                   "\"; process.<figure> with one of: ", absl::StrJoin(ProcessFigures(), ", ")));
     }
     if (request->process_name().empty()) return Invalid(absl::StrCat("metric ", metric, " needs a process name"));
     if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   } else {
-    return Invalid(absl::StrCat("metric \"", Printable(metric), "\" is neither device.<figure> nor process.<figure>"));
+    return Invalid(absl::StrCat("metric \"", Snippet(metric), "\" is neither device.<figure> nor process.<figure>"));
   }
   std::string group_by = request->group_by().empty() ? "model" : request->group_by();
   if (group_by != "model" && group_by != "platform" && group_by != "soc" && group_by != "build") {
-    return Invalid(absl::StrCat("cannot group by \"", Printable(group_by), "\"; one of: model, platform, soc, build"));
+    return Invalid(absl::StrCat("cannot group by \"", Snippet(group_by), "\"; one of: model, platform, soc, build"));
   }
   absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
