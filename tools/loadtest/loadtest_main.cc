@@ -56,12 +56,11 @@ using Clock = std::chrono::steady_clock;
 
 const char* const kTrees[] = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
 
-// One fixture capture, chunked once; each simulated agent sends copies with its own ids and header.
+// One fixture capture; each simulated agent sends copies with its own ids and header, encoded as the agent
+// encodes them (wire::CaptureStreamMessages, digest included).
 struct Template {
-  std::vector<v1::CaptureChunk> chunks;
-  uint32_t node_count = 0;
-  uint64_t content_bytes = 0;  // without capture.json
-  std::string header;          // capture.json text
+  capture::Capture capture;
+  std::string header;  // capture.json text
 };
 
 struct Totals {
@@ -256,37 +255,23 @@ class SimAgent {
       Error("cannot make a capture id or header");
       return false;
     }
-    v1::AgentMessage m;
-    v1::CaptureBegin* b = m.mutable_begin();
-    b->set_capture_id(*id);
-    b->set_captured_at(at);
-    b->set_sweep_id(sweep_id);
-    b->set_node_count(template_.node_count);
-    b->set_content_bytes(template_.content_bytes + header->size());
+    capture::Capture c = template_.capture;
+    c.AddFile("capture.json", *header);
+    std::vector<v1::AgentMessage> messages = wire::CaptureStreamMessages(c, {*id, at, sweep_id}, 256 * 1024);
     {
       absl::MutexLock lock(&totals_.mu);
       totals_.sent.insert(*id);
       if (!sweep_id.empty()) ++totals_.sweep_captures;
     }
-    if (!stream.Write(m)) return false;
-    for (const v1::CaptureChunk& c : template_.chunks) {
-      v1::AgentMessage cm;
-      *cm.mutable_chunk() = c;
-      cm.mutable_chunk()->set_capture_id(*id);
-      for (v1::NodeEntry& n : *cm.mutable_chunk()->mutable_nodes()) {
-        if (n.path() == "capture.json") n.set_content(*header);
-      }
-      if (!stream.Write(cm)) return false;
+    for (size_t i = 0; i + 1 < messages.size(); ++i) {
+      if (!stream.Write(messages[i])) return false;
     }
-    v1::AgentMessage end;
-    end.mutable_end()->set_capture_id(*id);
-    end.mutable_end()->set_chunk_count(static_cast<uint32_t>(template_.chunks.size()));
     {
       // Ack latency: from the end of the upload to the ack (no answer can come before the end).
       absl::MutexLock lock(&mu_);
       in_flight_[*id] = Clock::now();
     }
-    return stream.Write(end);
+    return stream.Write(messages.back());
   }
 
   void ReadLoop(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream) {
@@ -422,9 +407,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     t.header = *header;
-    t.node_count = wire::NodeCount(*c);
-    t.content_bytes = c->ContentBytes() - header->size();
-    t.chunks = wire::ChunkCapture(*c, "template", 256 * 1024);
+    t.capture = std::move(*c);
     templates.push_back(std::move(t));
   }
 
