@@ -47,6 +47,7 @@
 #include "proto/capture_codec.h"
 #include "proto/capture_id.h"
 #include "storage/sqlite/sqlite_db.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
 
 namespace {
@@ -325,25 +326,6 @@ class SimAgent {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// Starts the server with stdout/stderr to `log`; returns its pid.
-pid_t StartServer(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -414,20 +396,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> server_argv = {server_bin, "--listen", "127.0.0.1:0", "--db", db};
   if (workers > 0) server_argv.insert(server_argv.end(), {"--workers", std::to_string(workers)});
   server_argv.insert(server_argv.end(), server_args.begin(), server_args.end());
-  pid_t server = StartServer(server_argv, log);
-  std::string target;
-  for (auto end = Clock::now() + std::chrono::seconds(60); Clock::now() < end && target.empty();) {
-    std::istringstream in(ReadAll(log));
-    for (std::string line; std::getline(in, line);) {
-      if (line.find("listening on ") != std::string::npos) target = line.substr(line.rfind(' ') + 1);
-    }
-    if (target.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  memfleet::testing::Subprocess server_process(server_argv, log);
+  const pid_t server = server_process.pid();
+  const std::string listening = server_process.WaitForLine("listening on ", std::chrono::seconds(60));
+  if (listening.empty()) {
+    std::cerr << "memfleet-server did not start:\n" << server_process.Log();
+    return 2;  // ~Subprocess kills it
   }
-  if (target.empty()) {
-    std::cerr << "memfleet-server did not start:\n" << ReadAll(log);
-    kill(server, SIGKILL);
-    return 2;
-  }
+  const std::string target = listening.substr(listening.rfind(' ') + 1);
   std::cout << "memfleet-server pid " << server << " on " << target << ", db " << db << "; " << agents
             << " agents for " << seconds << " s, " << sweeps << " sweeps" << std::endl;
 
@@ -506,9 +482,7 @@ int main(int argc, char** argv) {
   const uint64_t hwm_kb = StatusOf(server).hwm_kb;
   const double run_cpu_s = CpuSecondsOf(server) - cpu_at_start_s;
   const uint64_t peak_rss_kb = std::max(peak.rss_kb, hwm_kb);
-  kill(server, SIGTERM);
-  int status = 0;
-  waitpid(server, &status, 0);
+  server_process.Kill(SIGTERM);
 
   // The ledger: every acked capture stored exactly once, nothing stored that was not sent.
   std::map<std::string, int64_t> stored;
