@@ -18,6 +18,7 @@
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -114,19 +115,17 @@ class BaselineIntegrationTest : public ::testing::Test {
   }
 
   bool WaitOnline(size_t n, std::chrono::seconds timeout) {
-    auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      v1::ListDevicesResponse resp;
-      if (stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) {
-        size_t online = 0;
-        for (const v1::DeviceSummary& d : resp.devices()) online += d.online() ? 1 : 0;
-        if (online >= n) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+    return testing::WaitFor(
+        [&] {
+          grpc::ClientContext ctx;
+          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+          v1::ListDevicesResponse resp;
+          if (!stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) return false;
+          size_t online = 0;
+          for (const v1::DeviceSummary& d : resp.devices()) online += d.online() ? 1 : 0;
+          return online >= n;
+        },
+        timeout, std::chrono::milliseconds(200));
   }
 
   // A sweep over every device; returns its id and expects every device stored.
