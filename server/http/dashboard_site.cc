@@ -15,7 +15,8 @@
 #include "server/http/dashboard/fleet_page.h"
 #include "server/http/dashboard/message_page.h"
 #include "server/http/dashboard/process_page.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
+#include "server/fleet/selected_devices.h"
 #include "server/query/query_service.h"
 
 namespace memfleet::server {
@@ -174,13 +175,16 @@ DashboardReply DashboardSite::Login(const DashboardRequest& request) {
 
 absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& target) {
   const std::vector<std::string> where = target.Params("where");
-  absl::StatusOr<DeviceSelector> selector = DeviceSelector::Parse(where);
+  absl::StatusOr<selector::Selector> selector = selector::Selector::Parse(where);
   if (!selector.ok()) return selector.status();
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> devices = store_.ListDevices();
   if (!devices.ok()) return absl::UnavailableError(devices.status().message());
+  // The devices `memfleet devices --where` lists for the same terms, label terms included.
+  absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, *selector);
+  if (!picked.ok()) return picked.status();
   std::vector<dashboard::FleetDevice> rows;
   for (const storage::DeviceSummaryRow& summary : *devices) {
-    if (!selector->Matches(summary.device)) continue;
+    if (!picked->Contains(summary.device)) continue;
     dashboard::FleetDevice row = FleetDeviceOf(summary.device, registry_);
     row.last_capture_at = summary.last_capture_at;
     row.total_kb = summary.last_total_kb;

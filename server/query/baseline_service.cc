@@ -16,7 +16,8 @@
 #include "baseline/regressions.h"
 #include "server/core/clock.h"
 #include "server/fleet/capture_labels.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
+#include "server/fleet/selected_devices.h"
 #include "server/core/grpc_status.h"
 #include "server/core/validation.h"
 
@@ -76,16 +77,16 @@ grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, cons
 }
 
 absl::StatusOr<capture::Labels> BaselineService::SelectorLabels(const v1::DeviceSelector& selector_proto) {
-  absl::StatusOr<DeviceSelector> selector =
-      DeviceSelector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
+  absl::StatusOr<selector::Selector> selector =
+      selector::Selector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
   if (!selector.ok()) return selector.status();
   return selector->labels();
 }
 
 absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
     const std::vector<storage::StoredReport>& reports, const v1::DeviceSelector& selector_proto) {
-  absl::StatusOr<DeviceSelector> selector =
-      DeviceSelector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
+  absl::StatusOr<selector::Selector> selector =
+      selector::Selector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
   if (!selector.ok()) return selector.status();
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> devices = store_.ListDevices();
   if (!devices.ok()) return devices.status();
@@ -94,7 +95,7 @@ absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
   std::vector<baseline::DeviceSample> samples;
   for (const storage::StoredReport& r : reports) {
     auto it = by_id.find(r.device_id);
-    if (it == by_id.end() || !selector->Matches(it->second)) continue;
+    if (it == by_id.end() || !selector->MatchesDevice(FactsOf(it->second))) continue;
     absl::StatusOr<report::Report> report = report::ReportFromJson(r.report_json);
     if (!report.ok()) {
       LogLine(absl::StrCat("baseline: stored report of capture ", r.capture_id, " does not parse, left out: ",

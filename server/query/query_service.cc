@@ -12,7 +12,6 @@
 #include "absl/strings/str_join.h"
 #include "server/fleet/capture_labels.h"
 #include "server/core/clock.h"
-#include "server/fleet/device_selector.h"
 #include "server/core/grpc_status.h"
 #include "server/history/reaccount.h"
 #include "server/core/validation.h"
@@ -45,8 +44,8 @@ grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::Sta
 
 grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
 
-absl::StatusOr<DeviceSelector> ParseSelector(const v1::DeviceSelector& selector) {
-  return DeviceSelector::Parse(std::vector<std::string>(selector.where().begin(), selector.where().end()));
+absl::StatusOr<selector::Selector> ParseSelector(const v1::DeviceSelector& selector) {
+  return selector::Selector::Parse(std::vector<std::string>(selector.where().begin(), selector.where().end()));
 }
 
 v1::SweepProgress::State ToProto(SweepState state) {
@@ -126,12 +125,12 @@ grpc::Status QueryService::CheckKnownDevice(const std::string& device_id) {
 grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
                                        v1::ListDevicesResponse* response) {
   if (grpc::Status denied = Authorize(context, "ListDevices"); !denied.ok()) return denied;
-  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  absl::StatusOr<selector::Selector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
   if (!rows.ok()) return ToGrpcStatus(rows.status());
-  absl::StatusOr<LatestLabelled> labelled = LabelScope(*selector);
-  if (!labelled.ok()) return ToGrpcStatus(labelled.status());
+  absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, *selector);
+  if (!picked.ok()) return ToGrpcStatus(picked.status());
   // Device id -> the server holding its stream, across the fleet (a shared database only).
   std::map<std::string, std::string> servers;
   if (fleet_ != nullptr) {
@@ -143,9 +142,7 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     return a.device.device_id < b.device.device_id;
   });
   for (const storage::DeviceSummaryRow& row : *rows) {
-    if (!selector->Matches(row.device)) continue;
-    // With label terms: the devices with a capture carrying them.
-    if (!selector->labels().empty() && labelled->count(row.device.device_id) == 0) continue;
+    if (!picked->Contains(row.device)) continue;
     v1::DeviceSummary* d = response->add_devices();
     d->set_device_id(row.device.device_id);
     d->set_model(row.device.model);
@@ -179,7 +176,7 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
 grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                                       grpc::ServerWriter<v1::SweepProgress>* writer) {
   if (grpc::Status denied = Authorize(context, "StartSweep"); !denied.ok()) return denied;
-  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  absl::StatusOr<selector::Selector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
   if (request->deadline_s() > kMaxSweepDeadlineS) {
     return Invalid(absl::StrCat("sweep deadline of ", request->deadline_s(), " s is longer than the limit of ",
@@ -336,23 +333,20 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   if (group_by != "model" && group_by != "platform" && group_by != "soc" && group_by != "build") {
     return Invalid(absl::StrCat("cannot group by \"", Printable(group_by), "\"; one of: model, platform, soc, build"));
   }
-  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  absl::StatusOr<selector::Selector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
 
   absl::StatusOr<std::vector<storage::FleetValueRow>> rows =
       store_.LatestPerDevice(figure, process_metric ? request->process_name() : "");
   if (!rows.ok()) return ToGrpcStatus(rows.status());
-  if (!selector->labels().empty()) {
-    if (absl::Status s = ScopeToLabels(*selector, figure, process_metric ? request->process_name() : "", *rows);
-        !s.ok()) {
-      return ToGrpcStatus(s);
-    }
+  if (absl::Status s = ScopeToSelection(*selector, figure, process_metric ? request->process_name() : "", *rows);
+      !s.ok()) {
+    return ToGrpcStatus(s);
   }
 
   std::vector<const storage::FleetValueRow*> selected;
   std::map<std::string, std::vector<int64_t>> groups;
   for (const storage::FleetValueRow& row : *rows) {
-    if (!selector->Matches(row.device)) continue;
     selected.push_back(&row);
     if (!row.value_kb.has_value()) continue;  // unknown values are listed, never aggregated as 0
     const std::string& field = GroupKeyField(row.device, group_by);
@@ -386,20 +380,16 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   return grpc::Status::OK;
 }
 
-absl::StatusOr<LatestLabelled> QueryService::LabelScope(const DeviceSelector& selector) {
-  if (selector.labels().empty()) return LatestLabelled();
-  return LatestLabelledPerDevice(store_, selector.labels());
-}
-
-absl::Status QueryService::ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
-                                         const std::string& process_name, std::vector<storage::FleetValueRow>& rows) {
-  absl::StatusOr<LatestLabelled> labelled = LabelScope(selector);
-  if (!labelled.ok()) return labelled.status();
+absl::Status QueryService::ScopeToSelection(const selector::Selector& selector, const std::string& figure,
+                                            const std::string& process_name,
+                                            std::vector<storage::FleetValueRow>& rows) {
+  absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, selector);
+  if (!picked.ok()) return picked.status();
   std::vector<storage::FleetValueRow> scoped;
   for (storage::FleetValueRow& row : rows) {
-    auto it = labelled->find(row.device.device_id);
-    if (it == labelled->end()) continue;
-    if (it->second.capture_id != row.capture_id) {
+    if (!picked->Contains(row.device)) continue;
+    auto it = picked->labelled().find(row.device.device_id);
+    if (it != picked->labelled().end() && it->second.capture_id != row.capture_id) {
       absl::StatusOr<std::optional<int64_t>> value = store_.CaptureFigure(it->second.capture_id, figure, process_name);
       if (!value.ok()) return value.status();
       row.capture_id = it->second.capture_id;

@@ -127,6 +127,20 @@ TEST_F(DashboardSiteTest, PagesShowTheStoredCapture) {
   EXPECT_NE(process.body.find(">" + Grouped(mm_total) + "</td>"), std::string::npos) << "the same-model table";
 }
 
+// The fleet page selects with the CLI's one selector (selector/selector.h), label terms included: the same
+// devices for the same terms, and the same refusals.
+TEST_F(DashboardSiteTest, TheFleetPageSelectsAsTheCliDoes) {
+  Start();
+  StoreSample();
+  // The sample's captures carry no label: `memfleet devices --where label.run=NOSUCH` lists no device.
+  HttpReply labelled = Get("/?where=label.run%3DNOSUCH");
+  ASSERT_EQ(labelled.status, 200) << labelled.body;
+  EXPECT_EQ(labelled.body.find("sim-qcom-101</a>"), std::string::npos) << labelled.body;
+  EXPECT_EQ(Get("/?where=label.Run%3D1").status, 400);          // the grammar's refusal, as the CLI's
+  EXPECT_EQ(Get("/?where=platform%3Dqualcomm").status, 400);
+  EXPECT_NE(Get("/?where=platform%3Dqcom").body.find("sim-qcom-101</a>"), std::string::npos);
+}
+
 TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLatestReports) {
   Start();
   StoreSample();
