@@ -305,21 +305,24 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
   if (!parsed.ok()) return PrintFailure(parsed.status(), "fleet", err);
   absl::StatusOr<v1::FleetResponse> response = (*client)->GetFleet(*request);
   if (!response.ok()) return PrintFailure(response.status(), "fleet", err);
+  // The name as the server resolved it ("surfaceflinger" -> "/system/bin/surfaceflinger"): the baseline
+  // names processes as the reports do.
+  const std::string process = response->process_name().empty() ? args.process_name : response->process_name();
 
   bool budgeted = false;  // plain flag + value: GCC 12 misreads std::optional here (maybe-uninitialized)
   int64_t budget_value = 0;
   std::string why = "not in the baseline";
   baseline::Assignments a = baseline::AssignBudgets(*parsed, *scheme);
   for (const baseline::Assignment& x : a.budgets) {
-    if (x.process == args.process_name && baseline::BudgetFigureName(x.budget) == figure) {
+    if (x.process == process && baseline::BudgetFigureName(x.budget) == figure) {
       budgeted = true;
       budget_value = x.budget_kb;
     }
   }
   for (const baseline::Unbudgeted& u : a.none) {
-    if (u.process == args.process_name) why = u.reason;
+    if (u.process == process) why = u.reason;
   }
-  if (!budgeted && parsed->DepartmentOf(args.process_name) != nullptr && why == "not in the baseline") {
+  if (!budgeted && parsed->DepartmentOf(process) != nullptr && why == "not in the baseline") {
     why = absl::StrCat("scheme ", scheme_number, " gives it no ", figure, " budget");
   }
   json rows = json::array();
@@ -341,12 +344,12 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
               has_budget ? FormatKb(budget_kb) : "-", has_value && has_budget ? Signed(over_kb) : "-"});
   }
   if (*format == OutputFormat::kJson) {
-    out << Dump({{"metric", args.metric}, {"process", args.process_name}, {"scheme", scheme_number},
+    out << Dump({{"metric", args.metric}, {"process", process}, {"scheme", scheme_number},
                  {"baseline_version", stored->version()}, {"budget_kb", budgeted ? json(budget_value) : json(nullptr)},
                  {"no_budget_reason", budgeted ? json(nullptr) : json(why)}, {"rows", std::move(rows)}});
     return kExitOk;
   }
-  out << TerminalSafe(args.metric + " of " + args.process_name) << " against baseline \"" << TerminalSafe(stored->name())
+  out << TerminalSafe(args.metric + " of " + process) << " against baseline \"" << TerminalSafe(stored->name())
       << "\" (version "
       << stored->version() << ", scheme " << scheme_number << "): "
       << (budgeted ? "budget " + FormatKb(budget_value) + " kB" : "no budget (" + why + ")") << "\n";

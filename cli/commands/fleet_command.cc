@@ -128,7 +128,9 @@ int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err) {
                                             " (run `memfleet sweep` first)"),
                         "fleet", err);
   }
-  out << RenderFleet(args, *response, *format);
+  FleetArgs shown = args;
+  if (!response->process_name().empty()) shown.process_name = response->process_name();  // as resolved
+  out << RenderFleet(shown, *response, *format);
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/process_name_match.h"
 #include "common/utc_time.h"
 #include "report/report_json.h"
 #include "server/core/clock.h"
@@ -243,16 +244,18 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
   if (!device.ok()) return absl::UnavailableError(device.status().message());
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
+  absl::StatusOr<std::string> name = ResolveProcessOfLatest(target.device_id, target.process_name);
+  if (!name.ok()) return name.status();
   const std::string since = DaysAgo(*days);
   absl::StatusOr<std::vector<storage::HistoryRow>> history =
-      store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
+      store_.ProcessHistory(target.device_id, *name, "total_kb", since, kMaxTrendPoints);
   if (!history.ok()) return absl::UnavailableError(history.status().message());
-  absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", target.process_name);
+  absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", *name);
   if (!fleet.ok()) return absl::UnavailableError(fleet.status().message());
   dashboard::ProcessPageInput in;
   in.device_id = target.device_id;
   in.model = (*device)->model;
-  in.process_name = target.process_name;
+  in.process_name = *name;
   for (const storage::HistoryRow& row : *history) {
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (!row.value_kb || !at_ms) {
@@ -265,6 +268,19 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
     if (row.device.model == in.model) in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb});
   }
   return dashboard::RenderProcessPage(in);
+}
+
+absl::StatusOr<std::string> DashboardSite::ResolveProcessOfLatest(const std::string& device_id,
+                                                                   const std::string& typed) {
+  absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReport(device_id, "");
+  if (!stored.ok()) return absl::UnavailableError(stored.status().message());
+  if (!stored->has_value()) return absl::NotFoundError(absl::StrCat("device \"", device_id, "\" has no capture stored"));
+  absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
+  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  std::vector<std::string> names;
+  for (const auto& [pid, process] : report->processes) names.push_back(process.name);
+  // As `memfleet process D NAME` resolves it; not found (404) or ambiguous (400) lists the closest names.
+  return ResolveProcessName(typed, names, absl::StrCat("in the latest report of ", device_id));
 }
 
 absl::StatusOr<std::string> DashboardSite::BaselinesPage() {

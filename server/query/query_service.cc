@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/process_name_match.h"
+#include "report/report_json.h"
 #include "server/fleet/capture_labels.h"
 #include "server/core/clock.h"
 #include "server/core/grpc_status.h"
@@ -343,6 +345,17 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
       !s.ok()) {
     return ToGrpcStatus(s);
   }
+  if (process_metric) {
+    // A name typed as `memfleet process` takes it ("surfaceflinger" for /system/bin/surfaceflinger).
+    absl::StatusOr<std::string> name = ResolveFleetProcess(request->process_name(), *rows);
+    if (!name.ok()) return ToGrpcStatus(name.status());
+    if (*name != request->process_name()) {
+      rows = store_.LatestPerDevice(figure, *name);
+      if (!rows.ok()) return ToGrpcStatus(rows.status());
+      if (absl::Status s = ScopeToSelection(*selector, figure, *name, *rows); !s.ok()) return ToGrpcStatus(s);
+    }
+    response->set_process_name(*name);
+  }
 
   std::vector<const storage::FleetValueRow*> selected;
   std::map<std::string, std::vector<int64_t>> groups;
@@ -378,6 +391,27 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
     r->set_value_kb(row->value_kb.value_or(0));
   }
   return grpc::Status::OK;
+}
+
+absl::StatusOr<std::string> QueryService::ResolveFleetProcess(const std::string& typed,
+                                                              const std::vector<storage::FleetValueRow>& rows) {
+  // The exact name on some device: nothing to resolve, and no report to read.
+  for (const storage::FleetValueRow& row : rows) {
+    if (row.value_kb.has_value()) return typed;
+  }
+  std::vector<std::string> names;
+  for (const storage::FleetValueRow& row : rows) {
+    absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReportByCapture(row.capture_id);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value()) continue;
+    absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
+    if (!report.ok()) continue;  // an unreadable report has no names to offer
+    for (const auto& [pid, process] : report->processes) names.push_back(process.name);
+  }
+  absl::StatusOr<std::string> resolved = ResolveProcessName(typed, names, "in the selected devices' reports");
+  // Known on no device: the rows say "no value" for each, as before, rather than failing the query.
+  if (!resolved.ok() && resolved.status().code() == absl::StatusCode::kNotFound) return typed;
+  return resolved;
 }
 
 absl::Status QueryService::ScopeToSelection(const selector::Selector& selector, const std::string& figure,

@@ -67,6 +67,11 @@ class QueryService final : public v1::QueryService::Service {
   // The re-account itself, on the worker pool; the caller holds reaccount_mu_.
   grpc::Status ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reaccount_mu_);
+  // The process name `typed` means on the devices of `rows` (common/process_name_match.h): `typed` when
+  // some device has it exactly, else the one name whose base name or end it is; InvalidArgument listing
+  // the candidates when several are. `typed` itself when no device has anything like it.
+  absl::StatusOr<std::string> ResolveFleetProcess(const std::string& typed,
+                                                  const std::vector<storage::FleetValueRow>& rows);
   // Fleet rows narrowed to the devices the selector picks, each row's figure read, with label terms,
   // from the device's newest capture carrying them, not from its latest.
   absl::Status ScopeToSelection(const selector::Selector& selector, const std::string& figure,

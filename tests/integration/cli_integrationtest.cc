@@ -145,5 +145,26 @@ TEST_F(CliTest, RegressionsResolvesTheProcessNameOnTheServer) {
   EXPECT_NE(out.find("\"-service\" is the end of 2 processes in the compared reports"), std::string::npos) << out;
 }
 
+// `fleet --process` takes the names `process` takes, and answers with the same figure.
+TEST_F(CliTest, FleetResolvesTheProcessNameAsProcessDoes) {
+  const std::string target = server_->target();
+  std::string out;
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "process", kQcomDevice, "surfaceflinger"}, &out), 0) << out;
+  const json process = json::parse(out.substr(out.find('{')));
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "fleet", "--metric", "process.total_kb", "--process",
+                      "surfaceflinger", "--rows"},
+                     &out),
+            0)
+      << out;
+  const json fleet = json::parse(out);
+  EXPECT_EQ(fleet["process"], "/system/bin/surfaceflinger");
+  ASSERT_EQ(fleet["rows"].size(), 1u) << out;
+  EXPECT_FALSE(fleet["rows"][0]["value_kb"].is_null()) << out;
+  EXPECT_EQ(fleet["rows"][0]["value_kb"], process["processes"][0]["total_kb"]) << process.dump();
+  EXPECT_EQ(Memfleet({"--server", target, "fleet", "--metric", "process.total_kb", "--process", "-service"}, &out), 2)
+      << out;
+  EXPECT_NE(out.find("\"-service\" is the end of 2 processes"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace memfleet

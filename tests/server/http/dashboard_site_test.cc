@@ -141,6 +141,28 @@ TEST_F(DashboardSiteTest, TheFleetPageSelectsAsTheCliDoes) {
   EXPECT_NE(Get("/?where=platform%3Dqcom").body.find("sim-qcom-101</a>"), std::string::npos);
 }
 
+// A process page resolves a typed name as `memfleet process` does (exact, base name, end) or answers 404
+// (nothing like it) or 400 (several), listing the closest names.
+TEST_F(DashboardSiteTest, AProcessPageResolvesTheNameAsTheCliDoes) {
+  Start();
+  StoreSample();
+
+  const json expected = json::parse(testing::ReadTestData("captures/qcom-sm8450/expected.json"));
+  int64_t sf_total = 0;
+  for (const auto& [pid, p] : expected["processes"].items()) {
+    if (p["name"] == "/system/bin/surfaceflinger") sf_total = p["total_kb"].get<int64_t>();
+  }
+  ASSERT_GT(sf_total, 0);
+  HttpReply base_name = Get("/device/sim-qcom-101/process/surfaceflinger?days=3650");
+  ASSERT_EQ(base_name.status, 200) << base_name.body;
+  EXPECT_NE(base_name.body.find("/system/bin/surfaceflinger"), std::string::npos);
+  EXPECT_NE(base_name.body.find("1 capture; latest " + Grouped(sf_total) + " kB"), std::string::npos) << base_name.body;
+  HttpReply typo = Get("/device/sim-qcom-101/process/surfaceflinga");
+  EXPECT_EQ(typo.status, 404);
+  EXPECT_NE(typo.body.find("closest: &quot;/system/bin/surfaceflinger&quot;"), std::string::npos) << typo.body;
+  EXPECT_EQ(Get("/device/sim-qcom-101/process/-service").status, 400);  // the end of two names
+}
+
 TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLatestReports) {
   Start();
   StoreSample();
