@@ -35,12 +35,10 @@
 #include "agent/spool_location.h"
 #include "agent/transport.h"
 #include "capture/labels.h"
+#include "common/exit_codes.h"
+#include "common/version.h"
 #include "capture/node_path.h"
 #include "proto/capture_id.h"
-
-#ifndef MEMFLEET_AGENT_VERSION
-#define MEMFLEET_AGENT_VERSION "dev"
-#endif
 
 namespace {
 
@@ -55,7 +53,7 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* fl
 
 int Fail(const std::string& message) {
   memfleet::agent::LogLine(message);
-  return 2;
+  return memfleet::kExitUsage;
 }
 
 }  // namespace
@@ -65,6 +63,7 @@ int main(int argc, char** argv) {
   UseASmallHeap();
 
   CLI::App app{"memfleet-agent: streams raw memory captures of this device to a memfleet-server"};
+  app.set_version_flag("--version", std::string("memfleet-agent ") + memfleet::Version());
   std::string server, root, device_id, spool_dir, model, soc;
   uint32_t interval_s = 300, once_timeout_s = 60, ack_timeout_s = 30;
   uint64_t spool_max_mb = 64;
@@ -82,18 +81,22 @@ int main(int argc, char** argv) {
                "live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
   app.add_option("--device-id", device_id, "this device's id in the fleet")->required();
   app.add_option("--interval", interval_s, "seconds between captures (the server may change it)")
-      ->check(CLI::Range(1u, 7u * 24 * 3600));
+      ->check(CLI::Range(1u, 7u * 24 * 3600))
+      ->capture_default_str();
   app.add_flag("--once", once, "take one capture, deliver it, exit (0 when the server acked it)");
   app.add_option("--once-timeout", once_timeout_s, "with --once: give up delivering after this many seconds")
-      ->check(CLI::Range(1u, 24u * 3600));
+      ->check(CLI::Range(1u, 24u * 3600))
+      ->capture_default_str();
   app.add_option("--ack-timeout", ack_timeout_s, "reconnect when a sent capture is not acked within this many s")
-      ->check(CLI::Range(1u, 3600u));
+      ->check(CLI::Range(1u, 3600u))
+      ->capture_default_str();
   app.add_option("--spool", spool_dir,
                  "folder of captures not yet acked: the agent's own, writable by no one else (missing folders "
                  "are made 0700). Default: /data/local/tmp/memfleet/spool on a phone, /var/lib/memfleet-agent/<id> "
                  "as root, else $XDG_STATE_HOME/memfleet-agent/<id> (~/.local/state without it)");
   app.add_option("--spool-max-mb", spool_max_mb, "spool size limit; the oldest captures are dropped beyond it")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20))
+      ->capture_default_str();
   uint64_t max_capture_mb = kDefaultMaxCaptureBytes >> 20, max_node_mb = kDefaultMaxNodeBytes >> 20;
   app.add_option("--max-capture-mb", max_capture_mb,
                  "most one capture holds (contents, paths, error names), MiB; nodes beyond it are recorded as "
@@ -126,7 +129,11 @@ int main(int argc, char** argv) {
                  "KEY=VALUE attached to every capture (repeatable, at most 16): e.g. --label rack=7. KEY is "
                  "[a-z][a-z0-9_]*, at most 32 bytes; VALUE 1-128 bytes of printable ASCII. A sweep's label of "
                  "the same key wins");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return memfleet::UsageExitCode(app.exit(e));
+  }
 
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return Fail(absl::StrCat("--device-id: ", s.message()));
   absl::StatusOr<memfleet::capture::Labels> labels = memfleet::capture::ParseLabelFlags(label_flags);
@@ -213,7 +220,7 @@ int main(int argc, char** argv) {
   device.set_build_fingerprint(facts.build_fingerprint);
   device.set_kernel(facts.kernel);
   device.set_page_size(static_cast<uint32_t>(facts.page_size));
-  device.set_agent_version(MEMFLEET_AGENT_VERSION);
+  device.set_agent_version(memfleet::Version());
   device.set_manufacturer(facts.manufacturer);
   device.set_build_type(facts.build_type);
   device.set_abi(facts.abi);
@@ -221,7 +228,7 @@ int main(int argc, char** argv) {
   device.set_access(facts.access);
   device.set_selinux(facts.selinux);
 
-  LogLine(absl::StrCat("memfleet-agent ", MEMFLEET_AGENT_VERSION, " starting: device ", device_id, " (model \"",
+  LogLine(absl::StrCat("memfleet-agent ", memfleet::Version(), " starting: device ", device_id, " (model \"",
                        facts.model, "\", soc \"", facts.soc, "\", build \"", facts.build_fingerprint, "\", ",
                        facts.access.empty() ? "access unknown" : facts.access, ", selinux ",
                        facts.selinux.empty() ? "unknown" : facts.selinux, "), ", capture_tree ? "capture tree " : "live root ",

@@ -16,6 +16,8 @@
 #include "cli/commands/report_command.h"
 #include "cli/commands/sweep_command.h"
 #include "cli/commands/trend_command.h"
+#include "common/exit_codes.h"
+#include "common/version.h"
 
 namespace {
 
@@ -42,7 +44,9 @@ void AddWhereOption(CLI::App* cmd, std::vector<std::string>& where) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"memfleet: memory accounting for Android device farms"};
+  CLI::App app{"memfleet: memory accounting for Android device farms. Figures are in kB, meaning KiB (1,024 "
+               "bytes), as the kernel and dumpsys count them. Exit codes: README \"Exit codes\"."};
+  app.set_version_flag("--version", std::string("memfleet ") + memfleet::Version());
   app.require_subcommand(1);
   memfleet::cli::ServerArgs global;
   AddServerOptions(&app, global);
@@ -167,8 +171,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : memfleet::cli::kExitUsage;
+    return memfleet::UsageExitCode(app.exit(e));
   }
   for (auto [cmd, args] : {std::pair{devices_cmd, &devices.common}, std::pair{sweep_cmd, &sweep.common},
                            std::pair{report_cmd, &report.common}, std::pair{process_cmd, &process.common},
@@ -186,7 +189,7 @@ int main(int argc, char** argv) {
     if (memfleet::cli::AnyOptionSet(global)) {
       std::cerr << "memfleet account: runs offline; --server, --ca-cert, --token, --token-file and --csv do not "
                    "apply\n";
-      return memfleet::cli::kExitUsage;
+      return memfleet::kExitUsage;
     }
     return memfleet::cli::RunAccount(account, std::cout, std::cerr);
   }
@@ -207,5 +210,5 @@ int main(int argc, char** argv) {
   if (*baseline_show_cmd) return memfleet::cli::RunBaselineShow(baseline_show, std::cout, std::cerr);
   if (*baseline_check_cmd) return memfleet::cli::RunBaselineCheck(baseline_check, std::cout, std::cerr);
   if (*regressions_cmd) return memfleet::cli::RunRegressions(regressions, std::cout, std::cerr);
-  return memfleet::cli::kExitUsage;
+  return memfleet::kExitUsage;
 }

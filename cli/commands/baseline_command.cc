@@ -209,7 +209,7 @@ int RunBaselineCheck(const BaselineCheckArgs& args, std::ostream& out, std::ostr
   absl::StatusOr<v1::CheckBaselineResponse> response = (*client)->CheckBaseline(*request);
   if (!response.ok()) return PrintFailure(response.status(), "baseline check", err);
   out << RenderCheck(*response, *format);
-  return response->any_over() ? kExitOverBudget : kExitOk;
+  return response->any_over() ? kExitOverLimit : kExitOk;
 }
 
 std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat format) {
@@ -279,7 +279,7 @@ int RunRegressions(const RegressionsArgs& args, std::ostream& out, std::ostream&
   absl::StatusOr<v1::RegressionsResponse> response = (*client)->Regressions(request);
   if (!response.ok()) return PrintFailure(response.status(), "regressions", err);
   out << RenderRegressions(*response, *format);
-  return response->any_flagged() ? kExitOverBudget : kExitOk;
+  return response->any_flagged() ? kExitOverLimit : kExitOk;
 }
 
 int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream& out, std::ostream& err) {

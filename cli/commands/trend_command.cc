@@ -245,7 +245,7 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
     file.close();
     if (!file) {
       err << "memfleet trend: cannot write " << args.svg_path << ": " << std::strerror(errno) << "\n";
-      return kExitServerError;
+      return kExitFailed;
     }
     err << "memfleet trend: wrote the chart to " << args.svg_path << "\n";
   }

@@ -290,8 +290,8 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     for (const auto& [build, at] : newest) order.emplace_back(at, build);
     std::sort(order.rbegin(), order.rend());
     if (order.size() < 2) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          absl::StrCat("the devices with \"", *process, "\" are all on one build (\"",
+      // Nothing to compare (NOT_FOUND: exit 4 "nothing to check"), not a server failure.
+      return NotFound(absl::StrCat("the devices with \"", *process, "\" are all on one build (\"",
                                        order.front().second, "\"): nothing to compare; name two with --build A --vs B"));
     }
     build_b = order[0].second;

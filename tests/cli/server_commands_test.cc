@@ -460,11 +460,11 @@ TEST_F(ServerCommandsTest, UnknownDeviceAndNothingStoredAreNotFound) {
   ReportArgs args;
   args.common = common_;
   args.device_id = "pixel-9";
-  EXPECT_EQ(RunReport(args, out_, err_), kExitNotFound);
+  EXPECT_EQ(RunReport(args, out_, err_), kExitNothingToCheck);
   EXPECT_EQ(err_.str(), "memfleet: unknown device \"pixel-9\"\n");
   std::ostringstream err;
   args.device_id = "sim-empty";
-  EXPECT_EQ(RunReport(args, out_, err), kExitNotFound);
+  EXPECT_EQ(RunReport(args, out_, err), kExitNothingToCheck);
   EXPECT_EQ(err.str(), "memfleet: nothing stored for device \"sim-empty\" yet\n");
   EXPECT_EQ(out_.str(), "");
 }
@@ -521,7 +521,7 @@ TEST_F(ServerCommandsTest, AnUnknownOrAmbiguousProcessListsTheClosestNames) {
   args.common = common_;
   args.device_id = "sim-qcom-505";
   args.process_name = "surfaceflinga";
-  EXPECT_EQ(RunProcess(args, out_, err_), kExitNotFound);
+  EXPECT_EQ(RunProcess(args, out_, err_), kExitNothingToCheck);
   EXPECT_NE(err_.str().find("no process named \"surfaceflinga\" in the report of sim-qcom-505 captured at "
                             "2026-11-30T08:00:00Z (14 processes; closest: \"/system/bin/surfaceflinger\", "),
             std::string::npos)
@@ -604,7 +604,7 @@ TEST_F(ServerCommandsTest, TrendCsvAndNoHistory) {
 
   std::ostringstream out, err;
   args.process_name = "com.absent";
-  EXPECT_EQ(RunTrend(args, out, err), kExitNotFound);
+  EXPECT_EQ(RunTrend(args, out, err), kExitNothingToCheck);
   EXPECT_NE(err.str().find("no stored capture of sim-qcom-505 has a process named \"com.absent\"; closest names in "
                            "its latest report: \"com.tencent.mm\", "),
             std::string::npos)
@@ -634,7 +634,7 @@ TEST_F(ServerCommandsTest, FleetGroups) {
   std::ostringstream err2;
   args.metric = "process.total_kb";
   args.process_name = "nothing";
-  EXPECT_EQ(RunFleet(args, out, err2), kExitNotFound);
+  EXPECT_EQ(RunFleet(args, out, err2), kExitNothingToCheck);
 }
 
 TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {
@@ -695,7 +695,7 @@ TEST_F(ServerCommandsTest, SweepMatchingNothingIsNotFound) {
   SweepArgs args;
   args.common = common_;
   args.where = {"model=none"};
-  EXPECT_EQ(RunSweep(args, out_, err_), kExitNotFound);
+  EXPECT_EQ(RunSweep(args, out_, err_), kExitNothingToCheck);
   EXPECT_NE(err_.str().find("no device matches the --where terms"), std::string::npos) << err_.str();
 }
 

@@ -133,8 +133,9 @@ TEST_F(CliTest, NoneOrSeveralMatchingNamesAreRefusedWithTheClosestNames) {
 TEST_F(CliTest, RegressionsResolvesTheProcessNameOnTheServer) {
   const std::string target = server_->target();
   std::string out;
-  // One build only: nothing to compare, but the message names the process it resolved to.
-  EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinger"}, &out), 1) << out;
+  // One build only: nothing to check (4), not a server failure (1); the message names the process it
+  // resolved to.
+  EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinger"}, &out), 4) << out;
   EXPECT_NE(out.find("the devices with \"/system/bin/surfaceflinger\" are all on one build"), std::string::npos)
       << out;
   EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinga"}, &out), 4) << out;
@@ -164,6 +165,36 @@ TEST_F(CliTest, FleetResolvesTheProcessNameAsProcessDoes) {
   EXPECT_EQ(Memfleet({"--server", target, "fleet", "--metric", "process.total_kb", "--process", "-service"}, &out), 2)
       << out;
   EXPECT_NE(out.find("\"-service\" is the end of 2 processes"), std::string::npos) << out;
+}
+
+// One selector: a label term no capture carries selects no device (as the dashboard's ?where= does).
+TEST_F(CliTest, ALabelTermNoCaptureCarriesSelectsNoDevice) {
+  std::string out;
+  EXPECT_EQ(Memfleet({"--server", server_->target(), "devices", "--where", "label.run=NOSUCH"}, &out), 4) << out;
+  EXPECT_EQ(out.find(kQcomDevice), std::string::npos) << out;
+  EXPECT_EQ(Memfleet({"--server", server_->target(), "devices", "--where", "platform=qualcomm"}, &out), 2) << out;
+}
+
+// Every binary: one build-stamped version string, exit 0; a flag it does not take is a usage error (2),
+// never the flag parser's own code.
+TEST(VersionTest, EveryBinaryAnswersTheSameVersionAndUsageErrorsExit2) {
+  const std::string dir = testing::MakeTempDir("memfleet-version-");
+  std::string version;
+  for (const char* bin : {"memfleet", "memfleet-server", "memfleet-agent"}) {
+    const std::string log = dir + "/" + bin + ".log";
+    testing::Subprocess p({testing::Bin(bin), "--version"}, log);
+    ASSERT_EQ(p.WaitExit(std::chrono::seconds(30)), 0) << bin;
+    std::string line = testing::ReadFileForTest(log);
+    ASSERT_EQ(line.rfind(std::string(bin) + " ", 0), 0u) << line;
+    line = line.substr(std::string(bin).size() + 1);
+    line = line.substr(0, line.find('\n'));
+    EXPECT_EQ(line.rfind("0.1.0", 0), 0u) << line;
+    if (version.empty()) version = line;
+    EXPECT_EQ(line, version) << bin;
+    testing::Subprocess bad({testing::Bin(bin), "--no-such-flag"}, dir + "/" + bin + "-bad.log");
+    EXPECT_EQ(bad.WaitExit(std::chrono::seconds(30)), 2) << bin;
+  }
+  EXPECT_NE(version, "dev");
 }
 
 }  // namespace
