@@ -153,6 +153,8 @@ int main(int argc, char** argv) {
   baseline_check_cmd->add_option("--since", baseline_check.since,
                                  "devices whose latest report is at most this old (24h, 7d) or since an RFC 3339 time");
   baseline_check_cmd->add_option("--version", baseline_check.version, "baseline version (default: the latest)");
+  baseline_check_cmd->add_flag("--allow-unchecked", baseline_check.allow_unchecked,
+                               "pass (exit 0) even when budgets could not be checked: no such process, unknown figure");
 
   memfleet::cli::RegressionsArgs regressions;
   CLI::App* regressions_cmd = app.add_subcommand(

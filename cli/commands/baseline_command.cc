@@ -55,10 +55,15 @@ int RunBaselineImport(const BaselineImportArgs& args, std::ostream& out, std::os
   if (!response.ok()) return PrintFailure(response.status(), "baseline import", err);
   if (*format == OutputFormat::kJson) {
     out << Dump({{"version", response->version()}, {"name", response->name()},
-                 {"departments", response->departments()}, {"processes", response->processes()}});
+                 {"departments", response->departments()}, {"processes", response->processes()},
+                 {"warnings", std::vector<std::string>(response->warnings().begin(), response->warnings().end())}});
   } else {
     out << "imported \"" << TerminalSafe(response->name()) << "\" as baseline version " << response->version() << " ("
         << response->departments() << " departments, " << response->processes() << " processes)\n";
+  }
+  // On stderr in every format: a name the reports do not have is a budget `check` cannot check.
+  for (const std::string& warning : response->warnings()) {
+    err << "memfleet baseline import: warning: " << TerminalSafe(warning) << "\n";
   }
   return kExitOk;
 }
@@ -148,13 +153,20 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
                       {"worst_value_kb", row.worst_value_kb()}, {"worst_over_kb", row.worst_over_kb()},
                       {"worst_device", row.worst_device()}, {"worst_capture_id", row.worst_capture_id()}});
     }
+    json unchecked = json::array();
+    for (const v1::UncheckedBudget& u : r.unchecked()) {
+      unchecked.push_back({{"department", u.department()},
+                           {"process", u.process().empty() ? json(nullptr) : json(u.process())},
+                           {"budget", u.budget()}, {"budget_kb", u.budget_kb()}, {"reason", u.reason()}});
+    }
     json none = json::array();
     for (const v1::UnbudgetedProcess& u : r.unbudgeted()) {
       none.push_back({{"department", u.department()}, {"process", u.process()}, {"reason", u.reason()}});
     }
     return Dump({{"baseline_version", r.version()}, {"baseline_name", r.name()}, {"scheme", r.scheme()},
                  {"devices", r.devices()}, {"devices_not_applicable", r.devices_not_applicable()},
-                 {"any_over", r.any_over()}, {"rows", std::move(rows)}, {"unbudgeted", std::move(none)}});
+                 {"any_over", r.any_over()}, {"rows", std::move(rows)}, {"unchecked", std::move(unchecked)},
+                 {"unbudgeted", std::move(none)}});
   }
   if (format == OutputFormat::kCsv) {
     std::string out = CsvRow({"model", "build", "department", "process", "budget", "budget_kb", "devices_checked",
@@ -185,10 +197,22 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
                  absl::StrCat(row.devices_over(), "/", row.devices_checked()), FormatKb(row.worst_value_kb()),
                  Signed(row.worst_over_kb()), row.worst_device()});
   }
+  const std::string unchecked_note =
+      r.unchecked_size() == 0 ? "" : absl::StrCat(", ", r.unchecked_size(), " not checked");
   if (over.row_count() == 0) {
-    out += absl::StrCat("all within budget (", within, " budgets checked)\n");
+    out += r.unchecked_size() == 0
+               ? absl::StrCat("all within budget (", within, " budgets checked)\n")
+               : absl::StrCat(within, " budgets checked, all within", unchecked_note, "\n");
   } else {
-    out += absl::StrCat(over.row_count(), " over budget (kB), ", within, " within:\n") + over.Render(2);
+    out += absl::StrCat(over.row_count(), " over budget (kB), ", within, " within", unchecked_note, ":\n") +
+           over.Render(2);
+  }
+  if (r.unchecked_size() > 0) {
+    out += absl::StrCat("\nnot checked (", r.unchecked_size(), "):\n");
+    for (const v1::UncheckedBudget& u : r.unchecked()) {
+      out += absl::StrCat("  ", u.process().empty() ? absl::StrCat("[department ", u.department(), "]") : u.process(),
+                          " ", u.budget(), ": ", u.reason(), "\n");
+    }
   }
   if (r.unbudgeted_size() > 0) {
     out += absl::StrCat("\nno budget under scheme ", r.scheme(), ":\n");
@@ -209,7 +233,14 @@ int RunBaselineCheck(const BaselineCheckArgs& args, std::ostream& out, std::ostr
   absl::StatusOr<v1::CheckBaselineResponse> response = (*client)->CheckBaseline(*request);
   if (!response.ok()) return PrintFailure(response.status(), "baseline check", err);
   out << RenderCheck(*response, *format);
-  return response->any_over() ? kExitOverLimit : kExitOk;
+  if (response->any_over()) return kExitOverLimit;
+  if (response->unchecked_size() == 0 || args.allow_unchecked) return kExitOk;
+  // Budgets the baseline asks for were not checked: not a pass (README "Exit codes").
+  const bool none_checked = response->rows_size() == 0;
+  err << "memfleet baseline check: " << response->unchecked_size() << " budget"
+      << (response->unchecked_size() == 1 ? "" : "s") << " could not be checked"
+      << (none_checked ? " (none could)" : "") << "; --allow-unchecked to pass anyway\n";
+  return none_checked ? kExitNothingToCheck : kExitPartial;
 }
 
 std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat format) {

@@ -129,6 +129,17 @@ grpc::Status BaselineService::ImportBaseline(grpc::ServerContext* context, const
   for (const baseline::Department& d : parsed->departments) processes += static_cast<uint32_t>(d.processes.size());
   response->set_departments(static_cast<uint32_t>(parsed->departments.size()));
   response->set_processes(processes);
+  // Names no stored report has: said now, not discovered as a silent pass at the next check.
+  absl::StatusOr<std::vector<storage::StoredReport>> reports = store_.LatestReportsSince("");
+  if (reports.ok()) {
+    std::vector<std::string> names;
+    for (const storage::StoredReport& r : *reports) {
+      absl::StatusOr<report::Report> report = report::ReportFromJson(r.report_json);
+      if (!report.ok()) continue;
+      for (const auto& [pid, p] : report->processes) names.push_back(p.name);
+    }
+    for (std::string& w : baseline::UnmatchedProcessNames(*parsed, names)) response->add_warnings(std::move(w));
+  }
   LogLine(absl::StrCat("baseline \"", parsed->name, "\" imported as version ", *version, " from ", context->peer()));
   return grpc::Status::OK;
 }
@@ -218,6 +229,14 @@ absl::StatusOr<v1::CheckBaselineResponse> BaselineService::Check(const v1::Check
     row->set_worst_over_kb(r.worst_over_kb);
     row->set_worst_device(r.worst_device);
     row->set_worst_capture_id(r.worst_capture_id);
+  }
+  for (const baseline::Unchecked& u : result.unchecked) {
+    v1::UncheckedBudget* b = response->add_unchecked();
+    b->set_department(u.item.department);
+    b->set_process(u.item.process);
+    b->set_budget(baseline::BudgetName(u.item.budget));
+    b->set_budget_kb(u.item.budget_kb);
+    b->set_reason(u.reason);
   }
   for (const baseline::Unbudgeted& u : result.unbudgeted) {
     v1::UnbudgetedProcess* p = response->add_unbudgeted();
