@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   trend_cmd->add_option("--metric", trend.metric, "process figure: total_kb, pss_kb, gl_kb, dma_kb, ...")
       ->capture_default_str();
   trend_cmd->add_option("--since", trend.since, "from a span back (7d, 24h, 90m) or an RFC 3339 time; default: all");
-  trend_cmd->add_option("--limit", trend.limit, "at most this many points (0 = all)");
+  trend_cmd->add_option("--limit", trend.limit, "only the newest N points (0 = all)");
   trend_cmd->add_option("--svg", trend.svg_path, "also write an SVG line chart to FILE");
 
   memfleet::cli::FleetArgs fleet;

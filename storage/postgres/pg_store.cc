@@ -156,16 +156,18 @@ std::string ListDevicesSql() {
 
 std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, " FROM devices AS d WHERE d.device_id = $1"); }
 
+// A limit keeps the newest points: read backwards, then put in time order.
 std::string ProcessTrendSql(const char* column) {
-  return absl::StrCat("SELECT capture_id, captured_at, pid, ", column,
+  return absl::StrCat("SELECT * FROM (SELECT capture_id, captured_at, pid, ", column,
                       " FROM process_reports WHERE device_id = $1 AND name = $2 AND captured_at >= $3"
-                      " ORDER BY captured_at, pid LIMIT $4");
+                      " ORDER BY captured_at DESC, pid DESC, capture_id DESC LIMIT $4) AS newest"
+                      " ORDER BY captured_at, pid, capture_id");
 }
 
 std::string DeviceTrendSql(const char* column) {
-  return absl::StrCat("SELECT capture_id, captured_at, 0, ", column,
+  return absl::StrCat("SELECT * FROM (SELECT capture_id, captured_at, 0 AS pid, ", column,
                       " FROM device_reports WHERE device_id = $1 AND captured_at >= $2"
-                      " ORDER BY captured_at, capture_id LIMIT $3");
+                      " ORDER BY captured_at DESC, capture_id DESC LIMIT $3) AS newest ORDER BY captured_at, capture_id");
 }
 
 constexpr char kLatestReportJoin[] =

@@ -267,14 +267,16 @@ std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, "
 
 // One range of process_samples' primary key, already in (captured_ms, pid) order; each point's capture id
 // and time come from its device_reports row, one rowid probe. `since` "" is before every time. LIMIT -1
-// is SQLite's "no limit".
+// is SQLite's "no limit". A limit keeps the newest points (read backwards, then put in time order).
 std::string ProcessTrendSql(const char* column) {
-  return absl::StrCat("SELECT r.capture_id, r.captured_at, p.pid, p.", column,
+  return absl::StrCat("SELECT capture_id, captured_at, pid, value FROM (SELECT r.capture_id, r.captured_at,"
+                      " p.captured_ms, p.pid, p.capture_no, p.", column, " AS value"
                       " FROM process_samples AS p JOIN device_reports AS r ON r.capture_no = p.capture_no"
                       " WHERE p.device_no = (SELECT device_no FROM device_numbers WHERE device_id = ?1)"
                       " AND p.name_no = (SELECT name_no FROM process_names WHERE name = ?2)"
                       " AND p.captured_ms >= (CASE WHEN ?3 = '' THEN -9223372036854775807 ELSE ",
-                      MillisecondsOf("?3"), " END) ORDER BY p.captured_ms, p.pid LIMIT ?4");
+                      MillisecondsOf("?3"), " END) ORDER BY p.captured_ms DESC, p.pid DESC, p.capture_no DESC LIMIT ?4)"
+                      " ORDER BY captured_ms, pid, capture_no");
 }
 
 // The process named ?N of the capture whose device_reports row is `r`: one range of process_samples'
@@ -287,11 +289,11 @@ std::string ProcessOfCaptureSql(const char* column, const char* name_param) {
                       " AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1");
 }
 
-// A device's range of device_reports_by_device_time, in order.
+// A device's range of device_reports_by_device_time, in order; a limit keeps the newest.
 std::string DeviceTrendSql(const char* column) {
-  return absl::StrCat("SELECT capture_id, captured_at, 0, ", column,
+  return absl::StrCat("SELECT * FROM (SELECT capture_id, captured_at, 0, ", column,
                       " FROM device_reports WHERE device_id = ?1 AND captured_at >= ?2"
-                      " ORDER BY captured_at, capture_id LIMIT ?3");
+                      " ORDER BY captured_at DESC, capture_id DESC LIMIT ?3) ORDER BY captured_at, capture_id");
 }
 
 // Per device, the latest report is the last entry of its range in device_reports_by_device_time (a

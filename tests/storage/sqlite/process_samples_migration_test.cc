@@ -130,9 +130,10 @@ TEST_F(ProcessSamplesMigrationTest, TrendsAnswerWhatVersion14Stored) {
                                       "dev-a-2@2026-11-30T08:10:00.250Z/42=710",
                                       "dev-a-3@2026-11-30T08:10:00.250Z/42=720",
                                       "dev-a-2@2026-11-30T08:10:00.250Z/43=20"}));
+  // A limit keeps the newest two, in the same order.
   EXPECT_EQ(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "pss_kb", "2026-11-30T08:10:00.250Z", 2)),
-            (std::vector<std::string>{"dev-a-2@2026-11-30T08:10:00.250Z/42=null",
-                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=620"}));
+            (std::vector<std::string>{"dev-a-3@2026-11-30T08:10:00.250Z/42=620",
+                                      "dev-a-2@2026-11-30T08:10:00.250Z/43=10"}));
   // `since` one millisecond later excludes the 08:10:00.250 captures.
   EXPECT_TRUE(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "2026-11-30T08:10:00.251Z", 0)).empty());
   EXPECT_EQ(Points(store_->ProcessHistory("dev-b", "surfaceflinger", "total_kb", "", 0)),
@@ -215,9 +216,9 @@ TEST_F(Version15TiesTest, TiesOnTimeStillGoToTheCaptureIdOrder) {
             (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
                                       "dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
                                       "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
-  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 2)),
-            (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
-                                      "dev-a-5@2026-11-30T08:10:00.250Z/0=9500"}));
+  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 2)),  // the newest two
+            (std::vector<std::string>{"dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
+                                      "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
   absl::StatusOr<std::vector<FleetValueRow>> fleet = store_->LatestPerDevice("total_kb", "");
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   ASSERT_EQ(fleet->size(), 1u);

@@ -215,10 +215,11 @@ TEST_P(QueryPlanOnFleetTest, TheExplainedStatementsAnswerCorrectly) {
   EXPECT_EQ(device_trend->front().capture_id, "dev-7-50");
   EXPECT_EQ(device_trend->front().value_kb, 1'000'000 + kCapturesPerDevice - 10);
   EXPECT_EQ(device_trend->back().value_kb, 1'000'000 + kCapturesPerDevice - 1);
-  absl::StatusOr<std::vector<HistoryRow>> first_two = store_->DeviceHistory("dev-7", "total_kb", "", 2);
-  ASSERT_TRUE(first_two.ok()) << first_two.status();
-  ASSERT_EQ(first_two->size(), 2u);
-  EXPECT_EQ(first_two->back().capture_id, "dev-7-1");
+  absl::StatusOr<std::vector<HistoryRow>> last_two = store_->DeviceHistory("dev-7", "total_kb", "", 2);
+  ASSERT_TRUE(last_two.ok()) << last_two.status();
+  ASSERT_EQ(last_two->size(), 2u);  // a limit keeps the newest
+  EXPECT_EQ(last_two->front().capture_id, "dev-7-" + std::to_string(kCapturesPerDevice - 2));
+  EXPECT_EQ(last_two->back().capture_id, "dev-7-" + std::to_string(kCapturesPerDevice - 1));
   EXPECT_EQ(store_->DeviceHistory("dev-7", "pss_kb", "", 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->DeviceHistory("dev-7", "total_kb; DROP TABLE devices", "", 0).status().code(),
             absl::StatusCode::kInvalidArgument);
