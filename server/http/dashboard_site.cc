@@ -125,7 +125,7 @@ DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
   if (std::optional<DashboardReply> refused = Authenticate(request)) return *refused;
   absl::StatusOr<std::string> html = target->page == DashboardPage::kFleet       ? FleetPage(*target)
                                      : target->page == DashboardPage::kDevice    ? DevicePage(*target)
-                                     : target->page == DashboardPage::kBaselines ? BaselinesPage()
+                                     : target->page == DashboardPage::kBaselines ? BaselinesPage(*target)
                                                                                  : ProcessPage(*target);
   if (!html.ok()) return ErrorPage(html.status());
   return Page(200, std::move(*html));
@@ -283,14 +283,21 @@ absl::StatusOr<std::string> DashboardSite::ResolveProcessOfLatest(const std::str
   return ResolveProcessName(typed, names, absl::StrCat("in the latest report of ", device_id));
 }
 
-absl::StatusOr<std::string> DashboardSite::BaselinesPage() {
+absl::StatusOr<std::string> DashboardSite::BaselinesPage(const DashboardTarget& target) {
+  // ?scheme=1|2 as `baseline check --scheme`; the check refuses anything else (400).
+  v1::CheckBaselineRequest request;
+  const std::string scheme = target.Param("scheme");
+  if (!scheme.empty()) {
+    if (scheme != "1" && scheme != "2") return absl::InvalidArgumentError("scheme is 1 or 2");
+    request.set_scheme(scheme == "2" ? 2 : 1);
+  }
   dashboard::BaselinesPageInput in;
   if (baselines_ == nullptr) {
     in.absent = "this server answers no baseline check";
     return dashboard::RenderBaselinesPage(in);
   }
-  // As `memfleet baseline check` with no option: the latest baseline, scheme 1, each device's latest report.
-  absl::StatusOr<v1::CheckBaselineResponse> checked = baselines_->Check(v1::CheckBaselineRequest());
+  // As `memfleet baseline check [--scheme N]`: the latest baseline, each device's latest report.
+  absl::StatusOr<v1::CheckBaselineResponse> checked = baselines_->Check(request);
   // No baseline, no report yet, or a stored baseline the rules no longer accept: said on the page.
   if (checked.status().code() == absl::StatusCode::kNotFound ||
       checked.status().code() == absl::StatusCode::kFailedPrecondition) {

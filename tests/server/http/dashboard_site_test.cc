@@ -188,6 +188,13 @@ TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLates
   const size_t row_start = page.body.rfind("<tr", at);
   EXPECT_EQ(page.body.compare(row_start, 17, "<tr class=\"over\">"), 0) << page.body.substr(row_start, 200);
   EXPECT_LT(at, page.body.find("<h2>Within budget")) << "listed under Over budget";
+
+  // ?scheme=2 as `baseline check --scheme 2`: it used to show scheme 1.
+  HttpReply scheme2 = Get("/baselines?scheme=2");
+  ASSERT_EQ(scheme2.status, 200) << scheme2.body;
+  EXPECT_NE(scheme2.body.find("<h1>Baseline sample lab reference (version 1, scheme 2)</h1>"), std::string::npos)
+      << scheme2.body;
+  EXPECT_EQ(Get("/baselines?scheme=3").status, 400);
 }
 
 TEST_F(DashboardSiteTest, BadAddressesGetReadablePages) {
