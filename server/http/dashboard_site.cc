@@ -82,14 +82,27 @@ dashboard::FleetDevice FleetDeviceOf(const storage::DeviceRecord& d, const Agent
 
 std::vector<dashboard::FleetGroup> GroupsByModel(const std::vector<dashboard::FleetDevice>& rows) {
   std::map<std::string, std::vector<int64_t>> totals;
+  std::map<std::string, size_t> unknown;
   for (const dashboard::FleetDevice& d : rows) {
-    if (d.total_kb) totals[d.model].push_back(*d.total_kb);
+    std::vector<int64_t>& values = totals[d.model];  // a model of unknown totals only is still listed
+    if (d.total_kb) {
+      values.push_back(*d.total_kb);
+    } else {
+      ++unknown[d.model];  // counted, never dropped
+    }
   }
   std::vector<dashboard::FleetGroup> groups;
   for (auto& [model, values] : totals) {
     std::sort(values.begin(), values.end());
-    groups.push_back({model, values.size(), values.front(), NearestRankPercentile(values, 50),
-                      NearestRankPercentile(values, 90), values.back()});
+    dashboard::FleetGroup g{model, values.size()};
+    g.unknown = unknown[model];
+    if (!values.empty()) {
+      g.min_kb = values.front();
+      g.p50_kb = NearestRankPercentile(values, 50);
+      g.p90_kb = NearestRankPercentile(values, 90);
+      g.max_kb = values.back();
+    }
+    groups.push_back(g);
   }
   return groups;
 }

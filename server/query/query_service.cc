@@ -359,17 +359,26 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
 
   std::vector<const storage::FleetValueRow*> selected;
   std::map<std::string, std::vector<int64_t>> groups;
+  std::map<std::string, uint32_t> unknown;
   for (const storage::FleetValueRow& row : *rows) {
     selected.push_back(&row);
-    if (!row.value_kb.has_value()) continue;  // unknown values are listed, never aggregated as 0
     const std::string& field = GroupKeyField(row.device, group_by);
-    groups[field.empty() ? "(unknown)" : field].push_back(*row.value_kb);
+    const std::string key = field.empty() ? "(unknown)" : field;
+    groups[key];  // a group of unknowns only is still a group
+    // Unknown values are listed and counted, never aggregated as 0 nor dropped.
+    if (!row.value_kb.has_value()) {
+      ++unknown[key];
+      continue;
+    }
+    groups[key].push_back(*row.value_kb);
   }
   for (auto& [key, values] : groups) {
     std::sort(values.begin(), values.end());
     v1::FleetGroup* g = response->add_groups();
     g->set_key(key);
     g->set_devices(static_cast<uint32_t>(values.size()));
+    g->set_unknown(unknown[key]);
+    if (values.empty()) continue;
     g->set_min_kb(values.front());
     g->set_p50_kb(NearestRankPercentile(values, 50));
     g->set_p90_kb(NearestRankPercentile(values, 90));

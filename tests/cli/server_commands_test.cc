@@ -148,6 +148,10 @@ class FakeQueryService final : public v1::QueryService::Service {
     g->set_p50_kb(3014795);
     g->set_p90_kb(3567646);
     g->set_max_kb(3567646);
+    g->set_unknown(1);  // a third qcom device whose total is null
+    v1::FleetGroup* none_known = response->add_groups();
+    none_known->set_key("mtk");
+    none_known->set_unknown(2);
     v1::FleetRow* r = response->add_rows();
     r->set_device_id("sim-qcom-8450");
     r->set_value_kb(3567646);
@@ -619,11 +623,16 @@ TEST_F(ServerCommandsTest, FleetGroups) {
   std::string t = out_.str();
   EXPECT_NE(t.find("PLATFORM"), std::string::npos);
   EXPECT_NE(t.find("3,567,646"), std::string::npos);
+  // Unknowns are counted beside the known, never dropped; a group of unknowns only has no figures.
+  EXPECT_NE(t.find(" 2 (+1 unknown) "), std::string::npos) << t;
+  EXPECT_NE(t.find(" 0 (+2 unknown) "), std::string::npos) << t;
 
   std::ostringstream csv;
   args.common.csv = true;
   ASSERT_EQ(RunFleet(args, csv, err_), kExitOk);
-  EXPECT_EQ(csv.str(), "platform,devices,min_kb,p50_kb,p90_kb,max_kb\r\nqcom,2,3014795,3014795,3567646,3567646\r\n");
+  EXPECT_EQ(csv.str(),
+            "platform,devices,unknown,min_kb,p50_kb,p90_kb,max_kb\r\nqcom,2,1,3014795,3014795,3567646,3567646\r\n"
+            "mtk,0,2,,,,\r\n");
 
   std::ostringstream out, err;
   args.common.csv = false;
