@@ -104,11 +104,14 @@ int main(int argc, char** argv) {
   process_cmd->add_option("--at", process.at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
 
   memfleet::cli::TrendArgs trend;
-  CLI::App* trend_cmd = app.add_subcommand("trend", "One process figure over a device's stored captures");
+  CLI::App* trend_cmd =
+      app.add_subcommand("trend", "One device figure, or with --process one process figure, over a device's captures");
   AddServerOptions(trend_cmd, trend.common);
   trend_cmd->add_option("DEVICE", trend.device_id, "device id")->required();
-  trend_cmd->add_option("--process", trend.process_name, "process name")->required();
-  trend_cmd->add_option("--metric", trend.metric, "process figure: total_kb, pss_kb, gl_kb, dma_kb, ...")
+  trend_cmd->add_option("--process", trend.process_name, "process name (default: the device's own figures)");
+  trend_cmd->add_option("--metric", trend.metric,
+                        "figure: total_kb, pss_kb, gl_kb, dma_kb, ... of the process; total_kb, kernel_kb, "
+                        "processes_kb, ... of the device")
       ->capture_default_str();
   trend_cmd->add_option("--since", trend.since, "from a span back (7d, 24h, 90m) or an RFC 3339 time; default: all");
   trend_cmd->add_option("--limit", trend.limit, "only the newest N points (0 = all)");

@@ -27,7 +27,8 @@ using chart::Sparkline;
 using nlohmann::json;
 
 std::string MetricName(const std::string& metric) {
-  return absl::StartsWith(metric, "process.") ? metric.substr(8) : metric;
+  if (absl::StartsWith(metric, "process.")) return metric.substr(8);
+  return absl::StartsWith(metric, "device.") ? metric.substr(7) : metric;
 }
 
 bool ValidMetric(const std::string& metric) {
@@ -126,7 +127,9 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
                       {"pid", p.pid()},
                       {"value_kb", KbJson(ValueOf(p))}});
     }
-    json out = {{"device_id", args.device_id}, {"process", args.process_name}, {"metric", metric},
+    json out = {{"device_id", args.device_id},
+                {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
+                {"metric", (args.process_name.empty() ? "device." : "process.") + metric},
                 {"since", args.since.empty() ? json(nullptr) : json(args.since)},
                 {"points", std::move(list)}, {"min_kb", KbJson(summary.min)}, {"max_kb", KbJson(summary.max)},
                 {"last_kb", KbJson(summary.last)}};
@@ -143,17 +146,19 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     }
     return out;
   }
-  std::string out = TerminalSafe(args.process_name + " " + metric + " on " + args.device_id +
+  std::string out = TerminalSafe((args.process_name.empty() ? "device" : args.process_name) + " " + metric + " on " +
+                                 args.device_id +
                                  (args.since.empty() ? "" : " since " + args.since)) +
                     "\n";
-  TextTable table({{"TIME"}, {"PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}});
+  TextTable table({{"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight},
+                   {"NOTE"}});
   std::vector<std::optional<int64_t>> values;
   for (size_t i = 0; i < points.size(); ++i) {
     const v1::HistoryPoint& p = points[i];
     std::string note;
-    if (i > 0 && p.pid() != points[i - 1].pid()) note = "new pid (restarted)";
+    if (!args.process_name.empty() && i > 0 && p.pid() != points[i - 1].pid()) note = "new pid (restarted)";
     if (!p.value_known()) note = note.empty() ? "figure unknown in that report" : note + "; figure unknown";
-    table.AddRow({p.captured_at(), std::to_string(p.pid()), p.value_known() ? FormatKb(p.value_kb()) : "null", note});
+    table.AddRow({p.captured_at(), args.process_name.empty() ? "" : std::to_string(p.pid()), p.value_known() ? FormatKb(p.value_kb()) : "null", note});
     values.push_back(ValueOf(p));
   }
   out += table.Render(2) + "\n";
@@ -178,7 +183,8 @@ std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryRespon
     chart.push_back({*t, p.value_kb()});
   }
   ChartOptions options;
-  options.title = args.process_name + " " + MetricName(args.metric) + " on " + args.device_id;
+  options.title = (args.process_name.empty() ? "device" : args.process_name) + " " + MetricName(args.metric) + " on " +
+                  args.device_id;
   options.value_label = MetricName(args.metric);
   return RenderSvgLineChart(chart, options);
 }
@@ -186,9 +192,9 @@ std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryRespon
 int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
   if (!format.ok()) return PrintFailure(format.status(), "trend", err);
-  if (args.device_id.empty() || args.process_name.empty()) {
-    return PrintFailure(absl::InvalidArgumentError("give a DEVICE and --process NAME, e.g. memfleet trend pixel-7 "
-                                                   "--process surfaceflinger --since 7d"),
+  if (args.device_id.empty()) {
+    return PrintFailure(absl::InvalidArgumentError("give a DEVICE (and --process NAME for a process), e.g. memfleet "
+                                                   "trend pixel-7 --process surfaceflinger --since 7d"),
                         "trend", err);
   }
   const std::string metric = MetricName(args.metric);
@@ -215,7 +221,8 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   if (!client.ok()) return PrintFailure(client.status(), "trend", err);
   absl::StatusOr<v1::ProcessHistoryResponse> history = (*client)->GetProcessHistory(request);
   // The server says NotFound, or (with --since) sends no points, when no capture has the name exactly.
-  const bool none_exact = history.ok() ? history->points_size() == 0
+  // Without --process there is no name to resolve: the device's own figures.
+  const bool none_exact = args.process_name.empty() ? false : history.ok() ? history->points_size() == 0
                                        : history.status().code() == absl::StatusCode::kNotFound;
   if (!history.ok() && !none_exact) return PrintFailure(history.status(), "trend", err);
   if (none_exact) {

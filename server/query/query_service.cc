@@ -274,9 +274,9 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
   if (grpc::Status denied = Authorize(context, "GetProcessHistory"); !denied.ok()) return denied;
   const std::string& device_id = request->device_id();
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
-  if (request->process_name().empty()) return Invalid("process name is empty");
-  if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   std::string metric = request->metric().empty() ? "total_kb" : request->metric();
+  if (request->process_name().empty()) return DeviceHistory(device_id, metric, *request, response);
+  if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   if (!Contains(ProcessFigures(), metric)) {
     return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
                                 "\"; one of: ", absl::StrJoin(ProcessFigures(), ", ")));
@@ -398,6 +398,33 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
     r->set_captured_at(row->captured_at);
     r->set_value_known(row->value_kb.has_value());
     r->set_value_kb(row->value_kb.value_or(0));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::DeviceHistory(const std::string& device_id, const std::string& metric,
+                                         const v1::ProcessHistoryRequest& request,
+                                         v1::ProcessHistoryResponse* response) {
+  if (!Contains(DeviceFigures(), metric)) {
+    return Invalid(absl::StrCat("unknown device figure \"", Printable(metric), "\" (no --process); one of: ",
+                                absl::StrJoin(DeviceFigures(), ", ")));
+  }
+  absl::StatusOr<std::string> since = CheckOptionalTime("since", request.since());
+  if (!since.ok()) return ToGrpcStatus(since.status());
+  if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
+  absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_.DeviceHistory(device_id, metric, *since, request.limit());
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
+  if (rows->empty() && since->empty()) return NotFound(absl::StrCat("device \"", device_id, "\" has no capture stored"));
+  absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
+  if (!marks.ok()) return ToGrpcStatus(marks.status());
+  response->set_hourly_before(marks->hourly_before);
+  response->set_daily_before(marks->daily_before);
+  for (const storage::HistoryRow& row : *rows) {
+    v1::HistoryPoint* p = response->add_points();
+    p->set_captured_at(row.captured_at);
+    p->set_capture_id(row.capture_id);
+    p->set_value_known(row.value_kb.has_value());
+    p->set_value_kb(row.value_kb.value_or(0));
   }
   return grpc::Status::OK;
 }

@@ -67,6 +67,10 @@ class QueryService final : public v1::QueryService::Service {
   // The re-account itself, on the worker pool; the caller holds reaccount_mu_.
   grpc::Status ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reaccount_mu_);
+  // GetProcessHistory without a process name: one device figure (`metric`, as in FleetRequest's device.*)
+  // over the device's captures.
+  grpc::Status DeviceHistory(const std::string& device_id, const std::string& metric,
+                             const v1::ProcessHistoryRequest& request, v1::ProcessHistoryResponse* response);
   // The process name `typed` means on the devices of `rows` (common/process_name_match.h): `typed` when
   // some device has it exactly, else the one name whose base name or end it is; InvalidArgument listing
   // the candidates when several are. `typed` itself when no device has anything like it.

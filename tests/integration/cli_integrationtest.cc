@@ -167,6 +167,23 @@ TEST_F(CliTest, FleetResolvesTheProcessNameAsProcessDoes) {
   EXPECT_NE(out.find("\"-service\" is the end of 2 processes"), std::string::npos) << out;
 }
 
+// `trend DEVICE` without --process charts the device's own figures: the report's device total.
+TEST_F(CliTest, TrendWithoutAProcessChartsTheDevice) {
+  const std::string target = server_->target();
+  std::string out;
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "report", kQcomDevice}, &out), 0) << out;
+  const int64_t total = json::parse(out)["device"]["total_kb"].get<int64_t>();
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "trend", kQcomDevice}, &out), 0) << out;
+  const json trend = json::parse(out);
+  EXPECT_TRUE(trend["process"].is_null());
+  EXPECT_EQ(trend["metric"], "device.total_kb");
+  ASSERT_EQ(trend["points"].size(), 1u) << out;
+  EXPECT_EQ(trend["points"][0]["value_kb"], total);
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "trend", kQcomDevice, "--metric", "device.kernel_kb"}, &out), 0)
+      << out;
+  EXPECT_EQ(Memfleet({"--server", target, "trend", kQcomDevice, "--metric", "gl_kb"}, &out), 2) << out;
+}
+
 // One selector: a label term no capture carries selects no device (as the dashboard's ?where= does).
 TEST_F(CliTest, ALabelTermNoCaptureCarriesSelectsNoDevice) {
   std::string out;
