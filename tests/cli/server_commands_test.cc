@@ -441,6 +441,7 @@ TEST_F(ServerCommandsTest, ReportJsonAndRelativeAt) {
   json j = json::parse(out_.str());
   EXPECT_EQ(j["device"]["total_kb"], 3014795);
   EXPECT_EQ(j["processes"]["30830"]["name"], "/system/bin/surfaceflinger");
+  EXPECT_EQ(j["capture_id"], "sim-qcom-505-20261130T080000Z-000003");  // the capture it read
 }
 
 TEST_F(ServerCommandsTest, ReportCsvHasEveryProcess) {
