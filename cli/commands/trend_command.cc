@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -153,10 +155,21 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
   TextTable table({{"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight},
                    {"NOTE"}});
   std::vector<std::optional<int64_t>> values;
+  // One name, several pids (docs/accounting.md): a row per pid, and a restart only where a capture's set of
+  // pids differs from the capture before it, not between two pids of one capture.
+  std::map<std::string, std::set<int64_t>> pids_of;  // capture id -> its pids
+  for (const v1::HistoryPoint& p : points) pids_of[p.capture_id()].insert(p.pid());
   for (size_t i = 0; i < points.size(); ++i) {
     const v1::HistoryPoint& p = points[i];
     std::string note;
-    if (!args.process_name.empty() && i > 0 && p.pid() != points[i - 1].pid()) note = "new pid (restarted)";
+    const std::set<int64_t>& pids = pids_of[p.capture_id()];
+    const bool first_of_capture = i == 0 || points[i - 1].capture_id() != p.capture_id();
+    if (!args.process_name.empty() && first_of_capture && i > 0 && pids != pids_of[points[i - 1].capture_id()]) {
+      note = "new pid (restarted)";
+    }
+    if (!args.process_name.empty() && pids.size() > 1 && first_of_capture) {
+      note += (note.empty() ? "" : "; ") + std::to_string(pids.size()) + " pids in this capture";
+    }
     if (!p.value_known()) note = note.empty() ? "figure unknown in that report" : note + "; figure unknown";
     table.AddRow({p.captured_at(), args.process_name.empty() ? "" : std::to_string(p.pid()), p.value_known() ? FormatKb(p.value_kb()) : "null", note});
     values.push_back(ValueOf(p));

@@ -180,10 +180,16 @@ std::string LatestDeviceFigureSql(const char* column) {
   return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", column, kLatestReportJoin);
 }
 
+// Several processes of one name in one capture count together: summed, NULL when one is unknown or none
+// has the name (as SQLite's SummedOverPids).
+std::string SummedOverPids(const char* column) {
+  return absl::StrCat("CASE WHEN COUNT(*) = COUNT(p.", column, ") THEN CAST(SUM(p.", column, ") AS BIGINT) END");
+}
+
 std::string LatestProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT ", SummedOverPids(column),
                       " FROM process_reports AS p WHERE p.device_id = r.device_id AND p.name = $1"
-                      " AND p.captured_at = r.captured_at AND p.capture_id = r.capture_id ORDER BY p.pid LIMIT 1)",
+                      " AND p.captured_at = r.captured_at AND p.capture_id = r.capture_id)",
                       kLatestReportJoin);
 }
 
@@ -259,8 +265,8 @@ std::string CaptureDeviceFigureSql(const char* column) {
 }
 
 std::string CaptureProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", column, " FROM process_reports WHERE capture_id = $1 AND name = $2",
-                      " ORDER BY pid LIMIT 1");
+  return absl::StrCat("SELECT ", SummedOverPids(column), " FROM process_reports AS p WHERE p.capture_id = $1",
+                      " AND p.name = $2");
 }
 
 // LIMIT NULL is PostgreSQL's "no limit".

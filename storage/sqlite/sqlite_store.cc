@@ -279,14 +279,21 @@ std::string ProcessTrendSql(const char* column) {
                       " ORDER BY captured_ms, pid, capture_no");
 }
 
-// The process named ?N of the capture whose device_reports row is `r`: one range of process_samples'
-// primary key (device, name, the capture's time), in pid order, so the lowest comes first; the capture_no
-// keeps another capture at the same millisecond out.
+// Several processes of one name in one capture (a service and its short-lived twin, a restart caught
+// mid-way) count together, as the baseline check counts them: their figures summed, unknown (NULL) when
+// one of them is; no process of the name, NULL (docs/accounting.md, "One name, several pids").
+std::string SummedOverPids(const char* column) {
+  return absl::StrCat("CASE WHEN COUNT(*) = COUNT(p.", column, ") THEN SUM(p.", column, ") END");
+}
+
+// The process named ?N of the capture whose device_reports row is `r` (its pids summed): one range of
+// process_samples' primary key (device, name, the capture's time); the capture_no keeps another capture
+// at the same millisecond out.
 std::string ProcessOfCaptureSql(const char* column, const char* name_param) {
-  return absl::StrCat("SELECT p.", column, " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM "
+  return absl::StrCat("SELECT ", SummedOverPids(column), " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM "
                       "device_numbers WHERE device_id = r.device_id) AND p.name_no = (SELECT name_no FROM "
                       "process_names WHERE name = ", name_param, ") AND p.captured_ms = ", MillisecondsOf("r.captured_at"),
-                      " AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1");
+                      " AND p.capture_no = r.capture_no");
 }
 
 // A device's range of device_reports_by_device_time, in order; a limit keeps the newest.
@@ -309,19 +316,19 @@ std::string LatestDeviceFigureSql(const char* column) {
   return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", column, kLatestReportJoin);
 }
 
-// A process figure of the latest report; several processes of that name (e.g. a restarted service)
-// -> the lowest pid; the process absent from the latest report -> NULL. The latest report's time is the
+// A process figure of the latest report; several processes of that name -> summed (SummedOverPids); the
+// process absent from the latest report -> NULL. The latest report's time is the
 // last of the device's range for that name when the process is in it (no later capture exists), so the
 // range's end stands in for converting r.captured_at (ProcessOfCaptureSql), which costs more than both
 // probes; the capture_no says whether that last time is the latest report's.
 std::string LatestProcessFigureSql(const char* column) {
   return absl::StrCat(
-      "SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
+      "SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT ", SummedOverPids(column),
       " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM device_numbers WHERE device_id = "
       "r.device_id) AND p.name_no = (SELECT name_no FROM process_names WHERE name = ?1) AND p.captured_ms = "
       "(SELECT MAX(m.captured_ms) FROM process_samples AS m WHERE m.device_no = (SELECT device_no FROM "
       "device_numbers WHERE device_id = r.device_id) AND m.name_no = (SELECT name_no FROM process_names WHERE "
-      "name = ?1)) AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1)",
+      "name = ?1)) AND p.capture_no = r.capture_no)",
       kLatestReportJoin);
 }
 
