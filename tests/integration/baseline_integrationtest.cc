@@ -359,7 +359,10 @@ TEST_F(BaselineIntegrationTest, BudgetsThatMatchNoProcessFailTheCheck) {
 
   CliRun as_json = Memfleet({"baseline", "check", "--sweep", sweep_id, "--json"});
   EXPECT_EQ(as_json.exit_code, 5) << as_json.output;
-  json r = json::parse(as_json.output.substr(0, as_json.output.rfind("}") + 1));
+  // The JSON on stdout; stderr's one line (no braces) may come before it in the shared log.
+  const size_t open = as_json.output.find('{');
+  ASSERT_NE(open, std::string::npos) << as_json.output;
+  json r = json::parse(as_json.output.substr(open, as_json.output.rfind('}') + 1 - open));
   ASSERT_EQ(r["unchecked"].size(), 4u) << as_json.output;
   EXPECT_EQ(r["unchecked"][0]["process"], "systemui");
   EXPECT_EQ(r["unchecked"][0]["budget"], "graphics_dma_kb");
