@@ -257,12 +257,18 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
   if (!device.ok()) return absl::UnavailableError(device.status().message());
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
-  absl::StatusOr<std::string> name = ResolveProcessOfLatest(target.device_id, target.process_name);
-  if (!name.ok()) return name.status();
   const std::string since = DaysAgo(*days);
   absl::StatusOr<std::vector<storage::HistoryRow>> history =
-      store_.ProcessHistory(target.device_id, *name, "total_kb", since, kMaxTrendPoints);
+      store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
   if (!history.ok()) return absl::UnavailableError(history.status().message());
+  // A name no capture of the window has exactly: the one it means, as `memfleet trend` resolves it.
+  absl::StatusOr<std::string> name = target.process_name;
+  if (history->empty()) {
+    name = ResolveProcessOfLatest(target.device_id, target.process_name);
+    if (!name.ok()) return name.status();
+    history = store_.ProcessHistory(target.device_id, *name, "total_kb", since, kMaxTrendPoints);
+    if (!history.ok()) return absl::UnavailableError(history.status().message());
+  }
   absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", *name);
   if (!fleet.ok()) return absl::UnavailableError(fleet.status().message());
   dashboard::ProcessPageInput in;
