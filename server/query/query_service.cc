@@ -291,19 +291,7 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
     return NotFound(absl::StrCat("no process named \"", Printable(request->process_name()),
                                  "\" in the stored captures of device \"", device_id, "\""));
   }
-  absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
-  if (!marks.ok()) return ToGrpcStatus(marks.status());
-  response->set_hourly_before(marks->hourly_before);
-  response->set_daily_before(marks->daily_before);
-  for (const storage::HistoryRow& row : *rows) {
-    v1::HistoryPoint* p = response->add_points();
-    p->set_captured_at(row.captured_at);
-    p->set_capture_id(row.capture_id);
-    p->set_pid(row.pid);
-    p->set_value_known(row.value_kb.has_value());
-    p->set_value_kb(row.value_kb.value_or(0));
-  }
-  return grpc::Status::OK;
+  return AnswerHistory(device_id, *rows, response);
 }
 
 grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::FleetRequest* request,
@@ -415,14 +403,20 @@ grpc::Status QueryService::DeviceHistory(const std::string& device_id, const std
   absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_.DeviceHistory(device_id, metric, *since, request.limit());
   if (!rows.ok()) return ToGrpcStatus(rows.status());
   if (rows->empty() && since->empty()) return NotFound(absl::StrCat("device \"", device_id, "\" has no capture stored"));
+  return AnswerHistory(device_id, *rows, response);
+}
+
+grpc::Status QueryService::AnswerHistory(const std::string& device_id, const std::vector<storage::HistoryRow>& rows,
+                                         v1::ProcessHistoryResponse* response) {
   absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
   if (!marks.ok()) return ToGrpcStatus(marks.status());
   response->set_hourly_before(marks->hourly_before);
   response->set_daily_before(marks->daily_before);
-  for (const storage::HistoryRow& row : *rows) {
+  for (const storage::HistoryRow& row : rows) {
     v1::HistoryPoint* p = response->add_points();
     p->set_captured_at(row.captured_at);
     p->set_capture_id(row.capture_id);
+    p->set_pid(row.pid);  // 0 for a device figure
     p->set_value_known(row.value_kb.has_value());
     p->set_value_kb(row.value_kb.value_or(0));
   }

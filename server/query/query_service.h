@@ -71,6 +71,9 @@ class QueryService final : public v1::QueryService::Service {
   // over the device's captures.
   grpc::Status DeviceHistory(const std::string& device_id, const std::string& metric,
                              const v1::ProcessHistoryRequest& request, v1::ProcessHistoryResponse* response);
+  // A history's points and the device's retention marks into `response`.
+  grpc::Status AnswerHistory(const std::string& device_id, const std::vector<storage::HistoryRow>& rows,
+                             v1::ProcessHistoryResponse* response);
   // The process name `typed` means on the devices of `rows` (common/process_name_match.h): `typed` when
   // some device has it exactly, else the one name whose base name or end it is; InvalidArgument listing
   // the candidates when several are. `typed` itself when no device has anything like it.
