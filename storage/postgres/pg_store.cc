@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "report/report.h"
+#include "storage/history_order.h"
 #include "storage/postgres/pg_connection.h"
 #include "storage/postgres/pg_schema.h"
 #include "storage/postgres/pg_store_internal.h"
@@ -156,18 +157,17 @@ std::string ListDevicesSql() {
 
 std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, " FROM devices AS d WHERE d.device_id = $1"); }
 
-// A limit keeps the newest points: read backwards, then put in time order.
+// Newest first, so that a limit keeps the newest points; the caller puts them in time order (OldestFirst).
 std::string ProcessTrendSql(const char* column) {
-  return absl::StrCat("SELECT * FROM (SELECT capture_id, captured_at, pid, ", column,
+  return absl::StrCat("SELECT capture_id, captured_at, pid, ", column,
                       " FROM process_reports WHERE device_id = $1 AND name = $2 AND captured_at >= $3"
-                      " ORDER BY captured_at DESC, pid DESC, capture_id DESC LIMIT $4) AS newest"
-                      " ORDER BY captured_at, pid, capture_id");
+                      " ORDER BY captured_at DESC, pid DESC, capture_id DESC LIMIT $4");
 }
 
 std::string DeviceTrendSql(const char* column) {
-  return absl::StrCat("SELECT * FROM (SELECT capture_id, captured_at, 0 AS pid, ", column,
+  return absl::StrCat("SELECT capture_id, captured_at, 0, ", column,
                       " FROM device_reports WHERE device_id = $1 AND captured_at >= $2"
-                      " ORDER BY captured_at DESC, capture_id DESC LIMIT $3) AS newest ORDER BY captured_at, capture_id");
+                      " ORDER BY captured_at DESC, capture_id DESC LIMIT $3");
 }
 
 constexpr char kLatestReportJoin[] =
@@ -485,17 +485,18 @@ absl::StatusOr<std::vector<HistoryRow>> PgStore::ProcessHistory(const std::strin
                                                                 uint32_t limit) {
   MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return QueryAll(*reader_, ProcessTrendSql(column),
-                  {PgParam::Text(device_id), PgParam::Text(process_name), PgParam::Text(since_utc), Limit(limit)},
-                  ReadHistoryRow);
+  return OldestFirst(QueryAll(*reader_, ProcessTrendSql(column),
+                              {PgParam::Text(device_id), PgParam::Text(process_name), PgParam::Text(since_utc),
+                               Limit(limit)},
+                              ReadHistoryRow));
 }
 
 absl::StatusOr<std::vector<HistoryRow>> PgStore::DeviceHistory(const std::string& device_id, const std::string& metric,
                                                                const std::string& since, uint32_t limit) {
   MEMFLEET_ASSIGN_OR_RETURN(const char* column, DeviceColumn(metric));
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return QueryAll(*reader_, DeviceTrendSql(column),
-                  {PgParam::Text(device_id), PgParam::Text(since_utc), Limit(limit)}, ReadHistoryRow);
+  return OldestFirst(QueryAll(*reader_, DeviceTrendSql(column),
+                              {PgParam::Text(device_id), PgParam::Text(since_utc), Limit(limit)}, ReadHistoryRow));
 }
 
 absl::StatusOr<std::vector<FleetValueRow>> PgStore::LatestPerDevice(const std::string& metric,

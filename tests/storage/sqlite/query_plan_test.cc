@@ -149,7 +149,8 @@ TEST_P(QueryPlanOnFleetTest, ProcessTrendIsOneIndexRangeInTimeOrder) {
   EXPECT_TRUE(Mentions(plan, "SEARCH p USING PRIMARY KEY (device_no=? AND name_no=? AND captured_ms>?)")) << Join(plan);
   EXPECT_TRUE(Mentions(plan, "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)")) << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
-  EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);  // the index order is captured_ms, pid
+  // The index order is captured_ms, pid, walked backwards (newest first, so a limit keeps the newest).
+  EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);
 }
 
 TEST_P(QueryPlanOnFleetTest, DeviceTrendIsOneIndexRangeInTimeOrder) {
@@ -157,7 +158,7 @@ TEST_P(QueryPlanOnFleetTest, DeviceTrendIsOneIndexRangeInTimeOrder) {
   EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kLatestReportIndex + " (device_id=? AND captured_at>?)"))
       << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
-  // The index order is captured_at; a tie is sorted by capture_id.
+  // The index order is captured_at (walked backwards: newest first); a tie is sorted by capture_id.
   EXPECT_TRUE(Mentions(plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY")) << Join(plan);
   EXPECT_TRUE(Sorts(plan).empty()) << Join(plan);
 }
