@@ -11,6 +11,7 @@
 
 #include "nlohmann/json.hpp"
 #include "server/security/token_admin.h"
+#include "tests/support/load_tree.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/subprocess.h"
