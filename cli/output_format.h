@@ -24,7 +24,7 @@ std::string FormatKb(long long kb);
 // FormatKb, or "-" when the figure is unknown.
 std::string FormatKbOrDash(const std::optional<int64_t>& kb);
 
-// A kB figure for people: "512 kB", "12.3 MB", "2.50 GB" (binary multiples, as dumpsys prints them).
+// A kB figure for people: "512 kB", "12.3 MiB", "2.50 GiB" (kB are KiB, so the scales are IEC).
 std::string FormatKbHuman(int64_t kb);
 
 // One RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, quote, CR or LF. Text

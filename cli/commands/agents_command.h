@@ -19,8 +19,6 @@
 
 namespace memfleet::cli {
 
-inline constexpr int kExitPhoneFailed = 1;  // a phone could not be served; the others were
-
 // Which phones: --serial S (repeatable) or --all (every phone `adb devices` lists).
 struct AgentsTarget {
   std::vector<std::string> serials;

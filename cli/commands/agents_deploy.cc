@@ -189,7 +189,7 @@ int RunAgentsDeploy(const AgentsDeployArgs& args, Adb& adb, std::ostream& out, s
   if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
   out << rows.size() - static_cast<size_t>(failed - skipped) << " of " << rows.size() + skipped
       << " phones running an agent\n";
-  return failed == 0 ? kExitOk : kExitPhoneFailed;
+  return failed == 0 ? kExitOk : kExitPartial;
 }
 
 }  // namespace memfleet::cli

@@ -183,7 +183,7 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
           << "\n";
     }
   }
-  return failed == 0 ? kExitOk : kExitPhoneFailed;
+  return failed == 0 ? kExitOk : kExitPartial;
 }
 
 int RunAgentsLogs(const AgentsLogsArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {

@@ -58,7 +58,7 @@ int ForEachPhone(const AgentsTarget& target, bool default_all, const std::string
   }
   if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
   out.flush();
-  return failed == 0 ? kExitOk : kExitPhoneFailed;
+  return failed == 0 ? kExitOk : kExitPartial;
 }
 
 }  // namespace
