@@ -58,7 +58,7 @@ AgentsCli::AgentsCli(CLI::App* app) {
 
   logs_ = agents_->add_subcommand("logs", "The last lines of a phone's agent log");
   logs_->add_option("SERIAL", logs_args_.serial, "the phone's adb serial")->required();
-  logs_->add_option("--lines", logs_args_.lines, "how many lines")->check(CLI::Range(1u, 100000u))->capture_default_str();
+  logs_->add_option("--lines", logs_args_.lines, "how many lines (of the log's last 4 MiB)")->check(CLI::Range(1u, 100000u))->capture_default_str();
 
   supervise_ = agents_->add_subcommand(
       "supervise", "Re-run adb reverse (and adb root) and restart agents that died, every --every seconds");

@@ -7,6 +7,7 @@
 #ifndef MEMFLEET_CLI_COMMANDS_AGENTS_PLAN_H_
 #define MEMFLEET_CLI_COMMANDS_AGENTS_PLAN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@ namespace memfleet::cli {
 // Everything the agent needs on a phone lives here: shell and root may both write it, and it survives
 // reboots.
 inline constexpr char kPhoneAgentDir[] = "/data/local/tmp/memfleet";
+
+// The most of agent.log `agents logs` asks a phone for (its last bytes).
+inline constexpr size_t kAgentLogTailBytes = 4u << 20;
 
 // The static agents of scripts/build-agent, one per ABI memfleet builds.
 struct AgentBinaries {

@@ -188,10 +188,14 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
 
 int RunAgentsLogs(const AgentsLogsArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
   AgentPhone phone(adb, args.serial);
-  absl::StatusOr<std::string> log =
-      phone.Shell(absl::StrCat("tail -n ", args.lines, " ", kPhoneAgentDir, "/agent.log"));
+  // The phone sends at most the log's last kAgentLogTailBytes: a log line may be of any length.
+  absl::StatusOr<std::string> log = phone.Shell(absl::StrCat("tail -c ", kAgentLogTailBytes, " ", kPhoneAgentDir,
+                                                             "/agent.log | tail -n ", args.lines));
   if (!log.ok()) return PrintFailure(log.status(), "agents logs", err);
   out << TerminalSafeLines(*log);
+  if (log->size() >= kAgentLogTailBytes) {
+    err << "memfleet agents logs: the last " << (kAgentLogTailBytes >> 20) << " MiB of agent.log only\n";
+  }
   return kExitOk;
 }
 
