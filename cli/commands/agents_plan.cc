@@ -21,9 +21,26 @@ bool DeviceIdByte(char c) {
          c == '-' || c == ':' || c == '@' || c == '+';
 }
 
-// True while agent.pid names a live memfleet-agent. The cmdline, not kill -0: the shell user may not
-// signal a root agent, and a killed agent nobody reaped yet (a zombie) has an empty cmdline.
-constexpr char kAlive[] = "grep -q memfleet-agent /proc/$p/cmdline 2>/dev/null";
+// Defines `alive`: true while agent.pid ($p) names a running memfleet-agent. $p must be digits only (a
+// pid file is text anyone who can write the folder may plant), and the process's executable, which the
+// kernel sets and no process can rewrite, must be this folder's agent binary: not kill -0 (the shell user
+// may not signal a root agent) and not the command line (any process may put "memfleet-agent" in it). A
+// killed agent nobody reaped yet (a zombie) has no executable.
+std::string AliveFunction(const std::string& read_exe) {
+  return absl::StrCat("alive() { case \"$p\" in ''|*[!0-9]*) return 1 ;; esac; [ \"$(", read_exe, ")\" = ",
+                      kPhoneAgentDir, "/memfleet-agent ]; }; ");
+}
+
+// As the agent's own user: the start and stop commands run with its access (WithAccess) already.
+std::string AliveAsCaller() { return AliveFunction("readlink /proc/$p/exe 2>/dev/null"); }
+
+// For the probe, which runs as the shell user: the shell user may not read a root process's exe, so a
+// phone whose agent runs through su asks su ($p is digits by then).
+std::string AliveForProbe() {
+  return AliveFunction(
+      "if grep -qx access=su agent.conf; then su -c \"readlink /proc/$p/exe\"; else readlink /proc/$p/exe; fi "
+      "2>/dev/null");
+}
 
 }  // namespace
 
@@ -133,24 +150,24 @@ std::string AgentCommandLine(const PhoneAgentConfig& config) {
 std::string StartAgentCommand(const PhoneAgentConfig& config) {
   // The background child is no process-group leader (no job control in sh -c), so setsid makes the
   // session without forking and $! is the agent's own pid.
-  return absl::StrCat("cd ", kPhoneAgentDir, " || exit 1; p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ",
-                      kAlive, "; then echo \"running $p\"; exit 0; fi; rm -f agent.stopped; setsid nohup ", AgentCommandLine(config),
+  return absl::StrCat("cd ", kPhoneAgentDir, " || exit 1; ", AliveAsCaller(),
+                      "p=$(cat agent.pid 2>/dev/null); if alive; then echo \"running $p\"; exit 0; fi; "
+                      "rm -f agent.stopped; setsid nohup ", AgentCommandLine(config),
                       " </dev/null >>", kPhoneAgentDir, "/agent.log 2>&1 & echo $! >agent.pid; echo \"started $!\"");
 }
 
 std::string StopAgentCommand() {
-  const std::string wait = absl::StrCat("i=0; while ", kAlive, " && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done");
+  const std::string wait = "i=0; while alive && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done";
   // agent.stopped tells supervise that nobody wants this agent to run.
   return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null || { echo 'not running'; exit 0; }; : >agent.stopped; ",
-                      "p=$(cat agent.pid 2>/dev/null); if [ -z \"$p\" ] || ! ", kAlive,
-                      "; then rm -f agent.pid; echo 'not running'; exit 0; fi; kill $p; ", wait, "; if ", kAlive,
-                      "; then kill -9 $p; ", wait, "; fi; if ", kAlive,
-                      "; then echo \"still running $p\"; exit 1; fi; rm -f agent.pid; echo \"stopped $p\"");
+                      AliveAsCaller(), "p=$(cat agent.pid 2>/dev/null); if ! alive; then rm -f agent.pid; ",
+                      "echo 'not running'; exit 0; fi; kill \"$p\"; ", wait, "; if alive; then kill -9 \"$p\"; ", wait,
+                      "; fi; if alive; then echo \"still running $p\"; exit 1; fi; rm -f agent.pid; echo \"stopped $p\"");
 }
 
 std::string ProbeAgentCommand() {
   return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null && [ -f agent.conf ] || { echo 'not deployed'; exit 0; }; ",
-                      "p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ", kAlive,
+                      AliveForProbe(), "p=$(cat agent.pid 2>/dev/null); if alive",
                       "; then echo \"running $p\"; elif [ -f agent.stopped ]; then echo stopped; else echo died; fi; ",
                       "echo ---; cat agent.conf");
 }

@@ -134,11 +134,11 @@ TEST_F(AgentsCommandTest, AnUnlistedSerialIsReportedAndFails) {
 
 TEST_F(AgentsCommandTest, StopUsesTheAccessTheAgentWasStartedWith) {
   adb_.Answer("agent.conf", 0, "running 4242\n---\ndevice_id=ARM1\nserver_port=7070\naccess=su\n");
-  adb_.Answer("kill $p", 0, "stopped 4242\n");
+  adb_.Answer("kill \"$p\"", 0, "stopped 4242\n");
   AgentsTarget target;
   target.serials = {"ARM1"};
   EXPECT_EQ(RunAgentsStop(target, adb_, out_, err_), kExitOk) << out_.str() << err_.str();
-  size_t stop = CallIndex(adb_, "kill $p");
+  size_t stop = CallIndex(adb_, "kill \"$p\"");
   ASSERT_LT(stop, adb_.calls.size());
   EXPECT_TRUE(absl::StartsWith(adb_.calls[stop], "-s ARM1 shell su -c ")) << adb_.calls[stop];
   EXPECT_LT(stop, CallIndex(adb_, "-s ARM1 reverse --remove tcp:7070"));
