@@ -440,6 +440,11 @@ int main(int argc, char** argv) {
   // Beyond loopback tokens stay required even if every token is revoked later.
   options.require_tokens = !memfleet::security::IsLoopbackListen(options.listen) && !insecure;
   options.http_require_tokens = !memfleet::security::IsLoopbackListen(options.http.listen) && !insecure;
+  if (!options.require_tokens && tokens->empty()) {
+    memfleet::server::LogLine(
+        "no tokens: every call is allowed without one; for one machine only (a port reversed onto phones with "
+        "adb reverse is open to every app on them: docs/security.md)");
+  }
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.

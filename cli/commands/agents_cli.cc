@@ -42,6 +42,8 @@ AgentsCli::AgentsCli(CLI::App* app) {
                       "seconds to wait for the server to see each agent online")
       ->check(CLI::Range(1u, 3600u))
       ->capture_default_str();
+  deploy_->add_flag("--insecure-no-tokens", deploy_args_.insecure_no_tokens,
+                    "deploy even to a server that takes calls without a token (any app on the phones could reach it)");
   deploy_->add_option("--ca-cert", deploy_args_.query.ca_cert,
                       "PEM CA of the server's certificate: pushed to the phones (the agents use TLS) and used here");
   AddQuery(deploy_, deploy_args_.query);

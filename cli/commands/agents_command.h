@@ -37,6 +37,9 @@ struct AgentsDeployArgs {
   std::string arm64_agent;      // override the binary of one ABI
   std::string x86_64_agent;
   uint32_t confirm_timeout_s = 60;  // how long to wait for the server to see each agent online
+  // Deploy even to a server that answers calls without a token: through adb reverse, every app on every
+  // phone could then reach it. Refused otherwise (CheckServerNeedsTokens).
+  bool insecure_no_tokens = false;
   ServerArgs query;           // where to ask whether the agents connected (default 127.0.0.1:PORT)
 };
 
@@ -55,6 +58,12 @@ struct AgentsSuperviseArgs {
   bool once = false;
   uint32_t every_s = 60;
 };
+
+// OK when the server at the query's address (default 127.0.0.1:PORT) refuses a call made without a
+// token. `adb reverse` puts the server's port on each phone's 127.0.0.1, where every app may open it, so
+// loopback is no trust boundary for it: FailedPrecondition saying why when the server answers without a
+// token, Unavailable when it cannot be asked (nobody can tell then).
+absl::Status CheckServerNeedsTokens(ServerArgs query, int server_port);
 
 int RunAgentsDeploy(const AgentsDeployArgs& args, Adb& adb, std::ostream& out, std::ostream& err);
 int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, std::ostream& err);

@@ -151,6 +151,26 @@ void ConfirmOnline(const AgentsDeployArgs& args, std::vector<DeployRow>& rows) {
 
 }  // namespace
 
+absl::Status CheckServerNeedsTokens(ServerArgs query, int server_port) {
+  if (query.server.empty()) query.server = absl::StrCat("127.0.0.1:", server_port);
+  query.token.clear();
+  query.token_file.clear();
+  query.env_token = "";
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(query);
+  absl::Status answer = client.ok() ? (*client)->ListDevices({}).status() : client.status();
+  if (answer.code() == absl::StatusCode::kUnauthenticated) return absl::OkStatus();
+  if (answer.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the server at ", query.server, " answers calls without a token, so it would take agents without one too: "
+        "adb reverse puts its port on every phone's 127.0.0.1, where any app could then connect as any device and "
+        "make admin calls. Give the server tokens (memfleet-server token add, docs/security.md) and deploy with "
+        "an agent token per phone (--token-dir), or pass --insecure-no-tokens for phones nobody else installs apps on"));
+  }
+  return absl::UnavailableError(absl::StrCat("cannot tell whether the server at ", query.server,
+                                             " requires agent tokens (", answer.message(),
+                                             "); start it first, or pass --insecure-no-tokens"));
+}
+
 int RunAgentsDeploy(const AgentsDeployArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
   if (args.server_port <= 0 || args.server_port > 65535) {
     err << "memfleet agents deploy: --server-port PORT is required (1-65535)\n";
@@ -160,6 +180,15 @@ int RunAgentsDeploy(const AgentsDeployArgs& args, Adb& adb, std::ostream& out, s
     err << "memfleet agents deploy: give --token-file or --token-dir, not both\n";
     return kExitUsage;
   }
+  if (!args.insecure_no_tokens) {
+    absl::Status secured = CheckServerNeedsTokens(args.query, args.server_port);
+    if (absl::IsFailedPrecondition(secured)) {
+      err << "memfleet agents deploy: refused: " << secured.message() << "\n";
+      return kExitUsage;
+    }
+    if (!secured.ok()) return PrintFailure(secured, "agents deploy", err);
+  }
+
   int skipped = 0;
   absl::StatusOr<std::vector<std::string>> serials = SelectPhones(args.target, false, adb, err, &skipped);
   if (!serials.ok()) return PrintFailure(serials.status(), "agents deploy", err);

@@ -56,6 +56,7 @@ class AgentsCommandTest : public ::testing::Test {
     args_.server_port = 7070;
     args_.confirm_timeout_s = 1;
     args_.query.server = "127.0.0.1:1";  // nothing listens: the server cannot be asked
+    args_.insecure_no_tokens = true;     // so nobody can tell whether it needs tokens
     args_.query.env_token = "";
     args_.query.env_ca_cert = "";
     adb_.Answer("devices", 0,
@@ -119,6 +120,15 @@ TEST_F(AgentsCommandTest, AMissingBinarySaysHowToBuildIt) {
   args_.target.serials = {"ARM1"};
   EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitPhoneFailed);
   EXPECT_TRUE(absl::StrContains(out_.str(), "(scripts/build-agent arm64 makes it)")) << out_.str();
+}
+
+TEST_F(AgentsCommandTest, DeployRefusesWhenNobodyCanTellWhetherTheServerNeedsTokens) {
+  args_.target.serials = {"ARM1"};
+  args_.insecure_no_tokens = false;
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), 1) << out_.str() << err_.str();
+  EXPECT_TRUE(absl::StrContains(err_.str(), "cannot tell whether the server at 127.0.0.1:1 requires agent tokens"))
+      << err_.str();
+  EXPECT_TRUE(adb_.calls.empty()) << absl::StrJoin(adb_.calls, "\n");
 }
 
 TEST_F(AgentsCommandTest, DeployNeedsToBeToldWhichPhones) {

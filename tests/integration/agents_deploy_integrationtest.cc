@@ -123,7 +123,8 @@ class AgentsDeployTest : public ::testing::Test {
   // Deploys to both phones and waits for a stored capture from each.
   void DeployBoth() {
     std::string out;
-    ASSERT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--interval", "3600",
+    // One machine's server without tokens: told so, deploy takes it.
+    ASSERT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--insecure-no-tokens", "--interval", "3600",
                         "--confirm-timeout", "240", "--arm64-agent", MEMFLEET_ARM64_AGENT_BINARY, "--x86_64-agent",
                         MEMFLEET_X86_64_AGENT_BINARY},
                        &out),
@@ -259,7 +260,8 @@ TEST_F(AgentsDeployTest, PerPhoneAgentTokensAndAReadTokenForTheServersAnswers) {
 TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnError) {
   std::string out;
   // The x86-64 binary given as the arm64 one: the arm64 phone cannot execute it.
-  EXPECT_EQ(Memfleet({"agents", "deploy", "--serial", kArmPhone, "--server-port", port_, "--confirm-timeout", "5",
+  EXPECT_EQ(Memfleet({"agents", "deploy", "--serial", kArmPhone, "--server-port", port_, "--insecure-no-tokens",
+                      "--confirm-timeout", "5",
                       "--arm64-agent", MEMFLEET_X86_64_AGENT_BINARY},
                      &out),
             1)
