@@ -10,6 +10,8 @@
 #include <ostream>
 #include <string>
 
+#include "cli/exit_codes.h"
+
 namespace memfleet::cli {
 
 struct AccountArgs {
@@ -23,9 +25,8 @@ struct AccountArgs {
   bool live_root = false;
 };
 
-inline constexpr int kExitOk = 0;
+// 0 and 2 as every command (cli/exit_codes.h); 1: not a capture tree or device root.
 inline constexpr int kExitNotCapture = 1;
-inline constexpr int kExitUsage = 2;
 
 int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err);
 

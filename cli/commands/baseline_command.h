@@ -24,8 +24,6 @@
 
 namespace memfleet::cli {
 
-// Something is over budget (check) or a regression is flagged (regressions).
-inline constexpr int kExitOverBudget = 3;
 
 struct BaselineImportArgs {
   ServerArgs common;
