@@ -113,6 +113,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,
                                                *s->authorizer_, s->fleet_.get());
   s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->store_, *s->authorizer_);
+  s->admin_ = std::make_unique<AdminService>(*s->store_, *s->authorizer_);
 
   grpc::ServerBuilder builder;
   int selected_port = 0;
@@ -120,6 +121,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   builder.RegisterService(s->ingest_.get());
   builder.RegisterService(s->queries_.get());
   builder.RegisterService(s->baselines_.get());
+  builder.RegisterService(s->admin_.get());
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   // Agents send gzip; answering in gzip too costs little on these small messages.
   builder.SetDefaultCompressionAlgorithm(GRPC_COMPRESS_GZIP);
