@@ -15,7 +15,8 @@ void AddTarget(CLI::App* cmd, AgentsTarget& target, const char* neither) {
 void AddQuery(CLI::App* cmd, ServerArgs& query) {
   cmd->add_option("--server", query.server,
                   "memfleet-server to ask whether the agents are online (default: 127.0.0.1:PORT on this host)");
-  cmd->add_option("--token", query.token, "read token for that question (default: $MEMFLEET_TOKEN)");
+  cmd->add_option("--token", query.token,
+                  "read token for that question, admin for --mint-tokens (default: $MEMFLEET_TOKEN)");
 }
 
 }  // namespace
@@ -27,12 +28,25 @@ AgentsCli::AgentsCli(CLI::App* app) {
   deploy_ = agents_->add_subcommand(
       "deploy", "Push the static agent to each phone, tunnel it to the server (adb reverse), start it, confirm");
   AddTarget(deploy_, deploy_args_.target, "every phone adb devices lists");
-  deploy_->add_option("--server-port", deploy_args_.server_port, "the lab server's port (on this host)")->required();
+  deploy_->add_option("--server-port", deploy_args_.server_port,
+                      "the port the phones reach on their 127.0.0.1 through adb reverse: the lab server's, or a relay's "
+                      "on this host");
+  deploy_->add_option("--phone-server", deploy_args_.phone_server,
+                      "A.B.C.D:PORT the phones dial themselves (on the lab network; no adb reverse)");
   deploy_->add_option("--interval", deploy_args_.interval_s, "seconds between captures")
       ->check(CLI::Range(1u, 7u * 24 * 3600))
       ->capture_default_str();
-  deploy_->add_option("--token-file", deploy_args_.token_file, "agent token for every phone (memfleet-server token add)");
+  deploy_->add_flag("--mint-tokens", deploy_args_.mint_tokens,
+                    "mint one device-bound agent token per phone on the server (admin --token) and push it; a "
+                    "phone's valid token is kept");
+  deploy_->add_flag("--rotate-tokens", deploy_args_.rotate_tokens,
+                    "with --mint-tokens: a new token for every phone, the old one revoked");
   deploy_->add_option("--token-dir", deploy_args_.token_dir, "folder of DEVICE.token, one agent token per phone");
+  deploy_->add_option("--name-map", deploy_args_.name_map_file,
+                      "file of \"SERIAL NAME\" lines: the device id of each phone named there (others keep their serial)");
+  deploy_->add_option("--label", deploy_args_.labels, "K=V on every capture of these agents (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   deploy_->add_option("--agent-dir", deploy_args_.agent_dir,
                       "folder holding build-agent-arm64/ and build-agent-x86_64/ (scripts/build-agent)")
       ->capture_default_str();

@@ -1,9 +1,11 @@
 #include "cli/commands/agents_plan.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -75,6 +77,36 @@ std::string DeviceIdForSerial(std::string_view serial) {
   return id;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> ParseNameMap(std::string_view text) {
+  std::map<std::string, std::string> names;
+  std::map<std::string, std::string> serial_of_name;
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(Absl(text), '\n')) {
+    ++number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    size_t blank = line.find_last_of(" \t");
+    if (blank == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", number, ": not \"SERIAL NAME\""));
+    }
+    std::string serial(absl::StripTrailingAsciiWhitespace(line.substr(0, blank)));
+    std::string name(line.substr(blank + 1));
+    if (DeviceIdForSerial(name) != name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", number, ": name \"", name, "\" is not a device id (1-128 of [A-Za-z0-9._:@+-])"));
+    }
+    if (names.count(serial) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", number, ": serial \"", serial, "\" is named twice"));
+    }
+    if (auto [at, fresh] = serial_of_name.emplace(name, serial); !fresh) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", number, ": name \"", name, "\" is given to \"",
+                                                     at->second, "\" already"));
+    }
+    names[serial] = name;
+  }
+  return names;
+}
+
 std::string AccessName(AccessLevel access) {
   switch (access) {
     case AccessLevel::kAdbRoot: return "adb-root";
@@ -85,9 +117,12 @@ std::string AccessName(AccessLevel access) {
 }
 
 std::string RenderPhoneAgentConfig(const PhoneAgentConfig& config) {
-  return absl::StrCat("device_id=", config.device_id, "\nserver_port=", config.server_port,
+  std::string text = absl::StrCat("device_id=", config.device_id, "\nserver_port=", config.server_port,
                       "\ninterval_s=", config.interval_s, "\naccess=", AccessName(config.access),
                       "\ntoken=", config.token ? 1 : 0, "\nca_cert=", config.ca_cert ? 1 : 0, "\n");
+  if (!config.server.empty()) absl::StrAppend(&text, "server=", config.server, "\n");
+  for (const auto& [key, value] : config.labels) absl::StrAppend(&text, "label=", key, "=", value, "\n");
+  return text;
 }
 
 absl::StatusOr<PhoneAgentConfig> ParsePhoneAgentConfig(std::string_view text) {
@@ -111,6 +146,17 @@ absl::StatusOr<PhoneAgentConfig> ParsePhoneAgentConfig(std::string_view text) {
       ok = value == "adb-root" || value == "su" || value == "shell";
       config.access = value == "adb-root" ? AccessLevel::kAdbRoot
                                           : (value == "su" ? AccessLevel::kSu : AccessLevel::kShell);
+    } else if (key == "server") {
+      ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+             return absl::ascii_isalnum(static_cast<unsigned char>(c)) || absl::string_view(".:_-[]/").find(c) !=
+                                                                                absl::string_view::npos;
+           });
+      config.server = std::string(value);
+    } else if (key == "label") {
+      absl::StatusOr<std::pair<std::string, std::string>> label =
+          capture::ParseLabel(std::string_view(value.data(), value.size()));
+      ok = label.ok();
+      if (ok) config.labels[label->first] = label->second;
     } else if (key == "token" || key == "ca_cert") {
       ok = value == "0" || value == "1";
       (key == "token" ? config.token : config.ca_cert) = value == "1";
@@ -139,11 +185,14 @@ std::string WithAccess(AccessLevel access, const std::string& command) {
 
 std::string AgentCommandLine(const PhoneAgentConfig& config) {
   const std::string dir = kPhoneAgentDir;
-  std::string line = absl::StrCat(dir, "/memfleet-agent --server 127.0.0.1:", config.server_port,
-                                  " --device-id ", ShellQuote(config.device_id), " --root / --interval ",
-                                  config.interval_s, " --spool ", dir, "/spool");
+  const std::string server =
+      config.server.empty() ? absl::StrCat("127.0.0.1:", config.server_port) : config.server;
+  std::string line = absl::StrCat(dir, "/memfleet-agent --server ", ShellQuote(server), " --device-id ",
+                                  ShellQuote(config.device_id), " --root / --interval ", config.interval_s,
+                                  " --spool ", dir, "/spool");
   if (config.token) absl::StrAppend(&line, " --token-file ", dir, "/token");
   if (config.ca_cert) absl::StrAppend(&line, " --ca-cert ", dir, "/ca.pem");
+  for (const auto& [key, value] : config.labels) absl::StrAppend(&line, " --label ", ShellQuote(key + "=" + value));
   return line;
 }
 
