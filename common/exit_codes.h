@@ -1,7 +1,7 @@
 // The exit codes of every memfleet binary and command, one table (README "Exit codes"): a script or a CI
 // gate reads what happened from the code alone, and a gate that could not check never exits 0.
 //
-//   if (result.AnyOver()) return kExitOverBudget;
+//   if (result.AnyOver()) return kExitOverLimit;
 //   if (!result.unchecked.empty() && !args.allow_unchecked) return kExitPartial;
 //
 // Header-only constants.

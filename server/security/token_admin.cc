@@ -1,6 +1,7 @@
 #include "server/security/token_admin.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,56 @@ absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, co
     return absl::NotFoundError(absl::StrCat("no valid token named \"", name, "\" (see `token list`)"));
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// "agent-" and the device id in the token name alphabet, short enough for a "-NNN" suffix.
+std::string MintedTokenBase(const std::string& device_id) {
+  std::string base = "agent-";
+  for (char c : device_id.substr(0, kMaxTokenNameBytes - 10)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-';
+    base.push_back(ok ? c : '_');
+  }
+  return base;
+}
+
+}  // namespace
+
+absl::StatusOr<MintedAgentToken> MintAgentToken(storage::TokenStore& store, const std::string& device_id,
+                                                const std::string& current_secret, bool rotate,
+                                                const std::string& now) {
+  if (absl::Status s = CheckTokenDeviceId(device_id); !s.ok()) return s;
+  std::optional<storage::TokenRecord> current;
+  if (!current_secret.empty()) {
+    absl::StatusOr<std::optional<storage::TokenRecord>> found = store.FindTokenByHash(Sha256Hex(current_secret));
+    if (!found.ok()) return found.status();
+    if (found->has_value() && (*found)->revoked_at.empty() && (*found)->kind == TokenKindName(TokenKind::kAgent) &&
+        (*found)->device_id == device_id) {
+      current = **found;
+    }
+  }
+  MintedAgentToken minted;
+  if (current.has_value() && !rotate) {
+    minted.name = current->name;
+    return minted;
+  }
+  const std::string base = MintedTokenBase(device_id);
+  for (int n = 1; n <= 1000 && minted.secret.empty(); ++n) {
+    const std::string name = n == 1 ? base : absl::StrCat(base, "-", n);
+    absl::StatusOr<std::string> secret = AddToken(store, {name, TokenKind::kAgent, device_id}, now);
+    if (absl::IsAlreadyExists(secret.status())) continue;
+    if (!secret.ok()) return secret.status();
+    minted.secret = *secret;
+    minted.name = name;
+  }
+  if (minted.secret.empty()) return absl::ResourceExhaustedError("1000 agent tokens of this device already exist");
+  if (current.has_value()) {
+    if (absl::Status s = RevokeToken(store, current->name, now); !s.ok()) return s;
+    minted.revoked_name = current->name;
+  }
+  return minted;
 }
 
 }  // namespace memfleet::security
