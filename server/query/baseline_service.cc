@@ -24,9 +24,6 @@
 namespace memfleet::server {
 namespace {
 
-grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
-grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
-
 // The process a typed --process name means among the candidate reports' names: exact, else a unique base
 // name or end (names are cmdlines verbatim). `none` is the message when nothing matches.
 absl::StatusOr<std::string> ResolveRegressionProcess(const std::string& typed,

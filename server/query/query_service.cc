@@ -42,10 +42,6 @@ bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
-
-grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
-
 absl::StatusOr<selector::Selector> ParseSelector(const v1::DeviceSelector& selector) {
   return selector::Selector::Parse(std::vector<std::string>(selector.where().begin(), selector.where().end()));
 }
