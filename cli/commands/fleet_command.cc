@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "chart/figure_text.h"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
@@ -73,7 +74,7 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
     for (const v1::FleetRow& r : response.rows()) {
       std::optional<int64_t> v = ValueOf(r);
       rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"platform", r.platform()},
-                      {"captured_at", r.captured_at()}, {"value_kb", v ? json(*v) : json(nullptr)}});
+                      {"captured_at", r.captured_at()}, {"value_kb", KbJson(v)}});
     }
     json out = {{"metric", args.metric}, {"group_by", args.group_by},
                 {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},

@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "cli/sweep_progress.h"
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
@@ -21,7 +22,6 @@ using nlohmann::json;
 
 constexpr uint32_t kMaxDeadlineS = 3600;
 
-json KbJson(const report::Kb& v) { return v ? json(*v) : json(nullptr); }
 
 }  // namespace
 

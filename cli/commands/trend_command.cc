@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands/process_command.h"
+#include "cli/output_format.h"
 #include "common/process_name_match.h"
 #include "chart/chart.h"
 #include "cli/time_spec.h"
@@ -72,7 +73,6 @@ Summary Summarize(const std::vector<v1::HistoryPoint>& points) {
   return s;
 }
 
-json KbJson(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
 std::string KbText(const std::optional<int64_t>& v) {
   return v ? FormatKb(*v) + " kB (" + FormatKbHuman(*v) + ")" : std::string("unknown");
