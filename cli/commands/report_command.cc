@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
 #include "cli/report_table.h"
 #include "cli/time_spec.h"
@@ -65,9 +66,11 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     // too deep to re-indent without exhausting the stack.
     absl::StatusOr<json> parsed =
         ParseBoundedJson(response->report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
-    // The capture's labels join the report object, its sweep's as "labels" and its agent's as
-    // "agent_labels" (each only when there are some: a report without is exactly `memfleet account --json`'s).
+    // The stored capture's id and labels join the report object (`memfleet account --json`'s, with what
+    // only a stored capture has): a script can then name the capture it read (`report --capture ID`). Its
+    // sweep's labels are "labels" and its agent's "agent_labels", each only when there are some.
     if (parsed.ok() && parsed->is_object()) {
+      (*parsed)["capture_id"] = response->capture_id();
       for (const auto& [name, labels] : {std::make_pair("labels", &response->labels()),
                                          std::make_pair("agent_labels", &response->agent_labels())}) {
         if (labels->empty()) continue;
@@ -105,6 +108,20 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   table.top_processes = args.top;
   out << RenderReportTable(*report, table);
   return kExitOk;
+}
+
+CommandLine RegisterReportCommand(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "report", "A device's stored report (the latest, or at a time)", args->common);
+  cmd->add_option("DEVICE", args->device_id, "device id (see `memfleet devices`)")->required();
+  cmd->add_option("--at", args->at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
+  cmd->add_option("--capture", args->capture_id, "one exact capture id (wins over --at, --label and --agent-label)");
+  AddRepeatedOption(cmd, "--label", args->labels,
+                    "KEY=VALUE: the latest capture carrying the label from its sweep (repeat to AND): run=1234");
+  AddRepeatedOption(cmd, "--agent-label", args->agent_labels,
+                    "KEY=VALUE: ... carrying the label from its agent's --label (repeat to AND): rack=7");
+  cmd->add_option("--top", args->top, "processes shown in the table (0 = all)")->capture_default_str();
+  return ServerCommandLine(cmd, args, &RunReport);
 }
 
 }  // namespace memfleet::cli

@@ -51,6 +51,10 @@ storage::LabelSet MergeLabels(const capture::Labels& agent, const capture::Label
   return merged;
 }
 
+storage::LabelSet LabelTermsOf(const selector::Selector& selector) {
+  return storage::LabelSet{selector.labels(), selector.agent_labels()};
+}
+
 std::string DescribeLabels(const storage::LabelSet& labels) {
   std::string text = capture::LabelsToString(labels.sweep);
   for (const auto& [key, value] : labels.agent) {

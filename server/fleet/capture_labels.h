@@ -18,6 +18,7 @@
 #include "capture/labels.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "memfleet/v1/query_service.pb.h"
+#include "selector/selector.h"
 #include "storage/query_store.h"
 
 namespace memfleet::server {
@@ -31,6 +32,9 @@ void LabelsToProto(const capture::Labels& labels, google::protobuf::RepeatedPtrF
 // label wins on a key both give: the sweep names the run the capture was taken for, the agent only where
 // the phone sits).
 storage::LabelSet MergeLabels(const capture::Labels& agent, const capture::Labels& sweep);
+
+// A selector's label terms as a store query: label.NAME as the sweep's, agentlabel.NAME as the agent's.
+storage::LabelSet LabelTermsOf(const selector::Selector& selector);
 
 // "run=1234, suite=camera" for the sweep's labels, then "agent label rack=7" for each of the agent's (error
 // messages; labels are checked printable, so the text needs no escaping).

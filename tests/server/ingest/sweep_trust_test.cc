@@ -19,7 +19,7 @@
 #include "memfleet/v1/baseline_service.grpc.pb.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
@@ -61,7 +61,7 @@ class SweepTrustTest : public ::testing::Test {
 
   // Sweeps sim-a alone, labelled run=R1; returns its id once sim-a has its command.
   std::string SweepTheAskedDevice() {
-    absl::StatusOr<server::DeviceSelector> only_a = server::DeviceSelector::Parse({std::string("device_id=") + kAsked});
+    absl::StatusOr<selector::Selector> only_a = selector::Selector::Parse({std::string("device_id=") + kAsked});
     EXPECT_TRUE(only_a.ok());
     absl::StatusOr<std::string> sweep =
         server_->server().sweeps().StartSweep(*only_a, std::chrono::seconds(60), {{"run", "R1"}});
