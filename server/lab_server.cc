@@ -140,6 +140,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.delta = options.delta;
   ingest.hello = options.hello;
   ingest.token_recheck = options.token_recheck;
+  ingest.token_recheck_clock = options.token_recheck_clock;
   ingest.counters = &s->counters_;
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
   s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,

@@ -50,11 +50,9 @@ SweepCoordinator::SweepCoordinator(storage::SweepStore& sweeps, storage::QuerySt
         o.keep_finished = std::max<size_t>(o.keep_finished, 1);
         return o;
       }()),
-      clock_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {
-  clock_.AddSleeper(&mu_, &reaper_wake_);
+      deadlines_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {
   std::random_device rd;
   next_serial_ = (static_cast<uint64_t>(rd()) << 8) & 0xffffff;
-  reaper_ = std::thread([this] { ReapLoop(); });
 }
 
 SweepCoordinator::~SweepCoordinator() { Shutdown(); }
@@ -132,7 +130,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     sweep->record.states[id] = SweepStateName(state);
     if (IsFinalState(state)) ++sweep->done;
   }
-  sweep->deadline = clock_.Now() + deadline;
+  const auto deadline_at = deadlines_.clock().Now() + deadline;
   {
     absl::MutexLock lock(&mu_);
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
@@ -150,9 +148,12 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
     sweeps_[sweep->id] = sweep;
     ++started_;
-    if (sweep->done == sweep->states.size()) finished = FinishLocked(*sweep);
+    if (sweep->done == sweep->states.size()) {
+      finished = FinishLocked(*sweep);
+    } else {
+      sweep->expiry = deadlines_.PostAt(deadline_at, [this, id = sweep->id] { TimeOut(id); });
+    }
   }
-  reaper_wake_.SignalAll();
   LogLine(absl::StrCat("sweep ", sweep->id, " started (",
                        sweep->record.selector.empty() ? "every device" : sweep->record.selector, "): ", to_send.size(),
                        " online here, ", to_relay.size(), " on other servers, ",
@@ -331,6 +332,7 @@ std::unique_ptr<storage::SweepRecord> SweepCoordinator::ChangeLocked(Sweep& swee
 
 std::unique_ptr<storage::SweepRecord> SweepCoordinator::FinishLocked(Sweep& sweep) {
   sweep.finished = true;
+  deadlines_.Cancel(sweep.expiry);  // done before its deadline (or it is the deadline's task that runs)
   sweep.record.finished_at = options_.now();
   finished_order_.push_back(sweep.id);
   return std::make_unique<storage::SweepRecord>(sweep.record);
@@ -363,45 +365,24 @@ void SweepCoordinator::Persist(const storage::SweepRecord& record) {
   EvictLocked();
 }
 
-void SweepCoordinator::ReapLoop() {
-  // Locked by hand: Persist runs between iterations with mu_ released.
-  mu_.Lock();
-  while (!shutting_down_) {
-    auto now = clock_.Now();
-    auto earliest = std::chrono::steady_clock::time_point::max();
-    std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
-    std::vector<std::shared_ptr<Sweep>> running;
-    for (const auto& [id, sweep] : sweeps_) {
-      if (!sweep->finished) running.push_back(sweep);
+void SweepCoordinator::TimeOut(const std::string& sweep_id) {
+  std::unique_ptr<storage::SweepRecord> finished;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sweeps_.find(sweep_id);
+    if (it == sweeps_.end()) return;
+    Sweep& sweep = *it->second;
+    std::vector<std::string> waiting;
+    for (const auto& [device, state] : sweep.states) {
+      if (!IsFinalState(state)) waiting.push_back(device);
     }
-    for (const std::shared_ptr<Sweep>& sweep : running) {
-      if (sweep->deadline > now) {
-        earliest = std::min(earliest, sweep->deadline);
-        continue;
-      }
-      std::vector<std::string> waiting;
-      for (const auto& [device, state] : sweep->states) {
-        if (!IsFinalState(state)) waiting.push_back(device);
-      }
-      for (const std::string& device : waiting) {
-        const char* what = sweep->states[device] == SweepState::kSent ? "no answer" : "capture not stored";
-        auto done = ChangeLocked(*sweep, device, SweepState::kTimedOut, "", absl::StrCat(what, " within the deadline"));
-        if (done != nullptr) to_persist.push_back(std::move(done));
-      }
-    }
-    if (!to_persist.empty()) {
-      mu_.Unlock();
-      for (const auto& record : to_persist) Persist(*record);
-      mu_.Lock();
-      continue;
-    }
-    if (earliest == std::chrono::steady_clock::time_point::max()) {
-      reaper_wake_.Wait(&mu_);
-    } else {
-      reaper_wake_.WaitWithTimeout(&mu_, absl::FromChrono(earliest - now));
+    for (const std::string& device : waiting) {
+      const char* what = sweep.states[device] == SweepState::kSent ? "no answer" : "capture not stored";
+      auto done = ChangeLocked(sweep, device, SweepState::kTimedOut, "", absl::StrCat(what, " within the deadline"));
+      if (done != nullptr) finished = std::move(done);
     }
   }
-  mu_.Unlock();
+  if (finished != nullptr) Persist(*finished);
 }
 
 absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
@@ -431,7 +412,7 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
 }
 
 void SweepCoordinator::Shutdown() {
-  clock_.RemoveSleeper(&reaper_wake_);
+  deadlines_.Stop();  // a deadline's task running finishes first; no other starts
   std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
   {
     absl::MutexLock lock(&mu_);
@@ -453,10 +434,8 @@ void SweepCoordinator::Shutdown() {
       }
     }
   }
-  reaper_wake_.SignalAll();
   changed_.SignalAll();
   for (const auto& record : to_persist) Persist(*record);
-  std::call_once(joined_, [this] { reaper_.join(); });
 }
 
 }  // namespace memfleet::server

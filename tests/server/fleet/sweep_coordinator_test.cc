@@ -231,11 +231,14 @@ TEST_F(SweepCoordinatorTest, DevicesThatDoNotAnswerWithinTheDeadlineTimeOut) {
   ASSERT_TRUE(id.ok());
   c.OnCapturing(*id, "dev-slow", "cap-slow");  // begins but never finishes
   c.OnStored(*id, "dev-fast", "cap-fast");
-  clock.Advance(60s - 1ms);  // wakes the reaper: nothing is due yet
+  clock.Advance(60s - 1ms);  // nothing is due yet
   absl::StatusOr<SweepUpdate> before = c.WaitForProgress(*id, 0, 0ms);
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_FALSE(before->finished);
-  clock.Advance(1ms);  // the deadline
+  clock.Advance(1ms);  // the deadline: Advance returns once its task has ended the sweep
+  absl::StatusOr<SweepUpdate> at_deadline = c.WaitForProgress(*id, 0, 0ms);
+  ASSERT_TRUE(at_deadline.ok()) << at_deadline.status();
+  EXPECT_TRUE(at_deadline->finished);
   std::vector<SweepEvent> events;
   SweepUpdate last = RunToEnd(c, *id, &events);
   ASSERT_TRUE(last.finished);
