@@ -19,11 +19,9 @@
 #include "capture/labels.h"
 #include "capture/node_path.h"
 #include "common/status_macros.h"
+#include "common/version.h"
 #include "proto/capture_id.h"
 
-#ifndef MEMFLEET_AGENT_VERSION
-#define MEMFLEET_AGENT_VERSION "dev"
-#endif
 
 namespace memfleet::agent {
 namespace {
@@ -95,7 +93,7 @@ void DescribeDevice(const AgentFlags& flags, const DeviceFacts& facts, v1::Devic
   device.set_build_fingerprint(facts.build_fingerprint);
   device.set_kernel(facts.kernel);
   device.set_page_size(static_cast<uint32_t>(facts.page_size));
-  device.set_agent_version(MEMFLEET_AGENT_VERSION);
+  device.set_agent_version(memfleet::Version());
   device.set_manufacturer(facts.manufacturer);
   device.set_build_type(facts.build_type);
   device.set_abi(facts.abi);
@@ -119,18 +117,22 @@ void AddAgentFlags(CLI::App& app, AgentFlags& flags) {
                "live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
   app.add_option("--device-id", flags.device_id, "this device's id in the fleet")->required();
   app.add_option("--interval", flags.interval_s, "seconds between captures (the server may change it)")
-      ->check(CLI::Range(1u, 7u * 24 * 3600));
+      ->check(CLI::Range(1u, 7u * 24 * 3600))
+      ->capture_default_str();
   app.add_flag("--once", flags.once, "take one capture, deliver it, exit (0 when the server acked it)");
   app.add_option("--once-timeout", flags.once_timeout_s, "with --once: give up delivering after this many seconds")
-      ->check(CLI::Range(1u, 24u * 3600));
+      ->check(CLI::Range(1u, 24u * 3600))
+      ->capture_default_str();
   app.add_option("--ack-timeout", flags.ack_timeout_s, "reconnect when a sent capture is not acked within this many s")
-      ->check(CLI::Range(1u, 3600u));
+      ->check(CLI::Range(1u, 3600u))
+      ->capture_default_str();
   app.add_option("--spool", flags.spool_dir,
                  "folder of captures not yet acked: the agent's own, writable by no one else (missing folders "
                  "are made 0700). Default: /data/local/tmp/memfleet/spool on a phone, /var/lib/memfleet-agent/<id> "
                  "as root, else $XDG_STATE_HOME/memfleet-agent/<id> (~/.local/state without it)");
   app.add_option("--spool-max-mb", flags.spool_max_mb, "spool size limit; the oldest captures are dropped beyond it")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20))
+      ->capture_default_str();
   app.add_option("--max-capture-mb", flags.max_capture_mb,
                  "most one capture holds (contents, paths, error names), MiB; nodes beyond it are recorded as "
                  "ECAPTURE_FULL. Keep it at or under the server's --max-capture-mb")
@@ -205,7 +207,7 @@ std::string DescribeAgentStart(const AgentFlags& flags, const AgentConfig& confi
   const DeviceFacts& facts = config.facts;
   const capture::Labels& labels = config.scheduler.labels;
   return absl::StrCat(
-      "memfleet-agent ", MEMFLEET_AGENT_VERSION, " starting: device ", flags.device_id, " (model \"", facts.model,
+      "memfleet-agent ", memfleet::Version(), " starting: device ", flags.device_id, " (model \"", facts.model,
       "\", soc \"", facts.soc, "\", build \"", facts.build_fingerprint, "\", ",
       facts.access.empty() ? "access unknown" : facts.access, ", selinux ",
       facts.selinux.empty() ? "unknown" : facts.selinux, "), ", config.capture_tree ? "capture tree " : "live root ",

@@ -17,25 +17,32 @@
 #include "agent/small_heap.h"
 #include "agent/spool.h"
 #include "agent/transport.h"
+#include "common/exit_codes.h"
+#include "common/version.h"
 
 int main(int argc, char** argv) {
   using namespace memfleet::agent;
   UseASmallHeap();
 
   CLI::App app{"memfleet-agent: streams raw memory captures of this device to a memfleet-server"};
+  app.set_version_flag("--version", std::string("memfleet-agent ") + memfleet::Version());
   AgentFlags flags;
   AddAgentFlags(app, flags);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return memfleet::UsageExitCode(app.exit(e));
+  }
 
   absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags);
   if (!config.ok()) {
     LogLine(std::string(config.status().message()));
-    return 2;
+    return memfleet::kExitUsage;
   }
   absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open(config->spool);
   if (!spool.ok()) {
     LogLine(std::string(spool.status().message()));
-    return 2;
+    return memfleet::kExitUsage;
   }
   LogLine(DescribeAgentStart(flags, *config, **spool));
 

@@ -413,7 +413,10 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
       }
       LogLine(absl::StrCat("connected to ", server_, " as ", options_.device.device_id(), " (server ",
                            msg.welcome().server_version().empty() ? "?" : msg.welcome().server_version(),
-                           ", interval ", msg.welcome().interval_s(), " s); spool: ", spool_.count(), " captures, ",
+                           // 0: the server leaves the agent its own interval (--interval), said as such
+                           msg.welcome().interval_s() == 0 ? ", keeps the agent's interval"
+                                                           : absl::StrCat(", interval ", msg.welcome().interval_s(), " s"),
+                           "); spool: ", spool_.count(), " captures, ",
                            MegabytesText(spool_.total_bytes()), ", ", s.hello_dropped, " dropped reported"));
       events_.OnConnected(msg.welcome().interval_s());
       // Connected: the start-up code (TLS, HTTP/2, gRPC's set-up) will not run again.

@@ -15,10 +15,14 @@
 #include "cli/commands/report_command.h"
 #include "cli/commands/sweep_command.h"
 #include "cli/commands/trend_command.h"
+#include "common/exit_codes.h"
+#include "common/version.h"
 
 int main(int argc, char** argv) {
   using namespace memfleet::cli;
-  CLI::App app{"memfleet: memory accounting for Android device farms"};
+  CLI::App app{"memfleet: memory accounting for Android device farms. Figures are in kB, meaning KiB (1,024 "
+               "bytes), as the kernel and dumpsys count them. Exit codes: README \"Exit codes\"."};
+  app.set_version_flag("--version", std::string("memfleet ") + memfleet::Version());
   app.require_subcommand(1);
   // Given before the subcommand (`memfleet --server lab:7070 devices`), as in git or kubectl.
   ServerArgs global;
@@ -33,11 +37,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+    return memfleet::UsageExitCode(app.exit(e));
   }
   for (CommandLine& command : commands) {
     if (command.chosen()) return command.run(global, std::cout, std::cerr);
   }
-  return kExitUsage;
+  return memfleet::kExitUsage;
 }

@@ -63,10 +63,14 @@ absl::StatusOr<TokenRule> DecideExposure(const LabServerOptions& options, storag
   const TokenRule rule{!options.insecure && !security::IsLoopbackListen(options.listen),
                        !options.insecure && !options.http.listen.empty() &&
                            !security::IsLoopbackListen(options.http.listen)};
+  absl::StatusOr<std::vector<storage::TokenRecord>> records = tokens.ListTokens();
+  if (!rule.grpc && records.ok() && records->empty()) {
+    LogLine("no tokens: every call is allowed without one; for one machine only (a port reversed onto phones with "
+            "adb reverse is open to every app on them: docs/security.md)");
+  }
   // Loopback only (or insecure): nothing to check, and a tokens table unreadable now is answered call by
   // call (UNAVAILABLE), as when it becomes unreadable later.
   if (!rule.grpc && !rule.http) return rule;
-  absl::StatusOr<std::vector<storage::TokenRecord>> records = tokens.ListTokens();
   if (!records.ok()) {
     return absl::Status(records.status().code(), absl::StrCat("cannot read the tokens: ", records.status().message()));
   }
@@ -146,6 +150,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,
                                                *s->authorizer_, s->fleet_.get());
   s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->store_, *s->authorizer_);
+  s->admin_ = std::make_unique<AdminService>(*s->store_, *s->authorizer_);
 
   grpc::ServerBuilder builder;
   int selected_port = 0;
@@ -153,6 +158,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   builder.RegisterService(s->ingest_.get());
   builder.RegisterService(s->queries_.get());
   builder.RegisterService(s->baselines_.get());
+  builder.RegisterService(s->admin_.get());
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   // Agents send gzip; answering in gzip too costs little on these small messages.
   builder.SetDefaultCompressionAlgorithm(GRPC_COMPRESS_GZIP);

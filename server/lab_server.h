@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/fleet/agent_registry.h"
+#include "server/query/admin_service.h"
 #include "server/query/baseline_service.h"
 #include "server/ingest/ingest_service.h"
 #include "server/http/metrics/server_counters.h"
@@ -121,6 +122,7 @@ class LabServer {
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> queries_;
   std::unique_ptr<BaselineService> baselines_;  // docs/baselines.md
+  std::unique_ptr<AdminService> admin_;          // minting agent tokens (docs/deploy.md)
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<security::Authorizer> http_authorizer_;
   std::unique_ptr<MetricsSource> metrics_source_;

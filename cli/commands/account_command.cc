@@ -55,19 +55,19 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
     err << "memfleet account: " << args.root << ": "
         << (access(args.root.c_str(), F_OK) == 0 ? "not a directory" : std::strerror(errno))
         << " (expected a capture tree folder holding capture.json and proc/, or a device root like /)\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
   std::string root = args.root;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   absl::StatusOr<agent::RootKind> kind = agent::ChooseRootKind(root, args.live_root);
   if (!kind.ok()) {
     err << "memfleet account: " << kind.status().message() << "\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
   const bool tree = *kind == agent::RootKind::kCaptureTree;
   if (!tree && !IsFile(root + "/proc/meminfo")) {
     err << "memfleet account: " << args.root << " is not a device root (no proc/meminfo)\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
 
   accounting::GraphicsLibraries custom_libs;
@@ -105,7 +105,7 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<capture::Capture> capture = agent::CollectCapture(*fs, collect);
   if (!capture.ok()) {
     err << "memfleet account: " << args.root << ": " << TerminalSafeLines(std::string(capture.status().message())) << "\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
   report::Report report = accounting::Account(*capture, options);
   if (args.json) {

@@ -10,6 +10,8 @@
 #include <ostream>
 #include <string>
 
+#include "common/exit_codes.h"
+
 namespace CLI {
 class App;
 }  // namespace CLI
@@ -28,10 +30,6 @@ struct AccountArgs {
   // `root` is not "/" but a running system's root: run its dumpsys/am and write its nodes (--live-root).
   bool live_root = false;
 };
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitNotCapture = 1;
-inline constexpr int kExitUsage = 2;
 
 int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err);
 

@@ -25,9 +25,6 @@
 
 namespace memfleet::cli {
 
-// Something is over budget (check) or a regression is flagged (regressions).
-inline constexpr int kExitOverBudget = 3;
-
 struct BaselineImportArgs {
   ServerArgs common;
   std::string file;
@@ -41,6 +38,7 @@ struct BaselineShowArgs {
 struct BaselineCheckArgs {
   ServerArgs common;
   int scheme = 1;
+  bool allow_unchecked = false;   // budgets no device could check do not fail the check (exit 0, not 5)
   std::string sweep_id;
   std::string since;              // a span back (24h) or RFC 3339; "" = each device's latest
   std::vector<std::string> where;

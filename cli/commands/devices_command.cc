@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
@@ -66,7 +67,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"agent_version", d.agent_version()},
                          {"online", d.online()},
                          {"last_capture_at", d.last_capture_at().empty() ? json(nullptr) : json(d.last_capture_at())},
-                         {"last_total_kb", total ? json(*total) : json(nullptr)},
+                         {"last_total_kb", KbJson(total)},
                          {"capture_count", d.capture_count()},
                          {"dropped_captures", d.dropped_captures()},
                          {"clock_skew_s", SkewJson(d)},

@@ -62,8 +62,9 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     // too deep to re-indent without exhausting the stack.
     absl::StatusOr<json> parsed =
         ParseBoundedJson(response->report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
-    // The capture's labels join the report object (only when it has some: a report without is exactly
-    // `memfleet account --json`'s).
+    // The stored capture's id and labels join the report object (`memfleet account --json`'s, with what
+    // only a stored capture has): a script can then name the capture it read (`report --capture ID`).
+    if (parsed.ok() && parsed->is_object()) (*parsed)["capture_id"] = response->capture_id();
     if (parsed.ok() && parsed->is_object() && response->labels_size() > 0) {
       json& labels = (*parsed)["labels"] = json::object();
       for (const v1::Label& label : response->labels()) labels[label.key()] = label.value();

@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "cli/sweep_progress.h"
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
@@ -21,7 +22,6 @@ using nlohmann::json;
 
 constexpr uint32_t kMaxDeadlineS = 3600;
 
-json KbJson(const report::Kb& v) { return v ? json(*v) : json(nullptr); }
 
 }  // namespace
 
@@ -156,7 +156,9 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   }
 
   std::vector<SweptDevice> devices;
+  size_t stored = 0;
   for (const SweepTracker::Device& d : tracker.devices()) {
+    if (d.state == v1::SweepProgress::STORED) ++stored;
     SweptDevice row;
     row.device_id = d.device_id;
     row.state = SweepStateName(d.state);
@@ -185,8 +187,12 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     }
     devices.push_back(std::move(row));
   }
+  const size_t total = devices.size();
   out << RenderSweepResult(tracker.sweep_id(), std::move(devices), *format);
-  return kExitOk;
+  // A sweep is done only when every device it reached stored a capture (README "Exit codes").
+  if (stored == total) return kExitOk;
+  err << "memfleet sweep: " << stored << " of " << total << " devices stored a capture\n";
+  return stored == 0 ? kExitNothingToCheck : kExitPartial;
 }
 
 CommandLine RegisterSweepCommand(CLI::App& app) {

@@ -1,6 +1,7 @@
-// `memfleet trend DEVICE --process NAME [--metric total_kb] [--since 7d|24h|RFC3339] [--svg FILE]`: one
-// process figure over the device's stored captures, as a table and a terminal sparkline with min, max
-// and last; --svg FILE also writes an SVG line chart.
+// `memfleet trend DEVICE [--process NAME] [--metric total_kb] [--since 7d|24h|RFC3339] [--limit N] [--svg FILE]`:
+// one process figure (or, without --process, one device figure) over the device's stored captures, as a
+// table and a terminal sparkline with min, max and last; --limit keeps the newest N; --svg FILE also
+// writes an SVG line chart.
 //
 //   TrendArgs args;
 //   args.device_id = "pixel-7";

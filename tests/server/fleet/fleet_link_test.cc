@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/fleet/agent_registry.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
 #include "server/fleet/sweep_coordinator.h"
 #include "storage/postgres/pg_store.h"
 #include "tests/support/manual_clock.h"
@@ -150,7 +150,7 @@ TEST(FleetLinkTest, ASweepReachesTheOtherServersAgentsAndTheirProgressComesBack)
   b.Connect("dev-1", "Pixel 8");
   std::shared_ptr<AgentSession> two = b.Connect("dev-2", "Pixel 8");
 
-  absl::StatusOr<DeviceSelector> all = DeviceSelector::Parse({"model=Pixel 8"});
+  absl::StatusOr<selector::Selector> all = selector::Selector::Parse({"model=Pixel 8"});
   ASSERT_TRUE(all.ok());
   absl::StatusOr<std::string> id = a.sweeps->StartSweep(*all, 60s, {{"run", "42"}});
   ASSERT_TRUE(id.ok()) << id.status();
