@@ -16,6 +16,7 @@
 #include "accounting/dumpsys_text.h"
 #include "accounting/dumpsys_view.h"
 #include "accounting/fdinfo_parser.h"
+#include "accounting/gfxdev_mapping.h"
 #include "accounting/gpu_attribution.h"
 #include "accounting/gpu_mem_total_kb.h"
 #include "accounting/kb_math.h"
@@ -60,7 +61,7 @@ std::string Warn(Report& report, std::string message) {
 
 // Decides whether proc/<pid> is a process of the report and reads its memory map.
 // Returns false when it is not (kernel thread, exited process).
-bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_prefix, ProcessInput& in,
+bool ReadProcessInput(const Capture& capture, int pid, GpuDeviceNaming gpu_naming, ProcessInput& in,
                       Report& report) {
   in.pid = pid;
   in.dir = absl::StrCat("proc/", pid);
@@ -68,7 +69,7 @@ bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_pref
   const Node* rollup = capture.Find(in.dir + "/smaps_rollup");
   bool smaps_text = smaps != nullptr && smaps->is_file() && !smaps->content.empty();
   if (smaps_text) {
-    absl::StatusOr<SmapsSummary> summary = ParseSmapsSummary(smaps->content, gfx_prefix);
+    absl::StatusOr<SmapsSummary> summary = ParseSmapsSummary(smaps->content, gpu_naming);
     if (summary.ok()) {
       if (summary->vma_count != 0) {
         in.smaps = *std::move(summary);
@@ -379,7 +380,7 @@ bool VmapStack(const Capture& capture, Report& report) {
 }
 
 // The numeric proc/<pid> folders that are processes of the report, with their memory maps read.
-std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, std::string_view smaps_gfx_prefix,
+std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, GpuDeviceNaming gpu_naming,
                                             Report& report) {
   std::vector<ProcessInput> inputs;
   for (const std::string& name : capture.Children("proc")) {
@@ -389,7 +390,7 @@ std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, std::string_
       continue;
     }
     ProcessInput in;
-    if (ReadProcessInput(capture, pid, smaps_gfx_prefix, in, report)) inputs.push_back(std::move(in));
+    if (ReadProcessInput(capture, pid, gpu_naming, in, report)) inputs.push_back(std::move(in));
   }
   return inputs;
 }
@@ -403,8 +404,8 @@ struct DeviceInputs {
 };
 
 // pss_kb, swap_pss_kb and gfxdev_kb of one process: from smaps, else smaps_rollup.
-void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform platform, const char* gfx_prefix,
-                      ProcessReport& p, Report& report) {
+void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform platform, ProcessReport& p,
+                      Report& report) {
   const std::string key = absl::StrCat("processes.", in.pid, ".");
   if (in.smaps_ok) {
     if (!in.smaps.overflowed) {
@@ -415,7 +416,9 @@ void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform plat
     report.sources[key + "pss_kb"] = in.dir + "/smaps";
     report.sources[key + "gfxdev_kb"] = platform == Platform::kGeneric
                                             ? "generic platform: 0"
-                                            : absl::StrCat(in.dir, "/smaps Pss of ", gfx_prefix, "* mappings");
+                                            : absl::StrCat(in.dir, "/smaps Pss of ",
+                                                           GpuDeviceMappingNames(GpuDeviceNamingOf(platform)),
+                                                           " mappings");
   } else if (in.from_rollup) {
     p.pss_kb = ToKb(in.rollup->pss_kb);
     p.swap_pss_kb = ToKb(in.rollup->swap_pss_kb);
@@ -450,14 +453,13 @@ void DmaFigure(const ProcessInput& in, const DmaBufShares& shares, ProcessReport
 
 // Every figure of one process (docs/accounting.md section 2).
 ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, const ProcessGpu& g,
-                             const DmaBufShares& shares, const GraphicsLibraries& libs, const char* gfx_prefix,
-                             Report& report) {
+                             const DmaBufShares& shares, const GraphicsLibraries& libs, Report& report) {
   ProcessReport p;
   p.pid = in.pid;
   p.name = ProcessName(capture, in.dir, report);
   p.oom_score_adj = OomScoreAdj(capture, in.dir, report);
   p.cached = p.oom_score_adj && *p.oom_score_adj >= kCachedAdj;
-  MemoryMapFigures(in, g, report.platform, gfx_prefix, p, report);
+  MemoryMapFigures(in, g, report.platform, p, report);
   p.gl_kb = g.gl_kb;
   report.sources[absl::StrCat("processes.", in.pid, ".gl_kb")] = g.gl_source;
   DmaFigure(in, shares, p, report);
@@ -550,10 +552,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   const std::optional<Meminfo> meminfo = ReadMeminfo(capture, report);
   const bool vmap_stack = VmapStack(capture, report);
 
-  const char* gfx_prefix = report.platform == Platform::kQcom ? "/dev/kgsl" : "/dev/mali";
-  // Generic: no GPU device mappings are counted (gfxdev 0).
-  const std::string_view smaps_gfx_prefix = report.platform == Platform::kGeneric ? "" : gfx_prefix;
-  std::vector<ProcessInput> inputs = ReadProcessInputs(capture, smaps_gfx_prefix, report);
+  std::vector<ProcessInput> inputs = ReadProcessInputs(capture, GpuDeviceNamingOf(report.platform), report);
   std::vector<int> pids;
   pids.reserve(inputs.size());
   for (const ProcessInput& in : inputs) pids.push_back(in.pid);
@@ -562,7 +561,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   for (const ProcessInput& in : inputs) AddDmaBufRefs(capture, in, ledger, report);
   const DmaBufShares shares = ledger.Share(capture, report);
   for (const ProcessInput& in : inputs) {
-    ProcessReport p = ProcessFigures(capture, in, gpu.by_pid[in.pid], shares, libs, gfx_prefix, report);
+    ProcessReport p = ProcessFigures(capture, in, gpu.by_pid[in.pid], shares, libs, report);
     report.processes.emplace(p.pid, std::move(p));
   }
 

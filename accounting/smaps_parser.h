@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "accounting/gfxdev_mapping.h"
 
 namespace memfleet::accounting {
 
@@ -54,21 +55,20 @@ struct SmapsSummary {
   bool overflowed = false;  // a sum did not fit 64 bits: the sums below are meaningless
   uint64_t pss_kb = 0;
   uint64_t swap_pss_kb = 0;
-  uint64_t gpu_device_pss_kb = 0;  // Σ Pss of mappings whose name starts with the GPU device prefix
-  std::vector<Vma> dmabuf_vmas;    // mappings named /dmabuf or /dmabuf:<name>
+  uint64_t gpu_device_pss_kb = 0;  // Σ Pss of the GPU device's mappings (gfxdev_mapping.h)
+  std::vector<Vma> dmabuf_vmas;    // mappings whose name starts with /dmabuf (dmabuf_name.h)
   // Legacy kernels' "anon_inode:dmabuf" mappings, which name no buffer (docs/accounting.md).
   std::vector<Vma> legacy_dmabuf_vmas;
 };
 
 // ParseSmaps and fold: the same acceptance and errors as ParseSmaps (a VMA's fields are its last
-// `Key:` line of each kind). `gpu_device_prefix` ("/dev/kgsl"); empty: gpu_device_pss_kb stays 0.
-absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix);
+// `Key:` line of each kind). `gpu_naming` picks the GPU device's mappings (kNone: gpu_device_pss_kb 0).
+absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, GpuDeviceNaming gpu_naming);
 
 // ParseSmapsSummary without the fast path for the kernel's exact line shapes: every line goes through
 // the generic, checked path. The result is the same for every text; this exists so that a fuzzer
 // (tests/fuzz/smaps_summary_paths_fuzzer.cc) and tests can hold the fast path against it.
-absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text,
-                                                          std::string_view gpu_device_prefix);
+absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text, GpuDeviceNaming gpu_naming);
 
 struct SmapsRollup {
   bool has_pss = false;  // a "Pss:" line was present

@@ -157,10 +157,12 @@ class Collector {
   std::set<std::string> gpu_pids_;
 };
 
-// A mapping of a GPU device node (docs/accounting.md section 2, gfxdev_kb: /dev/kgsl*, /dev/mali*). A
-// plain substring search over maps, not a parse: a false hit only costs reading the full smaps.
+// A mapping of a GPU device node (docs/accounting.md section 2, gfxdev_kb: /dev/kgsl*, *kgsl-3d0*,
+// /dev/mali*). A plain substring search over maps, not a parse: a false hit only costs reading the full
+// smaps.
 bool MapsShowGpuDevice(std::string_view maps) {
-  return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find(" /dev/mali") != std::string_view::npos;
+  return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find("kgsl-3d0") != std::string_view::npos ||
+         maps.find(" /dev/mali") != std::string_view::npos;
 }
 
 NodeRead Collector::ReadWithinBudget(const std::string& path) {

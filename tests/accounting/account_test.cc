@@ -248,10 +248,13 @@ TEST(DmaBufTest, SharedBuffersAreSplitAndOneProcessCountsABufferOnce) {
   c.AddFile("proc/200/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
                                      {"7b00000000-7b00001000 rw-s 00000000 00:0d 9    /dmabuf:cam", 0, 0},
                                      {"7b10000000-7b10003000 rw-s 00000000 00:0d 9    /dmabuf:cam", 0, 0},
-                                     {"7b20000000-7b20009000 rw-s 00000000 00:0d 11   /dmabufx", 0, 0}}));
+                                     {"7b20000000-7b20009000 rw-s 00000000 00:0d 11   /dmabufx", 0, 0},
+                                     {"7b30000000-7b30001000 rw-s 00000000 00:0d 12   /data/dmabuf", 0, 0}}));
   Report r = Account(c);
   EXPECT_EQ(r.processes.at(100).dma_kb, 4);           // floor(5000 / 1024)
-  EXPECT_EQ(r.processes.at(200).dma_kb, (5000 + 12288) / 1024);  // "/dmabufx" is not a dma-buf name
+  // Any name starting with "/dmabuf" is a dma-buf (AOSP's FileIsDmaBuf): ino 11's 0x9000 bytes count,
+  // "/data/dmabuf" is a file.
+  EXPECT_EQ(r.processes.at(200).dma_kb, (5000 + 12288 + 0x9000) / 1024);
 }
 
 TEST(DmaBufTest, MalformedSysfsSizeFallsBackToFdinfo) {

@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     __builtin_trap();
   }
   // The legacy anon_inode:dmabuf mappings the summary keeps are those a full parse sees.
-  const auto summary = memfleet::accounting::ParseSmapsSummary(text, "/dev/kgsl");
+  const auto summary = memfleet::accounting::ParseSmapsSummary(text, memfleet::accounting::GpuDeviceNaming::kKgsl);
   if (summary.ok() != smaps.ok()) __builtin_trap();
   if (summary.ok() && memfleet::accounting::CountLegacyDmaBufMappings(summary->legacy_dmabuf_vmas).count !=
                           memfleet::accounting::CountLegacyDmaBufMappings(*smaps).count) {

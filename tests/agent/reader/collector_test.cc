@@ -314,8 +314,9 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
   const std::string smaps = "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n";
   // 400: no GPU device mapping, no KGSL folder. 500: a KGSL folder only. 600: "/dev/mali" inside a
-  // file name that is not the device (a false hit is allowed: it only costs the full smaps).
-  for (const char* pid : {"400", "500", "600"}) {
+  // file name that is not the device (a false hit is allowed: it only costs the full smaps). 700: KGSL
+  // memory mapped from the shmem file "/kgsl-3d0", as Qualcomm 6.x kernels name it.
+  for (const char* pid : {"400", "500", "600", "700"}) {
     const std::string dir = std::string("proc/") + pid;
     fs.AddFile(dir + "/cmdline", "app");
     fs.AddFile(dir + "/smaps", smaps);
@@ -324,6 +325,7 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   fs.AddFile("proc/400/maps", "00400000-00401000 r-xp 00000000 00:00 0 /system/lib64/libc.so\n");
   fs.AddFile("proc/500/maps", "00400000-00401000 r-xp 00000000 00:00 0\n");
   fs.AddFile("proc/600/maps", "00400000-00401000 r-xp 00000000 00:00 0 /data/x /dev/mali.txt\n");
+  fs.AddFile("proc/700/maps", "7f100000-7f200000 rw-s 00000000 00:01 77 /kgsl-3d0\n");
   fs.AddFile("sys/class/kgsl/kgsl/proc/500/gpumem_mapped", "0\n");
   absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
   ASSERT_TRUE(c.ok()) << c.status();
@@ -331,7 +333,7 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   EXPECT_FALSE(Contains(fs.reads(), "proc/400/smaps"));
   EXPECT_NE(c->FileContent("proc/400/smaps_rollup"), nullptr);
   EXPECT_NE(c->FileContent("proc/400/maps"), nullptr);  // its dma-buf mappings
-  for (const char* pid : {"500", "600"}) {
+  for (const char* pid : {"500", "600", "700"}) {
     const std::string dir = std::string("proc/") + pid;
     ASSERT_NE(c->FileContent(dir + "/smaps"), nullptr) << pid;
     EXPECT_EQ(*c->FileContent(dir + "/smaps"), smaps);
