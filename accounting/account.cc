@@ -10,8 +10,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "capture/node_path.h"
+#include "accounting/app_summary.h"
 #include "accounting/cma_accounting.h"
 #include "accounting/ddr_kb.h"
+#include "accounting/dma_by_exporter_kb.h"
 #include "accounting/dmabuf_share.h"
 #include "accounting/dumpsys_text.h"
 #include "accounting/dumpsys_view.h"
@@ -165,7 +167,7 @@ void AddDmaBufRefs(const Capture& capture, const ProcessInput& in, DmaBufLedger&
       Warn(report, absl::StrCat(path, ": ", f.status().message()));
       continue;
     }
-    if (f->is_dmabuf() && f->ino) ledger.AddFdRef(in.pid, *f->ino, f->size_bytes);
+    if (f->is_dmabuf() && f->ino) ledger.AddFdRef(in.pid, *f->ino, f->size_bytes, *f->exp_name);
   }
   auto add_maps = [&](const std::vector<Vma>& vmas) {
     for (const Vma& v : vmas) {
@@ -451,6 +453,27 @@ void DmaFigure(const ProcessInput& in, const DmaBufShares& shares, ProcessReport
   }
 }
 
+// heaps and app_summary: where the memory is, from the mapping names only full smaps has.
+void HeapFigures(const ProcessInput& in, ProcessReport& p, Report& report) {
+  const std::string key = absl::StrCat("processes.", in.pid, ".");
+  if (!in.smaps_ok) {
+    const std::string why = in.from_rollup ? "unavailable: only smaps_rollup (no mapping names)"
+                                           : absl::StrCat("unavailable: ", in.pss_problem);
+    report.sources[key + "heaps"] = why;
+    report.sources[key + "app_summary"] = why;
+    return;
+  }
+  p.heaps = in.smaps.heaps.Figures();
+  if (!p.heaps) {
+    Warn(report, absl::StrCat(in.dir, "/smaps: a heap's sum does not fit 64 bits: heaps and app_summary null"));
+    report.sources[key + "heaps"] = "unavailable: a sum overflows";
+    return;
+  }
+  p.app_summary = AppSummaryOf(*p.heaps);
+  report.sources[key + "heaps"] = in.dir + "/smaps, each mapping by its name";
+  report.sources[key + "app_summary"] = "heaps, by dumpsys' App Summary formulas without memtrack";
+}
+
 // Every figure of one process (docs/accounting.md section 2).
 ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, const ProcessGpu& g,
                              const DmaBufShares& shares, const GraphicsLibraries& libs, Report& report) {
@@ -463,7 +486,9 @@ ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, con
   p.gl_kb = g.gl_kb;
   report.sources[absl::StrCat("processes.", in.pid, ".gl_kb")] = g.gl_source;
   DmaFigure(in, shares, p, report);
+  p.dma_by_exporter_kb = DmaByExporterKb(shares, in.pid, p.dma_kb);
   NativeGraphics(capture, libs, p, report);
+  HeapFigures(in, p, report);
 
   p.non_graphics_kb = SubKb(SubKb(AddKb(p.pss_kb, p.swap_pss_kb), p.native_graphics_kb), p.gfxdev_kb);
   p.graphics_dma_kb = AddKb(AddKb(p.gl_kb, p.dma_kb), p.native_graphics_kb);
@@ -560,9 +585,16 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   DmaBufLedger ledger;
   for (const ProcessInput& in : inputs) AddDmaBufRefs(capture, in, ledger, report);
   const DmaBufShares shares = ledger.Share(capture, report);
+  size_t rollup_only = 0;
   for (const ProcessInput& in : inputs) {
     ProcessReport p = ProcessFigures(capture, in, gpu.by_pid[in.pid], shares, libs, report);
+    rollup_only += in.from_rollup;
     report.processes.emplace(p.pid, std::move(p));
+  }
+  if (rollup_only > 0) {
+    Warn(report, absl::StrCat(rollup_only, " of ", inputs.size(), " processes have only smaps_rollup: their heaps and ",
+                              "app_summary are null (full smaps: memfleet-agent --smaps full, memfleet sweep ",
+                              "--full-smaps)"));
   }
 
   const DeviceInputs device{header, meminfo ? &*meminfo : nullptr, vmap_stack, gpu.device_wide_unknown};

@@ -597,6 +597,8 @@ class SummarySink {
     s.overflowed |= __builtin_add_overflow(s.pss_kb, current_.pss_kb, &s.pss_kb);
     s.overflowed |= __builtin_add_overflow(s.swap_pss_kb, current_.swap_pss_kb, &s.swap_pss_kb);
     const std::string_view name = current_.name;
+    s.heaps.Add(current_.start, current_.end, name, current_.pss_kb, current_.swap_pss_kb,
+                current_.private_clean_kb, current_.private_dirty_kb);
     if (IsGpuDeviceMapping(gpu_naming_, name)) {
       s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
     }

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "accounting/gfxdev_mapping.h"
+#include "accounting/heaps.h"
 
 namespace memfleet::accounting {
 
@@ -49,7 +50,8 @@ absl::StatusOr<std::vector<Vma>> ParseSmaps(std::string_view text);
 absl::StatusOr<std::vector<Vma>> ParseMaps(std::string_view text);
 
 // What the engine needs of a full smaps, gathered in one pass without keeping a Vma per mapping:
-// the Pss/SwapPss sums, the Pss of the GPU device mappings and the dma-buf mappings (few per process).
+// the Pss/SwapPss sums, the Pss of the GPU device mappings, the dma-buf mappings (few per process) and
+// the heaps.
 struct SmapsSummary {
   size_t vma_count = 0;
   bool overflowed = false;  // a sum did not fit 64 bits: the sums below are meaningless
@@ -59,6 +61,8 @@ struct SmapsSummary {
   std::vector<Vma> dmabuf_vmas;    // mappings whose name starts with /dmabuf (dmabuf_name.h)
   // Legacy kernels' "anon_inode:dmabuf" mappings, which name no buffer (docs/accounting.md).
   std::vector<Vma> legacy_dmabuf_vmas;
+  // Every mapping's Pss, SwapPss and private pages by its Android heap (heaps.h).
+  HeapTally heaps;
 };
 
 // ParseSmaps and fold: the same acceptance and errors as ParseSmaps (a VMA's fields are its last

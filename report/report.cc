@@ -13,4 +13,18 @@ const char* PlatformName(Platform p) {
   return "generic";
 }
 
+bool AppSummary::operator==(const AppSummary& o) const {
+  for (const AppSummaryField& f : kAppSummaryFields) {
+    if (this->*f.member != o.*f.member) return false;
+  }
+  return true;
+}
+
+const AppSummaryField* FindAppSummaryField(std::string_view name) {
+  for (const AppSummaryField& f : kAppSummaryFields) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
 }  // namespace memfleet::report

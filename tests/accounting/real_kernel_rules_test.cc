@@ -51,6 +51,8 @@ TEST(RealKernelRulesTest, DmabufDeletedMappingOfAPixel3IsADmaBuf) {
   EXPECT_EQ(r.processes.at(200).dma_kb, 56);  // 0 before: the mapping was not taken for a dma-buf
   EXPECT_EQ(r.processes.at(200).total_kb, 200 + 56);
   EXPECT_EQ(r.processes.at(100).dma_kb, 0);
+  ASSERT_TRUE(r.processes.at(200).dma_by_exporter_kb.has_value());
+  EXPECT_EQ(r.processes.at(200).dma_by_exporter_kb->at("unknown"), 56);  // no fdinfo, no sysfs: no exporter
 }
 
 // A Snapdragon 765G phone on Android 10 names legacy dma-buf mappings with an index after
@@ -64,6 +66,10 @@ TEST(RealKernelRulesTest, IndexedAnonInodeDmabufOfASnapdragon765GMakesDmaNull) {
   EXPECT_FALSE(r.processes.at(200).dma_kb.has_value());
   EXPECT_FALSE(r.processes.at(200).total_kb.has_value());
   EXPECT_EQ(r.processes.at(200).non_graphics_kb, 200);
+  EXPECT_FALSE(r.processes.at(200).dma_by_exporter_kb.has_value());
+  // The mappings are "other mmap" in the heaps, as dumpsys files them.
+  ASSERT_TRUE(r.processes.at(200).heaps.has_value());
+  EXPECT_EQ(r.processes.at(200).heaps->count("other_mmap"), 0u);  // Pss 0, nothing private: no entry
   EXPECT_EQ(r.processes.at(100).dma_kb, 0);
   EXPECT_TRUE(HasWarningWith(r, "proc/200/smaps: 2 anon_inode:dmabuf mappings (232 kB")) << r.warnings.size();
 }
@@ -100,6 +106,8 @@ TEST(RealKernelRulesTest, KgslShmemFileNamedKgsl3d0IsGfxdev) {
     EXPECT_EQ(got.processes.at(pid).gfxdev_kb, want->processes.at(pid).gfxdev_kb);
     EXPECT_EQ(got.processes.at(pid).non_graphics_kb, want->processes.at(pid).non_graphics_kb);
     EXPECT_EQ(got.processes.at(pid).total_kb, want->processes.at(pid).total_kb);
+    ASSERT_TRUE(got.processes.at(pid).heaps.has_value());
+    EXPECT_EQ(got.processes.at(pid).heaps, Account(original).processes.at(pid).heaps);  // gfx_dev either way
   }
 }
 

@@ -48,6 +48,29 @@ TEST_P(SampleCaptureTest, ReportMatchesExpectedInEveryField) {
   }
 }
 
+// heaps and app_summary (docs/accounting.md, "Heaps and the App Summary") against expected-heaps.json,
+// the spec's values worked out from its rules apart from this code: every heap, every summary field, and
+// null where the capture has only smaps_rollup.
+TEST_P(SampleCaptureTest, HeapsAndAppSummaryMatchExpectedHeaps) {
+  std::string dir = testing::TestData("captures/" + GetParam());
+  json expected = json::parse(testing::ReadFileForTest(dir + "/expected-heaps.json"));
+  std::ostringstream out, err;
+  AccountArgs args;
+  args.root = dir + "/tree";
+  args.json = true;
+  ASSERT_EQ(RunAccount(args, out, err), kExitOk) << err.str();
+  json got = json::parse(out.str());
+  ASSERT_FALSE(expected["processes"].empty());
+  for (auto p = expected["processes"].begin(); p != expected["processes"].end(); ++p) {
+    for (const char* key : {"heaps", "app_summary"}) {
+      EXPECT_EQ(got["processes"][p.key()][key], p.value()[key]) << "pid " << p.key() << " " << key;
+    }
+    if (p.value()["heaps"].is_null()) {
+      EXPECT_NE(got["warnings"].dump().find("only smaps_rollup"), std::string::npos);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Captures, SampleCaptureTest,
                          ::testing::Values("generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1",
                                            "mali-rockchip", "legacy-419"));

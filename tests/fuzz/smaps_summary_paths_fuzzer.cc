@@ -32,7 +32,8 @@ bool SameVmas(const std::vector<Vma>& a, const std::vector<Vma>& b) {
 bool SameSummary(const SmapsSummary& a, const SmapsSummary& b) {
   return a.vma_count == b.vma_count && a.overflowed == b.overflowed && a.pss_kb == b.pss_kb &&
          a.swap_pss_kb == b.swap_pss_kb && a.gpu_device_pss_kb == b.gpu_device_pss_kb &&
-         SameVmas(a.dmabuf_vmas, b.dmabuf_vmas) && SameVmas(a.legacy_dmabuf_vmas, b.legacy_dmabuf_vmas);
+         SameVmas(a.dmabuf_vmas, b.dmabuf_vmas) && SameVmas(a.legacy_dmabuf_vmas, b.legacy_dmabuf_vmas) &&
+         a.heaps == b.heaps;
 }
 
 }  // namespace
