@@ -114,6 +114,13 @@ int main(int argc, char** argv) {
   app.add_option("--heap-dump-timeout-ms", heap_dump_timeout_ms,
                  "live root: a heap dump still running after this many ms is killed and recorded as ETIMEDOUT")
       ->check(CLI::Range(1u, 600000u));
+  std::string smaps_mode = "gpu";
+  app.add_option("--smaps", smaps_mode,
+                 "live root: which processes' full smaps each capture reads: \"gpu\" (GPU processes; the rest "
+                 "smaps_rollup + maps, cheap) or \"full\" (every process: heaps and App Summary for all, at a cost: "
+                 "docs/performance.md)")
+      ->check(CLI::IsMember({"gpu", "full"}))
+      ->capture_default_str();
   app.add_option("--model", model, "device model reported to the server (default: from capture.json)");
   app.add_option("--soc", soc, "SoC reported to the server (default: from capture.json)");
   std::string ca_cert_file, tls_cert_file, tls_key_file, token_file;
@@ -176,6 +183,7 @@ int main(int argc, char** argv) {
   scheduler_options.page_size = page_size;
   scheduler_options.dumpsys_every = dumpsys_every;
   scheduler_options.max_heap_dumps = heap_dumps_per_capture;
+  scheduler_options.full_smaps = smaps_mode == "full";
   if (!capture_tree) {
     scheduler_options.header_facts = HeaderFactsOf(facts);
     scheduler_options.android_version = facts.android_version;

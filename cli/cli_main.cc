@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
       app.add_subcommand("sweep", "Capture every matching online device now, then rank them by total_kb");
   AddServerOptions(sweep_cmd, sweep.common);
   AddWhereOption(sweep_cmd, sweep.where);
+  sweep_cmd->add_flag("--full-smaps", sweep.full_smaps,
+                      "every device reads full smaps for every process in this capture, for the heaps and App "
+                      "Summary of all (costs the phone more: docs/performance.md)");
   sweep_cmd->add_option("--label", sweep.labels, "KEY=VALUE put on every capture the sweep stores (repeatable): run=1234")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

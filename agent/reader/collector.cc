@@ -58,6 +58,7 @@ absl::StatusOr<std::string> DeviceHeader(const CollectOptions& options) {
     header["device_id"] = options.device_id;
     header["captured_at"] = options.captured_at;
     header["page_size"] = options.page_size;
+    if (options.full_smaps) header["smaps"] = "full";
     if (options.android_version) header["android_version"] = *options.android_version;
     for (const auto& [name, value] : options.header_facts) {
       if (!header.contains(name)) header[name] = value;
@@ -262,7 +263,7 @@ void Collector::CollectPid(const std::string& pid) {
     if (FindEntry(*list, "maps") != nullptr && IsAllowed(maps_path)) maps = ReadWithinBudget(maps_path);
     gpu = kgsl_pids_.count(pid) > 0 || (maps && maps->ok() && MapsShowGpuDevice(maps->content));
     // A kernel without smaps_rollup (before 4.14) leaves full smaps as the only source.
-    const bool full_smaps = gpu || FindEntry(*list, "smaps_rollup") == nullptr;
+    const bool full_smaps = options_.full_smaps || gpu || FindEntry(*list, "smaps_rollup") == nullptr;
     std::optional<size_t> smaps;
     if (full_smaps && FindEntry(*list, "smaps") != nullptr) smaps = ReadFile(Join(dir, "smaps"), false);
     if (smaps) {

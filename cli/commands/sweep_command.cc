@@ -116,6 +116,7 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   v1::SweepRequest request;
   *request.mutable_selector() = *selector;
   request.set_deadline_s(args.deadline_s);
+  request.set_full_smaps(args.full_smaps);
   if (absl::Status s = AddLabelFlags(args.labels, request.mutable_labels()); !s.ok()) {
     return PrintFailure(s, "sweep", err);
   }

@@ -188,7 +188,7 @@ grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::Sw
   absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
   if (!labels.ok()) return ToGrpcStatus(labels.status());
   absl::StatusOr<std::string> sweep_id =
-      sweeps_.StartSweep(*selector, std::chrono::seconds(request->deadline_s()), *labels);
+      sweeps_.StartSweep(*selector, std::chrono::seconds(request->deadline_s()), *labels, request->full_smaps());
   if (!sweep_id.ok()) return ToGrpcStatus(sweep_id.status());
 
   size_t cursor = 0;

@@ -345,6 +345,37 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   ExpectOnlyAllowlistedAccess(fs.reads(), fs.lists());
 }
 
+// --smaps full / a sweep's --full-smaps: full smaps for every process (the heaps need it), no rollup
+// or maps beside it, and the header says so.
+TEST(CollectorTest, FullSmapsReadsEveryProcessAndTheHeaderSaysSo) {
+  FakeRootFs fs;
+  fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
+  const std::string smaps = "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n";
+  for (const char* pid : {"400", "500"}) {
+    const std::string dir = std::string("proc/") + pid;
+    fs.AddFile(dir + "/cmdline", "app");
+    fs.AddFile(dir + "/smaps", smaps);
+    fs.AddFile(dir + "/smaps_rollup", "Pss: 4 kB\n");
+    fs.AddFile(dir + "/maps", "00400000-00401000 r-xp 00000000 00:00 0 /system/lib64/libc.so\n");
+  }
+  CollectOptions o = DeviceOptions();
+  o.full_smaps = true;
+  absl::StatusOr<Capture> c = CollectCapture(fs, o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const char* pid : {"400", "500"}) {
+    const std::string dir = std::string("proc/") + pid;
+    ASSERT_NE(c->FileContent(dir + "/smaps"), nullptr) << pid;
+    EXPECT_EQ(c->Find(dir + "/smaps_rollup"), nullptr) << pid;
+    EXPECT_EQ(c->Find(dir + "/maps"), nullptr) << pid;
+  }
+  EXPECT_EQ(nlohmann::json::parse(*c->FileContent("capture.json")).value("smaps", ""), "full");
+  // Without the option: no such header field.
+  absl::StatusOr<Capture> plain = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->FileContent("capture.json")->find("\"smaps\""), std::string::npos);
+  EXPECT_EQ(plain->Find("proc/400/smaps"), nullptr);
+}
+
 TEST(CollectorTest, RunCommandsFalseRunsNone) {
   FakeRootFs fs;
   AddDevice(fs);
