@@ -107,7 +107,9 @@ int main(int argc, char** argv) {
   AddServerOptions(trend_cmd, trend.common);
   trend_cmd->add_option("DEVICE", trend.device_id, "device id")->required();
   trend_cmd->add_option("--process", trend.process_name, "process name")->required();
-  trend_cmd->add_option("--metric", trend.metric, "process figure: total_kb, pss_kb, gl_kb, dma_kb, ...")
+  trend_cmd->add_option("--metric", trend.metric,
+                        "process figure: total_kb, pss_kb, gl_kb, dma_kb, ..., an App Summary field "
+                        "(app_summary.native_heap_kb) or a heap's (heaps.dalvik.pss_kb)")
       ->capture_default_str();
   trend_cmd->add_option("--since", trend.since, "from a span back (7d, 24h, 90m) or an RFC 3339 time; default: all");
   trend_cmd->add_option("--limit", trend.limit, "at most this many points (0 = all)");

@@ -10,6 +10,7 @@
 #ifndef MEMFLEET_REPORT_REPORT_H_
 #define MEMFLEET_REPORT_REPORT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -29,6 +30,10 @@ const char* PlatformName(Platform p);
 inline constexpr const char* kHeapNames[] = {
     "native", "dalvik", "dalvik_other", "stack", "cursor", "ashmem", "gfx_dev", "other_dev", "so", "jar",
     "apk", "ttf", "dex", "oat", "art", "other_mmap", "unknown", "jit_zygote_code_cache", "jit_app_code_cache"};
+
+// dumpsys' row label of a heap ("Native Heap", ".so mmap", "JIT app code cache"); the name itself when
+// it is none of kHeapNames.
+std::string HeapLabel(std::string_view heap);
 
 struct HeapFigures {
   int64_t pss_kb = 0;
@@ -55,6 +60,8 @@ struct AppSummary {
   int64_t total_pss_kb = 0;
   int64_t total_swap_pss_kb = 0;
   bool operator==(const AppSummary& o) const;
+  // Field by field: two processes of one name, summed.
+  AppSummary& operator+=(const AppSummary& o);
 };
 
 // The App Summary's fields in dumpsys' order: JSON name, dumpsys' row label, member. Every view (CLI,
@@ -75,6 +82,9 @@ inline constexpr AppSummaryField kAppSummaryFields[] = {
     {"total_pss_kb", "TOTAL PSS", &AppSummary::total_pss_kb},
     {"total_swap_pss_kb", "TOTAL SWAP PSS", &AppSummary::total_swap_pss_kb},
 };
+// The first kAppSummaryParts fields are the parts that add up to total_pss_kb (java heap ... system).
+inline constexpr size_t kAppSummaryParts = 7;
+
 // The field called `name` ("native_heap_kb"), or nullptr.
 const AppSummaryField* FindAppSummaryField(std::string_view name);
 

@@ -32,7 +32,9 @@ std::string MetricName(const std::string& metric) {
 
 bool ValidMetric(const std::string& metric) {
   if (metric.empty()) return false;
-  return std::all_of(metric.begin(), metric.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+  // Figure names, and the dotted ones of the breakdown: app_summary.native_heap_kb, heaps.dalvik.pss_kb.
+  return std::all_of(metric.begin(), metric.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'; });
 }
 
 std::optional<int64_t> ValueOf(const v1::HistoryPoint& p) {
@@ -194,7 +196,8 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   const std::string metric = MetricName(args.metric);
   if (!ValidMetric(metric)) {
     return PrintFailure(absl::InvalidArgumentError("--metric \"" + args.metric +
-                                                   "\": give a process figure such as total_kb, pss_kb, gl_kb, dma_kb"),
+                                                   "\": give a process figure such as total_kb, pss_kb, gl_kb, dma_kb, "
+                                                   "app_summary.native_heap_kb or heaps.dalvik.pss_kb"),
                         "trend", err);
   }
   TrendArgs resolved = args;

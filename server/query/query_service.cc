@@ -10,11 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "report/process_figure.h"
 #include "server/fleet/capture_labels.h"
 #include "server/core/clock.h"
 #include "server/fleet/device_selector.h"
 #include "server/core/grpc_status.h"
 #include "server/history/reaccount.h"
+#include "server/query/process_report_history.h"
 #include "server/core/validation.h"
 
 namespace memfleet::server {
@@ -30,12 +32,7 @@ const std::vector<std::string>& DeviceFigures() {
   return kFigures;
 }
 
-const std::vector<std::string>& ProcessFigures() {
-  static const std::vector<std::string> kFigures = {"total_kb",           "pss_kb",          "swap_pss_kb",
-                                                    "gfxdev_kb",          "gl_kb",           "dma_kb",
-                                                    "native_graphics_kb", "non_graphics_kb", "graphics_dma_kb"};
-  return kFigures;
-}
+const std::vector<std::string>& ProcessFigures() { return report::ProcessReportFigureNames(); }
 
 bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -278,15 +275,18 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
   if (request->process_name().empty()) return Invalid("process name is empty");
   if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   std::string metric = request->metric().empty() ? "total_kb" : request->metric();
-  if (!Contains(ProcessFigures(), metric)) {
+  if (!report::IsProcessFigureName(metric)) {
     return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
-                                "\"; one of: ", absl::StrJoin(ProcessFigures(), ", ")));
+                                "\"; one of: ", report::ProcessFigureNamesHint()));
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
   if (!since.ok()) return ToGrpcStatus(since.status());
   if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
+  // The heaps and App Summary ride in the stored reports, not in columns: read from each report.
   absl::StatusOr<std::vector<storage::HistoryRow>> rows =
-      store_.ProcessHistory(device_id, request->process_name(), metric, *since, request->limit());
+      report::IsBreakdownFigureName(metric)
+          ? ReportFigureHistory(store_, device_id, request->process_name(), metric, *since, request->limit())
+          : store_.ProcessHistory(device_id, request->process_name(), metric, *since, request->limit());
   if (!rows.ok()) return ToGrpcStatus(rows.status());
   if (rows->empty() && since->empty()) {
     return NotFound(absl::StrCat("no process named \"", Printable(request->process_name()),
