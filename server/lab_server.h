@@ -67,6 +67,7 @@ struct LabServerOptions {
   MetricsHttpOptions http;
   bool http_require_tokens = false;  // as require_tokens, for the HTTP port's own address
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
+  bool metrics_app_summary = false;  // the top processes' App Summary on /metrics (--metrics-app-summary)
   bool dashboard = false;  // the browser dashboard on the HTTP port too (docs/dashboard.md)
 };
 
