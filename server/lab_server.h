@@ -70,6 +70,7 @@ struct LabServerOptions {
   // gRPC ones (tls_cert_file, tls_key_file), whatever http's say.
   MetricsHttpOptions http;
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
+  bool metrics_app_summary = false;  // the top processes' App Summary on /metrics (--metrics-app-summary)
   bool dashboard = false;  // the browser dashboard on the HTTP port too (docs/dashboard.md)
 };
 

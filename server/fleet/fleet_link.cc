@@ -164,7 +164,7 @@ absl::StatusOr<std::vector<RemoteAgent>> FleetLink::RemoteAgents() {
 }
 
 absl::Status FleetLink::Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
-                              const capture::Labels& labels) {
+                              const capture::Labels& labels, bool full_smaps) {
   std::vector<storage::SweepRelay> relays;
   for (const RemoteAgent& agent : agents) {
     storage::SweepRelay relay;
@@ -172,6 +172,7 @@ absl::Status FleetLink::Relay(const std::string& sweep_id, const std::vector<Rem
     relay.device_id = agent.device.device_id;
     relay.server_id = agent.server_id;
     relay.labels = labels;
+    relay.full_smaps = full_smaps;
     relays.push_back(std::move(relay));
   }
   if (absl::Status s = store_.PutSweepRelays(relays); !s.ok()) return s;
@@ -206,6 +207,7 @@ void FleetLink::DeliverRelays() {
     }
     v1::ServerMessage command;
     command.mutable_capture_now()->set_sweep_id(relay.sweep_id);
+    command.mutable_capture_now()->set_full_smaps(relay.full_smaps);
     if (registry_.SendCommand(relay.device_id, command)) {
       LogLine(absl::StrCat("sweep ", relay.sweep_id, ": capture requested from ", relay.device_id,
                            " for another server"));

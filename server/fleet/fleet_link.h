@@ -73,7 +73,7 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   // SweepRelayer
   absl::StatusOr<std::vector<RemoteAgent>> RemoteAgents() override;
   absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
-                     const capture::Labels& labels) override ABSL_LOCKS_EXCLUDED(mu_);
+                     const capture::Labels& labels, bool full_smaps) override ABSL_LOCKS_EXCLUDED(mu_);
   void Unwatch(const std::string& sweep_id) override ABSL_LOCKS_EXCLUDED(mu_);
   void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
                       const std::string& capture_id, const std::string& message) override ABSL_LOCKS_EXCLUDED(mu_);

@@ -79,7 +79,7 @@ std::string SweepCoordinator::NewSweepIdLocked() {
 
 absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selector& selector,
                                                          std::chrono::milliseconds deadline,
-                                                         const capture::Labels& labels) {
+                                                         const capture::Labels& labels, bool full_smaps) {
   if (deadline.count() < 0) return absl::InvalidArgumentError("sweep deadline is negative");
   if (deadline.count() == 0) deadline = options_.default_deadline;
   if (deadline > options_.max_deadline) {
@@ -157,10 +157,11 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
                        " online here, ", to_relay.size(), " on other servers, ",
                        sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ",
                        DeadlineText(deadline),
-                       labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels))));
+                       labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels)),
+                       full_smaps ? ", full smaps" : ""));
   if (finished != nullptr) Persist(*finished);
   if (!to_relay.empty()) {
-    if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels); !s.ok()) {
+    if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels, full_smaps); !s.ok()) {
       for (const RemoteAgent& agent : to_relay) {
         Change(sweep->id, agent.device.device_id, SweepState::kFailed, "",
                absl::StrCat("cannot relay the command to server ", agent.server_id, ": ", s.message()));
@@ -170,6 +171,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
 
   v1::ServerMessage command;
   command.mutable_capture_now()->set_sweep_id(sweep->id);
+  command.mutable_capture_now()->set_full_smaps(full_smaps);
   for (const std::string& id : to_send) {
     if (!registry_.SendCommand(id, command)) {
       Change(sweep->id, id, SweepState::kOffline, "", "agent disconnected before the command was sent");

@@ -82,7 +82,7 @@ class SweepRelayer {
   // Asks the agents' servers to send CaptureNow{sweep_id}; their progress comes back through
   // SweepCoordinator::OnRemoteState until Unwatch (the sweep finished).
   virtual absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
-                             const capture::Labels& labels) = 0;
+                             const capture::Labels& labels, bool full_smaps) = 0;
   virtual void Unwatch(const std::string& sweep_id) = 0;
   // The ingest's news of a sweep this server does not run: one another server relayed here (else ignored).
   virtual void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
@@ -119,9 +119,10 @@ class SweepCoordinator : public RegistryListener {
   // stored capture carrying them), sends CaptureNow{sweep_id} to the online ones and returns the sweep id.
   // A deadline of 0 is the default; longer than max_deadline is InvalidArgument. Unavailable after
   // Shutdown or when the store cannot record the sweep. `labels` (checked by the caller) go on every
-  // capture the sweep's devices send for it (LabelsFor).
+  // capture the sweep's devices send for it (LabelsFor). `full_smaps`: each device reads full smaps for
+  // every process in the capture it sends for the sweep (the heaps need it).
   absl::StatusOr<std::string> StartSweep(const selector::Selector& selector, std::chrono::milliseconds deadline,
-                                         const capture::Labels& labels = {});
+                                         const capture::Labels& labels = {}, bool full_smaps = false);
 
   // The labels of a sweep for a capture `device_id` sent for it; empty for an unknown (or long finished)
   // sweep, or a device the sweep did not select. Held in memory only: a capture that arrives after a

@@ -200,6 +200,12 @@ CREATE INDEX reaccount_claims_open ON reaccount_claims (run_id, device_id, captu
 CREATE INDEX reaccount_claims_by_capture ON reaccount_claims (capture_id);
 )sql";
 
+// Version 4: a relayed sweep may ask for full smaps of every process (memfleet sweep --full-smaps), which
+// the delivering server puts in its CaptureNow.
+constexpr char kPgMigration4[] = R"sql(
+ALTER TABLE sweep_relays ADD COLUMN full_smaps BOOLEAN NOT NULL DEFAULT FALSE;
+)sql";
+
 // Any constant, the same in every memfleet server: the lock that serializes migrations ("memf").
 constexpr char kMigrationLockSql[] = "SELECT pg_advisory_xact_lock(1835363686)";
 
@@ -254,7 +260,7 @@ absl::StatusOr<bool> MigrateOneStep(PgConnection& db) {
 
 const std::vector<std::string>& PgMigrations() {
   static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
-      kPgMigration1, kPgMigration2, kPgMigration3};
+      kPgMigration1, kPgMigration2, kPgMigration3, kPgMigration4};
   return *kMigrations;
 }
 

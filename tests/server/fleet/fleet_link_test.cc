@@ -38,7 +38,9 @@ class SweepIdSink : public MessageSink {
       : ids_(std::move(ids)), mu_(std::move(mu)) {}
   bool Write(const v1::ServerMessage& m) override {
     std::lock_guard<std::mutex> lock(*mu_);
-    if (m.has_capture_now()) ids_->push_back(m.capture_now().sweep_id());
+    if (m.has_capture_now()) {
+      ids_->push_back(m.capture_now().sweep_id() + (m.capture_now().full_smaps() ? ":full-smaps" : ""));
+    }
     return true;
   }
   void Cancel() override {}
@@ -152,12 +154,13 @@ TEST(FleetLinkTest, ASweepReachesTheOtherServersAgentsAndTheirProgressComesBack)
 
   absl::StatusOr<selector::Selector> all = selector::Selector::Parse({"model=Pixel 8"});
   ASSERT_TRUE(all.ok());
-  absl::StatusOr<std::string> id = a.sweeps->StartSweep(*all, 60s, {{"run", "42"}});
+  absl::StatusOr<std::string> id = a.sweeps->StartSweep(*all, 60s, {{"run", "42"}}, /*full_smaps=*/true);
   ASSERT_TRUE(id.ok()) << id.status();
   // lab-b's next poll takes the relays and sends the command down its agents' streams.
   clock.Advance(500ms);
-  EXPECT_THAT(b.Received("dev-1"), ElementsAre(*id));
-  EXPECT_THAT(b.Received("dev-2"), ElementsAre(*id));
+  // The relayed command keeps the sweep's --full-smaps.
+  EXPECT_THAT(b.Received("dev-1"), ElementsAre(*id + ":full-smaps"));
+  EXPECT_THAT(b.Received("dev-2"), ElementsAre(*id + ":full-smaps"));
   // The captures the command brings carry the sweep's labels on the server that stores them.
   EXPECT_THAT(b.sweeps->LabelsFor(*id, "dev-1"), ElementsAre(Pair("run", "42")));
   b.sweeps->OnCapturing(*id, "dev-1", "cap-1");
