@@ -12,12 +12,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "capture/node_path.h"
+#include "accounting/app_summary.h"
 #include "accounting/cma_accounting.h"
 #include "accounting/ddr_kb.h"
+#include "accounting/dma_by_exporter_kb.h"
 #include "accounting/dmabuf_share.h"
 #include "accounting/dumpsys_text.h"
 #include "accounting/dumpsys_view.h"
 #include "accounting/fdinfo_parser.h"
+#include "accounting/gfxdev_mapping.h"
 #include "accounting/gpu_attribution.h"
 #include "accounting/gpu_mem_total_kb.h"
 #include "accounting/kb_math.h"
@@ -65,7 +68,7 @@ std::string Warn(Report& report, std::string message) {
 
 // Decides whether proc/<pid> is a process of the report and reads its memory map.
 // Returns false when it is not (kernel thread, exited process).
-bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_prefix, ProcessInput& in,
+bool ReadProcessInput(const Capture& capture, int pid, GpuDeviceNaming gpu_naming, ProcessInput& in,
                       Report& report) {
   in.pid = pid;
   in.dir = absl::StrCat("proc/", pid);
@@ -73,7 +76,7 @@ bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_pref
   const Node* rollup = capture.Find(in.dir + "/smaps_rollup");
   bool smaps_text = smaps != nullptr && smaps->is_file() && !smaps->content.empty();
   if (smaps_text) {
-    absl::StatusOr<SmapsSummary> summary = ParseSmapsSummary(smaps->content, gfx_prefix);
+    absl::StatusOr<SmapsSummary> summary = ParseSmapsSummary(smaps->content, gpu_naming);
     if (summary.ok()) {
       if (summary->vma_count != 0) {
         in.smaps = *std::move(summary);
@@ -169,7 +172,7 @@ void AddDmaBufRefs(const Capture& capture, const ProcessInput& in, DmaBufLedger&
       Warn(report, absl::StrCat(path, ": ", f.status().message()));
       continue;
     }
-    if (f->is_dmabuf() && f->ino) ledger.AddFdRef(in.pid, *f->ino, f->size_bytes);
+    if (f->is_dmabuf() && f->ino) ledger.AddFdRef(in.pid, *f->ino, f->size_bytes, *f->exp_name);
   }
   auto add_maps = [&](const std::vector<Vma>& vmas) {
     for (const Vma& v : vmas) {
@@ -384,7 +387,7 @@ bool VmapStack(const Capture& capture, Report& report) {
 }
 
 // The numeric proc/<pid> folders that are processes of the report, with their memory maps read.
-std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, std::string_view smaps_gfx_prefix,
+std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, GpuDeviceNaming gpu_naming,
                                             Report& report) {
   std::vector<ProcessInput> inputs;
   for (const std::string& name : capture.Children("proc")) {
@@ -394,7 +397,7 @@ std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, std::string_
       continue;
     }
     ProcessInput in;
-    if (ReadProcessInput(capture, pid, smaps_gfx_prefix, in, report)) inputs.push_back(std::move(in));
+    if (ReadProcessInput(capture, pid, gpu_naming, in, report)) inputs.push_back(std::move(in));
   }
   return inputs;
 }
@@ -408,8 +411,8 @@ struct DeviceInputs {
 };
 
 // pss_kb, swap_pss_kb and gfxdev_kb of one process: from smaps, else smaps_rollup.
-void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform platform, const char* gfx_prefix,
-                      ProcessReport& p, Report& report) {
+void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform platform, ProcessReport& p,
+                      Report& report) {
   const std::string key = absl::StrCat("processes.", in.pid, ".");
   if (in.smaps_ok) {
     if (!in.smaps.overflowed) {
@@ -420,7 +423,9 @@ void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform plat
     report.sources[key + "pss_kb"] = in.dir + "/smaps";
     report.sources[key + "gfxdev_kb"] = platform == Platform::kGeneric
                                             ? "generic platform: 0"
-                                            : absl::StrCat(in.dir, "/smaps Pss of ", gfx_prefix, "* mappings");
+                                            : absl::StrCat(in.dir, "/smaps Pss of ",
+                                                           GpuDeviceMappingNames(GpuDeviceNamingOf(platform)),
+                                                           " mappings");
   } else if (in.from_rollup) {
     p.pss_kb = ToKb(in.rollup->pss_kb);
     p.swap_pss_kb = ToKb(in.rollup->swap_pss_kb);
@@ -453,20 +458,42 @@ void DmaFigure(const ProcessInput& in, const DmaBufShares& shares, ProcessReport
   }
 }
 
+// heaps and app_summary: where the memory is, from the mapping names only full smaps has.
+void HeapFigures(const ProcessInput& in, ProcessReport& p, Report& report) {
+  const std::string key = absl::StrCat("processes.", in.pid, ".");
+  if (!in.smaps_ok) {
+    const std::string why = in.from_rollup ? "unavailable: only smaps_rollup (no mapping names)"
+                                           : absl::StrCat("unavailable: ", in.pss_problem);
+    report.sources[key + "heaps"] = why;
+    report.sources[key + "app_summary"] = why;
+    return;
+  }
+  p.heaps = in.smaps.heaps.Figures();
+  if (!p.heaps) {
+    Warn(report, absl::StrCat(in.dir, "/smaps: a heap's sum does not fit 64 bits: heaps and app_summary null"));
+    report.sources[key + "heaps"] = "unavailable: a sum overflows";
+    return;
+  }
+  p.app_summary = AppSummaryOf(*p.heaps);
+  report.sources[key + "heaps"] = in.dir + "/smaps, each mapping by its name";
+  report.sources[key + "app_summary"] = "heaps, by dumpsys' App Summary formulas without memtrack";
+}
+
 // Every figure of one process (docs/accounting.md section 2).
 ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, const ProcessGpu& g,
-                             const DmaBufShares& shares, const GraphicsLibraries& libs, const char* gfx_prefix,
-                             Report& report) {
+                             const DmaBufShares& shares, const GraphicsLibraries& libs, Report& report) {
   ProcessReport p;
   p.pid = in.pid;
   p.name = ProcessName(capture, in.dir, report);
   p.oom_score_adj = OomScoreAdj(capture, in.dir, report);
   p.cached = p.oom_score_adj && *p.oom_score_adj >= kCachedAdj;
-  MemoryMapFigures(in, g, report.platform, gfx_prefix, p, report);
+  MemoryMapFigures(in, g, report.platform, p, report);
   p.gl_kb = g.gl_kb;
   report.sources[absl::StrCat("processes.", in.pid, ".gl_kb")] = g.gl_source;
   DmaFigure(in, shares, p, report);
+  p.dma_by_exporter_kb = DmaByExporterKb(shares, in.pid, p.dma_kb);
   NativeGraphics(capture, libs, p, report);
+  HeapFigures(in, p, report);
 
   p.non_graphics_kb = SubKb(SubKb(AddKb(p.pss_kb, p.swap_pss_kb), p.native_graphics_kb), p.gfxdev_kb);
   p.graphics_dma_kb = AddKb(AddKb(p.gl_kb, p.dma_kb), p.native_graphics_kb);
@@ -577,10 +604,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   const std::optional<Meminfo> meminfo = ReadMeminfo(capture, report);
   const bool vmap_stack = VmapStack(capture, report);
 
-  const char* gfx_prefix = report.platform == Platform::kQcom ? "/dev/kgsl" : "/dev/mali";
-  // Generic: no GPU device mappings are counted (gfxdev 0).
-  const std::string_view smaps_gfx_prefix = report.platform == Platform::kGeneric ? "" : gfx_prefix;
-  std::vector<ProcessInput> inputs = ReadProcessInputs(capture, smaps_gfx_prefix, report);
+  std::vector<ProcessInput> inputs = ReadProcessInputs(capture, GpuDeviceNamingOf(report.platform), report);
   CountExitedProcesses(report);
   std::vector<int> pids;
   pids.reserve(inputs.size());
@@ -589,9 +613,16 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   DmaBufLedger ledger;
   for (const ProcessInput& in : inputs) AddDmaBufRefs(capture, in, ledger, report);
   const DmaBufShares shares = ledger.Share(capture, report);
+  size_t rollup_only = 0;
   for (const ProcessInput& in : inputs) {
-    ProcessReport p = ProcessFigures(capture, in, gpu.by_pid[in.pid], shares, libs, gfx_prefix, report);
+    ProcessReport p = ProcessFigures(capture, in, gpu.by_pid[in.pid], shares, libs, report);
+    rollup_only += in.from_rollup;
     report.processes.emplace(p.pid, std::move(p));
+  }
+  if (rollup_only > 0) {
+    Warn(report, absl::StrCat(rollup_only, " of ", inputs.size(), " processes have only smaps_rollup: their heaps and ",
+                              "app_summary are null (full smaps: memfleet-agent --smaps full, memfleet sweep ",
+                              "--full-smaps)"));
   }
 
   const DeviceInputs device{header, meminfo ? &*meminfo : nullptr, vmap_stack, gpu.device_wide_unknown};

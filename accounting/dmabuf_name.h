@@ -2,7 +2,8 @@
 // the legacy-kernel check use (docs/accounting.md, dma_kb).
 //
 //   IsDmaBufMappingName("/dmabuf:qcom,system");          // true: dmabuffs_dname's "/dmabuf:<name>"
-//   IsLegacyDmaBufMappingName("anon_inode:dmabuf");       // true: kernels before dmabuffs_dname
+//   IsDmaBufMappingName("/dmabuf (deleted)");            // true: 4.9/4.14 kernels with the naming backport
+//   IsLegacyDmaBufMappingName("anon_inode:dmabuf332");   // true: kernels before dmabuffs_dname
 #ifndef MEMFLEET_ACCOUNTING_DMABUF_NAME_H_
 #define MEMFLEET_ACCOUNTING_DMABUF_NAME_H_
 
@@ -10,16 +11,21 @@
 
 namespace memfleet::accounting {
 
-// Legacy kernels (before dmabuffs_dname) name every dma-buf mapping this, which names no buffer.
+// Legacy kernels (before dmabuffs_dname) name every dma-buf mapping this, which names no buffer; some
+// vendor kernels append an index ("anon_inode:dmabuf332"), which names none either.
 inline constexpr char kLegacyDmaBufMappingName[] = "anon_inode:dmabuf";
 
-// "/dmabuf" and "/dmabuf:<name>", as dmabuffs_dname prints them; not "/dmabufx" nor "/dmabuf-x".
+// Any name starting with "/dmabuf", as Android's own dma-buf tools decide: "/dmabuf", "/dmabuf:<name>",
+// and "/dmabuf (deleted)", which kernels with the naming backport print.
 inline bool IsDmaBufMappingName(std::string_view name) {
   constexpr std::string_view kName = "/dmabuf";
-  return name.substr(0, kName.size()) == kName && (name.size() == kName.size() || name[kName.size()] == ':');
+  return name.substr(0, kName.size()) == kName;
 }
 
-inline bool IsLegacyDmaBufMappingName(std::string_view name) { return name == kLegacyDmaBufMappingName; }
+inline bool IsLegacyDmaBufMappingName(std::string_view name) {
+  constexpr std::string_view kName = kLegacyDmaBufMappingName;
+  return name.substr(0, kName.size()) == kName;
+}
 
 }  // namespace memfleet::accounting
 

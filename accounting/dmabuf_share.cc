@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "accounting/kb_math.h"
 #include "accounting/sysfs_value.h"
+#include "accounting/text_util.h"
 
 namespace memfleet::accounting {
 namespace {
@@ -28,12 +29,22 @@ std::optional<uint64_t> SysfsSize(const Capture& capture, uint64_t ino, Report& 
   return *v;
 }
 
+// The exporter of a buffer no fd names: its sysfs exporter_name, else "unknown".
+std::string SysfsExporter(const Capture& capture, uint64_t ino) {
+  const std::string* text = capture.FileContent(absl::StrCat(kDmabufSysfsRoot, "/", ino, "/exporter_name"));
+  if (text == nullptr) return "unknown";
+  std::string_view name = StripWhitespace(*text);
+  return name.empty() ? "unknown" : std::string(name);
+}
+
 }  // namespace
 
-void DmaBufLedger::AddFdRef(int pid, uint64_t ino, std::optional<uint64_t> fdinfo_size_bytes) {
+void DmaBufLedger::AddFdRef(int pid, uint64_t ino, std::optional<uint64_t> fdinfo_size_bytes,
+                            const std::string& exporter) {
   Buffer& b = buffers_[ino];
   b.holders.insert(pid);
   if (fdinfo_size_bytes && !b.fdinfo_size_bytes) b.fdinfo_size_bytes = fdinfo_size_bytes;
+  if (b.fdinfo_exporter.empty()) b.fdinfo_exporter = exporter;
 }
 
 void DmaBufLedger::AddMapRef(int pid, uint64_t ino, uint64_t vma_length_bytes) {
@@ -50,9 +61,12 @@ DmaBufShares DmaBufLedger::Share(const Capture& capture, Report& report) const {
     if (!size) size = b.fdinfo_size_bytes;
     if (!size) size = b.largest_map_bytes;
     uint64_t share = *size / b.holders.size();
+    const std::string exporter = b.fdinfo_exporter.empty() ? SysfsExporter(capture, ino) : b.fdinfo_exporter;
     for (int pid : b.holders) {
       uint64_t& acc = out.share_bytes_by_pid[pid];
       if (!AddU64(acc, share)) acc = UINT64_MAX;
+      uint64_t& by_exporter = out.share_bytes_by_pid_and_exporter[pid][exporter];
+      if (!AddU64(by_exporter, share)) by_exporter = UINT64_MAX;
     }
     if (!b.mappers.empty() && !AddU64(out.mapped_bytes, *size)) out.mapped_bytes = UINT64_MAX;
   }

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "accounting/dmabuf_name.h"
 #include "accounting/model.h"
@@ -22,6 +23,8 @@ inline constexpr char kDmabufSysfsRoot[] = "sys/kernel/dmabuf/buffers";
 
 struct DmaBufShares {
   std::map<int, uint64_t> share_bytes_by_pid;  // Σ floor(size / holders) over the buffers a pid holds
+  // The same shares by the buffers' exporter (fdinfo exp_name:, else sysfs exporter_name, else "unknown").
+  std::map<int, std::map<std::string, uint64_t>> share_bytes_by_pid_and_exporter;
   // For the dumpsys view: Σ size of the unique buffers some process maps (getDmabufMappedSizeKb).
   uint64_t mapped_bytes = 0;
   // Σ sysfs sizes (getDmabufTotalExportedKb, bytes); nullopt when the capture has no sysfs buffers dir.
@@ -31,11 +34,12 @@ struct DmaBufShares {
 class DmaBufLedger {
  public:
   // An fd whose fdinfo has ino: and exp_name:. `fdinfo_size_bytes` is its size: line, if any.
-  void AddFdRef(int pid, uint64_t ino, std::optional<uint64_t> fdinfo_size_bytes);
+  void AddFdRef(int pid, uint64_t ino, std::optional<uint64_t> fdinfo_size_bytes, const std::string& exporter);
   // A mapping named "/dmabuf" or "/dmabuf:...", with its length (end - start).
   void AddMapRef(int pid, uint64_t ino, uint64_t vma_length_bytes);
 
-  // Sizes each buffer (sysfs size, else fdinfo size, else the largest mapping) and splits it.
+  // Sizes each buffer (sysfs size, else fdinfo size, else the largest mapping), names its exporter and
+  // splits it.
   DmaBufShares Share(const Capture& capture, Report& report) const;
 
  private:
@@ -43,6 +47,7 @@ class DmaBufLedger {
     std::set<int> holders;
     std::set<int> mappers;
     std::optional<uint64_t> fdinfo_size_bytes;
+    std::string fdinfo_exporter;  // "" until an fd names it
     uint64_t largest_map_bytes = 0;
   };
   std::map<uint64_t, Buffer> buffers_;

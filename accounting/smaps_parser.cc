@@ -32,6 +32,7 @@
 
 #include "common/decimal.h"
 #include "accounting/dmabuf_name.h"
+#include "accounting/gfxdev_mapping.h"
 #include "accounting/text_util.h"
 
 namespace memfleet::accounting {
@@ -560,8 +561,8 @@ class VmaSink {
 // VMA's value is its last line of each key, as with VmaSink.
 class SummarySink {
  public:
-  SummarySink(SmapsSummary* summary, std::string_view gpu_prefix)
-      : summary_(summary), gpu_prefix_(gpu_prefix) {
+  SummarySink(SmapsSummary* summary, GpuDeviceNaming gpu_naming)
+      : summary_(summary), gpu_naming_(gpu_naming) {
     for (uint64_t*& slot : slots_) slot = &scratch_;
   }
 
@@ -596,10 +597,12 @@ class SummarySink {
     s.overflowed |= __builtin_add_overflow(s.pss_kb, current_.pss_kb, &s.pss_kb);
     s.overflowed |= __builtin_add_overflow(s.swap_pss_kb, current_.swap_pss_kb, &s.swap_pss_kb);
     const std::string_view name = current_.name;
+    s.heaps.Add(current_.start, current_.end, name, current_.pss_kb, current_.swap_pss_kb,
+                current_.private_clean_kb, current_.private_dirty_kb);
+    if (IsGpuDeviceMapping(gpu_naming_, name)) {
+      s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
+    }
     if (!name.empty() && name[0] == '/') {
-      if (!gpu_prefix_.empty() && name.substr(0, gpu_prefix_.size()) == gpu_prefix_) {
-        s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
-      }
       if (IsDmaBufMappingName(name)) s.dmabuf_vmas.push_back(current_);
     } else if (IsLegacyDmaBufMappingName(name)) {
       s.legacy_dmabuf_vmas.push_back(current_);
@@ -607,7 +610,7 @@ class SummarySink {
   }
 
   SmapsSummary* summary_;
-  std::string_view gpu_prefix_;
+  GpuDeviceNaming gpu_naming_;
   Vma current_;
   bool has_current_ = false;
   uint64_t scratch_ = 0;
@@ -748,9 +751,9 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
 }
 
 template <Path kPath>
-absl::StatusOr<SmapsSummary> Summarize(std::string_view text, std::string_view gpu_device_prefix) {
+absl::StatusOr<SmapsSummary> Summarize(std::string_view text, GpuDeviceNaming gpu_naming) {
   SmapsSummary summary;
-  SummarySink sink(&summary, gpu_device_prefix);
+  SummarySink sink(&summary, gpu_naming);
   const absl::Status status = Scan<kPath>(text, Mode::kSmaps, &sink);
   if (!status.ok()) return status;
   sink.Finish();
@@ -778,13 +781,12 @@ absl::StatusOr<std::vector<Vma>> ParseMaps(std::string_view text) {
   return vmas;
 }
 
-absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix) {
-  return Summarize<Path::kFast>(text, gpu_device_prefix);
+absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, GpuDeviceNaming gpu_naming) {
+  return Summarize<Path::kFast>(text, gpu_naming);
 }
 
-absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text,
-                                                          std::string_view gpu_device_prefix) {
-  return Summarize<Path::kGenericOnly>(text, gpu_device_prefix);
+absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text, GpuDeviceNaming gpu_naming) {
+  return Summarize<Path::kGenericOnly>(text, gpu_naming);
 }
 
 absl::StatusOr<SmapsRollup> ParseSmapsRollup(std::string_view text) {

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "accounting/gfxdev_mapping.h"
+#include "accounting/heaps.h"
 
 namespace memfleet::accounting {
 
@@ -48,27 +50,29 @@ absl::StatusOr<std::vector<Vma>> ParseSmaps(std::string_view text);
 absl::StatusOr<std::vector<Vma>> ParseMaps(std::string_view text);
 
 // What the engine needs of a full smaps, gathered in one pass without keeping a Vma per mapping:
-// the Pss/SwapPss sums, the Pss of the GPU device mappings and the dma-buf mappings (few per process).
+// the Pss/SwapPss sums, the Pss of the GPU device mappings, the dma-buf mappings (few per process) and
+// the heaps.
 struct SmapsSummary {
   size_t vma_count = 0;
   bool overflowed = false;  // a sum did not fit 64 bits: the sums below are meaningless
   uint64_t pss_kb = 0;
   uint64_t swap_pss_kb = 0;
-  uint64_t gpu_device_pss_kb = 0;  // Σ Pss of mappings whose name starts with the GPU device prefix
-  std::vector<Vma> dmabuf_vmas;    // mappings named /dmabuf or /dmabuf:<name>
+  uint64_t gpu_device_pss_kb = 0;  // Σ Pss of the GPU device's mappings (gfxdev_mapping.h)
+  std::vector<Vma> dmabuf_vmas;    // mappings whose name starts with /dmabuf (dmabuf_name.h)
   // Legacy kernels' "anon_inode:dmabuf" mappings, which name no buffer (docs/accounting.md).
   std::vector<Vma> legacy_dmabuf_vmas;
+  // Every mapping's Pss, SwapPss and private pages by its Android heap (heaps.h).
+  HeapTally heaps;
 };
 
 // ParseSmaps and fold: the same acceptance and errors as ParseSmaps (a VMA's fields are its last
-// `Key:` line of each kind). `gpu_device_prefix` ("/dev/kgsl"); empty: gpu_device_pss_kb stays 0.
-absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, std::string_view gpu_device_prefix);
+// `Key:` line of each kind). `gpu_naming` picks the GPU device's mappings (kNone: gpu_device_pss_kb 0).
+absl::StatusOr<SmapsSummary> ParseSmapsSummary(std::string_view text, GpuDeviceNaming gpu_naming);
 
 // ParseSmapsSummary without the fast path for the kernel's exact line shapes: every line goes through
 // the generic, checked path. The result is the same for every text; this exists so that a fuzzer
 // (tests/fuzz/smaps_summary_paths_fuzzer.cc) and tests can hold the fast path against it.
-absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text,
-                                                          std::string_view gpu_device_prefix);
+absl::StatusOr<SmapsSummary> ParseSmapsSummaryGenericPath(std::string_view text, GpuDeviceNaming gpu_naming);
 
 struct SmapsRollup {
   bool has_pss = false;  // a "Pss:" line was present

@@ -151,6 +151,12 @@ void AddAgentFlags(CLI::App& app, AgentFlags& flags) {
   app.add_option("--heap-dump-timeout-ms", flags.heap_dump_timeout_ms,
                  "live root: a heap dump still running after this many ms is killed and recorded as ETIMEDOUT")
       ->check(CLI::Range(1u, 600000u));
+  app.add_option("--smaps", flags.smaps,
+                 "live root: which processes' full smaps each capture reads: \"gpu\" (GPU processes; the rest "
+                 "smaps_rollup + maps, cheap) or \"full\" (every process: heaps and App Summary for all, at a cost: "
+                 "docs/performance.md)")
+      ->check(CLI::IsMember({"gpu", "full"}))
+      ->capture_default_str();
   app.add_option("--model", flags.model, "device model reported to the server (default: from capture.json)");
   app.add_option("--soc", flags.soc, "SoC reported to the server (default: from capture.json)");
   app.add_option("--ca-cert", flags.ca_cert_file, "PEM CA of the server's certificate: connect with TLS");
@@ -188,6 +194,7 @@ absl::StatusOr<AgentConfig> BuildAgentConfig(const AgentFlags& flags, const Agen
   scheduler.once_timeout = std::chrono::seconds(flags.once_timeout_s);
   scheduler.dumpsys_every = flags.dumpsys_every;
   scheduler.max_heap_dumps = flags.heap_dumps_per_capture;
+  scheduler.full_smaps = flags.smaps == "full";
   if (!config.capture_tree) {
     scheduler.header_facts = HeaderFactsOf(config.facts);
     scheduler.android_version = config.facts.android_version;

@@ -45,6 +45,7 @@ struct AgentFlags {
   uint32_t dumpsys_every = 12;
   uint32_t heap_dumps_per_capture = 2;
   uint32_t heap_dump_timeout_ms = 5000;
+  std::string smaps = "gpu";  // --smaps: "gpu" or "full"
   std::string model;
   std::string soc;
   std::string ca_cert_file;

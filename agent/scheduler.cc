@@ -130,9 +130,9 @@ void Scheduler::SetInterval(uint32_t interval_s) {
   if (!options_.once) ArmTimer();
 }
 
-void Scheduler::TakeScheduled(const std::string& sweep_id) {
+void Scheduler::TakeScheduled(const std::string& sweep_id, bool full_smaps) {
   if (stopping_) return;
-  absl::StatusOr<TakenCapture> taken = TakeCapture(sweep_id);
+  absl::StatusOr<TakenCapture> taken = TakeCapture(sweep_id, full_smaps);
   if (taken.ok()) return;
   LogLine(absl::StrCat("capture failed: ", taken.status().message()));
   if (!sweep_id.empty() && sink_ != nullptr) sink_->CommandFailed(sweep_id, std::string(taken.status().message()));
@@ -154,7 +154,7 @@ void Scheduler::StartOnce() {
   });
 }
 
-absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id) {
+absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id, bool full_smaps) {
   struct rusage thread_before {};
   getrusage(RUSAGE_THREAD, &thread_before);
   auto start = clock_.SteadyNow();
@@ -171,6 +171,7 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id)
   collect.run_commands = options_.run_commands;
   collect.run_dumpsys = options_.dumpsys_every <= 1 || captures_taken_ % options_.dumpsys_every == 0;
   collect.max_heap_dumps = options_.max_heap_dumps;
+  collect.full_smaps = options_.full_smaps || full_smaps;
   collect.heap_dump_round = captures_taken_;
   ++captures_taken_;
   collect.max_capture_bytes = options_.max_capture_bytes;
@@ -233,15 +234,15 @@ void Scheduler::OnRejected(const std::string& capture_id, bool retry, const std:
   });
 }
 
-void Scheduler::OnCaptureNow(const std::string& sweep_id) {
-  boost::asio::post(io_, [this, sweep_id] {
+void Scheduler::OnCaptureNow(const std::string& sweep_id, bool full_smaps) {
+  boost::asio::post(io_, [this, sweep_id, full_smaps] {
     if (stopping_) return;
     if (options_.once) {
       LogLine(absl::StrCat("ignoring the capture request of sweep ", sweep_id, ": running with --once"));
       if (sink_ != nullptr) sink_->CommandFailed(sweep_id, "agent runs with --once and takes no further captures");
       return;
     }
-    TakeScheduled(sweep_id);
+    TakeScheduled(sweep_id, full_smaps);
   });
 }
 

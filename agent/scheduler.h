@@ -46,6 +46,8 @@ struct SchedulerOptions {
   // dumpsys (and getprop) run in the first capture and every dumpsys_every-th after it (--dumpsys-every).
   uint32_t dumpsys_every = 12;
   size_t max_heap_dumps = 2;  // CollectOptions (--heap-dumps-per-capture)
+  // Full smaps for every process in every capture (--smaps full); else only a sweep's --full-smaps asks.
+  bool full_smaps = false;
   // A device root's header fields beyond id, time and page size (HeaderFactsOf), and its Android version.
   std::vector<std::pair<std::string, std::string>> header_facts;
   std::optional<int> android_version;
@@ -89,7 +91,8 @@ class Scheduler final : public TransportEvents {
   void RequestStop();
 
   // Collect → rewrite header → spool → sink. The error names what failed (collection, spool full, ...).
-  absl::StatusOr<TakenCapture> TakeCapture(const std::string& sweep_id);
+  // `full_smaps`: this capture reads full smaps for every process (a sweep's --full-smaps).
+  absl::StatusOr<TakenCapture> TakeCapture(const std::string& sweep_id, bool full_smaps = false);
 
   std::chrono::seconds interval() const { return interval_; }
 
@@ -97,13 +100,13 @@ class Scheduler final : public TransportEvents {
   void OnConnected(uint32_t interval_s) override;
   void OnAcked(const std::string& capture_id, bool duplicate) override;
   void OnRejected(const std::string& capture_id, bool retry, const std::string& message) override;
-  void OnCaptureNow(const std::string& sweep_id) override;
+  void OnCaptureNow(const std::string& sweep_id, bool full_smaps) override;
   void OnSetInterval(uint32_t interval_s) override;
 
  private:
   void ArmTimer();
   void SetInterval(uint32_t interval_s);
-  void TakeScheduled(const std::string& sweep_id);
+  void TakeScheduled(const std::string& sweep_id, bool full_smaps = false);
   void StartOnce();
   void Shutdown(int exit_code, const std::string& why);
 

@@ -472,8 +472,9 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
       return;
     }
     case v1::ServerMessage::kCaptureNow:
-      LogLine(absl::StrCat("server asks for a capture now (sweep ", msg.capture_now().sweep_id(), ")"));
-      events_.OnCaptureNow(msg.capture_now().sweep_id());
+      LogLine(absl::StrCat("server asks for a capture now (sweep ", msg.capture_now().sweep_id(),
+                           msg.capture_now().full_smaps() ? ", full smaps" : "", ")"));
+      events_.OnCaptureNow(msg.capture_now().sweep_id(), msg.capture_now().full_smaps());
       return;
     case v1::ServerMessage::kDroppedRecorded: {
       const uint64_t n = std::min(msg.dropped_recorded().dropped_captures(), s.dropped_in_flight);

@@ -47,7 +47,8 @@ class TransportEvents {
   virtual void OnAcked(const std::string& /*capture_id*/, bool /*duplicate*/) {}
   // retry=true: still spooled, resent later; retry=false: removed from the spool.
   virtual void OnRejected(const std::string& /*capture_id*/, bool /*retry*/, const std::string& /*message*/) {}
-  virtual void OnCaptureNow(const std::string& /*sweep_id*/) {}
+  // `full_smaps`: the server asks for full smaps of every process in this capture.
+  virtual void OnCaptureNow(const std::string& /*sweep_id*/, bool /*full_smaps*/) {}
   virtual void OnSetInterval(uint32_t /*interval_s*/) {}
 };
 

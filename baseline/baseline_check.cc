@@ -11,22 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/process_name_match.h"
+#include "report/process_figure.h"
 
 namespace memfleet::baseline {
 namespace {
-
-const report::Kb* FigureOf(const report::ProcessReport& p, const std::string& figure) {
-  if (figure == "total_kb") return &p.total_kb;
-  if (figure == "graphics_dma_kb") return &p.graphics_dma_kb;
-  if (figure == "non_graphics_kb") return &p.non_graphics_kb;
-  if (figure == "pss_kb") return &p.pss_kb;
-  if (figure == "swap_pss_kb") return &p.swap_pss_kb;
-  if (figure == "gfxdev_kb") return &p.gfxdev_kb;
-  if (figure == "gl_kb") return &p.gl_kb;
-  if (figure == "dma_kb") return &p.dma_kb;
-  if (figure == "native_graphics_kb") return &p.native_graphics_kb;
-  return nullptr;
-}
 
 void AddBoth(const Department& d, const ProcessBaseline& p, Assignments& out) {
   // Validation guarantees both actual baselines for the processes this is called for.
@@ -93,12 +81,12 @@ std::optional<int64_t> ProcessFigure(const report::Report& report, const std::st
   bool null_seen = false;
   for (const auto& [pid, p] : report.processes) {
     if (p.name != name) continue;
-    const report::Kb* v = FigureOf(p, figure);
-    if (v == nullptr || !v->has_value()) {
+    const report::Kb v = report::ProcessFigureValue(p, figure);
+    if (!v) {
       null_seen = true;
       continue;
     }
-    sum = sum.value_or(0) + **v;
+    sum = sum.value_or(0) + *v;
   }
   if (unknown != nullptr) *unknown = null_seen;
   // One null instance makes the sum a plausible-looking undercount: unknown, never a figure.
@@ -205,6 +193,9 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
         row.worst_over_kb = *value - row.item.budget_kb;
         row.worst_device = s.device_id;
         row.worst_capture_id = s.capture_id;
+        row.worst_app_summary = row.item.is_department()
+                                    ? std::nullopt
+                                    : report::NamedAppSummary(s.report, row.item.process);
       }
     }
   }

@@ -80,6 +80,9 @@ struct CheckRow {
   int64_t worst_over_kb = 0;      // worst_value_kb - budget_kb (negative: headroom)
   std::string worst_device;
   std::string worst_capture_id;
+  // Where the memory of a process over budget is on its worst device (docs/accounting.md section 8):
+  // its App Summary, when that capture has it (full smaps); nullopt for a department.
+  std::optional<report::AppSummary> worst_app_summary;
   bool over() const { return devices_over > 0; }
 };
 
@@ -112,8 +115,9 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
 // checked. Empty when `report_names` is (nothing stored yet to compare with).
 std::vector<std::string> UnmatchedProcessNames(const Baseline& baseline, const std::vector<std::string>& report_names);
 
-// The figure (graphics_dma_kb, non_graphics_kb, total_kb, pss_kb, ...) of every process named `name`
-// summed; nullopt when none is present; `*unknown` set when one is present with the figure null.
+// The figure (graphics_dma_kb, non_graphics_kb, total_kb, app_summary.native_heap_kb, ...: any name of
+// report/process_figure.h) of every process named `name` summed; nullopt when none is present; `*unknown`
+// set when one is present with the figure null.
 std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name,
                                      const std::string& figure, bool* unknown);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "report/report.h"
 
 namespace memfleet::baseline {
 
@@ -36,6 +37,14 @@ int64_t NearestRankP90(std::vector<int64_t> values) {
   return values[std::max<size_t>(rank, 1) - 1];
 }
 
+std::vector<std::string> RegressionOptions::DefaultBreakdownFigures() {
+  std::vector<std::string> figures;
+  for (size_t i = 0; i < report::kAppSummaryParts; ++i) {
+    figures.push_back(absl::StrCat("app_summary.", report::kAppSummaryFields[i].name));
+  }
+  return figures;
+}
+
 bool ModelComparison::AnyFlagged() const {
   return std::any_of(figures.begin(), figures.end(), [](const FigureChange& f) { return f.flagged; });
 }
@@ -54,17 +63,25 @@ absl::StatusOr<std::vector<ModelComparison>> CompareBuilds(const std::vector<Dev
   for (const DeviceSample& s : samples) {
     int side = s.build == build_a ? 0 : s.build == build_b ? 1 : -1;
     if (side < 0) continue;
-    for (const std::string& figure : options.figures) {
-      bool unknown = false;
-      std::optional<int64_t> v = ProcessFigure(s.report, process, figure, &unknown);
-      if (v) values[s.model][figure][side].push_back(*v);
+    for (const std::vector<std::string>* list : {&options.figures, &options.breakdown_figures}) {
+      for (const std::string& figure : *list) {
+        bool unknown = false;
+        std::optional<int64_t> v = ProcessFigure(s.report, process, figure, &unknown);
+        if (v) values[s.model][figure][side].push_back(*v);
+      }
     }
   }
   std::vector<ModelComparison> out;
   for (auto& [model, by_figure] : values) {
     ModelComparison mc;
     mc.model = model;
-    for (const std::string& figure : options.figures) {
+    std::vector<std::string> figures = options.figures;
+    for (const std::string& figure : options.breakdown_figures) {
+      auto it = by_figure.find(figure);
+      // Only where both builds have it: otherwise there is nothing to say about that part.
+      if (it != by_figure.end() && !it->second[0].empty() && !it->second[1].empty()) figures.push_back(figure);
+    }
+    for (const std::string& figure : figures) {
       FigureChange f;
       f.figure = figure;
       auto it = by_figure.find(figure);
@@ -87,6 +104,10 @@ absl::StatusOr<std::vector<ModelComparison>> CompareBuilds(const std::vector<Dev
                                 "; need ", options.min_devices, " each)");
         } else {
           f.flagged = std::fabs(f.delta_kb) > f.threshold_kb;
+        }
+        for (int64_t v : b) {
+          const double beyond = static_cast<double>(v) - f.median_a;
+          f.devices_moved += std::fabs(beyond) > f.threshold_kb && (beyond > 0) == (f.delta_kb > 0);
         }
       } else {
         f.note = "the figure is unknown on every device";

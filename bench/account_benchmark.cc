@@ -113,7 +113,7 @@ void BM_SmapsSummaryAgainstCountLinesInCache(benchmark::State& state) {
   double parse_s = 0, count_lines_s = 0;
   for (auto _ : state) {
     const double t0 = bench::ThreadCpuSeconds();
-    benchmark::DoNotOptimize(ParseSmapsSummary(smaps, "/dev/kgsl"));
+    benchmark::DoNotOptimize(ParseSmapsSummary(smaps, GpuDeviceNaming::kKgsl));
     const double t1 = bench::ThreadCpuSeconds();
     size_t lines = 0;
     for (const char* p = smaps.data(); (p = static_cast<const char*>(std::memchr(
@@ -143,7 +143,7 @@ BENCHMARK(BM_ParseSmaps);
 // The engine's pass: sums, GPU-device Pss and dma-buf mappings, no Vma per mapping.
 void BM_ParseSmapsSummary(benchmark::State& state) {
   std::string text = testing::ReadFileForTest(Data("aosp/system/memory/libmeminfo/testdata1/smaps"));
-  for (auto _ : state) benchmark::DoNotOptimize(ParseSmapsSummary(text, "/dev/kgsl"));
+  for (auto _ : state) benchmark::DoNotOptimize(ParseSmapsSummary(text, GpuDeviceNaming::kKgsl));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 BENCHMARK(BM_ParseSmapsSummary);

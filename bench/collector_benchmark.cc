@@ -4,6 +4,8 @@
 // - one capture of this machine's `/` (collect + the stored-form encode the scheduler spools), against
 //   `cat` of the same nodes: the same file list read with read(2) into one reused buffer, which is the
 //   kernel's cost of generating them;
+// - a full-smaps capture of `/` (--smaps full) against the default one of the same moment: CPU, bytes
+//   read and spooled, and the stored report with and without the heaps (BM_FullSmapsAgainstDefaultCapture);
 // - `collector_benchmark --captures=1000 [--root=/]`: that capture in a loop, printing VmHWM / VmRSS
 //   after the 1st, 10th and last capture (peak RSS target 10 MB, no per-capture growth);
 // - `collector_benchmark --agent-rss[=PATH]`: the real memfleet-agent (default: beside this binary) run
@@ -30,12 +32,15 @@
 #include <string>
 #include <vector>
 
+#include "accounting/account.h"
 #include "agent/reader/capture_tree_fs.h"
 #include "agent/reader/collector.h"
 #include "agent/reader/device_root_fs.h"
 #include "bench/support/machine_context.h"
 #include "benchmark/benchmark.h"
 #include "proto/capture_codec.h"
+#include "report/report_json.h"
+#include "storage/report_codec.h"
 #include "server/lab_server.h"
 #include "tests/support/test_paths.h"
 
@@ -206,6 +211,72 @@ void BM_CaptureRootAgainstCat(benchmark::State& state) {
   state.counters["nodes"] = static_cast<double>(nodes);
 }
 BENCHMARK(BM_CaptureRootAgainstCat)->Unit(benchmark::kMillisecond);
+
+// The report's stored form (storage/report_codec.h), as the server keeps it.
+size_t StoredReportBytes(const report::Report& r) { return storage::CompressReportJson(report::ReportToJson(r, -1)).size(); }
+
+// What a full-smaps capture (--smaps full, sweep --full-smaps) costs against the default one, taken back
+// to back on this machine's `/` in each iteration (the order alternating, so neither always sees a warm
+// page cache): CPU of this thread for collect + encode (the kernel's smaps walks included), the bytes
+// read, the bytes spooled (zstd), and the stored report per capture: the default capture's, the full
+// capture's, and the full capture's with its heaps, App Summary and DMA-BUF split taken out (what the
+// breakdown itself adds to the report blob).
+void BM_FullSmapsAgainstDefaultCapture(benchmark::State& state) {
+  DeviceRootFs fs("/");
+  double default_s = 0, full_s = 0;
+  double default_bytes = 0, full_bytes = 0, default_spooled = 0, full_spooled = 0;
+  double default_report = 0, full_report = 0, full_report_without = 0;
+  int64_t processes = 0, with_heaps = 0;
+  bool full_first = false;
+  for (auto _ : state) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool full = (pass == 0) == full_first;
+      CollectOptions o = RootOptions();
+      o.full_smaps = full;
+      const double t0 = bench::ThreadCpuSeconds();
+      absl::StatusOr<capture::Capture> c = CollectCapture(fs, o);
+      if (!c.ok()) {
+        state.SkipWithError("cannot capture /");
+        return;
+      }
+      const std::string blob = wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z",
+                                                         wire::kAgentCompressionLevel);
+      const double t1 = bench::ThreadCpuSeconds();
+      state.PauseTiming();
+      report::Report r = accounting::Account(*c);
+      (full ? full_s : default_s) += t1 - t0;
+      (full ? full_bytes : default_bytes) += static_cast<double>(c->ContentBytes());
+      (full ? full_spooled : default_spooled) += static_cast<double>(blob.size());
+      (full ? full_report : default_report) += static_cast<double>(StoredReportBytes(r));
+      if (full) {
+        processes += static_cast<int64_t>(r.processes.size());
+        for (auto& [pid, p] : r.processes) {
+          with_heaps += p.heaps.has_value();
+          p.heaps.reset();
+          p.app_summary.reset();
+          p.dma_by_exporter_kb.reset();
+        }
+        full_report_without += static_cast<double>(StoredReportBytes(r));
+      }
+      state.ResumeTiming();
+    }
+    full_first = !full_first;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["default_cpu_ms"] = default_s * 1e3 / n;
+  state.counters["full_cpu_ms"] = full_s * 1e3 / n;
+  state.counters["cpu_ratio"] = default_s > 0 ? full_s / default_s : 0;
+  state.counters["default_read_mb"] = default_bytes / n / 1e6;
+  state.counters["full_read_mb"] = full_bytes / n / 1e6;
+  state.counters["default_spooled_kb"] = default_spooled / n / 1e3;
+  state.counters["full_spooled_kb"] = full_spooled / n / 1e3;
+  state.counters["default_report_b"] = default_report / n;
+  state.counters["full_report_b"] = full_report / n;
+  state.counters["full_report_without_heaps_b"] = full_report_without / n;
+  state.counters["processes"] = static_cast<double>(processes) / n;
+  state.counters["with_heaps"] = static_cast<double>(with_heaps) / n;
+}
+BENCHMARK(BM_FullSmapsAgainstDefaultCapture)->Unit(benchmark::kMillisecond)->Iterations(6);
 
 // "VmHWM:     1234 kB" of /proc/<pid>/status, in kB (0 when unreadable).
 long StatusKb(const char* key, const std::string& status = "/proc/self/status") {

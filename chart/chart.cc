@@ -43,6 +43,95 @@ int64_t RoundToInt64(long double v) {
   return static_cast<int64_t>(v < 0 ? v - 0.5L : v + 0.5L);
 }
 
+// The chart's frame over a time range and a value range: the document head, title, value grid and
+// labels, time ticks and labels, and the axes; the series are drawn into it.
+struct Frame {
+  double width = 0, height = 0, left = 90, right = 24, top = 44, bottom = 56, plot_w = 0, plot_h = 0;
+  long double vmin = 0, vmax = 1, tmin = 0, tmax = 1;
+  double x_of(int64_t t) const { return left + static_cast<double>((t - tmin) / (tmax - tmin)) * plot_w; }
+  double y_of(long double v) const {
+    return top + plot_h - static_cast<double>((v - vmin) / (vmax - vmin)) * plot_h;
+  }
+};
+
+// `times` and the value range [v_lo, v_hi] of what will be drawn; the opening of the SVG document up to
+// the axes in *svg.
+Frame OpenFrame(const std::vector<int64_t>& times, int64_t v_lo, int64_t v_hi, const ChartOptions& options,
+                std::string* svg) {
+  Frame f;
+  f.width = std::max(options.width_px, 200);
+  f.height = std::max(options.height_px, 120);
+  f.plot_w = f.width - f.left - f.right;
+  f.plot_h = f.height - f.top - f.bottom;
+  int64_t t_lo = 0, t_hi = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (i == 0 || times[i] < t_lo) t_lo = times[i];
+    if (i == 0 || times[i] > t_hi) t_hi = times[i];
+  }
+  // Nice ticks at both ends: a flat series is widened and draws through the middle.
+  const ValueAxis axis = NiceValueAxis(v_lo, v_hi);
+  f.vmin = axis.lo_kb;
+  f.vmax = axis.hi_kb;
+  f.tmin = t_lo;
+  f.tmax = t_hi;
+  if (f.tmax == f.tmin) {
+    f.tmin -= 1800;
+    f.tmax += 1800;
+  }
+  const double width = f.width, height = f.height, left = f.left, top = f.top, plot_w = f.plot_w,
+               plot_h = f.plot_h;
+  auto x_of = [&](int64_t t) { return f.x_of(t); };
+  auto y_of = [&](long double v) { return f.y_of(v); };
+  std::string& s = *svg;
+  s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(width) + "\" height=\"" + Num(height) +
+       "\" viewBox=\"0 0 " + Num(width) + " " + Num(height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s += "  <title>" + XmlEscape(options.title) + "</title>\n";
+  s += "  <rect x=\"0\" y=\"0\" width=\"" + Num(width) + "\" height=\"" + Num(height) + "\" fill=\"white\"/>\n";
+  s += "  <text x=\"" + Num(width / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" +
+       XmlEscape(options.title) + "</text>\n";
+
+  // Value axis: a labelled grid line per tick.
+  s += "  <g class=\"y-axis\" fill=\"#333\" stroke=\"none\">\n";
+  for (size_t i = 0; i < axis.ticks_kb.size(); ++i) {
+    double y = y_of(axis.ticks_kb[i]);
+    s += "    <line x1=\"" + Num(left) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(left + plot_w) + "\" y2=\"" + Num(y) +
+         "\" stroke=\"#e0e0e0\"/>\n";
+    s += "    <text x=\"" + Num(left - 8) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" +
+         XmlEscape(axis.labels[i]) + "</text>\n";
+  }
+  s += "    <text x=\"16\" y=\"" + Num(top + plot_h / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
+       Num(top + plot_h / 2) + ")\">" + XmlEscape(options.value_label) + "</text>\n";
+  s += "  </g>\n";
+
+  // Time axis: up to five labels spread over the range.
+  s += "  <g class=\"x-axis\" fill=\"#333\" stroke=\"none\">\n";
+  const long double span_s = static_cast<long double>(t_hi) - t_lo;
+  const TimeScale scale = span_s > 365.0L * 86400 ? TimeScale::kDays
+                          : span_s < 3600.0L      ? TimeScale::kSeconds
+                                                  : TimeScale::kMinutes;
+  const int x_ticks = times.size() <= 1 || t_hi == t_lo ? 0 : 4;
+  for (int i = 0; i <= x_ticks; ++i) {
+    int64_t t = x_ticks == 0 ? t_lo : RoundToInt64(t_lo + (static_cast<long double>(t_hi) - t_lo) * i / x_ticks);
+    double x = x_of(t);
+    s += "    <line x1=\"" + Num(x) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(x) + "\" y2=\"" +
+         Num(top + plot_h + 5) + "\" stroke=\"#333\"/>\n";
+    // The end labels are anchored inwards, so that neither runs past the edge of the image.
+    const char* anchor = x_ticks == 0 ? "middle" : i == 0 ? "start" : i == x_ticks ? "end" : "middle";
+    s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"" + anchor + "\">" +
+         XmlEscape(times.empty() ? "" : TimeLabel(t, scale)) + "</text>\n";
+  }
+  s += "    <text x=\"" + Num(left + plot_w / 2) + "\" y=\"" + Num(height - 10) +
+       "\" text-anchor=\"middle\">time (UTC)</text>\n";
+  s += "  </g>\n";
+
+  s += "  <line class=\"axis\" x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
+       Num(top + plot_h) + "\" stroke=\"#333\"/>\n";
+  s += "  <line class=\"axis\" x1=\"" + Num(left) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(left + plot_w) +
+       "\" y2=\"" + Num(top + plot_h) + "\" stroke=\"#333\"/>\n";
+  return f;
+}
+
 }  // namespace
 
 std::string Sparkline(const std::vector<std::optional<int64_t>>& values) {
@@ -92,76 +181,17 @@ std::string XmlEscape(std::string_view text) {
 }
 
 std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const ChartOptions& options) {
-  const double width = std::max(options.width_px, 200), height = std::max(options.height_px, 120);
-  const double left = 90, right = 24, top = 44, bottom = 56;
-  const double plot_w = width - left - right, plot_h = height - top - bottom;
-
-  int64_t t_lo = 0, t_hi = 0, v_lo = 0, v_hi = 0;
+  std::vector<int64_t> times;
+  int64_t v_lo = 0, v_hi = 0;
   for (size_t i = 0; i < points.size(); ++i) {
-    const ChartPoint& p = points[i];
-    if (i == 0 || p.time_unix_s < t_lo) t_lo = p.time_unix_s;
-    if (i == 0 || p.time_unix_s > t_hi) t_hi = p.time_unix_s;
-    if (i == 0 || p.value_kb < v_lo) v_lo = p.value_kb;
-    if (i == 0 || p.value_kb > v_hi) v_hi = p.value_kb;
+    times.push_back(points[i].time_unix_s);
+    if (i == 0 || points[i].value_kb < v_lo) v_lo = points[i].value_kb;
+    if (i == 0 || points[i].value_kb > v_hi) v_hi = points[i].value_kb;
   }
-  // Nice ticks at both ends: a flat series is widened and draws through the middle.
-  const ValueAxis axis = NiceValueAxis(v_lo, v_hi);
-  const long double vmin = axis.lo_kb, vmax = axis.hi_kb;
-  long double tmin = t_lo, tmax = t_hi;
-  if (tmax == tmin) {
-    tmin -= 1800;
-    tmax += 1800;
-  }
-  auto x_of = [&](int64_t t) { return left + static_cast<double>((t - tmin) / (tmax - tmin)) * plot_w; };
-  auto y_of = [&](long double v) { return top + plot_h - static_cast<double>((v - vmin) / (vmax - vmin)) * plot_h; };
-
   std::string s;
-  s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(width) + "\" height=\"" + Num(height) +
-       "\" viewBox=\"0 0 " + Num(width) + " " + Num(height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s += "  <title>" + XmlEscape(options.title) + "</title>\n";
-  s += "  <rect x=\"0\" y=\"0\" width=\"" + Num(width) + "\" height=\"" + Num(height) + "\" fill=\"white\"/>\n";
-  s += "  <text x=\"" + Num(width / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" +
-       XmlEscape(options.title) + "</text>\n";
-
-  // Value axis: a labelled grid line per tick.
-  s += "  <g class=\"y-axis\" fill=\"#333\" stroke=\"none\">\n";
-  for (size_t i = 0; i < axis.ticks_kb.size(); ++i) {
-    double y = y_of(axis.ticks_kb[i]);
-    s += "    <line x1=\"" + Num(left) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(left + plot_w) + "\" y2=\"" + Num(y) +
-         "\" stroke=\"#e0e0e0\"/>\n";
-    s += "    <text x=\"" + Num(left - 8) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" +
-         XmlEscape(axis.labels[i]) + "</text>\n";
-  }
-  s += "    <text x=\"16\" y=\"" + Num(top + plot_h / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
-       Num(top + plot_h / 2) + ")\">" + XmlEscape(options.value_label) + "</text>\n";
-  s += "  </g>\n";
-
-  // Time axis: up to five labels spread over the range.
-  s += "  <g class=\"x-axis\" fill=\"#333\" stroke=\"none\">\n";
-  const long double span_s = static_cast<long double>(t_hi) - t_lo;
-  const TimeScale scale = span_s > 365.0L * 86400 ? TimeScale::kDays
-                          : span_s < 3600.0L      ? TimeScale::kSeconds
-                                                  : TimeScale::kMinutes;
-  const int x_ticks = points.size() <= 1 || t_hi == t_lo ? 0 : 4;
-  for (int i = 0; i <= x_ticks; ++i) {
-    int64_t t = x_ticks == 0 ? t_lo : RoundToInt64(t_lo + (static_cast<long double>(t_hi) - t_lo) * i / x_ticks);
-    double x = x_of(t);
-    s += "    <line x1=\"" + Num(x) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(x) + "\" y2=\"" +
-         Num(top + plot_h + 5) + "\" stroke=\"#333\"/>\n";
-    // The end labels are anchored inwards, so that neither runs past the edge of the image.
-    const char* anchor = x_ticks == 0 ? "middle" : i == 0 ? "start" : i == x_ticks ? "end" : "middle";
-    s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"" + anchor + "\">" +
-         XmlEscape(points.empty() ? "" : TimeLabel(t, scale)) + "</text>\n";
-  }
-  s += "    <text x=\"" + Num(left + plot_w / 2) + "\" y=\"" + Num(height - 10) +
-       "\" text-anchor=\"middle\">time (UTC)</text>\n";
-  s += "  </g>\n";
-
-  s += "  <line class=\"axis\" x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
-       Num(top + plot_h) + "\" stroke=\"#333\"/>\n";
-  s += "  <line class=\"axis\" x1=\"" + Num(left) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(left + plot_w) +
-       "\" y2=\"" + Num(top + plot_h) + "\" stroke=\"#333\"/>\n";
+  const Frame frame = OpenFrame(times, v_lo, v_hi, options, &s);
+  auto x_of = [&](int64_t t) { return frame.x_of(t); };
+  auto y_of = [&](long double v) { return frame.y_of(v); };
 
   std::string coords;
   for (const ChartPoint& p : points) {
@@ -175,6 +205,67 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
     s += "    <circle cx=\"" + Num(x_of(p.time_unix_s)) + "\" cy=\"" + Num(y_of(p.value_kb)) + "\" r=\"3\"><title>" +
          XmlEscape((when.ok() ? *when : std::string("?")) + ": " + FormatKb(p.value_kb) + " kB") +
          "</title></circle>\n";
+  }
+  s += "  </g>\n";
+  s += "</svg>\n";
+  return s;
+}
+
+std::string RenderSvgStackedChart(const std::vector<StackedPoint>& points, const std::vector<std::string>& series,
+                                  const ChartOptions& options) {
+  static constexpr const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                             "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  // tops[i][j]: the top of series j at point i (the running sum, negatives as 0).
+  std::vector<std::vector<int64_t>> tops(points.size(), std::vector<int64_t>(series.size(), 0));
+  std::vector<int64_t> times;
+  int64_t v_hi = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    times.push_back(points[i].time_unix_s);
+    int64_t sum = 0;
+    for (size_t j = 0; j < series.size(); ++j) {
+      const int64_t v = j < points[i].values_kb.size() ? std::max<int64_t>(points[i].values_kb[j], 0) : 0;
+      sum = __builtin_add_overflow(sum, v, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+      tops[i][j] = sum;
+    }
+    v_hi = std::max(v_hi, sum);
+  }
+  std::string s;
+  const Frame frame = OpenFrame(times, 0, v_hi, options, &s);
+  for (size_t j = 0; j < series.size(); ++j) {
+    // Along the top of this layer, then back along the top of the one below it.
+    std::string polygon;
+    for (size_t i = 0; i < points.size(); ++i) {
+      polygon += Num(frame.x_of(times[i])) + "," + Num(frame.y_of(tops[i][j])) + " ";
+    }
+    for (size_t i = points.size(); i-- > 0;) {
+      polygon += Num(frame.x_of(times[i])) + "," + Num(frame.y_of(j == 0 ? 0 : tops[i][j - 1])) + " ";
+    }
+    if (!polygon.empty()) polygon.pop_back();
+    s += "  <polygon class=\"layer\" data-series=\"" + XmlEscape(series[j]) + "\" fill=\"" +
+         kColours[j % (sizeof kColours / sizeof kColours[0])] + "\" fill-opacity=\"0.75\" stroke=\"none\" points=\"" +
+         polygon + "\"/>\n";
+  }
+  s += "  <g class=\"samples\" fill=\"#333\">\n";
+  for (size_t i = 0; i < points.size(); ++i) {
+    absl::StatusOr<std::string> when = FormatUtc(times[i]);
+    std::string title = when.ok() ? *when : std::string("?");
+    for (size_t j = 0; j < series.size(); ++j) {
+      const int64_t v = j < points[i].values_kb.size() ? points[i].values_kb[j] : 0;
+      title += "; " + series[j] + " " + FormatKb(v) + " kB";
+    }
+    s += "    <circle cx=\"" + Num(frame.x_of(times[i])) + "\" cy=\"" +
+         Num(frame.y_of(series.empty() ? 0 : tops[i].back())) + "\" r=\"2\"><title>" + XmlEscape(title) +
+         "</title></circle>\n";
+  }
+  s += "  </g>\n";
+  // The legend, top layer first as the eye reads the stack, along the top edge of the plot.
+  s += "  <g class=\"legend\" font-size=\"11\">\n";
+  double x = frame.left;
+  for (size_t j = series.size(); j-- > 0;) {
+    s += "    <rect x=\"" + Num(x) + "\" y=\"31\" width=\"10\" height=\"10\" fill=\"" +
+         kColours[j % (sizeof kColours / sizeof kColours[0])] + "\"/>\n";
+    s += "    <text x=\"" + Num(x + 13) + "\" y=\"40\">" + XmlEscape(series[j]) + "</text>\n";
+    x += 26 + 6.5 * static_cast<double>(series[j].size());
   }
   s += "  </g>\n";
   s += "</svg>\n";

@@ -36,6 +36,20 @@ struct ChartOptions {
 // Text is XML-escaped; times or values that are all equal still draw (the range is widened).
 std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const ChartOptions& options);
 
+// One time of a stacked chart: a value per series, in the order of the series (bottom first).
+struct StackedPoint {
+  int64_t time_unix_s = 0;
+  std::vector<int64_t> values_kb;
+};
+
+// An SVG document of stacked areas over time, in the frame of RenderSvgLineChart: series i is a filled
+// polygon (class "layer", data-series="<name>") laid on series 0..i-1, a legend names each in its
+// colour, and each point of the top edge is a dot titled with its time and every series' value. A
+// negative value (a part that is a difference) stacks as 0; a point with fewer values than series has 0
+// for the rest.
+std::string RenderSvgStackedChart(const std::vector<StackedPoint>& points, const std::vector<std::string>& series,
+                                  const ChartOptions& options);
+
 // & < > " ' as XML entities.
 std::string XmlEscape(std::string_view text);
 

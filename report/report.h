@@ -10,10 +10,12 @@
 #ifndef MEMFLEET_REPORT_REPORT_H_
 #define MEMFLEET_REPORT_REPORT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memfleet::report {
@@ -22,6 +24,69 @@ using Kb = std::optional<int64_t>;
 
 enum class Platform { kQcom, kMtk, kXring, kMali, kGeneric };
 const char* PlatformName(Platform p);
+
+// Where a process's memory is (docs/accounting.md, "Heaps and the App Summary"): the heaps of
+// `dumpsys meminfo <pid>`, in its order, then the two JIT code-cache keys, which sit inside dalvik_other.
+inline constexpr const char* kHeapNames[] = {
+    "native", "dalvik", "dalvik_other", "stack", "cursor", "ashmem", "gfx_dev", "other_dev", "so", "jar",
+    "apk", "ttf", "dex", "oat", "art", "other_mmap", "unknown", "jit_zygote_code_cache", "jit_app_code_cache"};
+
+// dumpsys' row label of a heap ("Native Heap", ".so mmap", "JIT app code cache"); the name itself when
+// it is none of kHeapNames.
+std::string HeapLabel(std::string_view heap);
+
+struct HeapFigures {
+  int64_t pss_kb = 0;
+  int64_t swap_pss_kb = 0;
+  int64_t private_clean_kb = 0;
+  int64_t private_dirty_kb = 0;
+  bool operator==(const HeapFigures& o) const {
+    return pss_kb == o.pss_kb && swap_pss_kb == o.swap_pss_kb && private_clean_kb == o.private_clean_kb &&
+           private_dirty_kb == o.private_dirty_kb;
+  }
+};
+// By heap name (kHeapNames); only heaps with a non-zero figure.
+using Heaps = std::map<std::string, HeapFigures>;
+
+// dumpsys' App Summary, from the heaps, without the vendor's memtrack rows.
+struct AppSummary {
+  int64_t java_heap_kb = 0;
+  int64_t native_heap_kb = 0;
+  int64_t code_kb = 0;
+  int64_t stack_kb = 0;
+  int64_t graphics_kb = 0;
+  int64_t private_other_kb = 0;
+  int64_t system_kb = 0;
+  int64_t total_pss_kb = 0;
+  int64_t total_swap_pss_kb = 0;
+  bool operator==(const AppSummary& o) const;
+  // Field by field: two processes of one name, summed.
+  AppSummary& operator+=(const AppSummary& o);
+};
+
+// The App Summary's fields in dumpsys' order: JSON name, dumpsys' row label, member. Every view (CLI,
+// dashboard, trend, regressions, /metrics) walks this list.
+struct AppSummaryField {
+  const char* name;   // "native_heap_kb"
+  const char* label;  // "Native Heap"
+  int64_t AppSummary::*member;
+};
+inline constexpr AppSummaryField kAppSummaryFields[] = {
+    {"java_heap_kb", "Java Heap", &AppSummary::java_heap_kb},
+    {"native_heap_kb", "Native Heap", &AppSummary::native_heap_kb},
+    {"code_kb", "Code", &AppSummary::code_kb},
+    {"stack_kb", "Stack", &AppSummary::stack_kb},
+    {"graphics_kb", "Graphics", &AppSummary::graphics_kb},
+    {"private_other_kb", "Private Other", &AppSummary::private_other_kb},
+    {"system_kb", "System", &AppSummary::system_kb},
+    {"total_pss_kb", "TOTAL PSS", &AppSummary::total_pss_kb},
+    {"total_swap_pss_kb", "TOTAL SWAP PSS", &AppSummary::total_swap_pss_kb},
+};
+// The first kAppSummaryParts fields are the parts that add up to total_pss_kb (java heap ... system).
+inline constexpr size_t kAppSummaryParts = 7;
+
+// The field called `name` ("native_heap_kb"), or nullptr.
+const AppSummaryField* FindAppSummaryField(std::string_view name);
 
 struct ProcessReport {
   int pid = 0;
@@ -45,6 +110,11 @@ struct ProcessReport {
   // Android's own gpu_mem_total of the process (cmd/dumpsys_gpu_gpumem), for reconciliation only: it
   // includes imported DMA-BUF, so it overlaps dma_kb and never enters a total. Null when not listed.
   Kb gpu_mem_total_kb;
+  // Where its memory is (docs/accounting.md, "Heaps and the App Summary"): null without full smaps.
+  std::optional<Heaps> heaps;
+  std::optional<AppSummary> app_summary;
+  // dma_kb split by the buffers' exporter ("system", "qcom,system", "unknown"); null when dma_kb is.
+  std::optional<std::map<std::string, int64_t>> dma_by_exporter_kb;
 };
 
 struct DeviceReport {

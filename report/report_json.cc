@@ -1,5 +1,7 @@
 #include "report/report_json.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,6 +34,69 @@ bool BoolFrom(const json& obj, const char* key) {
 std::string StringFrom(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+json HeapsJson(const std::optional<Heaps>& heaps) {
+  if (!heaps) return nullptr;
+  json out = json::object();
+  for (const auto& [name, h] : *heaps) {
+    out[name] = {{"pss_kb", h.pss_kb},
+                 {"swap_pss_kb", h.swap_pss_kb},
+                 {"private_clean_kb", h.private_clean_kb},
+                 {"private_dirty_kb", h.private_dirty_kb}};
+  }
+  return out;
+}
+
+json AppSummaryJson(const std::optional<AppSummary>& summary) {
+  if (!summary) return nullptr;
+  json out = json::object();
+  for (const AppSummaryField& f : kAppSummaryFields) out[f.name] = (*summary).*f.member;
+  return out;
+}
+
+json KbMapJson(const std::optional<std::map<std::string, int64_t>>& kb) {
+  return kb ? json(*kb) : json(nullptr);
+}
+
+// A heap object; wrong-typed or missing figures read as 0, a non-object as no heaps.
+std::optional<Heaps> HeapsFrom(const json& p) {
+  auto it = p.find("heaps");
+  if (it == p.end() || !it->is_object()) return std::nullopt;
+  Heaps heaps;
+  for (auto h = it->begin(); h != it->end(); ++h) {
+    if (!h.value().is_object()) continue;
+    HeapFigures f;
+    f.pss_kb = KbFrom(h.value(), "pss_kb").value_or(0);
+    f.swap_pss_kb = KbFrom(h.value(), "swap_pss_kb").value_or(0);
+    f.private_clean_kb = KbFrom(h.value(), "private_clean_kb").value_or(0);
+    f.private_dirty_kb = KbFrom(h.value(), "private_dirty_kb").value_or(0);
+    heaps[h.key()] = f;
+  }
+  return heaps;
+}
+
+// The summary only when every field is an integer: a partial one would be a silent 0.
+std::optional<AppSummary> AppSummaryFrom(const json& p) {
+  auto it = p.find("app_summary");
+  if (it == p.end() || !it->is_object()) return std::nullopt;
+  AppSummary s;
+  for (const AppSummaryField& f : kAppSummaryFields) {
+    Kb v = KbFrom(*it, f.name);
+    if (!v) return std::nullopt;
+    s.*f.member = *v;
+  }
+  return s;
+}
+
+std::optional<std::map<std::string, int64_t>> KbMapFrom(const json& p, const char* key) {
+  auto it = p.find(key);
+  if (it == p.end() || !it->is_object()) return std::nullopt;
+  std::map<std::string, int64_t> out;
+  for (auto e = it->begin(); e != it->end(); ++e) {
+    if (e.value().is_number_integer()) out[e.key()] = e.value().get<int64_t>();
+  }
+  return out;
 }
 
 json DumpsysJson(const Report& r) {
@@ -111,6 +176,9 @@ std::string ReportToJson(const Report& r, int indent) {
         {"graphics_dma_kb", KbJson(p.graphics_dma_kb)},
         {"total_kb", KbJson(p.total_kb)},
         {"gpu_mem_total_kb", KbJson(p.gpu_mem_total_kb)},
+        {"heaps", HeapsJson(p.heaps)},
+        {"app_summary", AppSummaryJson(p.app_summary)},
+        {"dma_by_exporter_kb", KbMapJson(p.dma_by_exporter_kb)},
     };
   }
   out["processes"] = std::move(procs);
@@ -210,6 +278,9 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
     pr.graphics_dma_kb = KbFrom(p, "graphics_dma_kb");
     pr.total_kb = KbFrom(p, "total_kb");
     pr.gpu_mem_total_kb = KbFrom(p, "gpu_mem_total_kb");
+    pr.heaps = HeapsFrom(p);
+    pr.app_summary = AppSummaryFrom(p);
+    pr.dma_by_exporter_kb = KbMapFrom(p, "dma_by_exporter_kb");
     if (dumpsys_procs != nullptr && dumpsys_procs->contains(it.key())) {
       const json& dp = (*dumpsys_procs)[it.key()];
       pr.gl_mtrack_kb = KbFrom(dp, "gl_mtrack_kb");

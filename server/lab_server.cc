@@ -144,6 +144,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.delta = options.delta;
   ingest.hello = options.hello;
   ingest.token_recheck = options.token_recheck;
+  ingest.token_recheck_clock = options.token_recheck_clock;
   ingest.counters = &s->counters_;
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
   s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,
@@ -192,7 +193,7 @@ absl::Status LabServer::StartHttp(const LabServerOptions& options, bool require_
   http_authorizer_ = std::make_unique<security::Authorizer>(
       *store_, security::AuthorizerOptions{require_tokens, false});
   metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
-                                                    options.metrics_top_processes);
+                                                    options.metrics_top_processes, options.metrics_app_summary);
   if (options.dashboard) {
     dashboard_sessions_ = std::make_unique<DashboardSessions>(RealSteadyClock());
     dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_,

@@ -65,10 +65,12 @@ struct LabServerOptions {
   DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
   HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
   std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)
+  SteadyClock* token_recheck_clock = nullptr;      // the recheck period is measured on it; null: the real one
   // GET /metrics over HTTP(S) (docs/metrics.md); off while http.listen is "". Its TLS files are the
   // gRPC ones (tls_cert_file, tls_key_file), whatever http's say.
   MetricsHttpOptions http;
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
+  bool metrics_app_summary = false;  // the top processes' App Summary on /metrics (--metrics-app-summary)
   bool dashboard = false;  // the browser dashboard on the HTTP port too (docs/dashboard.md)
 };
 

@@ -345,6 +345,10 @@ int main(int argc, char** argv) {
                  "processes per device on /metrics, the biggest by total_kb (0: none)")
       ->check(CLI::Range(size_t{0}, size_t{10000}))
       ->capture_default_str();
+  app.add_flag("--metrics-app-summary", options.metrics_app_summary,
+               "also the App Summary (java heap, native heap, code, ...) of those processes on /metrics, where a "
+               "capture has their full smaps: nine more series per process")
+      ->needs("--http-listen");
   // The browser dashboard (docs/dashboard.md), on the --http-listen port.
   app.add_flag("--dashboard", options.dashboard,
                "also serve the browser dashboard (GET /) on --http-listen, with the same TLS and tokens")

@@ -40,6 +40,7 @@ struct SweepRelay {
   std::string device_id;
   std::string server_id;  // the server that is to deliver it
   Labels labels;          // the sweep's labels, for the captures it brings
+  bool full_smaps = false;  // the sweep asks for full smaps of every process
   std::string state = "sent";
   std::string capture_id;
   std::string message;

@@ -58,6 +58,7 @@ absl::StatusOr<std::string> DeviceHeader(const CollectOptions& options) {
     header["device_id"] = options.device_id;
     header["captured_at"] = options.captured_at;
     header["page_size"] = options.page_size;
+    if (options.full_smaps) header["smaps"] = "full";
     if (options.android_version) header["android_version"] = *options.android_version;
     for (const auto& [name, value] : options.header_facts) {
       if (!header.contains(name)) header[name] = value;
@@ -157,10 +158,12 @@ class Collector {
   std::set<std::string> gpu_pids_;
 };
 
-// A mapping of a GPU device node (docs/accounting.md section 2, gfxdev_kb: /dev/kgsl*, /dev/mali*). A
-// plain substring search over maps, not a parse: a false hit only costs reading the full smaps.
+// A mapping of a GPU device node (docs/accounting.md section 2, gfxdev_kb: /dev/kgsl*, *kgsl-3d0*,
+// /dev/mali*). A plain substring search over maps, not a parse: a false hit only costs reading the full
+// smaps.
 bool MapsShowGpuDevice(std::string_view maps) {
-  return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find(" /dev/mali") != std::string_view::npos;
+  return maps.find(" /dev/kgsl") != std::string_view::npos || maps.find("kgsl-3d0") != std::string_view::npos ||
+         maps.find(" /dev/mali") != std::string_view::npos;
 }
 
 NodeRead Collector::ReadWithinBudget(const std::string& path) {
@@ -260,7 +263,7 @@ void Collector::CollectPid(const std::string& pid) {
     if (FindEntry(*list, "maps") != nullptr && IsAllowed(maps_path)) maps = ReadWithinBudget(maps_path);
     gpu = kgsl_pids_.count(pid) > 0 || (maps && maps->ok() && MapsShowGpuDevice(maps->content));
     // A kernel without smaps_rollup (before 4.14) leaves full smaps as the only source.
-    const bool full_smaps = gpu || FindEntry(*list, "smaps_rollup") == nullptr;
+    const bool full_smaps = options_.full_smaps || gpu || FindEntry(*list, "smaps_rollup") == nullptr;
     std::optional<size_t> smaps;
     if (full_smaps && FindEntry(*list, "smaps") != nullptr) smaps = ReadFile(Join(dir, "smaps"), false);
     if (smaps) {

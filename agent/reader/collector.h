@@ -41,6 +41,9 @@ struct CollectOptions {
   // With run_commands: run `dumpsys meminfo`, `dumpsys gpu --gpumem` and `getprop` in this capture (the
   // scheduler sets it every --dumpsys-every captures; dumpsys costs the phone seconds of CPU).
   bool run_dumpsys = true;
+  // Full smaps for every process of a device root (the heaps need it: docs/accounting.md section 8),
+  // and "smaps": "full" in its header; else only GPU processes get it, the rest smaps_rollup + maps.
+  bool full_smaps = false;
   // With run_commands: `am dumpheap -n` for at most this many GPU processes (a KGSL folder, or a GPU
   // device in maps) per capture; a dump stops the process for up to seconds.
   size_t max_heap_dumps = 2;

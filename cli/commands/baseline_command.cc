@@ -5,16 +5,19 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "cli/device_selector.h"
 #include "cli/time_spec.h"
 #include "nlohmann/json.hpp"
 #include "baseline/baseline_check.h"
 #include "baseline/baseline_file.h"
+#include "report/report.h"
 
 namespace memfleet::cli {
 namespace {
@@ -24,6 +27,24 @@ using nlohmann::json;
 std::string Dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 std::string Signed(int64_t kb) { return kb > 0 ? "+" + FormatKb(kb) : FormatKb(kb); }
+
+// "java heap 20.9 MB, native heap 30.1 MB, ..." in the App Summary's order; "" without one.
+std::string SummaryWords(const v1::BaselineRow& row) {
+  std::string out;
+  for (const report::AppSummaryField& f : report::kAppSummaryFields) {
+    auto it = row.worst_app_summary_kb().find(f.name);
+    if (it == row.worst_app_summary_kb().end()) continue;
+    absl::StrAppend(&out, out.empty() ? "" : ", ", absl::AsciiStrToLower(f.label), " ", FormatKbHuman(it->second));
+  }
+  return out;
+}
+
+json SummaryJson(const v1::BaselineRow& row) {
+  if (row.worst_app_summary_kb().empty()) return nullptr;
+  json out = json::object();
+  for (const auto& [field, kb] : row.worst_app_summary_kb()) out[field] = kb;
+  return out;
+}
 
 std::string Round(double kb) { return FormatKb(static_cast<long long>(std::llround(kb))); }
 
@@ -152,7 +173,8 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
                       {"over", row.devices_over() > 0}, {"devices_checked", row.devices_checked()},
                       {"devices_over", row.devices_over()}, {"devices_unknown", row.devices_unknown()},
                       {"worst_value_kb", row.worst_value_kb()}, {"worst_over_kb", row.worst_over_kb()},
-                      {"worst_device", row.worst_device()}, {"worst_capture_id", row.worst_capture_id()}});
+                      {"worst_device", row.worst_device()}, {"worst_capture_id", row.worst_capture_id()},
+                      {"worst_app_summary", SummaryJson(row)}});
     }
     json unchecked = json::array();
     for (const v1::UncheckedBudget& u : r.unchecked()) {
@@ -188,10 +210,14 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
                   {"OVER ON", TextTable::kRight}, {"WORST", TextTable::kRight}, {"BY", TextTable::kRight},
                   {"WORST DEVICE"}});
   size_t within = 0;
+  std::string breakdowns;
   for (const v1::BaselineRow& row : r.rows()) {
     if (row.devices_over() == 0) {
       ++within;
       continue;
+    }
+    if (const std::string words = SummaryWords(row); !words.empty()) {
+      absl::StrAppend(&breakdowns, "  ", ItemName(row), " on ", row.worst_device(), ": ", words, "\n");
     }
     over.AddRow({row.model().empty() ? "(none)" : row.model(), row.build().empty() ? "(none)" : row.build(),
                  ItemName(row), row.budget(), FormatKb(row.budget_kb()),
@@ -207,6 +233,7 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
   } else {
     out += absl::StrCat(over.row_count(), " over budget (kB), ", within, " within", unchecked_note, ":\n") +
            over.Render(2);
+    if (!breakdowns.empty()) out += "where the memory is on the worst device (App Summary):\n" + breakdowns;
   }
   if (r.unchecked_size() > 0) {
     out += absl::StrCat("\nnot checked (", r.unchecked_size(), "):\n");
@@ -244,6 +271,27 @@ int RunBaselineCheck(const BaselineCheckArgs& args, std::ostream& out, std::ostr
   return none_checked ? kExitNothingToCheck : kExitPartial;
 }
 
+namespace {
+
+// Which parts of the App Summary moved beyond the noise, as a sentence each: "native heap +12.4 MB on 5
+// of 6 devices" (the devices of build B beyond build A's median by more than the threshold).
+std::string MovedParts(const v1::ModelRegressions& m) {
+  std::string out;
+  for (const v1::FigureChange& f : m.figures()) {
+    const std::string_view name = f.figure();
+    constexpr std::string_view kPrefix = "app_summary.";
+    if (!f.flagged() || name.substr(0, kPrefix.size()) != kPrefix) continue;
+    const report::AppSummaryField* field = report::FindAppSummaryField(name.substr(kPrefix.size()));
+    if (field == nullptr) continue;
+    const long long delta = std::llround(f.delta_kb());
+    absl::StrAppend(&out, "  ", absl::AsciiStrToLower(field->label), " ", delta > 0 ? "+" : "-",
+                    FormatKbHuman(std::llabs(delta)), " on ", f.devices_moved(), " of ", f.devices_b(), " devices\n");
+  }
+  return out.empty() ? out : "  which part moved (App Summary):\n" + out;
+}
+
+}  // namespace
+
 std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat format) {
   if (format == OutputFormat::kJson) {
     json models = json::array();
@@ -254,7 +302,7 @@ std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat for
                            {"median_a_kb", f.median_a_kb()}, {"median_b_kb", f.median_b_kb()},
                            {"p90_a_kb", f.p90_a_kb()}, {"p90_b_kb", f.p90_b_kb()}, {"delta_kb", f.delta_kb()},
                            {"noise_kb", f.noise_kb()}, {"threshold_kb", f.threshold_kb()},
-                           {"flagged", f.flagged()}, {"note", f.note()}});
+                           {"flagged", f.flagged()}, {"note", f.note()}, {"devices_moved", f.devices_moved()}});
       }
       models.push_back({{"model", m.model()}, {"figures", std::move(figures)}});
     }
@@ -277,6 +325,7 @@ std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat for
                 (f.delta_kb() > 0 ? "+" : "") + Round(f.delta_kb()), Round(f.noise_kb()), verdict});
     }
     out += t.Render(2);
+    out += MovedParts(m);
   }
   return TerminalSafeLines(out);  // device and baseline text
 }

@@ -10,6 +10,8 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "cli/process_breakdown_table.h"
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
 #include "common/process_name_match.h"
@@ -41,11 +43,17 @@ struct Match {
   const json* dumpsys = nullptr;  // may be null: an older report without the dumpsys view
 };
 
+// The breakdown objects, which get tables (and CSV columns) of their own.
+bool IsBreakdownObject(const std::string& field) {
+  return field == "heaps" || field == "app_summary" || field == "dma_by_exporter_kb";
+}
+
 std::vector<std::string> FieldOrder(const std::vector<Match>& matches) {
   std::vector<std::string> order = KnownFields();
   std::set<std::string> extra;
   for (const Match& m : matches) {
     for (auto it = m.process->begin(); it != m.process->end(); ++it) {
+      if (IsBreakdownObject(it.key())) continue;
       if (std::find(order.begin(), order.end(), it.key()) == order.end()) extra.insert(it.key());
     }
   }
@@ -145,15 +153,20 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
     std::vector<std::string> header = {"device_id", "captured_at", "pid"};
     header.insert(header.end(), fields.begin(), fields.end());
     for (const std::string& f : DumpsysFields()) header.push_back("dumpsys_" + f);
+    for (const report::AppSummaryField& f : report::kAppSummaryFields) header.push_back(std::string("app_summary.") + f.name);
     std::string out = CsvRow(header);
     for (const Match& m : matches) {
       std::vector<std::string> row = {response.device_id(), response.captured_at(), m.pid};
       for (const std::string& f : fields) row.push_back(Cell(Find(m.process, f), IsKbField(f), true));
       for (const std::string& f : DumpsysFields()) row.push_back(Cell(Find(m.dumpsys, f), true, true));
+      const json* summary = Find(m.process, "app_summary");
+      for (const report::AppSummaryField& f : report::kAppSummaryFields) row.push_back(Cell(Find(summary, f.name), true, true));
       out += CsvRow(row);
     }
     return out;
   }
+  // The breakdown tables read the typed report (an unreadable one leaves them out, the fields stay).
+  absl::StatusOr<report::Report> typed = report::ReportFromJson(response.report_json());
   std::string out;
   for (const Match& m : matches) {
     out += TerminalSafe(process_name + " (pid " + m.pid + ") on " + response.device_id() + ", capture " +
@@ -170,6 +183,10 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
       table.AddRow({"dumpsys " + f, Cell(Find(m.dumpsys, f), true, false), "dumpsys-compatible view"});
     }
     out += table.Render(2) + "\n";
+    int pid = 0;
+    if (typed.ok() && absl::SimpleAtoi(m.pid, &pid) && typed->processes.count(pid) != 0) {
+      out += RenderProcessBreakdown(typed->processes.at(pid));
+    }
   }
   return out;
 }

@@ -119,6 +119,7 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   v1::SweepRequest request;
   *request.mutable_selector() = *selector;
   request.set_deadline_s(args.deadline_s);
+  request.set_full_smaps(args.full_smaps);
   if (absl::Status s = AddLabelFlags(args.labels, request.mutable_labels()); !s.ok()) {
     return PrintFailure(s, "sweep", err);
   }
@@ -200,6 +201,9 @@ CommandLine RegisterSweepCommand(CLI::App& app) {
   CLI::App* cmd = AddServerCommand(&app, "sweep", "Capture every matching online device now, then rank them by total_kb",
                                    args->common);
   AddWhereOption(cmd, args->where);
+  cmd->add_flag("--full-smaps", args->full_smaps,
+                "every device reads full smaps for every process in this capture, for the heaps and App Summary "
+                "of all (costs the phone more: docs/performance.md)");
   AddRepeatedOption(cmd, "--label", args->labels, "KEY=VALUE put on every capture the sweep stores (repeatable): run=1234");
   cmd->add_option("--deadline", args->deadline_s, "seconds to wait for the devices' captures")
       ->check(CLI::Range(1, 3600))

@@ -1,5 +1,5 @@
-// `memfleet sweep [--where KEY=VALUE ...] [--label KEY=VALUE ...] [--deadline S]`: asks every matching online device for a
-// capture now, follows the sweep (a redrawn bar on a terminal, plain lines otherwise, on `err`), then
+// `memfleet sweep [--where KEY=VALUE ...] [--label KEY=VALUE ...] [--deadline S] [--full-smaps]`: asks every matching
+// online device for a capture now (with --full-smaps, one that reads full smaps for every process), follows the sweep (a redrawn bar on a terminal, plain lines otherwise, on `err`), then
 // prints the swept devices ranked by total_kb from their new reports; devices that failed, were
 // offline or timed out are listed under the table.
 //
@@ -26,6 +26,7 @@ struct SweepArgs {
   std::vector<std::string> where;
   std::vector<std::string> labels;  // --label KEY=VALUE: on every capture the sweep stores
   uint32_t deadline_s = 60;   // devices that have not stored a capture by then are reported as timed out
+  bool full_smaps = false;    // every device reads full smaps for every process: heaps and App Summary for all
   bool progress_tty = false;  // err is a terminal: redraw one progress line
 };
 

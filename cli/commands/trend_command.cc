@@ -37,7 +37,9 @@ std::string MetricName(const std::string& metric) {
 
 bool ValidMetric(const std::string& metric) {
   if (metric.empty()) return false;
-  return std::all_of(metric.begin(), metric.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+  // Figure names, and the dotted ones of the breakdown: app_summary.native_heap_kb, heaps.dalvik.pss_kb.
+  return std::all_of(metric.begin(), metric.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'; });
 }
 
 std::optional<int64_t> ValueOf(const v1::HistoryPoint& p) {
@@ -214,7 +216,8 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   const std::string metric = MetricName(args.metric);
   if (!ValidMetric(metric)) {
     return PrintFailure(absl::InvalidArgumentError("--metric \"" + args.metric +
-                                                   "\": give a process figure such as total_kb, pss_kb, gl_kb, dma_kb"),
+                                                   "\": give a process figure such as total_kb, pss_kb, gl_kb, dma_kb, "
+                                                   "app_summary.native_heap_kb or heaps.dalvik.pss_kb"),
                         "trend", err);
   }
   TrendArgs resolved = args;
@@ -280,8 +283,9 @@ CommandLine RegisterTrendCommand(CLI::App& app) {
   cmd->add_option("DEVICE", args->device_id, "device id")->required();
   cmd->add_option("--process", args->process_name, "process name (default: the device's own figures)");
   cmd->add_option("--metric", args->metric,
-                  "figure: total_kb, pss_kb, gl_kb, dma_kb, ... of the process; total_kb, kernel_kb, "
-                  "processes_kb, ... of the device")
+                  "figure: total_kb, pss_kb, gl_kb, dma_kb, ..., an App Summary field (app_summary.native_heap_kb) "
+                  "or a heap's (heaps.dalvik.pss_kb) of the process; total_kb, kernel_kb, processes_kb, ... of the "
+                  "device")
       ->capture_default_str();
   cmd->add_option("--since", args->since, "from a span back (7d, 24h, 90m) or an RFC 3339 time; default: all");
   cmd->add_option("--limit", args->limit, "only the newest N points (0 = all)");

@@ -12,21 +12,31 @@
 #include <string>
 #include <string_view>
 
-#include "absl/synchronization/mutex.h"
-
 namespace memfleet::server {
 
-// The steady time of deadlines (sweeps, streams waiting for their Hello), injected so that tests move it
-// by hand (tests/support/manual_clock.h) instead of waiting for real deadlines. A component whose thread
-// sleeps until a deadline registers its mutex and condition variable as a sleeper: a clock that jumps
-// signals them, with the mutex held, so the thread re-reads the time. The real clock never jumps.
+// The steady time of deadlines and periods (sweeps, streams waiting for their Hello, heartbeats,
+// retention), injected so that tests move it by hand (tests/support/manual_clock.h) instead of waiting.
+// Components do not wait on it themselves: they post tasks to a TaskRunner (server/core/task_runner.h),
+// the one listener a clock that jumps tells. The real clock never jumps.
 class SteadyClock {
  public:
+  // Told by a clock moved by hand, after it moved; returns once it has acted on the new time.
+  class Listener {
+   public:
+    virtual void OnAdvanced() = 0;
+
+   protected:
+    virtual ~Listener() = default;
+
+   private:
+    friend class TaskRunner;  // the only listener
+    Listener() = default;
+  };
+
   virtual ~SteadyClock() = default;
   virtual std::chrono::steady_clock::time_point Now() = 0;
-  // `mu` guards the sleeper's state and is held when it reads Now() and waits on `cv`.
-  virtual void AddSleeper(absl::Mutex* /*mu*/, absl::CondVar* /*cv*/) {}
-  virtual void RemoveSleeper(absl::CondVar* /*cv*/) {}
+  virtual void AddListener(Listener* /*listener*/) {}
+  virtual void RemoveListener(Listener* /*listener*/) {}
 };
 
 // std::chrono::steady_clock; the default of every component.

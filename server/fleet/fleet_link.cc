@@ -45,7 +45,7 @@ FleetLink::FleetLink(storage::FleetStore& store, AgentRegistry& registry, FleetL
     : store_(store),
       registry_(registry),
       options_(Checked(std::move(options))),
-      clock_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {}
+      runner_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {}
 
 FleetLink::~FleetLink() { Stop(); }
 
@@ -55,26 +55,19 @@ void FleetLink::Start(SweepCoordinator& sweeps) {
     if (started_ || stopping_) return;
     started_ = true;
   }
-  // Outside mu_: a clock that jumps takes its own lock, then ours.
-  clock_.AddSleeper(&mu_, &wake_);
-  absl::MutexLock lock(&mu_);
   sweeps_ = &sweeps;
   // Sessions are written with a fresh heartbeat at Hello: the first refresh is due a period from now.
-  const auto first_heartbeat = clock_.Now() + options_.heartbeat_period;
-  thread_ = std::thread([this, first_heartbeat] { Loop(first_heartbeat); });
+  runner_.RunEvery(options_.heartbeat_period, [this] { Heartbeat(); },
+                   runner_.clock().Now() + options_.heartbeat_period);
+  runner_.RunEvery(options_.relay_poll_period, [this] { PollRelays(); });
 }
 
 void FleetLink::Stop() {
-  bool started;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
-    started = started_;
   }
-  if (!started) return;
-  clock_.RemoveSleeper(&wake_);
-  wake_.SignalAll();
-  std::call_once(joined_, [this] { thread_.join(); });
+  runner_.Stop();
 }
 
 int64_t FleetLink::WallNowMs() const {
@@ -83,33 +76,16 @@ int64_t FleetLink::WallNowMs() const {
       .count();
 }
 
-void FleetLink::Loop(std::chrono::steady_clock::time_point next_heartbeat) {
-  auto next_poll = clock_.Now();
-  mu_.Lock();
-  while (!stopping_) {
-    const auto now = clock_.Now();
-    if (now < next_heartbeat && now < next_poll) {
-      wake_.WaitWithTimeout(&mu_, absl::FromChrono(std::min(next_heartbeat, next_poll) - now));
-      continue;
-    }
-    // The database is written and read with mu_ released: the registry's threads take it at every
-    // connect and disconnect.
-    mu_.Unlock();
-    if (now >= next_heartbeat) {
-      Heartbeat();
-      next_heartbeat = now + options_.heartbeat_period;
-    }
-    if (now >= next_poll) {
-      DeliverRelays();
-      PollWatched();
-      next_poll = now + options_.relay_poll_period;
-    }
-    mu_.Lock();
-    for (auto it = delivered_.begin(); it != delivered_.end();) {
-      it = now - it->second.at > kForgetDeliveredAfter ? delivered_.erase(it) : std::next(it);
-    }
+void FleetLink::PollRelays() {
+  const auto now = runner_.clock().Now();
+  // The database is written and read with mu_ released: the registry's threads take it at every connect
+  // and disconnect.
+  DeliverRelays();
+  PollWatched();
+  absl::MutexLock lock(&mu_);
+  for (auto it = delivered_.begin(); it != delivered_.end();) {
+    it = now - it->second.at > kForgetDeliveredAfter ? delivered_.erase(it) : std::next(it);
   }
-  mu_.Unlock();
 }
 
 void FleetLink::Heartbeat() {
@@ -188,7 +164,7 @@ absl::StatusOr<std::vector<RemoteAgent>> FleetLink::RemoteAgents() {
 }
 
 absl::Status FleetLink::Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
-                              const capture::Labels& labels) {
+                              const capture::Labels& labels, bool full_smaps) {
   std::vector<storage::SweepRelay> relays;
   for (const RemoteAgent& agent : agents) {
     storage::SweepRelay relay;
@@ -196,6 +172,7 @@ absl::Status FleetLink::Relay(const std::string& sweep_id, const std::vector<Rem
     relay.device_id = agent.device.device_id;
     relay.server_id = agent.server_id;
     relay.labels = labels;
+    relay.full_smaps = full_smaps;
     relays.push_back(std::move(relay));
   }
   if (absl::Status s = store_.PutSweepRelays(relays); !s.ok()) return s;
@@ -203,7 +180,6 @@ absl::Status FleetLink::Relay(const std::string& sweep_id, const std::vector<Rem
     absl::MutexLock lock(&mu_);
     watched_.insert(sweep_id);
   }
-  wake_.SignalAll();
   return absl::OkStatus();
 }
 
@@ -227,10 +203,11 @@ void FleetLink::DeliverRelays() {
   for (const storage::SweepRelay& relay : *relays) {
     {
       absl::MutexLock lock(&mu_);
-      delivered_[{relay.sweep_id, relay.device_id}] = {relay.labels, clock_.Now(), ""};
+      delivered_[{relay.sweep_id, relay.device_id}] = {relay.labels, runner_.clock().Now(), ""};
     }
     v1::ServerMessage command;
     command.mutable_capture_now()->set_sweep_id(relay.sweep_id);
+    command.mutable_capture_now()->set_full_smaps(relay.full_smaps);
     if (registry_.SendCommand(relay.device_id, command)) {
       LogLine(absl::StrCat("sweep ", relay.sweep_id, ": capture requested from ", relay.device_id,
                            " for another server"));

@@ -11,8 +11,9 @@
 //   fleet.Start(sweeps);   // the heartbeat and relay thread
 //   fleet.OnlineServers(); // {"sim-101": "lab-a:7070", "sim-102": "lab-b:7070"}
 //
-// Thread-safe, except that Start and Stop are called from one thread (LabServer's start and stop). One
-// internal thread, on the injected steady clock, refreshes heartbeats and polls relays.
+// Thread-safe, except that Start and Stop are called from one thread (LabServer's start and stop). Its
+// TaskRunner (server/core/task_runner.h), on the injected steady clock, refreshes heartbeats and polls
+// relays.
 // Heartbeats carry the wall clock of the server writing them: servers of one fleet keep their clocks
 // within a few seconds of each other (NTP), well under session_timeout - heartbeat_period.
 #ifndef MEMFLEET_SERVER_FLEET_FLEET_LINK_H_
@@ -22,10 +23,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>  // std::once_flag
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -34,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "server/fleet/agent_registry.h"
 #include "server/core/clock.h"
+#include "server/core/task_runner.h"
 #include "server/fleet/sweep_coordinator.h"
 #include "storage/fleet_store.h"
 
@@ -55,9 +55,10 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   FleetLink& operator=(const FleetLink&) = delete;
   ~FleetLink() override;  // Stop()
 
-  // Starts the heartbeat and relay thread; relayed progress goes to `sweeps`.
+  // Starts the heartbeats and relay polls; relayed progress goes to `sweeps`.
   void Start(SweepCoordinator& sweeps) ABSL_LOCKS_EXCLUDED(mu_);
-  // Stops the thread. Idempotent. Session rows stay until their streams end (or go stale).
+  // Stops them (one in progress finishes first). Idempotent. Session rows stay until their streams end
+  // (or go stale).
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string& server_id() const { return options_.server_id; }
@@ -72,7 +73,7 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   // SweepRelayer
   absl::StatusOr<std::vector<RemoteAgent>> RemoteAgents() override;
   absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
-                     const capture::Labels& labels) override ABSL_LOCKS_EXCLUDED(mu_);
+                     const capture::Labels& labels, bool full_smaps) override ABSL_LOCKS_EXCLUDED(mu_);
   void Unwatch(const std::string& sweep_id) override ABSL_LOCKS_EXCLUDED(mu_);
   void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
                       const std::string& capture_id, const std::string& message) override ABSL_LOCKS_EXCLUDED(mu_);
@@ -89,8 +90,9 @@ class FleetLink : public RegistryListener, public SweepRelayer {
     std::string answer;  // the capture that answers it, once one named the sweep ("": none yet)
   };
 
-  void Loop(std::chrono::steady_clock::time_point next_heartbeat) ABSL_LOCKS_EXCLUDED(mu_);
   void Heartbeat();
+  // Delivers the relays addressed here, reads back those of sweeps started here, forgets stale ones.
+  void PollRelays() ABSL_LOCKS_EXCLUDED(mu_);
   void DeliverRelays() ABSL_LOCKS_EXCLUDED(mu_);
   void PollWatched() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes a delivered relay's new state; a final one ends it here.
@@ -101,17 +103,14 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   storage::FleetStore& store_;
   AgentRegistry& registry_;
   const FleetLinkOptions options_;
-  SteadyClock& clock_;
-  SweepCoordinator* sweeps_ = nullptr;  // set by Start, before the thread
+  SweepCoordinator* sweeps_ = nullptr;  // set by Start, before the runner's tasks are posted
 
   absl::Mutex mu_;
-  absl::CondVar wake_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::set<std::string> watched_ ABSL_GUARDED_BY(mu_);  // sweeps started here with relays
   std::map<RelayKey, Delivered> delivered_ ABSL_GUARDED_BY(mu_);  // relays this server delivered
-  std::thread thread_;
-  std::once_flag joined_;
+  TaskRunner runner_;  // last: its thread starts after everything its tasks use
 };
 
 // "HOSTNAME:PORT": the default --server-id. Port "0" (the system picks one) adds this process's id, so

@@ -51,11 +51,9 @@ SweepCoordinator::SweepCoordinator(storage::SweepStore& sweeps, storage::QuerySt
         o.keep_finished = std::max<size_t>(o.keep_finished, 1);
         return o;
       }()),
-      clock_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {
-  clock_.AddSleeper(&mu_, &reaper_wake_);
+      deadlines_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {
   std::random_device rd;
   next_serial_ = (static_cast<uint64_t>(rd()) << 8) & 0xffffff;
-  reaper_ = std::thread([this] { ReapLoop(); });
 }
 
 SweepCoordinator::~SweepCoordinator() { Shutdown(); }
@@ -81,7 +79,7 @@ std::string SweepCoordinator::NewSweepIdLocked() {
 
 absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selector& selector,
                                                          std::chrono::milliseconds deadline,
-                                                         const capture::Labels& labels) {
+                                                         const capture::Labels& labels, bool full_smaps) {
   if (deadline.count() < 0) return absl::InvalidArgumentError("sweep deadline is negative");
   if (deadline.count() == 0) deadline = options_.default_deadline;
   if (deadline > options_.max_deadline) {
@@ -131,7 +129,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
     sweep->record.states[id] = SweepStateName(state);
     if (IsFinalState(state)) ++sweep->done;
   }
-  sweep->deadline = clock_.Now() + deadline;
+  const auto deadline_at = deadlines_.clock().Now() + deadline;
   {
     absl::MutexLock lock(&mu_);
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
@@ -149,18 +147,22 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
     if (shutting_down_) return absl::UnavailableError("the server is shutting down");
     sweeps_[sweep->id] = sweep;
     ++started_;
-    if (sweep->done == sweep->states.size()) finished = FinishLocked(*sweep);
+    if (sweep->done == sweep->states.size()) {
+      finished = FinishLocked(*sweep);
+    } else {
+      sweep->expiry = deadlines_.PostAt(deadline_at, [this, id = sweep->id] { TimeOut(id); });
+    }
   }
-  reaper_wake_.SignalAll();
   LogLine(absl::StrCat("sweep ", sweep->id, " started (",
                        sweep->record.selector.empty() ? "every device" : sweep->record.selector, "): ", to_send.size(),
                        " online here, ", to_relay.size(), " on other servers, ",
                        sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ",
                        DeadlineText(deadline),
-                       labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels))));
+                       labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels)),
+                       full_smaps ? ", full smaps" : ""));
   if (finished != nullptr) Persist(*finished);
   if (!to_relay.empty()) {
-    if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels); !s.ok()) {
+    if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels, full_smaps); !s.ok()) {
       for (const RemoteAgent& agent : to_relay) {
         Unask(sweep->id, agent.device.device_id);
         Change(sweep->id, agent.device.device_id, SweepState::kFailed, "",
@@ -171,6 +173,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
 
   v1::ServerMessage command;
   command.mutable_capture_now()->set_sweep_id(sweep->id);
+  command.mutable_capture_now()->set_full_smaps(full_smaps);
   for (const std::string& id : to_send) {
     if (!registry_.SendCommand(id, command)) {
       Unask(sweep->id, id);
@@ -353,6 +356,7 @@ std::unique_ptr<storage::SweepRecord> SweepCoordinator::ChangeLocked(Sweep& swee
 
 std::unique_ptr<storage::SweepRecord> SweepCoordinator::FinishLocked(Sweep& sweep) {
   sweep.finished = true;
+  deadlines_.Cancel(sweep.expiry);  // done before its deadline (or it is the deadline's task that runs)
   sweep.record.finished_at = options_.now();
   finished_order_.push_back(sweep.id);
   return std::make_unique<storage::SweepRecord>(sweep.record);
@@ -385,45 +389,24 @@ void SweepCoordinator::Persist(const storage::SweepRecord& record) {
   EvictLocked();
 }
 
-void SweepCoordinator::ReapLoop() {
-  // Locked by hand: Persist runs between iterations with mu_ released.
-  mu_.Lock();
-  while (!shutting_down_) {
-    auto now = clock_.Now();
-    auto earliest = std::chrono::steady_clock::time_point::max();
-    std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
-    std::vector<std::shared_ptr<Sweep>> running;
-    for (const auto& [id, sweep] : sweeps_) {
-      if (!sweep->finished) running.push_back(sweep);
+void SweepCoordinator::TimeOut(const std::string& sweep_id) {
+  std::unique_ptr<storage::SweepRecord> finished;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sweeps_.find(sweep_id);
+    if (it == sweeps_.end()) return;
+    Sweep& sweep = *it->second;
+    std::vector<std::string> waiting;
+    for (const auto& [device, state] : sweep.states) {
+      if (!IsFinalState(state)) waiting.push_back(device);
     }
-    for (const std::shared_ptr<Sweep>& sweep : running) {
-      if (sweep->deadline > now) {
-        earliest = std::min(earliest, sweep->deadline);
-        continue;
-      }
-      std::vector<std::string> waiting;
-      for (const auto& [device, state] : sweep->states) {
-        if (!IsFinalState(state)) waiting.push_back(device);
-      }
-      for (const std::string& device : waiting) {
-        const char* what = sweep->states[device] == SweepState::kSent ? "no answer" : "capture not stored";
-        auto done = ChangeLocked(*sweep, device, SweepState::kTimedOut, "", absl::StrCat(what, " within the deadline"));
-        if (done != nullptr) to_persist.push_back(std::move(done));
-      }
-    }
-    if (!to_persist.empty()) {
-      mu_.Unlock();
-      for (const auto& record : to_persist) Persist(*record);
-      mu_.Lock();
-      continue;
-    }
-    if (earliest == std::chrono::steady_clock::time_point::max()) {
-      reaper_wake_.Wait(&mu_);
-    } else {
-      reaper_wake_.WaitWithTimeout(&mu_, absl::FromChrono(earliest - now));
+    for (const std::string& device : waiting) {
+      const char* what = sweep.states[device] == SweepState::kSent ? "no answer" : "capture not stored";
+      auto done = ChangeLocked(sweep, device, SweepState::kTimedOut, "", absl::StrCat(what, " within the deadline"));
+      if (done != nullptr) finished = std::move(done);
     }
   }
-  mu_.Unlock();
+  if (finished != nullptr) Persist(*finished);
 }
 
 absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
@@ -453,7 +436,7 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
 }
 
 void SweepCoordinator::Shutdown() {
-  clock_.RemoveSleeper(&reaper_wake_);
+  deadlines_.Stop();  // a deadline's task running finishes first; no other starts
   std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
   {
     absl::MutexLock lock(&mu_);
@@ -475,10 +458,8 @@ void SweepCoordinator::Shutdown() {
       }
     }
   }
-  reaper_wake_.SignalAll();
   changed_.SignalAll();
   for (const auto& record : to_persist) Persist(*record);
-  std::call_once(joined_, [this] { reaper_.join(); });
 }
 
 }  // namespace memfleet::server

@@ -13,7 +13,8 @@
 //   }
 //
 // The ingest reports what agents do (OnCapturing / OnStored / OnFailed). A device in a final state
-// (stored, failed, offline, timed_out) keeps it. Thread-safe; one internal thread enforces deadlines.
+// (stored, failed, offline, timed_out) keeps it. Thread-safe; deadlines are tasks on its TaskRunner
+// (server/core/task_runner.h), one at each running sweep's deadline.
 #ifndef MEMFLEET_SERVER_FLEET_SWEEP_COORDINATOR_H_
 #define MEMFLEET_SERVER_FLEET_SWEEP_COORDINATOR_H_
 
@@ -23,11 +24,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>  // std::once_flag
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -36,6 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "server/fleet/agent_registry.h"
 #include "server/core/clock.h"
+#include "server/core/task_runner.h"
 #include "capture/labels.h"
 #include "selector/selector.h"
 #include "storage/query_store.h"
@@ -83,7 +83,7 @@ class SweepRelayer {
   // Asks the agents' servers to send CaptureNow{sweep_id}; their progress comes back through
   // SweepCoordinator::OnRemoteState until Unwatch (the sweep finished).
   virtual absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
-                             const capture::Labels& labels) = 0;
+                             const capture::Labels& labels, bool full_smaps) = 0;
   virtual void Unwatch(const std::string& sweep_id) = 0;
   // The ingest's news of a sweep this server does not run: one another server relayed here (else ignored).
   virtual void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
@@ -124,9 +124,10 @@ class SweepCoordinator : public RegistryListener {
   // stored capture carrying them), sends CaptureNow{sweep_id} to the online ones and returns the sweep id.
   // A deadline of 0 is the default; longer than max_deadline is InvalidArgument. Unavailable after
   // Shutdown or when the store cannot record the sweep. `labels` (checked by the caller) go on every
-  // capture the sweep's devices send for it (LabelsFor).
+  // capture the sweep's devices send for it (LabelsFor). `full_smaps`: each device reads full smaps for
+  // every process in the capture it sends for the sweep (the heaps need it).
   absl::StatusOr<std::string> StartSweep(const selector::Selector& selector, std::chrono::milliseconds deadline,
-                                         const capture::Labels& labels = {});
+                                         const capture::Labels& labels = {}, bool full_smaps = false);
 
   // The labels of a sweep for a capture `device_id` sent for it; empty for an unknown (or long finished)
   // sweep, or a device the sweep did not select. Held in memory only: a capture that arrives after a
@@ -172,8 +173,8 @@ class SweepCoordinator : public RegistryListener {
   };
   Counts CountSweeps() const ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Finishes running sweeps (their waiting devices fail with "server shutting down") and stops the
-  // deadline thread. Idempotent.
+  // Stops the deadline tasks and finishes running sweeps (their waiting devices fail with "server shutting
+  // down"). Idempotent.
   void Shutdown();
 
   // At a server's start, before it takes calls: the sweeps the store shows running were left by an
@@ -190,7 +191,7 @@ class SweepCoordinator : public RegistryListener {
     std::set<std::string> asked;                  // devices sent (or relayed) its CaptureNow
     std::map<std::string, std::string> answers;  // device -> the capture that answers it (ClaimAnswer)
     std::vector<SweepEvent> events;
-    std::chrono::steady_clock::time_point deadline;
+    TaskRunner::TaskId expiry = TaskRunner::kNoTask;  // the task at its deadline
     bool finished = false;  // every device final: no more changes
     bool recorded = false;  // finished and written to the store: only now do waiters see the end
     uint32_t done = 0;
@@ -219,7 +220,8 @@ class SweepCoordinator : public RegistryListener {
   };
   std::vector<Target> OnlineTargets(const std::map<std::string, storage::DeviceRecord>& known);
   void Persist(const storage::SweepRecord& record) ABSL_LOCKS_EXCLUDED(mu_);
-  void ReapLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // The task at a sweep's deadline: its devices still waiting time out.
+  void TimeOut(const std::string& sweep_id) ABSL_LOCKS_EXCLUDED(mu_);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NewSweepIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
@@ -229,19 +231,16 @@ class SweepCoordinator : public RegistryListener {
   storage::QueryStore& device_store_;
   AgentRegistry& registry_;
   const Options options_;
-  SteadyClock& clock_;
 
   // Also guards every Sweep reachable from sweeps_ (the analysis cannot name it there).
   mutable absl::Mutex mu_;
   absl::CondVar changed_;  // any sweep changed (waiters re-check theirs)
-  absl::CondVar reaper_wake_;
   std::map<std::string, std::shared_ptr<Sweep>> sweeps_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> finished_order_ ABSL_GUARDED_BY(mu_);
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t started_ ABSL_GUARDED_BY(mu_) = 0;
-  std::thread reaper_;
-  std::once_flag joined_;
+  TaskRunner deadlines_;  // last: its thread starts after everything its tasks use
 };
 
 }  // namespace memfleet::server

@@ -21,21 +21,13 @@ absl::StatusOr<std::unique_ptr<RetentionWorker>> RetentionWorker::Start(Retentio
 
 RetentionWorker::RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqliteStore> store)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()),
-      store_(std::move(store)) {
-  clock_.AddSleeper(&mu_, &cv_);
-  thread_ = std::thread([this] { Run(); });
+      store_(std::move(store)),
+      runner_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {
+  runner_.RunEvery(options_.interval, [this] { RunOnce(); });
 }
 
-RetentionWorker::~RetentionWorker() {
-  clock_.RemoveSleeper(&cv_);
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  cv_.SignalAll();
-  thread_.join();
-}
+// Before the members the runs use go.
+RetentionWorker::~RetentionWorker() { runner_.Stop(); }
 
 bool RetentionWorker::WaitForRuns(size_t n, absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
@@ -48,31 +40,24 @@ RetentionRun RetentionWorker::last_run() const {
   return last_;
 }
 
-void RetentionWorker::Run() {
+void RetentionWorker::RunOnce() {
   RetentionOptions apply;
   apply.allow_vacuum = false;
-  while (true) {
-    // Outside the lock: a run takes seconds on a large database, and last_run() must not wait for it.
-    absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, options_.policy, options_.now_ms(), apply);
-    if (run.ok()) {
-      if (run->deleted > 0 || !run->failures.empty()) {
-        LogLine(absl::StrCat("retention: ", DescribeRetentionRun(*run, false)));
-      }
-      for (const std::string& failure : run->failures) {
-        LogLine(absl::StrCat("retention: not thinned: ", failure, " (retried at the next interval)"));
-      }
-    } else {
-      LogLine(absl::StrCat("retention: ", run.status().message(), " (retried at the next interval)"));
+  // Outside the lock: a run takes seconds on a large database, and last_run() must not wait for it.
+  absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, options_.policy, options_.now_ms(), apply);
+  if (run.ok()) {
+    if (run->deleted > 0 || !run->failures.empty()) {
+      LogLine(absl::StrCat("retention: ", DescribeRetentionRun(*run, false)));
     }
-    absl::MutexLock lock(&mu_);
-    ++runs_;
-    if (run.ok()) last_ = *run;
-    const auto next = clock_.Now() + options_.interval;
-    while (!stopping_ && clock_.Now() < next) {
-      cv_.WaitWithTimeout(&mu_, absl::FromChrono(next - clock_.Now()));
+    for (const std::string& failure : run->failures) {
+      LogLine(absl::StrCat("retention: not thinned: ", failure, " (retried at the next interval)"));
     }
-    if (stopping_) return;
+  } else {
+    LogLine(absl::StrCat("retention: ", run.status().message(), " (retried at the next interval)"));
   }
+  absl::MutexLock lock(&mu_);
+  ++runs_;
+  if (run.ok()) last_ = *run;
 }
 
 }  // namespace memfleet::server

@@ -5,7 +5,8 @@
 //
 //   absl::StatusOr<std::unique_ptr<RetentionWorker>> w = RetentionWorker::Start(options);
 //
-// Thread-safe; the destructor stops the thread (a run in progress finishes its batch first).
+// Thread-safe. Its runs are a TaskRunner's periodic task (server/core/task_runner.h); the destructor stops
+// it (a run in progress finishes its batch first).
 #ifndef MEMFLEET_SERVER_HISTORY_RETENTION_WORKER_H_
 #define MEMFLEET_SERVER_HISTORY_RETENTION_WORKER_H_
 
@@ -15,13 +16,13 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/core/clock.h"
+#include "server/core/task_runner.h"
 #include "server/history/retention.h"
 #include "storage/sqlite/sqlite_store.h"
 
@@ -46,17 +47,14 @@ class RetentionWorker {
 
  private:
   RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqliteStore> store);
-  void Run();
+  void RunOnce() ABSL_LOCKS_EXCLUDED(mu_);
 
   const RetentionWorkerOptions options_;
-  SteadyClock& clock_;
-  std::unique_ptr<storage::SqliteStore> store_;  // used by the thread only
+  std::unique_ptr<storage::SqliteStore> store_;  // used by the runner's thread only
   mutable absl::Mutex mu_;
-  absl::CondVar cv_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   size_t runs_ ABSL_GUARDED_BY(mu_) = 0;
   RetentionRun last_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_;
+  TaskRunner runner_;  // last: its thread starts after everything it uses
 };
 
 }  // namespace memfleet::server

@@ -16,8 +16,10 @@
 #include "server/http/dashboard/fleet_page.h"
 #include "server/http/dashboard/message_page.h"
 #include "server/http/dashboard/process_page.h"
+#include "report/process_figure.h"
 #include "selector/selector.h"
 #include "server/fleet/selected_devices.h"
+#include "server/query/process_report_history.h"
 #include "server/query/query_service.h"
 
 namespace memfleet::server {
@@ -29,6 +31,8 @@ using dashboard::DashboardTarget;
 constexpr int kDefaultTrendDays = 30;
 constexpr int kMaxTrendDays = 3650;
 constexpr uint32_t kMaxTrendPoints = 5000;
+// The App Summary chart reads a stored report per point (server/query/process_report_history.h).
+constexpr uint32_t kMaxSummaryPoints = 500;
 constexpr int kSparklineDays = 7;
 
 DashboardReply Page(int status, std::string body) {
@@ -121,6 +125,26 @@ absl::StatusOr<int> TrendDays(const DashboardTarget& target) {
     return absl::InvalidArgumentError(absl::StrCat("days must be a whole number from 1 to ", kMaxTrendDays));
   }
   return days;
+}
+
+// The App Summary's parts over time (the stacked chart) and the latest heaps, from the process's reports.
+void AddBreakdown(const std::vector<ProcessSnapshot>& history, dashboard::ProcessPageInput& in) {
+  for (const ProcessSnapshot& s : history) {
+    const std::optional<int64_t> at_ms = UtcMillisOf(s.captured_at);
+    if (!s.process || !s.process->app_summary || !at_ms) {
+      ++in.summary_missing;
+      continue;
+    }
+    chart::StackedPoint point{*at_ms / 1000, {}};
+    for (size_t i = 0; i < report::kAppSummaryParts; ++i) {
+      point.values_kb.push_back((*s.process->app_summary).*(report::kAppSummaryFields[i].member));
+    }
+    in.summary_history.push_back(std::move(point));
+    if (s.process->heaps) {
+      in.latest_breakdown = *s.process;
+      in.latest_breakdown_at = s.captured_at;
+    }
+  }
 }
 
 }  // namespace
@@ -258,23 +282,35 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   if (!device.ok()) return absl::UnavailableError(device.status().message());
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
   const std::string since = DaysAgo(*days);
-  absl::StatusOr<std::vector<storage::HistoryRow>> history =
-      store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
-  if (!history.ok()) return absl::UnavailableError(history.status().message());
+  const std::string metric = target.Param("metric").empty() ? "total_kb" : target.Param("metric");
+  if (!report::IsProcessFigureName(metric)) {
+    return absl::InvalidArgumentError(absl::StrCat("metric: one of ", report::ProcessFigureNamesHint()));
+  }
   // A name no capture of the window has exactly: the one it means, as `memfleet trend` resolves it.
+  absl::StatusOr<std::vector<storage::HistoryRow>> totals =
+      store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
+  if (!totals.ok()) return absl::UnavailableError(totals.status().message());
   absl::StatusOr<std::string> name = target.process_name;
-  if (history->empty()) {
+  if (totals->empty()) {
     name = ResolveProcessOfLatest(target.device_id, target.process_name);
     if (!name.ok()) return name.status();
-    history = store_.ProcessHistory(target.device_id, *name, "total_kb", since, kMaxTrendPoints);
-    if (!history.ok()) return absl::UnavailableError(history.status().message());
   }
+  absl::StatusOr<std::vector<ProcessSnapshot>> breakdown =
+      ProcessReportHistory(store_, target.device_id, *name, since, kMaxSummaryPoints);
+  if (!breakdown.ok()) return absl::UnavailableError(breakdown.status().message());
+  absl::StatusOr<std::vector<storage::HistoryRow>> history =
+      report::IsBreakdownFigureName(metric)
+          ? ReportFigureHistory(store_, target.device_id, *name, metric, since, kMaxSummaryPoints)
+          : store_.ProcessHistory(target.device_id, *name, metric, since, kMaxTrendPoints);
+  if (!history.ok()) return absl::UnavailableError(history.status().message());
   absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", *name);
   if (!fleet.ok()) return absl::UnavailableError(fleet.status().message());
   dashboard::ProcessPageInput in;
   in.device_id = target.device_id;
   in.model = (*device)->model;
   in.process_name = *name;
+  in.metric = metric;
+  AddBreakdown(*breakdown, in);
   for (const storage::HistoryRow& row : *history) {
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (!row.value_kb || !at_ms) {

@@ -82,6 +82,7 @@ absl::StatusOr<std::string> MetricsSource::Render() {
     input.devices.push_back(std::move(d));
   }
   input.server = ServerSnapshot();
+  input.app_summary = app_summary_;
   return metrics::RenderFleetMetrics(input);
 }
 

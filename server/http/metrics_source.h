@@ -34,8 +34,13 @@ class MetricsSource {
  public:
   // `sweeps` may be null (no sweep figures).
   MetricsSource(storage::QueryStore& store, const AgentRegistry& registry, const SweepCoordinator* sweeps,
-                const metrics::ServerCounters& counters, size_t top_processes)
-      : store_(store), registry_(registry), sweeps_(sweeps), counters_(counters), top_processes_(top_processes) {}
+                const metrics::ServerCounters& counters, size_t top_processes, bool app_summary = false)
+      : store_(store),
+        registry_(registry),
+        sweeps_(sweeps),
+        counters_(counters),
+        top_processes_(top_processes),
+        app_summary_(app_summary) {}
 
   absl::StatusOr<std::string> Render() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -53,6 +58,7 @@ class MetricsSource {
   const SweepCoordinator* sweeps_;
   const metrics::ServerCounters& counters_;
   const size_t top_processes_;
+  const bool app_summary_;  // --metrics-app-summary
 
   absl::Mutex mu_;  // one render at a time: scrapes are seconds apart, and it bounds the work
   std::map<std::string, CachedFigures> cache_ ABSL_GUARDED_BY(mu_);  // by device id

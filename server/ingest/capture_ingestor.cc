@@ -66,7 +66,8 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
     // Labels that break the rules (only a hostile or broken agent sends them: the agent checks its flags)
     // are refused with the capture, never stored in part.
     if (header.ok() && header->labels_problem.has_value()) {
-      return Reject(c, absl::StatusCode::kInvalidArgument, Snippet(*header->labels_problem), /*retry=*/false);
+      // The problem's text is ours, its untrusted parts already snippets (capture/labels.cc).
+      return Reject(c, absl::StatusCode::kInvalidArgument, *header->labels_problem, /*retry=*/false);
     }
     if (header.ok()) {
       agent_labels = header->labels;

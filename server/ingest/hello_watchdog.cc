@@ -7,20 +7,10 @@
 namespace memfleet::server {
 
 HelloWatchdog::HelloWatchdog(HelloWatchdogOptions options)
-    : options_(options), clock_(options.clock != nullptr ? *options.clock : RealSteadyClock()) {
-  clock_.AddSleeper(&mu_, &cv_);
-  thread_ = std::thread([this] { Run(); });
-}
+    : options_(options), runner_(options.clock != nullptr ? *options.clock : RealSteadyClock()) {}
 
-HelloWatchdog::~HelloWatchdog() {
-  clock_.RemoveSleeper(&cv_);
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  cv_.SignalAll();
-  thread_.join();
-}
+// Before the members the deadline tasks use go.
+HelloWatchdog::~HelloWatchdog() { runner_.Stop(); }
 
 std::string HelloWatchdog::PeerHost(const std::string& peer) {
   const size_t colon = peer.rfind(':');
@@ -33,8 +23,7 @@ std::string HelloWatchdog::PeerHost(const std::string& peer) {
 absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::ServerContextBase* context) {
   std::string host = PeerHost(context->peer());
   absl::MutexLock lock(&mu_);
-  const auto deadline = clock_.Now() + options_.hello_timeout;
-  if (by_deadline_.size() >= options_.max_waiting) {
+  if (waiting_.size() >= options_.max_waiting) {
     return absl::ResourceExhaustedError(absl::StrCat(options_.max_waiting,
                                                      " agent streams are already waiting for their Hello; try again later"));
   }
@@ -44,9 +33,9 @@ absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::
                                                      " are already waiting for their Hello; try again later"));
   }
   ++from_host;
-  std::unique_ptr<Wait> wait(new Wait(this, context, std::move(host), deadline));
-  by_deadline_.emplace(deadline, wait.get());
-  cv_.SignalAll();  // the watchdog may be asleep until a later deadline, or for good
+  const uint64_t serial = next_serial_++;
+  std::unique_ptr<Wait> wait(new Wait(this, context, std::move(host), serial));
+  waiting_[serial] = {wait.get(), runner_.PostAfter(options_.hello_timeout, [this, serial] { Expire(serial); })};
   return wait;
 }
 
@@ -54,12 +43,9 @@ HelloWatchdog::Wait::~Wait() { owner_->Forget(this); }
 
 void HelloWatchdog::Forget(Wait* wait) {
   absl::MutexLock lock(&mu_);
-  auto [first, last] = by_deadline_.equal_range(wait->deadline_);
-  for (auto it = first; it != last; ++it) {
-    if (it->second == wait) {
-      by_deadline_.erase(it);
-      break;
-    }
+  if (auto it = waiting_.find(wait->serial_); it != waiting_.end()) {
+    runner_.Cancel(it->second.expiry);  // the Hello came first (or the stream ended)
+    waiting_.erase(it);
   }
   auto host = per_host_.find(wait->host_);
   if (host != per_host_.end() && --host->second == 0) per_host_.erase(host);
@@ -67,28 +53,16 @@ void HelloWatchdog::Forget(Wait* wait) {
 
 size_t HelloWatchdog::waiting() const {
   absl::MutexLock lock(&mu_);
-  return by_deadline_.size();
+  return waiting_.size();
 }
 
-void HelloWatchdog::Run() {
+void HelloWatchdog::Expire(uint64_t serial) {
+  // Cancelled under the lock: the Wait (and the call it watches) cannot end meanwhile, since its
+  // destructor takes the lock first. TryCancel makes the stream's blocked Read return false. The entry
+  // stays until its Wait is destroyed.
   absl::MutexLock lock(&mu_);
-  while (!stopping_) {
-    const auto now = clock_.Now();
-    // Cancelled under the lock: a Wait (and the call it watches) cannot end meanwhile, since its
-    // destructor takes the lock first. TryCancel makes the stream's blocked Read return false. An
-    // expired entry stays until its Wait is destroyed, marked so that it is cancelled once.
-    auto it = by_deadline_.begin();
-    for (; it != by_deadline_.end() && it->first <= now; ++it) {
-      if (!it->second->timed_out_.exchange(true)) it->second->context_->TryCancel();
-    }
-    if (it == by_deadline_.end()) {
-      cv_.Wait(&mu_);  // until a new stream is watched, or the end
-    } else {
-      // A copy: the entry may be erased while the lock is released (its stream said Hello).
-      const std::chrono::steady_clock::time_point next = it->first;
-      cv_.WaitWithTimeout(&mu_, absl::FromChrono(next - now));
-    }
-  }
+  auto it = waiting_.find(serial);
+  if (it != waiting_.end() && !it->second.wait->timed_out_.exchange(true)) it->second.wait->context_->TryCancel();
 }
 
 }  // namespace memfleet::server

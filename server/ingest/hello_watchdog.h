@@ -9,7 +9,8 @@
 //   if ((*wait)->timed_out()) ...;   // the watchdog cancelled the call
 //   wait->reset();                   // the Hello arrived: no longer watched
 //
-// Thread-safe; one thread of its own wakes for deadlines.
+// Thread-safe. Each deadline is a task on its TaskRunner (server/core/task_runner.h), cancelled when the
+// stream says Hello first.
 #ifndef MEMFLEET_SERVER_INGEST_HELLO_WATCHDOG_H_
 #define MEMFLEET_SERVER_INGEST_HELLO_WATCHDOG_H_
 
@@ -18,15 +19,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/core/clock.h"
+#include "server/core/task_runner.h"
 
 namespace memfleet::server {
 
@@ -53,13 +55,12 @@ class HelloWatchdog {
 
    private:
     friend class HelloWatchdog;
-    Wait(HelloWatchdog* owner, grpc::ServerContextBase* context, std::string host,
-         std::chrono::steady_clock::time_point deadline)
-        : owner_(owner), context_(context), host_(std::move(host)), deadline_(deadline) {}
+    Wait(HelloWatchdog* owner, grpc::ServerContextBase* context, std::string host, uint64_t serial)
+        : owner_(owner), context_(context), host_(std::move(host)), serial_(serial) {}
     HelloWatchdog* owner_;
     grpc::ServerContextBase* context_;
     std::string host_;
-    std::chrono::steady_clock::time_point deadline_;
+    const uint64_t serial_;  // its key in waiting_, never reused
     std::atomic<bool> timed_out_{false};
   };
 
@@ -74,17 +75,21 @@ class HelloWatchdog {
   static std::string PeerHost(const std::string& peer);
 
  private:
-  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // The task at a stream's deadline: cancels its call unless its Wait is gone.
+  void Expire(uint64_t serial) ABSL_LOCKS_EXCLUDED(mu_);
   void Forget(Wait* wait) ABSL_LOCKS_EXCLUDED(mu_);
 
   const HelloWatchdogOptions options_;
-  SteadyClock& clock_;
   mutable absl::Mutex mu_;
-  absl::CondVar cv_;
-  std::multimap<std::chrono::steady_clock::time_point, Wait*> by_deadline_ ABSL_GUARDED_BY(mu_);
+  struct Watched {
+    Wait* wait;
+    TaskRunner::TaskId expiry;  // the task at its deadline
+  };
+  // Every stream watched; one past its deadline stays, marked timed out, until its Wait is destroyed.
+  std::map<uint64_t, Watched> waiting_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, size_t> per_host_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;
+  TaskRunner runner_;  // last: its thread starts after everything its tasks use
 };
 
 }  // namespace memfleet::server

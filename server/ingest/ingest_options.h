@@ -9,6 +9,7 @@
 #include <string>
 
 #include "proto/capture_codec.h"
+#include "server/core/clock.h"
 #include "server/ingest/clock_skew.h"
 #include "server/ingest/delta_keyframes.h"
 #include "server/ingest/hello_watchdog.h"
@@ -34,6 +35,7 @@ struct IngestOptions {
   // How often the tokens of open agent streams are checked again, so that a revoked token's idle stream
   // ends without waiting for its next capture (which is checked anyway). 0: only at each capture.
   std::chrono::milliseconds token_recheck{10000};
+  SteadyClock* token_recheck_clock = nullptr;  // the recheck period is measured on it; null: RealSteadyClock()
   // Captures stored, duplicate and rejected, and the ingest latency, for /metrics; null: not counted.
   metrics::ServerCounters* counters = nullptr;
 };

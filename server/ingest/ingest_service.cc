@@ -98,44 +98,36 @@ IngestService::IngestService(storage::CaptureStore& store, AgentRegistry& regist
       ingestor_(store, sweeps, options_.now, options_.delta),
       hello_watchdog_(options_.hello) {
   if (options_.token_recheck.count() > 0) {
-    recheck_thread_ = std::thread([this] { RecheckTokens(); });
+    recheck_runner_ = std::make_unique<TaskRunner>(
+        options_.token_recheck_clock != nullptr ? *options_.token_recheck_clock : RealSteadyClock());
+    recheck_runner_->RunEvery(options_.token_recheck, [this] { RecheckTokens(); },
+                              recheck_runner_->clock().Now() + options_.token_recheck);
   }
 }
 
 IngestService::~IngestService() {
-  {
-    absl::MutexLock lock(&watched_mu_);
-    stopping_ = true;
-  }
-  watched_cv_.SignalAll();
-  if (recheck_thread_.joinable()) recheck_thread_.join();
+  if (recheck_runner_ != nullptr) recheck_runner_->Stop();
 }
 
 void IngestService::RecheckTokens() {
-  const absl::Duration every = absl::FromChrono(options_.token_recheck);
-  for (;;) {
-    std::vector<Watched> now;
-    {
-      absl::MutexLock lock(&watched_mu_);
-      if (stopping_) return;
-      watched_cv_.WaitWithTimeout(&watched_mu_, every);
-      if (stopping_) return;
-      for (const auto& [key, w] : watched_) now.push_back(w);
-    }
-    // The store is read without the lock: a stream may start or end meanwhile.
-    for (const Watched& w : now) {
-      absl::Status valid = authorizer_.StillValid(w.principal);
-      std::shared_ptr<AgentSession> session = w.session.lock();
-      if (valid.ok() || session == nullptr) continue;
-      LogLine(absl::StrCat("agent ", session->device_id(), ": token \"", w.principal.token_name, "\" no longer valid (",
-                           valid.message(), "); its stream is cancelled"));
-      session->Cancel();
-    }
+  std::vector<Watched> now;
+  {
+    absl::MutexLock lock(&watched_mu_);
+    for (const auto& [key, w] : watched_) now.push_back(w);
+  }
+  // The store is read without the lock: a stream may start or end meanwhile.
+  for (const Watched& w : now) {
+    absl::Status valid = authorizer_.StillValid(w.principal);
+    std::shared_ptr<AgentSession> session = w.session.lock();
+    if (valid.ok() || session == nullptr) continue;
+    LogLine(absl::StrCat("agent ", session->device_id(), ": token \"", w.principal.token_name, "\" no longer valid (",
+                         valid.message(), "); its stream is cancelled"));
+    session->Cancel();
   }
 }
 
 void IngestService::WatchTokenOf(const security::Principal& principal, const std::shared_ptr<AgentSession>& session) {
-  if (!principal.authenticated || !recheck_thread_.joinable()) return;
+  if (!principal.authenticated || recheck_runner_ == nullptr) return;
   absl::MutexLock lock(&watched_mu_);
   watched_[session.get()] = Watched{principal, session};
 }

@@ -23,7 +23,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -39,6 +38,7 @@
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
 #include "server/fleet/sweep_coordinator.h"
+#include "server/core/task_runner.h"
 #include "server/core/worker_pool.h"
 #include "storage/capture_store.h"
 
@@ -85,8 +85,9 @@ class IngestService final : public v1::AgentService::CallbackService {
                                             const std::string& peer, std::unique_ptr<MessageSink> sink);
   v1::ServerMessage Welcome() const;
 
-  // Authenticated streams, for the token recheck: their principal and session.
-  void RecheckTokens();
+  // Authenticated streams, for the token recheck (every token_recheck, a task on recheck_runner_): their
+  // principal and session.
+  void RecheckTokens() ABSL_LOCKS_EXCLUDED(watched_mu_);
   struct Watched {
     security::Principal principal;
     std::weak_ptr<AgentSession> session;
@@ -96,10 +97,8 @@ class IngestService final : public v1::AgentService::CallbackService {
       ABSL_LOCKS_EXCLUDED(watched_mu_);
   void Unwatch(const AgentSession* session) ABSL_LOCKS_EXCLUDED(watched_mu_);
   absl::Mutex watched_mu_;
-  absl::CondVar watched_cv_;
   std::map<const AgentSession*, Watched> watched_ ABSL_GUARDED_BY(watched_mu_);
-  bool stopping_ ABSL_GUARDED_BY(watched_mu_) = false;
-  std::thread recheck_thread_;  // last: started after everything it uses
+  std::unique_ptr<TaskRunner> recheck_runner_;  // last: started after everything it uses; null: no rechecks
 
  public:
   ~IngestService() override;

@@ -226,6 +226,11 @@ absl::StatusOr<v1::CheckBaselineResponse> BaselineService::Check(const v1::Check
     row->set_worst_over_kb(r.worst_over_kb);
     row->set_worst_device(r.worst_device);
     row->set_worst_capture_id(r.worst_capture_id);
+    if (r.worst_app_summary) {
+      for (const report::AppSummaryField& f : report::kAppSummaryFields) {
+        (*row->mutable_worst_app_summary_kb())[f.name] = (*r.worst_app_summary).*(f.member);
+      }
+    }
   }
   for (const baseline::Unchecked& u : result.unchecked) {
     v1::UncheckedBudget* b = response->add_unchecked();
@@ -338,6 +343,7 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
       out->set_threshold_kb(f.threshold_kb);
       out->set_flagged(f.flagged);
       out->set_note(f.note);
+      out->set_devices_moved(f.devices_moved);
     }
   }
   response->set_any_flagged(any);

@@ -11,11 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/process_name_match.h"
+#include "report/process_figure.h"
 #include "report/report_json.h"
 #include "server/fleet/capture_labels.h"
 #include "server/core/clock.h"
 #include "server/core/grpc_status.h"
 #include "server/history/reaccount.h"
+#include "server/query/process_report_history.h"
 #include "server/core/validation.h"
 
 namespace memfleet::server {
@@ -31,12 +33,7 @@ const std::vector<std::string>& DeviceFigures() {
   return kFigures;
 }
 
-const std::vector<std::string>& ProcessFigures() {
-  static const std::vector<std::string> kFigures = {"total_kb",           "pss_kb",          "swap_pss_kb",
-                                                    "gfxdev_kb",          "gl_kb",           "dma_kb",
-                                                    "native_graphics_kb", "non_graphics_kb", "graphics_dma_kb"};
-  return kFigures;
-}
+const std::vector<std::string>& ProcessFigures() { return report::ProcessReportFigureNames(); }
 
 bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -195,7 +192,7 @@ grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::Sw
   absl::StatusOr<capture::Labels> labels = LabelsFromProto(request->labels());
   if (!labels.ok()) return ToGrpcStatus(labels.status());
   absl::StatusOr<std::string> sweep_id =
-      sweeps_.StartSweep(*selector, std::chrono::seconds(request->deadline_s()), *labels);
+      sweeps_.StartSweep(*selector, std::chrono::seconds(request->deadline_s()), *labels, request->full_smaps());
   if (!sweep_id.ok()) return ToGrpcStatus(sweep_id.status());
 
   size_t cursor = 0;
@@ -285,15 +282,18 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
   std::string metric = request->metric().empty() ? "total_kb" : request->metric();
   if (request->process_name().empty()) return DeviceHistory(device_id, metric, *request, response);
   if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
-  if (!Contains(ProcessFigures(), metric)) {
+  if (!report::IsProcessFigureName(metric)) {
     return Invalid(absl::StrCat("unknown process metric \"", Snippet(metric),
-                                "\"; one of: ", absl::StrJoin(ProcessFigures(), ", ")));
+                                "\"; one of: ", report::ProcessFigureNamesHint()));
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
   if (!since.ok()) return ToGrpcStatus(since.status());
   if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
+  // The heaps and App Summary ride in the stored reports, not in columns: read from each report.
   absl::StatusOr<std::vector<storage::HistoryRow>> rows =
-      store_.ProcessHistory(device_id, request->process_name(), metric, *since, request->limit());
+      report::IsBreakdownFigureName(metric)
+          ? ReportFigureHistory(store_, device_id, request->process_name(), metric, *since, request->limit())
+          : store_.ProcessHistory(device_id, request->process_name(), metric, *since, request->limit());
   if (!rows.ok()) return ToGrpcStatus(rows.status());
   if (rows->empty() && since->empty()) {
     return NotFound(absl::StrCat("no process named \"", Snippet(request->process_name()),

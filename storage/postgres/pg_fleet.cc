@@ -31,9 +31,9 @@ constexpr char kLiveSessionsSql[] =
     "FROM sessions WHERE heartbeat_ms >= $1 ORDER BY device_id";
 
 constexpr char kPutRelaySql[] =
-    "INSERT INTO sweep_relays (sweep_id, device_id, server_id, labels, state) VALUES ($1, $2, $3, $4, 'sent') "
-    "ON CONFLICT (sweep_id, device_id) DO NOTHING";
-constexpr char kRelayColumns[] = "sweep_id, device_id, server_id, labels, state, capture_id, message";
+    "INSERT INTO sweep_relays (sweep_id, device_id, server_id, labels, state, full_smaps) "
+    "VALUES ($1, $2, $3, $4, 'sent', $5) ON CONFLICT (sweep_id, device_id) DO NOTHING";
+constexpr char kRelayColumns[] = "sweep_id, device_id, server_id, labels, state, capture_id, message, full_smaps";
 // Final states are never left: a late "capturing" cannot undo "stored".
 constexpr char kSetRelayStateSql[] =
     "UPDATE sweep_relays SET state = $3, capture_id = CASE WHEN $4 = '' THEN capture_id ELSE $4 END, message = $5 "
@@ -82,6 +82,7 @@ SweepRelay ReadRelay(const PgRow& row) {
   r.state = row.ColumnText(4);
   r.capture_id = row.ColumnText(5);
   r.message = row.ColumnText(6);
+  r.full_smaps = row.ColumnText(7) == "t";
   return r;
 }
 
@@ -129,7 +130,8 @@ absl::Status PgStore::PutSweepRelays(const std::vector<SweepRelay>& relays) {
   for (const SweepRelay& r : relays) {
     MEMFLEET_RETURN_IF_ERROR(c.db.Query(kPutRelaySql, {PgParam::Text(r.sweep_id), PgParam::Text(r.device_id),
                                                        PgParam::Text(r.server_id),
-                                                       PgParam::Text(EncodeLabels(r.labels))})
+                                                       PgParam::Text(EncodeLabels(r.labels)),
+                                                       PgParam::Text(r.full_smaps ? "true" : "false")})
                                  .status());
   }
   return txn.Commit();

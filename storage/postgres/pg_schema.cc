@@ -200,9 +200,15 @@ CREATE INDEX reaccount_claims_open ON reaccount_claims (run_id, device_id, captu
 CREATE INDEX reaccount_claims_by_capture ON reaccount_claims (capture_id);
 )sql";
 
-// Version 4: where each label came from, as SQLite's schema version 17 (storage/sqlite/schema.cc says
-// why, and how labels stored before are counted).
+// Version 4: a relayed sweep may ask for full smaps of every process (memfleet sweep --full-smaps), which
+// the delivering server puts in its CaptureNow.
 constexpr char kPgMigration4[] = R"sql(
+ALTER TABLE sweep_relays ADD COLUMN full_smaps BOOLEAN NOT NULL DEFAULT FALSE;
+)sql";
+
+// Version 5: where each label came from, as SQLite's schema version 17 (storage/sqlite/schema.cc says
+// why, and how labels stored before are counted).
+constexpr char kPgMigration5[] = R"sql(
 ALTER TABLE capture_labels ADD COLUMN source TEXT COLLATE "C" NOT NULL DEFAULT 'agent'
   CHECK (source IN ('sweep', 'agent'));
 UPDATE capture_labels SET source = 'sweep' WHERE capture_id IN (SELECT c.capture_id FROM captures AS c
@@ -266,7 +272,7 @@ absl::StatusOr<bool> MigrateOneStep(PgConnection& db) {
 
 const std::vector<std::string>& PgMigrations() {
   static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
-      kPgMigration1, kPgMigration2, kPgMigration3, kPgMigration4};
+      kPgMigration1, kPgMigration2, kPgMigration3, kPgMigration4, kPgMigration5};
   return *kMigrations;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "tests/support/load_tree.h"
@@ -269,10 +270,50 @@ TEST(DmaBufTest, SharedBuffersAreSplitAndOneProcessCountsABufferOnce) {
   c.AddFile("proc/200/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
                                      {"7b00000000-7b00001000 rw-s 00000000 00:0d 9    /dmabuf:cam", 0, 0},
                                      {"7b10000000-7b10003000 rw-s 00000000 00:0d 9    /dmabuf:cam", 0, 0},
-                                     {"7b20000000-7b20009000 rw-s 00000000 00:0d 11   /dmabufx", 0, 0}}));
+                                     {"7b20000000-7b20009000 rw-s 00000000 00:0d 11   /dmabufx", 0, 0},
+                                     {"7b30000000-7b30001000 rw-s 00000000 00:0d 12   /data/dmabuf", 0, 0}}));
   Report r = Account(c);
   EXPECT_EQ(r.processes.at(100).dma_kb, 4);           // floor(5000 / 1024)
-  EXPECT_EQ(r.processes.at(200).dma_kb, (5000 + 12288) / 1024);  // "/dmabufx" is not a dma-buf name
+  // Any name starting with "/dmabuf" is a dma-buf (AOSP's FileIsDmaBuf): ino 11's 0x9000 bytes count,
+  // "/data/dmabuf" is a file.
+  EXPECT_EQ(r.processes.at(200).dma_kb, (5000 + 12288 + 0x9000) / 1024);
+}
+
+// dma_by_exporter_kb: the same shares as dma_kb, by the buffer's exporter (fdinfo exp_name:, else sysfs
+// exporter_name, else "unknown"), each entry floored on its own.
+TEST(DmaBufTest, ByExporterSplitsTheSameShares) {
+  Capture c = BaseCapture();
+  // ino 7: 10000 bytes, fds of 100 and 200 name "qcom,system": 5000 bytes each.
+  c.AddFile("sys/kernel/dmabuf/buffers/7/size", "10000\n");
+  std::string fd7 = "ino:\t7\nsize:\t10000\ncount:\t2\nexp_name:\tqcom,system\n";
+  c.AddFile("proc/100/fdinfo/40", fd7);
+  c.AddFile("proc/200/fdinfo/9", fd7);
+  // ino 8: mapped by 100 only, 3000 bytes in sysfs, exporter from sysfs.
+  c.AddFile("sys/kernel/dmabuf/buffers/8/size", "3000\n");
+  c.AddFile("sys/kernel/dmabuf/buffers/8/exporter_name", "system\n");
+  // ino 9: mapped by 100 only, no sysfs: its mapping's 0x1000 bytes, exporter unknown.
+  c.AddFile("proc/100/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
+                                     {"7b00000000-7b00001000 rw-s 00000000 00:0d 8    /dmabuf:", 0, 0},
+                                     {"7b10000000-7b10001000 rw-s 00000000 00:0d 9    /dmabuf:", 0, 0}}));
+  Report r = Account(c);
+  const ProcessReport& p = r.processes.at(100);
+  EXPECT_EQ(p.dma_kb, (5000 + 3000 + 4096) / 1024);  // 11
+  ASSERT_TRUE(p.dma_by_exporter_kb.has_value());
+  EXPECT_EQ(*p.dma_by_exporter_kb, (std::map<std::string, int64_t>{
+                                       {"qcom,system", 5000 / 1024}, {"system", 3000 / 1024}, {"unknown", 4}}));
+  // 4 + 2 + 4 = 10: each entry floored on its own, a kB less than dma_kb.
+  ASSERT_TRUE(r.processes.at(200).dma_by_exporter_kb.has_value());
+  EXPECT_EQ(*r.processes.at(200).dma_by_exporter_kb, (std::map<std::string, int64_t>{{"qcom,system", 4}}));
+}
+
+TEST(DmaBufTest, ByExporterIsEmptyWithoutBuffersAndNullWhenDmaIs) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/100/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10},
+                                     {"12d0c000-134f5000 rw-s 00000000 00:0a 11957  anon_inode:dmabuf", 0, 0}}));
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(100).dma_by_exporter_kb.has_value());
+  ASSERT_TRUE(r.processes.at(200).dma_by_exporter_kb.has_value());
+  EXPECT_TRUE(r.processes.at(200).dma_by_exporter_kb->empty());
 }
 
 TEST(DmaBufTest, MalformedSysfsSizeFallsBackToFdinfo) {
@@ -576,6 +617,25 @@ TEST(GpuMemTotalTest, AbsentNodeIsNullWithoutWarningAndNotAvailableIsNull) {
   Report na = Account(c);
   EXPECT_FALSE(na.device.gpu_mem_global_kb.has_value());
   EXPECT_EQ(na.processes.at(100).gpu_mem_total_kb, 4);
+}
+
+// heaps and app_summary need the mapping names of full smaps: null, with one counted warning, for a
+// process captured with smaps_rollup only; dma_by_exporter_kb follows dma_kb (fdinfo and maps still
+// name the buffers).
+TEST(HeapsTest, NullWithSmapsRollupOnly) {
+  Capture c = BaseCapture();
+  c.AddFile("proc/200/smaps", "");
+  c.AddFile("proc/200/smaps_rollup", "00400000-00401000 ---p 00000000 00:00 0  [rollup]\nPss: 700 kB\n");
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(200).heaps.has_value());
+  EXPECT_FALSE(r.processes.at(200).app_summary.has_value());
+  ASSERT_TRUE(r.processes.at(200).dma_by_exporter_kb.has_value());
+  EXPECT_EQ(r.sources.at("processes.200.heaps"), "unavailable: only smaps_rollup (no mapping names)");
+  EXPECT_TRUE(HasWarningWith(r, "1 of 2 processes have only smaps_rollup: their heaps and app_summary are null"));
+  ASSERT_TRUE(r.processes.at(100).heaps.has_value());
+  EXPECT_EQ(r.processes.at(100).heaps->at("native"), (report::HeapFigures{1000, 10, 0, 0}));
+  ASSERT_TRUE(r.processes.at(100).app_summary.has_value());
+  EXPECT_EQ(r.processes.at(100).app_summary->total_pss_kb, 1010);
 }
 
 TEST(LegacyKernelTest, AnonInodeDmabufMappingMakesDmaNullForThatProcessOnly) {

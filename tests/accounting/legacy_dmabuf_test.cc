@@ -21,12 +21,12 @@ constexpr char kSmaps[] =
     "Size:                  4 kB\nPss:                   0 kB\n";
 
 TEST(LegacyDmaBufTest, SmapsSummaryKeepsThemApartFromNamedBuffers) {
-  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(kSmaps, "");
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(kSmaps, GpuDeviceNaming::kNone);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->dmabuf_vmas.size(), 1u);  // only /dmabuf:qcom,system names its buffer (inode 3554)
   LegacyDmaBufMappings m = CountLegacyDmaBufMappings(s->legacy_dmabuf_vmas);
-  EXPECT_EQ(m.count, 2u);  // "anon_inode:dmabuf_x" is not one
-  EXPECT_EQ(m.bytes, (0x134f5000u - 0x12d0c000u) + 0x1000u);
+  EXPECT_EQ(m.count, 3u);  // any name starting with anon_inode:dmabuf, "anon_inode:dmabuf_x" too
+  EXPECT_EQ(m.bytes, (0x134f5000u - 0x12d0c000u) + 0x1000u + 0x1000u);
 }
 
 TEST(LegacyDmaBufTest, MapsCountToo) {

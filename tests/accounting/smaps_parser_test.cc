@@ -599,7 +599,7 @@ namespace {
 // of testdata1 is one the fast path takes) and the same errors.
 TEST(ParseSmapsSummaryTest, FullSmapsSumsToPss108384OnBothPaths) {
   for (auto* parse : {&ParseSmapsSummary, &ParseSmapsSummaryGenericPath}) {
-    absl::StatusOr<SmapsSummary> s = parse(Libmeminfo("testdata1/smaps"), "/dev/kgsl");
+    absl::StatusOr<SmapsSummary> s = parse(Libmeminfo("testdata1/smaps"), GpuDeviceNaming::kKgsl);
     ASSERT_TRUE(s.ok()) << s.status();
     EXPECT_EQ(s->vma_count, 2760u);
     EXPECT_EQ(s->pss_kb, 108384u);  // A: BM_SmapsRollup CHECK_EQ
@@ -609,8 +609,8 @@ TEST(ParseSmapsSummaryTest, FullSmapsSumsToPss108384OnBothPaths) {
     EXPECT_FALSE(s->overflowed);
   }
   const std::string cut = "1000-2000 rw-p 00000000 00:00 0\nPss:                   4 k";
-  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, "/dev/kgsl").status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, "/dev/kgsl").status(), ParseSmapsSummary(cut, "/dev/kgsl").status());
+  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, GpuDeviceNaming::kKgsl).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, GpuDeviceNaming::kKgsl).status(), ParseSmapsSummary(cut, GpuDeviceNaming::kKgsl).status());
 }
 
 TEST(ParseSmapsSummaryTest, GpuDevicePssDmaBufMappingsAndLastLineWins) {
@@ -624,23 +624,45 @@ TEST(ParseSmapsSummaryTest, GpuDevicePssDmaBufMappingsAndLastLineWins) {
       "3000-4000 r--p 00000000 fd:05 7 /system/lib64/libc.so\n"
       "Pss:                 100 kB\n"
       "SwapPss:               2 kB\n"
-      "5000-6000 rw-s 00000000 00:0d 9 /dmabuf-not\n"
-      "Pss:                   4 kB\n";
-  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(text, "/dev/kgsl");
+      "5000-6000 rw-s 00000000 00:0d 9 /dmabuf (deleted)\n"
+      "Pss:                   4 kB\n"
+      "6000-7000 rw-s 00000000 00:0d 10 /data/dmabuf\n";
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(text, GpuDeviceNaming::kKgsl);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->vma_count, 4u);
+  EXPECT_EQ(s->vma_count, 5u);
   EXPECT_EQ(s->pss_kb, 8u + 30u + 100u + 4u);
   EXPECT_EQ(s->swap_pss_kb, 1u + 2u);
   EXPECT_EQ(s->gpu_device_pss_kb, 8u);
-  ASSERT_EQ(s->dmabuf_vmas.size(), 1u);  // "/dmabuf-not" is not a dma-buf name
+  // Any name starting with "/dmabuf" (AOSP's FileIsDmaBuf), "/dmabuf (deleted)" included; "/data/dmabuf" is a file.
+  ASSERT_EQ(s->dmabuf_vmas.size(), 2u);
+  EXPECT_EQ(s->dmabuf_vmas[1].inode, 9u);
   EXPECT_EQ(s->dmabuf_vmas[0].inode, 48213u);
   EXPECT_EQ(s->dmabuf_vmas[0].end - s->dmabuf_vmas[0].start, 0x908000u);
   EXPECT_EQ(s->dmabuf_vmas[0].pss_kb, 30u);
   // No prefix (generic): no GPU device mappings are counted.
-  absl::StatusOr<SmapsSummary> generic = ParseSmapsSummary(text, "");
+  absl::StatusOr<SmapsSummary> generic = ParseSmapsSummary(text, GpuDeviceNaming::kNone);
   ASSERT_TRUE(generic.ok()) << generic.status();
   EXPECT_EQ(generic->gpu_device_pss_kb, 0u);
   EXPECT_EQ(generic->pss_kb, s->pss_kb);
+}
+
+// Qualcomm 6.x kernels map KGSL memory from a shmem file named "/kgsl-3d0": a name containing kgsl-3d0
+// is the GPU device's on qcom (AOSP's heap rule matches it anywhere), never on a Mali platform.
+TEST(ParseSmapsSummaryTest, KgslShmemFileIsTheGpuDeviceOnQcomOnly) {
+  const std::string text =
+      "1000-2000 rw-s 00000000 00:01 77 /kgsl-3d0\n"
+      "Pss:                  12 kB\n"
+      "2000-3000 rw-s 00000000 00:12 1094 /dev/kgsl-3d0\n"
+      "Pss:                   3 kB\n"
+      "3000-4000 rw-s 00000000 00:12 1095 /dev/mali0\n"
+      "Pss:                   5 kB\n"
+      "4000-5000 rw-p 00000000 00:00 0 [anon:kgsl]\n"
+      "Pss:                   7 kB\n";
+  for (auto* parse : {&ParseSmapsSummary, &ParseSmapsSummaryGenericPath}) {
+    EXPECT_EQ(parse(text, GpuDeviceNaming::kKgsl)->gpu_device_pss_kb, 12u + 3u);
+    EXPECT_EQ(parse(text, GpuDeviceNaming::kMali)->gpu_device_pss_kb, 5u);
+    EXPECT_EQ(parse(text, GpuDeviceNaming::kNone)->gpu_device_pss_kb, 0u);
+  }
 }
 
 TEST(ParseSmapsSummaryTest, SameErrorsAsParseSmaps) {
@@ -651,9 +673,9 @@ TEST(ParseSmapsSummaryTest, SameErrorsAsParseSmaps) {
     SCOPED_TRACE(text);
     const absl::Status want = ParseSmaps(text).status();
     ASSERT_FALSE(want.ok());
-    EXPECT_EQ(ParseSmapsSummary(text, "/dev/kgsl").status(), want);
+    EXPECT_EQ(ParseSmapsSummary(text, GpuDeviceNaming::kKgsl).status(), want);
   }
-  absl::StatusOr<SmapsSummary> empty = ParseSmapsSummary("", "/dev/kgsl");
+  absl::StatusOr<SmapsSummary> empty = ParseSmapsSummary("", GpuDeviceNaming::kKgsl);
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->vma_count, 0u);
 }
@@ -662,10 +684,10 @@ TEST(ParseSmapsSummaryTest, SumBeyond64BitsIsFlagged) {
   const std::string vma = "1000-2000 rw-p 00000000 00:00 0\nPss: 18446744073709551615 kB\n";
   absl::StatusOr<std::vector<Vma>> one = ParseSmaps(vma);
   ASSERT_TRUE(one.ok()) << one.status();  // 2^64 - 1 is a value; two of them do not sum
-  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(vma + vma, "/dev/kgsl");
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(vma + vma, GpuDeviceNaming::kKgsl);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_TRUE(s->overflowed);
-  absl::StatusOr<SmapsSummary> single = ParseSmapsSummary(vma, "/dev/kgsl");
+  absl::StatusOr<SmapsSummary> single = ParseSmapsSummary(vma, GpuDeviceNaming::kKgsl);
   ASSERT_TRUE(single.ok());
   EXPECT_FALSE(single->overflowed);
 }
@@ -683,7 +705,7 @@ TEST(ParseSmapsSummaryTest, SkippedKeysNeverSwallowTheNextLine) {
       "Pss:                  16 kB\n";
   ASSERT_EQ(text.substr(32 + 24, 4), " kB\n");
   ASSERT_EQ(text.find("Pss:                  16"), text.find("Referenced:            4") + 28);  // the first VMA's Pss line ends at Locked's 28th byte
-  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(text, "/dev/kgsl");
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(text, GpuDeviceNaming::kKgsl);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->vma_count, 2u);
   EXPECT_EQ(s->pss_kb, 8u + 16u);  // Locked's and Referenced's values are never read

@@ -230,7 +230,7 @@ TEST_F(SchedulerTest, FailedCaptureForASweepIsReported) {
   EXPECT_EQ(scheduler.TakeCapture("").status().code(), absl::StatusCode::kFailedPrecondition);
 
   std::thread loop([&] { scheduler.Run(); });
-  scheduler.OnCaptureNow("sweep-3");
+  scheduler.OnCaptureNow("sweep-3", false);
   bool reported = false;
   for (int i = 0; i < 500 && !reported; ++i) {
     reported = !sink_.failed().empty();
@@ -300,7 +300,7 @@ TEST_F(SchedulerTest, DaemonTakesACaptureAtStartAndOnCaptureNow) {
   };
   ASSERT_TRUE(wait_for(1));  // at start, without waiting an interval
   clock_.Set("2026-12-02T16:16:00Z");
-  scheduler.OnCaptureNow("sweep-5");
+  scheduler.OnCaptureNow("sweep-5", false);
   ASSERT_TRUE(wait_for(2));
   scheduler.OnSetInterval(60);
   scheduler.RequestStop();

@@ -238,9 +238,9 @@ class RecordingEvents : public TransportEvents {
     // What the spool holds at the moment the rejection has been handled.
     spooled_when_rejected_.push_back(spool_->Contains(capture_id));
   }
-  void OnCaptureNow(const std::string& sweep_id) override {
+  void OnCaptureNow(const std::string& sweep_id, bool full_smaps) override {
     std::lock_guard<std::mutex> lock(mu_);
-    capture_now_.push_back(sweep_id);
+    capture_now_.push_back(full_smaps ? sweep_id + ":full-smaps" : sweep_id);
   }
   void OnSetInterval(uint32_t interval_s) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -668,16 +668,18 @@ TEST_F(TransportTest, DropsWhileConnectedAreReportedAtOnceAndClearedWhenRecorded
 TEST_F(TransportTest, CommandsReachTheEvents) {
   FakeAgentService service;
   service.set_welcome_interval_s(60);
-  v1::ServerMessage now, interval;
+  v1::ServerMessage now, full, interval;
   now.mutable_capture_now()->set_sweep_id("sweep-42");
+  full.mutable_capture_now()->set_sweep_id("sweep-43");
+  full.mutable_capture_now()->set_full_smaps(true);
   interval.mutable_set_interval()->set_interval_s(30);
-  service.set_after_welcome({now, interval});
+  service.set_after_welcome({now, full, interval});
   FakeServer server(service);
   ASSERT_TRUE(server.ok());
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(testing::WaitFor([&] { return events_->capture_now().size() == 1 && events_->intervals().size() == 2; }, 10s));
-  EXPECT_EQ(events_->capture_now()[0], "sweep-42");
+  ASSERT_TRUE(testing::WaitFor([&] { return events_->capture_now().size() == 2 && events_->intervals().size() == 2; }, 10s));
+  EXPECT_EQ(events_->capture_now(), (std::vector<std::string>{"sweep-42", "sweep-43:full-smaps"}));
   EXPECT_EQ(events_->intervals(), (std::vector<uint32_t>{60, 30}));
 }
 

@@ -246,6 +246,24 @@ TEST(BaselineCheckTest, InstancesAreSummedAndNullIsUnknownNotZero) {
   EXPECT_EQ(Row(r2, "", Budget::kTargetTotal, "Framework")->devices_unknown, 1u);
 }
 
+// An over-budget process shows where its memory is on the worst device, when that capture has its heaps:
+// surfaceflinger over its graphics+DMA budget on sim-qcom-101, whose App Summary (expected-heaps.json, pid
+// 6225) has native heap 30805 kB and graphics 16201 kB. Without heaps (the plain sample): no breakdown.
+TEST(BaselineCheckTest, OverBudgetRowsCarryTheWorstDevicesAppSummary) {
+  std::vector<DeviceSample> samples = Sm8450Only();
+  EXPECT_FALSE(Row(CheckBaseline(SampleBaseline(), Scheme::k1, samples), kSurfaceflinger, Budget::kGraphicsDma)
+                   ->worst_app_summary.has_value());
+  testing::AddExpectedHeaps(samples[0].report, "qcom-sm8450");
+  CheckResult r = CheckBaseline(SampleBaseline(), Scheme::k1, samples);
+  const CheckRow* sf = Row(r, kSurfaceflinger, Budget::kGraphicsDma);
+  ASSERT_NE(sf, nullptr);
+  ASSERT_TRUE(sf->over());
+  ASSERT_TRUE(sf->worst_app_summary.has_value());
+  EXPECT_EQ(sf->worst_app_summary->native_heap_kb, 30805);
+  EXPECT_EQ(sf->worst_app_summary->graphics_kb, 16201);
+  EXPECT_EQ(sf->worst_app_summary->total_pss_kb, 79341);
+}
+
 TEST(BaselineCheckTest, AllWithinIsNotOver) {
   Baseline b = SampleBaseline();
   // Raise every budget far above the samples.

@@ -49,6 +49,21 @@ inline void ScaleProcess(report::Report& report, const std::string& name, double
   }
 }
 
+// The spec's heaps and App Summary of the capture (expected-heaps.json) put into its report, as a capture
+// with full smaps would give them.
+inline void AddExpectedHeaps(report::Report& report, const std::string& capture) {
+  absl::StatusOr<report::Report> with = report::ReportFromJson(
+      "{\"platform\":\"generic\",\"device\":{}," +
+      ReadFileForTest(TestData("captures/" + capture + "/expected-heaps.json")).substr(1));
+  ASSERT_TRUE(with.ok()) << with.status();
+  for (auto& [pid, p] : report.processes) {
+    auto it = with->processes.find(pid);
+    if (it == with->processes.end()) continue;
+    p.heaps = it->second.heaps;
+    p.app_summary = it->second.app_summary;
+  }
+}
+
 }  // namespace memfleet::testing
 
 #endif  // MEMFLEET_TESTS_BASELINE_BASELINE_TEST_UTIL_H_

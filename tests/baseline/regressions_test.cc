@@ -128,6 +128,37 @@ TEST(RegressionsTest, ModelsAreComparedSeparately) {
   EXPECT_EQ(Figure((*r)[1], "graphics_dma_kb").devices_a, 4u);
 }
 
+// With heaps on both builds, the App Summary's parts are compared too: which part moved. Every device's
+// surfaceflinger has the capture's App Summary (expected-heaps.json: native heap 30805 kB); on build B
+// seven of eight devices have 12698 kB (12.4 MiB) more native heap.
+TEST(RegressionsTest, AppSummaryPartsSayWhichPartMoved) {
+  std::vector<DeviceSample> a = Build("A", std::vector<double>(8, 1.0));
+  std::vector<DeviceSample> b = Build("B", std::vector<double>(8, 1.0));
+  for (DeviceSample& s : a) testing::AddExpectedHeaps(s.report, "qcom-sm8450");
+  for (size_t i = 0; i < b.size(); ++i) {
+    testing::AddExpectedHeaps(b[i].report, "qcom-sm8450");
+    if (i < 7) b[i].report.processes.at(6225).app_summary->native_heap_kb += 12698;
+  }
+  absl::StatusOr<std::vector<ModelComparison>> r = CompareBuilds(Join(a, b), kSf, "A", "B");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const FigureChange& native = Figure((*r)[0], "app_summary.native_heap_kb");
+  // A: 30805 on every device (MAD 0); B sorted: 30805, then 43503 x 7: median 43503, MAD 0. Noise 0, so
+  // the 1024 kB floor is the threshold; the change is 12698.
+  EXPECT_DOUBLE_EQ(native.median_a, 30805);
+  EXPECT_DOUBLE_EQ(native.median_b, 43503);
+  EXPECT_DOUBLE_EQ(native.threshold_kb, 1024);
+  EXPECT_TRUE(native.flagged);
+  EXPECT_EQ(native.devices_moved, 7u);
+  const FigureChange& java = Figure((*r)[0], "app_summary.java_heap_kb");
+  EXPECT_FALSE(java.flagged);
+  EXPECT_EQ(java.devices_moved, 0u);
+  // Without heaps on build A there is nothing to compare them with: no App Summary rows at all.
+  std::vector<DeviceSample> plain = Build("A", std::vector<double>(8, 1.0));
+  absl::StatusOr<std::vector<ModelComparison>> none = CompareBuilds(Join(plain, b), kSf, "A", "B");
+  ASSERT_TRUE(none.ok());
+  for (const FigureChange& f : (*none)[0].figures) EXPECT_EQ(f.figure.rfind("app_summary.", 0), std::string::npos);
+}
+
 TEST(RegressionsTest, BadArguments) {
   EXPECT_EQ(CompareBuilds({}, "", "A", "B").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CompareBuilds({}, kSf, "A", "A").status().code(), absl::StatusCode::kInvalidArgument);

@@ -88,6 +88,19 @@ TEST(BaselineCommandTest, TableListsWhatIsOverByHowMuchAndWhere) {
   EXPECT_NE(t.find("com.android.systemui (Framework): unmet SR process"), std::string::npos) << t;
 }
 
+TEST(BaselineCommandTest, OverBudgetRowsSayWhereTheMemoryIs) {
+  v1::CheckBaselineResponse r = OneOverOneWithin();
+  (*r.mutable_rows(0)->mutable_worst_app_summary_kb())["native_heap_kb"] = 30805;
+  (*r.mutable_rows(0)->mutable_worst_app_summary_kb())["graphics_kb"] = 16201;
+  std::string t = RenderCheck(r, OutputFormat::kTable);
+  EXPECT_NE(t.find("where the memory is on the worst device (App Summary):"), std::string::npos) << t;
+  EXPECT_NE(t.find("on sim-qcom-101: native heap 30.1 M"), std::string::npos) << t;
+  EXPECT_NE(t.find("graphics 15.8 M"), std::string::npos) << t;
+  nlohmann::json j = nlohmann::json::parse(RenderCheck(r, OutputFormat::kJson));
+  EXPECT_EQ(j["rows"][0]["worst_app_summary"]["native_heap_kb"], 30805);
+  EXPECT_TRUE(j["rows"][1]["worst_app_summary"].is_null());
+}
+
 TEST(BaselineCommandTest, JsonHasEveryRow) {
   nlohmann::json j = nlohmann::json::parse(RenderCheck(OneOverOneWithin(), OutputFormat::kJson));
   EXPECT_EQ(j["baseline_version"], 3);
@@ -116,6 +129,30 @@ TEST(BaselineCommandTest, RegressionVerdicts) {
   EXPECT_NE(t.find("REGRESSION"), std::string::npos) << t;
   EXPECT_NE(t.find("+27,324"), std::string::npos) << t;
   EXPECT_NE(t.find("within noise"), std::string::npos) << t;
+  EXPECT_EQ(t.find("which part moved"), std::string::npos) << t;  // no App Summary field flagged
+}
+
+// With heaps on both builds, the flagged App Summary parts are said in words.
+TEST(BaselineCommandTest, RegressionsSayWhichSummaryPartMoved) {
+  v1::RegressionsResponse r;
+  v1::ModelRegressions* m = r.add_models();
+  m->set_model("SM8450");
+  v1::FigureChange* native = m->add_figures();
+  native->set_figure("app_summary.native_heap_kb");
+  native->set_delta_kb(12698);  // 12.4 MiB
+  native->set_devices_b(6);
+  native->set_devices_moved(5);
+  native->set_flagged(true);
+  v1::FigureChange* java = m->add_figures();
+  java->set_figure("app_summary.java_heap_kb");
+  java->set_delta_kb(200);
+  java->set_devices_b(6);
+  std::string t = RenderRegressions(r, OutputFormat::kTable);
+  EXPECT_NE(t.find("native heap +12.4 M"), std::string::npos) << t;
+  EXPECT_NE(t.find("on 5 of 6 devices"), std::string::npos) << t;
+  EXPECT_EQ(t.find("java heap +"), std::string::npos) << t;  // within the noise: no sentence
+  nlohmann::json j = nlohmann::json::parse(RenderRegressions(r, OutputFormat::kJson));
+  EXPECT_EQ(j["models"][0]["figures"][0]["devices_moved"], 5);
 }
 
 }  // namespace

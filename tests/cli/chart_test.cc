@@ -346,6 +346,51 @@ TEST(SvgChartTest, NoPointsIsStillADocument) {
   EXPECT_TRUE(PolylinePoints(*doc.Find("polyline")).empty());
 }
 
+// The App Summary chart: each series a polygon laid on the ones below it, so the top edge of the last is
+// the stack's total at each time.
+TEST(StackedChartTest, LayersStackAndTheTopIsTheTotal) {
+  const std::vector<chart::StackedPoint> points = {{1796220000, {100, 200, 50}}, {1796223600, {150, 250, 0}}};
+  const std::string svg = chart::RenderSvgStackedChart(points, {"Java Heap", "Native Heap", "Code"}, {"app", "kB"});
+  Parsed doc = Parse(svg);
+  ASSERT_TRUE(doc.ok) << doc.error << "\n" << svg;
+  ASSERT_EQ(doc.Count("polygon"), 3u);
+  EXPECT_EQ(doc.Find("polygon", 0)->attrs.at("data-series"), "Java Heap");
+  EXPECT_EQ(doc.Find("polygon", 2)->attrs.at("data-series"), "Code");
+  // Each polygon: the layer's top edge left to right, then the layer below's top edge right to left.
+  const auto bottom = PolylinePoints(*doc.Find("polygon", 0));
+  const auto middle = PolylinePoints(*doc.Find("polygon", 1));
+  const auto top = PolylinePoints(*doc.Find("polygon", 2));
+  ASSERT_EQ(bottom.size(), 4u);
+  ASSERT_EQ(middle.size(), 4u);
+  ASSERT_EQ(top.size(), 4u);
+  EXPECT_EQ(middle[3], bottom[0]) << "Native Heap starts on Java Heap's top";
+  EXPECT_EQ(middle[2], bottom[1]);
+  // Java Heap 100 then 150; stacked with Native Heap 300 then 400; with Code 350 then 400 (Code 0 at t2).
+  EXPECT_GT(bottom[0].second, bottom[1].second) << "150 is drawn above 100";
+  EXPECT_EQ(top[1], middle[1]) << "Code is 0 at the second time: no height";
+  EXPECT_LT(top[0].second, middle[0].second);
+  // The dots: one per time on the total, titled with every series' value.
+  ASSERT_EQ(doc.Count("circle"), 2u);
+  EXPECT_NE(svg.find("Java Heap 100 kB; Native Heap 200 kB; Code 50 kB"), std::string::npos) << svg;
+  // Totals 350 then 400: the second dot is higher (smaller y), and both sit on the top layer's edge.
+  EXPECT_LT(std::strtod(doc.Find("circle", 1)->attrs.at("cy").c_str(), nullptr),
+            std::strtod(doc.Find("circle", 0)->attrs.at("cy").c_str(), nullptr));
+  EXPECT_DOUBLE_EQ(std::strtod(doc.Find("circle", 0)->attrs.at("cy").c_str(), nullptr), top[0].second);
+}
+
+TEST(StackedChartTest, NegativePartsStackAsZeroAndTextIsEscaped) {
+  const std::string svg =
+      chart::RenderSvgStackedChart({{1796220000, {100, -40}}}, {"<Java>", "System"}, {"a&b", "kB"});
+  Parsed doc = Parse(svg);
+  ASSERT_TRUE(doc.ok) << doc.error << "\n" << svg;
+  const auto system = PolylinePoints(*doc.Find("polygon", 1));
+  const auto java = PolylinePoints(*doc.Find("polygon", 0));
+  EXPECT_EQ(system[0], java[0]) << "a negative part adds no height";
+  EXPECT_EQ(doc.Find("polygon", 0)->attrs.at("data-series"), "<Java>");
+  EXPECT_NE(svg.find("System -40 kB"), std::string::npos) << "its value is still told";
+  EXPECT_TRUE(Parse(chart::RenderSvgStackedChart({}, {"a"}, {"empty", "kB"})).ok);
+}
+
 TEST(TrendSvgTest, OnePointPerKnownSample) {
   v1::ProcessHistoryResponse history;
   const char* times[] = {"2026-12-01T10:00:00Z", "2026-12-01T11:00:00Z", "2026-12-01T12:00:00Z"};

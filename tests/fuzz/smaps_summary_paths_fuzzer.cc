@@ -32,15 +32,16 @@ bool SameVmas(const std::vector<Vma>& a, const std::vector<Vma>& b) {
 bool SameSummary(const SmapsSummary& a, const SmapsSummary& b) {
   return a.vma_count == b.vma_count && a.overflowed == b.overflowed && a.pss_kb == b.pss_kb &&
          a.swap_pss_kb == b.swap_pss_kb && a.gpu_device_pss_kb == b.gpu_device_pss_kb &&
-         SameVmas(a.dmabuf_vmas, b.dmabuf_vmas) && SameVmas(a.legacy_dmabuf_vmas, b.legacy_dmabuf_vmas);
+         SameVmas(a.dmabuf_vmas, b.dmabuf_vmas) && SameVmas(a.legacy_dmabuf_vmas, b.legacy_dmabuf_vmas) &&
+         a.heaps == b.heaps;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const auto fast = memfleet::accounting::ParseSmapsSummary(text, "/dev/kgsl");
-  const auto generic = memfleet::accounting::ParseSmapsSummaryGenericPath(text, "/dev/kgsl");
+  const auto fast = memfleet::accounting::ParseSmapsSummary(text, memfleet::accounting::GpuDeviceNaming::kKgsl);
+  const auto generic = memfleet::accounting::ParseSmapsSummaryGenericPath(text, memfleet::accounting::GpuDeviceNaming::kKgsl);
   if (fast.ok() != generic.ok()) __builtin_trap();
   if (!fast.ok()) {
     // The same error: code and message (line number, reason, snippet).

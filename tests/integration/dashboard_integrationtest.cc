@@ -171,6 +171,40 @@ TEST_F(DashboardTest, ChromiumShowsTheStoredFiguresOnEveryPage) {
       << baselines;
 }
 
+// The process page of a process captured with full smaps: its App Summary over time as a stacked chart,
+// its latest heaps and App Summary as tables (the sample's expected-heaps.json: surfaceflinger's native
+// heap 30805 kB, TOTAL PSS 79341 kB), and any App Summary field charted with ?metric=.
+TEST_F(DashboardTest, ChromiumDrawsTheAppSummaryOfAProcessWithHeaps) {
+  if (access(kChromium, X_OK) != 0) GTEST_SKIP() << "chromium is not installed (scripts/setup-deps installs it)";
+  ASSERT_EQ(std::system(("mkdir -p '" + ScreenshotDir() + "'").c_str()), 0);
+  StartServer();
+  RunAgent("qcom-sm8450");
+  RunAgent("qcom-sm8450");  // two captures: a chart, not a dot
+  const json heaps = json::parse(testing::ReadTestData("captures/qcom-sm8450/expected-heaps.json"))["processes"]["6225"];
+  ASSERT_EQ(heaps["app_summary"]["native_heap_kb"], 30805);
+  const std::string path = "/device/qcom-sm8450/process/%2Fsystem%2Fbin%2Fsurfaceflinger";
+  const std::string page = LoadPage(path + "?days=3650", "process-heaps");
+  EXPECT_NE(page.find("<h2>App Summary over time</h2>"), std::string::npos) << page;
+  for (const char* part : {"Java Heap", "Native Heap", "Code", "Stack", "Graphics", "Private Other", "System"}) {
+    EXPECT_NE(page.find(std::string("<polygon class=\"layer\" data-series=\"") + part + "\""), std::string::npos)
+        << part;
+  }
+  EXPECT_NE(page.find("2 captures with full smaps"), std::string::npos) << page;
+  EXPECT_NE(page.find("<tr data-heap=\"native\"><td>Native Heap</td><td class=\"num\">" +
+                      FigureText(heaps["heaps"]["native"]["pss_kb"]) + "</td>"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("<tr data-field=\"total_pss_kb\"><td>TOTAL PSS</td><td class=\"num\">" +
+                      FigureText(heaps["app_summary"]["total_pss_kb"]) + "</td>"),
+            std::string::npos)
+      << page;
+  const std::string native = LoadPage(path + "?days=3650&metric=app_summary.native_heap_kb", "process-native-heap");
+  EXPECT_NE(native.find("<h2>app_summary.native_heap_kb over time</h2>"), std::string::npos) << native;
+  EXPECT_NE(native.find("<polyline class=\"series\""), std::string::npos) << native;
+  EXPECT_NE(native.find("latest " + FigureText(heaps["app_summary"]["native_heap_kb"]) + " kB"), std::string::npos)
+      << native;
+}
+
 TEST_F(DashboardTest, OverHttpsTheBrowserLogsInOnceAndTheCookieOpensThePages) {
   const std::string read_token = testing::AddServerToken(dir_, "read", "browser");
   const std::string agent_token = testing::AddServerToken(dir_, "agent", "qcom", "qcom-sm8450");

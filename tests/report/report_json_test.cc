@@ -3,6 +3,7 @@
 // tests/fuzz/report_json_fuzzer) gives a status or a report, never an exception.
 #include "report/report_json.h"
 
+#include <map>
 #include <string>
 
 #include "absl/status/status.h"
@@ -74,6 +75,35 @@ TEST(ReportFromJsonTest, WrongTypedBooleansAreReadAsAbsent) {
   EXPECT_FALSE(r->processes.at(7).cached);
   EXPECT_EQ(r->processes.at(7).pss_kb, 12);
   EXPECT_FALSE(r->processes.at(7).gl_mtrack_kb.has_value());
+}
+
+// heaps, app_summary and dma_by_exporter_kb (docs/capture-format.md) come back as they were written; null
+// stays null, and an App Summary missing a field is null rather than a silent 0.
+TEST(ReportFromJsonTest, HeapsAppSummaryAndDmaByExporterRoundTrip) {
+  Report r;
+  ProcessReport with;
+  with.pid = 7;
+  with.heaps = Heaps{{"native", HeapFigures{10, 1, 2, 8}}, {"jit_app_code_cache", HeapFigures{3, 0, 0, 3}}};
+  with.app_summary = AppSummary{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  with.dma_by_exporter_kb = std::map<std::string, int64_t>{{"qcom,system", 9248}, {"unknown", 0}};
+  r.processes.emplace(7, with);
+  ProcessReport without;
+  without.pid = 8;
+  r.processes.emplace(8, without);
+  absl::StatusOr<Report> back = ReportFromJson(ReportToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->processes.at(7).heaps, with.heaps);
+  EXPECT_EQ(back->processes.at(7).app_summary, with.app_summary);
+  EXPECT_EQ(back->processes.at(7).dma_by_exporter_kb, with.dma_by_exporter_kb);
+  EXPECT_FALSE(back->processes.at(8).heaps.has_value());
+  EXPECT_FALSE(back->processes.at(8).app_summary.has_value());
+  EXPECT_FALSE(back->processes.at(8).dma_by_exporter_kb.has_value());
+
+  absl::StatusOr<Report> partial = ReportFromJson(
+      R"({"platform":"qcom","device":{},"processes":{"7":{"app_summary":{"java_heap_kb":1},"heaps":[1]}}})");
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_FALSE(partial->processes.at(7).app_summary.has_value());
+  EXPECT_FALSE(partial->processes.at(7).heaps.has_value());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
-// The process page (GET /device/<id>/process/<name>): the process's total over time on that device, as
-// the same SVG chart `memfleet trend --svg` writes, and the same process on the fleet's other devices of
-// that model (their latest reports).
+// The process page (GET /device/<id>/process/<name>[?metric=FIGURE]): a figure of the process over time
+// on that device (total_kb, or any name `memfleet trend --metric` takes: app_summary.native_heap_kb,
+// heaps.dalvik.pss_kb), as the same SVG chart `memfleet trend --svg` writes; its App Summary over time as
+// a stacked chart and its latest heaps (docs/accounting.md section 8); and the same process on the
+// fleet's other devices of that model (their latest reports).
 //
 //   std::string html = RenderProcessPage({.device_id = "pixel-1", .process_name = "surfaceflinger", ...});
 //
@@ -8,6 +10,8 @@
 #ifndef MEMFLEET_SERVER_HTTP_DASHBOARD_PROCESS_PAGE_H_
 #define MEMFLEET_SERVER_HTTP_DASHBOARD_PROCESS_PAGE_H_
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +30,16 @@ struct ProcessPageInput {
   std::string device_id;
   std::string model;
   std::string process_name;
-  std::vector<chart::ChartPoint> history;  // total_kb over time on this device, oldest first; known values only
+  std::string metric = "total_kb";         // the figure `history` holds
+  std::vector<chart::ChartPoint> history;  // `metric` over time on this device, oldest first; known values only
   size_t unknown_samples = 0;              // captures where the figure was null (not drawn)
+  // The App Summary's parts (java heap ... system, report::kAppSummaryFields without the two totals) over
+  // time, oldest first, and how many captures had none (no full smaps): not drawn.
+  std::vector<chart::StackedPoint> summary_history;
+  size_t summary_missing = 0;
+  // The process in the latest capture that has its heaps, and when.
+  std::optional<report::ProcessReport> latest_breakdown;
+  std::string latest_breakdown_at;
   std::vector<ProcessOnDevice> same_model;  // this process on the devices of `model`, this one included
 };
 

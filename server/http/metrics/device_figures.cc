@@ -17,6 +17,15 @@ void AddKb(report::Kb& sum, const report::Kb& part, bool first) {
   }
 }
 
+// Null as soon as one process has none, as for the figures above.
+void AddSummary(std::optional<report::AppSummary>& sum, const std::optional<report::AppSummary>& part, bool first) {
+  if (first || !sum.has_value() || !part.has_value()) {
+    sum = first ? part : std::nullopt;
+    return;
+  }
+  *sum += *part;
+}
+
 std::vector<ProcessFigures> ByName(const std::map<int, report::ProcessReport>& processes) {
   std::map<std::string, ProcessFigures> by_name;
   for (const auto& [pid, p] : processes) {
@@ -28,6 +37,7 @@ std::vector<ProcessFigures> ByName(const std::map<int, report::ProcessReport>& p
     AddKb(f.dma_kb, p.dma_kb, first);
     AddKb(f.native_graphics_kb, p.native_graphics_kb, first);
     AddKb(f.non_graphics_kb, p.non_graphics_kb, first);
+    AddSummary(f.app_summary, p.app_summary, first);
     ++f.process_count;
   }
   std::vector<ProcessFigures> out;

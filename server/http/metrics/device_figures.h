@@ -11,6 +11,7 @@
 #define MEMFLEET_SERVER_HTTP_METRICS_DEVICE_FIGURES_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct ProcessFigures {
   report::Kb dma_kb;
   report::Kb native_graphics_kb;
   report::Kb non_graphics_kb;
+  // The App Summary of the processes summed (docs/accounting.md section 8); null when one has none (no
+  // full smaps in the capture).
+  std::optional<report::AppSummary> app_summary;
 };
 
 struct DeviceFigures {

@@ -15,6 +15,7 @@ constexpr char kDeviceUp[] = "memfleet_device_up";
 constexpr char kLastCapture[] = "memfleet_device_last_capture_timestamp_seconds";
 constexpr char kDropped[] = "memfleet_device_dropped_captures_total";
 constexpr char kProcessMemory[] = "memfleet_process_memory_bytes";
+constexpr char kProcessAppSummary[] = "memfleet_process_app_summary_bytes";
 constexpr char kStored[] = "memfleet_captures_stored_total";
 constexpr char kDuplicate[] = "memfleet_captures_duplicate_total";
 constexpr char kRejected[] = "memfleet_captures_rejected_total";
@@ -86,6 +87,31 @@ void ProcessMemory(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& d
   }
 }
 
+// The App Summary fields as label values: their JSON names without the unit ("native_heap").
+std::string SummaryLabel(const report::AppSummaryField& f) {
+  std::string_view name = f.name;
+  if (name.size() > 3 && name.substr(name.size() - 3) == "_kb") name.remove_suffix(3);
+  return std::string(name);
+}
+
+void ProcessAppSummary(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
+  out.Family(kProcessAppSummary, "gauge",
+             "The App Summary of the device's biggest processes (java_heap, native_heap, code, stack, graphics, "
+             "private_other, system, and the total_pss and total_swap_pss they add up to), bytes, from its latest "
+             "report; dumpsys' App Summary without memtrack (docs/accounting.md section 8). Only processes "
+             "captured with full smaps; --metrics-app-summary.");
+  for (const DeviceMetricsRow& d : devices) {
+    if (!d.figures.has_value()) continue;
+    for (const ProcessFigures& p : d.figures->top_processes) {
+      if (!p.app_summary.has_value()) continue;
+      const Labels labels = {{"device_id", d.device_id}, {"process", p.name}};
+      for (const report::AppSummaryField& f : report::kAppSummaryFields) {
+        KbSample(out, kProcessAppSummary, labels, SummaryLabel(f), report::Kb((*p.app_summary).*(f.member)));
+      }
+    }
+  }
+}
+
 void Counter(ExpositionWriter& out, std::string_view name, std::string_view type, std::string_view help,
              uint64_t value) {
   out.Family(name, type, help);
@@ -127,13 +153,14 @@ std::string RenderFleetMetrics(const RenderInput& input) {
   DeviceMemory(out, input.devices);
   DeviceState(out, input.devices);
   ProcessMemory(out, input.devices);
+  if (input.app_summary) ProcessAppSummary(out, input.devices);
   Server(out, input);
   return out.Take();
 }
 
 std::vector<std::string> ExportedSeriesNames() {
   return {kDeviceMemory, kDeviceUp,  kLastCapture,
-          kDropped,      kProcessMemory,
+          kDropped,      kProcessMemory, kProcessAppSummary,
           kStored,       kDuplicate, kRejected,
           absl::StrCat(kLatency, "_bucket"), absl::StrCat(kLatency, "_sum"), absl::StrCat(kLatency, "_count"),
           kAgents,       kSweepsStarted, kSweepsRunning, kUnreadable};

@@ -34,6 +34,9 @@ struct RenderInput {
   std::vector<DeviceMetricsRow> devices;  // in the order they are written
   ServerCountersSnapshot server;
   uint64_t unreadable_reports = 0;  // latest reports that could not be read (their devices lack figures)
+  // memfleet_process_app_summary_bytes for the top processes (--metrics-app-summary): off by default, as
+  // it multiplies the process series by nine.
+  bool app_summary = false;
 };
 
 std::string RenderFleetMetrics(const RenderInput& input);

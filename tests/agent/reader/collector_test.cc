@@ -315,8 +315,9 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
   const std::string smaps = "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n";
   // 400: no GPU device mapping, no KGSL folder. 500: a KGSL folder only. 600: "/dev/mali" inside a
-  // file name that is not the device (a false hit is allowed: it only costs the full smaps).
-  for (const char* pid : {"400", "500", "600"}) {
+  // file name that is not the device (a false hit is allowed: it only costs the full smaps). 700: KGSL
+  // memory mapped from the shmem file "/kgsl-3d0", as Qualcomm 6.x kernels name it.
+  for (const char* pid : {"400", "500", "600", "700"}) {
     const std::string dir = std::string("proc/") + pid;
     fs.AddFile(dir + "/cmdline", "app");
     fs.AddFile(dir + "/smaps", smaps);
@@ -325,6 +326,7 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   fs.AddFile("proc/400/maps", "00400000-00401000 r-xp 00000000 00:00 0 /system/lib64/libc.so\n");
   fs.AddFile("proc/500/maps", "00400000-00401000 r-xp 00000000 00:00 0\n");
   fs.AddFile("proc/600/maps", "00400000-00401000 r-xp 00000000 00:00 0 /data/x /dev/mali.txt\n");
+  fs.AddFile("proc/700/maps", "7f100000-7f200000 rw-s 00000000 00:01 77 /kgsl-3d0\n");
   fs.AddFile("sys/class/kgsl/kgsl/proc/500/gpumem_mapped", "0\n");
   absl::StatusOr<Capture> c = CollectCapture(fs, DeviceOptions());
   ASSERT_TRUE(c.ok()) << c.status();
@@ -332,7 +334,7 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   EXPECT_FALSE(Contains(fs.reads(), "proc/400/smaps"));
   EXPECT_NE(c->FileContent("proc/400/smaps_rollup"), nullptr);
   EXPECT_NE(c->FileContent("proc/400/maps"), nullptr);  // its dma-buf mappings
-  for (const char* pid : {"500", "600"}) {
+  for (const char* pid : {"500", "600", "700"}) {
     const std::string dir = std::string("proc/") + pid;
     ASSERT_NE(c->FileContent(dir + "/smaps"), nullptr) << pid;
     EXPECT_EQ(*c->FileContent(dir + "/smaps"), smaps);
@@ -342,6 +344,37 @@ TEST(CollectorTest, OnlyGpuProcessesGetFullSmaps) {
   EXPECT_EQ(fs.commands(), (Strings{"cmd/native_heap@500", "cmd/native_heap@600", "cmd/dumpsys_meminfo",
                                     "cmd/dumpsys_gpu_gpumem", "cmd/getprop"}));
   ExpectOnlyAllowlistedAccess(fs.reads(), fs.lists());
+}
+
+// --smaps full / a sweep's --full-smaps: full smaps for every process (the heaps need it), no rollup
+// or maps beside it, and the header says so.
+TEST(CollectorTest, FullSmapsReadsEveryProcessAndTheHeaderSaysSo) {
+  FakeRootFs fs;
+  fs.AddFile("proc/meminfo", "MemTotal: 100 kB\n");
+  const std::string smaps = "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n";
+  for (const char* pid : {"400", "500"}) {
+    const std::string dir = std::string("proc/") + pid;
+    fs.AddFile(dir + "/cmdline", "app");
+    fs.AddFile(dir + "/smaps", smaps);
+    fs.AddFile(dir + "/smaps_rollup", "Pss: 4 kB\n");
+    fs.AddFile(dir + "/maps", "00400000-00401000 r-xp 00000000 00:00 0 /system/lib64/libc.so\n");
+  }
+  CollectOptions o = DeviceOptions();
+  o.full_smaps = true;
+  absl::StatusOr<Capture> c = CollectCapture(fs, o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const char* pid : {"400", "500"}) {
+    const std::string dir = std::string("proc/") + pid;
+    ASSERT_NE(c->FileContent(dir + "/smaps"), nullptr) << pid;
+    EXPECT_EQ(c->Find(dir + "/smaps_rollup"), nullptr) << pid;
+    EXPECT_EQ(c->Find(dir + "/maps"), nullptr) << pid;
+  }
+  EXPECT_EQ(nlohmann::json::parse(*c->FileContent("capture.json")).value("smaps", ""), "full");
+  // Without the option: no such header field.
+  absl::StatusOr<Capture> plain = CollectCapture(fs, DeviceOptions());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->FileContent("capture.json")->find("\"smaps\""), std::string::npos);
+  EXPECT_EQ(plain->Find("proc/400/smaps"), nullptr);
 }
 
 TEST(CollectorTest, RunCommandsFalseRunsNone) {

@@ -22,7 +22,6 @@
 #include "storage/postgres/pg_store.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/postgres_server.h"
-#include "tests/support/wait_for.h"
 
 namespace memfleet::server {
 namespace {
@@ -39,7 +38,9 @@ class SweepIdSink : public MessageSink {
       : ids_(std::move(ids)), mu_(std::move(mu)) {}
   bool Write(const v1::ServerMessage& m) override {
     std::lock_guard<std::mutex> lock(*mu_);
-    if (m.has_capture_now()) ids_->push_back(m.capture_now().sweep_id());
+    if (m.has_capture_now()) {
+      ids_->push_back(m.capture_now().sweep_id() + (m.capture_now().full_smaps() ? ":full-smaps" : ""));
+    }
     return true;
   }
   void Cancel() override {}
@@ -124,9 +125,13 @@ TEST(FleetLinkTest, EachServerSeesTheOthersAgentsUntilTheirHeartbeatsGoStale) {
   wall_ms += 31'000;
   EXPECT_THAT(Online(a), ElementsAre(Pair("dev-1", "lab-a")));
   EXPECT_THAT(Online(b), ElementsAre(Pair("dev-2", "lab-b")));
-  // A heartbeat period later each server has refreshed its sessions at the new time.
-  clock.Advance(10s);
-  EXPECT_TRUE(testing::WaitFor([&] { return Online(b).count("dev-1") == 1 && Online(a).count("dev-2") == 1; }, 10s));
+  // A heartbeat period later each server has refreshed its sessions at the new time (Advance returns once
+  // the heartbeats have run).
+  clock.Advance(10s - 1ms);
+  EXPECT_THAT(Online(a), ElementsAre(Pair("dev-1", "lab-a")));
+  clock.Advance(1ms);
+  EXPECT_THAT(Online(a), ElementsAre(Pair("dev-1", "lab-a"), Pair("dev-2", "lab-b")));
+  EXPECT_THAT(Online(b), ElementsAre(Pair("dev-1", "lab-a"), Pair("dev-2", "lab-b")));
 
   // A disconnect removes the row at once, with no timeout to wait for.
   a.registry.Unregister(one);
@@ -136,8 +141,10 @@ TEST(FleetLinkTest, EachServerSeesTheOthersAgentsUntilTheirHeartbeatsGoStale) {
 TEST(FleetLinkTest, ASweepReachesTheOtherServersAgentsAndTheirProgressComesBack) {
   const std::string uri = testing::NewPostgresDatabase();
   ASSERT_FALSE(uri.empty());
+  testing::ManualSteadyClock clock;  // each relay poll runs when the test moves it
   FleetLinkOptions options;
-  options.relay_poll_period = 20ms;
+  options.clock = &clock;
+  options.relay_poll_period = 500ms;
   Server a(uri, "lab-a", options);
   Server b(uri, "lab-b", options);
   ASSERT_NE(a.fleet, nullptr);
@@ -147,10 +154,13 @@ TEST(FleetLinkTest, ASweepReachesTheOtherServersAgentsAndTheirProgressComesBack)
 
   absl::StatusOr<selector::Selector> all = selector::Selector::Parse({"model=Pixel 8"});
   ASSERT_TRUE(all.ok());
-  absl::StatusOr<std::string> id = a.sweeps->StartSweep(*all, 60s, {{"run", "42"}});
+  absl::StatusOr<std::string> id = a.sweeps->StartSweep(*all, 60s, {{"run", "42"}}, /*full_smaps=*/true);
   ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE(testing::WaitFor([&] { return b.Received("dev-1").size() == 1 && b.Received("dev-2").size() == 1; }, 10s));
-  EXPECT_THAT(b.Received("dev-1"), ElementsAre(*id));
+  // lab-b's next poll takes the relays and sends the command down its agents' streams.
+  clock.Advance(500ms);
+  // The relayed command keeps the sweep's --full-smaps.
+  EXPECT_THAT(b.Received("dev-1"), ElementsAre(*id + ":full-smaps"));
+  EXPECT_THAT(b.Received("dev-2"), ElementsAre(*id + ":full-smaps"));
   // The captures the command brings carry the sweep's labels on the server that stores them.
   EXPECT_THAT(b.sweeps->LabelsFor(*id, "dev-1"), ElementsAre(Pair("run", "42")));
   // Only the first capture of a device the relayed command reached answers it on the server storing it.
@@ -162,18 +172,13 @@ TEST(FleetLinkTest, ASweepReachesTheOtherServersAgentsAndTheirProgressComesBack)
   b.sweeps->OnStored(*id, "dev-1", "cap-1");
   b.registry.Unregister(two);  // dev-2's agent goes away before capturing
 
+  // lab-a's next poll reads their progress back, which ends the sweep.
+  clock.Advance(500ms);
+  absl::StatusOr<SweepUpdate> u = a.sweeps->WaitForProgress(*id, 0, 0ms);
+  ASSERT_TRUE(u.ok()) << u.status();
+  ASSERT_TRUE(u->finished);
   std::map<std::string, SweepEvent> last;
-  size_t cursor = 0;
-  bool finished = false;
-  const auto give_up = std::chrono::steady_clock::now() + 10s;
-  while (!finished && std::chrono::steady_clock::now() < give_up) {
-    absl::StatusOr<SweepUpdate> u = a.sweeps->WaitForProgress(*id, cursor, 100ms);
-    ASSERT_TRUE(u.ok()) << u.status();
-    for (const SweepEvent& e : u->events) last[e.device_id] = e;
-    cursor = u->next_cursor;
-    finished = u->finished;
-  }
-  ASSERT_TRUE(finished);
+  for (const SweepEvent& e : u->events) last[e.device_id] = e;
   EXPECT_EQ(last["dev-1"].state, SweepState::kStored);
   EXPECT_EQ(last["dev-1"].capture_id, "cap-1");
   EXPECT_EQ(last["dev-2"].state, SweepState::kFailed);

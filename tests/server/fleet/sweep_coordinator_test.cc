@@ -39,6 +39,13 @@ struct SinkLog {
     }
     return out;
   }
+  // How many CaptureNow commands asked for full smaps.
+  size_t FullSmapsCommands() {
+    std::lock_guard<std::mutex> lock(mu);
+    size_t n = 0;
+    for (const auto& m : messages) n += m.has_capture_now() && m.capture_now().full_smaps();
+    return n;
+  }
 };
 
 class FakeSink : public MessageSink {
@@ -131,6 +138,12 @@ TEST_F(SweepCoordinatorTest, SendsCaptureNowToMatchingOnlineAgentsAndMarksKnownO
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_THAT(a->SweepIds(), ElementsAre(*id));
   EXPECT_TRUE(b->SweepIds().empty());  // not selected: no command
+  EXPECT_EQ(a->FullSmapsCommands(), 0u);
+  // memfleet sweep --full-smaps: the command asks for full smaps.
+  absl::StatusOr<std::string> full = c.StartSweep(Select({"model=Xiaomi 12"}), 60s, {}, /*full_smaps=*/true);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_THAT(a->SweepIds(), ElementsAre(*id, *full));
+  EXPECT_EQ(a->FullSmapsCommands(), 1u);
 
   absl::StatusOr<SweepUpdate> u = c.WaitForProgress(*id, 0, 0ms);
   ASSERT_TRUE(u.ok());
@@ -223,11 +236,14 @@ TEST_F(SweepCoordinatorTest, DevicesThatDoNotAnswerWithinTheDeadlineTimeOut) {
   ASSERT_TRUE(id.ok());
   c.OnCapturing(*id, "dev-slow", "cap-slow");  // begins but never finishes
   c.OnStored(*id, "dev-fast", "cap-fast");
-  clock.Advance(60s - 1ms);  // wakes the reaper: nothing is due yet
+  clock.Advance(60s - 1ms);  // nothing is due yet
   absl::StatusOr<SweepUpdate> before = c.WaitForProgress(*id, 0, 0ms);
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_FALSE(before->finished);
-  clock.Advance(1ms);  // the deadline
+  clock.Advance(1ms);  // the deadline: Advance returns once its task has ended the sweep
+  absl::StatusOr<SweepUpdate> at_deadline = c.WaitForProgress(*id, 0, 0ms);
+  ASSERT_TRUE(at_deadline.ok()) << at_deadline.status();
+  EXPECT_TRUE(at_deadline->finished);
   std::vector<SweepEvent> events;
   SweepUpdate last = RunToEnd(c, *id, &events);
   ASSERT_TRUE(last.finished);

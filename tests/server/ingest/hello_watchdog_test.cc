@@ -14,6 +14,7 @@
 #include "tests/support/manual_clock.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/test_server.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet::server {
 namespace {
@@ -41,12 +42,8 @@ std::unique_ptr<TestServer> StartServer(HelloWatchdogOptions hello) {
 // when the server starts a stream's handler, and a stream started after a probe would be the one
 // refused: each test waits for its silent streams to be counted before it probes.
 bool WaitingForHello(TestServer& server, size_t n) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (server.server().agent_streams_waiting_for_hello() != n) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return testing::WaitFor([&] { return server.server().agent_streams_waiting_for_hello() == n; },
+                          std::chrono::seconds(30));
 }
 
 // A silent stream that the server refuses answers RESOURCE_EXHAUSTED at once; one it accepts would
@@ -82,11 +79,14 @@ TEST(HelloWatchdogTest, AStreamThatNeverSaysHelloIsCancelledAtItsDeadline) {
     EXPECT_FALSE(silent.Read().has_value());  // blocks until the server ends the call
     ended.Notify();
   });
-  // The server watches the stream once its handler runs, which the client cannot see: the clock moves
-  // past a deadline until the stream ends. Each move wakes the watchdog, so no real deadline is awaited.
-  for (int moves = 0; moves < 100 && !ended.WaitForNotificationWithTimeout(absl::Milliseconds(100)); ++moves) {
-    clock.Advance(hello.hello_timeout);
-  }
+  // The deadline runs from when the server starts watching the stream, which the client cannot see.
+  EXPECT_TRUE(WaitingForHello(*server, 1));  // not ASSERT: the reader must be joined
+  clock.Advance(hello.hello_timeout - std::chrono::milliseconds(1));
+  EXPECT_FALSE(ended.HasBeenNotified());
+  EXPECT_EQ(server->server().agent_streams_waiting_for_hello(), 1u);
+  // The deadline: Advance returns once the watchdog has cancelled the call, which ends the blocked Read
+  // (had it not, the stream would end at its own 60 s deadline with DEADLINE_EXCEEDED).
+  clock.Advance(std::chrono::milliseconds(1));
   reader.join();
   grpc::Status s = silent.Finish();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::CANCELLED) << s.error_code() << ": " << s.error_message();

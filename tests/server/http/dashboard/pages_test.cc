@@ -260,6 +260,46 @@ TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
   EXPECT_NE(html.find("<td class=\"num unknown\">unknown</td>"), std::string::npos);
 }
 
+// With heaps: the App Summary's seven parts as stacked layers, the latest heaps and App Summary tables,
+// links to chart each field; without any: one line saying what to capture.
+TEST(ProcessPageTest, AppSummaryStackedAndTheLatestHeaps) {
+  ProcessPageInput in;
+  in.device_id = "qcom-sm8450";
+  in.process_name = "/system/bin/surfaceflinger";
+  in.history = {{1796220000, 79341}};
+  const std::string none = RenderProcessPage(in);
+  EXPECT_NE(none.find("No capture of this process has its heaps: they need full smaps"), std::string::npos) << none;
+  EXPECT_EQ(none.find("<polygon"), std::string::npos);
+
+  in.summary_history = {{1796220000, {21414, 30805, 5078, 87, 16201, 548, 5208}},
+                        {1796223600, {21414, 43503, 5078, 87, 16201, 548, 5208}}};
+  in.summary_missing = 1;
+  report::ProcessReport p;
+  p.heaps = report::Heaps{{"native", {30805, 637, 0, 30805}}, {"dalvik", {21414, 4571, 0, 21414}}};
+  p.app_summary = report::AppSummary{21414, 30805, 5078, 87, 16201, 548, 5208, 79341, 5208};
+  p.gl_kb = 1000;
+  p.dma_kb = std::nullopt;
+  in.latest_breakdown = p;
+  in.latest_breakdown_at = "2026-11-30T08:00:00.000Z";
+  const std::string html = RenderProcessPage(in);
+  for (const char* part : {"Java Heap", "Native Heap", "Code", "Stack", "Graphics", "Private Other", "System"}) {
+    EXPECT_NE(html.find(std::string("data-series=\"") + part + "\""), std::string::npos) << part;
+  }
+  EXPECT_NE(html.find("2 captures with full smaps"), std::string::npos);
+  EXPECT_NE(html.find("1 without (not drawn)"), std::string::npos);
+  // dumpsys' heap order: Native Heap before Dalvik Heap.
+  EXPECT_LT(html.find("<tr data-heap=\"native\"><td>Native Heap</td><td class=\"num\">30,805</td>"),
+            html.find("<tr data-heap=\"dalvik\">"));
+  EXPECT_NE(html.find("<td>DMA-BUF (dma_kb)</td><td class=\"num\">unknown</td>"), std::string::npos);
+  EXPECT_NE(html.find("<tr data-field=\"total_pss_kb\"><td>TOTAL PSS</td><td class=\"num\">79,341</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("href=\"/device/qcom-sm8450/process/%2Fsystem%2Fbin%2Fsurfaceflinger?metric="
+                      "app_summary.native_heap_kb\""),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<b>total_kb</b>"), std::string::npos) << "the figure shown is not a link";
+}
+
 TEST(BaselinesPageTest, BudgetsOverComeFirstWorstExcessFirstAndTextIsEscaped) {
   BaselinesPageInput in;
   in.name = "lab <b>";

@@ -129,6 +129,65 @@ TEST(FleetMetricsTest, EveryProcessNameOfTheReportWhenTopIsLarge) {
   for (const PromSample& s : samples) EXPECT_EQ(s.labels.count("pid"), 0u) << "never a pid label";
 }
 
+// --metrics-app-summary: the App Summary of each top process, from reports that carry it (the sample
+// captures' expected.json with the spec's expected-heaps.json put in), in bytes; none for a process
+// captured with smaps_rollup only, and none at all without the flag.
+TEST(FleetMetricsTest, AppSummaryOnlyWhenAskedAndOnlyWithFullSmaps) {
+  RenderInput in;
+  in.app_summary = true;
+  for (const std::string& c : kCaptures) {
+    absl::StatusOr<report::Report> r = report::ReportFromJson(testing::ReadTestData("captures/" + c + "/expected.json"));
+    ASSERT_TRUE(r.ok()) << r.status();
+    const json heaps = json::parse(testing::ReadTestData("captures/" + c + "/expected-heaps.json"))["processes"];
+    for (auto& [pid, p] : r->processes) {
+      const json& summary = heaps[std::to_string(pid)]["app_summary"];
+      if (summary.is_null()) continue;
+      report::AppSummary a;
+      for (const report::AppSummaryField& f : report::kAppSummaryFields) a.*(f.member) = summary[f.name].get<int64_t>();
+      p.app_summary = a;
+    }
+    DeviceMetricsRow row;
+    row.device_id = c;
+    row.figures = FiguresOf(*r, 1000);
+    in.devices.push_back(row);
+  }
+  const std::vector<PromSample> samples = ParsePrometheusText(RenderFleetMetrics(in));
+  int with = 0, without = 0;
+  for (const std::string& c : kCaptures) {
+    const json processes = Expected(c)["processes"];
+    const std::map<std::string, json> totals = ExpectedByName(processes, "total_kb");
+    const json heaps = json::parse(testing::ReadTestData("captures/" + c + "/expected-heaps.json"))["processes"];
+    for (const auto& [pid, p] : heaps.items()) {
+      const std::string name = processes[pid]["name"];
+      std::optional<double> v = FindSample(samples, "memfleet_process_app_summary_bytes",
+                                           {{"device_id", c}, {"process", name}, {"part", "native_heap"}});
+      if (p["app_summary"].is_null()) {
+        EXPECT_FALSE(v.has_value()) << c << " " << name;
+        ++without;
+      } else if (totals.size() == processes.size()) {  // one pid per name: the value is that pid's
+        ASSERT_TRUE(v.has_value()) << c << " " << name;
+        EXPECT_EQ(*v, p["app_summary"]["native_heap_kb"].get<double>() * 1024) << c << " " << name;
+        ++with;
+      }
+    }
+  }
+  EXPECT_GT(with, 0);
+  EXPECT_GT(without, 0) << "qcom-edge has processes with smaps_rollup only";
+  // qcom-sm8450 pid 12083: TOTAL PSS 173450 kB, its nine fields all written.
+  const std::string name = Expected("qcom-sm8450")["processes"]["12083"]["name"];
+  EXPECT_EQ(FindSample(samples, "memfleet_process_app_summary_bytes",
+                       {{"device_id", "qcom-sm8450"}, {"process", name}, {"part", "total_pss"}}),
+            173450.0 * 1024);
+  size_t fields = 0;
+  for (const PromSample& s : samples) {
+    fields += s.name == "memfleet_process_app_summary_bytes" && s.labels.at("device_id") == "qcom-sm8450" &&
+              s.labels.at("process") == name;
+  }
+  EXPECT_EQ(fields, 9u);
+  in.app_summary = false;
+  EXPECT_EQ(RenderFleetMetrics(in).find("memfleet_process_app_summary_bytes"), std::string::npos);
+}
+
 TEST(FleetMetricsTest, TopProcessesAreTheBiggestTotalsOfEachDevice) {
   const std::vector<PromSample> samples = ParsePrometheusText(RenderAll(3));
   for (const std::string& c : kCaptures) {
@@ -182,7 +241,7 @@ TEST(FleetMetricsTest, HostileDeviceTextStaysInsideItsLabel) {
   row.figures = DeviceFigures();
   row.figures->platform = "qcom";
   row.figures->total_kb = 1;
-  row.figures->top_processes.push_back({"name\nwith \"quotes\"", 1, 2, std::nullopt, std::nullopt, std::nullopt, std::nullopt});
+  row.figures->top_processes.push_back({"name\nwith \"quotes\"", 1, 2, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt});
   in.devices.push_back(row);
   const std::string text = RenderFleetMetrics(in);
   EXPECT_NE(text.find("memfleet_device_up{device_id=\"phone\\\"} 1\\nmemfleet_device_up{device_id=\\\"x\","
