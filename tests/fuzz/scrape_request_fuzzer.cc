@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/untrusted_text.h"
 #include "server/http/metrics/exposition.h"
 #include "server/http/metrics/scrape_request.h"
 
@@ -42,6 +44,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (escaped[i] == '"') {
       __builtin_trap();
     }
+  }
+  // Nor any control or bidi formatting character a dashboard would act on: each is a visible escape.
+  for (size_t i = 0; i < escaped.size();) {
+    char32_t cp = 0;
+    const size_t length = memfleet::DecodeUtf8(escaped, i, &cp);
+    if (length == 0 || memfleet::IsUnsafeCodePoint(cp)) __builtin_trap();
+    i += length;
   }
   return 0;
 }

@@ -2,7 +2,7 @@
 // (503), never serves; the connection bound closes connections beyond it at once and serves again once
 // they are gone; an idle connection is closed at the read timeout; out of file descriptors, the port
 // waits instead of spinning and serves the queued connection once they are back; the ingest counters
-// count a real agent's capture.
+// count a real agent's capture. Device text with bidi controls is escaped in the label values.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -205,6 +205,22 @@ TEST(MetricsHttpServerTest, AStoredCaptureIsCountedAndItsDeviceShown) {
             1796025600.0);  // 2026-11-30T08:00:00Z
   EXPECT_TRUE(FindSample(samples, "memfleet_device_memory_bytes", {{"device_id", "sim-qcom-101"}, {"part", "total"}})
                   .has_value());
+}
+
+// A bidi override in device text is shown as an escape in the label, as the CLI's tables show it: the
+// raw bytes would make a dashboard draw the rest of the label reversed.
+TEST(MetricsHttpServerTest, BidiControlsInDeviceTextAreEscapedInLabels) {
+  absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::Start(WithHttp());
+  ASSERT_TRUE(server.ok()) << server.status();
+  testing::RawAgent agent((*server)->target());
+  ASSERT_TRUE(agent.Hello("sim-qcom-101", "Pixel \xe2\x80\xae" "7gnp.exe"));
+  testing::HttpReply reply = HttpGet("127.0.0.1", HttpPort(**server), "/metrics");
+  ASSERT_EQ(reply.status, 200) << reply.error;
+  EXPECT_EQ(reply.body.find("\xe2\x80\xae"), std::string::npos) << "the raw U+202E is not sent";
+  const std::vector<testing::PromSample> samples = testing::ParsePrometheusText(reply.body);
+  EXPECT_EQ(FindSample(samples, "memfleet_device_up", {{"device_id", "sim-qcom-101"}, {"model", "Pixel \\u202e7gnp.exe"}}),
+            1.0)
+      << reply.body;
 }
 
 }  // namespace
