@@ -1,6 +1,7 @@
 // libFuzzer target for what memfleet writes of the /metrics HTTP port's input handling (Boost.Beast parses
-// HTTP itself): the routing of a request (method, target, field count) and the escaping of label values
-// from device text. Besides "no crash, no UB", it checks the properties the port and the format rely on.
+// HTTP itself): the routing of a request (method, target, field count), the Host header check and the
+// escaping of label values from device text. Besides "no crash, no UB", it checks the properties the
+// port and the format rely on.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -30,6 +31,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The reason is the server's own text, safe to send back: no control characters, whatever was asked.
   for (char c : route.reason) {
     if (static_cast<unsigned char>(c) < 0x20) __builtin_trap();
+  }
+
+  // A Host let through with no --http-host name is an address or localhost: letters other than hex digits
+  // (IPv6) come only from "localhost", so no name someone could point at this server passes.
+  if (memfleet::metrics::HostNamesThisServer(text, {})) {
+    const std::string_view name = text.substr(0, text.find(':'));
+    const bool localhost = name.size() == 9 && (name[0] | 0x20) == 'l';
+    for (char c : text) {
+      const bool hex = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+      if (!hex && c != '.' && c != ':' && c != '[' && c != ']' && !localhost) __builtin_trap();
+    }
   }
 
   // An escaped label value has no raw newline, and every quote is escaped: it cannot end its label.

@@ -2,12 +2,14 @@
 // asked; its pages show a capture a raw agent stored (figures from the sample's expected report); bad
 // addresses and parameters get readable 400/404/405 pages; and with tokens on, a page needs a read token
 // or the session cookie of POST /login, a revoked token ends its sessions, and a tokens table that cannot
-// be read refuses (503). Sessions expire on the injected clock.
+// be read refuses (503). Sessions expire on the injected clock. A Host header that does not name this
+// server (DNS rebinding) gets no page and no /metrics.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nlohmann/json.hpp"
 #include "server/http/dashboard_sessions.h"
@@ -234,6 +236,26 @@ TEST_F(DashboardSiteTest, WithTokensAPageNeedsATokenOrTheLoginCookie) {
   HttpReply revoked = Get("/", with_cookie);
   EXPECT_EQ(revoked.status, 303) << "a revoked token ends its sessions";
   EXPECT_EQ(revoked.location, "/login");
+}
+
+TEST_F(DashboardSiteTest, AHostHeaderNotNamingThisServerGetsNoPageAndNoMetrics) {
+  Start();
+  StoreSample();  // loopback without tokens: open, which is what DNS rebinding would read
+  const std::string port = std::to_string(HttpPort());
+  for (const char* target : {"/", "/device/sim-qcom-101", "/metrics"}) {
+    HttpOptions rebound;
+    rebound.headers = {{"Host", "rebind.evil.example:" + port}};
+    const HttpReply refused = Get(target, rebound);
+    EXPECT_EQ(refused.status, 421) << target << ": " << refused.error;
+    EXPECT_EQ(refused.body.find("sim-qcom-101"), std::string::npos) << target;
+    const std::vector<std::string> named_hosts = {"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port,
+                                                  "127.0.0.1"};
+    for (const std::string& host : named_hosts) {
+      HttpOptions named;
+      named.headers = {{"Host", host}};
+      EXPECT_EQ(Get(target, named).status, 200) << target << " Host: " << host;
+    }
+  }
 }
 
 TEST(DashboardSiteStoreTest, AnUnreadableTokenTableRefusesThePages) {
