@@ -233,22 +233,41 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
   return dashboard::RenderDevicePage(in);
 }
 
+absl::StatusOr<std::string> DashboardSite::ProcessNameOf(const DashboardTarget& target) {
+  if (target.capture_id.empty()) return target.process_name;
+  absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReportByCapture(target.capture_id);
+  if (!stored.ok()) return absl::UnavailableError(stored.status().message());
+  if (!stored->has_value() || (*stored)->device_id != target.device_id) {
+    return absl::NotFoundError(absl::StrCat("device \"", target.device_id, "\" has no capture \"", target.capture_id,
+                                            "\" stored (retention may have thinned it)"));
+  }
+  absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
+  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  for (const auto& [pid, process] : report->processes) {
+    if (dashboard::ProcessKey(process.name) == target.process_key) return process.name;
+  }
+  return absl::NotFoundError(absl::StrCat("capture \"", target.capture_id, "\" has no process with the name key ",
+                                          target.process_key));
+}
+
 absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& target) {
   absl::StatusOr<int> days = TrendDays(target);
   if (!days.ok()) return days.status();
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
   if (!device.ok()) return absl::UnavailableError(device.status().message());
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
+  absl::StatusOr<std::string> name = ProcessNameOf(target);
+  if (!name.ok()) return name.status();
   const std::string since = DaysAgo(*days);
   absl::StatusOr<std::vector<storage::HistoryRow>> history =
-      store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
+      store_.ProcessHistory(target.device_id, *name, "total_kb", since, kMaxTrendPoints);
   if (!history.ok()) return absl::UnavailableError(history.status().message());
-  absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", target.process_name);
+  absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", *name);
   if (!fleet.ok()) return absl::UnavailableError(fleet.status().message());
   dashboard::ProcessPageInput in;
   in.device_id = target.device_id;
   in.model = (*device)->model;
-  in.process_name = target.process_name;
+  in.process_name = *name;
   for (const storage::HistoryRow& row : *history) {
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (!row.value_kb || !at_ms) {
@@ -258,7 +277,9 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
     in.history.push_back({*at_ms / 1000, *row.value_kb});
   }
   for (const storage::FleetValueRow& row : *fleet) {
-    if (row.device.model == in.model) in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb});
+    if (row.device.model == in.model) {
+      in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb, row.capture_id});
+    }
   }
   return dashboard::RenderProcessPage(in);
 }

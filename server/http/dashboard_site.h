@@ -58,6 +58,9 @@ class DashboardSite {
   // nullopt: the request may see the pages; else the reply to send instead (a redirect or a refusal).
   std::optional<DashboardReply> Authenticate(const DashboardRequest& request);
   DashboardReply Login(const DashboardRequest& request);
+  DashboardReply Logout(const DashboardRequest& request);
+  // The name of the process a kProcess target names: its own, or the one in its capture with its key.
+  absl::StatusOr<std::string> ProcessNameOf(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> FleetPage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> DevicePage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> ProcessPage(const dashboard::DashboardTarget& target);

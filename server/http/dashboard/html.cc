@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "chart/chart.h"
 #include "chart/figure_text.h"
+#include "server/http/dashboard/target.h"
 
 namespace memfleet::dashboard {
 namespace {
@@ -52,8 +53,9 @@ std::string UrlComponent(absl::string_view text) {
 
 std::string DevicePath(absl::string_view device_id) { return absl::StrCat("/device/", UrlComponent(device_id)); }
 
-std::string ProcessPath(absl::string_view device_id, absl::string_view process_name) {
-  return absl::StrCat(DevicePath(device_id), "/process/", UrlComponent(process_name));
+std::string ProcessPath(absl::string_view device_id, absl::string_view capture_id, absl::string_view process_name) {
+  return absl::StrCat(DevicePath(device_id), "/capture/", UrlComponent(capture_id), "/process/",
+                      ProcessKey(process_name));
 }
 
 std::string TextOrUnknown(absl::string_view text) {

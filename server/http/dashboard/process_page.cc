@@ -11,7 +11,7 @@ std::string FleetTable(const ProcessPageInput& in) {
   std::string t = "<table class=\"same-model\"><tr><th>Device</th><th>Captured</th><th>Total (kB)</th></tr>\n";
   for (const ProcessOnDevice& d : in.same_model) {
     absl::StrAppend(&t, "<tr", d.device_id == in.device_id ? " class=\"this\"" : "", "><td><a href=\"",
-                    Html(ProcessPath(d.device_id, in.process_name)), "\">", Html(d.device_id), "</a></td><td>",
+                    Html(ProcessPath(d.device_id, d.capture_id, in.process_name)), "\">", Html(d.device_id), "</a></td><td>",
                     Html(d.captured_at), "</td><td class=\"num", d.total_kb ? "" : " unknown", "\">",
                     KbText(d.total_kb), "</td></tr>\n");
   }

@@ -1,6 +1,6 @@
-// The process page (GET /device/<id>/process/<name>): the process's total over time on that device, as
-// the same SVG chart `memfleet trend --svg` writes, and the same process on the fleet's other devices of
-// that model (their latest reports).
+// The process page (GET /device/<id>/process/<name>, or the bounded link of html.h ProcessPath): the
+// process's whole name, its total over time on that device as the same SVG chart `memfleet trend --svg`
+// writes, and the same process on the fleet's other devices of that model (their latest reports).
 //
 //   std::string html = RenderProcessPage({.device_id = "pixel-1", .process_name = "surfaceflinger", ...});
 //
@@ -20,6 +20,7 @@ struct ProcessOnDevice {
   std::string device_id;
   std::string captured_at;
   report::Kb total_kb;
+  std::string capture_id;  // the capture the figure is from (the link names the process by it)
 };
 
 struct ProcessPageInput {

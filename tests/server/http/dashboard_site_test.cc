@@ -3,12 +3,14 @@
 // addresses and parameters get readable 400/404/405 pages; and with tokens on, a page needs a read token
 // or the session cookie of POST /login, a revoked token ends its sessions, and a tokens table that cannot
 // be read refuses (503). Sessions expire on the injected clock. A Host header that does not name this
-// server (DNS rebinding) gets no page and no /metrics.
+// server (DNS rebinding) gets no page and no /metrics. A process whose command line is thousands of bytes
+// long has a link that works.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -63,11 +65,11 @@ class DashboardSiteTest : public ::testing::Test {
   HttpReply Get(const std::string& target, HttpOptions options = {}) {
     return HttpGet("127.0.0.1", HttpPort(), target, options);
   }
-  void StoreSample() {
+  void StoreSample(capture::Capture capture = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"))) {
     testing::RawAgent agent(server_->target());
     ASSERT_TRUE(agent.Hello(kDevice, "SM8450 HDK"));
-    std::optional<v1::ServerMessage> answer = agent.SendCapture(
-        testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree")), testing::CaptureId(kDevice, 1), kNow);
+    std::optional<v1::ServerMessage> answer =
+        agent.SendCapture(std::move(capture), testing::CaptureId(kDevice, 1), kNow);
     ASSERT_TRUE(answer.has_value() && answer->has_ack());
   }
   std::string AddToken(const std::string& name, security::TokenKind kind, const std::string& device = "") {
@@ -256,6 +258,33 @@ TEST_F(DashboardSiteTest, AHostHeaderNotNamingThisServerGetsNoPageAndNoMetrics) 
       EXPECT_EQ(Get(target, named).status, 200) << target << " Host: " << host;
     }
   }
+}
+
+// A Linux process may rewrite its command line into one long string without NULs; its name is then all
+// of it. The device page links it by something short, and the process page shows the name whole.
+TEST_F(DashboardSiteTest, AProcessWithALongCommandLineHasALinkThatWorks) {
+  Start();
+  std::string name = "com.example.indexer";
+  while (name.size() < 3000) {
+    name += " --shard=/data/user/0/com.example.indexer/files/index shards#" + std::to_string(name.size());
+  }
+  capture::Capture capture = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
+  capture.AddFile("proc/13560/cmdline", name);  // com.tencent.mm's pid in the sample
+  StoreSample(std::move(capture));
+
+  const HttpReply device = Get("/device/sim-qcom-101");
+  ASSERT_EQ(device.status, 200) << device.body;
+  const std::string row = "<td class=\"num\">13560</td><td><a href=\"";
+  const size_t at = device.body.find(row);
+  ASSERT_NE(at, std::string::npos) << device.body;
+  const size_t href_start = at + row.size();
+  const std::string href = device.body.substr(href_start, device.body.find('"', href_start) - href_start);
+  EXPECT_LT(href.size(), 256u) << href.substr(0, 200);
+  EXPECT_EQ(href.find('&'), std::string::npos) << "no entity to undo: " << href.substr(0, 200);
+  const HttpReply process = Get(href + "?days=3650");
+  ASSERT_EQ(process.status, 200) << href << ": " << process.body.substr(0, 500);
+  EXPECT_NE(process.body.find("<h1>" + name + " on "), std::string::npos) << "the whole name, in the page";
+  EXPECT_NE(process.body.find("1 capture; latest "), std::string::npos) << process.body.substr(0, 2000);
 }
 
 TEST(DashboardSiteStoreTest, AnUnreadableTokenTableRefusesThePages) {
