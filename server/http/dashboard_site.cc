@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/utc_time.h"
 #include "report/report_json.h"
@@ -108,12 +109,35 @@ absl::StatusOr<int> TrendDays(const DashboardTarget& target) {
   return days;
 }
 
+// A form POSTed from this dashboard's own pages, as far as the browser says: Sec-Fetch-Site, when sent,
+// is same-origin (or none: typed by the user), and Origin, when sent, is this server as the browser
+// reached it. A script (curl) sends neither and passes; it holds the token anyway.
+bool FromThisSite(const DashboardRequest& request) {
+  if (!request.sec_fetch_site.empty() && request.sec_fetch_site != "same-origin" && request.sec_fetch_site != "none") {
+    return false;
+  }
+  if (request.origin.empty()) return true;
+  return !request.host.empty() &&
+         absl::EqualsIgnoreCase(request.origin, absl::StrCat(request.tls ? "https://" : "http://", request.host));
+}
+
+// The session cookie's attributes: no Max-Age or Expires, so the browser forgets it when it closes (the
+// server forgets the session after its lifetime either way).
+std::string SessionCookie(const std::string& value, bool tls, bool forget = false) {
+  return absl::StrCat(kDashboardSessionCookie, "=", value, "; Path=/; HttpOnly; SameSite=Strict",
+                      forget ? "; Max-Age=0" : "", tls ? "; Secure" : "");
+}
+
 }  // namespace
 
 DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
   absl::StatusOr<DashboardTarget> target = dashboard::ParseDashboardTarget(request.target);
   if (!target.ok()) return Message(400, target.status().message());
   if (target->page == DashboardPage::kNotFound) return Message(404, "no such page");
+  if (target->page == DashboardPage::kLogout) {
+    if (request.method == "POST") return Logout(request);
+    return Message(405, "/logout answers POST (the Log out button)");
+  }
   if (target->page == DashboardPage::kLogin) {
     if (request.method == "POST") return Login(request);
     if (request.method == "GET" || request.method == "HEAD") return Page(200, dashboard::RenderLoginPage(""));
@@ -152,6 +176,10 @@ std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest
 }
 
 DashboardReply DashboardSite::Login(const DashboardRequest& request) {
+  if (!FromThisSite(request)) {
+    return Message(403, "the browser says this login form was sent from another site: log in on this dashboard's own "
+                        "/login page");
+  }
   absl::StatusOr<dashboard::Parameters> form = dashboard::ParseParameters(request.body);
   std::string token;
   if (form.ok()) {
@@ -167,8 +195,18 @@ DashboardReply DashboardSite::Login(const DashboardRequest& request) {
   absl::StatusOr<std::string> session = sessions_.Create(token);
   if (!session.ok()) return Message(503, session.status().message());
   DashboardReply reply = Redirect("/");
-  reply.set_cookie = absl::StrCat(kDashboardSessionCookie, "=", *session, "; Path=/; HttpOnly; SameSite=Strict; Max-Age=",
-                                  sessions_.lifetime().count(), request.tls ? "; Secure" : "");
+  reply.set_cookie = SessionCookie(*session, request.tls);
+  return reply;
+}
+
+DashboardReply DashboardSite::Logout(const DashboardRequest& request) {
+  if (!FromThisSite(request)) {
+    return Message(403, "the browser says this logout was sent from another site: use this dashboard's Log out button");
+  }
+  const std::string session = CookieValue(request.cookie, kDashboardSessionCookie);
+  if (!session.empty()) sessions_.Drop(session);
+  DashboardReply reply = Redirect("/login");
+  reply.set_cookie = SessionCookie("", request.tls, /*forget=*/true);
   return reply;
 }
 

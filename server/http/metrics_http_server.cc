@@ -86,6 +86,9 @@ Response DashboardAnswer(Shared& shared, const Request& req) {
   request.target = ToStd(req.target());
   if (auto it = req.find(http::field::authorization); it != req.end()) request.authorization = ToStd(it->value());
   if (auto it = req.find(http::field::cookie); it != req.end()) request.cookie = ToStd(it->value());
+  if (auto it = req.find(http::field::host); it != req.end()) request.host = ToStd(it->value());
+  if (auto it = req.find(http::field::origin); it != req.end()) request.origin = ToStd(it->value());
+  if (auto it = req.find("Sec-Fetch-Site"); it != req.end()) request.sec_fetch_site = ToStd(it->value());
   request.body = req.body();
   request.tls = shared.tls != nullptr;
   DashboardReply reply = shared.dashboard->Handle(request);

@@ -105,6 +105,8 @@ absl::StatusOr<DashboardTarget> ParseDashboardTarget(absl::string_view target) {
     t.page = DashboardPage::kFleet;
   } else if (segments.size() == 1 && segments[0] == "login") {
     t.page = DashboardPage::kLogin;
+  } else if (segments.size() == 1 && segments[0] == "logout") {
+    t.page = DashboardPage::kLogout;
   } else if (segments.size() == 1 && segments[0] == "baselines") {
     t.page = DashboardPage::kBaselines;
   } else if (segments[0] == "device" && segments.size() == 2) {

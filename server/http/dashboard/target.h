@@ -1,7 +1,8 @@
 // Which dashboard page a request target names, with its path segments and query (or form) parameters
 // percent-decoded under bounds: "/", "/device/<id>", "/device/<id>/process/<name>",
-// "/device/<id>/capture/<capture id>/process/<name key>", "/baselines", "/login". A target that cannot
-// be decoded is InvalidArgument with a reason fit for a 400 page; a path no page has is kNotFound.
+// "/device/<id>/capture/<capture id>/process/<name key>", "/baselines", "/login", "/logout". A target
+// that cannot be decoded is InvalidArgument with a reason fit for a 400 page; a path no page has is
+// kNotFound.
 //
 //   absl::StatusOr<DashboardTarget> t = ParseDashboardTarget("/device/pixel%2D1?window=7d");
 //   // t->page == DashboardPage::kDevice, t->device_id == "pixel-1", t->Param("window") == "7d"
@@ -23,7 +24,7 @@ namespace memfleet::dashboard {
 inline constexpr size_t kMaxDecodedBytes = 1024;  // per path segment, parameter name or value
 inline constexpr size_t kMaxParameters = 32;
 
-enum class DashboardPage { kFleet, kDevice, kProcess, kBaselines, kLogin, kNotFound };
+enum class DashboardPage { kFleet, kDevice, kProcess, kBaselines, kLogin, kLogout, kNotFound };
 
 using Parameters = std::vector<std::pair<std::string, std::string>>;
 

@@ -2,9 +2,10 @@
 // asked; its pages show a capture a raw agent stored (figures from the sample's expected report); bad
 // addresses and parameters get readable 400/404/405 pages; and with tokens on, a page needs a read token
 // or the session cookie of POST /login, a revoked token ends its sessions, and a tokens table that cannot
-// be read refuses (503). Sessions expire on the injected clock. A Host header that does not name this
-// server (DNS rebinding) gets no page and no /metrics. A process whose command line is thousands of bytes
-// long has a link that works.
+// be read refuses (503). Sessions expire on the injected clock. One token's logins never end another
+// token's session; logout ends a session and the cookie ends with the browser; a login posted from another
+// site is refused; a Host header that does not name this server (DNS rebinding) gets no page and no
+// /metrics. A process whose command line is thousands of bytes long has a link that works.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -71,6 +72,21 @@ class DashboardSiteTest : public ::testing::Test {
     std::optional<v1::ServerMessage> answer =
         agent.SendCapture(std::move(capture), testing::CaptureId(kDevice, 1), kNow);
     ASSERT_TRUE(answer.has_value() && answer->has_ack());
+  }
+  // POST /login with `token` and the extra header fields; the reply.
+  HttpReply Login(const std::string& token, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    HttpOptions login;
+    login.method = "POST";
+    login.body = "token=" + token;
+    login.headers = std::move(headers);
+    return Get("/login", login);
+  }
+  // "memfleet_session=..." of a login's Set-Cookie.
+  static std::string CookieOf(const HttpReply& login) { return login.set_cookie.substr(0, login.set_cookie.find(';')); }
+  int StatusWithCookie(const std::string& target, const std::string& cookie) {
+    HttpOptions o;
+    o.cookie = cookie;
+    return Get(target, o).status;
   }
   std::string AddToken(const std::string& name, security::TokenKind kind, const std::string& device = "") {
     absl::StatusOr<std::string> secret = security::AddToken(server_->store(), {name, kind, device}, kNow);
@@ -240,6 +256,80 @@ TEST_F(DashboardSiteTest, WithTokensAPageNeedsATokenOrTheLoginCookie) {
   EXPECT_EQ(revoked.location, "/login");
 }
 
+TEST_F(DashboardSiteTest, OneTokensLoginsEndNoOtherTokensSession) {
+  Start();
+  StoreSample();
+  const std::string admin = AddToken("alice", security::TokenKind::kAdmin);
+  const std::string read = AddToken("shared-read", security::TokenKind::kRead);
+  const HttpReply admin_login = Login(admin);
+  ASSERT_EQ(admin_login.status, 303) << admin_login.body;
+  const std::string admin_cookie = CookieOf(admin_login);
+  // More logins with one read token than the server keeps sessions for all tokens together.
+  std::string first_read_cookie, last_read_cookie;
+  for (int i = 0; i < 1030; ++i) {
+    const HttpReply in = Login(read);
+    ASSERT_EQ(in.status, 303) << "login " << i << ": " << in.error << in.body;
+    (i == 0 ? first_read_cookie : last_read_cookie) = CookieOf(in);
+  }
+  EXPECT_EQ(StatusWithCookie("/", admin_cookie), 200) << "another token's logins ended the admin's session";
+  EXPECT_EQ(StatusWithCookie("/", last_read_cookie), 200);
+  EXPECT_EQ(StatusWithCookie("/", first_read_cookie), 303) << "the read token's own oldest session made room";
+}
+
+TEST_F(DashboardSiteTest, TheCookieEndsWithTheBrowserAndLogoutEndsTheSession) {
+  Start();
+  StoreSample();
+  const std::string read = AddToken("browser", security::TokenKind::kRead);
+  const HttpReply in = Login(read);
+  ASSERT_EQ(in.status, 303) << in.body;
+  EXPECT_EQ(in.set_cookie.find("Max-Age"), std::string::npos) << in.set_cookie;
+  EXPECT_EQ(in.set_cookie.find("Expires"), std::string::npos) << in.set_cookie;
+  const std::string cookie = CookieOf(in);
+  ASSERT_EQ(StatusWithCookie("/", cookie), 200);
+
+  HttpOptions logout;
+  logout.method = "POST";
+  logout.cookie = cookie;
+  const HttpReply out = Get("/logout", logout);
+  EXPECT_EQ(out.status, 303) << out.body;
+  EXPECT_EQ(out.location, "/login");
+  EXPECT_EQ(out.set_cookie.rfind("memfleet_session=;", 0), 0u) << out.set_cookie;
+  EXPECT_NE(out.set_cookie.find("Max-Age=0"), std::string::npos) << "the browser forgets the cookie";
+  const HttpReply after = [&] {
+    HttpOptions o;
+    o.cookie = cookie;
+    return Get("/", o);
+  }();
+  EXPECT_EQ(after.status, 303) << "the server forgot the session: the cookie, replayed, opens nothing";
+  EXPECT_EQ(after.location, "/login");
+  EXPECT_EQ(Get("/logout").status, 405) << "logout is a POST";
+}
+
+TEST_F(DashboardSiteTest, ALoginPostedFromAnotherSiteIsRefused) {
+  Start();
+  StoreSample();
+  const std::string read = AddToken("browser", security::TokenKind::kRead);
+  // As a browser sends it: the Host header with the port, the page's origin with the scheme.
+  const std::pair<std::string, std::string> host = {"Host", "127.0.0.1:" + std::to_string(HttpPort())};
+  const std::string here = "http://" + host.second;
+  const std::vector<std::vector<std::pair<std::string, std::string>>> cross_site = {
+      {{"Origin", "http://evil.example"}, host},
+      {{"Origin", "null"}, host},
+      {{"Origin", "http://127.0.0.1:1"}, host},
+      {{"Origin", "https://" + host.second}, host},
+      {{"Sec-Fetch-Site", "cross-site"}, host},
+      {{"Sec-Fetch-Site", "same-site"}, {"Origin", here}, host},
+  };
+  for (const auto& headers : cross_site) {
+    const HttpReply refused = Login(read, headers);
+    EXPECT_EQ(refused.status, 403) << headers[0].first << ": " << headers[0].second;
+    EXPECT_TRUE(refused.set_cookie.empty()) << headers[0].second;
+  }
+  // The dashboard's own form, as a browser posts it, and a script that sends neither header.
+  EXPECT_EQ(Login(read, {{"Origin", here}, {"Sec-Fetch-Site", "same-origin"}, host}).status, 303);
+  EXPECT_EQ(Login(read).status, 303);
+}
+
 TEST_F(DashboardSiteTest, AHostHeaderNotNamingThisServerGetsNoPageAndNoMetrics) {
   Start();
   StoreSample();  // loopback without tokens: open, which is what DNS rebinding would read
@@ -300,9 +390,9 @@ TEST(DashboardSiteStoreTest, AnUnreadableTokenTableRefusesThePages) {
   EXPECT_EQ(reply.body.find("Fleet:"), std::string::npos);
 }
 
-TEST(DashboardSessionsTest, ExpireOnTheClockAndTheOldestMakesRoom) {
+TEST(DashboardSessionsTest, SessionsExpireOnTheClock) {
   testing::ManualSteadyClock clock;
-  server::DashboardSessions sessions(clock, std::chrono::seconds(60), /*capacity=*/2);
+  server::DashboardSessions sessions(clock, std::chrono::seconds(60));
   absl::StatusOr<std::string> a = sessions.Create("token-a");
   ASSERT_TRUE(a.ok());
   clock.Advance(std::chrono::seconds(30));
@@ -311,16 +401,37 @@ TEST(DashboardSessionsTest, ExpireOnTheClockAndTheOldestMakesRoom) {
   EXPECT_NE(*a, *b);
   EXPECT_EQ(sessions.TokenOf(*a), "token-a");
   EXPECT_EQ(sessions.TokenOf("mft_unknown"), std::nullopt);
-  clock.Advance(std::chrono::seconds(20));
-  absl::StatusOr<std::string> c = sessions.Create("token-c");  // full: a, the oldest, goes
-  ASSERT_TRUE(c.ok());
+  clock.Advance(std::chrono::seconds(31));  // a is 61 s old, b 31 s
   EXPECT_EQ(sessions.TokenOf(*a), std::nullopt);
   EXPECT_EQ(sessions.TokenOf(*b), "token-b");
-  clock.Advance(std::chrono::seconds(41));  // b is 61 s old, c 41 s
+  sessions.Drop(*b);
   EXPECT_EQ(sessions.TokenOf(*b), std::nullopt);
-  EXPECT_EQ(sessions.TokenOf(*c), "token-c");
-  sessions.Drop(*c);
-  EXPECT_EQ(sessions.TokenOf(*c), std::nullopt);
+}
+
+TEST(DashboardSessionsTest, ATokensOwnOldestMakesRoomAndAFullServerRefusesNewLogins) {
+  testing::ManualSteadyClock clock;
+  server::DashboardSessions sessions(clock, std::chrono::seconds(600), /*capacity=*/3, /*per_token=*/2);
+  absl::StatusOr<std::string> admin = sessions.Create("token-admin");
+  ASSERT_TRUE(admin.ok());
+  clock.Advance(std::chrono::seconds(1));
+  absl::StatusOr<std::string> read1 = sessions.Create("token-read");
+  clock.Advance(std::chrono::seconds(1));
+  absl::StatusOr<std::string> read2 = sessions.Create("token-read");
+  clock.Advance(std::chrono::seconds(1));
+  absl::StatusOr<std::string> read3 = sessions.Create("token-read");  // its third: its own first goes
+  ASSERT_TRUE(read1.ok() && read2.ok() && read3.ok());
+  EXPECT_EQ(sessions.TokenOf(*read1), std::nullopt);
+  EXPECT_EQ(sessions.TokenOf(*read2), "token-read");
+  EXPECT_EQ(sessions.TokenOf(*admin), "token-admin") << "the oldest of all, yet another token's";
+  // Three sessions open, none of token-other's: its login is refused, and nobody is logged out.
+  absl::StatusOr<std::string> other = sessions.Create("token-other");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(other.status().message().find("Bearer"), std::string::npos) << other.status();
+  EXPECT_EQ(sessions.TokenOf(*admin), "token-admin");
+  EXPECT_EQ(sessions.TokenOf(*read2), "token-read");
+  EXPECT_EQ(sessions.TokenOf(*read3), "token-read");
+  sessions.Drop(*admin);  // logged out: room again
+  EXPECT_TRUE(sessions.Create("token-other").ok());
 }
 
 TEST(DashboardSessionsTest, CookieValueFindsItsCookieOnly) {

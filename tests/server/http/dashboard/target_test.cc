@@ -13,6 +13,7 @@ TEST(DashboardTargetTest, NamesEachPage) {
   EXPECT_EQ(ParseDashboardTarget("/")->page, DashboardPage::kFleet);
   EXPECT_EQ(ParseDashboardTarget("/?sort=-total")->page, DashboardPage::kFleet);
   EXPECT_EQ(ParseDashboardTarget("/login")->page, DashboardPage::kLogin);
+  EXPECT_EQ(ParseDashboardTarget("/logout")->page, DashboardPage::kLogout);
   absl::StatusOr<DashboardTarget> device = ParseDashboardTarget("/device/qcom-sm8450");
   ASSERT_TRUE(device.ok());
   EXPECT_EQ(device->page, DashboardPage::kDevice);
