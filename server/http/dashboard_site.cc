@@ -275,9 +275,11 @@ absl::StatusOr<std::string> DashboardSite::ProcessNameOf(const DashboardTarget& 
   if (target.capture_id.empty()) return target.process_name;
   absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReportByCapture(target.capture_id);
   if (!stored.ok()) return absl::UnavailableError(stored.status().message());
-  if (!stored->has_value() || (*stored)->device_id != target.device_id) {
-    return absl::NotFoundError(absl::StrCat("device \"", target.device_id, "\" has no capture \"", target.capture_id,
-                                            "\" stored (retention may have thinned it)"));
+  // Any stored capture holding the name will do, the device's own or another's: the link only needs the
+  // name back.
+  if (!stored->has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("no capture \"", target.capture_id, "\" is stored (retention may have thinned it)"));
   }
   absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
   if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
@@ -306,6 +308,10 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   in.device_id = target.device_id;
   in.model = (*device)->model;
   in.process_name = *name;
+  // A capture holding the name, for the links to the other devices' pages (whose latest capture may lack
+  // the process): the one the name came from, or this device's latest with the process.
+  in.name_capture_id = target.capture_id;
+  if (in.name_capture_id.empty() && !history->empty()) in.name_capture_id = history->back().capture_id;
   for (const storage::HistoryRow& row : *history) {
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (!row.value_kb || !at_ms) {

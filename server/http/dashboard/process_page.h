@@ -20,7 +20,7 @@ struct ProcessOnDevice {
   std::string device_id;
   std::string captured_at;
   report::Kb total_kb;
-  std::string capture_id;  // the capture the figure is from (the link names the process by it)
+  std::string capture_id;  // the device's latest capture, the figure's (absent name_capture_id, the link's)
 };
 
 struct ProcessPageInput {
@@ -30,6 +30,7 @@ struct ProcessPageInput {
   std::vector<chart::ChartPoint> history;  // total_kb over time on this device, oldest first; known values only
   size_t unknown_samples = 0;              // captures where the figure was null (not drawn)
   std::vector<ProcessOnDevice> same_model;  // this process on the devices of `model`, this one included
+  std::string name_capture_id;  // a capture holding the name: links name the process by it ("": each row's own)
 };
 
 std::string RenderProcessPage(const ProcessPageInput& input);

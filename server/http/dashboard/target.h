@@ -32,7 +32,7 @@ struct DashboardTarget {
   DashboardPage page = DashboardPage::kNotFound;
   std::string device_id;     // kDevice, kProcess
   std::string process_name;  // kProcess named by its name
-  std::string capture_id;    // kProcess named by a capture and its name's key: the name is in that capture
+  std::string capture_id;    // kProcess named by a stored capture that holds the name, and its key
   std::string process_key;   //   ProcessKey(name)
   Parameters query;          // in order; a name may repeat (where=...&where=...)
 

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "capture/capture.h"
+#include "capture/node_path.h"
 #include "nlohmann/json.hpp"
 #include "server/http/dashboard_sessions.h"
 #include "server/security/token_admin.h"
@@ -66,11 +68,16 @@ class DashboardSiteTest : public ::testing::Test {
   HttpReply Get(const std::string& target, HttpOptions options = {}) {
     return HttpGet("127.0.0.1", HttpPort(), target, options);
   }
-  void StoreSample(capture::Capture capture = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"))) {
+  void StoreSample(capture::Capture capture = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree")),
+                   const std::string& device = kDevice) {
+    // The sample's header names kDevice; another device sends it under its own id.
+    json header = json::parse(*capture.FileContent(capture::kHeaderNode));
+    header["device_id"] = device;
+    capture.AddFile(capture::kHeaderNode, header.dump());
     testing::RawAgent agent(server_->target());
-    ASSERT_TRUE(agent.Hello(kDevice, "SM8450 HDK"));
+    ASSERT_TRUE(agent.Hello(device, "SM8450 HDK"));
     std::optional<v1::ServerMessage> answer =
-        agent.SendCapture(std::move(capture), testing::CaptureId(kDevice, 1), kNow);
+        agent.SendCapture(std::move(capture), testing::CaptureId(device, 1), kNow);
     ASSERT_TRUE(answer.has_value() && answer->has_ack());
   }
   // POST /login with `token` and the extra header fields; the reply.
@@ -351,7 +358,8 @@ TEST_F(DashboardSiteTest, AHostHeaderNotNamingThisServerGetsNoPageAndNoMetrics) 
 }
 
 // A Linux process may rewrite its command line into one long string without NULs; its name is then all
-// of it. The device page links it by something short, and the process page shows the name whole.
+// of it. The device page links it by something short, and the process page shows the name whole; so does
+// its link to a device of the same model whose latest capture lacks the process.
 TEST_F(DashboardSiteTest, AProcessWithALongCommandLineHasALinkThatWorks) {
   Start();
   std::string name = "com.example.indexer";
@@ -375,6 +383,27 @@ TEST_F(DashboardSiteTest, AProcessWithALongCommandLineHasALinkThatWorks) {
   ASSERT_EQ(process.status, 200) << href << ": " << process.body.substr(0, 500);
   EXPECT_NE(process.body.find("<h1>" + name + " on "), std::string::npos) << "the whole name, in the page";
   EXPECT_NE(process.body.find("1 capture; latest "), std::string::npos) << process.body.substr(0, 2000);
+
+  StoreSample(testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree")), "sim-qcom-102");
+  const HttpReply same_model = Get(href + "?days=3650");
+  const size_t other = same_model.body.find("\">sim-qcom-102</a>");
+  ASSERT_NE(other, std::string::npos) << same_model.body.substr(0, 2000);
+  const size_t other_href = same_model.body.rfind("href=\"", other) + 6;
+  const HttpReply elsewhere = Get(same_model.body.substr(other_href, other - other_href));
+  EXPECT_EQ(elsewhere.status, 200) << elsewhere.body.substr(0, 500);
+  EXPECT_NE(elsewhere.body.find("<h1>" + name + " on <a href=\"/device/sim-qcom-102\">"), std::string::npos);
+
+  // The same from a page named by the process's name: sim-qcom-101's latest capture has no
+  // com.tencent.mm (its pid carries the long name), so its link names sim-qcom-102's capture.
+  const HttpReply by_name = Get("/device/sim-qcom-102/process/com.tencent.mm?days=3650");
+  ASSERT_EQ(by_name.status, 200) << by_name.body.substr(0, 500);
+  const size_t first = by_name.body.find("\">sim-qcom-101</a>");
+  ASSERT_NE(first, std::string::npos) << by_name.body;
+  const size_t first_href = by_name.body.rfind("href=\"", first) + 6;
+  const HttpReply back = Get(by_name.body.substr(first_href, first - first_href));
+  EXPECT_EQ(back.status, 200) << back.body.substr(0, 500);
+  EXPECT_NE(back.body.find("<h1>com.tencent.mm on <a href=\"/device/sim-qcom-101\">"), std::string::npos)
+      << back.body.substr(0, 500);
 }
 
 TEST(DashboardSiteStoreTest, AnUnreadableTokenTableRefusesThePages) {

@@ -264,6 +264,13 @@ TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
   EXPECT_NE(html.find("href=\"/device/other/capture/other%3A7/process/" + ProcessKey("com.tencent.mm") + "\""),
             std::string::npos)
       << html;
+  // Where the page knows a capture holding the name, every row's link names the process by it: another
+  // device's latest capture may lack the process.
+  in.name_capture_id = "qcom-sm8450-1";
+  EXPECT_NE(RenderProcessPage(in).find("href=\"/device/other/capture/qcom-sm8450-1/process/" +
+                                       ProcessKey("com.tencent.mm") + "\""),
+            std::string::npos);
+  EXPECT_EQ(RenderProcessPage(in).find("other%3A7"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num unknown\">unknown</td>"), std::string::npos);
 }
 
