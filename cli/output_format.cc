@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "chart/figure_text.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::cli {
 
@@ -44,54 +45,10 @@ bool StartsLikeAFormula(std::string_view v) {
   return trigger && !IsPlainNumber(v);
 }
 
-// Length of the valid UTF-8 sequence at text[i] (its code point in *cp), or 0 when the byte there does
-// not start one: a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, or cut short.
-size_t DecodeUtf8(std::string_view text, size_t i, char32_t* cp) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = b(i);
-  size_t len = 0;
-  char32_t value = 0;
-  if (lead < 0x80) {
-    *cp = lead;
-    return 1;
-  } else if (lead >= 0xC2 && lead <= 0xDF) {
-    len = 2;
-    value = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    len = 3;
-    value = lead & 0x0F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    len = 4;
-    value = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > text.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    value = (value << 6) | (b(i + k) & 0x3F);
-  }
-  static constexpr char32_t kMinOfLength[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (value < kMinOfLength[len] || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) return 0;
-  *cp = value;
-  return len;
-}
-
-// Code points a terminal acts on instead of showing: controls, and the bidirectional formatting
-// characters that make text display in an order other than the one it is stored in.
-bool IsUnsafeCodePoint(char32_t cp) {
-  if (cp < 0x20 || cp == 0x7F) return true;
-  if (cp >= 0x80 && cp <= 0x9F) return true;                             // C1: CSI, OSC, ...
-  if (cp == 0x061C || cp == 0x200E || cp == 0x200F) return true;         // ALM, LRM, RLM
-  if (cp >= 0x202A && cp <= 0x202E) return true;                         // LRE, RLE, PDF, LRO, RLO
-  if (cp >= 0x2066 && cp <= 0x2069) return true;                         // LRI, RLI, FSI, PDI
-  return cp == 0x2028 || cp == 0x2029;                                   // line and paragraph separators
-}
-
 std::string Escaped(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());
-  char buf[16];
+  char buf[8];
   for (size_t i = 0; i < text.size();) {
     char32_t cp = 0;
     const size_t len = DecodeUtf8(text, i, &cp);
@@ -102,12 +59,7 @@ std::string Escaped(std::string_view text, bool keep_newlines) {
       continue;
     }
     if (IsUnsafeCodePoint(cp) && !(keep_newlines && cp == '\n')) {
-      if (cp < 0x80) {
-        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
-      } else {
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-      }
-      out += buf;
+      out += VisibleEscape(cp);
     } else {
       out.append(text.data() + i, len);
     }

@@ -341,6 +341,15 @@ int main(int argc, char** argv) {
   app.add_option("--http-listen", options.http.listen,
                  "HOST:PORT to serve GET /metrics on for Prometheus (HTTPS with --tls-cert; tokens as for gRPC); off "
                  "unless given");
+  app.add_option("--http-host", options.http.host_names,
+                 "a name clients use for this server in URLs (lab-a.example), besides its addresses and localhost: "
+                 "the HTTP port answers a request only when its Host header names the server (against DNS "
+                 "rebinding); repeat or separate with commas")
+      ->delimiter(',');
+  app.add_option("--http-max-connections-per-host", options.http.max_connections_per_peer,
+                 "HTTP connections one peer address may hold at once (of 64 in all); the next is closed at once")
+      ->check(CLI::Range(size_t{1}, size_t{64}))
+      ->capture_default_str();
   app.add_option("--metrics-top-processes", options.metrics_top_processes,
                  "processes per device on /metrics, the biggest by total_kb (0: none)")
       ->check(CLI::Range(size_t{0}, size_t{10000}))

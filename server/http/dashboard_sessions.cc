@@ -1,8 +1,8 @@
 #include "server/http/dashboard_sessions.h"
 
-#include <algorithm>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/security/token.h"
@@ -15,13 +15,27 @@ absl::StatusOr<std::string> DashboardSessions::Create(const std::string& token) 
   const auto now = clock_.Now();
   absl::MutexLock lock(&mu_);
   DropExpiredLocked(now);
-  if (sessions_.size() >= capacity_) {
-    auto oldest = std::min_element(sessions_.begin(), sessions_.end(),
-                                   [](const auto& a, const auto& b) { return a.second.expires < b.second.expires; });
+  if (auto oldest = OldestIfFullLocked(token); oldest != sessions_.end()) {
     sessions_.erase(oldest);
+  } else if (sessions_.size() >= capacity_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the dashboard holds ", sessions_.size(), " sessions, its most: log in again once some have ended, or send "
+        "the token as an Authorization: Bearer header"));
   }
   sessions_[*id] = Session{token, now + lifetime_};
   return id;
+}
+
+std::map<std::string, DashboardSessions::Session>::iterator DashboardSessions::OldestIfFullLocked(
+    const std::string& token) {
+  size_t held = 0;
+  auto oldest = sessions_.end();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->second.token != token) continue;
+    ++held;
+    if (oldest == sessions_.end() || it->second.expires < oldest->second.expires) oldest = it;
+  }
+  return held >= per_token_ ? oldest : sessions_.end();
 }
 
 std::optional<std::string> DashboardSessions::TokenOf(const std::string& session) {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/process_name_match.h"
 #include "common/utc_time.h"
@@ -147,12 +148,35 @@ void AddBreakdown(const std::vector<ProcessSnapshot>& history, dashboard::Proces
   }
 }
 
+// A form POSTed from this dashboard's own pages, as far as the browser says: Sec-Fetch-Site, when sent,
+// is same-origin (or none: typed by the user), and Origin, when sent, is this server as the browser
+// reached it. A script (curl) sends neither and passes; it holds the token anyway.
+bool FromThisSite(const DashboardRequest& request) {
+  if (!request.sec_fetch_site.empty() && request.sec_fetch_site != "same-origin" && request.sec_fetch_site != "none") {
+    return false;
+  }
+  if (request.origin.empty()) return true;
+  return !request.host.empty() &&
+         absl::EqualsIgnoreCase(request.origin, absl::StrCat(request.tls ? "https://" : "http://", request.host));
+}
+
+// The session cookie's attributes: no Max-Age or Expires, so the browser forgets it when it closes (the
+// server forgets the session after its lifetime either way).
+std::string SessionCookie(const std::string& value, bool tls, bool forget = false) {
+  return absl::StrCat(kDashboardSessionCookie, "=", value, "; Path=/; HttpOnly; SameSite=Strict",
+                      forget ? "; Max-Age=0" : "", tls ? "; Secure" : "");
+}
+
 }  // namespace
 
 DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
   absl::StatusOr<DashboardTarget> target = dashboard::ParseDashboardTarget(request.target);
   if (!target.ok()) return Message(400, target.status().message());
   if (target->page == DashboardPage::kNotFound) return Message(404, "no such page");
+  if (target->page == DashboardPage::kLogout) {
+    if (request.method == "POST") return Logout(request);
+    return Message(405, "/logout answers POST (the Log out button)");
+  }
   if (target->page == DashboardPage::kLogin) {
     if (request.method == "POST") return Login(request);
     if (request.method == "GET" || request.method == "HEAD") return Page(200, dashboard::RenderLoginPage(""));
@@ -191,6 +215,10 @@ std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest
 }
 
 DashboardReply DashboardSite::Login(const DashboardRequest& request) {
+  if (!FromThisSite(request)) {
+    return Message(403, "the browser says this login form was sent from another site: log in on this dashboard's own "
+                        "/login page");
+  }
   absl::StatusOr<dashboard::Parameters> form = dashboard::ParseParameters(request.body);
   std::string token;
   if (form.ok()) {
@@ -206,8 +234,18 @@ DashboardReply DashboardSite::Login(const DashboardRequest& request) {
   absl::StatusOr<std::string> session = sessions_.Create(token);
   if (!session.ok()) return Message(503, session.status().message());
   DashboardReply reply = Redirect("/");
-  reply.set_cookie = absl::StrCat(kDashboardSessionCookie, "=", *session, "; Path=/; HttpOnly; SameSite=Strict; Max-Age=",
-                                  sessions_.lifetime().count(), request.tls ? "; Secure" : "");
+  reply.set_cookie = SessionCookie(*session, request.tls);
+  return reply;
+}
+
+DashboardReply DashboardSite::Logout(const DashboardRequest& request) {
+  if (!FromThisSite(request)) {
+    return Message(403, "the browser says this logout was sent from another site: use this dashboard's Log out button");
+  }
+  const std::string session = CookieValue(request.cookie, kDashboardSessionCookie);
+  if (!session.empty()) sessions_.Drop(session);
+  DashboardReply reply = Redirect("/login");
+  reply.set_cookie = SessionCookie("", request.tls, /*forget=*/true);
   return reply;
 }
 
@@ -275,24 +313,45 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
   return dashboard::RenderDevicePage(in);
 }
 
+absl::StatusOr<std::string> DashboardSite::ProcessNameOf(const DashboardTarget& target) {
+  if (target.capture_id.empty()) return target.process_name;
+  absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReportByCapture(target.capture_id);
+  if (!stored.ok()) return absl::UnavailableError(stored.status().message());
+  // Any stored capture holding the name will do, the device's own or another's: the link only needs the
+  // name back.
+  if (!stored->has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("no capture \"", target.capture_id, "\" is stored (retention may have thinned it)"));
+  }
+  absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
+  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  for (const auto& [pid, process] : report->processes) {
+    if (dashboard::ProcessKey(process.name) == target.process_key) return process.name;
+  }
+  return absl::NotFoundError(absl::StrCat("capture \"", target.capture_id, "\" has no process with the name key ",
+                                          target.process_key));
+}
+
 absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& target) {
   absl::StatusOr<int> days = TrendDays(target);
   if (!days.ok()) return days.status();
   absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(target.device_id);
   if (!device.ok()) return absl::UnavailableError(device.status().message());
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
+  absl::StatusOr<std::string> name = ProcessNameOf(target);
+  if (!name.ok()) return name.status();
   const std::string since = DaysAgo(*days);
   const std::string metric = target.Param("metric").empty() ? "total_kb" : target.Param("metric");
   if (!report::IsProcessFigureName(metric)) {
     return absl::InvalidArgumentError(absl::StrCat("metric: one of ", report::ProcessFigureNamesHint()));
   }
-  // A name no capture of the window has exactly: the one it means, as `memfleet trend` resolves it.
   absl::StatusOr<std::vector<storage::HistoryRow>> totals =
-      store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
+      store_.ProcessHistory(target.device_id, *name, "total_kb", since, kMaxTrendPoints);
   if (!totals.ok()) return absl::UnavailableError(totals.status().message());
-  absl::StatusOr<std::string> name = target.process_name;
-  if (totals->empty()) {
-    name = ResolveProcessOfLatest(target.device_id, target.process_name);
+  // A typed name no capture of the window has exactly: the one it means, as `memfleet trend` resolves it.
+  // (A name found by its key in a capture is exact; a device without it has no history, and says so.)
+  if (totals->empty() && target.capture_id.empty()) {
+    name = ResolveProcessOfLatest(target.device_id, *name);
     if (!name.ok()) return name.status();
   }
   absl::StatusOr<std::vector<ProcessSnapshot>> breakdown =
@@ -311,6 +370,11 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   in.process_name = *name;
   in.metric = metric;
   AddBreakdown(*breakdown, in);
+  // A capture holding the name, for the links to the other devices' pages (whose latest capture may lack
+  // the process): the one the name came from, or this device's latest with the process.
+  in.name_capture_id = target.capture_id;
+  if (in.name_capture_id.empty() && !totals->empty()) in.name_capture_id = totals->back().capture_id;
+  if (in.name_capture_id.empty() && !history->empty()) in.name_capture_id = history->back().capture_id;
   for (const storage::HistoryRow& row : *history) {
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (!row.value_kb || !at_ms) {
@@ -320,7 +384,9 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
     in.history.push_back({*at_ms / 1000, *row.value_kb});
   }
   for (const storage::FleetValueRow& row : *fleet) {
-    if (row.device.model == in.model) in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb});
+    if (row.device.model == in.model) {
+      in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb, row.capture_id});
+    }
   }
   return dashboard::RenderProcessPage(in);
 }

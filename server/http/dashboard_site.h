@@ -3,7 +3,9 @@
 // (metrics_http_server.h): it authorizes it (a read token as `Authorization: Bearer`, or the session
 // cookie of POST /login, or nothing on loopback without tokens, as gRPC), reads what the page needs from
 // the store and has memfleet::dashboard render it. Unknown paths get 404, bad parameters 400, a store
-// that cannot answer 503 — each a readable page.
+// that cannot answer 503 — each a readable page. POST /login and POST /logout are refused (403) when the
+// browser says the form came from another site (Origin, Sec-Fetch-Site): no page elsewhere can log a
+// browser in with its own token, or out.
 //
 //   DashboardSite site(store, registry, authorizer, sessions);
 //   DashboardReply reply = site.Handle({.method = "GET", .target = "/device/pixel-1"});
@@ -33,6 +35,9 @@ struct DashboardRequest {
   std::string target;
   std::optional<std::string> authorization;  // the Authorization header, if sent
   std::string cookie;                        // the Cookie header, "" if none
+  std::string host;                          // the Host header, "" if none
+  std::string origin;                        // the Origin header, "" if none
+  std::string sec_fetch_site;                // the Sec-Fetch-Site header, "" if none
   std::string body;                          // POST /login's form
   bool tls = false;                          // the port speaks HTTPS: the cookie is Secure
 };
@@ -58,6 +63,9 @@ class DashboardSite {
   // nullopt: the request may see the pages; else the reply to send instead (a redirect or a refusal).
   std::optional<DashboardReply> Authenticate(const DashboardRequest& request);
   DashboardReply Login(const DashboardRequest& request);
+  DashboardReply Logout(const DashboardRequest& request);
+  // The name of the process a kProcess target names: its own, or the one in its capture with its key.
+  absl::StatusOr<std::string> ProcessNameOf(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> FleetPage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> DevicePage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> ProcessPage(const dashboard::DashboardTarget& target);

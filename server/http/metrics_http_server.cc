@@ -1,5 +1,6 @@
 #include "server/http/metrics_http_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/clock.h"
+#include "server/http/connection_slots.h"
 #include "server/http/metrics/exposition.h"
 #include "server/http/metrics/scrape_request.h"
 
@@ -37,14 +39,21 @@ using Response = http::response<http::string_body>;
 // What every connection shares; kept alive by the connections themselves until the last one ends.
 struct Shared {
   Shared(const MetricsHttpOptions& o, const security::Authorizer& a, MetricsSource& s, DashboardSite* d)
-      : options(o), authorizer(a), source(s), dashboard(d) {}
+      : options(o), authorizer(a), source(s), dashboard(d), slots(o.max_connections, o.max_connections_per_peer) {}
   const MetricsHttpOptions options;
   const security::Authorizer& authorizer;
   MetricsSource& source;
   DashboardSite* const dashboard;  // null: only /metrics
   std::unique_ptr<ssl::context> tls;  // null: plain HTTP
-  std::atomic<size_t> connections{0};
+  ConnectionSlots slots;
 };
+
+// The most a request may carry: the header's bound, and a body only as big as the login form.
+size_t BodyLimit(const Shared& shared) { return shared.dashboard != nullptr ? kMaxDashboardBodyBytes : 0; }
+
+// What a connection holds of what it read, at most: one whole request. A client that sends more before
+// it is answered (a line that never ends, requests piled up) meets the limit, not a growing buffer.
+size_t ReadBufferLimit(const Shared& shared) { return shared.options.max_header_bytes + BodyLimit(shared); }
 
 std::string ToStd(beast::string_view text) { return std::string(text.data(), text.size()); }
 
@@ -77,6 +86,9 @@ Response DashboardAnswer(Shared& shared, const Request& req) {
   request.target = ToStd(req.target());
   if (auto it = req.find(http::field::authorization); it != req.end()) request.authorization = ToStd(it->value());
   if (auto it = req.find(http::field::cookie); it != req.end()) request.cookie = ToStd(it->value());
+  if (auto it = req.find(http::field::host); it != req.end()) request.host = ToStd(it->value());
+  if (auto it = req.find(http::field::origin); it != req.end()) request.origin = ToStd(it->value());
+  if (auto it = req.find("Sec-Fetch-Site"); it != req.end()) request.sec_fetch_site = ToStd(it->value());
   request.body = req.body();
   request.tls = shared.tls != nullptr;
   DashboardReply reply = shared.dashboard->Handle(request);
@@ -89,7 +101,7 @@ Response DashboardAnswer(Shared& shared, const Request& req) {
   if (!reply.location.empty()) res.set(http::field::location, reply.location);
   if (!reply.set_cookie.empty()) res.set(http::field::set_cookie, reply.set_cookie);
   if (reply.bearer_challenge) res.set(http::field::www_authenticate, "Bearer realm=\"memfleet\"");
-  res.keep_alive(req.keep_alive());
+  res.keep_alive(req.keep_alive() && reply.status < 400);  // a refusal ends its connection
   if (req.method() == http::verb::head) {
     res.content_length(reply.body.size());
   } else {
@@ -106,9 +118,8 @@ Response Answer(Shared& shared, const Request& req) {
   if (route.answer == metrics::ScrapeAnswer::kNotFound && shared.dashboard != nullptr) {
     return DashboardAnswer(shared, req);
   }
-  const bool keep_alive = req.keep_alive() && route.answer == metrics::ScrapeAnswer::kMetrics;
   if (route.answer != metrics::ScrapeAnswer::kMetrics) {
-    Response res = PlainText(static_cast<http::status>(route.status), route.reason, req.version(), keep_alive);
+    Response res = PlainText(static_cast<http::status>(route.status), route.reason, req.version(), false);
     if (route.answer == metrics::ScrapeAnswer::kMethodNotAllowed) res.set(http::field::allow, "GET, HEAD");
     return res;
   }
@@ -116,13 +127,13 @@ Response Answer(Shared& shared, const Request& req) {
   if (auto it = req.find(http::field::authorization); it != req.end()) authorization = ToStd(it->value());
   if (absl::StatusOr<security::Principal> who = shared.authorizer.Authorize(security::kHttpMetricsMethod, authorization);
       !who.ok()) {
-    return Refusal(who.status(), req.version(), keep_alive);
+    return Refusal(who.status(), req.version(), false);  // a refusal ends its connection
   }
   absl::StatusOr<std::string> text = shared.source.Render();
   if (!text.ok()) return PlainText(http::status::service_unavailable, std::string(text.status().message()), req.version(), false);
   Response res{http::status::ok, req.version()};
   res.set(http::field::content_type, metrics::kExpositionContentType);
-  res.keep_alive(keep_alive);
+  res.keep_alive(req.keep_alive());
   if (route.head) {
     res.content_length(text->size());
   } else {
@@ -135,34 +146,82 @@ Response Answer(Shared& shared, const Request& req) {
 template <class Stream>
 constexpr bool kIsTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
-// One connection: (TLS handshake,) then requests one at a time until the client closes, a request is bad,
-// or the read timeout passes.
+// What the port answers, before the body is read, to a request whose header it will not serve: one with a
+// Transfer-Encoding (no request needs one; a chunk line is not bounded by the header or body limits), or
+// whose Host does not name this server. nullopt: read the body and answer it.
+std::optional<Response> RefusedHeader(const Shared& shared, const Request& req) {
+  if (req.find(http::field::transfer_encoding) != req.end()) {
+    return PlainText(http::status::bad_request,
+                     "bad request: a body must come with Content-Length (Transfer-Encoding is not accepted)", 11,
+                     false);
+  }
+  std::optional<std::string_view> host;
+  if (auto it = req.find(http::field::host); it != req.end()) {
+    host = std::string_view(it->value().data(), it->value().size());
+  }
+  if (!metrics::HostNamesThisServer(host, shared.options.host_names)) {
+    return PlainText(http::status::misdirected_request,
+                     "the Host header does not name this server: use its address, localhost, or a name given "
+                     "to memfleet-server with --http-host",
+                     req.version(), false);
+  }
+  return std::nullopt;
+}
+
+// One connection: (TLS handshake,) then requests one at a time until the client closes, a request is bad
+// or refused, no request begins within the idle timeout, or one begun does not arrive within the read
+// timeout. It holds its slot (ConnectionSlots) until it ends.
 template <class Stream>
 class Connection : public std::enable_shared_from_this<Connection<Stream>> {
  public:
-  Connection(Stream stream, std::shared_ptr<Shared> shared) : stream_(std::move(stream)), shared_(std::move(shared)) {}
-  ~Connection() { --shared_->connections; }
+  Connection(Stream stream, std::shared_ptr<Shared> shared, ConnectionSlots::Slot slot)
+      : stream_(std::move(stream)),
+        shared_(std::move(shared)),
+        slot_(std::move(slot)),
+        buffer_(ReadBufferLimit(*shared_)) {}
 
   void Start() {
     beast::get_lowest_layer(stream_).expires_after(shared_->options.read_timeout);
     if constexpr (kIsTls<Stream>) {
       stream_.async_handshake(ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) {
-                                if (!ec) self->Read();
+                                if (!ec) self->AwaitRequest();
                               });
     } else {
-      Read();
+      AwaitRequest();
     }
   }
 
  private:
-  void Read() {
+  // Waits, up to the idle timeout, for the first bytes of the next request (unless they are here).
+  void AwaitRequest() {
+    if (buffer_.size() > 0) return ReadHeader();
+    beast::get_lowest_layer(stream_).expires_after(
+        std::min(shared_->options.idle_timeout, shared_->options.read_timeout));
+    stream_.async_read_some(buffer_.prepare(beast::read_size(buffer_, 4096)),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->buffer_.commit(n);
+                              if (ec == net::error::eof) return self->Close();
+                              if (ec) return;  // idle too long, reset, TLS failure: the connection just ends
+                              self->ReadHeader();
+                            });
+  }
+
+  void ReadHeader() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(shared_->options.max_header_bytes));
-    parser_->body_limit(shared_->dashboard != nullptr ? kMaxDashboardBodyBytes : 0);
+    parser_->body_limit(BodyLimit(*shared_));
     beast::get_lowest_layer(stream_).expires_after(shared_->options.read_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return OnRead(ec);
+    if (std::optional<Response> refused = RefusedHeader(*shared_, parser_->get())) return Write(std::move(*refused));
+    if (parser_->is_done()) return OnRead(ec);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+                     [self = this->shared_from_this()](beast::error_code read_ec, size_t) { self->OnRead(read_ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -180,7 +239,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
     beast::get_lowest_layer(stream_).expires_after(shared_->options.read_timeout);
     http::async_write(stream_, response_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return;
-      if (self->response_.keep_alive()) return self->Read();
+      if (self->response_.keep_alive()) return self->AwaitRequest();
       self->Close();
     });
   }
@@ -197,6 +256,7 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
 
   Stream stream_;
   std::shared_ptr<Shared> shared_;
+  ConnectionSlots::Slot slot_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   Response response_;
@@ -305,19 +365,31 @@ class MetricsHttpServer::Impl {
   }
 
   void Serve(tcp::socket socket) {
-    if (++shared_->connections > shared_->options.max_connections) {
-      --shared_->connections;
-      beast::error_code ignored;
-      socket.close(ignored);
+    beast::error_code ec;
+    const tcp::endpoint peer = socket.remote_endpoint(ec);
+    std::optional<ConnectionSlots::Slot> slot =
+        ec ? std::optional<ConnectionSlots::Slot>() : shared_->slots.TryTake(PeerHost(peer.address()));
+    if (!slot) {
+      // The port, or this peer address, holds all the connections it may: closed at once, no answer.
+      socket.close(ec);
       return;
     }
     if (shared_->tls != nullptr) {
       std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(
-          beast::ssl_stream<beast::tcp_stream>(std::move(socket), *shared_->tls), shared_)
+          beast::ssl_stream<beast::tcp_stream>(std::move(socket), *shared_->tls), shared_, std::move(*slot))
           ->Start();
     } else {
-      std::make_shared<Connection<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared_)->Start();
+      std::make_shared<Connection<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared_, std::move(*slot))
+          ->Start();
     }
+  }
+
+  // A peer's address as one host: an IPv4 address mapped into IPv6 counts as the IPv4 address.
+  static std::string PeerHost(const net::ip::address& address) {
+    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+      return net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6()).to_string();
+    }
+    return address.to_string();
   }
 
   std::shared_ptr<Shared> shared_;

@@ -2,9 +2,14 @@
 // Prometheus, over Boost.Beast on its own small Asio thread pool. HTTPS with the server's TLS certificate
 // when it has one; every request is authorized like a gRPC call (an `Authorization: Bearer` read or admin
 // token when authentication is on: docs/security.md); with a DashboardSite, every other path is the
-// browser dashboard (dashboard_site.h, docs/dashboard.md). Bounded: header bytes, header fields, request
-// target, open connections, and a read timeout per request; a request Beast cannot parse gets 400. A
-// failing accept (the process out of file descriptors) is retried after a pause, not in a busy loop.
+// browser dashboard (dashboard_site.h, docs/dashboard.md). Anyone who reaches the port can send anything
+// before a token is looked at, so everything is bounded: header bytes and fields, the request target, a
+// body only as big as the login form (with Content-Length: a request Transfer-Encoding is refused), what
+// a connection holds of what it read, connections in all and from each peer address, the time a request
+// may take once begun and the idle time before the next. A request whose Host does not name this server
+// (DNS rebinding) gets 421. A request that is refused or bad gets its answer and its connection is
+// closed. A failing accept (the process out of file descriptors) is retried after a pause, not in a busy
+// loop.
 //
 //   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> http = MetricsHttpServer::Start(options, auth, source);
 //   std::string where = (*http)->address();   // "127.0.0.1:41234"
@@ -18,6 +23,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/http/dashboard_site.h"
@@ -30,10 +36,13 @@ struct MetricsHttpOptions {
   std::string listen;         // HOST:PORT (an IP address or localhost); port 0 picks a free one
   std::string tls_cert_file;  // with tls_key_file: HTTPS (PEM, as for gRPC)
   std::string tls_key_file;
+  std::vector<std::string> host_names;  // names a Host header may give besides addresses and localhost
   size_t threads = 2;
   size_t max_connections = 64;          // beyond it a new connection is closed at once
+  size_t max_connections_per_peer = 16;  // from one peer address; beyond it the same
   size_t max_header_bytes = 16 * 1024;  // request line and header fields together
-  std::chrono::milliseconds read_timeout{10000};  // per request, and for the TLS handshake
+  std::chrono::milliseconds read_timeout{10000};  // a request once its first byte came, and the TLS handshake
+  std::chrono::milliseconds idle_timeout{5000};   // a connection waiting for its next request's first byte
   std::chrono::milliseconds accept_retry_delay{100};  // after a failed accept (no file descriptor left)
 };
 

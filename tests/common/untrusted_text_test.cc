@@ -1,7 +1,8 @@
-// The shared checks of untrusted text: errno names, bounded alphabets, control bytes, and the printable
-// form of a value in messages.
+// The shared checks of untrusted text: errno names, bounded alphabets, control bytes, the printable form
+// of a value in messages, and the code points tables and /metrics show as escapes.
 #include "common/untrusted_text.h"
 
+#include <cstdint>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -57,6 +58,38 @@ TEST(SnippetTest, QuotedSnippetQuotesThenMarksTheCut) {
   EXPECT_EQ(QuotedSnippet("abc"), "\"abc\"");
   EXPECT_EQ(QuotedSnippet("a\"b\\c\nd\x1b\xff"), R"("a\"b\\c\nd\x1b\xff")");
   EXPECT_EQ(QuotedSnippet(std::string(100, 'y'), 5), "\"yyyyy\"...");
+}
+
+TEST(DecodeUtf8Test, ValidSequencesAndTheirCodePoints) {
+  char32_t cp = 0;
+  EXPECT_EQ(DecodeUtf8("a", 0, &cp), 1u);
+  EXPECT_EQ(cp, U'a');
+  EXPECT_EQ(DecodeUtf8("\xe2\x80\xae", 0, &cp), 3u);
+  EXPECT_EQ(cp, char32_t{0x202E});
+  EXPECT_EQ(DecodeUtf8("x\xf0\x9f\x93\xb1", 1, &cp), 4u);
+  EXPECT_EQ(cp, char32_t{0x1F4F1});
+  EXPECT_EQ(DecodeUtf8("\xc0\xaf", 0, &cp), 0u) << "overlong";
+  EXPECT_EQ(DecodeUtf8("\xed\xa0\x80", 0, &cp), 0u) << "surrogate";
+  EXPECT_EQ(DecodeUtf8("\xf4\x90\x80\x80", 0, &cp), 0u) << "past U+10FFFF";
+  EXPECT_EQ(DecodeUtf8("\xe2\x80", 0, &cp), 0u) << "cut short";
+  EXPECT_EQ(DecodeUtf8("\x80", 0, &cp), 0u) << "a stray continuation byte";
+}
+
+TEST(IsUnsafeCodePointTest, ControlsAndBidiFormattingButNotText) {
+  for (char32_t cp : {0x00, 0x09, 0x0A, 0x1B, 0x7F, 0x85, 0x9B, 0x061C, 0x200E, 0x200F, 0x202A, 0x202E, 0x2066,
+                      0x2069, 0x2028, 0x2029}) {
+    EXPECT_TRUE(IsUnsafeCodePoint(cp)) << std::hex << static_cast<uint32_t>(cp);
+  }
+  for (char32_t cp : {0x20, 0x41, 0x7E, 0xA0, 0xE9, 0x05D0, 0x0627, 0x200D, 0x2030, 0x2065, 0x206A, 0x1F4F1}) {
+    EXPECT_FALSE(IsUnsafeCodePoint(cp)) << std::hex << static_cast<uint32_t>(cp);
+  }
+}
+
+TEST(VisibleEscapeTest, AsTheTablesShowThem) {
+  EXPECT_EQ(VisibleEscape(0x1B), "\\x1b");
+  EXPECT_EQ(VisibleEscape(0x00), "\\x00");
+  EXPECT_EQ(VisibleEscape(0x9B), "\\u009b");
+  EXPECT_EQ(VisibleEscape(0x202E), "\\u202e");
 }
 
 }  // namespace

@@ -184,6 +184,8 @@ TEST(DockerComposeTest, ParsesWithTheThreeServicesAndMountsOnlyFilesOfTheReposit
   // Prometheus scrapes that port with a read token; Grafana loads the dashboard the tests above check.
   const std::string prometheus = testing::ReadTestData("../../docker/prometheus/prometheus.yml");
   EXPECT_NE(prometheus.find("memfleet-server:9420"), std::string::npos);
+  // The HTTP port answers only a Host naming the server (against DNS rebinding): the name Prometheus dials.
+  EXPECT_NE(command.find("--http-host=memfleet-server\""), std::string::npos) << command;
   EXPECT_NE(prometheus.find("credentials_file: /etc/prometheus/memfleet.token"), std::string::npos);
   for (const auto& [name, service] : services.items()) {
     for (const json& volume : service.value("volumes", json::array())) {

@@ -1,11 +1,14 @@
 // libFuzzer target for what memfleet writes of the /metrics HTTP port's input handling (Boost.Beast parses
-// HTTP itself): the routing of a request (method, target, field count) and the escaping of label values
-// from device text. Besides "no crash, no UB", it checks the properties the port and the format rely on.
+// HTTP itself): the routing of a request (method, target, field count), the Host header check and the
+// escaping of label values from device text. Besides "no crash, no UB", it checks the properties the
+// port and the format rely on.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/untrusted_text.h"
 #include "server/http/metrics/exposition.h"
 #include "server/http/metrics/scrape_request.h"
 
@@ -30,6 +33,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (static_cast<unsigned char>(c) < 0x20) __builtin_trap();
   }
 
+  // A Host let through with no --http-host name is an address or localhost: letters other than hex digits
+  // (IPv6) come only from "localhost", so no name someone could point at this server passes.
+  if (memfleet::metrics::HostNamesThisServer(text, {})) {
+    const std::string_view name = text.substr(0, text.find(':'));
+    const bool localhost = name.size() == 9 && (name[0] | 0x20) == 'l';
+    for (char c : text) {
+      const bool hex = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+      if (!hex && c != '.' && c != ':' && c != '[' && c != ']' && !localhost) __builtin_trap();
+    }
+  }
+
   // An escaped label value has no raw newline, and every quote is escaped: it cannot end its label.
   const std::string escaped = memfleet::metrics::EscapeLabelValue(text);
   if (escaped.find('\n') != std::string::npos) __builtin_trap();
@@ -42,6 +56,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (escaped[i] == '"') {
       __builtin_trap();
     }
+  }
+  // Nor any control or bidi formatting character a dashboard would act on: each is a visible escape.
+  for (size_t i = 0; i < escaped.size();) {
+    char32_t cp = 0;
+    const size_t length = memfleet::DecodeUtf8(escaped, i, &cp);
+    if (length == 0 || memfleet::IsUnsafeCodePoint(cp)) __builtin_trap();
+    i += length;
   }
   return 0;
 }

@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -26,6 +28,8 @@ struct HttpOptions {
   std::string method = "GET";
   std::string cookie;  // "": no Cookie header
   std::string body;    // sent as application/x-www-form-urlencoded when not ""
+  std::string source_address;  // "": the system's choice; else the local address to connect from ("127.0.0.2")
+  std::vector<std::pair<std::string, std::string>> headers;  // more fields; a "Host" here replaces the default
 };
 
 struct HttpReply {
@@ -35,6 +39,7 @@ struct HttpReply {
   std::string location;
   std::string set_cookie;
   std::string content_security_policy;
+  bool keep_alive = false;  // the server said it keeps the connection open
   std::string body;
   std::string error;
 };
@@ -47,6 +52,7 @@ HttpReply Exchange(Stream& stream, const std::string& host, const std::string& t
   http::request<http::string_body> req{http::string_to_verb(o.method), target, 11};
   req.set(http::field::host, host);
   req.set(http::field::user_agent, "memfleet-test");
+  for (const auto& [name, value] : o.headers) req.set(name, value);
   if (!o.bearer.empty()) req.set(http::field::authorization, "Bearer " + o.bearer);
   if (!o.cookie.empty()) req.set(http::field::cookie, o.cookie);
   if (!o.body.empty()) {
@@ -77,6 +83,7 @@ HttpReply Exchange(Stream& stream, const std::string& host, const std::string& t
   reply.location = std::string(res[http::field::location]);
   reply.set_cookie = std::string(res[http::field::set_cookie]);
   reply.content_security_policy = std::string(res["Content-Security-Policy"]);
+  reply.keep_alive = res.keep_alive();
   reply.body = res.body();
   return reply;
 }
@@ -96,6 +103,14 @@ inline HttpReply HttpGet(const std::string& host, int port, const std::string& t
   }
   beast::tcp_stream tcp(ioc);
   tcp.expires_after(std::chrono::seconds(30));
+  if (!o.source_address.empty()) {
+    tcp.socket().open(endpoint.protocol(), ec);
+    if (!ec) tcp.socket().bind(net::ip::tcp::endpoint(net::ip::make_address(o.source_address, ec), 0), ec);
+    if (ec) {
+      reply.error = "bind " + o.source_address + ": " + ec.message();
+      return reply;
+    }
+  }
   tcp.connect(endpoint, ec);
   if (ec) {
     reply.error = "connect: " + ec.message();

@@ -44,7 +44,7 @@ std::string DeviceFigures(const report::Report& r) {
   return t + "</table>\n";
 }
 
-std::string ProcessTable(const report::Report& r, const std::string& device_id) {
+std::string ProcessTable(const report::Report& r, const std::string& device_id, const std::string& capture_id) {
   std::vector<const report::ProcessReport*> procs;
   for (const auto& [pid, p] : r.processes) procs.push_back(&p);
   std::stable_sort(procs.begin(), procs.end(), [](const report::ProcessReport* a, const report::ProcessReport* b) {
@@ -56,7 +56,7 @@ std::string ProcessTable(const report::Report& r, const std::string& device_id) 
       "<th>DMA</th><th>Native gfx</th><th>GFXDEV</th><th>ADJ</th></tr>\n";
   for (const report::ProcessReport* p : procs) {
     absl::StrAppend(&t, "<tr class=\"process\"><td>", p->cached ? "C" : "", "</td><td class=\"num\">", p->pid,
-                    "</td><td><a href=\"", Html(ProcessPath(device_id, p->name)), "\">", Html(p->name), "</a></td>");
+                    "</td><td><a href=\"", Html(ProcessPath(device_id, capture_id, p->name)), "\">", Html(p->name), "</a></td>");
     for (const Kb* kb : {&p->total_kb, &p->non_graphics_kb, &p->gl_kb, &p->dma_kb, &p->native_graphics_kb,
                          &p->gfxdev_kb}) {
       absl::StrAppend(&t, "<td class=\"num", *kb ? "" : " unknown", "\">", KbText(*kb), "</td>");
@@ -163,7 +163,7 @@ std::string RenderDevicePage(const DevicePageInput& in) {
       TextOrUnknown(d.build), " · ", d.online ? "<span class=\"online\">online</span>" : "<span class=\"offline\">offline</span>",
       "</p>\n<p>Capture <code>", Html(in.capture_id), "</code> taken ", Html(in.captured_at), "</p>\n");
   absl::StrAppend(&body, "<h2>Breakdown</h2>\n", BreakdownBarSvg(in.report.device), DeviceFigures(in.report));
-  absl::StrAppend(&body, "<h2>Processes</h2>\n", ProcessTable(in.report, d.device_id));
+  absl::StrAppend(&body, "<h2>Processes</h2>\n", ProcessTable(in.report, d.device_id, in.capture_id));
   absl::StrAppend(&body, "<h2>dumpsys meminfo view</h2>\n", DumpsysTable(in.report.dumpsys));
   body += Warnings(in.report.warnings);
   body += TrendSection(in) + CaptureList(in);

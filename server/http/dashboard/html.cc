@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "chart/chart.h"
 #include "chart/figure_text.h"
+#include "server/http/dashboard/target.h"
 
 namespace memfleet::dashboard {
 namespace {
@@ -14,6 +15,8 @@ constexpr char kStyle[] = R"css(
 body { font-family: sans-serif; font-size: 14px; margin: 0; color: #222; background: #fafafa; }
 nav { background: #263238; padding: 8px 16px; }
 nav a { color: #fff; margin-right: 18px; text-decoration: none; font-weight: bold; }
+nav form { display: inline; }
+nav button { background: none; border: none; padding: 0; color: #fff; font: inherit; font-weight: bold; cursor: pointer; }
 main { padding: 12px 20px; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 24px; }
 table { border-collapse: collapse; background: #fff; margin: 6px 0; }
@@ -52,8 +55,9 @@ std::string UrlComponent(absl::string_view text) {
 
 std::string DevicePath(absl::string_view device_id) { return absl::StrCat("/device/", UrlComponent(device_id)); }
 
-std::string ProcessPath(absl::string_view device_id, absl::string_view process_name) {
-  return absl::StrCat(DevicePath(device_id), "/process/", UrlComponent(process_name));
+std::string ProcessPath(absl::string_view device_id, absl::string_view capture_id, absl::string_view process_name) {
+  return absl::StrCat(DevicePath(device_id), "/capture/", UrlComponent(capture_id), "/process/",
+                      ProcessKey(process_name));
 }
 
 std::string TextOrUnknown(absl::string_view text) {
@@ -106,7 +110,9 @@ std::string InlineSvg(std::string svg) {
 std::string HtmlPage(absl::string_view title, absl::string_view body_html) {
   return absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", Html(title),
                       " — memfleet</title><style>", kStyle, "</style></head>\n<body><nav><a href=\"/\">Fleet</a>",
-                      "<a href=\"/baselines\">Baselines</a><a href=\"/login\">Log in</a></nav>\n<main>\n", body_html, "</main></body></html>\n");
+                      "<a href=\"/baselines\">Baselines</a><a href=\"/login\">Log in</a><form method=\"post\" "
+                      "action=\"/logout\"><button type=\"submit\">Log out</button></form></nav>\n<main>\n", body_html,
+                      "</main></body></html>\n");
 }
 
 }  // namespace memfleet::dashboard

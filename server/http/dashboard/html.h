@@ -25,9 +25,11 @@ std::string Html(absl::string_view text);
 // stays inside its segment).
 std::string UrlComponent(absl::string_view text);
 
-// /device/<id> and /device/<id>/process/<name>, encoded.
+// /device/<id>, encoded; and a process's page on that device by a stored capture that holds its name
+// and the name's key (/device/<id>/capture/<capture id>/process/<ProcessKey(name)>): bounded whatever
+// the name's length.
 std::string DevicePath(absl::string_view device_id);
-std::string ProcessPath(absl::string_view device_id, absl::string_view process_name);
+std::string ProcessPath(absl::string_view device_id, absl::string_view capture_id, absl::string_view process_name);
 
 // Device text as the pages write it: escaped, or "unknown" when the device did not say ("" from its agent).
 std::string TextOrUnknown(absl::string_view text);

@@ -40,8 +40,9 @@ std::string FleetTable(const ProcessPageInput& in) {
   if (in.same_model.empty()) return "<p class=\"note\">No device of this model has this process.</p>\n";
   std::string t = "<table class=\"same-model\"><tr><th>Device</th><th>Captured</th><th>Total (kB)</th></tr>\n";
   for (const ProcessOnDevice& d : in.same_model) {
+    const std::string& named_in = in.name_capture_id.empty() ? d.capture_id : in.name_capture_id;
     absl::StrAppend(&t, "<tr", d.device_id == in.device_id ? " class=\"this\"" : "", "><td><a href=\"",
-                    Html(ProcessPath(d.device_id, in.process_name)), "\">", Html(d.device_id), "</a></td><td>",
+                    Html(ProcessPath(d.device_id, named_in, in.process_name)), "\">", Html(d.device_id), "</a></td><td>",
                     Html(d.captured_at), "</td><td class=\"num", d.total_kb ? "" : " unknown", "\">",
                     KbText(d.total_kb), "</td></tr>\n");
   }

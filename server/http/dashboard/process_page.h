@@ -1,8 +1,9 @@
-// The process page (GET /device/<id>/process/<name>[?metric=FIGURE]): a figure of the process over time
-// on that device (total_kb, or any name `memfleet trend --metric` takes: app_summary.native_heap_kb,
-// heaps.dalvik.pss_kb), as the same SVG chart `memfleet trend --svg` writes; its App Summary over time as
-// a stacked chart and its latest heaps (docs/accounting.md section 8); and the same process on the
-// fleet's other devices of that model (their latest reports).
+// The process page (GET /device/<id>/process/<name>[?metric=FIGURE], or the bounded link of html.h
+// ProcessPath): the process's whole name; a figure of it over time on that device (total_kb, or any name
+// `memfleet trend --metric` takes: app_summary.native_heap_kb, heaps.dalvik.pss_kb), as the same SVG chart
+// `memfleet trend --svg` writes; its App Summary over time as a stacked chart and its latest heaps
+// (docs/accounting.md section 8); and the same process on the fleet's other devices of that model (their
+// latest reports).
 //
 //   std::string html = RenderProcessPage({.device_id = "pixel-1", .process_name = "surfaceflinger", ...});
 //
@@ -24,6 +25,7 @@ struct ProcessOnDevice {
   std::string device_id;
   std::string captured_at;
   report::Kb total_kb;
+  std::string capture_id;  // the device's latest capture, the figure's (absent name_capture_id, the link's)
 };
 
 struct ProcessPageInput {
@@ -41,6 +43,7 @@ struct ProcessPageInput {
   std::optional<report::ProcessReport> latest_breakdown;
   std::string latest_breakdown_at;
   std::vector<ProcessOnDevice> same_model;  // this process on the devices of `model`, this one included
+  std::string name_capture_id;  // a capture holding the name: links name the process by it ("": each row's own)
 };
 
 std::string RenderProcessPage(const ProcessPageInput& input);

@@ -1,5 +1,7 @@
 #include "server/http/dashboard/target.h"
 
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -72,6 +74,18 @@ absl::StatusOr<Parameters> ParseParameters(absl::string_view text) {
   return params;
 }
 
+std::string ProcessKey(absl::string_view process_name) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a 64: offset basis, then xor and multiply by the prime
+  for (char c : process_name) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key(16, '0');
+  for (int i = 15; i >= 0; --i, hash >>= 4) key[static_cast<size_t>(i)] = kHex[hash & 0xf];
+  return key;
+}
+
 absl::StatusOr<DashboardTarget> ParseDashboardTarget(absl::string_view target) {
   DashboardTarget t;
   const size_t question = target.find('?');
@@ -91,6 +105,8 @@ absl::StatusOr<DashboardTarget> ParseDashboardTarget(absl::string_view target) {
     t.page = DashboardPage::kFleet;
   } else if (segments.size() == 1 && segments[0] == "login") {
     t.page = DashboardPage::kLogin;
+  } else if (segments.size() == 1 && segments[0] == "logout") {
+    t.page = DashboardPage::kLogout;
   } else if (segments.size() == 1 && segments[0] == "baselines") {
     t.page = DashboardPage::kBaselines;
   } else if (segments[0] == "device" && segments.size() == 2) {
@@ -100,6 +116,11 @@ absl::StatusOr<DashboardTarget> ParseDashboardTarget(absl::string_view target) {
     t.page = DashboardPage::kProcess;
     t.device_id = segments[1];
     t.process_name = segments[3];
+  } else if (segments[0] == "device" && segments.size() == 6 && segments[2] == "capture" && segments[4] == "process") {
+    t.page = DashboardPage::kProcess;
+    t.device_id = segments[1];
+    t.capture_id = segments[3];
+    t.process_key = segments[5];
   }
   return t;
 }

@@ -4,40 +4,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::metrics {
 namespace {
 
 constexpr char kReplacementCharacter[] = "\xEF\xBF\xBD";  // U+FFFD
-
-// Length of the valid UTF-8 sequence at text[i], or 0 when the bytes there are not one (overlong forms,
-// surrogates and code points above U+10FFFF included).
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  size_t length = 0;
-  unsigned char min_second = 0x80, max_second = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) min_second = 0xA0;  // overlong
-    if (lead == 0xED) max_second = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) min_second = 0x90;  // overlong
-    if (lead == 0xF4) max_second = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < min_second || byte(i + 1) > max_second) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
 
 std::string EscapeHelp(std::string_view help) {
   std::string out;
@@ -59,19 +31,23 @@ std::string EscapeLabelValue(std::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (size_t i = 0; i < value.size();) {
-    const size_t length = Utf8SequenceLength(value, i);
+    char32_t cp = 0;
+    const size_t length = DecodeUtf8(value, i, &cp);
     if (length == 0) {
       out += kReplacementCharacter;
       ++i;
       continue;
     }
-    const char c = value[i];
-    if (c == '\\') {
+    if (cp == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
+    } else if (cp == '"') {
       out += "\\\"";
-    } else if (c == '\n') {
+    } else if (cp == '\n') {
       out += "\\n";
+    } else if (IsUnsafeCodePoint(cp)) {
+      // Shown as the CLI's tables show it ("\u202e"), its backslash escaped for the format.
+      out += '\\';
+      out += VisibleEscape(cp);
     } else {
       out.append(value.substr(i, length));
     }

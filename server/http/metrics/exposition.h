@@ -7,8 +7,10 @@
 //   out.Sample("memfleet_device_up", {{"device_id", id}}, 1);
 //   std::string text = out.Take();
 //
-// Device text is hostile: label values are escaped (backslash, double quote, newline) and bytes that are
-// not UTF-8 become U+FFFD, so no name can end a label or a line. Not thread-safe (one writer per render).
+// Device text is hostile: label values are escaped (backslash, double quote, newline), bytes that are not
+// UTF-8 become U+FFFD, so no name can end a label or a line, and the other controls and the bidi
+// formatting characters (common/untrusted_text.h IsUnsafeCodePoint) are written as the CLI's tables show
+// them ("\u202e"), so no name can reverse what a dashboard draws. Not thread-safe (one writer per render).
 #ifndef MEMFLEET_SERVER_HTTP_METRICS_EXPOSITION_H_
 #define MEMFLEET_SERVER_HTTP_METRICS_EXPOSITION_H_
 

@@ -1,5 +1,10 @@
 #include "server/http/metrics/scrape_request.h"
 
+#include <arpa/inet.h>
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace memfleet::metrics {
@@ -23,7 +28,42 @@ bool IsOriginForm(std::string_view target) {
   return true;
 }
 
+// ":PORT" (1 to 5 digits) or nothing.
+bool IsPortSuffix(std::string_view text) {
+  if (text.empty()) return true;
+  if (text.front() != ':' || text.size() < 2 || text.size() > 6) return false;
+  for (char c : text.substr(1)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+bool IsAddress(int family, std::string_view text) {
+  unsigned char address[16];
+  return inet_pton(family, std::string(text).c_str(), address) == 1;
+}
+
 }  // namespace
+
+bool HostNamesThisServer(std::optional<std::string_view> host_header, const std::vector<std::string>& host_names) {
+  if (!host_header) return true;
+  const std::string_view host = *host_header;
+  if (!host.empty() && host.front() == '[') {
+    const size_t close = host.find(']');
+    return close != std::string_view::npos && IsAddress(AF_INET6, host.substr(1, close - 1)) &&
+           IsPortSuffix(host.substr(close + 1));
+  }
+  const size_t colon = host.find(':');
+  const absl::string_view name(host.data(), std::min(colon, host.size()));
+  if (name.empty() || !IsPortSuffix(colon == std::string_view::npos ? "" : host.substr(colon))) return false;
+  if (IsAddress(AF_INET, std::string_view(name.data(), name.size())) || absl::EqualsIgnoreCase(name, "localhost")) {
+    return true;
+  }
+  for (const std::string& allowed : host_names) {
+    if (absl::EqualsIgnoreCase(name, allowed)) return true;
+  }
+  return false;
+}
 
 ScrapeRoute RouteScrapeRequest(std::string_view method, std::string_view target, size_t field_count) {
   if (field_count > kMaxRequestFields) {

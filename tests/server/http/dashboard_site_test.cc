@@ -2,13 +2,20 @@
 // asked; its pages show a capture a raw agent stored (figures from the sample's expected report); bad
 // addresses and parameters get readable 400/404/405 pages; and with tokens on, a page needs a read token
 // or the session cookie of POST /login, a revoked token ends its sessions, and a tokens table that cannot
-// be read refuses (503). Sessions expire on the injected clock.
+// be read refuses (503). Sessions expire on the injected clock. One token's logins never end another
+// token's session; logout ends a session and the cookie ends with the browser; a login posted from another
+// site is refused; a Host header that does not name this server (DNS rebinding) gets no page and no
+// /metrics. A process whose command line is thousands of bytes long has a link that works.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "capture/capture.h"
+#include "capture/node_path.h"
 #include "nlohmann/json.hpp"
 #include "server/http/dashboard_sessions.h"
 #include "server/security/token_admin.h"
@@ -61,12 +68,32 @@ class DashboardSiteTest : public ::testing::Test {
   HttpReply Get(const std::string& target, HttpOptions options = {}) {
     return HttpGet("127.0.0.1", HttpPort(), target, options);
   }
-  void StoreSample() {
+  void StoreSample(capture::Capture capture = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree")),
+                   const std::string& device = kDevice) {
+    // The sample's header names kDevice; another device sends it under its own id.
+    json header = json::parse(*capture.FileContent(capture::kHeaderNode));
+    header["device_id"] = device;
+    capture.AddFile(capture::kHeaderNode, header.dump());
     testing::RawAgent agent(server_->target());
-    ASSERT_TRUE(agent.Hello(kDevice, "SM8450 HDK"));
-    std::optional<v1::ServerMessage> answer = agent.SendCapture(
-        testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree")), testing::CaptureId(kDevice, 1), kNow);
+    ASSERT_TRUE(agent.Hello(device, "SM8450 HDK"));
+    std::optional<v1::ServerMessage> answer =
+        agent.SendCapture(std::move(capture), testing::CaptureId(device, 1), kNow);
     ASSERT_TRUE(answer.has_value() && answer->has_ack());
+  }
+  // POST /login with `token` and the extra header fields; the reply.
+  HttpReply Login(const std::string& token, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    HttpOptions login;
+    login.method = "POST";
+    login.body = "token=" + token;
+    login.headers = std::move(headers);
+    return Get("/login", login);
+  }
+  // "memfleet_session=..." of a login's Set-Cookie.
+  static std::string CookieOf(const HttpReply& login) { return login.set_cookie.substr(0, login.set_cookie.find(';')); }
+  int StatusWithCookie(const std::string& target, const std::string& cookie) {
+    HttpOptions o;
+    o.cookie = cookie;
+    return Get(target, o).status;
   }
   std::string AddToken(const std::string& name, security::TokenKind kind, const std::string& device = "") {
     absl::StatusOr<std::string> secret = security::AddToken(server_->store(), {name, kind, device}, kNow);
@@ -279,6 +306,149 @@ TEST_F(DashboardSiteTest, WithTokensAPageNeedsATokenOrTheLoginCookie) {
   EXPECT_EQ(revoked.location, "/login");
 }
 
+TEST_F(DashboardSiteTest, OneTokensLoginsEndNoOtherTokensSession) {
+  Start();
+  StoreSample();
+  const std::string admin = AddToken("alice", security::TokenKind::kAdmin);
+  const std::string read = AddToken("shared-read", security::TokenKind::kRead);
+  const HttpReply admin_login = Login(admin);
+  ASSERT_EQ(admin_login.status, 303) << admin_login.body;
+  const std::string admin_cookie = CookieOf(admin_login);
+  // More logins with one read token than the server keeps sessions for all tokens together.
+  std::string first_read_cookie, last_read_cookie;
+  for (int i = 0; i < 1030; ++i) {
+    const HttpReply in = Login(read);
+    ASSERT_EQ(in.status, 303) << "login " << i << ": " << in.error << in.body;
+    (i == 0 ? first_read_cookie : last_read_cookie) = CookieOf(in);
+  }
+  EXPECT_EQ(StatusWithCookie("/", admin_cookie), 200) << "another token's logins ended the admin's session";
+  EXPECT_EQ(StatusWithCookie("/", last_read_cookie), 200);
+  EXPECT_EQ(StatusWithCookie("/", first_read_cookie), 303) << "the read token's own oldest session made room";
+}
+
+TEST_F(DashboardSiteTest, TheCookieEndsWithTheBrowserAndLogoutEndsTheSession) {
+  Start();
+  StoreSample();
+  const std::string read = AddToken("browser", security::TokenKind::kRead);
+  const HttpReply in = Login(read);
+  ASSERT_EQ(in.status, 303) << in.body;
+  EXPECT_EQ(in.set_cookie.find("Max-Age"), std::string::npos) << in.set_cookie;
+  EXPECT_EQ(in.set_cookie.find("Expires"), std::string::npos) << in.set_cookie;
+  const std::string cookie = CookieOf(in);
+  ASSERT_EQ(StatusWithCookie("/", cookie), 200);
+
+  HttpOptions logout;
+  logout.method = "POST";
+  logout.cookie = cookie;
+  const HttpReply out = Get("/logout", logout);
+  EXPECT_EQ(out.status, 303) << out.body;
+  EXPECT_EQ(out.location, "/login");
+  EXPECT_EQ(out.set_cookie.rfind("memfleet_session=;", 0), 0u) << out.set_cookie;
+  EXPECT_NE(out.set_cookie.find("Max-Age=0"), std::string::npos) << "the browser forgets the cookie";
+  const HttpReply after = [&] {
+    HttpOptions o;
+    o.cookie = cookie;
+    return Get("/", o);
+  }();
+  EXPECT_EQ(after.status, 303) << "the server forgot the session: the cookie, replayed, opens nothing";
+  EXPECT_EQ(after.location, "/login");
+  EXPECT_EQ(Get("/logout").status, 405) << "logout is a POST";
+}
+
+TEST_F(DashboardSiteTest, ALoginPostedFromAnotherSiteIsRefused) {
+  Start();
+  StoreSample();
+  const std::string read = AddToken("browser", security::TokenKind::kRead);
+  // As a browser sends it: the Host header with the port, the page's origin with the scheme.
+  const std::pair<std::string, std::string> host = {"Host", "127.0.0.1:" + std::to_string(HttpPort())};
+  const std::string here = "http://" + host.second;
+  const std::vector<std::vector<std::pair<std::string, std::string>>> cross_site = {
+      {{"Origin", "http://evil.example"}, host},
+      {{"Origin", "null"}, host},
+      {{"Origin", "http://127.0.0.1:1"}, host},
+      {{"Origin", "https://" + host.second}, host},
+      {{"Sec-Fetch-Site", "cross-site"}, host},
+      {{"Sec-Fetch-Site", "same-site"}, {"Origin", here}, host},
+  };
+  for (const auto& headers : cross_site) {
+    const HttpReply refused = Login(read, headers);
+    EXPECT_EQ(refused.status, 403) << headers[0].first << ": " << headers[0].second;
+    EXPECT_TRUE(refused.set_cookie.empty()) << headers[0].second;
+  }
+  // The dashboard's own form, as a browser posts it, and a script that sends neither header.
+  EXPECT_EQ(Login(read, {{"Origin", here}, {"Sec-Fetch-Site", "same-origin"}, host}).status, 303);
+  EXPECT_EQ(Login(read).status, 303);
+}
+
+TEST_F(DashboardSiteTest, AHostHeaderNotNamingThisServerGetsNoPageAndNoMetrics) {
+  Start();
+  StoreSample();  // loopback without tokens: open, which is what DNS rebinding would read
+  const std::string port = std::to_string(HttpPort());
+  for (const char* target : {"/", "/device/sim-qcom-101", "/metrics"}) {
+    HttpOptions rebound;
+    rebound.headers = {{"Host", "rebind.evil.example:" + port}};
+    const HttpReply refused = Get(target, rebound);
+    EXPECT_EQ(refused.status, 421) << target << ": " << refused.error;
+    EXPECT_EQ(refused.body.find("sim-qcom-101"), std::string::npos) << target;
+    const std::vector<std::string> named_hosts = {"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port,
+                                                  "127.0.0.1"};
+    for (const std::string& host : named_hosts) {
+      HttpOptions named;
+      named.headers = {{"Host", host}};
+      EXPECT_EQ(Get(target, named).status, 200) << target << " Host: " << host;
+    }
+  }
+}
+
+// A Linux process may rewrite its command line into one long string without NULs; its name is then all
+// of it. The device page links it by something short, and the process page shows the name whole; so does
+// its link to a device of the same model whose latest capture lacks the process.
+TEST_F(DashboardSiteTest, AProcessWithALongCommandLineHasALinkThatWorks) {
+  Start();
+  std::string name = "com.example.indexer";
+  while (name.size() < 3000) {
+    name += " --shard=/data/user/0/com.example.indexer/files/index shards#" + std::to_string(name.size());
+  }
+  capture::Capture capture = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
+  capture.AddFile("proc/13560/cmdline", name);  // com.tencent.mm's pid in the sample
+  StoreSample(std::move(capture));
+
+  const HttpReply device = Get("/device/sim-qcom-101");
+  ASSERT_EQ(device.status, 200) << device.body;
+  const std::string row = "<td class=\"num\">13560</td><td><a href=\"";
+  const size_t at = device.body.find(row);
+  ASSERT_NE(at, std::string::npos) << device.body;
+  const size_t href_start = at + row.size();
+  const std::string href = device.body.substr(href_start, device.body.find('"', href_start) - href_start);
+  EXPECT_LT(href.size(), 256u) << href.substr(0, 200);
+  EXPECT_EQ(href.find('&'), std::string::npos) << "no entity to undo: " << href.substr(0, 200);
+  const HttpReply process = Get(href + "?days=3650");
+  ASSERT_EQ(process.status, 200) << href << ": " << process.body.substr(0, 500);
+  EXPECT_NE(process.body.find("<h1>" + name + " on "), std::string::npos) << "the whole name, in the page";
+  EXPECT_NE(process.body.find("1 capture; latest "), std::string::npos) << process.body.substr(0, 2000);
+
+  StoreSample(testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree")), "sim-qcom-102");
+  const HttpReply same_model = Get(href + "?days=3650");
+  const size_t other = same_model.body.find("\">sim-qcom-102</a>");
+  ASSERT_NE(other, std::string::npos) << same_model.body.substr(0, 2000);
+  const size_t other_href = same_model.body.rfind("href=\"", other) + 6;
+  const HttpReply elsewhere = Get(same_model.body.substr(other_href, other - other_href));
+  EXPECT_EQ(elsewhere.status, 200) << elsewhere.body.substr(0, 500);
+  EXPECT_NE(elsewhere.body.find("<h1>" + name + " on <a href=\"/device/sim-qcom-102\">"), std::string::npos);
+
+  // The same from a page named by the process's name: sim-qcom-101's latest capture has no
+  // com.tencent.mm (its pid carries the long name), so its link names sim-qcom-102's capture.
+  const HttpReply by_name = Get("/device/sim-qcom-102/process/com.tencent.mm?days=3650");
+  ASSERT_EQ(by_name.status, 200) << by_name.body.substr(0, 500);
+  const size_t first = by_name.body.find("\">sim-qcom-101</a>");
+  ASSERT_NE(first, std::string::npos) << by_name.body;
+  const size_t first_href = by_name.body.rfind("href=\"", first) + 6;
+  const HttpReply back = Get(by_name.body.substr(first_href, first - first_href));
+  EXPECT_EQ(back.status, 200) << back.body.substr(0, 500);
+  EXPECT_NE(back.body.find("<h1>com.tencent.mm on <a href=\"/device/sim-qcom-101\">"), std::string::npos)
+      << back.body.substr(0, 500);
+}
+
 TEST(DashboardSiteStoreTest, AnUnreadableTokenTableRefusesThePages) {
   absl::StatusOr<std::unique_ptr<storage::Store>> sqlite = storage::OpenSqliteStore(":memory:");
   ASSERT_TRUE(sqlite.ok());
@@ -292,9 +462,9 @@ TEST(DashboardSiteStoreTest, AnUnreadableTokenTableRefusesThePages) {
   EXPECT_EQ(reply.body.find("Fleet:"), std::string::npos);
 }
 
-TEST(DashboardSessionsTest, ExpireOnTheClockAndTheOldestMakesRoom) {
+TEST(DashboardSessionsTest, SessionsExpireOnTheClock) {
   testing::ManualSteadyClock clock;
-  server::DashboardSessions sessions(clock, std::chrono::seconds(60), /*capacity=*/2);
+  server::DashboardSessions sessions(clock, std::chrono::seconds(60));
   absl::StatusOr<std::string> a = sessions.Create("token-a");
   ASSERT_TRUE(a.ok());
   clock.Advance(std::chrono::seconds(30));
@@ -303,16 +473,37 @@ TEST(DashboardSessionsTest, ExpireOnTheClockAndTheOldestMakesRoom) {
   EXPECT_NE(*a, *b);
   EXPECT_EQ(sessions.TokenOf(*a), "token-a");
   EXPECT_EQ(sessions.TokenOf("mft_unknown"), std::nullopt);
-  clock.Advance(std::chrono::seconds(20));
-  absl::StatusOr<std::string> c = sessions.Create("token-c");  // full: a, the oldest, goes
-  ASSERT_TRUE(c.ok());
+  clock.Advance(std::chrono::seconds(31));  // a is 61 s old, b 31 s
   EXPECT_EQ(sessions.TokenOf(*a), std::nullopt);
   EXPECT_EQ(sessions.TokenOf(*b), "token-b");
-  clock.Advance(std::chrono::seconds(41));  // b is 61 s old, c 41 s
+  sessions.Drop(*b);
   EXPECT_EQ(sessions.TokenOf(*b), std::nullopt);
-  EXPECT_EQ(sessions.TokenOf(*c), "token-c");
-  sessions.Drop(*c);
-  EXPECT_EQ(sessions.TokenOf(*c), std::nullopt);
+}
+
+TEST(DashboardSessionsTest, ATokensOwnOldestMakesRoomAndAFullServerRefusesNewLogins) {
+  testing::ManualSteadyClock clock;
+  server::DashboardSessions sessions(clock, std::chrono::seconds(600), /*capacity=*/3, /*per_token=*/2);
+  absl::StatusOr<std::string> admin = sessions.Create("token-admin");
+  ASSERT_TRUE(admin.ok());
+  clock.Advance(std::chrono::seconds(1));
+  absl::StatusOr<std::string> read1 = sessions.Create("token-read");
+  clock.Advance(std::chrono::seconds(1));
+  absl::StatusOr<std::string> read2 = sessions.Create("token-read");
+  clock.Advance(std::chrono::seconds(1));
+  absl::StatusOr<std::string> read3 = sessions.Create("token-read");  // its third: its own first goes
+  ASSERT_TRUE(read1.ok() && read2.ok() && read3.ok());
+  EXPECT_EQ(sessions.TokenOf(*read1), std::nullopt);
+  EXPECT_EQ(sessions.TokenOf(*read2), "token-read");
+  EXPECT_EQ(sessions.TokenOf(*admin), "token-admin") << "the oldest of all, yet another token's";
+  // Three sessions open, none of token-other's: its login is refused, and nobody is logged out.
+  absl::StatusOr<std::string> other = sessions.Create("token-other");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(other.status().message().find("Bearer"), std::string::npos) << other.status();
+  EXPECT_EQ(sessions.TokenOf(*admin), "token-admin");
+  EXPECT_EQ(sessions.TokenOf(*read2), "token-read");
+  EXPECT_EQ(sessions.TokenOf(*read3), "token-read");
+  sessions.Drop(*admin);  // logged out: room again
+  EXPECT_TRUE(sessions.Create("token-other").ok());
 }
 
 TEST(DashboardSessionsTest, CookieValueFindsItsCookieOnly) {

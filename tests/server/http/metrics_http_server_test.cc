@@ -2,7 +2,9 @@
 // (503), never serves; the connection bound closes connections beyond it at once and serves again once
 // they are gone; an idle connection is closed at the read timeout; out of file descriptors, the port
 // waits instead of spinning and serves the queued connection once they are back; the ingest counters
-// count a real agent's capture.
+// count a real agent's capture. Over HTTP and HTTPS: one address holding every connection it may leaves
+// a scrape from another address answered; a refusal or a 400 closes its connection, an idle connection
+// is closed soon after its answer. Device text with bidi controls is escaped in the label values.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -17,13 +19,16 @@
 #include <memory>
 #include <string>
 
+#include "server/security/token_admin.h"
 #include "storage/sqlite/sqlite_store.h"
 #include "tests/support/failing_store.h"
+#include "tests/support/http_connection.h"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/prometheus_text.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
+#include "tests/support/test_data.h"
 #include "tests/support/test_server.h"
 
 namespace memfleet {
@@ -31,7 +36,10 @@ namespace {
 
 using testing::FailingStore;
 using testing::FindSample;
+using testing::HttpConnection;
+using testing::HttpConnectionOptions;
 using testing::HttpGet;
+using testing::HttpOptions;
 using testing::TestServer;
 
 int HttpPort(TestServer& server) {
@@ -176,7 +184,7 @@ TEST(MetricsHttpServerTest, OutOfFileDescriptorsThePortWaitsAndServesOnceTheyAre
   }
   EXPECT_LT(cpu_while_failing.count(), 300) << "ms of CPU while every accept failed";
   // The descriptors are back: the queued connection is accepted and answered.
-  const std::string request = "GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n";
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   ASSERT_EQ(send(client, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   std::string reply;
   char buffer[4096];
@@ -205,6 +213,119 @@ TEST(MetricsHttpServerTest, AStoredCaptureIsCountedAndItsDeviceShown) {
             1796025600.0);  // 2026-11-30T08:00:00Z
   EXPECT_TRUE(FindSample(samples, "memfleet_device_memory_bytes", {{"device_id", "sim-qcom-101"}, {"part", "total"}})
                   .has_value());
+}
+
+// The port over plain HTTP and (GetParam()) over HTTPS with the test certificates.
+class HttpPortConnectionsTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void Start(server::LabServerOptions options = WithHttp()) {
+    if (GetParam()) {
+      options.tls_cert_file = testing::TestData("tls/server.pem");
+      options.tls_key_file = testing::TestData("tls/server.key");
+      ca_file_ = testing::TestData("tls/ca.pem");
+    }
+    absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start(options);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    port_ = HttpPort(*server_);
+  }
+  std::unique_ptr<HttpConnection> Open(const std::string& from = "") {
+    return std::make_unique<HttpConnection>("127.0.0.1", port_, HttpConnectionOptions{from, ca_file_});
+  }
+  testing::HttpReply Get(const std::string& target, HttpOptions o = {}) {
+    o.ca_file = ca_file_;
+    return HttpGet("127.0.0.1", port_, target, o);
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::string ca_file_;
+  int port_ = 0;
+};
+
+TEST_P(HttpPortConnectionsTest, OneAddressHoldingItsMaximumLeavesAScrapeFromAnotherAnswered) {
+  Start();
+  const size_t all = server::MetricsHttpOptions().max_connections;
+  std::vector<std::unique_ptr<HttpConnection>> idle;
+  size_t held = 0;
+  for (size_t i = 0; i < all; ++i) {
+    idle.push_back(Open("127.0.0.1"));
+    if (idle.back()->ok() && !idle.back()->ClosedByServerWithin(std::chrono::milliseconds(50))) ++held;
+  }
+  EXPECT_LT(held, all) << "one address holds every connection of the port";
+  HttpOptions from_elsewhere;
+  from_elsewhere.source_address = "127.0.0.2";
+  testing::HttpReply scrape = Get("/metrics", from_elsewhere);
+  EXPECT_EQ(scrape.status, 200) << scrape.error;
+  // The address at its maximum is refused a new connection at once.
+  std::unique_ptr<HttpConnection> more = Open("127.0.0.1");
+  EXPECT_TRUE(!more->ok() || more->ClosedByServerWithin(std::chrono::seconds(5)));
+  idle.clear();
+}
+
+TEST_P(HttpPortConnectionsTest, ARefusalOrA400ClosesItsConnectionAnAnswerKeepsIt) {
+  Start();
+  absl::StatusOr<std::string> token =
+      security::AddToken(server_->store(), {"prometheus", security::TokenKind::kRead, ""}, "2026-11-30T08:00:00Z");
+  ASSERT_TRUE(token.ok()) << token.status();
+  const std::vector<std::pair<std::string, int>> refused = {
+      {"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 401},
+      {"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer mft_nonsense\r\n\r\n", 401},
+      {"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404},
+      {"DELETE /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 405},
+      {"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\n\r\nabc", 400},
+  };
+  for (const auto& [request, status] : refused) {
+    std::unique_ptr<HttpConnection> c = Open();
+    ASSERT_TRUE(c->ok()) << c->error();
+    ASSERT_TRUE(c->Send(request));
+    const testing::HttpAnswer answer = c->ReadAnswer();
+    EXPECT_EQ(answer.status, status) << request << answer.error;
+    EXPECT_FALSE(answer.keep_alive) << request;
+    EXPECT_TRUE(c->ClosedByServerWithin(std::chrono::seconds(5))) << request;
+  }
+  // A scrape that is answered keeps its connection for the next one.
+  std::unique_ptr<HttpConnection> c = Open();
+  ASSERT_TRUE(c->ok()) << c->error();
+  const std::string scrape = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + *token + "\r\n\r\n";
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(c->Send(scrape));
+    const testing::HttpAnswer answer = c->ReadAnswer();
+    EXPECT_EQ(answer.status, 200) << answer.error;
+    EXPECT_TRUE(answer.keep_alive);
+  }
+}
+
+TEST_P(HttpPortConnectionsTest, AnIdleConnectionIsClosedSoonAfterItsAnswer) {
+  server::LabServerOptions options = WithHttp();
+  options.http.read_timeout = std::chrono::seconds(30);
+  Start(options);
+  std::unique_ptr<HttpConnection> c = Open();
+  ASSERT_TRUE(c->ok()) << c->error();
+  ASSERT_TRUE(c->Send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  const testing::HttpAnswer answer = c->ReadAnswer();
+  ASSERT_EQ(answer.status, 200) << answer.error;
+  EXPECT_TRUE(answer.keep_alive);
+  // Well before the 30 s a request may take to arrive once it has begun.
+  EXPECT_TRUE(c->ClosedByServerWithin(std::chrono::seconds(10)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, HttpPortConnectionsTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Https" : "Http"; });
+
+// A bidi override in device text is shown as an escape in the label, as the CLI's tables show it: the
+// raw bytes would make a dashboard draw the rest of the label reversed.
+TEST(MetricsHttpServerTest, BidiControlsInDeviceTextAreEscapedInLabels) {
+  absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::Start(WithHttp());
+  ASSERT_TRUE(server.ok()) << server.status();
+  testing::RawAgent agent((*server)->target());
+  ASSERT_TRUE(agent.Hello("sim-qcom-101", "Pixel \xe2\x80\xae" "7gnp.exe"));
+  testing::HttpReply reply = HttpGet("127.0.0.1", HttpPort(**server), "/metrics");
+  ASSERT_EQ(reply.status, 200) << reply.error;
+  EXPECT_EQ(reply.body.find("\xe2\x80\xae"), std::string::npos) << "the raw U+202E is not sent";
+  const std::vector<testing::PromSample> samples = testing::ParsePrometheusText(reply.body);
+  EXPECT_EQ(FindSample(samples, "memfleet_device_up", {{"device_id", "sim-qcom-101"}, {"model", "Pixel \\u202e7gnp.exe"}}),
+            1.0)
+      << reply.body;
 }
 
 }  // namespace

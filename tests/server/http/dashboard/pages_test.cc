@@ -18,6 +18,7 @@
 #include "server/http/dashboard/html.h"
 #include "server/http/dashboard/message_page.h"
 #include "server/http/dashboard/process_page.h"
+#include "server/http/dashboard/target.h"
 #include "tests/support/test_data.h"
 
 namespace memfleet::dashboard {
@@ -243,20 +244,47 @@ TEST(DevicePageTest, HostileProcessNamesAndWarningsAreEscaped) {
   EXPECT_NE(html.find("<li class=\"warn\">&lt;script&gt;"), std::string::npos);
 }
 
+// A name as long as a rewritten command line: the link stays short and names the capture and the name's
+// key; the name itself is the link's text, whole.
+TEST(DevicePageTest, ProcessLinksAreShortWhateverTheNameIsLong) {
+  report::Report r = ReportOf("qcom-sm8450");
+  std::string name = "/system/bin/indexer";
+  while (name.size() < 6000) name += " --path=/data/\xe2\x98\x83/" + std::to_string(name.size());
+  r.processes.begin()->second.name = name;
+  const std::string html = RenderDevicePage(Input(DeviceOf("qcom-sm8450"), r, "qcom-sm8450:17", "2026-11-30T08:00:00Z"));
+  const std::string link = "<a href=\"/device/qcom-sm8450/capture/qcom-sm8450%3A17/process/" + ProcessKey(name) + "\">";
+  const size_t at = html.find(link);
+  ASSERT_NE(at, std::string::npos) << "the link by capture and name key";
+  EXPECT_EQ(html.compare(at + link.size(), name.size(), name), 0) << "the whole name as its text";
+  for (size_t href = html.find("href=\""); href != std::string::npos; href = html.find("href=\"", href + 1)) {
+    EXPECT_LT(html.find('"', href + 6) - href, 300u) << html.substr(href, 120);
+  }
+}
+
 TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
   ProcessPageInput in;
   in.device_id = "qcom-sm8450";
   in.model = "SM8450 <HDK>";
   in.process_name = "com.tencent.mm";
   in.history = {{1796220000, 215000}, {1796223600, 215236}};
-  in.same_model = {{"qcom-sm8450", "2026-11-30T08:00:00Z", 215236}, {"other", "2026-11-30T08:00:00Z", std::nullopt}};
+  in.same_model = {{"qcom-sm8450", "2026-11-30T08:00:00Z", 215236, "qcom-sm8450-1"},
+                   {"other", "2026-11-30T08:00:00Z", std::nullopt, "other:7"}};
   const std::string html = RenderProcessPage(in);
   EXPECT_EQ(html.find("<?xml"), std::string::npos);
   EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_NE(html.find("com.tencent.mm total_kb on qcom-sm8450"), std::string::npos);
   EXPECT_NE(html.find("latest 215,236 kB"), std::string::npos);
   EXPECT_NE(html.find("On the fleet's devices of model SM8450 &lt;HDK&gt;"), std::string::npos);
-  EXPECT_NE(html.find("href=\"/device/other/process/com.tencent.mm\""), std::string::npos);
+  EXPECT_NE(html.find("href=\"/device/other/capture/other%3A7/process/" + ProcessKey("com.tencent.mm") + "\""),
+            std::string::npos)
+      << html;
+  // Where the page knows a capture holding the name, every row's link names the process by it: another
+  // device's latest capture may lack the process.
+  in.name_capture_id = "qcom-sm8450-1";
+  EXPECT_NE(RenderProcessPage(in).find("href=\"/device/other/capture/qcom-sm8450-1/process/" +
+                                       ProcessKey("com.tencent.mm") + "\""),
+            std::string::npos);
+  EXPECT_EQ(RenderProcessPage(in).find("other%3A7"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num unknown\">unknown</td>"), std::string::npos);
 }
 

@@ -13,6 +13,7 @@ TEST(DashboardTargetTest, NamesEachPage) {
   EXPECT_EQ(ParseDashboardTarget("/")->page, DashboardPage::kFleet);
   EXPECT_EQ(ParseDashboardTarget("/?sort=-total")->page, DashboardPage::kFleet);
   EXPECT_EQ(ParseDashboardTarget("/login")->page, DashboardPage::kLogin);
+  EXPECT_EQ(ParseDashboardTarget("/logout")->page, DashboardPage::kLogout);
   absl::StatusOr<DashboardTarget> device = ParseDashboardTarget("/device/qcom-sm8450");
   ASSERT_TRUE(device.ok());
   EXPECT_EQ(device->page, DashboardPage::kDevice);
@@ -30,6 +31,27 @@ TEST(DashboardTargetTest, ASlashInAProcessNameStaysInItsSegment) {
   EXPECT_EQ(t->page, DashboardPage::kProcess);
   EXPECT_EQ(t->device_id, "pixel 1");
   EXPECT_EQ(t->process_name, "/vendor/bin/hw/allocator:service");
+}
+
+TEST(DashboardTargetTest, AProcessNamedByItsCaptureAndNameKey) {
+  absl::StatusOr<DashboardTarget> t =
+      ParseDashboardTarget("/device/pixel-1/capture/pixel-1%3A42/process/0123456789abcdef?days=7");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->page, DashboardPage::kProcess);
+  EXPECT_EQ(t->device_id, "pixel-1");
+  EXPECT_EQ(t->capture_id, "pixel-1:42");
+  EXPECT_EQ(t->process_key, "0123456789abcdef");
+  EXPECT_EQ(t->process_name, "");
+  EXPECT_EQ(t->Param("days"), "7");
+  EXPECT_EQ(ParseDashboardTarget("/device/p/capture/c/pid/1")->page, DashboardPage::kNotFound);
+}
+
+// FNV-1a 64 of the name, as 16 hex digits: the published test values of the hash.
+TEST(DashboardTargetTest, ProcessKeyIsFnv1a64OfTheName) {
+  EXPECT_EQ(ProcessKey(""), "cbf29ce484222325");
+  EXPECT_EQ(ProcessKey("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(ProcessKey("foobar"), "85944171f73967e8");
+  EXPECT_EQ(ProcessKey(std::string(100000, 'x')).size(), 16u);
 }
 
 TEST(DashboardTargetTest, QueryParametersDecodeAndRepeat) {

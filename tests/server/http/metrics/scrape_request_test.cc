@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace memfleet::metrics {
 namespace {
@@ -35,6 +37,26 @@ TEST(ScrapeRequestTest, BadTargetsAndTooManyFieldsAre400) {
   ScrapeRoute many = RouteScrapeRequest("GET", "/metrics", kMaxRequestFields + 1);
   EXPECT_EQ(many.status, 400);
   EXPECT_NE(many.reason.find("header fields"), std::string::npos);
+}
+
+// DNS rebinding sends the attacker's own name as Host; an address or localhost cannot be rebound.
+TEST(ScrapeRequestTest, TheHostHeaderMustNameThisServer) {
+  const std::vector<std::string> none;
+  for (const char* host : {"127.0.0.1", "127.0.0.1:9420", "10.1.2.3:80", "localhost", "LocalHost:9420", "[::1]",
+                           "[::1]:9420", "[fe80::1]:1"}) {
+    EXPECT_TRUE(HostNamesThisServer(host, none)) << host;
+  }
+  EXPECT_TRUE(HostNamesThisServer(std::nullopt, none)) << "no Host field: not a browser";
+  for (const char* host : {"rebind.evil.example:9420", "evil.example", "", ":9420", "127.0.0.1.evil.example",
+                           "localhost.evil.example", "127.0.0.1:port", "127.0.0.1:123456", "::1", "[::1", "[::1]x",
+                           "[evil.example]", "127.1", "0x7f.0.0.1", "lab-a:9420"}) {
+    EXPECT_FALSE(HostNamesThisServer(host, none)) << host;
+  }
+  const std::vector<std::string> names = {"lab-a", "lab-a.example"};
+  EXPECT_TRUE(HostNamesThisServer("lab-a:9420", names));
+  EXPECT_TRUE(HostNamesThisServer("LAB-A.example", names)) << "names compare without case";
+  EXPECT_FALSE(HostNamesThisServer("lab-b:9420", names));
+  EXPECT_FALSE(HostNamesThisServer("lab-a.example.evil:9420", names));
 }
 
 }  // namespace
