@@ -118,7 +118,7 @@ IngestService::Reactor::Next IngestService::Reactor::OnHello(bool read, v1::Agen
   device_id_ = opened->device.device_id;
   service_.WatchTokenOf(principal_, session_);
   agent_ = std::make_unique<AgentStream>(
-      AgentStreamDeps{service_.store_, service_.registry_, /*pool=*/nullptr, service_.sweeps_, service_.ingestor_,
+      AgentStreamDeps{service_.store_, service_.registry_, &service_.writer_, service_.sweeps_, service_.ingestor_,
                       service_.authorizer_, service_.options_},
       session_, std::move(opened->device), principal_);
   phase_ = Phase::kStreaming;

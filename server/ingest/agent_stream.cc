@@ -157,25 +157,33 @@ absl::Status AgentStream::OnEnd(const v1::CaptureEnd& end) {
 }
 
 void AgentStream::QueueCapture() {
-  auto job = std::make_shared<AssembledCapture>(std::move(current_));
+  const bool urgent = !current_.sweep_id.empty();
+  AssembledCapture assembled = std::move(current_);
   current_ = AssembledCapture();
-  pending_->Add();
-  // The job owns what it uses (the session, the pending count), never the stream itself.
-  auto ingest = [ingestor = &deps_.ingestor, session = session_, pending = pending_, job,
-                 counters = deps_.options.counters, queued_at = std::chrono::steady_clock::now()] {
-    v1::ServerMessage answer = ingestor->Ingest(std::move(*job));
-    CountAnswer(counters, answer, std::chrono::steady_clock::now() - queued_at);
-    session->Write(answer);
+  const auto queued_at = std::chrono::steady_clock::now();
+  // Owns what it uses (the session, the pending count), never the stream itself.
+  auto answer = [session = session_, pending = pending_, counters = deps_.options.counters,
+                 queued_at](const v1::ServerMessage& message) {
+    CountAnswer(counters, message, std::chrono::steady_clock::now() - queued_at);
+    session->Write(message);
     pending->Done();
   };
-  if (deps_.pool == nullptr) {
-    ingest();
+  pending_->Add();
+  CaptureIngestor::Prepared prepared = deps_.ingestor.Prepare(std::move(assembled));
+  if (prepared.answer.has_value()) {
+    answer(*prepared.answer);
     return;
   }
-  if (!deps_.pool->Submit(std::move(ingest))) {
-    pending_->Done();
-    current_ = std::move(*job);
-    Reject(absl::StatusCode::kUnavailable, "the server is shutting down", /*retry=*/true);
+  if (deps_.writer == nullptr) {
+    answer(deps_.ingestor.Committed(prepared, deps_.store.PutCapture(prepared.record)));
+    return;
+  }
+  const std::string capture_id = prepared.record.capture_id, sweep_id = prepared.record.sweep_id;
+  if (!deps_.writer->Submit(std::move(prepared), urgent, answer)) {
+    if (deps_.sweeps != nullptr) {
+      deps_.sweeps->OnFailed(sweep_id, device_.device_id, capture_id, "the server is shutting down");
+    }
+    answer(MakeRejected(capture_id, absl::StatusCode::kUnavailable, "the server is shutting down", /*retry=*/true));
   }
 }
 

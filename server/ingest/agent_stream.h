@@ -1,11 +1,12 @@
 // AgentStream: what one agent's stream does after its Hello was accepted — a state machine over the
 // agent's messages (captures as Begin/Chunk.../End, drop reports, failed commands, heartbeats) that
-// assembles captures, hands each to the worker pool and answers on the session. It holds no gRPC type:
-// IngestService feeds it what the stream reads, and unit tests feed it messages directly.
+// assembles captures, prepares each (engine, encoding) and hands it to the store's writer, and answers on
+// the session. It holds no gRPC type: IngestService feeds it what the stream reads, and unit tests feed it
+// messages directly.
 //
 //   AgentStream agent(deps, session, device);
 //   while (status.ok() && stream->Read(&msg)) status = agent.OnMessage(msg);
-//   agent.Finish();  // waits for the captures still on the pool, so their acks go out
+//   agent.Finish();  // waits for the captures still at the writer, so their acks go out
 //
 // Not thread-safe: one thread at a time feeds it (successive calls may come from different threads if
 // the caller orders them, as IngestService's stream reactor does).
@@ -29,7 +30,7 @@
 #include "server/ingest/ingest_options.h"
 #include "server/security/authorizer.h"
 #include "server/fleet/sweep_coordinator.h"
-#include "server/core/worker_pool.h"
+#include "server/ingest/capture_writer.h"
 #include "storage/capture_store.h"
 
 namespace memfleet::server {
@@ -38,16 +39,16 @@ namespace memfleet::server {
 struct AgentStreamDeps {
   storage::CaptureStore& store;
   AgentRegistry& registry;
-  // Where captures are ingested. Null: on the caller's thread, at their CaptureEnd (the server's streams
-  // already handle each message as a job on the worker pool, one at a time per stream).
-  WorkerPool* pool;
+  // Where captures are stored once prepared (on the caller's thread, at their CaptureEnd). Null: stored
+  // on the caller's thread too, one transaction each.
+  CaptureWriter* writer;
   SweepCoordinator* sweeps;  // null: no sweeps
   CaptureIngestor& ingestor;
   const security::Authorizer& authorizer;  // rechecks the stream's token at each capture
   const IngestOptions& options;
 };
 
-// The captures of one stream still on the worker pool, so that the stream's end can wait for their acks.
+// The captures of one stream still at the writer, so that the stream's end can wait for their acks.
 class PendingJobs {
  public:
   void Add();
@@ -70,7 +71,7 @@ class AgentStream {
   // Handles one message; an error ends the stream with that status.
   absl::Status OnMessage(const v1::AgentMessage& message);
   // The stream ended (the agent closed it, or OnMessage failed): a capture cut short fails its sweep, and
-  // the captures on the pool are waited for.
+  // the captures at the writer are waited for.
   void Finish();
 
  private:

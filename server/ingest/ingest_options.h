@@ -9,6 +9,7 @@
 #include <string>
 
 #include "proto/capture_codec.h"
+#include "server/ingest/capture_writer.h"
 #include "server/ingest/clock_skew.h"
 #include "server/ingest/delta_keyframes.h"
 #include "server/ingest/hello_watchdog.h"
@@ -35,6 +36,7 @@ struct IngestOptions {
   std::chrono::milliseconds token_recheck{10000};
   // Captures stored, duplicate and rejected, and the ingest latency, for /metrics; null: not counted.
   metrics::ServerCounters* counters = nullptr;
+  CaptureWriter::Options writer;  // group commit (capture_writer.h)
 };
 
 }  // namespace memfleet::server

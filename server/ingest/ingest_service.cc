@@ -96,6 +96,7 @@ IngestService::IngestService(storage::CaptureStore& store, AgentRegistry& regist
         return o;
       }()),
       ingestor_(store, sweeps, options_.now, options_.delta),
+      writer_(store, ingestor_, options_.writer),
       hello_watchdog_(options_.hello) {
   if (options_.token_recheck.count() > 0) {
     recheck_thread_ = std::thread([this] { RecheckTokens(); });

@@ -33,6 +33,7 @@
 #include "proto/capture_codec.h"
 #include "server/fleet/agent_registry.h"
 #include "server/ingest/capture_ingestor.h"
+#include "server/ingest/capture_writer.h"
 #include "server/ingest/clock_skew.h"
 #include "server/ingest/hello_watchdog.h"
 #include "server/ingest/ingest_options.h"
@@ -64,6 +65,7 @@ class IngestService final : public v1::AgentService::CallbackService {
   const security::Authorizer& authorizer_;
   const IngestOptions options_;
   CaptureIngestor ingestor_;
+  CaptureWriter writer_;  // group commit of every stream's captures
   HelloWatchdog hello_watchdog_;
   std::atomic<bool> accepting_{true};
 
