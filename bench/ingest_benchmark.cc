@@ -451,7 +451,7 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
   server::DeltaOptions delta;
   delta.keyframe_every = keyframe_every;
   delta.enabled = keyframe_every > 1;
-  server::DeltaKeyframes keyframes(delta);  // as CaptureIngestor keeps them
+  server::DeltaKeyframes keyframes(delta, store->get());  // as CaptureIngestor keeps them
   size_t n = 0, deltas = 0;
   uint64_t raw = 0, z_server = 0, z9 = 0;
   auto timed = [](Step& s, auto&& fn) {
@@ -484,13 +484,12 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
       record.report.device_id = load.device_id;
       record.report.captured_at = w.messages.front().begin().captured_at();
       timed(steps[kJson], [&] { record.report_json = report::ReportToJson(record.report, -1); });
-      // As CaptureIngestor::Ingest (the keyframe built after its commit is timed here too: it is on the
-      // ack path's thread).
+      // As CaptureIngestor::Prepare (a new keyframe's digest is built at its device's next capture, read
+      // back from the store: timed here too).
       timed(steps[kZstdServer], [&] {
         server::DeltaKeyframes::StoredForm form = keyframes.Encode(capture, w.capture_id, load.device_id,
                                                                    record.report.captured_at,
                                                                    server::kIngestCompressionLevel);
-        (void)keyframes.Stored(load.device_id, w.capture_id, form);
         record.raw_codec = form.codec;
         record.raw_blob = std::move(form.blob);
         record.raw_base = form.base;
@@ -515,6 +514,7 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
         std::fprintf(stderr, "breakdown: capture %s not stored\n", w.capture_id.c_str());
         return false;
       }
+      keyframes.Stored(load.device_id, w.capture_id, record.raw_base, record.raw_blob.size());
       raw += record.raw_bytes;
       z_server += record.raw_blob.size();
       z9 += blob9.size();

@@ -298,7 +298,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
   app.add_option("--delta-cache-mb", delta_cache_mb,
-                 "memory for the devices' keyframes, MiB (a device evicted stores its next capture whole)")
+                 "memory for the devices' keyframes, MiB (a device without room reads its keyframe back from the "
+                 "database for each capture)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
 
