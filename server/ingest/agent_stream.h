@@ -5,8 +5,14 @@
 // messages directly.
 //
 //   AgentStream agent(deps, session, device);
-//   while (status.ok() && stream->Read(&msg)) status = agent.OnMessage(msg);
+//   while (status.ok() && stream->Read(&msg)) {
+//     status = agent.OnMessage(msg);
+//     if (size_t short_bytes = agent.UnreservedBytes()) agent.AddLease(... wait for the budget ...);
+//   }
 //   agent.Finish();  // waits for the captures still at the writer, so their acks go out
+//
+// With an in-flight budget (IngestOptions::inflight), a capture holds a lease of it from its Begin until
+// it is answered: the caller reserves what UnreservedBytes says before it reads the capture's next message.
 //
 // Not thread-safe: one thread at a time feeds it (successive calls may come from different threads if
 // the caller orders them, as IngestService's stream reactor does).
@@ -17,6 +23,8 @@
 #ifndef MEMFLEET_SERVER_INGEST_AGENT_STREAM_H_
 #define MEMFLEET_SERVER_INGEST_AGENT_STREAM_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -31,6 +39,7 @@
 #include "server/security/authorizer.h"
 #include "server/fleet/sweep_coordinator.h"
 #include "server/ingest/capture_writer.h"
+#include "server/ingest/inflight_budget.h"
 #include "storage/capture_store.h"
 
 namespace memfleet::server {
@@ -74,6 +83,14 @@ class AgentStream {
   // the captures at the writer are waited for.
   void Finish();
 
+  // Bytes of the in-flight budget the capture being received needs beyond its lease (0 without a budget,
+  // or between captures): reserve them before reading on.
+  size_t UnreservedBytes() const;
+  // Adds a lease reserved for the capture being received (released when it is answered or dropped).
+  void AddLease(InflightBudget::Lease lease);
+  // Whether the capture being received was asked for by a sweep (its room is reserved ahead of others).
+  bool InSweepCapture() const { return assembler_.active() && !current_.sweep_id.empty(); }
+
  private:
   absl::Status OnBegin(const v1::CaptureBegin& begin);
   absl::Status OnChunk(const v1::CaptureChunk& chunk);
@@ -93,6 +110,9 @@ class AgentStream {
   std::shared_ptr<PendingJobs> pending_ = std::make_shared<PendingJobs>();
   wire::CaptureAssembler assembler_;
   AssembledCapture current_;
+  uint64_t announced_bytes_ = 0;  // the current capture's Begin: content bytes and node count
+  uint64_t announced_nodes_ = 0;
+  InflightBudget::Lease lease_;   // the current capture's share of the in-flight budget
   std::string skip_id_;  // a rejected capture whose remaining chunks and end are dropped quietly
 };
 
