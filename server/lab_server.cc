@@ -111,6 +111,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.hello = options.hello;
   ingest.token_recheck = options.token_recheck;
   ingest.counters = &s->counters_;
+  ingest.writer = options.writer;
   if (options.max_inflight_bytes > 0) {
     s->inflight_ = std::make_unique<InflightBudget>(InflightBudget::Options{options.max_inflight_bytes});
     ingest.inflight = s->inflight_.get();

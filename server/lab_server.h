@@ -64,6 +64,7 @@ struct LabServerOptions {
   // What the captures in flight (received, not yet answered) of all agent streams may hold; a stream
   // whose capture does not fit waits unread (docs/performance.md, "Memory"). 0: unbounded.
   size_t max_inflight_bytes = size_t{64} << 20;
+  CaptureWriter::Options writer;  // group commit of captures (server/ingest/capture_writer.h)
   HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
   std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)
   // GET /metrics over HTTP(S) (docs/metrics.md); off while http.listen is "". Its TLS files are the
