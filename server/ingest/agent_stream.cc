@@ -196,6 +196,8 @@ void AgentStream::QueueCapture() {
     answer(deps_.ingestor.Committed(prepared, deps_.store.PutCapture(prepared.record)));
     return;
   }
+  // Until its commit it holds only its record: the room of its nodes goes to the streams waiting for it.
+  lease->ShrinkTo(CaptureIngestor::HeldBytes(prepared));
   const std::string capture_id = prepared.record.capture_id, sweep_id = prepared.record.sweep_id;
   if (!deps_.writer->Submit(std::move(prepared), urgent, answer)) {
     if (deps_.sweeps != nullptr) {

@@ -139,6 +139,11 @@ CaptureIngestor::Prepared CaptureIngestor::Prepare(AssembledCapture c) {
   return p;
 }
 
+size_t CaptureIngestor::HeldBytes(const Prepared& p) {
+  const storage::CaptureRecord& r = p.record;
+  return sizeof(p) + 2 * r.report_json.size() + r.raw_blob.size() + r.capture_id.size() + r.raw_base.size();
+}
+
 v1::ServerMessage CaptureIngestor::Committed(const Prepared& p, const absl::StatusOr<bool>& inserted) {
   if (p.answer.has_value()) return *p.answer;
   const storage::CaptureRecord& record = p.record;

@@ -68,6 +68,9 @@ class CaptureIngestor {
   // Everything before the commit: the checks, the duplicate lookup, the engine and the stored form. The
   // capture's nodes are freed when it returns; the record keeps only what is stored.
   Prepared Prepare(AssembledCapture capture);
+  // What a prepared capture holds until its commit (its report twice, as JSON and parsed, and its blob),
+  // for the in-flight budget.
+  static size_t HeldBytes(const Prepared& prepared);
   // After the store answered for `prepared.record`: `inserted` is what PutCapture(s) said of it.
   v1::ServerMessage Committed(const Prepared& prepared, const absl::StatusOr<bool>& inserted);
   // Prepare, PutCapture (one transaction) and Committed on this thread.

@@ -22,55 +22,77 @@ size_t InflightBytesOfCapture(uint64_t content_bytes, uint64_t node_count) {
   return InflightBytesOfHeld(Clamp(content_bytes) + Clamp(node_count) * kNodeOverheadBytes);
 }
 
-InflightBudget::Lease::Lease(Lease&& other) noexcept : budget_(other.budget_), bytes_(other.bytes_) {
-  other.budget_ = nullptr;
-  other.bytes_ = 0;
-}
+InflightBudget::Lease::Lease(Lease&& other) noexcept
+    : budget_(std::exchange(other.budget_, nullptr)),
+      urgent_bytes_(std::exchange(other.urgent_bytes_, 0)),
+      ordinary_bytes_(std::exchange(other.ordinary_bytes_, 0)) {}
 
 InflightBudget::Lease& InflightBudget::Lease::operator=(Lease&& other) noexcept {
   if (this != &other) {
     Release();
     budget_ = std::exchange(other.budget_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
+    urgent_bytes_ = std::exchange(other.urgent_bytes_, 0);
+    ordinary_bytes_ = std::exchange(other.ordinary_bytes_, 0);
   }
   return *this;
 }
 
 void InflightBudget::Lease::Merge(Lease other) {
-  if (other.bytes_ == 0) return;
+  if (other.bytes() == 0) return;
   if (budget_ == nullptr) budget_ = other.budget_;
-  bytes_ += std::exchange(other.bytes_, 0);
+  urgent_bytes_ += std::exchange(other.urgent_bytes_, 0);
+  ordinary_bytes_ += std::exchange(other.ordinary_bytes_, 0);
   other.budget_ = nullptr;
+}
+
+void InflightBudget::Lease::ShrinkTo(size_t keep_bytes) {
+  if (budget_ == nullptr || keep_bytes >= bytes()) return;
+  const size_t keep_urgent = std::min(urgent_bytes_, keep_bytes);
+  const size_t keep_ordinary = std::min(ordinary_bytes_, keep_bytes - keep_urgent);
+  const size_t give_urgent = urgent_bytes_ - keep_urgent, give_ordinary = ordinary_bytes_ - keep_ordinary;
+  urgent_bytes_ = keep_urgent;
+  ordinary_bytes_ = keep_ordinary;
+  budget_->Give(give_urgent, give_ordinary);
 }
 
 void InflightBudget::Lease::Release() {
   InflightBudget* budget = std::exchange(budget_, nullptr);
-  const size_t bytes = std::exchange(bytes_, 0);
-  if (budget != nullptr && bytes > 0) budget->Give(bytes);
+  const size_t urgent = std::exchange(urgent_bytes_, 0), ordinary = std::exchange(ordinary_bytes_, 0);
+  if (budget != nullptr && urgent + ordinary > 0) budget->Give(urgent, ordinary);
 }
 
 InflightBudget::InflightBudget(Options options) : options_(options) {}
 
-bool InflightBudget::FitsLocked(size_t bytes, bool urgent) const {
-  if (used_ == 0) return true;  // one capture larger than the budget still goes, alone
-  const double share = urgent ? 1.0 : 1.0 - std::clamp(options_.urgent_share, 0.0, 1.0);
-  const auto limit = static_cast<size_t>(static_cast<double>(options_.capacity_bytes) * share);
-  return used_ + bytes <= limit;
+size_t InflightBudget::LimitLocked(double share) const {
+  return static_cast<size_t>(static_cast<double>(options_.capacity_bytes) * std::clamp(share, 0.0, 1.0));
 }
 
-void InflightBudget::TakeLocked(size_t bytes) {
-  used_ += bytes;
-  peak_ = std::max(peak_, used_);
+bool InflightBudget::FitsLocked(size_t bytes, bool urgent) const {
+  const size_t used = used_urgent_ + used_ordinary_;
+  if (used == 0) return true;  // one capture larger than the budget still goes, alone
+  if (used + bytes > options_.capacity_bytes) return false;
+  // An urgent one larger than its share still goes when no other urgent one holds room: else the periodic
+  // captures, which always get one at a time, could keep it waiting for ever.
+  if (urgent) return used_urgent_ == 0 || used_urgent_ + bytes <= LimitLocked(options_.urgent_share);
+  if (used_ordinary_ + bytes > LimitLocked(options_.ordinary_share)) return false;
+  // While sweeps' captures wait, periodic ones keep what sweeps may not take — one capture at least.
+  return urgent_.empty() || used_ordinary_ == 0 ||
+         used_ordinary_ + bytes <= options_.capacity_bytes - LimitLocked(options_.urgent_share);
+}
+
+void InflightBudget::TakeLocked(size_t bytes, bool urgent) {
+  (urgent ? used_urgent_ : used_ordinary_) += bytes;
+  peak_ = std::max(peak_, used_urgent_ + used_ordinary_);
 }
 
 InflightBudget::Reservation InflightBudget::Reserve(size_t bytes, bool urgent, Grant grant) {
   Reservation r;
   absl::MutexLock lock(&mu_);
   // Nobody passes those already waiting in front: urgent ones wait only for urgent ones.
-  const bool first = urgent ? urgent_.empty() : urgent_.empty() && ordinary_.empty();
+  const bool first = urgent ? urgent_.empty() : ordinary_.empty();
   if (first && FitsLocked(bytes, urgent)) {
-    TakeLocked(bytes);
-    r.lease = Lease(this, bytes);
+    TakeLocked(bytes, urgent);
+    r.lease = Lease(this, bytes, urgent);
     return r;
   }
   r.waiter = next_waiter_++;
@@ -113,25 +135,25 @@ void InflightBudget::Promote(Waiter waiter) {
 std::vector<InflightBudget::Granted> InflightBudget::GrantLocked() {
   std::vector<Granted> granted;
   for (;;) {
-    std::deque<Waiting>* queue = nullptr;
-    if (!urgent_.empty()) {
-      if (FitsLocked(urgent_.front().bytes, true)) queue = &urgent_;
-    } else if (!ordinary_.empty() && FitsLocked(ordinary_.front().bytes, false)) {
-      queue = &ordinary_;
+    bool urgent = true;
+    if (urgent_.empty() || !FitsLocked(urgent_.front().bytes, true)) {
+      if (ordinary_.empty() || !FitsLocked(ordinary_.front().bytes, false)) return granted;
+      urgent = false;
     }
-    if (queue == nullptr) return granted;
-    Waiting w = std::move(queue->front());
-    queue->pop_front();
-    TakeLocked(w.bytes);
-    granted.push_back(Granted{Lease(this, w.bytes), std::move(w.grant)});
+    std::deque<Waiting>& queue = urgent ? urgent_ : ordinary_;
+    Waiting w = std::move(queue.front());
+    queue.pop_front();
+    TakeLocked(w.bytes, urgent);
+    granted.push_back(Granted{Lease(this, w.bytes, urgent), std::move(w.grant)});
   }
 }
 
-void InflightBudget::Give(size_t bytes) {
+void InflightBudget::Give(size_t urgent_bytes, size_t ordinary_bytes) {
   std::vector<Granted> granted;
   {
     absl::MutexLock lock(&mu_);
-    used_ -= std::min(used_, bytes);
+    used_urgent_ -= std::min(used_urgent_, urgent_bytes);
+    used_ordinary_ -= std::min(used_ordinary_, ordinary_bytes);
     granted = GrantLocked();
   }
   for (Granted& g : granted) g.grant(std::move(g.lease));
@@ -139,7 +161,7 @@ void InflightBudget::Give(size_t bytes) {
 
 size_t InflightBudget::used_bytes() const {
   absl::MutexLock lock(&mu_);
-  return used_;
+  return used_urgent_ + used_ordinary_;
 }
 
 size_t InflightBudget::peak_used_bytes() const {

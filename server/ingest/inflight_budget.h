@@ -9,11 +9,15 @@
 //   });
 //   if (r.lease.has_value()) ... room now ...
 //
-// Who waits gets room in order: urgent reservations (sweeps' captures) before every ordinary one, each kind
-// first come, first served, so a large capture is never passed over for ever by small ones. Ordinary
-// reservations may fill only `1 - urgent_share` of the budget: when a sweep starts, its captures find room
-// at once instead of waiting for the periodic ones already admitted. One reservation larger than the budget
-// is granted when nothing else is held, so it waits but does not wait for ever.
+// Who waits gets room in order: urgent reservations (sweeps' captures) before ordinary ones, each kind first
+// come, first served, so a large capture is never passed over for ever by small ones. Ordinary
+// reservations may hold only `ordinary_share` of the budget: when a sweep starts, its captures find room at
+// once instead of waiting for the periodic ones already admitted. Urgent ones may hold `urgent_share`, and
+// while they wait ordinary ones get room only up to the rest (at least one capture): a sweep over
+// thousands of devices takes most of the room, but the periodic captures that arrive meanwhile are not
+// held for the whole sweep (an urgent one larger than its share goes once no other urgent one holds room).
+// One reservation larger than the budget is granted when nothing else is held, so it waits but does not
+// wait for ever.
 //
 // Thread-safe. Grants are called without the budget's lock, on the thread that freed the room (a Lease's
 // release); they must not wait.
@@ -36,8 +40,8 @@ class InflightBudget {
  public:
   struct Options {
     size_t capacity_bytes = size_t{64} << 20;
-    // Kept for urgent reservations: ordinary ones may hold at most capacity × (1 - urgent_share).
-    double urgent_share = 0.25;
+    double ordinary_share = 0.75;  // of the capacity, at most, for ordinary reservations
+    double urgent_share = 0.875;   // ... for urgent ones; ordinary ones keep the rest while urgent ones wait
   };
 
   // Bytes held; given back when released or destroyed. Move-only.
@@ -50,17 +54,21 @@ class InflightBudget {
     Lease& operator=(const Lease&) = delete;
     ~Lease() { Release(); }
 
-    size_t bytes() const { return bytes_; }
+    size_t bytes() const { return urgent_bytes_ + ordinary_bytes_; }
     // Takes over `other`'s bytes (of the same budget, or `other` holds none).
     void Merge(Lease other);
+    // Gives back all but `keep_bytes` (a capture that shrank: accounted, its nodes freed).
+    void ShrinkTo(size_t keep_bytes);
     // Gives the bytes back (waiters that now fit are granted, on this thread). Idempotent.
     void Release();
 
    private:
     friend class InflightBudget;
-    Lease(InflightBudget* budget, size_t bytes) : budget_(budget), bytes_(bytes) {}
+    Lease(InflightBudget* budget, size_t bytes, bool urgent)
+        : budget_(budget), urgent_bytes_(urgent ? bytes : 0), ordinary_bytes_(urgent ? 0 : bytes) {}
     InflightBudget* budget_ = nullptr;
-    size_t bytes_ = 0;
+    size_t urgent_bytes_ = 0;  // each given back to its kind's count
+    size_t ordinary_bytes_ = 0;
   };
 
   using Waiter = uint64_t;  // 0: none
@@ -98,14 +106,16 @@ class InflightBudget {
     Grant grant;
   };
   bool FitsLocked(size_t bytes, bool urgent) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void TakeLocked(size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  size_t LimitLocked(double share) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TakeLocked(size_t bytes, bool urgent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Grants the waiters at the heads of the queues while they fit; the caller runs the grants unlocked.
   std::vector<Granted> GrantLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Give(size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
+  void Give(size_t urgent_bytes, size_t ordinary_bytes) ABSL_LOCKS_EXCLUDED(mu_);
 
   const Options options_;
   mutable absl::Mutex mu_;
-  size_t used_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t used_urgent_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t used_ordinary_ ABSL_GUARDED_BY(mu_) = 0;
   size_t peak_ ABSL_GUARDED_BY(mu_) = 0;
   Waiter next_waiter_ ABSL_GUARDED_BY(mu_) = 1;
   std::deque<Waiting> urgent_ ABSL_GUARDED_BY(mu_);

@@ -47,9 +47,8 @@ struct Granted {
   }
 };
 
-InflightBudget::Options Capacity(size_t bytes, double urgent_share = 0.25) {
-  return InflightBudget::Options{bytes, urgent_share};
-}
+// The server's shares: ordinary reservations up to 3/4, urgent ones up to 7/8.
+InflightBudget::Options Capacity(size_t bytes) { return InflightBudget::Options{bytes}; }
 
 TEST(InflightBudgetTest, ALeaseHoldsItsBytesUntilReleasedOrDestroyed) {
   InflightBudget budget(Capacity(1000));
@@ -93,22 +92,59 @@ TEST(InflightBudgetTest, OrdinaryReservationsFillThreeQuartersAndThenWaitFirstCo
   EXPECT_EQ(budget.waiting(), 0u);
 }
 
-TEST(InflightBudgetTest, UrgentReservationsUseTheWholeBudgetAndGoBeforeOrdinaryOnes) {
+TEST(InflightBudgetTest, UrgentReservationsFindRoomBeyondTheOrdinaryShareAndGoBeforeOrdinaryOnes) {
   InflightBudget budget(Capacity(1000));
   Granted granted;
   std::optional<Lease> periodic = budget.Reserve(700, false, nullptr).lease;
   ASSERT_TRUE(periodic.has_value());
   EXPECT_FALSE(budget.Reserve(100, false, granted.For(1)).lease.has_value());  // 800 > 750
-  // A sweep's capture passes the waiting periodic one and finds room in the urgent share at once.
+  // A sweep's capture passes the waiting periodic one and finds room beyond the ordinary share at once.
   std::optional<Lease> sweep = budget.Reserve(250, true, granted.For(2)).lease;
   ASSERT_TRUE(sweep.has_value());
   EXPECT_EQ(budget.used_bytes(), 950u);
   // The next one waits (1,050 > 1,000) — but ahead of the periodic one.
   EXPECT_FALSE(budget.Reserve(100, true, granted.For(3)).lease.has_value());
-  sweep->Release();  // 700 + 100 urgent fits; then 800 + 100 ordinary does not (> 750)
+  sweep->Release();  // 700 + 100 urgent fits; then 700 + 100 ordinary does not (> 750)
   EXPECT_EQ(granted.Tags(), (std::vector<int>{3}));
   periodic->Release();  // 100 + 100 <= 750
   EXPECT_EQ(granted.Tags(), (std::vector<int>{3, 1}));
+}
+
+// A sweep over thousands of devices keeps urgent reservations waiting for minutes; the periodic captures
+// that arrive meanwhile still get the eighth urgent ones may not take — one capture at least.
+TEST(InflightBudgetTest, WhileUrgentReservationsWaitOrdinaryOnesKeepAnEighth) {
+  InflightBudget budget(Capacity(1000));
+  Granted granted;
+  std::optional<Lease> sweeps = budget.Reserve(800, true, nullptr).lease;
+  ASSERT_TRUE(sweeps.has_value());
+  EXPECT_FALSE(budget.Reserve(100, true, granted.For(1)).lease.has_value());  // urgent: 900 > 875
+  std::optional<Lease> periodic = budget.Reserve(100, false, nullptr).lease;  // 100 <= 1000 - 875
+  ASSERT_TRUE(periodic.has_value());
+  EXPECT_FALSE(budget.Reserve(50, false, granted.For(2)).lease.has_value());  // 150 > 125 while sweeps wait
+  periodic->Release();  // the urgent one still does not fit (900 > 875); the periodic one does
+  EXPECT_EQ(granted.Tags(), (std::vector<int>{2}));
+  sweeps->Release();
+  EXPECT_EQ(granted.Tags(), (std::vector<int>{2, 1}));
+  // Alone, one periodic capture always goes, even larger than the eighth.
+  granted.Release(1);
+  granted.Release(2);
+  std::optional<Lease> big = budget.Reserve(870, true, nullptr).lease;
+  EXPECT_FALSE(budget.Reserve(100, true, granted.For(3)).lease.has_value());
+  EXPECT_TRUE(budget.Reserve(130, false, nullptr).lease.has_value());  // 1,000 <= 1,000; none held before
+}
+
+// Periodic captures always get room one at a time, so an urgent reservation larger than the urgent share
+// cannot wait for the budget to empty: it goes once no other urgent one holds room and it fits the budget.
+TEST(InflightBudgetTest, AnUrgentReservationLargerThanItsShareGoesOnceNoOtherUrgentOneHoldsRoom) {
+  InflightBudget budget(Capacity(1000));
+  Granted granted;
+  std::optional<Lease> periodic = budget.Reserve(100, false, nullptr).lease;
+  std::optional<Lease> sweep = budget.Reserve(100, true, nullptr).lease;
+  ASSERT_TRUE(periodic.has_value() && sweep.has_value());
+  EXPECT_FALSE(budget.Reserve(900, true, granted.For(1)).lease.has_value());  // 1,100 > 1,000
+  sweep->Release();  // 100 + 900 <= 1,000, though 900 > 875
+  EXPECT_EQ(granted.Tags(), (std::vector<int>{1}));
+  EXPECT_EQ(budget.used_bytes(), 1000u);
 }
 
 TEST(InflightBudgetTest, AReservationLargerThanTheBudgetIsGrantedAloneOnceNothingIsHeld) {
@@ -152,7 +188,7 @@ TEST(InflightBudgetTest, APromotedWaiterGoesAheadOfTheOrdinaryOnes) {
   std::optional<Lease> held = budget.Reserve(700, false, nullptr).lease;
   InflightBudget::Reservation a = budget.Reserve(200, false, granted.For(1));
   InflightBudget::Reservation b = budget.Reserve(200, false, granted.For(2));
-  // b's stream was asked for a sweep's capture: b may now use the urgent share, and 700 + 200 fits it.
+  // b's stream was asked for a sweep's capture: b may now hold urgent room, and 700 + 200 <= 1,000.
   budget.Promote(b.waiter);
   EXPECT_EQ(granted.Tags(), (std::vector<int>{2}));
   budget.Promote(a.waiter + 1000);  // unknown: nothing happens
@@ -170,6 +206,22 @@ TEST(InflightBudgetTest, AMergedLeaseGivesBackEverythingAtOnce) {
   EXPECT_EQ(budget.used_bytes(), 150u);
   lease.Release();
   EXPECT_EQ(budget.used_bytes(), 0u);
+}
+
+TEST(InflightBudgetTest, AShrunkLeaseGivesBackTheRestAndGrantsTheWaiting) {
+  InflightBudget budget(Capacity(1000));
+  Granted granted;
+  std::optional<Lease> lease = budget.Reserve(700, false, nullptr).lease;
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_FALSE(budget.Reserve(300, false, granted.For(1)).lease.has_value());  // 1,000 > 750
+  lease->ShrinkTo(100);  // accounted: only its record is left
+  EXPECT_EQ(lease->bytes(), 100u);
+  EXPECT_EQ(granted.Tags(), (std::vector<int>{1}));
+  EXPECT_EQ(budget.used_bytes(), 400u);
+  lease->ShrinkTo(500);  // never grows
+  EXPECT_EQ(lease->bytes(), 100u);
+  lease->Release();
+  EXPECT_EQ(budget.used_bytes(), 300u);
 }
 
 TEST(InflightBudgetTest, ACaptureIsChargedForItsNodesTwiceOverAndOneChunkMessage) {
