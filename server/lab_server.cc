@@ -167,7 +167,7 @@ absl::Status LabServer::StartHttp(const LabServerOptions& options) {
   http_authorizer_ = std::make_unique<security::Authorizer>(
       *store_, security::AuthorizerOptions{options.http_require_tokens, false});
   metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
-                                                    options.metrics_top_processes);
+                                                    options.metrics_top_processes, ingest_.get());
   if (options.dashboard) {
     dashboard_sessions_ = std::make_unique<DashboardSessions>(RealSteadyClock());
     dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_,

@@ -3,7 +3,7 @@
 // rendered by memfleet::metrics (docs/metrics.md). A report is read once: each device's figures are kept
 // until its latest capture changes, so a scrape parses only the reports stored since the last one.
 //
-//   MetricsSource source(store, registry, &sweeps, counters, /*top_processes=*/20);
+//   MetricsSource source(store, registry, &sweeps, counters, /*top_processes=*/20, &ingest);
 //   absl::StatusOr<std::string> text = source.Render();   // Unavailable when the store cannot answer
 //
 // Thread-safe.
@@ -23,6 +23,7 @@
 #include "server/http/metrics/fleet_metrics.h"
 #include "server/http/metrics/server_counters.h"
 #include "server/fleet/sweep_coordinator.h"
+#include "server/ingest/ingest_service.h"
 #include "storage/query_store.h"
 
 namespace memfleet::server {
@@ -32,10 +33,15 @@ inline constexpr size_t kDefaultMetricsTopProcesses = 20;
 
 class MetricsSource {
  public:
-  // `sweeps` may be null (no sweep figures).
+  // `sweeps` may be null (no sweep figures), `ingest` too (no in-flight and commit figures).
   MetricsSource(storage::QueryStore& store, const AgentRegistry& registry, const SweepCoordinator* sweeps,
-                const metrics::ServerCounters& counters, size_t top_processes)
-      : store_(store), registry_(registry), sweeps_(sweeps), counters_(counters), top_processes_(top_processes) {}
+                const metrics::ServerCounters& counters, size_t top_processes, const IngestService* ingest = nullptr)
+      : store_(store),
+        registry_(registry),
+        sweeps_(sweeps),
+        counters_(counters),
+        top_processes_(top_processes),
+        ingest_(ingest) {}
 
   absl::StatusOr<std::string> Render() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -53,6 +59,7 @@ class MetricsSource {
   const SweepCoordinator* sweeps_;
   const metrics::ServerCounters& counters_;
   const size_t top_processes_;
+  const IngestService* ingest_;
 
   absl::Mutex mu_;  // one render at a time: scrapes are seconds apart, and it bounds the work
   std::map<std::string, CachedFigures> cache_ ABSL_GUARDED_BY(mu_);  // by device id

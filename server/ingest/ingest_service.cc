@@ -229,6 +229,17 @@ absl::StatusOr<IngestService::OpenedSession> IngestService::OpenSession(const se
   return OpenedSession{std::move(session), std::move(device)};
 }
 
+IngestService::Load IngestService::load() const {
+  Load l;
+  if (options_.inflight != nullptr) {
+    l.inflight_bytes = options_.inflight->used_bytes();
+    l.inflight_capacity_bytes = options_.inflight->capacity_bytes();
+    l.streams_waiting_for_room = options_.inflight->waiting();
+  }
+  l.capture_commits = writer_.stats().transactions;
+  return l;
+}
+
 v1::ServerMessage IngestService::Welcome() const {
   v1::ServerMessage welcome;
   welcome.mutable_welcome()->set_interval_s(options_.welcome_interval_s);

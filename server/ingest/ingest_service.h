@@ -56,6 +56,14 @@ class IngestService final : public v1::AgentService::CallbackService {
   void StopAccepting() { accepting_ = false; }
   // Streams whose handler has started and that have not said Hello yet (the Hello watchdog's count).
   size_t streams_waiting_for_hello() const { return hello_watchdog_.waiting(); }
+  // What the ingest holds and has done, for /metrics.
+  struct Load {
+    size_t inflight_bytes = 0;
+    size_t inflight_capacity_bytes = 0;  // 0: unbounded
+    size_t streams_waiting_for_room = 0;
+    uint64_t capture_commits = 0;
+  };
+  Load load() const;
 
  private:
   storage::CaptureStore& store_;
