@@ -11,10 +11,22 @@ std::vector<AdbDevice> ParseAdbDevices(std::string_view output_text) {
   const absl::string_view output(output_text.data(), output_text.size());
   std::vector<AdbDevice> devices;
   for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    line = absl::StripAsciiWhitespace(line);
-    if (line.empty() || absl::StartsWith(line, "List of devices") || absl::StartsWith(line, "*")) continue;
-    // "SERIAL\tSTATE" (adb devices -l appends "usb:... product:..." after the state).
-    std::vector<absl::string_view> fields = absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    line = absl::StripTrailingAsciiWhitespace(line);
+    if (absl::StripAsciiWhitespace(line).empty() || absl::StartsWith(line, "List of devices") ||
+        absl::StartsWith(line, "*")) {
+      continue;
+    }
+    // "SERIAL<TAB>STATE": a serial is what the phone's USB descriptor says, spaces included, so only the
+    // tab ends it. Only `adb devices -l` pads with spaces ("SERIAL   device usb:... product:...").
+    size_t tab = line.find('\t');
+    if (tab != absl::string_view::npos) {
+      std::vector<absl::string_view> rest =
+          absl::StrSplit(line.substr(tab + 1), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      if (tab == 0 || rest.empty()) continue;
+      devices.push_back({std::string(line.substr(0, tab)), std::string(rest[0])});
+      continue;
+    }
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (fields.size() < 2) continue;
     devices.push_back({std::string(fields[0]), std::string(fields[1])});
   }

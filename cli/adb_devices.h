@@ -16,8 +16,9 @@ struct AdbDevice {
   bool usable() const { return state == "device"; }
 };
 
-// One entry per "SERIAL<TAB>STATE" line, in order; the "List of devices attached" header, daemon
-// start-up notes ("* daemon started successfully") and blank lines are skipped.
+// One entry per "SERIAL<TAB>STATE" line, in order (the serial is everything before the tab, spaces and
+// all); the "List of devices attached" header, daemon start-up notes ("* daemon started successfully")
+// and blank lines are skipped.
 std::vector<AdbDevice> ParseAdbDevices(std::string_view output);
 
 // Why a phone in `state` cannot be used, and what to do about it.

@@ -28,17 +28,21 @@ int MillisecondsLeft(SteadyClock::time_point deadline) {
   return left <= 0 ? 0 : static_cast<int>(left);
 }
 
-// Everything the child writes until it closes its end, or false when the deadline passes first.
-bool ReadAll(int fd, SteadyClock::time_point deadline, std::string* out) {
+enum class ReadEnd { kClosed, kDeadline, kTooMuch };
+
+// Everything the child writes until it closes its end, the deadline passes or it wrote more than
+// `max_bytes` (what it wrote up to then is in *out).
+ReadEnd ReadAll(int fd, SteadyClock::time_point deadline, size_t max_bytes, std::string* out) {
   char buffer[16384];
   while (true) {
     struct pollfd p = {fd, POLLIN, 0};
     int ready = poll(&p, 1, MillisecondsLeft(deadline));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return false;
+    if (ready <= 0) return ReadEnd::kDeadline;
     ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return true;
+    if (n <= 0) return ReadEnd::kClosed;
+    if (out->size() + static_cast<size_t>(n) > max_bytes) return ReadEnd::kTooMuch;
     out->append(buffer, static_cast<size_t>(n));
   }
 }
@@ -50,8 +54,8 @@ std::string AdbProgram() {
   return adb != nullptr && adb[0] != '\0' ? std::string(adb) : std::string("adb");
 }
 
-ProcessAdb::ProcessAdb(std::string program, std::chrono::seconds timeout)
-    : program_(std::move(program)), timeout_(timeout) {}
+ProcessAdb::ProcessAdb(std::string program, std::chrono::seconds timeout, size_t max_output_bytes)
+    : program_(std::move(program)), timeout_(timeout), max_output_bytes_(max_output_bytes) {}
 
 absl::StatusOr<AdbResult> ProcessAdb::Run(const std::vector<std::string>& args) {
   int pipe_fds[2];
@@ -79,13 +83,17 @@ absl::StatusOr<AdbResult> ProcessAdb::Run(const std::vector<std::string>& args) 
   }
 
   AdbResult result;
-  bool finished = ReadAll(read_end.get(), SteadyClock::now() + timeout_, &result.output);
-  if (!finished) kill(pid, SIGKILL);
+  const ReadEnd end = ReadAll(read_end.get(), SteadyClock::now() + timeout_, max_output_bytes_, &result.output);
+  if (end != ReadEnd::kClosed) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!finished) {
+  if (end == ReadEnd::kDeadline) {
     return absl::DeadlineExceededError(absl::StrCat("`", command, "` did not finish within ", timeout_.count(), " s"));
+  }
+  if (end == ReadEnd::kTooMuch) {
+    return absl::ResourceExhaustedError(absl::StrCat("`", command, "` printed more than ", max_output_bytes_ >> 20,
+                                                     " MiB; stopped reading it"));
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;

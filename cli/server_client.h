@@ -66,6 +66,9 @@ class ServerClient {
   absl::Status StartSweep(const v1::SweepRequest& request,
                           const std::function<void(const v1::SweepProgress&)>& on_progress);
 
+  // ---- Administration: AdminService, defined in cli/admin_client.cc ----
+  absl::StatusOr<v1::MintAgentTokenResponse> MintAgentToken(const v1::MintAgentTokenRequest& request);
+
   // ---- Baselines: BaselineService, defined in cli/baseline_client.cc ----
   absl::StatusOr<v1::ImportBaselineResponse> ImportBaseline(const v1::ImportBaselineRequest& request);
   absl::StatusOr<v1::GetBaselineResponse> GetBaseline(const v1::GetBaselineRequest& request);

@@ -10,7 +10,15 @@
 #include <ostream>
 #include <string>
 
+#include "common/exit_codes.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace memfleet::cli {
+
+struct CommandLine;  // cli/commands/command_line.h (which includes this header, for the exit codes)
 
 struct AccountArgs {
   std::string root;
@@ -23,11 +31,10 @@ struct AccountArgs {
   bool live_root = false;
 };
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitNotCapture = 1;
-inline constexpr int kExitUsage = 2;
-
 int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err);
+
+// `memfleet account` and its flags on `app`. Of the global server options only --json applies to it.
+CommandLine RegisterAccountCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

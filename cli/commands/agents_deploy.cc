@@ -1,12 +1,22 @@
 // `memfleet agents deploy`: push, tunnel, start and confirm memfleet-agent on each phone.
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "capture/labels.h"
+#include "common/scoped_fd.h"
 #include "cli/commands/agent_phone.h"
 #include "cli/commands/agents_command.h"
 #include "cli/commands/agents_plan.h"
@@ -20,6 +30,7 @@ struct DeployRow {
   std::string device_id;
   std::string abi = "-";
   std::string access = "-";
+  std::string token = "-";  // the agent token's name, and whether it was minted now or kept
   std::string pid = "-";
   std::string state;
   bool failed = false;
@@ -49,13 +60,64 @@ absl::StatusOr<std::string> LocalBinary(const std::string& abi, const AgentsDepl
   return binary;
 }
 
-// The agent token for this phone ("" for none).
+// The agent token made by hand for this phone under --token-dir ("" for none).
 absl::StatusOr<std::string> LocalToken(const std::string& device_id, const AgentsDeployArgs& args) {
-  std::string path = args.token_file;
-  if (!args.token_dir.empty()) path = args.token_dir + "/" + device_id + ".token";
-  if (path.empty()) return std::string();
+  if (args.token_dir.empty()) return std::string();
+  const std::string path = args.token_dir + "/" + device_id + ".token";
   if (absl::Status s = Readable(path, "agent token"); !s.ok()) return s;
   return path;
+}
+
+// A file only this user may read, holding a secret for one push, removed with the object.
+class SecretFile {
+ public:
+  explicit SecretFile(const std::string& secret) {
+    std::string dir = std::filesystem::temp_directory_path().string() + "/memfleet-token-XXXXXX";
+    if (mkdtemp(dir.data()) == nullptr) return;
+    dir_ = dir;
+    const std::string path = dir_ + "/token";
+    ScopedFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!fd.valid() || write(fd.get(), secret.data(), secret.size()) != static_cast<ssize_t>(secret.size())) return;
+    path_ = path;
+  }
+  ~SecretFile() {
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+  SecretFile(const SecretFile&) = delete;
+  SecretFile& operator=(const SecretFile&) = delete;
+
+  const std::string& path() const { return path_; }  // "" when it could not be written
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
+// The phone's agent token after asking the server (--mint-tokens): the one it holds when the server
+// keeps it, else a new one pushed (mode 600, never printed). Fills the row's TOKEN.
+absl::Status MintToken(const AgentsDeployArgs& args, ServerClient& server, AgentPhone& phone, DeployRow& row) {
+  absl::StatusOr<std::string> current =
+      phone.Shell(absl::StrCat("cat ", kPhoneAgentDir, "/token 2>/dev/null; true"));
+  if (!current.ok()) return current.status();
+  v1::MintAgentTokenRequest request;
+  request.set_device_id(row.device_id);
+  request.set_current_token(std::string(absl::StripAsciiWhitespace(*current)));
+  request.set_rotate(args.rotate_tokens);
+  absl::StatusOr<v1::MintAgentTokenResponse> minted = server.MintAgentToken(request);
+  if (!minted.ok()) return minted.status();
+  if (minted->token().empty()) {
+    row.token = minted->token_name() + " (kept)";
+    return absl::OkStatus();
+  }
+  SecretFile file(minted->token());
+  if (file.path().empty()) return absl::InternalError("cannot write the minted token to a private temporary file");
+  if (absl::Status s = phone.Push(file.path(), absl::StrCat(kPhoneAgentDir, "/token")); !s.ok()) return s;
+  if (absl::StatusOr<std::string> s = phone.Shell(absl::StrCat("chmod 600 ", kPhoneAgentDir, "/token")); !s.ok()) {
+    return s.status();
+  }
+  row.token = minted->token_name() + (minted->revoked_token_name().empty() ? " (new)" : " (rotated)");
+  return absl::OkStatus();
 }
 
 absl::Status PushFiles(AgentPhone& phone, const std::string& binary, const std::string& token,
@@ -74,8 +136,19 @@ absl::Status PushFiles(AgentPhone& phone, const std::string& binary, const std::
   return phone.Shell(modes).status();
 }
 
-// Everything up to the agent's start; the row says how far it got.
-absl::Status DeployOne(const AgentsDeployArgs& args, AgentPhone& phone, DeployRow& row) {
+// Where the CLI asks the server: --server, else where the phones dial (127.0.0.1:PORT on this host
+// through adb reverse, or --phone-server).
+ServerArgs QueryOf(const AgentsDeployArgs& args) {
+  ServerArgs query = args.query;
+  if (query.server.empty()) {
+    query.server = args.phone_server.empty() ? absl::StrCat("127.0.0.1:", args.server_port) : args.phone_server;
+  }
+  return query;
+}
+
+// Everything up to the agent's start; the row says how far it got. `server`: for --mint-tokens.
+absl::Status DeployOne(const AgentsDeployArgs& args, const capture::Labels& labels, ServerClient* server,
+                       AgentPhone& phone, DeployRow& row) {
   absl::StatusOr<std::string> abi = phone.GetProp("ro.product.cpu.abi");
   if (!abi.ok()) return abi.status();
   row.abi = abi->empty() ? "-" : *abi;
@@ -92,16 +165,24 @@ absl::Status DeployOne(const AgentsDeployArgs& args, AgentPhone& phone, DeployRo
     if (absl::StatusOr<std::string> s = phone.StopAgent(was); !s.ok()) return s.status();
   }
   if (absl::Status s = PushFiles(phone, *binary, *token, args.query.ca_cert); !s.ok()) return s;
+  if (!token->empty()) row.token = row.device_id + ".token";
+  if (server != nullptr) {
+    if (absl::Status s = MintToken(args, *server, phone, row); !s.ok()) return s;
+  }
 
   PhoneAgentConfig config;
   config.device_id = row.device_id;
   config.server_port = args.server_port;
+  config.server = args.phone_server;
   config.interval_s = args.interval_s;
   config.access = phone.GainAccess();  // before the tunnel: adb root restarts adbd, which drops it
-  config.token = !token->empty();
+  config.token = !token->empty() || server != nullptr;
   config.ca_cert = !args.query.ca_cert.empty();
+  config.labels = labels;
   row.access = std::string(AccessName(config.access));
-  if (absl::Status s = phone.Reverse(args.server_port); !s.ok()) return s;
+  if (config.server.empty()) {
+    if (absl::Status s = phone.Reverse(args.server_port); !s.ok()) return s;
+  }
   const std::string write_config = "printf %s " + ShellQuote(RenderPhoneAgentConfig(config)) + " >" +
                                    kPhoneAgentDir + "/agent.conf";
   if (absl::StatusOr<std::string> s = phone.Shell(write_config); !s.ok()) return s.status();
@@ -113,8 +194,7 @@ absl::Status DeployOne(const AgentsDeployArgs& args, AgentPhone& phone, DeployRo
 
 // Waits until the server lists every started agent's device online, or the timeout passes.
 void ConfirmOnline(const AgentsDeployArgs& args, std::vector<DeployRow>& rows) {
-  ServerArgs query = args.query;
-  if (query.server.empty()) query.server = absl::StrCat("127.0.0.1:", args.server_port);
+  const ServerArgs query = QueryOf(args);
   absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(query);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(args.confirm_timeout_s);
   absl::Status last_error = client.status();
@@ -149,47 +229,123 @@ void ConfirmOnline(const AgentsDeployArgs& args, std::vector<DeployRow>& rows) {
   }
 }
 
+// The checks made before any phone is touched: flags, labels, the name map. The labels and names, or a
+// usage error printed on `err`.
+struct DeployPlan {
+  capture::Labels labels;
+  std::map<std::string, std::string> names;  // serial -> device id (--name-map)
+};
+
+absl::StatusOr<DeployPlan> PlanDeploy(const AgentsDeployArgs& args) {
+  if (args.phone_server.empty() && (args.server_port <= 0 || args.server_port > 65535)) {
+    return absl::InvalidArgumentError("--server-port PORT (1-65535) or --phone-server ADDRESS is required");
+  }
+  if (args.rotate_tokens && !args.mint_tokens) return absl::InvalidArgumentError("--rotate-tokens needs --mint-tokens");
+  if (args.mint_tokens && !args.token_dir.empty()) {
+    return absl::InvalidArgumentError("give --mint-tokens or --token-dir, not both");
+  }
+  if (args.mint_tokens && args.insecure_no_tokens) {
+    return absl::InvalidArgumentError("--mint-tokens gives the agents tokens: drop --insecure-no-tokens");
+  }
+  DeployPlan plan;
+  absl::StatusOr<capture::Labels> labels = capture::ParseLabelFlags(args.labels);
+  if (!labels.ok()) return labels.status();
+  plan.labels = *labels;
+  if (!args.name_map_file.empty()) {
+    std::ifstream in(args.name_map_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return absl::InvalidArgumentError("cannot read --name-map " + args.name_map_file);
+    absl::StatusOr<std::map<std::string, std::string>> names = ParseNameMap(text.str());
+    if (!names.ok()) return absl::InvalidArgumentError(absl::StrCat("--name-map ", args.name_map_file, ": ", names.status().message()));
+    plan.names = *names;
+  }
+  return plan;
+}
+
 }  // namespace
 
+absl::Status CheckServerNeedsTokens(ServerArgs query, int server_port) {
+  if (query.server.empty()) query.server = absl::StrCat("127.0.0.1:", server_port);
+  query.token.clear();
+  query.token_file.clear();
+  query.env_token = "";
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(query);
+  absl::Status answer = client.ok() ? (*client)->ListDevices({}).status() : client.status();
+  if (answer.code() == absl::StatusCode::kUnauthenticated) return absl::OkStatus();
+  if (answer.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the server at ", query.server, " answers calls without a token, so it would take agents without one too: "
+        "adb reverse puts its port on every phone's 127.0.0.1, where any app could then connect as any device and "
+        "make admin calls. Give the server tokens (memfleet-server token add, docs/security.md) and deploy with "
+        "--mint-tokens, or pass --insecure-no-tokens for phones nobody else installs apps on"));
+  }
+  return absl::UnavailableError(absl::StrCat("cannot tell whether the server at ", query.server,
+                                             " requires agent tokens (", answer.message(),
+                                             "); start it first, or pass --insecure-no-tokens"));
+}
+
 int RunAgentsDeploy(const AgentsDeployArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
-  if (args.server_port <= 0 || args.server_port > 65535) {
-    err << "memfleet agents deploy: --server-port PORT is required (1-65535)\n";
-    return kExitUsage;
+  absl::StatusOr<DeployPlan> plan = PlanDeploy(args);
+  if (!plan.ok()) return PrintFailure(plan.status(), "agents deploy", err);
+  if (!args.insecure_no_tokens) {
+    absl::Status secured = CheckServerNeedsTokens(QueryOf(args), args.server_port);
+    if (absl::IsFailedPrecondition(secured)) {
+      err << "memfleet agents deploy: refused: " << secured.message() << "\n";
+      return kExitUsage;
+    }
+    if (!secured.ok()) return PrintFailure(secured, "agents deploy", err);
   }
-  if (!args.token_file.empty() && !args.token_dir.empty()) {
-    err << "memfleet agents deploy: give --token-file or --token-dir, not both\n";
-    return kExitUsage;
-  }
-  int skipped = 0;
-  absl::StatusOr<std::vector<std::string>> serials = SelectPhones(args.target, false, adb, err, &skipped);
-  if (!serials.ok()) return PrintFailure(serials.status(), "agents deploy", err);
+  absl::StatusOr<std::vector<SelectedPhone>> phones = SelectPhones(args.target, false, adb);
+  if (!phones.ok()) return PrintFailure(phones.status(), "agents deploy", err);
 
   std::vector<DeployRow> rows;
-  for (const std::string& serial : *serials) {
+  std::map<std::string, std::string> serial_of_id;
+  for (const SelectedPhone& phone : *phones) {
     DeployRow row;
-    row.serial = serial;
-    row.device_id = DeviceIdForSerial(serial);
-    AgentPhone phone(adb, serial);
-    absl::Status s = DeployOne(args, phone, row);
+    row.serial = phone.serial;
+    auto named = plan->names.find(phone.serial);
+    row.device_id = named != plan->names.end() ? named->second : DeviceIdForSerial(phone.serial);
+    row.state = phone.unusable;
+    row.failed = !phone.unusable.empty();
+    // Two phones under one device id would take turns being refused by the server: refuse the deploy.
+    if (auto [at, fresh] = serial_of_id.emplace(row.device_id, phone.serial); !fresh && !row.failed) {
+      err << "memfleet agents deploy: device id \"" << TerminalSafe(row.device_id) << "\" would name both \""
+          << TerminalSafe(at->second) << "\" and \"" << TerminalSafe(phone.serial)
+          << "\" (--name-map names each phone once); nothing was deployed\n";
+      return kExitUsage;
+    }
+    rows.push_back(std::move(row));
+  }
+  std::unique_ptr<ServerClient> server;
+  if (args.mint_tokens) {
+    absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(QueryOf(args));
+    if (!client.ok()) return PrintFailure(client.status(), "agents deploy", err);
+    server = std::move(*client);
+  }
+  for (DeployRow& row : rows) {
+    if (row.failed) continue;
+    AgentPhone phone(adb, row.serial);
+    absl::Status s = DeployOne(args, plan->labels, server.get(), phone, row);
     row.started = s.ok();
     if (!s.ok()) {
       row.state = std::string(s.message());
       row.failed = true;
     }
-    rows.push_back(std::move(row));
   }
   ConfirmOnline(args, rows);
 
-  TextTable table({{"SERIAL"}, {"DEVICE"}, {"ABI"}, {"ACCESS"}, {"PID", TextTable::kRight}, {"STATE"}});
-  int failed = skipped;
+  TextTable table(
+      {{"SERIAL"}, {"DEVICE"}, {"ABI"}, {"ACCESS"}, {"TOKEN"}, {"PID", TextTable::kRight}, {"STATE"}});
+  size_t failed = 0;
   for (const DeployRow& row : rows) {
-    table.AddRow({row.serial, row.device_id, row.abi, row.access, row.pid, row.state});
+    table.AddRow({row.serial, row.device_id, row.abi, row.access, row.token, row.pid, row.state});
     if (row.failed) ++failed;
   }
   if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
-  out << rows.size() - static_cast<size_t>(failed - skipped) << " of " << rows.size() + skipped
-      << " phones running an agent\n";
-  return failed == 0 ? kExitOk : kExitPhoneFailed;
+  if (rows.empty()) err << "memfleet agents deploy: adb devices lists no phone\n";
+  out << rows.size() - failed << " of " << rows.size() << " phones running an agent\n";
+  return AgentsExitCode(rows.size(), failed);
 }
 
 }  // namespace memfleet::cli

@@ -1,9 +1,11 @@
 #include "cli/commands/agents_plan.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -21,9 +23,26 @@ bool DeviceIdByte(char c) {
          c == '-' || c == ':' || c == '@' || c == '+';
 }
 
-// True while agent.pid names a live memfleet-agent. The cmdline, not kill -0: the shell user may not
-// signal a root agent, and a killed agent nobody reaped yet (a zombie) has an empty cmdline.
-constexpr char kAlive[] = "grep -q memfleet-agent /proc/$p/cmdline 2>/dev/null";
+// Defines `alive`: true while agent.pid ($p) names a running memfleet-agent. $p must be digits only (a
+// pid file is text anyone who can write the folder may plant), and the process's executable, which the
+// kernel sets and no process can rewrite, must be this folder's agent binary: not kill -0 (the shell user
+// may not signal a root agent) and not the command line (any process may put "memfleet-agent" in it). A
+// killed agent nobody reaped yet (a zombie) has no executable.
+std::string AliveFunction(const std::string& read_exe) {
+  return absl::StrCat("alive() { case \"$p\" in ''|*[!0-9]*) return 1 ;; esac; [ \"$(", read_exe, ")\" = ",
+                      kPhoneAgentDir, "/memfleet-agent ]; }; ");
+}
+
+// As the agent's own user: the start and stop commands run with its access (WithAccess) already.
+std::string AliveAsCaller() { return AliveFunction("readlink /proc/$p/exe 2>/dev/null"); }
+
+// For the probe, which runs as the shell user: the shell user may not read a root process's exe, so a
+// phone whose agent runs through su asks su ($p is digits by then).
+std::string AliveForProbe() {
+  return AliveFunction(
+      "if grep -qx access=su agent.conf; then su -c \"readlink /proc/$p/exe\"; else readlink /proc/$p/exe; fi "
+      "2>/dev/null");
+}
 
 }  // namespace
 
@@ -58,6 +77,36 @@ std::string DeviceIdForSerial(std::string_view serial) {
   return id;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> ParseNameMap(std::string_view text) {
+  std::map<std::string, std::string> names;
+  std::map<std::string, std::string> serial_of_name;
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(Absl(text), '\n')) {
+    ++number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    size_t blank = line.find_last_of(" \t");
+    if (blank == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", number, ": not \"SERIAL NAME\""));
+    }
+    std::string serial(absl::StripTrailingAsciiWhitespace(line.substr(0, blank)));
+    std::string name(line.substr(blank + 1));
+    if (DeviceIdForSerial(name) != name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", number, ": name \"", name, "\" is not a device id (1-128 of [A-Za-z0-9._:@+-])"));
+    }
+    if (names.count(serial) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", number, ": serial \"", serial, "\" is named twice"));
+    }
+    if (auto [at, fresh] = serial_of_name.emplace(name, serial); !fresh) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", number, ": name \"", name, "\" is given to \"",
+                                                     at->second, "\" already"));
+    }
+    names[serial] = name;
+  }
+  return names;
+}
+
 std::string AccessName(AccessLevel access) {
   switch (access) {
     case AccessLevel::kAdbRoot: return "adb-root";
@@ -68,9 +117,12 @@ std::string AccessName(AccessLevel access) {
 }
 
 std::string RenderPhoneAgentConfig(const PhoneAgentConfig& config) {
-  return absl::StrCat("device_id=", config.device_id, "\nserver_port=", config.server_port,
+  std::string text = absl::StrCat("device_id=", config.device_id, "\nserver_port=", config.server_port,
                       "\ninterval_s=", config.interval_s, "\naccess=", AccessName(config.access),
                       "\ntoken=", config.token ? 1 : 0, "\nca_cert=", config.ca_cert ? 1 : 0, "\n");
+  if (!config.server.empty()) absl::StrAppend(&text, "server=", config.server, "\n");
+  for (const auto& [key, value] : config.labels) absl::StrAppend(&text, "label=", key, "=", value, "\n");
+  return text;
 }
 
 absl::StatusOr<PhoneAgentConfig> ParsePhoneAgentConfig(std::string_view text) {
@@ -94,6 +146,17 @@ absl::StatusOr<PhoneAgentConfig> ParsePhoneAgentConfig(std::string_view text) {
       ok = value == "adb-root" || value == "su" || value == "shell";
       config.access = value == "adb-root" ? AccessLevel::kAdbRoot
                                           : (value == "su" ? AccessLevel::kSu : AccessLevel::kShell);
+    } else if (key == "server") {
+      ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+             return absl::ascii_isalnum(static_cast<unsigned char>(c)) || absl::string_view(".:_-[]/").find(c) !=
+                                                                                absl::string_view::npos;
+           });
+      config.server = std::string(value);
+    } else if (key == "label") {
+      absl::StatusOr<std::pair<std::string, std::string>> label =
+          capture::ParseLabel(std::string_view(value.data(), value.size()));
+      ok = label.ok();
+      if (ok) config.labels[label->first] = label->second;
     } else if (key == "token" || key == "ca_cert") {
       ok = value == "0" || value == "1";
       (key == "token" ? config.token : config.ca_cert) = value == "1";
@@ -122,35 +185,38 @@ std::string WithAccess(AccessLevel access, const std::string& command) {
 
 std::string AgentCommandLine(const PhoneAgentConfig& config) {
   const std::string dir = kPhoneAgentDir;
-  std::string line = absl::StrCat(dir, "/memfleet-agent --server 127.0.0.1:", config.server_port,
-                                  " --device-id ", ShellQuote(config.device_id), " --root / --interval ",
-                                  config.interval_s, " --spool ", dir, "/spool");
+  const std::string server =
+      config.server.empty() ? absl::StrCat("127.0.0.1:", config.server_port) : config.server;
+  std::string line = absl::StrCat(dir, "/memfleet-agent --server ", ShellQuote(server), " --device-id ",
+                                  ShellQuote(config.device_id), " --root / --interval ", config.interval_s,
+                                  " --spool ", dir, "/spool");
   if (config.token) absl::StrAppend(&line, " --token-file ", dir, "/token");
   if (config.ca_cert) absl::StrAppend(&line, " --ca-cert ", dir, "/ca.pem");
+  for (const auto& [key, value] : config.labels) absl::StrAppend(&line, " --label ", ShellQuote(key + "=" + value));
   return line;
 }
 
 std::string StartAgentCommand(const PhoneAgentConfig& config) {
   // The background child is no process-group leader (no job control in sh -c), so setsid makes the
   // session without forking and $! is the agent's own pid.
-  return absl::StrCat("cd ", kPhoneAgentDir, " || exit 1; p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ",
-                      kAlive, "; then echo \"running $p\"; exit 0; fi; rm -f agent.stopped; setsid nohup ", AgentCommandLine(config),
+  return absl::StrCat("cd ", kPhoneAgentDir, " || exit 1; ", AliveAsCaller(),
+                      "p=$(cat agent.pid 2>/dev/null); if alive; then echo \"running $p\"; exit 0; fi; "
+                      "rm -f agent.stopped; setsid nohup ", AgentCommandLine(config),
                       " </dev/null >>", kPhoneAgentDir, "/agent.log 2>&1 & echo $! >agent.pid; echo \"started $!\"");
 }
 
 std::string StopAgentCommand() {
-  const std::string wait = absl::StrCat("i=0; while ", kAlive, " && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done");
+  const std::string wait = "i=0; while alive && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done";
   // agent.stopped tells supervise that nobody wants this agent to run.
   return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null || { echo 'not running'; exit 0; }; : >agent.stopped; ",
-                      "p=$(cat agent.pid 2>/dev/null); if [ -z \"$p\" ] || ! ", kAlive,
-                      "; then rm -f agent.pid; echo 'not running'; exit 0; fi; kill $p; ", wait, "; if ", kAlive,
-                      "; then kill -9 $p; ", wait, "; fi; if ", kAlive,
-                      "; then echo \"still running $p\"; exit 1; fi; rm -f agent.pid; echo \"stopped $p\"");
+                      AliveAsCaller(), "p=$(cat agent.pid 2>/dev/null); if ! alive; then rm -f agent.pid; ",
+                      "echo 'not running'; exit 0; fi; kill \"$p\"; ", wait, "; if alive; then kill -9 \"$p\"; ", wait,
+                      "; fi; if alive; then echo \"still running $p\"; exit 1; fi; rm -f agent.pid; echo \"stopped $p\"");
 }
 
 std::string ProbeAgentCommand() {
   return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null && [ -f agent.conf ] || { echo 'not deployed'; exit 0; }; ",
-                      "p=$(cat agent.pid 2>/dev/null); if [ -n \"$p\" ] && ", kAlive,
+                      AliveForProbe(), "p=$(cat agent.pid 2>/dev/null); if alive",
                       "; then echo \"running $p\"; elif [ -f agent.stopped ]; then echo stopped; else echo died; fi; ",
                       "echo ---; cat agent.conf");
 }

@@ -7,17 +7,23 @@
 #ifndef MEMFLEET_CLI_COMMANDS_AGENTS_PLAN_H_
 #define MEMFLEET_CLI_COMMANDS_AGENTS_PLAN_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "capture/labels.h"
 
 namespace memfleet::cli {
 
 // Everything the agent needs on a phone lives here: shell and root may both write it, and it survives
 // reboots.
 inline constexpr char kPhoneAgentDir[] = "/data/local/tmp/memfleet";
+
+// The most of agent.log `agents logs` asks a phone for (its last bytes).
+inline constexpr size_t kAgentLogTailBytes = 4u << 20;
 
 // The static agents of scripts/build-agent, one per ABI memfleet builds.
 struct AgentBinaries {
@@ -36,6 +42,11 @@ absl::StatusOr<std::string> AgentBinaryForAbi(std::string_view abi, const AgentB
 // . _ - : @ +), each other byte replaced by '_', at most 128 bytes.
 std::string DeviceIdForSerial(std::string_view serial);
 
+// `--name-map FILE`: lines "SERIAL NAME" (the name after the last run of blanks, so a serial may hold
+// spaces; '#' starts a comment line), serial -> device id. InvalidArgument naming the line for a name the
+// server would not take as a device id, a serial given twice or a name given twice.
+absl::StatusOr<std::map<std::string, std::string>> ParseNameMap(std::string_view text);
+
 // How the agent runs on a phone: as root through `adb root` (userdebug builds), as root through
 // `su -c` (rooted phones), or as the shell user (what a retail build allows).
 enum class AccessLevel { kAdbRoot, kSu, kShell };
@@ -50,6 +61,9 @@ struct PhoneAgentConfig {
   AccessLevel access = AccessLevel::kShell;
   bool token = false;    // agent token pushed (the agent gets --token-file)
   bool ca_cert = false;  // server CA pushed (the agent connects with TLS)
+  // The address the agent dials; "" = 127.0.0.1:server_port, the lab host's port through adb reverse.
+  std::string server;
+  capture::Labels labels;  // the agent's --label flags: on every capture it sends
 };
 
 std::string RenderPhoneAgentConfig(const PhoneAgentConfig& config);  // key=value lines
@@ -63,7 +77,8 @@ std::string ShellQuote(std::string_view text);
 // `adb root` the shell is root already).
 std::string WithAccess(AccessLevel access, const std::string& command);
 
-// The memfleet-agent command line on the phone (server 127.0.0.1:PORT over `adb reverse`, root /).
+// The memfleet-agent command line on the phone (server 127.0.0.1:PORT over `adb reverse` unless
+// config.server names another, root /).
 std::string AgentCommandLine(const PhoneAgentConfig& config);
 
 // Starts the agent detached (setsid + nohup, stdin /dev/null, output appended to agent.log, pid in

@@ -4,12 +4,10 @@
 #include "absl/strings/str_cat.h"
 #include "cli/adb_devices.h"
 #include "cli/commands/agents_command.h"
-#include "cli/output_format.h"
 
 namespace memfleet::cli {
 
-absl::StatusOr<std::vector<std::string>> SelectPhones(const AgentsTarget& target, bool default_all, Adb& adb,
-                                                      std::ostream& err, int* skipped) {
+absl::StatusOr<std::vector<SelectedPhone>> SelectPhones(const AgentsTarget& target, bool default_all, Adb& adb) {
   if (target.all && !target.serials.empty()) return absl::InvalidArgumentError("give --serial or --all, not both");
   const bool all = target.all || (target.serials.empty() && default_all);
   if (!all && target.serials.empty()) {
@@ -20,33 +18,26 @@ absl::StatusOr<std::vector<std::string>> SelectPhones(const AgentsTarget& target
   if (listed->exit_code != 0) return absl::UnavailableError("adb devices failed: " + listed->output);
   std::vector<AdbDevice> devices = ParseAdbDevices(listed->output);
 
-  std::vector<std::string> serials;
-  auto report = [&](const std::string& serial, const std::string& why) {
-    err << "memfleet agents: " << TerminalSafe(serial) << ": " << why << "; skipped\n";
-    ++*skipped;
-  };
+  std::vector<SelectedPhone> phones;
   if (all) {
-    for (const AdbDevice& d : devices) {
-      if (d.usable()) {
-        serials.push_back(d.serial);
-      } else {
-        report(d.serial, UnusableReason(d.state));
-      }
-    }
-    if (serials.empty() && *skipped == 0) err << "memfleet agents: adb devices lists no phone\n";
-    return serials;
+    for (const AdbDevice& d : devices) phones.push_back({d.serial, d.usable() ? "" : UnusableReason(d.state)});
+    return phones;
   }
   for (const std::string& serial : target.serials) {
     auto it = std::find_if(devices.begin(), devices.end(), [&](const AdbDevice& d) { return d.serial == serial; });
     if (it == devices.end()) {
-      report(serial, "not listed by adb devices");
-    } else if (!it->usable()) {
-      report(serial, UnusableReason(it->state));
+      phones.push_back({serial, "not listed by adb devices"});
     } else {
-      serials.push_back(serial);
+      phones.push_back({serial, it->usable() ? "" : UnusableReason(it->state)});
     }
   }
-  return serials;
+  return phones;
+}
+
+int AgentsExitCode(size_t phones, size_t failed) {
+  if (phones == 0) return kExitNothingToCheck;
+  if (failed == 0) return kExitOk;
+  return failed == phones ? kExitFailed : kExitPartial;
 }
 
 }  // namespace memfleet::cli

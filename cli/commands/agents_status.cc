@@ -147,22 +147,22 @@ std::string RenderCsv(const std::vector<PhoneStatus>& rows) {
 int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
   absl::StatusOr<OutputFormat> format = OutputFormatOf(args.query);
   if (!format.ok()) return PrintFailure(format.status(), "agents status", err);
-  int skipped = 0;
-  absl::StatusOr<std::vector<std::string>> serials = SelectPhones(args.target, true, adb, err, &skipped);
-  if (!serials.ok()) return PrintFailure(serials.status(), "agents status", err);
+  absl::StatusOr<std::vector<SelectedPhone>> phones = SelectPhones(args.target, true, adb);
+  if (!phones.ok()) return PrintFailure(phones.status(), "agents status", err);
 
   std::vector<std::pair<std::string, absl::StatusOr<AgentProbe>>> probes;
   int port = 0;
-  for (const std::string& serial : *serials) {
-    AgentPhone phone(adb, serial);
-    absl::StatusOr<AgentProbe> probe = phone.Probe();
+  for (const SelectedPhone& selected : *phones) {
+    AgentPhone phone(adb, selected.serial);
+    absl::StatusOr<AgentProbe> probe =
+        selected.unusable.empty() ? phone.Probe() : absl::UnavailableError(selected.unusable);
     if (probe.ok() && probe->config.ok() && port == 0) port = probe->config->server_port;
-    probes.emplace_back(serial, std::move(probe));
+    probes.emplace_back(selected.serial, std::move(probe));
   }
   ServerView server = AskServer(args.query, port);
 
   std::vector<PhoneStatus> rows;
-  int failed = skipped;
+  size_t failed = 0;
   for (const auto& [serial, probe] : probes) {
     rows.push_back(StatusOf(serial, probe, server));
     if (!probe.ok()) ++failed;
@@ -183,15 +183,20 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
           << "\n";
     }
   }
-  return failed == 0 ? kExitOk : kExitPhoneFailed;
+  if (phones->empty()) err << "memfleet agents status: adb devices lists no phone\n";
+  return AgentsExitCode(phones->size(), failed);
 }
 
 int RunAgentsLogs(const AgentsLogsArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
   AgentPhone phone(adb, args.serial);
-  absl::StatusOr<std::string> log =
-      phone.Shell(absl::StrCat("tail -n ", args.lines, " ", kPhoneAgentDir, "/agent.log"));
+  // The phone sends at most the log's last kAgentLogTailBytes: a log line may be of any length.
+  absl::StatusOr<std::string> log = phone.Shell(absl::StrCat("tail -c ", kAgentLogTailBytes, " ", kPhoneAgentDir,
+                                                             "/agent.log | tail -n ", args.lines));
   if (!log.ok()) return PrintFailure(log.status(), "agents logs", err);
   out << TerminalSafeLines(*log);
+  if (log->size() >= kAgentLogTailBytes) {
+    err << "memfleet agents logs: the last " << (kAgentLogTailBytes >> 20) << " MiB of agent.log only\n";
+  }
   return kExitOk;
 }
 

@@ -22,7 +22,9 @@ absl::StatusOr<std::string> SuperviseOne(AgentPhone& phone) {
   if (probe->state == AgentProbe::kStopped) return std::string("stopped (agents stop), left alone");
   const PhoneAgentConfig& config = *probe->config;
   if (absl::Status s = phone.RestoreAccess(config.access); !s.ok()) return s;
-  if (absl::Status s = phone.Reverse(config.server_port); !s.ok()) return s;
+  if (config.server.empty()) {
+    if (absl::Status s = phone.Reverse(config.server_port); !s.ok()) return s;
+  }
   if (probe->state == AgentProbe::kRunning) return absl::StrCat("running, pid ", probe->pid);
   absl::StatusOr<int64_t> pid = phone.StartAgent(config);
   if (!pid.ok()) return pid.status();
@@ -37,7 +39,7 @@ absl::StatusOr<std::string> StopOne(AgentPhone& phone) {
   const bool known = probe->config.ok();
   absl::StatusOr<std::string> stopped = phone.StopAgent(known ? probe->config->access : AccessLevel::kShell);
   // The tunnel goes with the agent; a failure to remove it leaves nothing running.
-  if (stopped.ok() && known) (void)phone.RemoveReverse(probe->config->server_port);
+  if (stopped.ok() && known && probe->config->server.empty()) (void)phone.RemoveReverse(probe->config->server_port);
   return stopped;
 }
 
@@ -45,20 +47,21 @@ absl::StatusOr<std::string> StopOne(AgentPhone& phone) {
 int ForEachPhone(const AgentsTarget& target, bool default_all, const std::string& command, Adb& adb,
                  std::ostream& out, std::ostream& err,
                  const std::function<absl::StatusOr<std::string>(AgentPhone&)>& act) {
-  int skipped = 0;
-  absl::StatusOr<std::vector<std::string>> serials = SelectPhones(target, default_all, adb, err, &skipped);
-  if (!serials.ok()) return PrintFailure(serials.status(), command, err);
+  absl::StatusOr<std::vector<SelectedPhone>> phones = SelectPhones(target, default_all, adb);
+  if (!phones.ok()) return PrintFailure(phones.status(), command, err);
   TextTable table({{"SERIAL"}, {"AGENT"}});
-  int failed = skipped;
-  for (const std::string& serial : *serials) {
-    AgentPhone phone(adb, serial);
-    absl::StatusOr<std::string> done = act(phone);
+  size_t failed = 0;
+  for (const SelectedPhone& selected : *phones) {
+    AgentPhone phone(adb, selected.serial);
+    absl::StatusOr<std::string> done =
+        selected.unusable.empty() ? act(phone) : absl::UnavailableError(selected.unusable);
     if (!done.ok()) ++failed;
-    table.AddRow({serial, done.ok() ? *done : absl::StrCat("failed: ", done.status().message())});
+    table.AddRow({selected.serial, done.ok() ? *done : absl::StrCat("failed: ", done.status().message())});
   }
   if (table.row_count() > 0) out << TerminalSafeLines(table.Render()) << "\n";
+  if (phones->empty()) err << "memfleet " << command << ": adb devices lists no phone\n";
   out.flush();
-  return failed == 0 ? kExitOk : kExitPhoneFailed;
+  return AgentsExitCode(phones->size(), failed);
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
@@ -65,7 +67,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"agent_version", d.agent_version()},
                          {"online", d.online()},
                          {"last_capture_at", d.last_capture_at().empty() ? json(nullptr) : json(d.last_capture_at())},
-                         {"last_total_kb", total ? json(*total) : json(nullptr)},
+                         {"last_total_kb", KbJson(total)},
                          {"capture_count", d.capture_count()},
                          {"dropped_captures", d.dropped_captures()},
                          {"clock_skew_s", SkewJson(d)},
@@ -160,6 +162,14 @@ int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err) {
   if (!response.ok()) return PrintFailure(response.status(), "devices", err);
   out << RenderDevices(*response, *format, !args.where.empty());
   return kExitOk;
+}
+
+CommandLine RegisterDevicesCommand(CLI::App& app) {
+  auto args = std::make_shared<DevicesArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "devices", "List the devices the server knows: online/offline, last capture",
+                                   args->common);
+  AddWhereOption(cmd, args->where);
+  return ServerCommandLine(cmd, args, &RunDevices);
 }
 
 }  // namespace memfleet::cli

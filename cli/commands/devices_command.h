@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "cli/commands/server_command.h"
 #include "memfleet/v1/query_service.pb.h"
 
@@ -26,6 +27,9 @@ int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err);
 // The devices table / JSON array / CSV of a ListDevices answer (exposed for tests). filtered: the answer
 // is for --where terms, so an empty table says that nothing matched rather than that no device is known.
 std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered);
+
+// `memfleet devices` and its flags on `app`.
+CommandLine RegisterDevicesCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

@@ -15,15 +15,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cli/commands/account_command.h"  // kExitOk, kExitUsage
+#include "cli/commands/account_command.h"
+#include "common/exit_codes.h"  // every command's exit codes: one table
 #include "cli/output_format.h"
 #include "cli/server_client.h"
 
 namespace memfleet::cli {
-
-// 0 ok and 2 usage come from account_command.h.
-inline constexpr int kExitServerError = 1;  // unreachable, timed out, the server failed
-inline constexpr int kExitNotFound = 4;     // unknown device, nothing stored, no such process
 
 struct ServerArgs {
   std::string server;                    // --server HOST:PORT; "" = $MEMFLEET_SERVER

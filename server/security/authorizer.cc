@@ -24,6 +24,7 @@ constexpr MethodAccess kMethodTable[] = {
     {"/memfleet.v1.QueryService/StartSweep", Access::kAdmin},
     {"/memfleet.v1.QueryService/Reaccount", Access::kAdmin},
     {"/memfleet.v1.BaselineService/ImportBaseline", Access::kAdmin},
+    {"/memfleet.v1.AdminService/MintAgentToken", Access::kAdmin},
     {"/memfleet.v1.BaselineService/GetBaseline", Access::kRead},
     {"/memfleet.v1.BaselineService/CheckBaseline", Access::kRead},
     {"/memfleet.v1.BaselineService/Regressions", Access::kRead},

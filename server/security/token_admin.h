@@ -30,6 +30,19 @@ absl::StatusOr<std::string> AddToken(storage::TokenStore& store, const NewToken&
 absl::StatusOr<std::string> ListTokensText(storage::TokenStore& store);
 absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, const std::string& now);
 
+// The agent token a device's phone is to hold (`memfleet agents deploy --mint-tokens`).
+struct MintedAgentToken {
+  std::string secret;        // new; "" when the phone's current token stays
+  std::string name;          // the token the phone holds from now on
+  std::string revoked_name;  // the one rotation revoked ("" none)
+};
+// Keeps `current_secret` when it is a valid agent token of `device_id` and !rotate; otherwise adds a new
+// agent token bound to the device, named "agent-DEVICE" (then "-2", "-3", ...: names stay taken), and with
+// `rotate` revokes the current one. InvalidArgument for a bad device id.
+absl::StatusOr<MintedAgentToken> MintAgentToken(storage::TokenStore& store, const std::string& device_id,
+                                                const std::string& current_secret, bool rotate,
+                                                const std::string& now);
+
 }  // namespace memfleet::security
 
 #endif  // MEMFLEET_SERVER_SECURITY_TOKEN_ADMIN_H_

@@ -47,6 +47,21 @@ TEST_F(ProcessAdbTest, AProgramThatHangsIsKilledAtTheTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
 }
 
+TEST_F(ProcessAdbTest, AProgramThatPrintsMoreThanTheBoundIsStoppedThere) {
+  // 64 MiB from a program that would go on: the reader stops at its bound and kills it.
+  const std::string adb = dir_.Write("adb", "#!/bin/sh\nexec head -c 67108864 /dev/zero\n", true);
+  ProcessAdb runner(adb, std::chrono::seconds(60), 1u << 20);
+  absl::StatusOr<AdbResult> result = runner.Run({"shell", "cat big"});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(result.status().message().find("printed more than 1 MiB"), std::string::npos) << result.status();
+  // At the bound exactly, the output is whole.
+  const std::string exact = dir_.Write("exact", "#!/bin/sh\nexec head -c 1048576 /dev/zero\n", true);
+  absl::StatusOr<AdbResult> whole = ProcessAdb(exact, std::chrono::seconds(60), 1u << 20).Run({});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->output.size(), 1u << 20);
+}
+
 TEST_F(ProcessAdbTest, AMissingProgramSaysHowToGetOne) {
   ProcessAdb runner(dir_.path() + "/no-such-adb");
   absl::StatusOr<AdbResult> result = runner.Run({"devices"});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cstdio>
 #include <string>
 
@@ -37,7 +39,7 @@ TEST(DeviceIdForSerial, KeepsWhatTheServerAcceptsAndReplacesTheRest) {
 }
 
 TEST(PhoneAgentConfig, RoundTripsThroughItsFile) {
-  PhoneAgentConfig config{"192.168.1.20:5555", 7070, 120, AccessLevel::kSu, true, false};
+  PhoneAgentConfig config{"192.168.1.20:5555", 7070, 120, AccessLevel::kSu, true, false, "", {}};
   absl::StatusOr<PhoneAgentConfig> back = ParsePhoneAgentConfig(RenderPhoneAgentConfig(config));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->device_id, "192.168.1.20:5555");
@@ -81,9 +83,9 @@ TEST(WithAccess, SuWrapsTheCommandAsOneWord) {
 }
 
 TEST(AgentCommandLine, ReachesTheServerOverTheTunnelAndCapturesTheRoot) {
-  PhoneAgentConfig config{"R58M123ABC", 7070, 60, AccessLevel::kShell, true, true};
+  PhoneAgentConfig config{"R58M123ABC", 7070, 60, AccessLevel::kShell, true, true, "", {}};
   EXPECT_EQ(AgentCommandLine(config),
-            "/data/local/tmp/memfleet/memfleet-agent --server 127.0.0.1:7070 --device-id 'R58M123ABC' --root / "
+            "/data/local/tmp/memfleet/memfleet-agent --server '127.0.0.1:7070' --device-id 'R58M123ABC' --root / "
             "--interval 60 --spool /data/local/tmp/memfleet/spool --token-file /data/local/tmp/memfleet/token "
             "--ca-cert /data/local/tmp/memfleet/ca.pem");
   config.token = config.ca_cert = false;
@@ -92,7 +94,7 @@ TEST(AgentCommandLine, ReachesTheServerOverTheTunnelAndCapturesTheRoot) {
 }
 
 TEST(StartAgentCommand, DetachesWithLogAndPidFile) {
-  std::string start = StartAgentCommand({"R58M123ABC", 7070, 60, AccessLevel::kShell, false, false});
+  std::string start = StartAgentCommand({"R58M123ABC", 7070, 60, AccessLevel::kShell, false, false, "", {}});
   EXPECT_NE(start.find("setsid nohup /data/local/tmp/memfleet/memfleet-agent "), std::string::npos) << start;
   EXPECT_NE(start.find(" </dev/null >>/data/local/tmp/memfleet/agent.log 2>&1 & echo $! >agent.pid"),
             std::string::npos)
@@ -131,6 +133,34 @@ TEST(ParseStartedPid, StartedOrAlreadyRunning) {
   absl::StatusOr<int64_t> failed = ParseStartedPid("setsid: not found\n");
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find("setsid: not found"), std::string::npos);
+}
+
+TEST(ParseNameMap, SerialsWithSpacesCommentsAndEveryRefusal) {
+  absl::StatusOr<std::map<std::string, std::string>> names =
+      ParseNameMap("# lab A\nR58M123ABC lab-a-rack3-07\n\nsp ace\tlab-a-rack3-08\n");
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (std::map<std::string, std::string>{{"R58M123ABC", "lab-a-rack3-07"}, {"sp ace", "lab-a-rack3-08"}}));
+  EXPECT_NE(ParseNameMap("A lab-1\nB lab-1\n").status().message().find("line 2: name \"lab-1\" is given to \"A\""),
+            std::string::npos);
+  EXPECT_NE(ParseNameMap("A lab-1\nA lab-2\n").status().message().find("serial \"A\" is named twice"),
+            std::string::npos);
+  EXPECT_NE(ParseNameMap("A lab/1\n").status().message().find("is not a device id"), std::string::npos);
+  EXPECT_NE(ParseNameMap("lonely\n").status().message().find("line 1: not \"SERIAL NAME\""), std::string::npos);
+}
+
+TEST(PhoneAgentConfig, ServerAndLabelsGoToTheAgentAndSurviveTheFile) {
+  PhoneAgentConfig config{"lab-a-07", 7070, 60, AccessLevel::kSu, true, false, "", {}};
+  config.server = "10.0.0.5:7070";
+  config.labels = {{"rack", "3"}, {"owner", "camera team"}};
+  absl::StatusOr<PhoneAgentConfig> back = ParsePhoneAgentConfig(RenderPhoneAgentConfig(config));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->server, "10.0.0.5:7070");
+  EXPECT_EQ(back->labels, config.labels);
+  const std::string line = AgentCommandLine(config);
+  EXPECT_NE(line.find("--server '10.0.0.5:7070'"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --label 'owner=camera team' --label 'rack=3'"), std::string::npos) << line;
+  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\nserver_port=1\nlabel=Bad=1\n").ok());
+  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\nserver_port=1\nserver=1.2.3.4:1;reboot\n").ok());
 }
 
 }  // namespace

@@ -6,12 +6,14 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,6 +28,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -94,6 +97,7 @@ class AgentsDeployTest : public ::testing::Test {
   // The server's summary of the device (an empty one when it does not know it).
   v1::DeviceSummary Device(const std::string& device_id) {
     grpc::ClientContext ctx;
+    if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::ListDevicesResponse listed;
     grpc::Status s = server_->query().ListDevices(&ctx, {}, &listed);
@@ -106,12 +110,7 @@ class AgentsDeployTest : public ::testing::Test {
 
   // Polls the server until `holds` is true of the device; false when the deadline passes first.
   bool WaitForDevice(const std::string& device_id, const std::function<bool(const v1::DeviceSummary&)>& holds) {
-    const auto deadline = std::chrono::steady_clock::now() + kAgentDeadline;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (holds(Device(device_id))) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+    return testing::WaitFor([&] { return holds(Device(device_id)); }, kAgentDeadline, std::chrono::milliseconds(200));
   }
 
   std::string Logs() {
@@ -123,7 +122,8 @@ class AgentsDeployTest : public ::testing::Test {
   // Deploys to both phones and waits for a stored capture from each.
   void DeployBoth() {
     std::string out;
-    ASSERT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--interval", "3600",
+    // One machine's server without tokens: told so, deploy takes it.
+    ASSERT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--insecure-no-tokens", "--interval", "3600",
                         "--confirm-timeout", "240", "--arm64-agent", MEMFLEET_ARM64_AGENT_BINARY, "--x86_64-agent",
                         MEMFLEET_X86_64_AGENT_BINARY},
                        &out),
@@ -140,6 +140,7 @@ class AgentsDeployTest : public ::testing::Test {
   std::string phones_;
   std::unique_ptr<testing::ServerProcess> server_;
   std::string port_;
+  std::string token_;  // sent with the fixture's own questions to the server, once it has tokens
   int runs_ = 0;
 };
 
@@ -256,10 +257,109 @@ TEST_F(AgentsDeployTest, PerPhoneAgentTokensAndAReadTokenForTheServersAnswers) {
   EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "online")) << out;
 }
 
+// `memfleet-server token list` on the test's database: one line per token.
+std::string TokenList(const std::string& dir) {
+  testing::Subprocess list({testing::Bin("memfleet-server"), "--db", dir + "/memfleet.db", "token", "list"},
+                           dir + "/token-list.log");
+  EXPECT_EQ(list.WaitExit(std::chrono::seconds(60)), 0) << list.Log();
+  return list.Log();
+}
+
+// The line of `table` that starts with `name`, "" when none.
+std::string TokenRow(const std::string& table, const std::string& name) { return RowOf(table, name + " "); }
+
+// A rollout as docs/deploy.md gives it: an admin token, a name per phone, labels for every capture. Each
+// phone comes online under its name with its own device-bound token, minted on the server and never
+// printed; a second deploy keeps the tokens, --rotate-tokens replaces and revokes them.
+TEST_F(AgentsDeployTest, MintedTokensNamesAndLabels) {
+  const std::string admin = testing::AddServerToken(dir_.path(), "admin", "farm-admin");
+  token_ = admin;
+  const std::string names = dir_.Write("names.txt", std::string("# lab A, rack 3\n") + kArmPhone +
+                                                        " lab-a-rack3-07\n" + kX86Phone + " lab-a-rack3-08\n");
+  const std::vector<std::string> deploy = {"agents", "deploy", "--all", "--server-port", port_, "--mint-tokens",
+                                           "--name-map", names, "--label", "rack=3", "--label", "owner=camera",
+                                           "--token", admin, "--interval", "3600", "--confirm-timeout", "240",
+                                           "--arm64-agent", MEMFLEET_ARM64_AGENT_BINARY, "--x86_64-agent",
+                                           MEMFLEET_X86_64_AGENT_BINARY};
+  std::string out;
+  ASSERT_EQ(Memfleet(deploy, &out), 0) << out << Logs();
+  EXPECT_TRUE(absl::StrContains(out, "2 of 2 phones running an agent")) << out;
+  for (const auto& [phone, name] : {std::pair{kArmPhone, "lab-a-rack3-07"}, std::pair{kX86Phone, "lab-a-rack3-08"}}) {
+    EXPECT_TRUE(absl::StrContains(RowOf(out, phone), std::string("agent-") + name + " (new)")) << out;
+    ASSERT_TRUE(WaitForDevice(name, [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 1; }))
+        << name << "\n" << out << Logs();
+    // The secret is on the phone, only its owner may read it, and it was never printed.
+    const std::string secret = ReadFile(PhoneFile(phone, "token"));
+    ASSERT_TRUE(absl::StartsWith(secret, "mft_")) << phone;
+    EXPECT_FALSE(absl::StrContains(out, secret));
+    struct stat st = {};
+    ASSERT_EQ(stat(PhoneFile(phone, "token").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    // Every capture carries the agent's labels.
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer " + admin);
+    v1::GetReportRequest request;
+    request.set_device_id(name);
+    v1::GetReportResponse report;
+    ASSERT_TRUE(server_->query().GetReport(&ctx, request, &report).ok());
+    std::map<std::string, std::string> labels;
+    for (const v1::Label& l : report.labels()) labels[l.key()] = l.value();
+    EXPECT_EQ(labels, (std::map<std::string, std::string>{{"owner", "camera"}, {"rack", "3"}})) << name;
+  }
+  EXPECT_EQ(Device(kArmPhone).device_id(), "") << "no device under the raw serial";
+  std::string tokens = TokenList(dir_.path());
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "agent-lab-a-rack3-07"), "agent lab-a-rack3-07")) << tokens;
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "agent-lab-a-rack3-07"), "valid")) << tokens;
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "agent-lab-a-rack3-08"), "agent lab-a-rack3-08")) << tokens;
+
+  // Again: each phone keeps its token.
+  const std::string kept = ReadFile(PhoneFile(kX86Phone, "token"));
+  ASSERT_EQ(Memfleet(deploy, &out), 0) << out << Logs();
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "agent-lab-a-rack3-08 (kept)")) << out;
+  EXPECT_EQ(ReadFile(PhoneFile(kX86Phone, "token")), kept);
+  EXPECT_EQ(TokenList(dir_.path()), tokens);
+
+  // Rotated: new tokens, the old ones revoked, the phones online on the new ones.
+  std::vector<std::string> rotate = deploy;
+  rotate.push_back("--rotate-tokens");
+  ASSERT_EQ(Memfleet(rotate, &out), 0) << out << Logs();
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "agent-lab-a-rack3-08-2 (rotated)")) << out;
+  EXPECT_NE(ReadFile(PhoneFile(kX86Phone, "token")), kept);
+  tokens = TokenList(dir_.path());
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "agent-lab-a-rack3-08"), "revoked")) << tokens;
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "agent-lab-a-rack3-08-2"), "valid")) << tokens;
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "agent-lab-a-rack3-07"), "revoked")) << tokens;
+  EXPECT_TRUE(WaitForDevice("lab-a-rack3-08", [](const v1::DeviceSummary& d) { return d.online(); })) << Logs();
+}
+
+TEST_F(AgentsDeployTest, ANameGivenTwiceIsRefusedBeforeAnythingIsPushed) {
+  const std::string admin = testing::AddServerToken(dir_.path(), "admin", "farm-admin");
+  const std::string names =
+      dir_.Write("names.txt", std::string(kArmPhone) + " lab-a-07\n" + kX86Phone + " lab-a-07\n");
+  std::string out;
+  EXPECT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--mint-tokens", "--name-map", names,
+                      "--token", admin, "--x86_64-agent", MEMFLEET_X86_64_AGENT_BINARY},
+                     &out),
+            2)
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "name \"lab-a-07\" is given to")) << out;
+  EXPECT_FALSE(std::ifstream(PhoneFile(kX86Phone, "memfleet-agent")).good());
+  // A name that is another phone's serial: the same refusal, from the phones adb lists.
+  dir_.Write("names.txt", std::string(kArmPhone) + " " + kX86Phone + "\n");
+  EXPECT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--mint-tokens", "--name-map", names,
+                      "--token", admin, "--x86_64-agent", MEMFLEET_X86_64_AGENT_BINARY},
+                     &out),
+            2)
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "would name both")) << out;
+  EXPECT_EQ(TokenList(dir_.path()).find("agent-"), std::string::npos) << "no token minted";
+}
+
 TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnError) {
   std::string out;
   // The x86-64 binary given as the arm64 one: the arm64 phone cannot execute it.
-  EXPECT_EQ(Memfleet({"agents", "deploy", "--serial", kArmPhone, "--server-port", port_, "--confirm-timeout", "5",
+  EXPECT_EQ(Memfleet({"agents", "deploy", "--serial", kArmPhone, "--server-port", port_, "--insecure-no-tokens",
+                      "--confirm-timeout", "5",
                       "--arm64-agent", MEMFLEET_X86_64_AGENT_BINARY},
                      &out),
             1)
