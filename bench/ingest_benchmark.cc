@@ -3,15 +3,19 @@
 // 4 captures unacked) over loopback to (1) a bare AgentService that reads the same messages and acks each
 // End at once — no assembly, engine or storage — and (2) the real LabServer on a temp SQLite file, which
 // acks after the capture is committed. Prints captures/s of both and their ratio, then a single-threaded
-// breakdown of the server's per-capture work (assemble, engine, JSON, zstd, store commit).
+// breakdown of the server's per-capture work (assemble, engine, JSON, zstd, store commit) with the commit
+// measured one capture a transaction and in groups, as the server's writer commits them.
 //
 //   bin/ingest_benchmark                        # 4 agents x 10 captures, 3 rounds, breakdown
 //   bin/ingest_benchmark --quick                # CI: 2 agents x 2 captures, 1 round
 //   bin/ingest_benchmark --only=real --rounds=1 # for `perf record -g` of the real server alone
+//   bin/ingest_benchmark --agents=16 --one-per-commit  # also the real server committing one capture a
+//                                                      # transaction, each round, for group commit's gain
 //
 // Agents and servers share the machine's cores, so both figures include the agents' own cost (gzip on
 // send); the ratio is the meaningful number. Exit status 1 when a capture is not acked.
 #include <stdlib.h>
+#include <time.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -71,6 +75,9 @@ struct Flags {
   // Also the real server on PostgreSQL (a server this binary starts, fsync on like SQLite's FULL).
   bool postgres = false;
   bool postgres_fsync = true;  // off: what the disk flush costs (not a setting to run a server with)
+  // Also the real server with its writer committing one capture a transaction (max_batch 1), as before
+  // group commit.
+  bool one_per_commit = false;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -106,10 +113,13 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       f.postgres_fsync = false;
     } else if (a == "--no-breakdown") {
       f.breakdown = false;
+    } else if (a == "--one-per-commit") {
+      f.one_per_commit = true;
     } else {
       std::fprintf(stderr,
                    "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
-                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--postgres-no-fsync] [--no-breakdown]\n");
+                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--postgres-no-fsync] [--no-breakdown] "
+                   "[--one-per-commit]\n");
       return false;
     }
   }
@@ -121,6 +131,13 @@ double CpuSeconds() {
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// This thread's CPU time: the commit's own work, without its waits for the disk.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 std::string TimeAt(int index) {
@@ -376,11 +393,13 @@ Run RunBare(const std::vector<AgentLoad>& loads) {
 }
 
 // `db`: a PostgreSQL URI; empty: a new SQLite file.
-Run RunReal(const std::vector<AgentLoad>& loads, size_t workers, uint32_t keyframe_every, const std::string& db = "") {
+Run RunReal(const std::vector<AgentLoad>& loads, size_t workers, uint32_t keyframe_every, const std::string& db = "",
+            size_t max_batch = server::CaptureWriter::Options().max_batch) {
   TempDir dir;
   server::LabServerOptions options;
   options.db_path = db.empty() ? dir.path() + "/memfleet.db" : db;
   options.workers = workers;
+  options.writer.max_batch = max_batch;
   options.delta.keyframe_every = keyframe_every;
   options.delta.enabled = keyframe_every > 1;
   absl::StatusOr<std::unique_ptr<server::LabServer>> s = server::LabServer::Start(options);
@@ -433,7 +452,7 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
   server::DeltaOptions delta;
   delta.keyframe_every = keyframe_every;
   delta.enabled = keyframe_every > 1;
-  server::DeltaKeyframes keyframes(delta);  // as CaptureIngestor keeps them
+  server::DeltaKeyframes keyframes(delta, store->get());  // as CaptureIngestor keeps them
   size_t n = 0, deltas = 0;
   uint64_t raw = 0, z_server = 0, z9 = 0;
   auto timed = [](Step& s, auto&& fn) {
@@ -441,6 +460,8 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
     fn();
     s.total_s += std::chrono::duration<double>(Clock::now() - t0).count();
   };
+  std::vector<storage::CaptureRecord> records;  // committed again below, in groups
+  double commit_cpu_s = 0;
   for (const AgentLoad& load : loads) {
     for (const WireCapture& w : load.captures) {
       size_t bytes = 0;
@@ -466,13 +487,12 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
       record.report.device_id = load.device_id;
       record.report.captured_at = w.messages.front().begin().captured_at();
       timed(steps[kJson], [&] { record.report_json = report::ReportToJson(record.report, -1); });
-      // As CaptureIngestor::Ingest (the keyframe built after its commit is timed here too: it is on the
-      // ack path's thread).
+      // As CaptureIngestor::Prepare (a new keyframe's digest is built at its device's next capture, read
+      // back from the store: timed here too).
       timed(steps[kZstdServer], [&] {
         server::DeltaKeyframes::StoredForm form = keyframes.Encode(capture, w.capture_id, load.device_id,
                                                                    record.report.captured_at,
                                                                    server::kIngestCompressionLevel);
-        (void)keyframes.Stored(load.device_id, w.capture_id, form);
         record.raw_codec = form.codec;
         record.raw_blob = std::move(form.blob);
         record.raw_base = form.base;
@@ -489,18 +509,22 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
       record.captured_at = record.report.captured_at;
       record.received_at = record.captured_at;
       bool stored = false;
+      const double cpu0 = ThreadCpuSeconds();
       timed(steps[kStore], [&] {
         absl::StatusOr<bool> r = (*store)->PutCapture(record);
         stored = r.ok() && *r;
       });
+      commit_cpu_s += ThreadCpuSeconds() - cpu0;
       if (!stored) {
         std::fprintf(stderr, "breakdown: capture %s not stored\n", w.capture_id.c_str());
         return false;
       }
+      keyframes.Stored(load.device_id, w.capture_id, record.raw_base, record.raw_blob.size());
       raw += record.raw_bytes;
       z_server += record.raw_blob.size();
       z9 += blob9.size();
       ++n;
+      records.push_back(std::move(record));
     }
   }
   double server_total = 0;
@@ -524,6 +548,33 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
   std::printf("  stored size: %.2f%% of raw (%zu of %zu captures as deltas); whole at zstd-%d %.2f%%\n",
               100.0 * static_cast<double>(z_server) / static_cast<double>(raw), deltas, n,
               server::kIngestCompressionLevel, 100.0 * static_cast<double>(z9) / static_cast<double>(raw));
+  // The writer's side: the same records committed one a transaction (above) and in groups, each into a
+  // new file, wall and CPU time per capture.
+  std::printf("\ncommit (the writer's thread), same %zu records:\n", n);
+  std::printf("  %-52s %9.2f ms wall, %.2f ms CPU\n", "one capture a transaction (PutCapture)",
+              steps[kStore].total_s * 1e3 / static_cast<double>(n), commit_cpu_s * 1e3 / static_cast<double>(n));
+  for (size_t group : {size_t{8}, size_t{32}}) {
+    TempDir group_dir;
+    absl::StatusOr<std::unique_ptr<storage::SqliteStore>> g =
+        storage::SqliteStore::Open(group_dir.path() + "/group.db", storage::SqliteStoreOptions());
+    if (!g.ok()) return false;
+    const double cpu0 = ThreadCpuSeconds();
+    const Clock::time_point t0 = Clock::now();
+    for (size_t i = 0; i < records.size(); i += group) {
+      std::vector<storage::CaptureRecord> batch(records.begin() + static_cast<std::ptrdiff_t>(i),
+                                                records.begin() + static_cast<std::ptrdiff_t>(std::min(records.size(), i + group)));
+      if (!(*g)->PutCaptures(batch).ok()) {
+        std::fprintf(stderr, "breakdown: a group of %zu was not stored\n", group);
+        return false;
+      }
+    }
+    const double wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double cpu_s = ThreadCpuSeconds() - cpu0;
+    char name[64];
+    std::snprintf(name, sizeof name, "in groups of %zu (PutCaptures)", group);
+    std::printf("  %-52s %9.2f ms wall, %.2f ms CPU\n", name, wall_s * 1e3 / static_cast<double>(n),
+                cpu_s * 1e3 / static_cast<double>(n));
+  }
   return true;
 }
 
@@ -544,7 +595,7 @@ int Main(int argc, char** argv) {
               f.agents, f.captures_per_agent, total, static_cast<double>(bytes) / 1e6, f.workers,
               std::thread::hardware_concurrency());
 
-  std::vector<double> bare_rates, real_rates, pg_rates, bare_cpu, real_cpu, pg_cpu;
+  std::vector<double> bare_rates, real_rates, pg_rates, one_rates, bare_cpu, real_cpu, pg_cpu, one_cpu;
   bool failed = false;
   std::unique_ptr<testing::PostgresServer> pg;
   if (f.postgres) {
@@ -579,6 +630,17 @@ int Main(int argc, char** argv) {
                   round, r.captures_per_s(), r.seconds, real_cpu.back(),
                   r.stored_raw_bytes > 0 ? 100.0 * static_cast<double>(r.stored_blob_bytes) / static_cast<double>(r.stored_raw_bytes) : 0.0);
     }
+    if (f.one_per_commit && f.only != "bare") {
+      Run r = RunReal(loads, f.workers, f.keyframe_every, "", /*max_batch=*/1);
+      if (r.acked != r.expected || !r.error.empty()) {
+        std::fprintf(stderr, "one per commit: %zu of %zu acked: %s\n", r.acked, r.expected, r.error.c_str());
+        failed = true;
+      }
+      one_rates.push_back(r.captures_per_s());
+      one_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
+      std::printf("round %d one capture a transaction: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents)\n",
+                  round, r.captures_per_s(), r.seconds, one_cpu.back());
+    }
     if (pg != nullptr && f.only != "bare") {
       absl::StatusOr<std::string> uri = pg->NewDatabase();  // a fresh database each round, as SQLite's file
       Run r = uri.ok() ? RunReal(loads, f.workers, f.keyframe_every, *uri) : Run{};
@@ -599,6 +661,13 @@ int Main(int argc, char** argv) {
                 f.rounds, bare, real, bare > 0 ? 100.0 * real / bare : 0.0);
     std::printf("CPU/capture (whole process, agents included): bare %.1f ms, real %.1f ms\n", Median(bare_cpu),
                 Median(real_cpu));
+  }
+  if (!bare_rates.empty() && !one_rates.empty()) {
+    const double bare = Median(bare_rates), one = Median(one_rates);
+    std::printf("median of %d rounds: one capture a transaction %.1f captures/s, ratio to bare %.1f%%; group commit "
+                "gains %.2fx\n",
+                f.rounds, one, bare > 0 ? 100.0 * one / bare : 0.0, one > 0 ? Median(real_rates) / one : 0.0);
+    std::printf("CPU/capture (whole process, agents included): one capture a transaction %.1f ms\n", Median(one_cpu));
   }
   if (!bare_rates.empty() && !pg_rates.empty()) {
     const double bare = Median(bare_rates), stored = Median(pg_rates);

@@ -135,7 +135,7 @@ bool BuildFleet(FleetDb& f) {
     batch.reserve(kCapturesPerDevice);
     const std::string device_id = "dev-" + std::to_string(d);
     for (int i = 0; i < kCapturesPerDevice; ++i) batch.push_back(MakeCapture(device_id, i, kFleetProcesses));
-    absl::StatusOr<size_t> inserted = f.store->PutCaptures(batch);
+    absl::StatusOr<std::vector<bool>> inserted = f.store->PutCaptures(batch);
     if (!inserted.ok()) {
       std::fprintf(stderr, "build: %s\n", inserted.status().ToString().c_str());
       return false;
@@ -233,7 +233,7 @@ void BM_PutCaptures_Batch(benchmark::State& state) {
       c.captured_at = TimeAt(static_cast<int64_t>(index) * kCaptureIntervalSeconds);
       ++index;
     }
-    absl::StatusOr<size_t> r = (*store)->PutCaptures(batch);
+    absl::StatusOr<std::vector<bool>> r = (*store)->PutCaptures(batch);
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       break;
@@ -506,7 +506,7 @@ void BM_ProcessRowBytes(benchmark::State& state) {
         }
         batch.push_back(std::move(c));
       }
-      absl::StatusOr<size_t> inserted = (*store)->PutCaptures(batch);
+      absl::StatusOr<std::vector<bool>> inserted = (*store)->PutCaptures(batch);
       if (!inserted.ok()) {
         state.SkipWithError(inserted.status().ToString().c_str());
         return;
@@ -705,7 +705,7 @@ void BM_RetentionYear(benchmark::State& state) {
         c.report_json = sample_json;
         batch.push_back(std::move(c));
       }
-      if (absl::StatusOr<size_t> r = (*store)->PutCaptures(batch); !r.ok()) {
+      if (absl::StatusOr<std::vector<bool>> r = (*store)->PutCaptures(batch); !r.ok()) {
         state.SkipWithError(r.status().ToString().c_str());
         return;
       }

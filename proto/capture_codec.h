@@ -66,6 +66,8 @@ class CaptureAssembler {
   const std::string& capture_id() const { return capture_id_; }
   bool active() const { return active_; }
   uint64_t content_bytes() const { return content_bytes_; }
+  // What the capture assembled so far holds: contents, error names and paths (what max_capture_bytes limits).
+  size_t held_bytes() const { return capture_.held_bytes(); }
   // After a successful Finish: the End carried no digest (an agent older than the field), so the capture
   // is unverified.
   bool digest_missing() const { return digest_missing_; }

@@ -13,6 +13,8 @@
 namespace memfleet::server {
 namespace {
 
+constexpr int kStreamWindowBytes = 16 * 1024;
+
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -146,6 +148,11 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   ingest.token_recheck = options.token_recheck;
   ingest.token_recheck_clock = options.token_recheck_clock;
   ingest.counters = &s->counters_;
+  ingest.writer = options.writer;
+  if (options.max_inflight_bytes > 0) {
+    s->inflight_ = std::make_unique<InflightBudget>(InflightBudget::Options{options.max_inflight_bytes});
+    ingest.inflight = s->inflight_.get();
+  }
   s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
   s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,
                                                *s->authorizer_, s->fleet_.get());
@@ -169,6 +176,12 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10 * 1000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // What gRPC buffers of a stream nobody reads — one waiting for room in the in-flight budget — is its
+  // HTTP/2 window. With BDP probing gRPC grows every stream's window towards megabytes on a fast link
+  // (on loopback 300 waiting streams held 128 MiB), so the budget would bound only half the memory. A
+  // fixed 16 KiB window costs a stream being read nothing: gRPC opens it to the whole message it reads.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
   // gRPC sets SO_REUSEPORT by default: a second server on the same port would then silently share the
   // agents with this one (and its own database). Fail to start instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -193,7 +206,8 @@ absl::Status LabServer::StartHttp(const LabServerOptions& options, bool require_
   http_authorizer_ = std::make_unique<security::Authorizer>(
       *store_, security::AuthorizerOptions{require_tokens, false});
   metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
-                                                    options.metrics_top_processes, options.metrics_app_summary);
+                                                    options.metrics_top_processes, options.metrics_app_summary,
+                                                    ingest_.get());
   if (options.dashboard) {
     dashboard_sessions_ = std::make_unique<DashboardSessions>(RealSteadyClock());
     dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_,

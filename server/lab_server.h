@@ -23,6 +23,7 @@
 #include "server/fleet/agent_registry.h"
 #include "server/query/admin_service.h"
 #include "server/query/baseline_service.h"
+#include "server/ingest/inflight_budget.h"
 #include "server/ingest/ingest_service.h"
 #include "server/http/metrics/server_counters.h"
 #include "server/http/dashboard_sessions.h"
@@ -63,6 +64,10 @@ struct LabServerOptions {
   wire::AssemblyLimits capture_limits;
   std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;  // captures dated further ahead are refused
   DeltaOptions delta;  // raw captures stored as deltas of a recent whole capture (docs/performance.md)
+  // What the captures in flight (received, not yet answered) of all agent streams may hold; a stream
+  // whose capture does not fit waits unread (docs/performance.md, "Memory"). 0: unbounded.
+  size_t max_inflight_bytes = size_t{64} << 20;
+  CaptureWriter::Options writer;  // group commit of captures (server/ingest/capture_writer.h)
   HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
   std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)
   SteadyClock* token_recheck_clock = nullptr;      // the recheck period is measured on it; null: the real one
@@ -100,6 +105,8 @@ class LabServer {
   const WorkerPool& pool() const { return *pool_; }
   // Null unless the database is shared by several servers (PostgreSQL).
   FleetLink* fleet() { return fleet_.get(); }
+  // The in-flight budget of the agent streams' captures; null when unbounded (max_inflight_bytes 0).
+  const InflightBudget* inflight() const { return inflight_.get(); }
   // Agent streams the server has started that have not said Hello yet.
   size_t agent_streams_waiting_for_hello() const { return ingest_->streams_waiting_for_hello(); }
 
@@ -118,6 +125,7 @@ class LabServer {
   std::unique_ptr<security::Authorizer> authorizer_;
   std::unique_ptr<security::AgentLimits> agent_limits_;
   std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<InflightBudget> inflight_;  // null: unbounded
   AgentRegistry registry_;
   std::unique_ptr<FleetLink> fleet_;
   std::unique_ptr<SweepCoordinator> sweeps_;

@@ -304,8 +304,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
   app.add_option("--delta-cache-mb", delta_cache_mb,
-                 "memory for the devices' keyframes, MiB (a device evicted stores its next capture whole)")
+                 "memory for the devices' keyframes, MiB (a device without room reads its keyframe back from the "
+                 "database for each capture)")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+
+  // Memory of captures in flight (docs/performance.md, "Memory").
+  size_t max_inflight_mb = options.max_inflight_bytes >> 20;
+  app.add_option("--max-inflight-mb", max_inflight_mb,
+                 "memory all agent streams' captures in flight may hold, MiB; a stream whose next capture does not "
+                 "fit is not read until room frees (its agent keeps the capture spooled); 0 = unbounded")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20))
       ->capture_default_str();
 
   // Streams that have not said Hello (docs/security.md).
@@ -432,6 +441,7 @@ int main(int argc, char** argv) {
   options.capture_limits.max_node_bytes = static_cast<uint64_t>(max_node_mb) << 20;
   options.capture_limits.max_nodes = max_nodes;
   options.delta.cache_bytes = delta_cache_mb << 20;
+  options.max_inflight_bytes = max_inflight_mb << 20;
   options.hello.hello_timeout = std::chrono::milliseconds(static_cast<int64_t>(hello_timeout_s * 1000));
   options.token_recheck = std::chrono::milliseconds(static_cast<int64_t>(token_recheck_s * 1000));
   options.fleet.heartbeat_period = std::chrono::milliseconds(static_cast<int64_t>(heartbeat_s * 1000));

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +26,11 @@ class CaptureStore {
   // Deduplicates on (device_id, capture_id): false (and changes nothing) when capture_id is already stored
   // for this device; AlreadyExists (and changes nothing) when it is stored for another device.
   virtual absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) = 0;
+  // PutCapture for several captures in ONE transaction (one commit): the server's group commit, a spooled
+  // backlog, bulk loads. Each capture is deduplicated as PutCapture does; returns, in order, whether each
+  // was new (false: stored before, or an earlier capture of the batch had its id). Any invalid record or
+  // failed write stores none of them (the caller may then store them one at a time).
+  virtual absl::StatusOr<std::vector<bool>> PutCaptures(const std::vector<CaptureRecord>& captures) = 0;
   // Whether capture_id is stored, for any device.
   virtual absl::StatusOr<bool> HasCapture(const std::string& capture_id) = 0;
   // The device a stored capture belongs to; nullopt when capture_id is not stored.

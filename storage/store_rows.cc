@@ -116,6 +116,20 @@ absl::StatusOr<LabelSet> LabelSetOf(std::vector<StoredLabel> rows) {
   return labels;
 }
 
+absl::StatusOr<std::vector<CaptureTimes>> ValidateCaptures(const std::vector<CaptureRecord>& captures) {
+  std::vector<CaptureTimes> times;
+  times.reserve(captures.size());
+  for (const CaptureRecord& capture : captures) {
+    absl::StatusOr<CaptureTimes> t = ValidateCapture(capture);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("capture \"", capture.capture_id, "\": ", t.status().message()));
+    }
+    times.push_back(*std::move(t));
+  }
+  return times;
+}
+
 absl::Status OtherDevicesCapture(const CaptureRecord& capture, const std::string& owner) {
   return absl::AlreadyExistsError(absl::StrCat("capture id \"", capture.capture_id, "\" is already stored for device \"",
                                                owner, "\", not \"", capture.device_id, "\""));

@@ -37,6 +37,8 @@ struct CaptureTimes {
   std::string received_at;
 };
 absl::StatusOr<CaptureTimes> ValidateCapture(const CaptureRecord& capture);
+// ValidateCapture of each, in order; the first refused names its capture (a batch is stored whole or not).
+absl::StatusOr<std::vector<CaptureTimes>> ValidateCaptures(const std::vector<CaptureRecord>& captures);
 // The same capture id stored for another device: never a duplicate (a duplicate is acked and the agent
 // deletes its copy, so one device's id must not stand for another device's capture).
 absl::Status OtherDevicesCapture(const CaptureRecord& capture, const std::string& owner);

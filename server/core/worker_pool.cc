@@ -73,7 +73,9 @@ void WorkerPool::Run() {
       while (!stopping_ && QueuedLocked() == 0) not_empty_.Wait(&mu_);
       // Drain before exiting: a queued job is an accepted capture whose agent waits for its ack.
       if (QueuedLocked() == 0) return;
-      std::deque<std::function<void()>>& from = urgent_.empty() ? queue_ : urgent_;
+      const bool ordinary = urgent_.empty() || (!queue_.empty() && urgent_in_a_row_ >= kUrgentRun);
+      urgent_in_a_row_ = ordinary ? 0 : urgent_in_a_row_ + 1;
+      std::deque<std::function<void()>>& from = ordinary ? queue_ : urgent_;
       job = std::move(from.front());
       from.pop_front();
     }

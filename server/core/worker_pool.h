@@ -44,13 +44,17 @@ class WorkerPool {
   // callback threads) and bound their own jobs instead (an agent stream has at most one queued at a
   // time). False, and `job` is not run, once Shutdown has started.
   bool Post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
-  // Like Post, but the job runs before every queued job that was not itself posted urgent (those run in
-  // the order posted): for work with a deadline — a sweep's captures — that must not wait behind the
-  // periodic captures of thousands of streams.
+  // Like Post, but the job runs before the queued jobs that were not themselves posted urgent (those run
+  // in the order posted): for work with a deadline — a sweep's captures — that must not wait behind the
+  // periodic captures of thousands of streams. Not for ever: after kUrgentRun urgent jobs in a row, one
+  // ordinary job waiting runs, so the periodic captures arriving during a long sweep are not held for all
+  // of it.
   bool PostUrgent(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops accepting jobs, runs every job already queued, and joins the threads. Idempotent.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+
+  static constexpr int kUrgentRun = 4;
 
   size_t threads() const { return threads_.size(); }
   size_t queued() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -70,6 +74,7 @@ class WorkerPool {
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t urgent_posted_ ABSL_GUARDED_BY(mu_) = 0;
+  int urgent_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_;
   std::once_flag joined_;
 };

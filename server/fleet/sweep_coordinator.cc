@@ -359,14 +359,19 @@ std::unique_ptr<storage::SweepRecord> SweepCoordinator::FinishLocked(Sweep& swee
   deadlines_.Cancel(sweep.expiry);  // done before its deadline (or it is the deadline's task that runs)
   sweep.record.finished_at = options_.now();
   finished_order_.push_back(sweep.id);
+  finished_devices_ += sweep.states.size();
   return std::make_unique<storage::SweepRecord>(sweep.record);
 }
 
 void SweepCoordinator::EvictLocked() {
-  while (finished_order_.size() > options_.keep_finished) {
+  while (finished_order_.size() > options_.keep_finished ||
+         (finished_order_.size() > 1 && finished_devices_ > options_.keep_finished_devices)) {
     auto it = sweeps_.find(finished_order_.front());
     if (it != sweeps_.end() && !it->second->recorded) break;  // its waiters have not seen the end yet
-    if (it != sweeps_.end()) sweeps_.erase(it);
+    if (it != sweeps_.end()) {
+      finished_devices_ -= std::min(finished_devices_, it->second->states.size());
+      sweeps_.erase(it);
+    }
     finished_order_.pop_front();
   }
 }

@@ -102,6 +102,10 @@ class SweepCoordinator : public RegistryListener {
     std::chrono::milliseconds default_deadline{std::chrono::seconds(60)};  // for a deadline of 0
     std::chrono::milliseconds max_deadline{std::chrono::hours(1)};
     size_t keep_finished = 64;         // finished sweeps kept in memory for late WaitForProgress calls
+    // ... and at most this many devices over all of them (the newest finished sweep is always kept): a
+    // finished sweep holds ~1 KB a device (states, events, record), so 64 sweeps of 5,000 devices would
+    // hold ~300 MiB. Its results stay in the store.
+    size_t keep_finished_devices = 20000;
     std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
     SteadyClock* clock = nullptr;      // sweep deadlines are measured on it; null: RealSteadyClock()
     SweepRelayer* relayer = nullptr;   // the agents of other servers; null: this server's only
@@ -237,6 +241,7 @@ class SweepCoordinator : public RegistryListener {
   absl::CondVar changed_;  // any sweep changed (waiters re-check theirs)
   std::map<std::string, std::shared_ptr<Sweep>> sweeps_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> finished_order_ ABSL_GUARDED_BY(mu_);
+  size_t finished_devices_ ABSL_GUARDED_BY(mu_) = 0;  // devices over the finished sweeps kept
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t started_ ABSL_GUARDED_BY(mu_) = 0;

@@ -44,6 +44,13 @@ metrics::ServerCountersSnapshot MetricsSource::ServerSnapshot() const {
     s.sweeps_started = sweeps.started;
     s.sweeps_running = sweeps.running;
   }
+  if (ingest_ != nullptr) {
+    IngestService::Load load = ingest_->load();
+    s.inflight_bytes = load.inflight_bytes;
+    s.inflight_capacity_bytes = load.inflight_capacity_bytes;
+    s.streams_waiting_for_room = load.streams_waiting_for_room;
+    s.capture_commits = load.capture_commits;
+  }
   return s;
 }
 

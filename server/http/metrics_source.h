@@ -3,7 +3,7 @@
 // rendered by memfleet::metrics (docs/metrics.md). A report is read once: each device's figures are kept
 // until its latest capture changes, so a scrape parses only the reports stored since the last one.
 //
-//   MetricsSource source(store, registry, &sweeps, counters, /*top_processes=*/20);
+//   MetricsSource source(store, registry, &sweeps, counters, /*top_processes=*/20, &ingest);
 //   absl::StatusOr<std::string> text = source.Render();   // Unavailable when the store cannot answer
 //
 // Thread-safe.
@@ -23,6 +23,7 @@
 #include "server/http/metrics/fleet_metrics.h"
 #include "server/http/metrics/server_counters.h"
 #include "server/fleet/sweep_coordinator.h"
+#include "server/ingest/ingest_service.h"
 #include "storage/query_store.h"
 
 namespace memfleet::server {
@@ -32,15 +33,17 @@ inline constexpr size_t kDefaultMetricsTopProcesses = 20;
 
 class MetricsSource {
  public:
-  // `sweeps` may be null (no sweep figures).
+  // `sweeps` may be null (no sweep figures), `ingest` too (no in-flight and commit figures).
   MetricsSource(storage::QueryStore& store, const AgentRegistry& registry, const SweepCoordinator* sweeps,
-                const metrics::ServerCounters& counters, size_t top_processes, bool app_summary = false)
+                const metrics::ServerCounters& counters, size_t top_processes, bool app_summary = false,
+                const IngestService* ingest = nullptr)
       : store_(store),
         registry_(registry),
         sweeps_(sweeps),
         counters_(counters),
         top_processes_(top_processes),
-        app_summary_(app_summary) {}
+        app_summary_(app_summary),
+        ingest_(ingest) {}
 
   absl::StatusOr<std::string> Render() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -59,6 +62,7 @@ class MetricsSource {
   const metrics::ServerCounters& counters_;
   const size_t top_processes_;
   const bool app_summary_;  // --metrics-app-summary
+  const IngestService* ingest_;
 
   absl::Mutex mu_;  // one render at a time: scrapes are seconds apart, and it bounds the work
   std::map<std::string, CachedFigures> cache_ ABSL_GUARDED_BY(mu_);  // by device id

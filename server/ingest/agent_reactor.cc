@@ -1,5 +1,7 @@
 #include "server/ingest/agent_reactor.h"
 
+#include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -62,18 +64,31 @@ bool IngestService::Reactor::IsSweepUpload(const v1::AgentMessage& message) {
   }
 }
 
-void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage> message, bool urgent) {
-  auto job = [this, read, message = std::move(message)] {
+void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage> message, bool urgent,
+                                    std::shared_ptr<InflightBudget::Lease> lease) {
+  auto job = [this, read, message = std::move(message), lease = std::move(lease)] {
     Next next;
+    size_t unreserved = 0;
+    bool sweep = false;
     {
       absl::MutexLock lock(&job_mu_);
-      v1::AgentMessage none;
-      next = Step(read, message != nullptr ? *message : none);
+      if (lease != nullptr) {
+        agent_->AddLease(std::move(*lease));
+      } else {
+        v1::AgentMessage none;
+        next = Step(read, message != nullptr ? *message : none);
+      }
+      if (!next.has_value() && agent_ != nullptr) {
+        unreserved = agent_->UnreservedBytes();
+        sweep = agent_->InSweepCapture();
+      }
     }
     // After the lock: once Finish is called, OnDone may delete the reactor on another thread.
     tsan::HandOver(this);
     if (next.has_value()) {
       FinishWhenWritten(*std::move(next));
+    } else if (unreserved > 0) {
+      WaitForRoom(unreserved, sweep);
     } else {
       StartRead(&incoming_);
     }
@@ -81,6 +96,40 @@ void IngestService::Reactor::RunJob(bool read, std::shared_ptr<v1::AgentMessage>
   // Sweep captures first: a sweep has a deadline, and behind the periodic captures of thousands of
   // streams (first come, first served) few of its answers would be stored in time.
   if (!(urgent ? service_.pool_.PostUrgent(job) : service_.pool_.Post(job))) job();
+}
+
+void IngestService::Reactor::WaitForRoom(size_t bytes, bool urgent) {
+  bool end = false;
+  std::optional<InflightBudget::Lease> now;
+  {
+    // Held across Reserve: a grant on another thread waits here until waiter_ is set.
+    absl::MutexLock lock(&wait_mu_);
+    if (cancelled_) {
+      end = true;
+    } else {
+      InflightBudget::Reservation r = service_.options_.inflight->Reserve(bytes, urgent, [this](InflightBudget::Lease granted) {
+        bool promoted = false;
+        {
+          absl::MutexLock lock(&wait_mu_);
+          waiter_ = 0;
+          promoted = waiting_urgent_;
+        }
+        RunJob(true, nullptr, promoted, std::make_shared<InflightBudget::Lease>(std::move(granted)));
+      });
+      if (r.lease.has_value()) {
+        now = std::move(r.lease);
+      } else {
+        waiter_ = r.waiter;
+        waiting_urgent_ = urgent;
+      }
+    }
+  }
+  if (end) {
+    RunJob(false, nullptr);  // cancelled: the step of a read that failed ends the session
+  } else if (now.has_value()) {
+    RunJob(true, nullptr, urgent, std::make_shared<InflightBudget::Lease>(*std::move(now)));
+  }
+  // Else the stream waits; the grant (or OnCancel) goes on.
 }
 
 IngestService::Reactor::Next IngestService::Reactor::Step(bool read, v1::AgentMessage& message) {
@@ -124,7 +173,7 @@ IngestService::Reactor::Next IngestService::Reactor::OnHello(bool read, v1::Agen
   device_id_ = opened->device.device_id;
   service_.WatchTokenOf(principal_, session_);
   agent_ = std::make_unique<AgentStream>(
-      AgentStreamDeps{service_.store_, service_.registry_, /*pool=*/nullptr, service_.sweeps_, service_.ingestor_,
+      AgentStreamDeps{service_.store_, service_.registry_, &service_.writer_, service_.sweeps_, service_.ingestor_,
                       service_.authorizer_, service_.options_},
       session_, std::move(opened->device), principal_);
   phase_ = Phase::kStreaming;
@@ -156,6 +205,7 @@ grpc::Status IngestService::Reactor::EndSession(absl::Status result) {
 // thread), and the lock orders each write's start before the OnWriteDone that starts the next, for
 // ThreadSanitizer too.
 bool IngestService::Reactor::QueueWrite(const v1::ServerMessage& message) {
+  if (message.has_capture_now()) PromoteWait();
   absl::MutexLock lock(&write_mu_);
   if (finish_with_.has_value() || write_failed_) return false;
   writes_.push_back(message);
@@ -188,6 +238,36 @@ void IngestService::Reactor::OnWriteDone(bool ok) {
   }
   tsan::HandOver(this);
   Finish(*std::move(finish));  // after the lock: OnDone may delete the reactor at once
+}
+
+void IngestService::Reactor::OnCancel() {
+  InflightBudget::Waiter waiter = 0;
+  {
+    absl::MutexLock lock(&wait_mu_);
+    cancelled_ = true;  // a wait that starts later ends at once
+    waiter = waiter_;
+  }
+  // Outside the lock: cancelling may grant other streams their room, on this thread. When the grant won
+  // the race, it reads on and the read fails instead.
+  if (waiter == 0 || !service_.options_.inflight->Cancel(waiter)) return;
+  {
+    absl::MutexLock lock(&wait_mu_);
+    waiter_ = 0;
+  }
+  RunJob(false, nullptr);  // the step of a read that failed: the session ends
+}
+
+// The agent sends a sweep's capture after the one its stream waits to read: that one goes ahead too.
+void IngestService::Reactor::PromoteWait() {
+  InflightBudget::Waiter waiter = 0;
+  {
+    absl::MutexLock lock(&wait_mu_);
+    if (waiter_ == 0) return;
+    waiter = waiter_;
+    waiting_urgent_ = true;
+  }
+  // Outside the lock: the promotion may grant it, and the grant takes the lock.
+  service_.options_.inflight->Promote(waiter);
 }
 
 void IngestService::Reactor::FinishWhenWritten(grpc::Status status) {

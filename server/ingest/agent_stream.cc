@@ -1,5 +1,6 @@
 #include "server/ingest/agent_stream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -77,8 +78,19 @@ void AgentStream::Finish() {
     deps_.sweeps->OnFailed(current_.sweep_id, device_.device_id, current_.capture_id,
                            "the stream ended inside the capture");
   }
+  lease_.Release();
   pending_->WaitIdle();
 }
+
+size_t AgentStream::UnreservedBytes() const {
+  if (deps_.options.inflight == nullptr || !assembler_.active()) return 0;
+  // What the Begin announced, or what arrived when its paths were longer than the typical.
+  const size_t needed = std::max(InflightBytesOfCapture(announced_bytes_, announced_nodes_),
+                                 InflightBytesOfHeld(assembler_.held_bytes()));
+  return needed > lease_.bytes() ? needed - lease_.bytes() : 0;
+}
+
+void AgentStream::AddLease(InflightBudget::Lease lease) { lease_.Merge(std::move(lease)); }
 
 absl::Status AgentStream::OnBegin(const v1::CaptureBegin& begin) {
   // A token revoked while its stream is open is refused at its next capture, not at reconnect.
@@ -99,6 +111,9 @@ absl::Status AgentStream::OnBegin(const v1::CaptureBegin& begin) {
   current_ = AssembledCapture();
   current_.device_id = device_.device_id;
   current_.capture_id = begin.capture_id();
+  lease_.Release();  // an earlier capture's, cut short
+  announced_bytes_ = begin.content_bytes();
+  announced_nodes_ = begin.node_count();
   if (absl::Status s = CheckBegin(begin); !s.ok()) {
     Reject(s.code(), std::string(s.message()), /*retry=*/false);
     return absl::OkStatus();
@@ -169,25 +184,38 @@ absl::Status AgentStream::OnEnd(const v1::CaptureEnd& end) {
 }
 
 void AgentStream::QueueCapture() {
-  auto job = std::make_shared<AssembledCapture>(std::move(current_));
+  // The capture's nodes go into Prepare; its lease stays with it until it is answered.
+  auto lease = std::make_shared<InflightBudget::Lease>(std::move(lease_));
+  const bool urgent = !current_.sweep_id.empty();
+  AssembledCapture assembled = std::move(current_);
   current_ = AssembledCapture();
-  pending_->Add();
-  // The job owns what it uses (the session, the pending count), never the stream itself.
-  auto ingest = [ingestor = &deps_.ingestor, session = session_, pending = pending_, job,
-                 counters = deps_.options.counters, queued_at = std::chrono::steady_clock::now()] {
-    v1::ServerMessage answer = ingestor->Ingest(std::move(*job));
-    CountAnswer(counters, answer, std::chrono::steady_clock::now() - queued_at);
-    session->Write(answer);
+  const auto queued_at = std::chrono::steady_clock::now();
+  // Owns what it uses (the session, the pending count), never the stream itself.
+  auto answer = [session = session_, pending = pending_, lease, counters = deps_.options.counters,
+                 queued_at](const v1::ServerMessage& message) {
+    CountAnswer(counters, message, std::chrono::steady_clock::now() - queued_at);
+    session->Write(message);
+    lease->Release();
     pending->Done();
   };
-  if (deps_.pool == nullptr) {
-    ingest();
+  pending_->Add();
+  CaptureIngestor::Prepared prepared = deps_.ingestor.Prepare(std::move(assembled));
+  if (prepared.answer.has_value()) {
+    answer(*prepared.answer);
     return;
   }
-  if (!deps_.pool->Submit(std::move(ingest))) {
-    pending_->Done();
-    current_ = std::move(*job);
-    Reject(absl::StatusCode::kUnavailable, "the server is shutting down", /*retry=*/true);
+  if (deps_.writer == nullptr) {
+    answer(deps_.ingestor.Committed(prepared, deps_.store.PutCapture(prepared.record)));
+    return;
+  }
+  // Until its commit it holds only its record: the room of its nodes goes to the streams waiting for it.
+  lease->ShrinkTo(CaptureIngestor::HeldBytes(prepared));
+  const std::string capture_id = prepared.record.capture_id, sweep_id = prepared.record.sweep_id;
+  if (!deps_.writer->Submit(std::move(prepared), urgent, answer)) {
+    if (deps_.sweeps != nullptr) {
+      deps_.sweeps->OnFailed(sweep_id, device_.device_id, capture_id, "the server is shutting down");
+    }
+    answer(MakeRejected(capture_id, absl::StatusCode::kUnavailable, "the server is shutting down", /*retry=*/true));
   }
 }
 
@@ -221,6 +249,7 @@ void AgentStream::Reject(absl::StatusCode code, const std::string& message, bool
   session_->Write(MakeRejected(current_.capture_id, code, message, retry));
   skip_id_ = current_.capture_id;
   assembler_ = wire::CaptureAssembler(deps_.options.limits);
+  lease_.Release();
 }
 
 }  // namespace memfleet::server

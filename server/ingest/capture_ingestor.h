@@ -1,19 +1,28 @@
-// CaptureIngestor: what happens to one assembled capture on a worker thread — check it belongs to the
-// stream's device, deduplicate, run the engine, store the raw capture (compressed) and the report, and
-// answer with the message the agent gets: CaptureAck only after the store committed, CaptureRejected
-// otherwise (retry=true when the store failed, so the agent keeps it spooled).
+// CaptureIngestor: what happens to one assembled capture — check it belongs to the stream's device,
+// deduplicate, run the engine, encode the raw capture (a delta of the device's keyframe, or whole), store
+// it with its report, and answer with the message the agent gets: CaptureAck only after the store
+// committed, CaptureRejected otherwise (retry=true when the store failed, so the agent keeps it spooled).
+// The work is in two halves, so that the store's writer does only the commit: Prepare (checks, engine,
+// encoding) on any worker, Committed (keyframe bookkeeping, sweep state, the answer) once the store
+// answered for the record — one capture per transaction (Ingest) or many (CaptureWriter's group commit).
 //
 //   CaptureIngestor ingestor(store, &sweeps);
-//   v1::ServerMessage answer = ingestor.Ingest(std::move(assembled));   // ack or rejected
+//   v1::ServerMessage answer = ingestor.Ingest(std::move(assembled));   // both halves, one transaction
+//
+//   CaptureIngestor::Prepared p = ingestor.Prepare(std::move(assembled));
+//   if (!p.answer) answer = ingestor.Committed(p, store.PutCaptures({p.record}) ...);
 //
 // Thread-safe (the store serializes writes); records sweep state changes in the coordinator.
 #ifndef MEMFLEET_SERVER_INGEST_CAPTURE_INGESTOR_H_
 #define MEMFLEET_SERVER_INGEST_CAPTURE_INGESTOR_H_
 
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "memfleet/v1/agent_service.pb.h"
 #include "capture/capture.h"
 #include "server/ingest/delta_keyframes.h"
@@ -50,11 +59,32 @@ class CaptureIngestor {
 
   const DeltaKeyframes& keyframes() const { return keyframes_; }
 
+  // A capture ready for the store, or already answered.
+  struct Prepared {
+    std::optional<v1::ServerMessage> answer;  // set: nothing to store (a duplicate's ack, a rejection)
+    storage::CaptureRecord record;            // else: what to store
+    size_t nodes = 0;                         // for the log line
+  };
+  // Everything before the commit: the checks, the duplicate lookup, the engine and the stored form. The
+  // capture's nodes are freed when it returns; the record keeps only what is stored.
+  Prepared Prepare(AssembledCapture capture);
+  // What a prepared capture holds until its commit (its report twice, as JSON and parsed, and its blob),
+  // for the in-flight budget.
+  static size_t HeldBytes(const Prepared& prepared);
+  // After the store answered for `prepared.record`: `inserted` is what PutCapture(s) said of it.
+  v1::ServerMessage Committed(const Prepared& prepared, const absl::StatusOr<bool>& inserted);
+  // Prepare, PutCapture (one transaction) and Committed on this thread.
   v1::ServerMessage Ingest(AssembledCapture capture);
 
  private:
-  v1::ServerMessage Ack(const AssembledCapture& c, bool duplicate);
-  v1::ServerMessage Reject(const AssembledCapture& c, absl::StatusCode code, const std::string& message, bool retry);
+  v1::ServerMessage Ack(const std::string& device_id, const std::string& capture_id, const std::string& sweep_id,
+                        bool duplicate);
+  v1::ServerMessage Reject(const std::string& device_id, const std::string& capture_id, const std::string& sweep_id,
+                           absl::StatusCode code, const std::string& message, bool retry);
+  v1::ServerMessage Reject(const AssembledCapture& c, absl::StatusCode code, const std::string& message, bool retry) {
+    return Reject(c.device_id, c.capture_id, c.sweep_id, code, message, retry);
+  }
+  static Prepared Answered(v1::ServerMessage answer);
 
   storage::CaptureStore& store_;
   SweepCoordinator* sweeps_;

@@ -1,4 +1,5 @@
-// IngestOptions: how the server's ingest treats agent streams (limits, clock, security, delta storage).
+// IngestOptions: how the server's ingest treats agent streams (limits, clock, security, delta storage,
+// memory).
 // Shared by IngestService, which accepts the streams, and AgentStream, which runs each one.
 #ifndef MEMFLEET_SERVER_INGEST_INGEST_OPTIONS_H_
 #define MEMFLEET_SERVER_INGEST_INGEST_OPTIONS_H_
@@ -10,9 +11,11 @@
 
 #include "proto/capture_codec.h"
 #include "server/core/clock.h"
+#include "server/ingest/capture_writer.h"
 #include "server/ingest/clock_skew.h"
 #include "server/ingest/delta_keyframes.h"
 #include "server/ingest/hello_watchdog.h"
+#include "server/ingest/inflight_budget.h"
 #include "server/http/metrics/server_counters.h"
 #include "server/security/agent_limits.h"
 #include "common/version.h"
@@ -38,6 +41,9 @@ struct IngestOptions {
   SteadyClock* token_recheck_clock = nullptr;  // the recheck period is measured on it; null: RealSteadyClock()
   // Captures stored, duplicate and rejected, and the ingest latency, for /metrics; null: not counted.
   metrics::ServerCounters* counters = nullptr;
+  // The memory all streams' captures may hold at once (inflight_budget.h); null: unbounded.
+  InflightBudget* inflight = nullptr;
+  CaptureWriter::Options writer;  // group commit (capture_writer.h)
 };
 
 }  // namespace memfleet::server

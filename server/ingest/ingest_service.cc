@@ -96,6 +96,7 @@ IngestService::IngestService(storage::CaptureStore& store, AgentRegistry& regist
         return o;
       }()),
       ingestor_(store, sweeps, options_.now, options_.delta),
+      writer_(store, ingestor_, options_.writer),
       hello_watchdog_(options_.hello) {
   if (options_.token_recheck.count() > 0) {
     recheck_runner_ = std::make_unique<TaskRunner>(
@@ -218,6 +219,17 @@ absl::StatusOr<IngestService::OpenedSession> IngestService::OpenSession(const se
                        " spooled, ", hello.dropped_captures(), " dropped)",
                        *replaced != nullptr ? "; it replaces the device's older stream" : ""));
   return OpenedSession{std::move(session), std::move(device)};
+}
+
+IngestService::Load IngestService::load() const {
+  Load l;
+  if (options_.inflight != nullptr) {
+    l.inflight_bytes = options_.inflight->used_bytes();
+    l.inflight_capacity_bytes = options_.inflight->capacity_bytes();
+    l.streams_waiting_for_room = options_.inflight->waiting();
+  }
+  l.capture_commits = writer_.stats().transactions;
+  return l;
 }
 
 v1::ServerMessage IngestService::Welcome() const {

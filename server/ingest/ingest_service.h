@@ -32,6 +32,7 @@
 #include "proto/capture_codec.h"
 #include "server/fleet/agent_registry.h"
 #include "server/ingest/capture_ingestor.h"
+#include "server/ingest/capture_writer.h"
 #include "server/ingest/clock_skew.h"
 #include "server/ingest/hello_watchdog.h"
 #include "server/ingest/ingest_options.h"
@@ -55,6 +56,14 @@ class IngestService final : public v1::AgentService::CallbackService {
   void StopAccepting() { accepting_ = false; }
   // Streams whose handler has started and that have not said Hello yet (the Hello watchdog's count).
   size_t streams_waiting_for_hello() const { return hello_watchdog_.waiting(); }
+  // What the ingest holds and has done, for /metrics.
+  struct Load {
+    size_t inflight_bytes = 0;
+    size_t inflight_capacity_bytes = 0;  // 0: unbounded
+    size_t streams_waiting_for_room = 0;
+    uint64_t capture_commits = 0;
+  };
+  Load load() const;
 
  private:
   storage::CaptureStore& store_;
@@ -64,6 +73,7 @@ class IngestService final : public v1::AgentService::CallbackService {
   const security::Authorizer& authorizer_;
   const IngestOptions options_;
   CaptureIngestor ingestor_;
+  CaptureWriter writer_;  // group commit of every stream's captures
   HelloWatchdog hello_watchdog_;
   std::atomic<bool> accepting_{true};
 

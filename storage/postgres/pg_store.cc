@@ -401,6 +401,21 @@ absl::StatusOr<bool> PgStore::PutCapture(const CaptureRecord& capture) {
   return true;
 }
 
+absl::StatusOr<std::vector<bool>> PgStore::PutCaptures(const std::vector<CaptureRecord>& captures) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<CaptureTimes> times, ValidateCaptures(captures));
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c.db));
+  std::vector<bool> inserted;
+  inserted.reserve(captures.size());
+  for (size_t i = 0; i < captures.size(); ++i) {
+    MEMFLEET_ASSIGN_OR_RETURN(bool added, InsertCapture(c.db, captures[i], times[i]));
+    inserted.push_back(added);
+  }
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  return inserted;
+}
+
 absl::Status PgStore::ReplaceReport(const std::string& capture_id, const report::Report& report,
                                     const std::string& report_json) {
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(capture_id, "capture_id"));

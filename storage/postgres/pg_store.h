@@ -1,6 +1,6 @@
 // PgStore: the Store (store.h) on a PostgreSQL database, for a lab whose servers share one database. Same
 // results as SqliteStore for every method of the five interfaces; SqliteStore's extras (retention's
-// deletes, PutCaptures, query plans) are not here. A PutCapture that returned true is committed
+// deletes, query plans) are not here. A PutCapture that returned true is committed
 // (synchronous_commit), so the server may ack it to the agent.
 //
 //   absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open("postgresql://memfleet@db.lab:5432/memfleet");
@@ -44,6 +44,7 @@ class PgStore : public Store, public FleetStore {
   // CaptureStore
   absl::Status UpsertDevice(const DeviceRecord& device) override;
   absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) override;
+  absl::StatusOr<std::vector<bool>> PutCaptures(const std::vector<CaptureRecord>& captures) override;
   absl::StatusOr<bool> HasCapture(const std::string& capture_id) override;
   absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& capture_id) override;
   absl::Status ForEachRawCapture(const std::string& device_id,

@@ -733,24 +733,16 @@ absl::StatusOr<bool> SqliteStore::PutCapture(const CaptureRecord& capture) {
   return true;
 }
 
-absl::StatusOr<size_t> SqliteStore::PutCaptures(const std::vector<CaptureRecord>& captures) {
-  std::vector<CaptureTimes> times;
-  times.reserve(captures.size());
-  for (const CaptureRecord& capture : captures) {
-    absl::StatusOr<CaptureTimes> t = ValidateCapture(capture);
-    if (!t.ok()) {
-      return absl::Status(t.status().code(),
-                          absl::StrCat("capture \"", capture.capture_id, "\": ", t.status().message()));
-    }
-    times.push_back(*std::move(t));
-  }
+absl::StatusOr<std::vector<bool>> SqliteStore::PutCaptures(const std::vector<CaptureRecord>& captures) {
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<CaptureTimes> times, ValidateCaptures(captures));
   Connection& c = *writer_;
   absl::MutexLock lock(&c.mu);
   MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
-  size_t inserted = 0;
+  std::vector<bool> inserted;
+  inserted.reserve(captures.size());
   for (size_t i = 0; i < captures.size(); ++i) {
     MEMFLEET_ASSIGN_OR_RETURN(bool added, InsertCapture(c, captures[i], times[i]));
-    if (added) ++inserted;
+    inserted.push_back(added);
   }
   MEMFLEET_RETURN_IF_ERROR(txn.Commit());
   return inserted;

@@ -70,6 +70,7 @@ class SqliteStore : public Store {
 
   absl::Status UpsertDevice(const DeviceRecord& device) override;
   absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) override;
+  absl::StatusOr<std::vector<bool>> PutCaptures(const std::vector<CaptureRecord>& captures) override;
   absl::StatusOr<bool> HasCapture(const std::string& capture_id) override;
   absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& capture_id) override;
   absl::StatusOr<std::vector<DeviceSummaryRow>> ListDevices() override;
@@ -120,10 +121,6 @@ class SqliteStore : public Store {
   absl::StatusOr<std::optional<int64_t>> CaptureFigure(const std::string& capture_id, const std::string& metric,
                                                        const std::string& process_name) override;
 
-  // PutCapture for many captures in ONE transaction (one fsync): for a spooled backlog and bulk loads.
-  // Each capture is deduplicated on its own; returns how many were new. Any invalid record or failed
-  // write stores none of them.
-  absl::StatusOr<size_t> PutCaptures(const std::vector<CaptureRecord>& captures);
 
   // Retention (server/history/retention.h). A device's captures, oldest first.
   absl::StatusOr<std::vector<RetentionRow>> RetentionRows(const std::string& device_id);

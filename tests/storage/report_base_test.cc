@@ -90,9 +90,9 @@ class ReportBaseTest : public ::testing::Test {
     std::vector<CaptureRecord> captures = {CaptureAt(0, ""), CaptureAt(1, "dev-a-0"), CaptureAt(2, "dev-a-0"),
                                            CaptureAt(3, "")};
     for (const CaptureRecord& c : captures) json_[c.capture_id] = c.report_json;
-    absl::StatusOr<size_t> stored = store_->PutCaptures(captures);
+    absl::StatusOr<std::vector<bool>> stored = store_->PutCaptures(captures);
     ASSERT_TRUE(stored.ok()) << stored.status();
-    ASSERT_EQ(*stored, 4u);
+    ASSERT_EQ(*stored, std::vector<bool>(4, true));
   }
 
   StoredFrame FrameOf(const std::string& capture_id) {

@@ -3,8 +3,9 @@
 // Header-only.
 //
 //   auto failing = std::make_unique<FailingStore>(std::move(*storage::OpenSqliteStore(":memory:")));
-//   failing->fail_puts = true;         // PutCapture: ResourceExhausted, like a full disk
+//   failing->fail_puts = true;         // PutCapture(s): ResourceExhausted, like a full disk
 //   failing->fail_token_reads = true;  // HasTokens/FindTokenByHash/ListTokens: Unavailable
+//   failing->before_put = [&] { ... };  // e.g. hold a commit until the test lets it go
 //
 // Every Store method is pure, so a method added to an interface must be forwarded here explicitly.
 #ifndef MEMFLEET_TESTS_SUPPORT_FAILING_STORE_H_
@@ -30,12 +31,21 @@ class FailingStore : public storage::Store {
   explicit FailingStore(std::unique_ptr<storage::Store> inner) : inner_(std::move(inner)) {}
   std::atomic<bool> fail_puts{false};
   std::atomic<bool> fail_token_reads{false};
+  // Called at the start of every PutCapture(s), before it writes (a test holds a commit here); set it
+  // before the store is shared.
+  std::function<void()> before_put;
 
   // CaptureStore
   absl::Status UpsertDevice(const storage::DeviceRecord& d) override { return inner_->UpsertDevice(d); }
   absl::StatusOr<bool> PutCapture(const storage::CaptureRecord& c) override {
+    if (before_put) before_put();
     if (fail_puts) return absl::ResourceExhaustedError("database or disk is full");
     return inner_->PutCapture(c);
+  }
+  absl::StatusOr<std::vector<bool>> PutCaptures(const std::vector<storage::CaptureRecord>& c) override {
+    if (before_put) before_put();
+    if (fail_puts) return absl::ResourceExhaustedError("database or disk is full");
+    return inner_->PutCaptures(c);
   }
   absl::StatusOr<bool> HasCapture(const std::string& id) override { return inner_->HasCapture(id); }
   absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& id) override {

@@ -109,6 +109,8 @@ class RawAgent {
   }
 
   void WritesDone() { stream_->WritesDone(); }
+  // Cancels the call from any thread (a writer blocked by flow control returns false).
+  void Cancel() { context_.TryCancel(); }
   // Drains what the server still sends and returns the call's status.
   grpc::Status Finish() {
     v1::ServerMessage ignored;

@@ -1,13 +1,16 @@
 // memfleet-loadtest: many simulated agents in one process against a real memfleet-server child process on
 // loopback, for a bounded time, with sweeps across all of them; then checks that every acked capture is
 // stored exactly once in the SQLite file and prints ack latency, throughput and the server's peak RSS
-// and thread count. Exit status 0 only when nothing was lost or duplicated (docs/reliability.md, "Load").
-// Agents share channels (--streams-per-channel streams multiplexed on each connection), so thousands of
-// streams fit in one process's descriptors.
+// and thread count. Exit status 0 only when nothing was lost or duplicated and every bound asked for held
+// (docs/reliability.md, "Load"). Agents share channels (--streams-per-channel streams multiplexed on each
+// connection), so thousands of streams fit in one process's descriptors.
 //
-//   memfleet-loadtest --agents 500 --seconds 60 --sweeps 2     # full size
-//   memfleet-loadtest --agents 5000 --seconds 60 --sweeps 1 --expect-sweeps-stored  # many streams on one server
-//   memfleet-loadtest --agents 20 --seconds 5 --sweeps 1 --expect-sweeps-stored     # CI (ctest loadtest_small)
+//   memfleet-loadtest --agents 500 --seconds 60 --sweeps 2     # full size, each agent sending again 1 s after its ack
+//   memfleet-loadtest --agents 5000 --seconds 60 --sweeps 1 --expect-sweeps-stored --max-server-rss-mb 512
+//   memfleet-loadtest --agents 5000 --seconds 1260 --interval-s 300 --sweep-every-s 600    # a lab's cadence,
+//       --sweep-deadline-s 60 --expect-sweeps-stored --max-ack-p99-ms 5000                  # held to its bounds
+//   memfleet-loadtest --agents 300 --seconds 15 --sweeps 1 --expect-sweeps-stored --max-server-rss-mb 96
+//       --server-arg=--max-inflight-mb=4 --server-arg=--delta-cache-mb=8        # CI (ctest loadtest_ci)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -66,7 +69,8 @@ struct Template {
 
 struct Totals {
   absl::Mutex mu;
-  std::vector<double> ack_ms ABSL_GUARDED_BY(mu);
+  std::vector<double> ack_ms ABSL_GUARDED_BY(mu);        // every capture
+  std::vector<double> sweep_ack_ms ABSL_GUARDED_BY(mu);  // sweeps' captures: from the CaptureNow
   std::set<std::string> acked ABSL_GUARDED_BY(mu);
   std::set<std::string> sent ABSL_GUARDED_BY(mu);
   uint64_t duplicates ABSL_GUARDED_BY(mu) = 0;
@@ -174,11 +178,23 @@ class StartLine {
   bool go_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// When a simulated agent sends its periodic captures: `pause` after the last ack (a stress load: the
+// offered rate grows with the agents), or every `interval` from `phase` on (a lab's cadence: the agent
+// captures on its clock, whatever the server's answers).
+struct Cadence {
+  std::chrono::milliseconds pause{1000};
+  std::chrono::milliseconds interval{0};  // 0: pause mode
+  std::chrono::milliseconds phase{0};
+};
+
+// The real agent keeps this many captures unacked (agent/transport.h, max_in_flight).
+constexpr size_t kMaxInFlight = 4;
+
 class SimAgent {
  public:
   SimAgent(std::shared_ptr<grpc::Channel> channel, std::string device_id, const Template& t, Totals& totals,
-           std::chrono::milliseconds pause)
-      : channel_(std::move(channel)), device_id_(std::move(device_id)), template_(t), totals_(totals), pause_(pause) {}
+           Cadence cadence)
+      : channel_(std::move(channel)), device_id_(std::move(device_id)), template_(t), totals_(totals), cadence_(cadence) {}
 
   // Runs until `stop`; then waits (bounded) for the last ack and closes the stream.
   void Run(const std::atomic<bool>& stop, Gate& hello_gate, StartLine& start_line) {
@@ -202,9 +218,10 @@ class SimAgent {
       return;
     }
     std::thread reader([&] { ReadLoop(*stream); });
+    next_periodic_ = Clock::now() + cadence_.phase;
     uint64_t seq = 0;
-    for (std::string sweep_id; NextCapture(stop, sweep_id);) {
-      if (!SendOne(*stream, ++seq, sweep_id)) break;
+    for (Next next; NextCapture(stop, next);) {
+      if (!SendOne(*stream, ++seq, next)) break;
     }
     {
       absl::MutexLock lock(&mu_);
@@ -220,35 +237,49 @@ class SimAgent {
   }
 
  private:
+  struct Next {
+    std::string sweep_id;             // "" for a periodic capture
+    Clock::time_point asked_at;       // the CaptureNow's arrival; for a periodic capture, when it was due
+  };
+  struct InFlight {
+    Clock::time_point asked_at;
+    bool sweep = false;
+  };
+
   // Waits for the next capture to send; false when the run is over or the stream closed. A sweep's
-  // capture goes at once, even while a periodic one waits for its ack (the real agent keeps up to
-  // --max-in-flight 4 captures unacked); a periodic one goes `pause_` after the last ack.
-  bool NextCapture(const std::atomic<bool>& stop, std::string& sweep_id) {
+  // capture goes at once, even while periodic ones wait for their acks (the real agent keeps up to
+  // kMaxInFlight captures unacked); a periodic one goes as the cadence says.
+  bool NextCapture(const std::atomic<bool>& stop, Next& next) {
     absl::MutexLock lock(&mu_);
     for (;;) {
       if (closed_) return false;
       if (!sweeps_.empty()) {
-        sweep_id = sweeps_.front();
+        next = sweeps_.front();
         sweeps_.pop_front();
         return true;
       }
       if (stop) return false;
-      if (!in_flight_.empty()) {
+      const bool pause_mode = cadence_.interval.count() == 0;
+      if (pause_mode ? !in_flight_.empty() : in_flight_.size() >= kMaxInFlight) {
         cv_.Wait(&mu_);  // an ack, a CaptureNow or the stream's end signals it
         continue;
       }
-      const absl::Time next = absl::Now() + absl::FromChrono(pause_);
-      bool paused = false;
-      while (!paused && !stop.load() && sweeps_.empty() && !closed_) paused = cv_.WaitWithDeadline(&mu_, next);
-      if (paused && !stop.load() && sweeps_.empty() && !closed_) {
-        sweep_id.clear();
+      const Clock::time_point due = pause_mode ? Clock::now() + cadence_.pause : next_periodic_;
+      const absl::Time wake = absl::Now() + absl::FromChrono(due - Clock::now());
+      bool reached = Clock::now() >= due;
+      while (!reached && !stop.load() && sweeps_.empty() && !closed_) reached = cv_.WaitWithDeadline(&mu_, wake);
+      if ((reached || Clock::now() >= due) && !stop.load() && sweeps_.empty() && !closed_) {
+        next.sweep_id.clear();
+        next.asked_at = pause_mode ? Clock::now() : due;
+        if (!pause_mode) next_periodic_ += cadence_.interval;
         return true;
       }
     }
   }
 
   bool SendOne(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream, uint64_t seq,
-               const std::string& sweep_id) {
+               const Next& next) {
+    const std::string& sweep_id = next.sweep_id;
     std::string at = FormatUtcMillis(std::chrono::system_clock::now());
     absl::StatusOr<std::string> id = wire::MakeCaptureId(device_id_, at, instance_, seq);
     absl::StatusOr<std::string> header = agent::RewriteCaptureHeader(template_.header, device_id_, at);
@@ -264,15 +295,16 @@ class SimAgent {
       totals_.sent.insert(*id);
       if (!sweep_id.empty()) ++totals_.sweep_captures;
     }
-    for (size_t i = 0; i + 1 < messages.size(); ++i) {
-      if (!stream.Write(messages[i])) return false;
-    }
     {
-      // Ack latency: from the end of the upload to the ack (no answer can come before the end).
+      // Ack latency: from when the capture was taken (a sweep's: asked for) to its ack — the time the
+      // agent holds it in its spool, waits at its socket for a server that does not read included.
       absl::MutexLock lock(&mu_);
-      in_flight_[*id] = Clock::now();
+      in_flight_[*id] = InFlight{next.asked_at, !sweep_id.empty()};
     }
-    return stream.Write(messages.back());
+    for (const v1::AgentMessage& m : messages) {
+      if (!stream.Write(m)) return false;
+    }
+    return true;
   }
 
   void ReadLoop(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream) {
@@ -284,11 +316,13 @@ class SimAgent {
         auto it = in_flight_.find(id);
         double ms = it == in_flight_.end()
                         ? 0
-                        : std::chrono::duration<double, std::milli>(Clock::now() - it->second).count();
+                        : std::chrono::duration<double, std::milli>(Clock::now() - it->second.asked_at).count();
+        const bool sweep = it != in_flight_.end() && it->second.sweep;
         if (it != in_flight_.end()) in_flight_.erase(it);
         absl::MutexLock t(&totals_.mu);
         if (m.has_ack()) {
           totals_.ack_ms.push_back(ms);
+          if (sweep) totals_.sweep_ack_ms.push_back(ms);
           if (!totals_.acked.insert(id).second || m.ack().duplicate()) ++totals_.duplicates;
         } else {
           ++totals_.rejected;
@@ -297,7 +331,7 @@ class SimAgent {
           }
         }
       } else if (m.has_capture_now()) {
-        sweeps_.push_back(m.capture_now().sweep_id());
+        sweeps_.push_back(Next{m.capture_now().sweep_id(), Clock::now()});
       }
       cv_.SignalAll();
     }
@@ -318,11 +352,12 @@ class SimAgent {
   const std::string instance_ = "0123abcd";
   const Template& template_;
   Totals& totals_;
-  std::chrono::milliseconds pause_;
+  const Cadence cadence_;
+  Clock::time_point next_periodic_;  // interval mode: when the next periodic capture is due
   absl::Mutex mu_;
   absl::CondVar cv_;
-  std::map<std::string, Clock::time_point> in_flight_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::string> sweeps_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, InFlight> in_flight_ ABSL_GUARDED_BY(mu_);
+  std::deque<Next> sweeps_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
@@ -332,7 +367,8 @@ int main(int argc, char** argv) {
   CLI::App app{"memfleet-loadtest: simulated agents against a real memfleet-server; fails on any lost or "
                "duplicated capture"};
   int agents = 500, seconds = 60, sweeps = 2, pause_ms = 1000, workers = 0, streams_per_channel = 100;
-  int sweep_deadline_s = 0;
+  int sweep_deadline_s = 0, interval_s = 0, sweep_every_s = 0;
+  double max_server_rss_mb = 0, max_idle_kb_per_stream = 0, max_ack_p99_ms = 0;
   bool expect_sweeps_stored = false;
   std::string server_bin, data_dir = memfleet::testing::GetTestPaths().data_dir, work_dir;
   std::vector<std::string> server_args;
@@ -342,6 +378,12 @@ int main(int argc, char** argv) {
   app.add_option("--sweep-deadline-s", sweep_deadline_s, "each sweep's deadline (0: --seconds, at least 30)")
       ->check(CLI::Range(0, 3600));
   app.add_option("--pause-ms", pause_ms, "each agent's pause between an ack and its next capture");
+  app.add_option("--interval-s", interval_s,
+                 "instead of --pause-ms: each agent captures every N s (a lab's cadence), its first at its own "
+                 "phase, the agents' phases spread evenly over N")
+      ->check(CLI::Range(0, 86400));
+  app.add_option("--sweep-every-s", sweep_every_s, "instead of --sweeps: a sweep every N s of the run")
+      ->check(CLI::Range(0, 86400));
   app.add_option("--streams-per-channel", streams_per_channel, "agent streams sharing one channel (connection)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--workers", workers, "memfleet-server --workers (0: its default)");
@@ -351,6 +393,12 @@ int main(int argc, char** argv) {
   app.add_option("--server-arg", server_args, "extra memfleet-server argument (repeatable), e.g. a rate limit");
   app.add_flag("--expect-sweeps-stored", expect_sweeps_stored,
                "fail unless every sweep stored one capture from every agent within its deadline");
+  app.add_option("--max-server-rss-mb", max_server_rss_mb, "fail when the server's peak RSS exceeds this (MiB)");
+  app.add_option("--max-idle-kb-per-stream", max_idle_kb_per_stream,
+                 "fail when the server's RSS with every stream open and idle exceeds its RSS before the first "
+                 "stream by more than this per stream (KiB)");
+  app.add_option("--max-ack-p99-ms", max_ack_p99_ms,
+                 "fail when the 99th percentile of ack latency (capture taken or asked for to ack) exceeds this");
   CLI11_PARSE(app, argc, argv);
 
   // Thousands of streams need more descriptors than the usual soft limit (the server child inherits it).
@@ -404,8 +452,11 @@ int main(int argc, char** argv) {
     return 2;  // ~Subprocess kills it
   }
   const std::string target = listening.substr(listening.rfind(' ') + 1);
+  if (sweep_every_s > 0) sweeps = (seconds - 1) / sweep_every_s;
+  const uint64_t rss_before_streams_kb = StatusOf(server).rss_kb;
   std::cout << "memfleet-server pid " << server << " on " << target << ", db " << db << "; " << agents
-            << " agents for " << seconds << " s, " << sweeps << " sweeps" << std::endl;
+            << " agents for " << seconds << " s, " << sweeps << " sweeps; server RSS " << rss_before_streams_kb / 1024
+            << " MiB before any stream" << std::endl;
 
   Totals totals;
   std::atomic<bool> stop{false};
@@ -420,9 +471,12 @@ int main(int argc, char** argv) {
   char name[32];
   for (int i = 0; i < agents; ++i) {
     std::snprintf(name, sizeof name, "load-%04d", i);
+    Cadence cadence;
+    cadence.pause = std::chrono::milliseconds(pause_ms);
+    cadence.interval = std::chrono::seconds(interval_s);
+    cadence.phase = cadence.interval * i / agents;
     sims.push_back(std::make_unique<SimAgent>(channels[static_cast<size_t>(i / streams_per_channel)], name,
-                                              templates[static_cast<size_t>(i) % templates.size()], totals,
-                                              std::chrono::milliseconds(pause_ms)));
+                                              templates[static_cast<size_t>(i) % templates.size()], totals, cadence));
   }
   Gate hello_gate(128);
   ProcessStatus peak;
@@ -439,9 +493,13 @@ int main(int argc, char** argv) {
   }
   const int arrived = start_line.AwaitArrivals(agents, absl::Seconds(600));
   sample();
+  const uint64_t rss_idle_kb = StatusOf(server).rss_kb;
+  const double idle_kb_per_stream =
+      static_cast<double>(rss_idle_kb > rss_before_streams_kb ? rss_idle_kb - rss_before_streams_kb : 0) / agents;
   std::cout << arrived << " of " << agents << " streams open (or refused) after "
             << std::chrono::duration<double>(Clock::now() - connecting).count() << " s; server RSS "
-            << StatusOf(server).rss_kb / 1024 << " MiB, " << StatusOf(server).threads << " threads" << std::endl;
+            << rss_idle_kb / 1024 << " MiB (" << idle_kb_per_stream << " KiB a stream), "
+            << StatusOf(server).threads << " threads" << std::endl;
   start_line.Go();
   auto started = Clock::now();
   const double cpu_at_start_s = CpuSecondsOf(server);
@@ -449,8 +507,10 @@ int main(int argc, char** argv) {
   // Sweeps across every device, spread over the run; the server's RSS sampled meanwhile.
   auto query = v1::QueryService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
   int sweep_stored = 0, sweep_other = 0;
+  double longest_sweep_s = 0;
   for (int k = 1; k <= sweeps; ++k) {
-    auto at = started + std::chrono::milliseconds(1000LL * seconds * k / (sweeps + 1));
+    auto at = started + (sweep_every_s > 0 ? std::chrono::milliseconds(1000LL * sweep_every_s * k)
+                                           : std::chrono::milliseconds(1000LL * seconds * k / (sweeps + 1)));
     while (Clock::now() < at) {
       sample();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -467,9 +527,10 @@ int main(int argc, char** argv) {
     }
     grpc::Status s = reader->Finish();
     for (const auto& [device, state] : states) (state == v1::SweepProgress::STORED ? sweep_stored : sweep_other)++;
+    const double took_s = std::chrono::duration<double>(Clock::now() - sweep_started).count();
+    longest_sweep_s = std::max(longest_sweep_s, took_s);
     std::cout << "sweep " << k << ": " << (s.ok() ? "ok" : s.error_message()) << ", " << states.size()
-              << " devices, finished after " << std::chrono::duration<double>(Clock::now() - sweep_started).count()
-              << " s" << std::endl;
+              << " devices, finished after " << took_s << " s" << std::endl;
   }
   while (Clock::now() < started + std::chrono::seconds(seconds)) {
     sample();
@@ -532,8 +593,14 @@ int main(int argc, char** argv) {
               static_cast<double>(totals.acked.size()) / elapsed_s, stored.size(),
               static_cast<unsigned long long>(totals.rejected), static_cast<unsigned long long>(totals.duplicates),
               static_cast<unsigned long long>(totals.stream_errors));
-  std::printf("ack latency ms: p50 %.1f, p99 %.1f, max %.1f\n", Percentile(ms, 50), Percentile(ms, 99),
-              Percentile(ms, 100));
+  const double ack_p99_ms = Percentile(ms, 99);
+  std::printf("ack latency ms (taken or asked for -> ack): p50 %.1f, p99 %.1f, max %.1f\n", Percentile(ms, 50),
+              ack_p99_ms, Percentile(ms, 100));
+  if (!totals.sweep_ack_ms.empty()) {
+    std::printf("  sweeps' captures (CaptureNow -> ack): p50 %.1f, p99 %.1f, max %.1f; longest sweep %.1f s\n",
+                Percentile(totals.sweep_ack_ms, 50), Percentile(totals.sweep_ack_ms, 99),
+                Percentile(totals.sweep_ack_ms, 100), longest_sweep_s);
+  }
   std::printf("sweeps: %d device answers stored, %d not (offline/timed out/failed); %llu sweep captures sent\n",
               sweep_stored, sweep_other, static_cast<unsigned long long>(totals.sweep_captures));
   bool sweeps_held = sweep_stored == agents * sweeps && static_cast<int>(sweep_rows.size()) == sweeps;
@@ -553,10 +620,19 @@ int main(int argc, char** argv) {
   std::printf("PRAGMA integrity_check: %s\n", integrity.c_str());
   for (const std::string& e : totals.errors) std::printf("  %s\n", e.c_str());
 
+  const double peak_rss_mb = static_cast<double>(peak_rss_kb) / 1024.0;
+  const bool rss_held = max_server_rss_mb <= 0 || peak_rss_mb <= max_server_rss_mb;
+  const bool idle_held = max_idle_kb_per_stream <= 0 || idle_kb_per_stream <= max_idle_kb_per_stream;
+  const bool p99_held = max_ack_p99_ms <= 0 || ack_p99_ms <= max_ack_p99_ms;
   bool pass = integrity == "ok" && lost == 0 && multiple == 0 && unknown == 0 && totals.duplicates == 0 && totals.stream_errors == 0 &&
               totals.rejected == 0 && !totals.acked.empty() && totals.acked.size() == totals.sent.size() &&
-              (!expect_sweeps_stored || sweeps_held);
+              (!expect_sweeps_stored || sweeps_held) && rss_held && idle_held && p99_held;
   if (expect_sweeps_stored && !sweeps_held) std::printf("not every sweep stored one capture from every agent\n");
+  if (!rss_held) std::printf("server peak RSS %.1f MiB is over --max-server-rss-mb %.0f\n", peak_rss_mb, max_server_rss_mb);
+  if (!idle_held) {
+    std::printf("%.1f KiB an idle stream is over --max-idle-kb-per-stream %.0f\n", idle_kb_per_stream, max_idle_kb_per_stream);
+  }
+  if (!p99_held) std::printf("ack p99 %.0f ms is over --max-ack-p99-ms %.0f\n", ack_p99_ms, max_ack_p99_ms);
   std::printf("%s\n", pass ? "PASS" : "FAIL");
   if (pass) std::filesystem::remove_all(work_dir);
   return pass ? 0 : 1;

@@ -23,6 +23,10 @@ constexpr char kLatency[] = "memfleet_ingest_latency_seconds";
 constexpr char kAgents[] = "memfleet_agents_connected";
 constexpr char kSweepsStarted[] = "memfleet_sweeps_started_total";
 constexpr char kSweepsRunning[] = "memfleet_sweeps_running";
+constexpr char kInflight[] = "memfleet_ingest_inflight_bytes";
+constexpr char kInflightCapacity[] = "memfleet_ingest_inflight_capacity_bytes";
+constexpr char kWaiting[] = "memfleet_ingest_streams_waiting";
+constexpr char kCommits[] = "memfleet_ingest_commits_total";
 constexpr char kUnreadable[] = "memfleet_unreadable_reports";
 
 std::string_view PlatformOf(const DeviceMetricsRow& d) {
@@ -120,7 +124,8 @@ void Counter(ExpositionWriter& out, std::string_view name, std::string_view type
 
 void IngestLatency(ExpositionWriter& out, const ServerCountersSnapshot& s) {
   out.Family(kLatency, "histogram",
-             "Seconds from a capture's last chunk to the agent's answer (queue, engine and store), since start.");
+             "Seconds from a capture's last chunk to the agent's answer (engine, writer queue and commit), "
+             "since start.");
   const std::string bucket = absl::StrCat(kLatency, "_bucket");
   for (size_t i = 0; i < kIngestLatencyBucketsS.size(); ++i) {
     const std::string le = FormatSampleValue(kIngestLatencyBucketsS[i], 3);
@@ -142,6 +147,14 @@ void Server(ExpositionWriter& out, const RenderInput& in) {
   Counter(out, kAgents, "gauge", "Agent streams connected now.", s.agents_connected);
   Counter(out, kSweepsStarted, "counter", "Sweeps started since the server started.", s.sweeps_started);
   Counter(out, kSweepsRunning, "gauge", "Sweeps running now.", s.sweeps_running);
+  Counter(out, kInflight, "gauge", "Memory the captures in flight hold now, as the in-flight budget counts it.",
+          s.inflight_bytes);
+  Counter(out, kInflightCapacity, "gauge", "The in-flight budget (--max-inflight-mb); 0: unbounded.",
+          s.inflight_capacity_bytes);
+  Counter(out, kWaiting, "gauge", "Agent streams not read until the in-flight budget has room for their capture.",
+          s.streams_waiting_for_room);
+  Counter(out, kCommits, "counter",
+          "Transactions the capture writer committed (captures stored per commit: group commit).", s.capture_commits);
   Counter(out, kUnreadable, "gauge", "Devices whose latest stored report could not be read at this scrape.",
           in.unreadable_reports);
 }
@@ -163,7 +176,9 @@ std::vector<std::string> ExportedSeriesNames() {
           kDropped,      kProcessMemory, kProcessAppSummary,
           kStored,       kDuplicate, kRejected,
           absl::StrCat(kLatency, "_bucket"), absl::StrCat(kLatency, "_sum"), absl::StrCat(kLatency, "_count"),
-          kAgents,       kSweepsStarted, kSweepsRunning, kUnreadable};
+          kAgents,       kSweepsStarted, kSweepsRunning,
+          kInflight,     kInflightCapacity, kWaiting, kCommits,
+          kUnreadable};
 }
 
 }  // namespace memfleet::metrics

@@ -35,6 +35,11 @@ struct ServerCountersSnapshot {
   uint64_t agents_connected = 0;
   uint64_t sweeps_started = 0;
   uint64_t sweeps_running = 0;
+  // Filled from the ingest: the in-flight budget (docs/performance.md, "Memory") and the group commit.
+  uint64_t inflight_bytes = 0;
+  uint64_t inflight_capacity_bytes = 0;  // 0: unbounded
+  uint64_t streams_waiting_for_room = 0;
+  uint64_t capture_commits = 0;  // the capture writer's transactions
 };
 
 class ServerCounters {

@@ -175,5 +175,23 @@ TEST(WorkerPoolTest, UrgentJobsRunBeforeEveryQueuedOrdinaryOneInTheOrderPosted) 
   EXPECT_FALSE(pool.PostUrgent(record("after shutdown")));
 }
 
+// A sweep over thousands of streams keeps urgent jobs queued for its whole length: an ordinary job waiting
+// gets its turn after kUrgentRun of them.
+TEST(WorkerPoolTest, AfterFourUrgentJobsInARowAWaitingOrdinaryOneRuns) {
+  ASSERT_EQ(WorkerPool::kUrgentRun, 4);
+  WorkerPool pool(WorkerPool::Options{1, 2});
+  Gate gate;
+  ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
+  std::vector<std::string> order;  // written by the pool's one thread only
+  auto record = [&order](std::string name) { return [&order, name] { order.push_back(name); }; };
+  ASSERT_TRUE(pool.Post(record("periodic-1")));
+  ASSERT_TRUE(pool.Post(record("periodic-2")));
+  for (int i = 1; i <= 9; ++i) ASSERT_TRUE(pool.PostUrgent(record("sweep-" + std::to_string(i))));
+  gate.Open();
+  pool.Shutdown();
+  EXPECT_EQ(order, (std::vector<std::string>{"sweep-1", "sweep-2", "sweep-3", "sweep-4", "periodic-1", "sweep-5",
+                                             "sweep-6", "sweep-7", "sweep-8", "periodic-2", "sweep-9"}));
+}
+
 }  // namespace
 }  // namespace memfleet::server

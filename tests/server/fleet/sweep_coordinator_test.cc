@@ -316,6 +316,35 @@ TEST_F(SweepCoordinatorTest, RejectsBadDeadlinesAndUnknownSweeps) {
   EXPECT_EQ(c.WaitForProgress("sweep-nope", 0, 0ms).status().code(), absl::StatusCode::kNotFound);
 }
 
+// A server sweeping thousands of devices every few minutes keeps only as many finished sweeps in memory
+// as keep_finished_devices allows (the newest always); their results stay in the store.
+TEST_F(SweepCoordinatorTest, FinishedSweepsAreKeptUpToADeviceCountNewestFirst) {
+  for (const char* id : {"dev-a", "dev-b", "dev-c"}) Online(id, "Xiaomi 12");
+  SweepCoordinator::Options o;
+  o.keep_finished_devices = 4;
+  SweepCoordinator c(*store_, registry_, o);
+  auto finished_sweep = [&c]() {
+    absl::StatusOr<std::string> id = c.StartSweep(Select({}), 60s);
+    EXPECT_TRUE(id.ok()) << id.status();
+    if (!id.ok()) return std::string();
+    for (const char* device : {"dev-a", "dev-b", "dev-c"}) c.OnFailed(*id, device, "", "agent: no capture today");
+    return *id;
+  };
+  const std::string first = finished_sweep();
+  absl::StatusOr<SweepUpdate> u = c.WaitForProgress(first, 0, 0ms);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_TRUE(u->finished);  // 3 devices: within the bound
+  const std::string second = finished_sweep();
+  // 6 devices over two finished sweeps: the older one goes.
+  EXPECT_EQ(c.WaitForProgress(first, 0, 0ms).status().code(), absl::StatusCode::kNotFound);
+  u = c.WaitForProgress(second, 0, 0ms);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->devices_total, 3u);
+  absl::StatusOr<std::optional<storage::SweepRecord>> stored = store_->GetSweep(first);
+  ASSERT_TRUE(stored.ok() && stored->has_value()) << "the evicted sweep's record stays in the store";
+  EXPECT_EQ((*stored)->states.size(), 3u);
+}
+
 TEST_F(SweepCoordinatorTest, ShutdownEndsRunningSweepsAndRefusesNewOnes) {
   Online("dev-a", "Xiaomi 12");
   SweepCoordinator c(*store_, registry_);

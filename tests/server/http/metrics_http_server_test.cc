@@ -208,6 +208,11 @@ TEST(MetricsHttpServerTest, AStoredCaptureIsCountedAndItsDeviceShown) {
   EXPECT_EQ(FindSample(samples, "memfleet_captures_stored_total", {}), 1.0);
   EXPECT_EQ(FindSample(samples, "memfleet_ingest_latency_seconds_count", {}), 1.0);
   EXPECT_EQ(FindSample(samples, "memfleet_agents_connected", {}), 1.0);
+  // The ingest's load: one capture, one transaction of the writer (counted before its ack went out), the
+  // default in-flight budget of 64 MiB, and nobody waiting for it.
+  EXPECT_EQ(FindSample(samples, "memfleet_ingest_commits_total", {}), 1.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_ingest_inflight_capacity_bytes", {}), 67108864.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_ingest_streams_waiting", {}), 0.0);
   EXPECT_EQ(FindSample(samples, "memfleet_device_up", {{"device_id", "sim-qcom-101"}}), 1.0);
   EXPECT_EQ(FindSample(samples, "memfleet_device_last_capture_timestamp_seconds", {{"device_id", "sim-qcom-101"}}),
             1796025600.0);  // 2026-11-30T08:00:00Z

@@ -1,5 +1,5 @@
 // AgentStream driven without gRPC: messages go in as the stream would read them, answers are what the
-// session's sink receives, captures land in a real SQLite file through the real ingestor and worker pool.
+// session's sink receives, captures land in a real SQLite file through the real ingestor and writer.
 // The stand-in is only the sink (the gRPC stream's write side); ingest_service_test covers the real stream.
 #include "server/ingest/agent_stream.h"
 
@@ -49,6 +49,7 @@ class AgentStreamTest : public ::testing::Test {
     store_ = std::move(*s);
     options_.now = [] { return std::string("2026-11-30T08:00:05Z"); };
     ingestor_ = std::make_unique<CaptureIngestor>(*store_, nullptr, options_.now);
+    writer_ = std::make_unique<CaptureWriter>(*store_, *ingestor_, CaptureWriter::Options{});
     authorizer_ = std::make_unique<security::Authorizer>(*store_, security::AuthorizerOptions{});
     v1::DeviceInfo info = testing::RawAgent::DefaultHello(kDevice).device();
     session_ = std::make_shared<AgentSession>(info, options_.now(), std::make_unique<RecordingSink>(&sent_, &sent_mu_));
@@ -56,7 +57,7 @@ class AgentStreamTest : public ::testing::Test {
     device.device_id = kDevice;
     device.last_seen_at = options_.now();
     ASSERT_TRUE(store_->UpsertDevice(device).ok());
-    stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, &pool_, nullptr, *ingestor_, *authorizer_, options_},
+    stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, writer_.get(), nullptr, *ingestor_, *authorizer_, options_},
                                             session_, device, security::Principal{});
     sample_ = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
   }
@@ -78,8 +79,8 @@ class AgentStreamTest : public ::testing::Test {
   std::unique_ptr<storage::Store> store_;
   IngestOptions options_;
   AgentRegistry registry_;
-  WorkerPool pool_{WorkerPool::Options{2, 8}};
   std::unique_ptr<CaptureIngestor> ingestor_;
+  std::unique_ptr<CaptureWriter> writer_;
   std::unique_ptr<security::Authorizer> authorizer_;  // over a store with no tokens: loopback, no auth
   absl::Mutex sent_mu_;
   std::vector<v1::ServerMessage> sent_;
@@ -91,7 +92,7 @@ class AgentStreamTest : public ::testing::Test {
 TEST_F(AgentStreamTest, ACaptureIsStoredAndAckedBeforeFinishReturns) {
   const std::string id = testing::CaptureId(kDevice, 1);
   ASSERT_TRUE(Feed(testing::RawAgent::CaptureMessages(sample_, id, kCapturedAt)).ok());
-  stream_->Finish();  // waits for the pool: the ack is out when it returns
+  stream_->Finish();  // waits for the writer: the ack is out when it returns
   std::vector<v1::ServerMessage> sent = Sent();
   ASSERT_EQ(sent.size(), 1u);
   ASSERT_TRUE(sent[0].has_ack()) << sent[0].DebugString();

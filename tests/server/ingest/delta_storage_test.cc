@@ -181,7 +181,8 @@ TEST_F(DeltaStorageTest, AfterARestartADevicesFirstCaptureIsWhole) {
 }
 
 // A farm captures in rounds: with plain LRU a budget one device short would evict each keyframe just
-// before its device's next capture. Devices holding keyframes keep them; the one without room stores whole.
+// before its device's next capture. Devices holding keyframes keep them; a new device without room even for
+// its entry (a budget of one byte) stores whole.
 TEST_F(DeltaStorageTest, ABudgetFullOfDevicesInUseLeavesANewDeviceWhole) {
   DeltaOptions delta;
   delta.cache_bytes = 1;  // room for the first keyframe only
@@ -200,6 +201,50 @@ TEST_F(DeltaStorageTest, ABudgetFullOfDevicesInUseLeavesANewDeviceWhole) {
   EXPECT_EQ(Raw("bench-a", 8).raw_codec, wire::kDeltaCodec);
   EXPECT_EQ(Raw("bench-b", 9).raw_codec, wire::kDeltaCodec);
   EXPECT_GT(both.keyframes().memory_bytes(), 0u);
+}
+
+// A fleet larger than the budget: the devices keep their keyframes' ids, and those whose digest has no
+// room read their keyframe back from the store for each capture, so they still store deltas.
+TEST_F(DeltaStorageTest, ADeviceWithoutRoomForItsDigestStillStoresDeltasAgainstItsKeyframeReadBack) {
+  DeltaOptions delta;
+  delta.cache_bytes = 16 << 10;  // both devices' entries (a few hundred bytes each), no digest (~0.3 MB)
+  CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
+  ASSERT_NO_FATAL_FAILURE(IngestRounds(ingestor, 0, 4));
+  EXPECT_EQ(ingestor.keyframes().devices(), 2u);
+  EXPECT_EQ(ingestor.keyframes().digested_devices(), 0u);
+  EXPECT_LE(ingestor.keyframes().memory_bytes(), size_t{16} << 10);
+  EXPECT_EQ(Raw("bench-a", 0).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(Raw("bench-b", 1).raw_codec, wire::kStoredCodec);
+  for (int seq : {2, 4, 6}) {
+    EXPECT_EQ(Raw("bench-a", seq).raw_codec, wire::kDeltaCodec) << seq;
+    EXPECT_EQ(Raw("bench-a", seq).raw_base, testing::CaptureId("bench-a", 0)) << seq;
+  }
+  for (int seq : {3, 5, 7}) EXPECT_EQ(Raw("bench-b", seq).raw_base, testing::CaptureId("bench-b", 1)) << seq;
+  absl::StatusOr<ReaccountResult> result = ReaccountCaptures(*store_, "");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->reaccounted, 8u);
+  EXPECT_EQ(result->failed, 0u) << (result->failures.empty() ? "" : result->failures[0]);
+}
+
+// A cold device's keyframe that no longer reads back (a rotten blob): its capture is stored whole and
+// becomes its keyframe, nothing is refused.
+TEST_F(DeltaStorageTest, AKeyframeThatCannotBeReadBackMakesTheNextCaptureWholeAndItsNewKeyframe) {
+  DeltaOptions delta;
+  delta.cache_bytes = 16 << 10;
+  CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
+  ASSERT_NO_FATAL_FAILURE(IngestRounds(ingestor, 0, 1));
+  {
+    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(dir_.path() + "/memfleet.db", SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    absl::StatusOr<storage::Statement> st = db->Prepare("UPDATE captures SET raw_blob = X'28B52FFD00' WHERE capture_id = ?1");
+    ASSERT_TRUE(st.ok());
+    ASSERT_TRUE(st->BindText(1, testing::CaptureId("bench-a", 0)).ok());
+    ASSERT_TRUE(st->StepDone().ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(IngestRounds(ingestor, 1, 3));
+  EXPECT_EQ(Raw("bench-a", 2).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(Raw("bench-a", 4).raw_base, testing::CaptureId("bench-a", 2));
+  EXPECT_EQ(Raw("bench-b", 3).raw_base, testing::CaptureId("bench-b", 1));  // the other device is unaffected
 }
 
 TEST_F(DeltaStorageTest, AKeyframeUnusedForStaleAfterMakesRoomForAnotherDevice) {

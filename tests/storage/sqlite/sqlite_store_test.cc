@@ -331,7 +331,7 @@ TEST_P(StoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
   EXPECT_FALSE(*resend);
 }
 
-TEST_F(SqliteStoreTest, PutCapturesRefusesAnotherDevicesCaptureIdAndStoresNoneOfTheBatch) {
+TEST_P(StoreTest, PutCapturesRefusesAnotherDevicesCaptureIdAndStoresNoneOfTheBatch) {
   Put(MakeCapture("cap-1", "dev-1", At(10), 111));
   std::vector<CaptureRecord> batch = {MakeCapture("cap-2", "dev-2", At(12)), MakeCapture("cap-1", "dev-2", At(12))};
   EXPECT_EQ(store_->PutCaptures(batch).status().code(), absl::StatusCode::kAlreadyExists);
@@ -340,16 +340,17 @@ TEST_F(SqliteStoreTest, PutCapturesRefusesAnotherDevicesCaptureIdAndStoresNoneOf
   EXPECT_EQ(*owner, std::nullopt);
 }
 
-TEST_F(SqliteStoreTest, PutCapturesDeduplicatesEachAndIsAllOrNothing) {
+TEST_P(StoreTest, PutCapturesDeduplicatesEachAndIsAllOrNothing) {
   Put(MakeCapture("old", "dev-1", At(9)));
   std::vector<CaptureRecord> batch = {MakeCapture("old", "dev-1", At(9)), MakeCapture("new-1", "dev-1", At(10)),
                                       MakeCapture("new-1", "dev-1", At(10)), MakeCapture("new-2", "dev-2", At(10))};
-  absl::StatusOr<size_t> inserted = store_->PutCaptures(batch);
+  absl::StatusOr<std::vector<bool>> inserted = store_->PutCaptures(batch);
   ASSERT_TRUE(inserted.ok()) << inserted.status();
-  EXPECT_EQ(*inserted, 2u);  // "old" already stored, the second "new-1" a duplicate within the batch
+  // "old" already stored, the second "new-1" a duplicate within the batch.
+  EXPECT_EQ(*inserted, (std::vector<bool>{false, true, false, true}));
 
   std::vector<CaptureRecord> with_bad = {MakeCapture("new-3", "dev-1", At(11)), MakeCapture("new-4", "dev-1", "bad")};
-  absl::StatusOr<size_t> rejected = store_->PutCaptures(with_bad);
+  absl::StatusOr<std::vector<bool>> rejected = store_->PutCaptures(with_bad);
   EXPECT_EQ(rejected.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(rejected.status().message().find("new-4"), std::string::npos) << rejected.status();
   absl::StatusOr<bool> has = store_->HasCapture("new-3");
@@ -866,9 +867,9 @@ class QueryPlanTest : public SqliteStoreTest {
                                     At(i / 4, (i % 4) * 15), i));
       }
     }
-    absl::StatusOr<size_t> inserted = store_->PutCaptures(batch);
+    absl::StatusOr<std::vector<bool>> inserted = store_->PutCaptures(batch);
     ASSERT_TRUE(inserted.ok()) << inserted.status();
-    ASSERT_EQ(*inserted, 240u);
+    ASSERT_EQ(std::count(inserted->begin(), inserted->end(), true), 240);
   }
 };
 

@@ -284,7 +284,15 @@ TEST(FleetMetricsTest, ServerCountersAndTheLatencyHistogram) {
   in.server.agents_connected = 4;
   in.server.sweeps_started = 2;
   in.server.sweeps_running = 1;
+  in.server.inflight_bytes = 3 << 20;
+  in.server.inflight_capacity_bytes = 64 << 20;
+  in.server.streams_waiting_for_room = 7;
+  in.server.capture_commits = 5;
   const std::vector<PromSample> samples = ParsePrometheusText(RenderFleetMetrics(in));
+  EXPECT_EQ(FindSample(samples, "memfleet_ingest_inflight_bytes", {}), 3145728.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_ingest_inflight_capacity_bytes", {}), 67108864.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_ingest_streams_waiting", {}), 7.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_ingest_commits_total", {}), 5.0);
   EXPECT_EQ(FindSample(samples, "memfleet_captures_stored_total", {}), 2.0);
   EXPECT_EQ(FindSample(samples, "memfleet_captures_duplicate_total", {}), 1.0);
   EXPECT_EQ(FindSample(samples, "memfleet_captures_rejected_total", {}), 1.0);
@@ -330,7 +338,7 @@ TEST(FleetMetricsTest, FamiliesHaveHelpAndTypeAndAreContiguous) {
         << name << " outside its family " << current;
     EXPECT_NE(std::find(exported.begin(), exported.end(), name), exported.end()) << name;
   }
-  EXPECT_EQ(done.size(), 13u);
+  EXPECT_EQ(done.size(), 17u);
 }
 
 }  // namespace
