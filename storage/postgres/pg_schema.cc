@@ -200,6 +200,11 @@ CREATE INDEX reaccount_claims_open ON reaccount_claims (run_id, device_id, captu
 CREATE INDEX reaccount_claims_by_capture ON reaccount_claims (capture_id);
 )sql";
 
+// Version 4: devices.retired_at, as SQLite's version 17.
+constexpr char kPgMigration4[] = R"sql(
+ALTER TABLE devices ADD COLUMN retired_at TEXT COLLATE "C" NOT NULL DEFAULT '';
+)sql";
+
 // Any constant, the same in every memfleet server: the lock that serializes migrations ("memf").
 constexpr char kMigrationLockSql[] = "SELECT pg_advisory_xact_lock(1835363686)";
 
@@ -254,7 +259,7 @@ absl::StatusOr<bool> MigrateOneStep(PgConnection& db) {
 
 const std::vector<std::string>& PgMigrations() {
   static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
-      kPgMigration1, kPgMigration2, kPgMigration3};
+      kPgMigration1, kPgMigration2, kPgMigration3, kPgMigration4};
   return *kMigrations;
 }
 

@@ -43,6 +43,8 @@ class PgStore : public Store, public FleetStore {
 
   // CaptureStore
   absl::Status UpsertDevice(const DeviceRecord& device) override;
+  absl::StatusOr<bool> RetireDevice(const std::string& device_id, const std::string& retired_at) override;
+  absl::StatusOr<uint64_t> PurgeDevice(const std::string& device_id) override;
   absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) override;
   absl::StatusOr<bool> HasCapture(const std::string& capture_id) override;
   absl::StatusOr<std::optional<std::string>> CaptureDevice(const std::string& capture_id) override;

@@ -396,6 +396,12 @@ DROP TABLE process_samples;
 ALTER TABLE process_samples_v16 RENAME TO process_samples;
 )sql";
 
+// Version 17: devices.retired_at, when `memfleet devices retire` took the device out of the fleet's views
+// ('' while it is active; storage/records.h).
+constexpr char kMigration17[] = R"sql(
+ALTER TABLE devices ADD COLUMN retired_at TEXT NOT NULL DEFAULT '';
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -454,7 +460,7 @@ const std::vector<std::string>& Migrations() {
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
                                    kMigration10, kMigration11, kMigration12, kMigration13,
-                                   kMigration14, kMigration15, kMigration16};
+                                   kMigration14, kMigration15, kMigration16, kMigration17};
   return *kMigrations;
 }
 
