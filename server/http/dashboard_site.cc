@@ -180,7 +180,7 @@ absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& targ
   if (!devices.ok()) return absl::UnavailableError(devices.status().message());
   std::vector<dashboard::FleetDevice> rows;
   for (const storage::DeviceSummaryRow& summary : *devices) {
-    if (!selector->Matches(summary.device)) continue;
+    if (summary.device.retired() || !selector->Matches(summary.device)) continue;
     dashboard::FleetDevice row = FleetDeviceOf(summary.device, registry_);
     row.last_capture_at = summary.last_capture_at;
     row.total_kb = summary.last_total_kb;
@@ -258,7 +258,10 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
     in.history.push_back({*at_ms / 1000, *row.value_kb});
   }
   for (const storage::FleetValueRow& row : *fleet) {
-    if (row.device.model == in.model) in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb});
+    // Retired devices left the farm; the one shown stays in its own comparison.
+    if (row.device.model == in.model && (!row.device.retired() || row.device.device_id == in.device_id)) {
+      in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb});
+    }
   }
   return dashboard::RenderProcessPage(in);
 }

@@ -143,6 +143,8 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     return a.device.device_id < b.device.device_id;
   });
   for (const storage::DeviceSummaryRow& row : *rows) {
+    // A retired device is listed only when asked for (`devices --retired`), an active one only when not.
+    if (row.device.retired() != request->retired()) continue;
     if (!selector->Matches(row.device)) continue;
     // With label terms: the devices with a capture carrying them.
     if (!selector->labels().empty() && labelled->count(row.device.device_id) == 0) continue;
@@ -163,6 +165,7 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     auto server = servers.find(row.device.device_id);
     d->set_online(server != servers.end() || registry_.IsOnline(row.device.device_id));
     if (server != servers.end()) d->set_server_id(server->second);
+    d->set_retired_at(row.device.retired_at);
     d->set_last_capture_at(row.last_capture_at);
     d->set_last_total_kb(row.last_total_kb.value_or(-1));
     d->set_capture_count(row.capture_count);
@@ -352,7 +355,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   std::vector<const storage::FleetValueRow*> selected;
   std::map<std::string, std::vector<int64_t>> groups;
   for (const storage::FleetValueRow& row : *rows) {
-    if (!selector->Matches(row.device)) continue;
+    if (row.device.retired() || !selector->Matches(row.device)) continue;
     selected.push_back(&row);
     if (!row.value_kb.has_value()) continue;  // unknown values are listed, never aggregated as 0
     const std::string& field = GroupKeyField(row.device, group_by);
