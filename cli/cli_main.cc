@@ -67,6 +67,13 @@ int main(int argc, char** argv) {
   CLI::App* devices_cmd = app.add_subcommand("devices", "List the devices the server knows: online/offline, last capture");
   AddServerOptions(devices_cmd, devices.common);
   AddWhereOption(devices_cmd, devices.where);
+  devices_cmd->add_flag("--retired", devices.retired, "list the retired devices (`devices retire`) instead");
+  memfleet::cli::DevicesRetireArgs retire;
+  CLI::App* retire_cmd = devices_cmd->add_subcommand(
+      "retire", "A device that left the farm: off devices, fleet, the dashboard and /metrics, its history kept (admin)");
+  AddServerOptions(retire_cmd, retire.common);
+  retire_cmd->add_option("DEVICE", retire.device_id, "device id (see `memfleet devices`)")->required();
+  retire_cmd->add_flag("--purge", retire.purge, "also delete its history and the device (irreversible)");
 
   memfleet::cli::SweepArgs sweep;
   CLI::App* sweep_cmd =
@@ -170,7 +177,8 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : memfleet::cli::kExitUsage;
   }
-  for (auto [cmd, args] : {std::pair{devices_cmd, &devices.common}, std::pair{sweep_cmd, &sweep.common},
+  for (auto [cmd, args] : {std::pair{devices_cmd, &devices.common}, std::pair{retire_cmd, &retire.common},
+                           std::pair{sweep_cmd, &sweep.common},
                            std::pair{report_cmd, &report.common}, std::pair{process_cmd, &process.common},
                            std::pair{trend_cmd, &trend.common}, std::pair{fleet_cmd, &fleet.common},
                            std::pair{baseline_import_cmd, &baseline_import.common},
@@ -191,6 +199,11 @@ int main(int argc, char** argv) {
     return memfleet::cli::RunAccount(account, std::cout, std::cerr);
   }
   if (agents.chosen()) return agents.Run(global, std::cout, std::cerr);
+  if (*retire_cmd) {
+    // `memfleet devices --server S retire D`: the options given to `devices` hold for `retire` too.
+    memfleet::cli::InheritGlobalOptions(devices.common, retire.common);
+    return memfleet::cli::RunDevicesRetire(retire, std::cout, std::cerr);
+  }
   if (*devices_cmd) return memfleet::cli::RunDevices(devices, std::cout, std::cerr);
   if (*sweep_cmd) {
     sweep.progress_tty = ::isatty(STDERR_FILENO) == 1;
