@@ -7,8 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "capture/node_path.h"
 #include "accounting/cma_accounting.h"
 #include "accounting/ddr_kb.h"
@@ -53,6 +55,9 @@ struct ProcessInput {
   std::string legacy_dmabuf_node;
 };
 
+// How a process whose smaps vanished (ENOENT, ESRCH) is said: CountExitedProcesses finds these.
+constexpr char kExitedMidCapture[] = ": process left out (it exited during the capture)";
+
 std::string Warn(Report& report, std::string message) {
   report.warnings.push_back(message);
   return message;
@@ -95,7 +100,7 @@ bool ReadProcessInput(const Capture& capture, int pid, std::string_view gfx_pref
     for (const auto& [node, name] : {std::pair{smaps, "/smaps"}, std::pair{rollup, "/smaps_rollup"}}) {
       if (node == nullptr || !node->is_error()) continue;
       if (node->content == "ENOENT" || node->content == "ESRCH") {
-        Warn(report, absl::StrCat(in.dir, name, ": unreadable (", node->content, "): process left out"));
+        Warn(report, absl::StrCat(in.dir, name, ": unreadable (", node->content, ")", kExitedMidCapture));
         return false;
       }
       in.pss_problem = Warn(report, absl::StrCat(in.dir, name, ": unreadable (", node->content, ")"));
@@ -539,6 +544,28 @@ void DumpsysFigures(const Capture& capture, const DeviceInputs& in, const Accoun
   CompareWithDeviceText(capture, report.dumpsys, report);
 }
 
+// The processes that exited while the capture read them (a live root's everyday churn: dozens a capture)
+// make one counted warning, not one line each, so the warnings that need a reader stand out.
+void CountExitedProcesses(Report& report) {
+  const auto exited_one = [](const std::string& w) { return absl::EndsWith(w, kExitedMidCapture); };
+  if (std::count_if(report.warnings.begin(), report.warnings.end(), exited_one) > 1) {
+    std::vector<std::string> kept, exited;
+    for (std::string& w : report.warnings) {
+      if (exited_one(w)) {
+        exited.push_back(w.substr(0, w.find('/', w.find('/') + 1)));  // "proc/1234"
+      } else {
+        kept.push_back(std::move(w));
+      }
+    }
+    constexpr size_t kListed = 8;
+    std::vector<std::string> listed(exited.begin(), exited.begin() + std::min(exited.size(), kListed));
+    kept.push_back(absl::StrCat(exited.size(), " processes exited during the capture (their smaps unreadable, ENOENT ",
+                                "or ESRCH) and are left out: ", absl::StrJoin(listed, ", "),
+                                exited.size() > kListed ? ", ..." : ""));
+    report.warnings = std::move(kept);
+  }
+}
+
 }  // namespace
 
 Report Account(const Capture& capture, const AccountOptions& options) {
@@ -554,6 +581,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
   // Generic: no GPU device mappings are counted (gfxdev 0).
   const std::string_view smaps_gfx_prefix = report.platform == Platform::kGeneric ? "" : gfx_prefix;
   std::vector<ProcessInput> inputs = ReadProcessInputs(capture, smaps_gfx_prefix, report);
+  CountExitedProcesses(report);
   std::vector<int> pids;
   pids.reserve(inputs.size());
   for (const ProcessInput& in : inputs) pids.push_back(in.pid);

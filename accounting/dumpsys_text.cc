@@ -17,20 +17,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "accounting/text_util.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string Preview(absl::string_view line) {
-  constexpr size_t kMax = 100;
-  std::string out = absl::CHexEscape(line.substr(0, kMax));
-  if (line.size() > kMax) out += "...";
-  return out;
-}
-
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
-      absl::StrCat("dumpsys meminfo line ", line_number, ": ", what, ": \"", Preview(line), "\""));
+      absl::StrCat("dumpsys meminfo line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 100), "\""));
 }
 
 // One stringifyKBSize number off the front of `rest`: "%,9dK" ("  3,019,740K", "-1,024K"), or the

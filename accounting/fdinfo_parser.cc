@@ -34,12 +34,12 @@ absl::Status ParseNumber(std::string_view key, std::string_view value, size_t li
   if (ec == std::errc::result_out_of_range) {
     return absl::InvalidArgumentError(absl::StrCat("fdinfo line ", line_no, ": '", ToAbsl(key),
                                                    ":' value does not fit 64 bits: \"",
-                                                   Snippet(line), "\""));
+                                                   Snippet(line, 100), "\""));
   }
   if (value.empty() || ec != std::errc() || ptr != last) {
     return absl::InvalidArgumentError(absl::StrCat("fdinfo line ", line_no, ": '", ToAbsl(key),
                                                    ":' value is not a decimal number: \"",
-                                                   Snippet(line), "\""));
+                                                   Snippet(line, 100), "\""));
   }
   *out = v;
   return absl::OkStatus();

@@ -20,7 +20,7 @@ namespace {
 
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(absl::StrCat("dumpsys gpu --gpumem line ", line_number, ": ", what, ": \"",
-                                                 Snippet(std::string_view(line.data(), line.size()), 80),
+                                                 Snippet(ToStd(line), 80),
                                                  "\""));
 }
 

@@ -17,19 +17,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "accounting/text_util.h"
 
 namespace memfleet::accounting {
 namespace {
 
 constexpr absl::string_view kInvalid = "<INVALID>";
 constexpr absl::string_view kMtkNoMemtrack = "GPU mem_profile doesn't be enabled";
-
-std::string Preview(absl::string_view line) {
-  constexpr size_t kMax = 80;
-  std::string out = absl::CHexEscape(line.substr(0, kMax));
-  if (line.size() > kMax) out += "...";
-  return out;
-}
 
 std::vector<absl::string_view> Tokens(absl::string_view line) {
   return absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
@@ -48,7 +42,7 @@ bool StartsWithDigit(absl::string_view s) {
 absl::Status LineError(absl::string_view node, int line_number, absl::string_view what,
                        absl::string_view line) {
   return absl::InvalidArgumentError(
-      absl::StrCat(node, " line ", line_number, ": ", what, ": \"", Preview(line), "\""));
+      absl::StrCat(node, " line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
 absl::Status AddPages(absl::string_view node, int line_number, absl::string_view line, int tgid,

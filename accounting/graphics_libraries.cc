@@ -13,20 +13,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "accounting/text_util.h"
 
 namespace memfleet::accounting {
 namespace {
 
-std::string Preview(absl::string_view line) {
-  constexpr size_t kMax = 80;
-  std::string out = absl::CHexEscape(line.substr(0, kMax));
-  if (line.size() > kMax) out += "...";
-  return out;
-}
-
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(absl::StrCat("graphics library list line ", line_number, ": ",
-                                                 what, ": \"", Preview(line), "\""));
+                                                 what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
 bool HasWhitespace(absl::string_view s) {

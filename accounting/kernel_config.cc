@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
+#include "accounting/text_util.h"
 
 namespace memfleet::accounting {
 namespace {
@@ -27,14 +28,6 @@ constexpr size_t kMaxInflatedBytes = size_t{64} << 20;
 bool IsGzip(absl::string_view bytes) {
   return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
          static_cast<unsigned char>(bytes[1]) == 0x8b;
-}
-
-// Shows a user what a bad line held without flooding the message with a binary blob.
-std::string Preview(absl::string_view line) {
-  constexpr size_t kMax = 60;
-  std::string out = absl::CHexEscape(line.substr(0, kMax));
-  if (line.size() > kMax) out += "...";
-  return out;
 }
 
 bool IsConfigNameChar(char c) {
@@ -149,18 +142,18 @@ absl::StatusOr<KernelConfig> ParseKernelConfigText(std::string_view text_in) {
     if (eq == absl::string_view::npos || eq == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("kernel config line ", line_number,
-                       ": expected CONFIG_NAME=value or a # comment, got \"", Preview(line), "\""));
+                       ": expected CONFIG_NAME=value or a # comment, got \"", Snippet(ToStd(line), 60), "\""));
     }
     const absl::string_view name = line.substr(0, eq);
     const absl::string_view value = line.substr(eq + 1);
     if (!std::all_of(name.begin(), name.end(), IsConfigNameChar)) {
       return absl::InvalidArgumentError(absl::StrCat("kernel config line ", line_number,
-                                                     ": bad option name \"", Preview(name), "\""));
+                                                     ": bad option name \"", Snippet(ToStd(name), 60), "\""));
     }
     if (value.empty()) {
       // Kconfig always writes a value (strings as ""): an empty one is a cut line.
       return absl::InvalidArgumentError(
-          absl::StrCat("kernel config line ", line_number, ": ", Preview(name), " has no value"));
+          absl::StrCat("kernel config line ", line_number, ": ", Snippet(ToStd(name), 60), " has no value"));
     }
     // A later assignment wins, as when Kconfig reads a .config.
     config.options[std::string(name)] = std::string(value);

@@ -81,7 +81,7 @@ std::optional<Header> ParseHeader(const std::vector<absl::string_view>& tokens) 
 absl::Status LineError(size_t line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
       absl::StrCat(kNode, " line ", line_number, ": ", what, ": \"",
-                   Snippet(std::string_view(line.data(), line.size()), 80), "\""));
+                   Snippet(ToStd(line), 80), "\""));
 }
 
 class Parser {

@@ -108,14 +108,14 @@ absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text) {
       if (result == LineResult::kMalformed || (unit_due && !parsed.has_unit)) {
         return absl::DataLossError(absl::StrCat("meminfo line ", line_no,
                                                 ": text ends in the middle of this line: \"",
-                                                Snippet(line), "\""));
+                                                Snippet(line, 100), "\""));
       }
     }
     if (result != LineResult::kOk) {
       // Vendor kernels add lines of their own; one of them must not cost every device figure.
       if (meminfo.skipped_line_count++ < kMaxNamedSkippedLines) {
         meminfo.skipped_lines.push_back(
-            absl::StrCat("line ", line_no, ": ", parsed.reason, ": \"", Snippet(line), "\""));
+            absl::StrCat("line ", line_no, ": ", parsed.reason, ": \"", Snippet(line, 100), "\""));
       }
       continue;
     }

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "accounting/text_util.h"
 
 namespace memfleet::accounting {
 namespace {
@@ -24,16 +25,9 @@ constexpr absl::string_view kNode = "dma_heap/rss_pid";
 // The kprobe variant prints it with a trailing period; a prefix match takes both.
 constexpr absl::string_view kEndMarker = "-----EGL memtrack data end";
 
-std::string Preview(absl::string_view line) {
-  constexpr size_t kMax = 80;
-  std::string out = absl::CHexEscape(line.substr(0, kMax));
-  if (line.size() > kMax) out += "...";
-  return out;
-}
-
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
-      absl::StrCat(kNode, " line ", line_number, ": ", what, ": \"", Preview(line), "\""));
+      absl::StrCat(kNode, " line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
 std::vector<absl::string_view> Tokens(absl::string_view line, absl::string_view separators) {

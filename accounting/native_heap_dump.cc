@@ -19,22 +19,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "accounting/text_util.h"
 
 namespace memfleet::accounting {
 namespace {
 
 constexpr absl::string_view kMagic = "Android Native Heap Dump";
 
-std::string Preview(absl::string_view line) {
-  constexpr size_t kMax = 80;
-  std::string out = absl::CHexEscape(line.substr(0, kMax));
-  if (line.size() > kMax) out += "...";
-  return out;
-}
-
 absl::Status LineError(size_t index, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
-      absl::StrCat("native heap dump line ", index + 1, ": ", what, ": \"", Preview(line), "\""));
+      absl::StrCat("native heap dump line ", index + 1, ": ", what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
 // Hexadecimal without a prefix, as bionic prints pcs and /proc/self/maps prints addresses; "0x" is

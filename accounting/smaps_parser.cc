@@ -515,7 +515,7 @@ const char* FileName(Mode mode) {
 absl::Status LineStatus(Mode mode, size_t line_no, bool terminated, const LineError& error,
                         std::string_view line) {
   std::string message = absl::StrCat(FileName(mode), " line ", line_no, ": ", error.reason, ": \"",
-                                     Snippet(line), "\"");
+                                     Snippet(line, 100), "\"");
   // A last line without its newline that does not parse was most likely cut by a short read.
   if (!terminated && error.failure == Failure::kMalformed) {
     return absl::DataLossError(absl::StrCat(message, " (text ends in the middle of this line)"));

@@ -413,7 +413,10 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
       }
       LogLine(absl::StrCat("connected to ", server_, " as ", options_.device.device_id(), " (server ",
                            msg.welcome().server_version().empty() ? "?" : msg.welcome().server_version(),
-                           ", interval ", msg.welcome().interval_s(), " s); spool: ", spool_.count(), " captures, ",
+                           // 0: the server leaves the agent its own interval (--interval), said as such
+                           msg.welcome().interval_s() == 0 ? ", keeps the agent's interval"
+                                                           : absl::StrCat(", interval ", msg.welcome().interval_s(), " s"),
+                           "); spool: ", spool_.count(), " captures, ",
                            MegabytesText(spool_.total_bytes()), ", ", s.hello_dropped, " dropped reported"));
       events_.OnConnected(msg.welcome().interval_s());
       // Connected: the start-up code (TLS, HTTP/2, gRPC's set-up) will not run again.
@@ -504,28 +507,17 @@ Transport::SendResult Transport::SendCapture(Stream& stream, const Spool::Entry&
   loaded->blob.clear();
   loaded->blob.shrink_to_fit();
 
-  v1::AgentMessage msg;
-  v1::CaptureBegin* begin = msg.mutable_begin();
-  begin->set_capture_id(entry.capture_id);
-  begin->set_captured_at(loaded->entry.captured_at);
-  begin->set_sweep_id(loaded->entry.sweep_id);
-  begin->set_node_count(wire::NodeCount(*capture));
-  begin->set_content_bytes(capture->ContentBytes());
-  uint64_t content_bytes = capture->ContentBytes();
-  const std::string digest = wire::CaptureSha256(*capture);
-  std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(*capture, entry.capture_id, options_.chunk_bytes);
+  const uint64_t content_bytes = capture->ContentBytes();
+  std::vector<v1::AgentMessage> messages = wire::CaptureStreamMessages(
+      *capture, {entry.capture_id, loaded->entry.captured_at, loaded->entry.sweep_id}, options_.chunk_bytes);
   *capture = capture::Capture();
-  if (!Write(stream, msg, /*buffer_hint=*/true)) return SendResult::kWriteFailed;
-  for (v1::CaptureChunk& chunk : chunks) {
-    msg.mutable_chunk()->Swap(&chunk);
-    if (!Write(stream, msg, true)) return SendResult::kWriteFailed;
+  const size_t chunk_count = messages.size() - 2;
+  for (size_t i = 0; i + 1 < messages.size(); ++i) {
+    if (!Write(stream, messages[i], /*buffer_hint=*/true)) return SendResult::kWriteFailed;
   }
-  msg.mutable_end()->set_capture_id(entry.capture_id);
-  msg.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
-  msg.mutable_end()->set_capture_sha256(digest);
   // No buffer hint on the End: it flushes the capture to the server.
-  if (!Write(stream, msg, false)) return SendResult::kWriteFailed;
-  LogLine(absl::StrCat("capture ", entry.capture_id, " sent (", MegabytesText(content_bytes), " in ", chunks.size(),
+  if (!Write(stream, messages.back(), false)) return SendResult::kWriteFailed;
+  LogLine(absl::StrCat("capture ", entry.capture_id, " sent (", MegabytesText(content_bytes), " in ", chunk_count,
                        " chunks", entry.sweep_id.empty() ? "" : absl::StrCat(", sweep ", entry.sweep_id), ")"));
   return SendResult::kSent;
 }

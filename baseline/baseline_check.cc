@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/process_name_match.h"
 
 namespace memfleet::baseline {
 namespace {
@@ -103,6 +106,40 @@ std::optional<int64_t> ProcessFigure(const report::Report& report, const std::st
   return sum;
 }
 
+// Why `item` was checked on no device: no report has its process (with the name meant, when the
+// resolver finds one), or every report that has it holds a null figure.
+static std::string UncheckedReason(const Assignment& item, const std::vector<std::string>& names,
+                            size_t reports, bool unknown_seen) {
+  if (unknown_seen) return absl::StrCat(BudgetFigureName(item.budget), " is unknown (null) in every report that has it");
+  const std::string where = absl::StrCat("in the ", reports, reports == 1 ? " report" : " reports", " checked");
+  if (item.is_department()) {
+    return absl::StrCat("none of department ", item.department, "'s processes is ", where);
+  }
+  absl::StatusOr<std::string> meant = ResolveProcessName(item.process, names, where);
+  if (meant.ok()) {
+    return absl::StrCat("no process named \"", item.process, "\" ", where, "; the baseline names processes in full: \"",
+                        *meant, "\"");
+  }
+  return std::string(meant.status().message());
+}
+
+std::vector<std::string> UnmatchedProcessNames(const Baseline& baseline, const std::vector<std::string>& report_names) {
+  std::vector<std::string> out;
+  if (report_names.empty()) return out;
+  const std::set<std::string> known(report_names.begin(), report_names.end());
+  for (const Department& d : baseline.departments) {
+    for (const ProcessBaseline& p : d.processes) {
+      if (known.count(p.name) > 0) continue;
+      absl::StatusOr<std::string> meant = ResolveProcessName(p.name, report_names, "in the stored reports");
+      out.push_back(meant.ok() ? absl::StrCat("\"", p.name, "\" (", d.name, ") is no process name of the stored reports; ",
+                                              "they name it \"", *meant, "\": use that name, or its budgets go unchecked")
+                               : absl::StrCat("\"", p.name, "\" (", d.name, "): ", meant.status().message(),
+                                              "; its budgets go unchecked until a report has it"));
+    }
+  }
+  return out;
+}
+
 bool CheckResult::AnyOver() const {
   return std::any_of(rows.begin(), rows.end(), [](const CheckRow& r) { return r.over(); });
 }
@@ -171,10 +208,25 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
       }
     }
   }
+  // Per assignment (in order): checked on some device, or only seen with a null figure.
+  std::vector<bool> checked(assignments.budgets.size(), false), unknown(assignments.budgets.size(), false);
   for (auto& [key, rows] : groups) {
-    for (CheckRow& r : rows) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      CheckRow& r = rows[i];
+      checked[i] = checked[i] || r.devices_checked > 0;
+      unknown[i] = unknown[i] || r.devices_unknown > 0;
       if (r.devices_checked > 0 || r.devices_unknown > 0) result.rows.push_back(std::move(r));
     }
+  }
+  std::vector<std::string> names;
+  for (const DeviceSample& s : samples) {
+    if (!baseline.AppliesTo(s.model, s.build)) continue;
+    for (const auto& [pid, p] : s.report.processes) names.push_back(p.name);
+  }
+  for (size_t i = 0; i < assignments.budgets.size(); ++i) {
+    if (checked[i]) continue;
+    const Assignment& a = assignments.budgets[i];
+    result.unchecked.push_back({a, UncheckedReason(a, names, result.devices, unknown[i])});
   }
   std::stable_sort(result.rows.begin(), result.rows.end(), [](const CheckRow& a, const CheckRow& b) {
     if (a.over() != b.over()) return a.over();

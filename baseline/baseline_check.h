@@ -4,7 +4,8 @@
 //
 //   Assignments a = AssignBudgets(baseline, Scheme::k2);
 //   CheckResult r = CheckBaseline(baseline, Scheme::k2, samples);
-//   if (r.AnyOver()) ...   // the CLI's exit code 3
+//   if (r.AnyOver()) ...             // the CLI's exit code 3
+//   if (!r.unchecked.empty()) ...    // a budget no device could check: never a silent pass
 #ifndef MEMFLEET_BASELINE_BASELINE_CHECK_H_
 #define MEMFLEET_BASELINE_BASELINE_CHECK_H_
 
@@ -82,9 +83,18 @@ struct CheckRow {
   bool over() const { return devices_over > 0; }
 };
 
+// An assigned budget that no device the baseline applies to could check: its process is in none of
+// their reports (a typo, a short name for a full one, a process gone from the build), or its figure is
+// null in every report that has it. A check with such budgets has not checked what the baseline asks.
+struct Unchecked {
+  Assignment item;
+  std::string reason;  // "no process named \"systemui\" in the 5 reports checked; did you mean ..."
+};
+
 struct CheckResult {
   Scheme scheme = Scheme::k1;
   std::vector<CheckRow> rows;    // over-budget rows first (largest excess first), then the rest
+  std::vector<Unchecked> unchecked;  // in assignment order
   std::vector<Unbudgeted> unbudgeted;
   uint32_t devices = 0;                  // samples the baseline applies to
   uint32_t devices_not_applicable = 0;   // samples whose model/build the baseline excludes
@@ -95,6 +105,12 @@ struct CheckResult {
 // instances of one binary count together); a department's is the sum of its processes' total_kb. A
 // process absent from a report is not checked on that device; a null figure counts as unknown.
 CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::vector<DeviceSample>& samples);
+
+// One line per process of the baseline whose name is not exactly among `report_names` (the processes
+// of the stored reports), saying which name it resolves to (common/process_name_match.h) or the closest
+// names: a baseline names processes as the reports do, and a budget on a name no report has is never
+// checked. Empty when `report_names` is (nothing stored yet to compare with).
+std::vector<std::string> UnmatchedProcessNames(const Baseline& baseline, const std::vector<std::string>& report_names);
 
 // The figure (graphics_dma_kb, non_graphics_kb, total_kb, pss_kb, ...) of every process named `name`
 // summed; nullopt when none is present; `*unknown` set when one is present with the figure null.

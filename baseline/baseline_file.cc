@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
+#include "common/untrusted_text.h"
 
 namespace memfleet::baseline {
 namespace {
@@ -40,16 +41,11 @@ class Errors {
   size_t count_ = 0;
 };
 
-// Names in messages are cut so a hostile file cannot make a huge error.
-std::string Quote(const std::string& s) {
-  return absl::StrCat("\"", s.size() > 80 ? s.substr(0, 80) + "..." : s, "\"");
-}
-
 void CheckKnownFields(const json& object, const std::set<std::string>& known, const std::string& where,
                       Errors& errors) {
   for (auto it = object.begin(); it != object.end(); ++it) {
     if (known.count(it.key()) == 0) {
-      errors.Add(where, absl::StrCat("unknown field ", Quote(it.key()), "; known fields: ", absl::StrJoin(known, ", ")));
+      errors.Add(where, absl::StrCat("unknown field ", QuotedSnippet(it.key()), "; known fields: ", absl::StrJoin(known, ", ")));
     }
   }
 }
@@ -111,7 +107,7 @@ std::optional<MetStatus> GetStatus(const json& object, bool required, const std:
   if (!s) return std::nullopt;
   if (*s == "met") return MetStatus::kMet;
   if (*s == "unmet") return MetStatus::kUnmet;
-  errors.Add(where, absl::StrCat("\"status\" is ", Quote(*s), "; use \"met\" or \"unmet\""));
+  errors.Add(where, absl::StrCat("\"status\" is ", QuotedSnippet(*s), "; use \"met\" or \"unmet\""));
   return std::nullopt;
 }
 
@@ -170,7 +166,7 @@ void ParseProcess(const json& j, const Department& dept, const std::string& wher
   const bool actual_needed = met_dept || (p.sr && p.status == MetStatus::kMet);
   const bool target_needed = !met_dept && p.sr && p.status == MetStatus::kUnmet;
   if (met_dept && p.status == MetStatus::kUnmet) {
-    errors.Add(where, absl::StrCat("is unmet but its department ", Quote(dept.name),
+    errors.Add(where, absl::StrCat("is unmet but its department ", QuotedSnippet(dept.name),
                                    " is met (a department is met only when all its processes meet their budgets)"));
   }
   if (actual_needed) {
@@ -259,7 +255,7 @@ absl::StatusOr<Baseline> ParseBaselineFile(std::string_view text) {
     Department d;
     if (auto name = GetString(dj, "name", true, where, errors)) {
       d.name = *name;
-      where = absl::StrCat(where, " (", Quote(d.name), ")");
+      where = absl::StrCat(where, " (", QuotedSnippet(d.name), ")");
       if (!dept_names.insert(d.name).second) errors.Add(where, "a department of that name is listed twice");
     }
     CheckKnownFields(dj, {"name", "status", "target_total_kb", "processes"}, where, errors);
@@ -284,13 +280,13 @@ absl::StatusOr<Baseline> ParseBaselineFile(std::string_view text) {
       }
       ProcessBaseline p;
       if (pj.contains("name") && pj["name"].is_string()) {
-        pwhere = absl::StrCat(pwhere, " (", Quote(pj["name"].get<std::string>()), ")");
+        pwhere = absl::StrCat(pwhere, " (", QuotedSnippet(pj["name"].get<std::string>()), ")");
       }
       ParseProcess(pj, d, pwhere, errors, p);
       if (!p.name.empty()) {
         auto [it, inserted] = owner.emplace(p.name, pwhere);
         if (!inserted) {
-          errors.Add(pwhere, absl::StrCat("process ", Quote(p.name), " is already listed at ", it->second,
+          errors.Add(pwhere, absl::StrCat("process ", QuotedSnippet(p.name), " is already listed at ", it->second,
                                           "; a process belongs to one department"));
         }
       }

@@ -4,21 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::capture {
 namespace {
-
-// A label in an error message: bounded, control and non-ASCII bytes shown as '?' (it may come from a
-// hostile agent, and ends up in a log line).
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s.substr(0, 64)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u > 0x7e) ? '?' : c;
-  }
-  if (s.size() > 64) out += "...";
-  return out + "\"";
-}
 
 bool IsKeyByte(char c, bool first) {
   if (c >= 'a' && c <= 'z') return true;
@@ -29,24 +18,24 @@ bool IsKeyByte(char c, bool first) {
 
 absl::Status CheckLabel(std::string_view key, std::string_view value) {
   if (key.empty() || key.size() > kMaxLabelKeyBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("label key ", Quote(key), " must be 1 to ", kMaxLabelKeyBytes,
+    return absl::InvalidArgumentError(absl::StrCat("label key ", QuotedSnippet(key, 64), " must be 1 to ", kMaxLabelKeyBytes,
                                                    " bytes long"));
   }
   for (size_t i = 0; i < key.size(); ++i) {
     if (!IsKeyByte(key[i], i == 0)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "label key ", Quote(key), " must be a lowercase letter followed by lowercase letters, digits or '_'"));
+          "label key ", QuotedSnippet(key, 64), " must be a lowercase letter followed by lowercase letters, digits or '_'"));
     }
   }
   if (value.empty() || value.size() > kMaxLabelValueBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("label ", std::string(key), "=", Quote(value), ": the value must be 1 to ",
+    return absl::InvalidArgumentError(absl::StrCat("label ", std::string(key), "=", QuotedSnippet(value, 64), ": the value must be 1 to ",
                                                    kMaxLabelValueBytes, " bytes long"));
   }
   for (char c : value) {
     unsigned char u = static_cast<unsigned char>(c);
     if (u < 0x20 || u > 0x7e) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "label ", std::string(key), "=", Quote(value), ": the value must be printable ASCII (no control or non-ASCII byte)"));
+          "label ", std::string(key), "=", QuotedSnippet(value, 64), ": the value must be printable ASCII (no control or non-ASCII byte)"));
     }
   }
   return absl::OkStatus();
@@ -65,7 +54,7 @@ absl::Status CheckLabels(const Labels& labels) {
 absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view text) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("label ", Quote(text), " is not KEY=VALUE (e.g. run=1234)"));
+    return absl::InvalidArgumentError(absl::StrCat("label ", QuotedSnippet(text, 64), " is not KEY=VALUE (e.g. run=1234)"));
   }
   std::string key(text.substr(0, eq));
   std::string value(text.substr(eq + 1));

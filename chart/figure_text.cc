@@ -31,6 +31,10 @@ std::string FormatKb(long long kb) {
   return negative ? "-" + out : out;
 }
 
+std::string CountWithUnknown(uint64_t known, uint64_t unknown) {
+  return unknown == 0 ? std::to_string(known) : absl::StrCat(known, " (+", unknown, " unknown)");
+}
+
 absl::StatusOr<std::string> FormatUtc(int64_t unix_s) {
   if (unix_s < kMinUnixS || unix_s > kMaxUnixS) {
     return absl::InvalidArgumentError(absl::StrCat("time ", unix_s, " s is outside years 0000..9999"));

@@ -18,9 +18,10 @@ struct Unit {
 // The unit the largest magnitude reads best in, as FormatKbHuman chooses it.
 Unit UnitFor(long double min_kb, long double max_kb) {
   const long double mag = std::max(std::fabs(min_kb), std::fabs(max_kb));
+  // IEC names: these are powers of 1024 of the kernel's kB (KiB), as FormatKbHuman's.
   if (mag < kKbPerMb) return {1.0L, "kB"};
-  if (mag < kKbPerGb) return {kKbPerMb, "MB"};
-  return {kKbPerGb, "GB"};
+  if (mag < kKbPerGb) return {kKbPerMb, "MiB"};
+  return {kKbPerGb, "GiB"};
 }
 
 // The nice step at or above `raw`, and the decimals its multiples need to read apart.

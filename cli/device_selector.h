@@ -1,5 +1,6 @@
-// --where terms of a device selector ("model=Pixel 8", "platform=qcom"), checked before they reach the
-// server so a typo is a usage error with the valid keys, not an empty fleet.
+// --where terms of a device selector ("model=Pixel 8", "platform=qcom") checked with the one selector
+// grammar (selector/selector.h) before they reach the server, so a typo is a usage error with the valid
+// keys, not an empty fleet; and the --label flags of sweep and report.
 //
 //   absl::StatusOr<v1::DeviceSelector> s = ParseWhere({"model=SM-S918B", "platform=qcom"});
 #ifndef MEMFLEET_CLI_DEVICE_SELECTOR_H_
@@ -13,12 +14,8 @@
 
 namespace memfleet::cli {
 
-// Each term is KEY=VALUE with KEY one of model, platform, soc, device_id, build, or label.NAME (captures
-// carrying label NAME=VALUE, exactly; docs/labels.md); all must match.
-// Spaces around the key are dropped, the value is kept as written (a model name may hold spaces); a
-// value ending in * matches as a prefix ("model=Pixel*").
-// InvalidArgument: no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two
-// values of one key would match nothing), or a platform other than qcom, mtk, xring, mali, generic.
+// The terms as selector::Selector::Parse takes them, sent in their canonical form; InvalidArgument
+// naming the term otherwise (selector/selector.h has the grammar).
 absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& terms);
 
 // Repeated --label KEY=VALUE flags (capture/labels.h rules; no key twice, at most 16) into `out`.

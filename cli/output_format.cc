@@ -136,9 +136,9 @@ std::string FormatKbHuman(int64_t kb) {
   if (mag < 1024.0L) {
     std::snprintf(buf, sizeof buf, "%lld kB", static_cast<long long>(kb));
   } else if (mag < 1024.0L * 1024.0L) {
-    std::snprintf(buf, sizeof buf, "%.1Lf MB", v / 1024.0L);
+    std::snprintf(buf, sizeof buf, "%.1Lf MiB", v / 1024.0L);  // IEC: kB are KiB, so these are MiB and GiB
   } else {
-    std::snprintf(buf, sizeof buf, "%.2Lf GB", v / (1024.0L * 1024.0L));
+    std::snprintf(buf, sizeof buf, "%.2Lf GiB", v / (1024.0L * 1024.0L));
   }
   return buf;
 }
@@ -210,6 +210,10 @@ std::string TextTable::Render(int indent) const {
   std::string out = line(headers);
   for (const auto& row : rows_) out += line(row);
   return out;
+}
+
+nlohmann::json KbJson(const std::optional<int64_t>& kb) {
+  return kb ? nlohmann::json(*kb) : nlohmann::json(nullptr);
 }
 
 }  // namespace memfleet::cli

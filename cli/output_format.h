@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace memfleet::cli {
 
 enum class OutputFormat { kTable, kJson, kCsv };
@@ -24,7 +26,7 @@ std::string FormatKb(long long kb);
 // FormatKb, or "-" when the figure is unknown.
 std::string FormatKbOrDash(const std::optional<int64_t>& kb);
 
-// A kB figure for people: "512 kB", "12.3 MB", "2.50 GB" (binary multiples, as dumpsys prints them).
+// A kB figure for people: "512 kB", "12.3 MiB", "2.50 GiB" (kB are KiB, so the scales are IEC).
 std::string FormatKbHuman(int64_t kb);
 
 // One RFC 4180 field: quoted (with inner quotes doubled) when it holds a comma, quote, CR or LF. Text
@@ -34,6 +36,9 @@ std::string CsvField(std::string_view value);
 
 // One RFC 4180 record: the fields joined by commas, terminated by CRLF.
 std::string CsvRow(const std::vector<std::string>& fields);
+
+// A figure in JSON: the number, or null when unknown (never 0).
+nlohmann::json KbJson(const std::optional<int64_t>& kb);
 
 // A figure in a CSV cell: the plain number (no separators), or an empty field when unknown.
 std::string CsvKb(const std::optional<int64_t>& kb);

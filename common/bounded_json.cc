@@ -11,24 +11,6 @@ namespace {
 // The longest library message (a parse error) a status carries, in bytes before escaping.
 constexpr size_t kMaxMessageBytes = 160;
 
-void AppendEscaped(std::string_view text, size_t max_bytes, std::string* out) {
-  for (size_t i = 0; i < text.size() && i < max_bytes; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-    } else if (c == '\n') {
-      out->append("\\n");
-    } else if (c >= 0x20 && c < 0x7f) {
-      out->push_back(static_cast<char>(c));
-    } else {
-      char hex[5];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out->append(hex);
-    }
-  }
-}
-
 // nlohmann's what(), without its "[json.exception.parse_error.101] " tag, escaped and cut: it quotes the
 // token it stopped at, which can be most of the document.
 std::string BoundedLibraryMessage(std::string_view what) {
@@ -36,10 +18,7 @@ std::string BoundedLibraryMessage(std::string_view what) {
     const size_t end = what.find("] ");
     if (end != std::string_view::npos) what.remove_prefix(end + 2);
   }
-  std::string out;
-  AppendEscaped(what, kMaxMessageBytes, &out);
-  if (what.size() > kMaxMessageBytes) out.append("...");
-  return out;
+  return Snippet(what, kMaxMessageBytes);
 }
 
 template <typename Json>
@@ -107,14 +86,6 @@ absl::StatusOr<nlohmann::json> ParseBoundedJson(std::string_view text, const Jso
 
 absl::StatusOr<nlohmann::ordered_json> ParseBoundedOrderedJson(std::string_view text, const JsonBounds& bounds) {
   return Parse<nlohmann::ordered_json>(text, bounds);
-}
-
-std::string QuotedSnippet(std::string_view text, size_t max_bytes) {
-  std::string out = "\"";
-  AppendEscaped(text, max_bytes, &out);
-  out.push_back('"');
-  if (text.size() > max_bytes) out.append("...");
-  return out;
 }
 
 std::string JsonValueSnippet(const nlohmann::json& value) { return ValueSnippet(value); }

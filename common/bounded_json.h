@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet {
 
@@ -27,8 +28,6 @@ namespace memfleet {
 inline constexpr int kMaxJsonDepth = 64;
 
 // The longest untrusted value a message quotes, in bytes before escaping.
-inline constexpr size_t kSnippetBytes = 40;
-
 struct JsonBounds {
   size_t max_bytes = 0;
   int max_depth = kMaxJsonDepth;
@@ -42,10 +41,6 @@ absl::Status CheckJsonBounds(std::string_view text, const JsonBounds& bounds);
 // or not JSON (invalid UTF-8 included). Messages carry no file name: the caller says what was parsed.
 absl::StatusOr<nlohmann::json> ParseBoundedJson(std::string_view text, const JsonBounds& bounds);
 absl::StatusOr<nlohmann::ordered_json> ParseBoundedOrderedJson(std::string_view text, const JsonBounds& bounds);
-
-// `text` in double quotes, cut to max_bytes (then "..." after the closing quote), with quotes,
-// backslashes, control characters and bytes outside printable ASCII escaped (\" \\ \n \xNN).
-std::string QuotedSnippet(std::string_view text, size_t max_bytes = kSnippetBytes);
 
 // A value for an error message, never longer than a few dozen bytes: null, true, numbers as written,
 // strings as QuotedSnippet, containers by kind and size ("an array of 3 elements", "an object of 2 fields").

@@ -3,7 +3,7 @@
 // these, so that a value one of them accepts or prints, the others treat alike.
 //
 //   if (!IsErrnoName(entry.errno_name())) ...;                      // "EACCES", "ERRNO_523"
-//   absl::StrCat("device id \"", Printable(id), "\" is too long");   // bounded, no control bytes
+//   absl::StrCat("device id ", QuotedSnippet(id), " is too long");  // "ph\x1bone"...: bounded, escaped
 //
 // Header-only; pure and thread-safe.
 #ifndef MEMFLEET_COMMON_UNTRUSTED_TEXT_H_
@@ -46,12 +46,40 @@ inline bool IsErrnoName(std::string_view text) {
          });
 }
 
-// The first max_bytes of `value` with each control byte replaced by '?', and "..." when it was cut:
-// safe to put in an error message or a log line.
-inline std::string Printable(std::string_view value, size_t max_bytes = 80) {
+// How much of an untrusted value a message shows by default.
+inline constexpr size_t kSnippetBytes = 80;
+
+// The one form untrusted text takes in an error message or a log line: its first max_bytes, with quotes,
+// backslashes, control bytes and bytes outside printable ASCII escaped (\" \\ \n \xNN), then "..." when
+// it was cut. Nothing in it can end a log line, move a terminal's cursor or close the quotes around it.
+inline std::string Snippet(std::string_view text, size_t max_bytes = kSnippetBytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (char c : value.substr(0, max_bytes)) out += IsControlByte(c) ? '?' : c;
-  if (value.size() > max_bytes) out += "...";
+  for (char c : text.substr(0, max_bytes)) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    }
+  }
+  if (text.size() > max_bytes) out += "...";
+  return out;
+}
+
+// Snippet in double quotes, "..." after the closing one when cut: "abc"...
+inline std::string QuotedSnippet(std::string_view text, size_t max_bytes = kSnippetBytes) {
+  std::string out = "\"";
+  out += Snippet(text.substr(0, max_bytes), max_bytes);
+  out += '"';
+  if (text.size() > max_bytes) out += "...";
   return out;
 }
 

@@ -113,6 +113,24 @@ std::vector<v1::CaptureChunk> ChunkCapture(const Capture& capture, const std::st
   return chunks;
 }
 
+std::vector<v1::AgentMessage> CaptureStreamMessages(const capture::Capture& capture, const CaptureStreamHead& head,
+                                                    size_t max_chunk_bytes) {
+  std::vector<v1::CaptureChunk> chunks = ChunkCapture(capture, head.capture_id, max_chunk_bytes);
+  std::vector<v1::AgentMessage> out(chunks.size() + 2);
+  v1::CaptureBegin* begin = out.front().mutable_begin();
+  begin->set_capture_id(head.capture_id);
+  begin->set_captured_at(head.captured_at);
+  begin->set_sweep_id(head.sweep_id);
+  begin->set_node_count(NodeCount(capture));
+  begin->set_content_bytes(capture.ContentBytes());
+  for (size_t i = 0; i < chunks.size(); ++i) out[i + 1].mutable_chunk()->Swap(&chunks[i]);
+  v1::CaptureEnd* end = out.back().mutable_end();
+  end->set_capture_id(head.capture_id);
+  end->set_chunk_count(static_cast<uint32_t>(chunks.size()));
+  end->set_capture_sha256(CaptureSha256(capture));
+  return out;
+}
+
 absl::Status CaptureAssembler::Begin(const v1::CaptureBegin& begin) {
   if (begin.capture_id().empty()) return absl::InvalidArgumentError("capture without an id");
   if (begin.node_count() > limits_.max_nodes) {

@@ -2,6 +2,7 @@
 // an assembler that rebuilds a capture from chunks under size limits, and the compressed stored form
 // the server keeps for re-accounting.
 //
+//   std::vector<v1::AgentMessage> stream = CaptureStreamMessages(capture, {id, at, sweep}, 256 * 1024);
 //   std::vector<v1::CaptureChunk> chunks = ChunkCapture(capture, id, 256 * 1024);
 //   CaptureAssembler a(limits);  a.Begin(begin); for (c : chunks) a.AddChunk(c);  a.Finish(end)
 //   std::string blob = EncodeStoredCapture(capture, id, device, at);  // zstd(StoredCapture)
@@ -37,6 +38,19 @@ std::vector<v1::CaptureChunk> ChunkCapture(const capture::Capture& capture, cons
 
 // Number of distinct node paths and content bytes, for CaptureBegin.
 uint32_t NodeCount(const capture::Capture& capture);
+
+// What names a capture on the agent stream besides its nodes.
+struct CaptureStreamHead {
+  std::string capture_id;
+  std::string captured_at;
+  std::string sweep_id;  // "" unless the capture answers a sweep
+};
+
+// The messages that carry `capture` on the agent stream, in order: its Begin (id, time, sweep, node count,
+// content bytes), the chunks of ChunkCapture, and its End (chunk count, CaptureSha256). The one encoder
+// of the agent, the tests' raw agent, the ingest benchmark and the loadtest.
+std::vector<v1::AgentMessage> CaptureStreamMessages(const capture::Capture& capture, const CaptureStreamHead& head,
+                                                    size_t max_chunk_bytes);
 
 // Rebuilds a capture from Begin, in-order chunks and End. Errors: InvalidArgument (a chunk of another
 // capture, out-of-order seq, an append without its first entry, a bad path or error value, a capture with

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/utc_time.h"
+#include "common/untrusted_text.h"
 
 namespace memfleet::wire {
 namespace {
@@ -68,18 +69,6 @@ bool IsSuffix(std::string_view suffix, bool with_instance) {
   return IsSequence(suffix.substr(sequence_at));
 }
 
-// For messages: at most 80 bytes, control bytes replaced (the id is the peer's text).
-std::string Quoted(std::string_view value) {
-  constexpr size_t kMax = 80;
-  std::string out = "\"";
-  for (char c : value.substr(0, kMax)) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u >= 0x7f) ? '?' : c;
-  }
-  if (value.size() > kMax) out += "...";
-  return out + "\"";
-}
-
 // absl's string_view is not std's in every build of it.
 absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -90,7 +79,7 @@ absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::strin
   if (device_id.empty()) return absl::InvalidArgumentError("empty device id");
   // Ids name the whole second: the milliseconds of "YYYY-MM-DDTHH:MM:SS.mmmZ" are left out.
   if (!UtcMillisOf(captured_at).has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat("capture time ", Quoted(captured_at),
+    return absl::InvalidArgumentError(absl::StrCat("capture time ", QuotedSnippet(captured_at),
                                                    " is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SS.mmmZ)"));
   }
   std::string compact;
@@ -100,7 +89,7 @@ absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::strin
   }
   compact.push_back('Z');
   if (!IsInstance(instance)) {
-    return absl::InvalidArgumentError(absl::StrCat("capture id instance ", Quoted(instance), " is not ",
+    return absl::InvalidArgumentError(absl::StrCat("capture id instance ", QuotedSnippet(instance), " is not ",
                                                    kCaptureInstanceChars, " lowercase hex digits"));
   }
   char seq[8];
@@ -122,11 +111,11 @@ absl::Status CheckCaptureIdOf(std::string_view device_id, std::string_view captu
   std::optional<std::string_view> named = CaptureIdDevice(capture_id);
   if (!named.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "capture id ", Quoted(capture_id), " is not <device id>-<YYYYMMDDTHHMMSSZ>-<8 hex digits>-<6 digits>"));
+        "capture id ", QuotedSnippet(capture_id), " is not <device id>-<YYYYMMDDTHHMMSSZ>-<8 hex digits>-<6 digits>"));
   }
   if (*named != device_id) {
-    return absl::InvalidArgumentError(absl::StrCat("capture id ", Quoted(capture_id), " names device ",
-                                                   Quoted(*named), ", not this agent's device ", Quoted(device_id)));
+    return absl::InvalidArgumentError(absl::StrCat("capture id ", QuotedSnippet(capture_id), " names device ",
+                                                   QuotedSnippet(*named), ", not this agent's device ", QuotedSnippet(device_id)));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/security/exposure.h"
 #include "server/core/clock.h"
 #include "storage/backends/open_store.h"
 
@@ -21,8 +23,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   return text.str();
 }
 
-// TLS credentials when a certificate is configured, else plaintext (server_main refuses plaintext
-// beyond loopback unless --insecure).
+// TLS credentials when a certificate is configured, else plaintext (DecideExposure refuses plaintext
+// beyond loopback unless insecure).
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const LabServerOptions& o) {
   if (o.tls_cert_file.empty() && o.tls_key_file.empty()) {
     if (!o.client_ca_file.empty()) {
@@ -50,6 +52,39 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const L
   return grpc::SslServerCredentials(ssl);
 }
 
+// Which ports check tokens (docs/security.md). Beyond loopback a port needs TLS and a valid token unless
+// `insecure`; there tokens stay required even if every token is revoked later.
+struct TokenRule {
+  bool grpc = false;
+  bool http = false;
+};
+
+absl::StatusOr<TokenRule> DecideExposure(const LabServerOptions& options, storage::TokenStore& tokens) {
+  const TokenRule rule{!options.insecure && !security::IsLoopbackListen(options.listen),
+                       !options.insecure && !options.http.listen.empty() &&
+                           !security::IsLoopbackListen(options.http.listen)};
+  absl::StatusOr<std::vector<storage::TokenRecord>> records = tokens.ListTokens();
+  if (!rule.grpc && records.ok() && records->empty()) {
+    LogLine("no tokens: every call is allowed without one; for one machine only (a port reversed onto phones with "
+            "adb reverse is open to every app on them: docs/security.md)");
+  }
+  // Loopback only (or insecure): nothing to check, and a tokens table unreadable now is answered call by
+  // call (UNAVAILABLE), as when it becomes unreadable later.
+  if (!rule.grpc && !rule.http) return rule;
+  if (!records.ok()) {
+    return absl::Status(records.status().code(), absl::StrCat("cannot read the tokens: ", records.status().message()));
+  }
+  security::Exposure exposure;
+  exposure.tls = !options.tls_cert_file.empty();
+  exposure.insecure = options.insecure;
+  for (const storage::TokenRecord& t : *records) exposure.tokens |= t.revoked_at.empty();
+  for (const std::string& listen : {options.listen, options.http.listen}) {
+    if (listen.empty()) continue;
+    MEMFLEET_RETURN_IF_ERROR(security::CheckListenExposure(listen, exposure));
+  }
+  return rule;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const std::string& db_path, const std::string& listen) {
@@ -75,12 +110,13 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   if (colon == std::string::npos || colon == 0 || colon + 1 == options.listen.size()) {
     return absl::InvalidArgumentError(absl::StrCat("listen address \"", options.listen, "\" is not HOST:PORT"));
   }
+  MEMFLEET_ASSIGN_OR_RETURN(const TokenRule token_rule, DecideExposure(options, *store));  // before listening
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
   if (!credentials.ok()) return credentials.status();
   std::unique_ptr<LabServer> s(new LabServer());
   s->store_ = std::move(store);
   s->authorizer_ = std::make_unique<security::Authorizer>(
-      *s->store_, security::AuthorizerOptions{options.require_tokens, !options.client_ca_file.empty()});
+      *s->store_, security::AuthorizerOptions{token_rule.grpc, !options.client_ca_file.empty()});
   s->agent_limits_ = std::make_unique<security::AgentLimits>(options.agent_limits);
   s->shutdown_grace_ = options.shutdown_grace;
   s->pool_ = std::make_unique<WorkerPool>(WorkerPool::Options{options.workers, options.max_queued_captures});
@@ -146,15 +182,15 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   }
   s->port_ = selected_port;
   s->address_ = absl::StrCat(options.listen.substr(0, colon), ":", selected_port);
-  if (absl::Status http = s->StartHttp(options); !http.ok()) return http;  // ~LabServer stops the rest
+  if (absl::Status http = s->StartHttp(options, token_rule.http); !http.ok()) return http;  // ~LabServer stops the rest
   return s;
 }
 
-absl::Status LabServer::StartHttp(const LabServerOptions& options) {
+absl::Status LabServer::StartHttp(const LabServerOptions& options, bool require_tokens) {
   if (options.http.listen.empty()) return absl::OkStatus();
   // Over the same tokens, with the HTTP address's own rule (it may be exposed where gRPC is not).
   http_authorizer_ = std::make_unique<security::Authorizer>(
-      *store_, security::AuthorizerOptions{options.http_require_tokens, false});
+      *store_, security::AuthorizerOptions{require_tokens, false});
   metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
                                                     options.metrics_top_processes);
   if (options.dashboard) {

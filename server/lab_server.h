@@ -56,7 +56,9 @@ struct LabServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string client_ca_file;
-  bool require_tokens = false;  // tokens checked even with an empty tokens table (beyond loopback)
+  // Beyond loopback (the gRPC or the HTTP address) Start refuses to listen without TLS and a valid token,
+  // and that port then checks tokens even with an empty tokens table; `insecure` (--insecure) lifts both.
+  bool insecure = false;
   security::AgentLimitsOptions agent_limits;
   wire::AssemblyLimits capture_limits;
   std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;  // captures dated further ahead are refused
@@ -66,7 +68,6 @@ struct LabServerOptions {
   // GET /metrics over HTTP(S) (docs/metrics.md); off while http.listen is "". Its TLS files are the
   // gRPC ones (tls_cert_file, tls_key_file), whatever http's say.
   MetricsHttpOptions http;
-  bool http_require_tokens = false;  // as require_tokens, for the HTTP port's own address
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
   bool dashboard = false;  // the browser dashboard on the HTTP port too (docs/dashboard.md)
 };
@@ -77,6 +78,8 @@ class LabServer {
   static absl::StatusOr<std::unique_ptr<LabServer>> Start(const std::string& db_path,
                                                           const std::string& listen = "127.0.0.1:0");
   // With a store the caller opened (tests: a store that fails on demand); options.db_path is unused.
+  // FailedPrecondition, naming what to add, when an address is beyond loopback without TLS and tokens
+  // (docs/security.md).
   static absl::StatusOr<std::unique_ptr<LabServer>> StartWithStore(std::unique_ptr<storage::Store> store,
                                                                    const LabServerOptions& options);
   LabServer(const LabServer&) = delete;
@@ -105,7 +108,7 @@ class LabServer {
 
  private:
   LabServer() = default;
-  absl::Status StartHttp(const LabServerOptions& options);
+  absl::Status StartHttp(const LabServerOptions& options, bool require_tokens);
 
   std::unique_ptr<storage::Store> store_;
   metrics::ServerCounters counters_;  // counted by the ingest (so it outlives it), shown on /metrics

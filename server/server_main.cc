@@ -27,13 +27,14 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/exit_codes.h"
 #include "common/status_macros.h"
+#include "common/version.h"
 #include "server/core/clock.h"
 #include "server/lab_server.h"
 #include "server/history/reaccount.h"
 #include "server/history/retention.h"
 #include "server/history/retention_worker.h"
-#include "server/security/exposure.h"
 #include "server/security/token_admin.h"
 #include "storage/backends/history_migration.h"
 #include "storage/backends/open_store.h"
@@ -56,13 +57,13 @@ int RunReaccount(const std::string& db_path) {
   absl::StatusOr<memfleet::server::ReaccountResult> r = Reaccount(db_path);
   if (!r.ok()) {
     std::cerr << "memfleet-server: re-account failed: " << r.status().message() << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
   for (const std::string& f : r->failures) std::cerr << "memfleet-server: not re-accounted: " << f << "\n";
   std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed";
   if (r->run_id != 0) std::cout << " (" << (r->joined_run ? "joined" : "started") << " shared run " << r->run_id << ")";
   std::cout << std::endl;
-  return r->failed == 0 ? 0 : 1;
+  return r->failed == 0 ? memfleet::kExitOk : memfleet::kExitPartial;
 }
 
 // Retention flags (docs/performance.md "Retention"), shared by the server and `compact`:
@@ -109,16 +110,16 @@ bool RefuseRetentionOnPostgres(const std::string& db_path, const RetentionArgs& 
 }
 
 int RunCompact(const std::string& db_path, const RetentionArgs& args) {
-  if (RefuseRetentionOnPostgres(db_path, args, /*compact=*/true)) return 2;
+  if (RefuseRetentionOnPostgres(db_path, args, /*compact=*/true)) return memfleet::kExitUsage;
   if (args.full_days <= 0) {
     std::cerr << "memfleet-server: compact: --retain-full-days N is required (the days kept at full resolution)\n";
-    return 2;
+    return memfleet::kExitUsage;
   }
   absl::StatusOr<std::unique_ptr<memfleet::storage::SqliteStore>> store =
       memfleet::storage::SqliteStore::Open(db_path, memfleet::storage::SqliteStoreOptions());
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
   memfleet::server::RetentionOptions options;
   options.dry_run = args.dry_run;
@@ -126,10 +127,10 @@ int RunCompact(const std::string& db_path, const RetentionArgs& args) {
       memfleet::server::ApplyRetention(**store, args.Policy(), WallClockMs(), options);
   if (!run.ok()) {
     std::cerr << "memfleet-server: compact: " << run.status().message() << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
   std::cout << "compact: " << memfleet::server::DescribeRetentionRun(*run, args.dry_run) << std::endl;
-  return 0;
+  return memfleet::kExitOk;
 }
 
 struct TokenArgs {
@@ -143,35 +144,35 @@ int RunToken(const std::string& db_path, CLI::App* add, CLI::App* list, CLI::App
   absl::StatusOr<std::unique_ptr<memfleet::storage::Store>> store = memfleet::storage::OpenStore(db_path);
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
   const std::string now = memfleet::server::NowRfc3339();
   if (*add) {
     std::optional<memfleet::security::TokenKind> kind = memfleet::security::ParseTokenKind(args.kind);
     if (!kind.has_value()) {
       std::cerr << "memfleet-server: --kind is agent, read or admin\n";
-      return 2;
+      return memfleet::kExitUsage;
     }
     absl::StatusOr<std::string> secret =
         memfleet::security::AddToken(**store, {args.name, *kind, args.device_id}, now);
     if (!secret.ok()) {
       std::cerr << "memfleet-server: token add: " << secret.status().message() << "\n";
-      return secret.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+      return secret.status().code() == absl::StatusCode::kInvalidArgument ? memfleet::kExitUsage : memfleet::kExitFailed;
     }
     std::cerr << "memfleet-server: added " << args.kind << " token \"" << args.name << "\""
               << (args.device_id.empty() ? "" : absl::StrCat(" for device ", args.device_id))
               << "; the secret below is shown only now (the server keeps its SHA-256):\n";
     std::cout << *secret << std::endl;
-    return 0;
+    return memfleet::kExitOk;
   }
   if (*list) {
     absl::StatusOr<std::string> text = memfleet::security::ListTokensText(**store);
     if (!text.ok()) {
       std::cerr << "memfleet-server: token list: " << text.status().message() << "\n";
-      return 1;
+      return memfleet::kExitFailed;
     }
     std::cout << *text << std::flush;
-    return 0;
+    return memfleet::kExitOk;
   }
   if (*revoke) {
     absl::Status s = memfleet::security::RevokeToken(**store, args.revoke_name, now);
@@ -180,10 +181,10 @@ int RunToken(const std::string& db_path, CLI::App* add, CLI::App* list, CLI::App
       return s.code() == absl::StatusCode::kNotFound ? 2 : 1;
     }
     std::cerr << "memfleet-server: revoked token \"" << args.revoke_name << "\" (refused from its next call on)\n";
-    return 0;
+    return memfleet::kExitOk;
   }
   std::cerr << "memfleet-server: token: add, list or revoke\n";
-  return 2;
+  return memfleet::kExitUsage;
 }
 
 // `migrate` (docs/architecture.md "Storage backends"): copies an SQLite history into PostgreSQL, then
@@ -211,17 +212,17 @@ void PrintCopied(const memfleet::storage::CopiedHistory& c) {
 int RunMigrate(const MigrateArgs& args) {
   if (!memfleet::storage::IsPostgresUri(args.to) || memfleet::storage::IsPostgresUri(args.from)) {
     std::cerr << "memfleet-server: migrate: --from is the SQLite file and --to a postgresql:// URI\n";
-    return 2;
+    return memfleet::kExitUsage;
   }
   absl::StatusOr<memfleet::storage::MigrationSource> from = memfleet::storage::OpenMigrationSource(args.from);
   if (!from.ok()) {
     std::cerr << "memfleet-server: migrate: " << from.status().message() << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
   absl::StatusOr<std::unique_ptr<memfleet::storage::PgStore>> to = memfleet::storage::PgStore::Open(args.to);
   if (!to.ok()) {
     std::cerr << "memfleet-server: migrate: cannot open " << args.to << ": " << to.status().message() << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
   if (!args.verify_only) {
     absl::StatusOr<memfleet::storage::CopiedHistory> copied = memfleet::storage::CopyHistory(*from, **to, args.resume);
@@ -234,14 +235,14 @@ int RunMigrate(const MigrateArgs& args) {
   absl::StatusOr<memfleet::storage::HistoryCheck> check = memfleet::storage::VerifyHistory(*from, **to, args.report_sample);
   if (!check.ok()) {
     std::cerr << "memfleet-server: migrate: checking the copy: " << check.status().message() << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
   for (const std::string& line : check->checked) std::cout << "checked " << line << "\n";
   for (const std::string& line : check->mismatches) std::cout << "MISMATCH " << line << "\n";
   std::cout << (check->ok() ? "migrate: the PostgreSQL history matches the SQLite file"
                             : "migrate: the PostgreSQL history does NOT match the SQLite file")
             << std::endl;
-  return check->ok() ? 0 : 1;
+  return check->ok() ? memfleet::kExitOk : memfleet::kExitFailed;
 }
 
 }  // namespace
@@ -250,6 +251,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "memfleet-server: receives captures from memfleet agents, runs the memory accounting engine on "
       "them, stores captures and reports in SQLite or PostgreSQL and answers the memfleet CLI."};
+  app.set_version_flag("--version", std::string("memfleet-server ") + memfleet::Version());
   memfleet::server::LabServerOptions options;
   bool reaccount = false;
   app.add_option("--listen", options.listen, "HOST:PORT to serve agents and the CLI on (port 0: a free port)");
@@ -389,20 +391,24 @@ int main(int argc, char** argv) {
   for (CLI::App* sub : {token_cmd, token_add, token_list, token_revoke, compact_cmd}) sub->fallthrough();
 
   options.listen.clear();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return memfleet::UsageExitCode(app.exit(e));
+  }
 
   if (*migrate_cmd) return RunMigrate(migrate_args);
   if (options.db_path.empty()) {
     std::cerr << "memfleet-server: --db is required (an SQLite file or a postgresql:// URI)\n";
-    return 2;
+    return memfleet::kExitUsage;
   }
   if (*token_cmd) return RunToken(options.db_path, token_add, token_list, token_revoke, token_args);
   if (*compact_cmd) return RunCompact(options.db_path, retention);
   if (reaccount) return RunReaccount(options.db_path);
-  if (RefuseRetentionOnPostgres(options.db_path, retention, /*compact=*/false)) return 2;
+  if (RefuseRetentionOnPostgres(options.db_path, retention, /*compact=*/false)) return memfleet::kExitUsage;
   if (options.listen.empty()) {
     std::cerr << "memfleet-server: --listen HOST:PORT is required (e.g. --listen 127.0.0.1:7070)\n";
-    return 2;
+    return memfleet::kExitUsage;
   }
   options.max_receive_message_bytes = max_message_mb << 20;
   options.capture_limits.max_capture_bytes = static_cast<uint64_t>(max_capture_mb) << 20;
@@ -420,31 +426,9 @@ int main(int argc, char** argv) {
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << options.db_path << ": " << store.status().message()
               << "\n";
-    return 1;
+    return memfleet::kExitFailed;
   }
-  absl::StatusOr<std::vector<memfleet::storage::TokenRecord>> tokens = (*store)->ListTokens();
-  if (!tokens.ok()) {
-    std::cerr << "memfleet-server: cannot read the tokens: " << tokens.status().message() << "\n";
-    return 1;
-  }
-  memfleet::security::Exposure exposure;
-  exposure.tls = !options.tls_cert_file.empty();
-  exposure.insecure = insecure;
-  for (const memfleet::storage::TokenRecord& t : *tokens) exposure.tokens |= t.revoked_at.empty();
-  for (const std::string& listen : {options.listen, options.http.listen}) {
-    if (absl::Status s = memfleet::security::CheckListenExposure(listen, exposure); !listen.empty() && !s.ok()) {
-      std::cerr << "memfleet-server: " << s.message() << "\n";
-      return 2;
-    }
-  }
-  // Beyond loopback tokens stay required even if every token is revoked later.
-  options.require_tokens = !memfleet::security::IsLoopbackListen(options.listen) && !insecure;
-  options.http_require_tokens = !memfleet::security::IsLoopbackListen(options.http.listen) && !insecure;
-  if (!options.require_tokens && tokens->empty()) {
-    memfleet::server::LogLine(
-        "no tokens: every call is allowed without one; for one machine only (a port reversed onto phones with "
-        "adb reverse is open to every app on them: docs/security.md)");
-  }
+  options.insecure = insecure;
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.
@@ -458,7 +442,8 @@ int main(int argc, char** argv) {
       memfleet::server::LabServer::StartWithStore(std::move(*store), options);
   if (!server.ok()) {
     std::cerr << "memfleet-server: " << server.status().message() << "\n";
-    return 1;
+    // Refused to listen beyond loopback without TLS and tokens: a usage error, as a bad flag is.
+    return absl::IsFailedPrecondition(server.status()) ? memfleet::kExitUsage : memfleet::kExitFailed;
   }
   std::unique_ptr<memfleet::server::RetentionWorker> retention_worker;
   if (retention.full_days > 0) {
@@ -469,7 +454,7 @@ int main(int argc, char** argv) {
         memfleet::server::RetentionWorker::Start(retention_options);
     if (!worker.ok()) {
       std::cerr << "memfleet-server: retention: " << worker.status().message() << "\n";
-      return 1;
+      return memfleet::kExitFailed;
     }
     retention_worker = std::move(*worker);
   }
@@ -489,5 +474,5 @@ int main(int argc, char** argv) {
   memfleet::server::LogLine(absl::StrCat("received ", signal_number == SIGINT ? "SIGINT" : "SIGTERM", ", stopping"));
   retention_worker.reset();
   (*server)->Stop();
-  return 0;
+  return memfleet::kExitOk;
 }

@@ -31,11 +31,6 @@ bool IsSafeSegmentPart(std::string_view text) {
   return true;
 }
 
-NodeRead Failed(std::string errno_name) {
-  NodeRead r;
-  r.errno_name = std::move(errno_name);
-  return r;
-}
 
 // The errno recorded in a `.err` file. Text that is not an errno name makes the node EINVAL rather than
 // passing arbitrary bytes on as if they were one.
@@ -55,21 +50,21 @@ NodeRead CaptureTreeFs::ReadNode(std::string_view path, size_t max_bytes) {
   if (r.errno_name != "ENOENT") return r;
   NodeRead err = root_.ReadFile(Cat({path, kErrSuffix}));
   if (!err.ok()) return r;
-  return Failed(ErrnoFromErrFile(err.content));
+  return NodeRead::Failure(ErrnoFromErrFile(err.content));
 }
 
 NodeRead CaptureTreeFs::ReadAtMost(std::string_view path, size_t max_bytes) { return ReadNode(path, max_bytes); }
 
 NodeRead CaptureTreeFs::WriteThenRead(std::string_view path, std::string_view /*request*/,
                                       std::string_view arg) {
-  if (!IsSafeRelativePath(path, /*allow_empty=*/false) || !IsSafeSegmentPart(arg)) return Failed("EINVAL");
+  if (!IsSafeRelativePath(path, /*allow_empty=*/false) || !IsSafeSegmentPart(arg)) return NodeRead::Failure("EINVAL");
   return ReadNode(Cat({path, "@", arg}));
 }
 
 NodeRead CaptureTreeFs::RunCommand(std::string_view name, std::string_view arg) {
-  if (!IsSafeSegmentPart(name)) return Failed("EINVAL");
+  if (!IsSafeSegmentPart(name)) return NodeRead::Failure("EINVAL");
   if (arg.empty()) return ReadNode(Cat({"cmd/", name}));
-  if (!IsSafeSegmentPart(arg)) return Failed("EINVAL");
+  if (!IsSafeSegmentPart(arg)) return NodeRead::Failure("EINVAL");
   return ReadNode(Cat({"cmd/", name, "@", arg}));
 }
 

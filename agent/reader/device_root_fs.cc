@@ -28,11 +28,6 @@ constexpr std::string_view kDumpsys = "system/bin/dumpsys";
 constexpr std::string_view kAm = "system/bin/am";
 constexpr std::string_view kGetprop = "system/bin/getprop";
 
-NodeRead Failed(std::string errno_name) {
-  NodeRead r;
-  r.errno_name = std::move(errno_name);
-  return r;
-}
 
 int MillisecondsUntil(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -80,7 +75,7 @@ bool DeviceRootFs::MayActOnRoot() const { return options_.live_folder || root_.r
 
 NodeRead DeviceRootFs::WriteThenRead(std::string_view path, std::string_view request,
                                      std::string_view /*arg*/) {
-  if (!MayActOnRoot()) return Failed("EPERM");
+  if (!MayActOnRoot()) return NodeRead::Failure("EPERM");
   absl::MutexLock lock(&write_then_read_mu_);
   return root_.WriteThenReadFile(path, request);
 }
@@ -90,36 +85,36 @@ DirList DeviceRootFs::List(std::string_view path) { return root_.ListDir(path); 
 bool DeviceRootFs::IsDirectory(std::string_view path) { return root_.IsDirectory(path); }
 
 NodeRead DeviceRootFs::RunCommand(std::string_view name, std::string_view arg) {
-  if (!MayActOnRoot()) return Failed("EPERM");
+  if (!MayActOnRoot()) return NodeRead::Failure("EPERM");
   if (name == "dumpsys_meminfo") {
-    if (!arg.empty()) return Failed("EINVAL");
+    if (!arg.empty()) return NodeRead::Failure("EINVAL");
     return RunProgram(kDumpsys, {"dumpsys", "meminfo"}, options_.command_timeout_ms);
   }
   if (name == "dumpsys_gpu_gpumem") {
     // Android 12+ gpuservice; shell may run it, root is not needed.
-    if (!arg.empty()) return Failed("EINVAL");
+    if (!arg.empty()) return NodeRead::Failure("EINVAL");
     return RunProgram(kDumpsys, {"dumpsys", "gpu", "--gpumem"}, options_.command_timeout_ms);
   }
   if (name == "getprop") {
     // Every property: the static agent cannot read bionic's property area, and one run is cheaper than
     // one per property.
-    if (!arg.empty()) return Failed("EINVAL");
+    if (!arg.empty()) return NodeRead::Failure("EINVAL");
     return RunProgram(kGetprop, {"getprop"}, options_.command_timeout_ms);
   }
   if (name == "native_heap") {
-    if (!IsNumericName(arg) || arg.size() > 10) return Failed("EINVAL");
+    if (!IsNumericName(arg) || arg.size() > 10) return NodeRead::Failure("EINVAL");
     return DumpNativeHeap(arg);
   }
-  return Failed("EINVAL");
+  return NodeRead::Failure("EINVAL");
 }
 
 NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::vector<std::string>& args,
                                   int timeout_ms) {
-  if (!root_.IsRegularFile(program_in_root)) return Failed("ENOENT");
+  if (!root_.IsRegularFile(program_in_root)) return NodeRead::Failure("ENOENT");
   std::string program = (root_.root_real() == "/" ? std::string() : root_.root_real()) + "/";
   program.append(program_in_root);
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Failed(ErrnoName(errno));
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return NodeRead::Failure(ErrnoName(errno));
   ScopedFd read_end(pipe_fds[0]);
   ScopedFd write_end(pipe_fds[1]);
 
@@ -152,7 +147,7 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   write_end.reset();  // the child's copy is the only writer left: its exit ends the reads below
-  if (rc != 0) return Failed(ErrnoName(rc));
+  if (rc != 0) return NodeRead::Failure(ErrnoName(rc));
 
   Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
   std::string output;
@@ -197,21 +192,21 @@ NodeRead DeviceRootFs::RunProgram(std::string_view program_in_root, const std::v
   }
   bool wait_timed_out = false;
   bool exited_ok = WaitForExit(pid, deadline, &wait_timed_out);
-  if (too_big) return Failed("EFBIG");
-  if (!read_error.empty()) return Failed(read_error);
-  if (timed_out || wait_timed_out) return Failed("ETIMEDOUT");
-  if (!exited_ok) return Failed("EIO");
+  if (too_big) return NodeRead::Failure("EFBIG");
+  if (!read_error.empty()) return NodeRead::Failure(read_error);
+  if (timed_out || wait_timed_out) return NodeRead::Failure("ETIMEDOUT");
+  if (!exited_ok) return NodeRead::Failure("EIO");
   NodeRead out;
   out.content = std::move(output);
   return out;
 }
 
 NodeRead DeviceRootFs::DumpNativeHeap(std::string_view pid) {
-  if (!root_.IsRegularFile(kAm)) return Failed("ENOENT");
+  if (!root_.IsRegularFile(kAm)) return NodeRead::Failure("ENOENT");
   // `am dumpheap` writes the dump to a file it opens itself; a fresh private file per dump, removed after.
   std::string path = options_.scratch_dir + "/memfleet_heap_XXXXXX";
   ScopedFd placeholder(mkostemp(path.data(), O_CLOEXEC));
-  if (!placeholder.valid()) return Failed(ErrnoName(errno));
+  if (!placeholder.valid()) return NodeRead::Failure(ErrnoName(errno));
   placeholder.reset();  // am opens the file itself
   NodeRead run = RunProgram(kAm, {"am", "dumpheap", "-n", std::string(pid), path}, options_.heap_dump_timeout_ms);
   NodeRead dump;
@@ -220,12 +215,12 @@ NodeRead DeviceRootFs::DumpNativeHeap(std::string_view pid) {
   } else {
     ScopedFd dump_fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!dump_fd.valid()) {
-      dump = Failed(ErrnoName(errno));
+      dump = NodeRead::Failure(ErrnoName(errno));
     } else {
       struct stat st;
       size_t hint = fstat(dump_fd.get(), &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
       dump = ReadFdToEnd(dump_fd.get(), hint);
-      if (dump.ok() && dump.content.empty()) dump = Failed("ENODATA");
+      if (dump.ok() && dump.content.empty()) dump = NodeRead::Failure("ENODATA");
     }
   }
   unlink(path.c_str());

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace memfleet::agent {
@@ -26,6 +27,11 @@ struct NodeRead {
   std::string content;     // the bytes, read to EOF (procfs reports size 0)
   std::string errno_name;  // "" on success; "ENOENT", "EACCES", "EIO", "ESRCH", ...
   bool ok() const { return errno_name.empty(); }
+  static NodeRead Failure(std::string errno_name) {
+    NodeRead read;
+    read.errno_name = std::move(errno_name);
+    return read;
+  }
 };
 
 struct DirEntry {

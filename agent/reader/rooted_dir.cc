@@ -28,11 +28,6 @@
 namespace memfleet::agent {
 namespace {
 
-NodeRead Failed(std::string errno_name) {
-  NodeRead r;
-  r.errno_name = std::move(errno_name);
-  return r;
-}
 
 #if MEMFLEET_HAVE_OPENAT2
 long OpenAt2(int dir_fd, const char* path, int flags, uint64_t resolve) {
@@ -82,18 +77,18 @@ NodeRead ReadFdToEnd(int fd, size_t size_hint, size_t max_bytes) {
   size_t length = 0;
   while (true) {
     if (length == buffer.size()) {
-      if (buffer.size() > max_bytes) return Failed("EFBIG");
+      if (buffer.size() > max_bytes) return NodeRead::Failure("EFBIG");
       buffer.resize(std::min(buffer.size() * 2, max_bytes + 1));
     }
     ssize_t n = read(fd, buffer.data() + length, buffer.size() - length);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Failed(ErrnoName(errno));
+      return NodeRead::Failure(ErrnoName(errno));
     }
     if (n == 0) break;
     length += static_cast<size_t>(n);
   }
-  if (length > max_bytes) return Failed("EFBIG");
+  if (length > max_bytes) return NodeRead::Failure("EFBIG");
   buffer.resize(length);
   // procfs and sysfs report size 0, so most nodes were read into 16 KiB for a few bytes (or into a
   // doubled buffer): a capture keeps hundreds of them, which held the agent's RSS at several times the
@@ -199,7 +194,7 @@ NodeRead RootedDir::ReadFile(std::string_view path, size_t max_bytes) const {
   std::string errno_name;
   size_t size = 0;
   int fd = OpenRegular(*this, path, O_RDONLY, &size, &errno_name);
-  if (fd < 0) return Failed(std::move(errno_name));
+  if (fd < 0) return NodeRead::Failure(std::move(errno_name));
   ScopedFd guard(fd);
   return ReadFdToEnd(fd, size, max_bytes);
 }
@@ -208,16 +203,16 @@ NodeRead RootedDir::WriteThenReadFile(std::string_view path, std::string_view re
   std::string errno_name;
   size_t size = 0;
   int fd = OpenRegular(*this, path, O_RDWR, &size, &errno_name);
-  if (fd < 0) return Failed(std::move(errno_name));
+  if (fd < 0) return NodeRead::Failure(std::move(errno_name));
   ScopedFd guard(fd);
   ssize_t n;
   do {
     n = write(fd, request.data(), request.size());
   } while (n < 0 && errno == EINTR);
-  if (n < 0) return Failed(ErrnoName(errno));
+  if (n < 0) return NodeRead::Failure(ErrnoName(errno));
   // The kernel parses one write() as one request; a short write would be a different request.
-  if (static_cast<size_t>(n) != request.size()) return Failed("EIO");
-  if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) return Failed(ErrnoName(errno));
+  if (static_cast<size_t>(n) != request.size()) return NodeRead::Failure("EIO");
+  if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) return NodeRead::Failure(ErrnoName(errno));
   return ReadFdToEnd(fd, 0);
 }
 

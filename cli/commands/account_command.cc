@@ -12,10 +12,12 @@
 #include <sstream>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "agent/reader/capture_tree_fs.h"
 #include "agent/reader/collector.h"
 #include "agent/reader/device_root_fs.h"
 #include "agent/reader/root_kind.h"
+#include "cli/commands/command_line.h"
 #include "cli/output_format.h"
 #include "cli/report_table.h"
 #include "common/utc_time.h"
@@ -53,19 +55,19 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
     err << "memfleet account: " << args.root << ": "
         << (access(args.root.c_str(), F_OK) == 0 ? "not a directory" : std::strerror(errno))
         << " (expected a capture tree folder holding capture.json and proc/, or a device root like /)\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
   std::string root = args.root;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   absl::StatusOr<agent::RootKind> kind = agent::ChooseRootKind(root, args.live_root);
   if (!kind.ok()) {
     err << "memfleet account: " << kind.status().message() << "\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
   const bool tree = *kind == agent::RootKind::kCaptureTree;
   if (!tree && !IsFile(root + "/proc/meminfo")) {
     err << "memfleet account: " << args.root << " is not a device root (no proc/meminfo)\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
 
   accounting::GraphicsLibraries custom_libs;
@@ -103,7 +105,7 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<capture::Capture> capture = agent::CollectCapture(*fs, collect);
   if (!capture.ok()) {
     err << "memfleet account: " << args.root << ": " << TerminalSafeLines(std::string(capture.status().message())) << "\n";
-    return kExitNotCapture;
+    return kExitFailed;
   }
   report::Report report = accounting::Account(*capture, options);
   if (args.json) {
@@ -114,6 +116,34 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
     out << RenderReportTable(report, table);
   }
   return kExitOk;
+}
+
+CommandLine RegisterAccountCommand(CLI::App& app) {
+  auto args = std::make_shared<AccountArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "account", "Account one capture offline: a capture tree, or a live root such as / (no server needed)");
+  cmd->add_option("TREE", args->root, "capture tree folder (holds capture.json) or device root")->required();
+  cmd->add_flag("--live-root", args->live_root,
+                "TREE is not / but the root of a running system (a chroot, a mounted device root): "
+                "read it live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
+  cmd->add_flag("--json", args->json, "print the report JSON (docs/capture-format.md) instead of the table");
+  cmd->add_option("--top", args->top, "processes shown in the table (0 = all)")->capture_default_str();
+  cmd->add_option("--graphics-libs", args->graphics_libs_file, "graphics library list to use instead of the built-in one");
+  cmd->add_option("--android-version", args->android_version,
+                  "formulas of the dumpsys view (14 default; 16 for the Android 16 deltas)")
+      ->check(CLI::Range(12, 16));
+  return {cmd, [args](const ServerArgs& global, std::ostream& out, std::ostream& err) {
+            // Offline: of the global options only --json means something to it.
+            ServerArgs others = global;
+            args->json = args->json || others.json;
+            others.json = false;
+            if (AnyOptionSet(others)) {
+              err << "memfleet account: runs offline; --server, --ca-cert, --token, --token-file and --csv do not "
+                     "apply\n";
+              return kExitUsage;
+            }
+            return RunAccount(*args, out, err);
+          }};
 }
 
 }  // namespace memfleet::cli

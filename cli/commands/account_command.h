@@ -10,9 +10,15 @@
 #include <ostream>
 #include <string>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace memfleet::cli {
+
+struct CommandLine;  // cli/commands/command_line.h (which includes this header, for the exit codes)
 
 struct AccountArgs {
   std::string root;
@@ -25,10 +31,10 @@ struct AccountArgs {
   bool live_root = false;
 };
 
-// 0 and 2 as every command (cli/exit_codes.h); 1: not a capture tree or device root.
-inline constexpr int kExitNotCapture = 1;
-
 int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err);
+
+// `memfleet account` and its flags on `app`. Of the global server options only --json applies to it.
+CommandLine RegisterAccountCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

@@ -102,4 +102,11 @@ int AgentsCli::Run(const ServerArgs& global, std::ostream& out, std::ostream& er
   return kExitUsage;
 }
 
+CommandLine RegisterAgentsCommands(CLI::App& app) {
+  auto agents = std::make_shared<AgentsCli>(&app);
+  return {agents->command(), [agents](const ServerArgs& global, std::ostream& out, std::ostream& err) {
+            return agents->Run(global, out, err);
+          }};
+}
+
 }  // namespace memfleet::cli

@@ -1,7 +1,7 @@
 // The `memfleet agents …` subcommands on the command line: their flags, and the real adb behind them.
 //
-//   AgentsCli agents(&app);                 // before app.parse()
-//   if (agents.chosen()) return agents.Run(global, std::cout, std::cerr);
+//   CommandLine agents = RegisterAgentsCommands(app);   // before app.parse()
+//   if (agents.chosen()) return agents.run(global, std::cout, std::cerr);
 #ifndef MEMFLEET_CLI_COMMANDS_AGENTS_CLI_H_
 #define MEMFLEET_CLI_COMMANDS_AGENTS_CLI_H_
 
@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/commands/agents_command.h"
+#include "cli/commands/command_line.h"
 
 namespace memfleet::cli {
 
@@ -17,6 +18,7 @@ class AgentsCli {
   explicit AgentsCli(CLI::App* app);
 
   bool chosen() const { return agents_->parsed(); }
+  CLI::App* command() const { return agents_; }
   // Runs the chosen subcommand with `adb` ($ADB, else on PATH). `global`: the server options given before
   // `agents` (--server, --token, --token-file, --ca-cert), for the questions deploy and status ask.
   int Run(const ServerArgs& global, std::ostream& out, std::ostream& err);
@@ -34,6 +36,9 @@ class AgentsCli {
   AgentsLogsArgs logs_args_;
   AgentsSuperviseArgs supervise_args_;
 };
+
+// `memfleet agents deploy|status|stop|logs|supervise` and their flags on `app`.
+CommandLine RegisterAgentsCommands(CLI::App& app);
 
 }  // namespace memfleet::cli
 

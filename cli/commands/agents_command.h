@@ -4,7 +4,7 @@
 //
 //   ProcessAdb adb(AdbProgram());
 //   AgentsDeployArgs args;  args.target.all = true;  args.server_port = 7070;
-//   int exit_code = RunAgentsDeploy(args, adb, std::cout, std::cerr);   // 0 every phone up (cli/exit_codes.h)
+//   int exit_code = RunAgentsDeploy(args, adb, std::cout, std::cerr);   // 0 every phone up (common/exit_codes.h)
 #ifndef MEMFLEET_CLI_COMMANDS_AGENTS_COMMAND_H_
 #define MEMFLEET_CLI_COMMANDS_AGENTS_COMMAND_H_
 
@@ -17,9 +17,9 @@
 #include "absl/status/statusor.h"
 #include "cli/adb.h"
 #include "cli/commands/server_command.h"
+#include "common/exit_codes.h"
 
 namespace memfleet::cli {
-
 
 // Which phones: --serial S (repeatable) or --all (every phone `adb devices` lists).
 struct AgentsTarget {
@@ -86,7 +86,7 @@ struct SelectedPhone {
 // InvalidArgument when nothing was asked for and !default_all; Unavailable when adb cannot list phones.
 absl::StatusOr<std::vector<SelectedPhone>> SelectPhones(const AgentsTarget& target, bool default_all, Adb& adb);
 
-// An agents command's exit code (cli/exit_codes.h) after acting on `phones`, `failed` of which it could not
+// An agents command's exit code (common/exit_codes.h) after acting on `phones`, `failed` of which it could not
 // serve: 0 none failed, 5 some, 1 all, 4 there was no phone at all.
 int AgentsExitCode(size_t phones, size_t failed);
 

@@ -35,9 +35,9 @@ absl::StatusOr<std::vector<SelectedPhone>> SelectPhones(const AgentsTarget& targ
 }
 
 int AgentsExitCode(size_t phones, size_t failed) {
-  if (phones == 0) return kExitNotFound;
+  if (phones == 0) return kExitNothingToCheck;
   if (failed == 0) return kExitOk;
-  return failed == phones ? kExitServerError : kExitPartial;
+  return failed == phones ? kExitFailed : kExitPartial;
 }
 
 }  // namespace memfleet::cli

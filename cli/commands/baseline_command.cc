@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/device_selector.h"
@@ -55,10 +56,15 @@ int RunBaselineImport(const BaselineImportArgs& args, std::ostream& out, std::os
   if (!response.ok()) return PrintFailure(response.status(), "baseline import", err);
   if (*format == OutputFormat::kJson) {
     out << Dump({{"version", response->version()}, {"name", response->name()},
-                 {"departments", response->departments()}, {"processes", response->processes()}});
+                 {"departments", response->departments()}, {"processes", response->processes()},
+                 {"warnings", std::vector<std::string>(response->warnings().begin(), response->warnings().end())}});
   } else {
     out << "imported \"" << TerminalSafe(response->name()) << "\" as baseline version " << response->version() << " ("
         << response->departments() << " departments, " << response->processes() << " processes)\n";
+  }
+  // On stderr in every format: a name the reports do not have is a budget `check` cannot check.
+  for (const std::string& warning : response->warnings()) {
+    err << "memfleet baseline import: warning: " << TerminalSafe(warning) << "\n";
   }
   return kExitOk;
 }
@@ -148,13 +154,20 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
                       {"worst_value_kb", row.worst_value_kb()}, {"worst_over_kb", row.worst_over_kb()},
                       {"worst_device", row.worst_device()}, {"worst_capture_id", row.worst_capture_id()}});
     }
+    json unchecked = json::array();
+    for (const v1::UncheckedBudget& u : r.unchecked()) {
+      unchecked.push_back({{"department", u.department()},
+                           {"process", u.process().empty() ? json(nullptr) : json(u.process())},
+                           {"budget", u.budget()}, {"budget_kb", u.budget_kb()}, {"reason", u.reason()}});
+    }
     json none = json::array();
     for (const v1::UnbudgetedProcess& u : r.unbudgeted()) {
       none.push_back({{"department", u.department()}, {"process", u.process()}, {"reason", u.reason()}});
     }
     return Dump({{"baseline_version", r.version()}, {"baseline_name", r.name()}, {"scheme", r.scheme()},
                  {"devices", r.devices()}, {"devices_not_applicable", r.devices_not_applicable()},
-                 {"any_over", r.any_over()}, {"rows", std::move(rows)}, {"unbudgeted", std::move(none)}});
+                 {"any_over", r.any_over()}, {"rows", std::move(rows)}, {"unchecked", std::move(unchecked)},
+                 {"unbudgeted", std::move(none)}});
   }
   if (format == OutputFormat::kCsv) {
     std::string out = CsvRow({"model", "build", "department", "process", "budget", "budget_kb", "devices_checked",
@@ -185,10 +198,22 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
                  absl::StrCat(row.devices_over(), "/", row.devices_checked()), FormatKb(row.worst_value_kb()),
                  Signed(row.worst_over_kb()), row.worst_device()});
   }
+  const std::string unchecked_note =
+      r.unchecked_size() == 0 ? "" : absl::StrCat(", ", r.unchecked_size(), " not checked");
   if (over.row_count() == 0) {
-    out += absl::StrCat("all within budget (", within, " budgets checked)\n");
+    out += r.unchecked_size() == 0
+               ? absl::StrCat("all within budget (", within, " budgets checked)\n")
+               : absl::StrCat(within, " budgets checked, all within", unchecked_note, "\n");
   } else {
-    out += absl::StrCat(over.row_count(), " over budget (kB), ", within, " within:\n") + over.Render(2);
+    out += absl::StrCat(over.row_count(), " over budget (kB), ", within, " within", unchecked_note, ":\n") +
+           over.Render(2);
+  }
+  if (r.unchecked_size() > 0) {
+    out += absl::StrCat("\nnot checked (", r.unchecked_size(), "):\n");
+    for (const v1::UncheckedBudget& u : r.unchecked()) {
+      out += absl::StrCat("  ", u.process().empty() ? absl::StrCat("[department ", u.department(), "]") : u.process(),
+                          " ", u.budget(), ": ", u.reason(), "\n");
+    }
   }
   if (r.unbudgeted_size() > 0) {
     out += absl::StrCat("\nno budget under scheme ", r.scheme(), ":\n");
@@ -209,7 +234,14 @@ int RunBaselineCheck(const BaselineCheckArgs& args, std::ostream& out, std::ostr
   absl::StatusOr<v1::CheckBaselineResponse> response = (*client)->CheckBaseline(*request);
   if (!response.ok()) return PrintFailure(response.status(), "baseline check", err);
   out << RenderCheck(*response, *format);
-  return response->any_over() ? kExitOverBudget : kExitOk;
+  if (response->any_over()) return kExitOverLimit;
+  if (response->unchecked_size() == 0 || args.allow_unchecked) return kExitOk;
+  // Budgets the baseline asks for were not checked: not a pass (README "Exit codes").
+  const bool none_checked = response->rows_size() == 0;
+  err << "memfleet baseline check: " << response->unchecked_size() << " budget"
+      << (response->unchecked_size() == 1 ? "" : "s") << " could not be checked"
+      << (none_checked ? " (none could)" : "") << "; --allow-unchecked to pass anyway\n";
+  return none_checked ? kExitNothingToCheck : kExitPartial;
 }
 
 std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat format) {
@@ -279,7 +311,7 @@ int RunRegressions(const RegressionsArgs& args, std::ostream& out, std::ostream&
   absl::StatusOr<v1::RegressionsResponse> response = (*client)->Regressions(request);
   if (!response.ok()) return PrintFailure(response.status(), "regressions", err);
   out << RenderRegressions(*response, *format);
-  return response->any_flagged() ? kExitOverBudget : kExitOk;
+  return response->any_flagged() ? kExitOverLimit : kExitOk;
 }
 
 int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream& out, std::ostream& err) {
@@ -305,21 +337,24 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
   if (!parsed.ok()) return PrintFailure(parsed.status(), "fleet", err);
   absl::StatusOr<v1::FleetResponse> response = (*client)->GetFleet(*request);
   if (!response.ok()) return PrintFailure(response.status(), "fleet", err);
+  // The name as the server resolved it ("surfaceflinger" -> "/system/bin/surfaceflinger"): the baseline
+  // names processes as the reports do.
+  const std::string process = response->process_name().empty() ? args.process_name : response->process_name();
 
   bool budgeted = false;  // plain flag + value: GCC 12 misreads std::optional here (maybe-uninitialized)
   int64_t budget_value = 0;
   std::string why = "not in the baseline";
   baseline::Assignments a = baseline::AssignBudgets(*parsed, *scheme);
   for (const baseline::Assignment& x : a.budgets) {
-    if (x.process == args.process_name && baseline::BudgetFigureName(x.budget) == figure) {
+    if (x.process == process && baseline::BudgetFigureName(x.budget) == figure) {
       budgeted = true;
       budget_value = x.budget_kb;
     }
   }
   for (const baseline::Unbudgeted& u : a.none) {
-    if (u.process == args.process_name) why = u.reason;
+    if (u.process == process) why = u.reason;
   }
-  if (!budgeted && parsed->DepartmentOf(args.process_name) != nullptr && why == "not in the baseline") {
+  if (!budgeted && parsed->DepartmentOf(process) != nullptr && why == "not in the baseline") {
     why = absl::StrCat("scheme ", scheme_number, " gives it no ", figure, " budget");
   }
   json rows = json::array();
@@ -341,17 +376,66 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
               has_budget ? FormatKb(budget_kb) : "-", has_value && has_budget ? Signed(over_kb) : "-"});
   }
   if (*format == OutputFormat::kJson) {
-    out << Dump({{"metric", args.metric}, {"process", args.process_name}, {"scheme", scheme_number},
+    out << Dump({{"metric", args.metric}, {"process", process}, {"scheme", scheme_number},
                  {"baseline_version", stored->version()}, {"budget_kb", budgeted ? json(budget_value) : json(nullptr)},
                  {"no_budget_reason", budgeted ? json(nullptr) : json(why)}, {"rows", std::move(rows)}});
     return kExitOk;
   }
-  out << TerminalSafe(args.metric + " of " + args.process_name) << " against baseline \"" << TerminalSafe(stored->name())
+  out << TerminalSafe(args.metric + " of " + process) << " against baseline \"" << TerminalSafe(stored->name())
       << "\" (version "
       << stored->version() << ", scheme " << scheme_number << "): "
       << (budgeted ? "budget " + FormatKb(budget_value) + " kB" : "no budget (" + why + ")") << "\n";
   out << t.Render(2);
   return kExitOk;
+}
+
+std::vector<CommandLine> RegisterBaselineCommands(CLI::App& app) {
+  CLI::App* baseline =
+      app.add_subcommand("baseline", "Memory baselines: import, show, check stored reports against them");
+  baseline->require_subcommand(1);
+
+  auto import_args = std::make_shared<BaselineImportArgs>();
+  CLI::App* import_cmd = AddServerCommand(
+      baseline, "import", "Validate a baseline file and store it as a new version (admin)", import_args->common);
+  import_cmd->add_option("FILE", import_args->file, "baseline file (JSON, docs/baselines.md)")->required();
+
+  auto show_args = std::make_shared<BaselineShowArgs>();
+  CLI::App* show_cmd =
+      AddServerCommand(baseline, "show", "A stored baseline (the latest, or --version N)", show_args->common);
+  show_cmd->add_option("--version", show_args->version, "baseline version (default: the latest)");
+
+  auto check_args = std::make_shared<BaselineCheckArgs>();
+  CLI::App* check_cmd = AddServerCommand(
+      baseline, "check",
+      "Stored reports against the baseline: what is over budget, by how much, on how many devices (exit 3)",
+      check_args->common);
+  AddWhereOption(check_cmd, check_args->where);
+  check_cmd->add_option("--scheme", check_args->scheme, "which budgets apply: 1 or 2 (docs/accounting.md section 6)")
+      ->capture_default_str();
+  check_cmd->add_option("--sweep", check_args->sweep_id, "the captures of one sweep");
+  check_cmd->add_option("--since", check_args->since,
+                        "devices whose latest report is at most this old (24h, 7d) or since an RFC 3339 time");
+  check_cmd->add_option("--version", check_args->version, "baseline version (default: the latest)");
+  check_cmd->add_flag("--allow-unchecked", check_args->allow_unchecked,
+                      "pass (exit 0) even when budgets could not be checked: no such process, unknown figure");
+
+  auto regressions_args = std::make_shared<RegressionsArgs>();
+  CLI::App* regressions_cmd = AddServerCommand(
+      &app, "regressions",
+      "A process's figures across a model's devices, build A against build B: changes beyond the noise (exit 3)",
+      regressions_args->common);
+  AddWhereOption(regressions_cmd, regressions_args->where);
+  regressions_cmd->add_option("--process", regressions_args->process_name, "process name as in the report")->required();
+  regressions_cmd->add_option("--build", regressions_args->build_a, "the build compared against (A)");
+  regressions_cmd->add_option("--vs", regressions_args->build_b, "the build under test (B)");
+  regressions_cmd->add_option("--model", regressions_args->model, "only this device model");
+  regressions_cmd->add_option("--since", regressions_args->since,
+                              "only reports since then: 7d, 24h, 30m or an RFC 3339 time (default: all)");
+
+  return {ServerCommandLine(import_cmd, import_args, &RunBaselineImport),
+          ServerCommandLine(show_cmd, show_args, &RunBaselineShow),
+          ServerCommandLine(check_cmd, check_args, &RunBaselineCheck),
+          ServerCommandLine(regressions_cmd, regressions_args, &RunRegressions)};
 }
 
 }  // namespace memfleet::cli

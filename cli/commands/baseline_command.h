@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "absl/status/statusor.h"
 #include "cli/commands/fleet_command.h"
 #include "cli/commands/server_command.h"
 #include "memfleet/v1/baseline_service.pb.h"
 
 namespace memfleet::cli {
-
 
 struct BaselineImportArgs {
   ServerArgs common;
@@ -38,6 +38,7 @@ struct BaselineShowArgs {
 struct BaselineCheckArgs {
   ServerArgs common;
   int scheme = 1;
+  bool allow_unchecked = false;   // budgets no device could check do not fail the check (exit 0, not 5)
   std::string sweep_id;
   std::string since;              // a span back (24h) or RFC 3339; "" = each device's latest
   std::vector<std::string> where;
@@ -69,6 +70,9 @@ std::string RenderRegressions(const v1::RegressionsResponse& response, OutputFor
 // `memfleet fleet --baseline`: the fleet rows of a process figure beside the budget the latest baseline
 // gives that process under `scheme` (graphics_dma_kb, non_graphics_kb, or total_kb against a target total).
 int RunFleetWithBaseline(const FleetArgs& args, int scheme, std::ostream& out, std::ostream& err);
+
+// `memfleet baseline import|show|check` and `memfleet regressions` with their flags on `app`.
+std::vector<CommandLine> RegisterBaselineCommands(CLI::App& app);
 
 }  // namespace memfleet::cli
 

@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
@@ -66,7 +68,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"agent_version", d.agent_version()},
                          {"online", d.online()},
                          {"last_capture_at", d.last_capture_at().empty() ? json(nullptr) : json(d.last_capture_at())},
-                         {"last_total_kb", total ? json(*total) : json(nullptr)},
+                         {"last_total_kb", KbJson(total)},
                          {"capture_count", d.capture_count()},
                          {"dropped_captures", d.dropped_captures()},
                          {"clock_skew_s", SkewJson(d)},
@@ -207,6 +209,27 @@ int RunDevicesRetire(const DevicesRetireArgs& args, std::ostream& out, std::ostr
         << "makes it active)\n";
   }
   return kExitOk;
+}
+
+CommandLine RegisterDevicesCommand(CLI::App& app) {
+  auto args = std::make_shared<DevicesArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "devices", "List the devices the server knows: online/offline, last capture",
+                                   args->common);
+  AddWhereOption(cmd, args->where);
+  cmd->add_flag("--retired", args->retired, "list the retired devices (`devices retire`) instead");
+  auto retire = std::make_shared<DevicesRetireArgs>();
+  CLI::App* retire_cmd = AddServerCommand(
+      cmd, "retire", "A device that left the farm: off devices, fleet, the dashboard and /metrics, its history kept (admin)",
+      retire->common);
+  retire_cmd->add_option("DEVICE", retire->device_id, "device id (see `memfleet devices`)")->required();
+  retire_cmd->add_flag("--purge", retire->purge, "also delete its history and the device (irreversible)");
+  return {cmd, [args, retire, retire_cmd](const ServerArgs& global, std::ostream& out, std::ostream& err) {
+            InheritGlobalOptions(global, args->common);
+            if (!*retire_cmd) return RunDevices(*args, out, err);
+            // `memfleet devices --server S retire D`: the options given to `devices` hold for `retire` too.
+            InheritGlobalOptions(args->common, retire->common);
+            return RunDevicesRetire(*retire, out, err);
+          }};
 }
 
 }  // namespace memfleet::cli

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "cli/commands/server_command.h"
 #include "memfleet/v1/query_service.pb.h"
 
@@ -41,6 +42,9 @@ int RunDevicesRetire(const DevicesRetireArgs& args, std::ostream& out, std::ostr
 // retired: it lists the retired devices (--retired).
 std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered,
                           bool retired = false);
+
+// `memfleet devices` and its flags on `app`.
+CommandLine RegisterDevicesCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

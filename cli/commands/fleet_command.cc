@@ -4,9 +4,13 @@
 #include <memory>
 #include <string>
 
+#include "cli/commands/baseline_command.h"
+#include "CLI/CLI.hpp"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "chart/figure_text.h"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
@@ -59,14 +63,18 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
   if (format == OutputFormat::kJson) {
     json groups = json::array();
     for (const v1::FleetGroup& g : response.groups()) {
-      groups.push_back({{"key", g.key()}, {"devices", g.devices()}, {"min_kb", g.min_kb()}, {"p50_kb", g.p50_kb()},
-                        {"p90_kb", g.p90_kb()}, {"max_kb", g.max_kb()}});
+      const bool any = g.devices() > 0;
+      groups.push_back({{"key", g.key()}, {"devices", g.devices()}, {"unknown", g.unknown()},
+                        {"min_kb", any ? json(g.min_kb()) : json(nullptr)},
+                        {"p50_kb", any ? json(g.p50_kb()) : json(nullptr)},
+                        {"p90_kb", any ? json(g.p90_kb()) : json(nullptr)},
+                        {"max_kb", any ? json(g.max_kb()) : json(nullptr)}});
     }
     json rows = json::array();
     for (const v1::FleetRow& r : response.rows()) {
       std::optional<int64_t> v = ValueOf(r);
       rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"platform", r.platform()},
-                      {"captured_at", r.captured_at()}, {"value_kb", v ? json(*v) : json(nullptr)}});
+                      {"captured_at", r.captured_at()}, {"value_kb", KbJson(v)}});
     }
     json out = {{"metric", args.metric}, {"group_by", args.group_by},
                 {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
@@ -81,10 +89,12 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
       }
       return out;
     }
-    std::string out = CsvRow({args.group_by, "devices", "min_kb", "p50_kb", "p90_kb", "max_kb"});
+    std::string out = CsvRow({args.group_by, "devices", "unknown", "min_kb", "p50_kb", "p90_kb", "max_kb"});
     for (const v1::FleetGroup& g : response.groups()) {
-      out += CsvRow({g.key(), std::to_string(g.devices()), std::to_string(g.min_kb()), std::to_string(g.p50_kb()),
-                     std::to_string(g.p90_kb()), std::to_string(g.max_kb())});
+      const bool any = g.devices() > 0;
+      out += CsvRow({g.key(), std::to_string(g.devices()), std::to_string(g.unknown()),
+                     any ? std::to_string(g.min_kb()) : "", any ? std::to_string(g.p50_kb()) : "",
+                     any ? std::to_string(g.p90_kb()) : "", any ? std::to_string(g.max_kb()) : ""});
     }
     return out;
   }
@@ -98,8 +108,10 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
                     {"P90", TextTable::kRight},
                     {"MAX", TextTable::kRight}});
   for (const v1::FleetGroup& g : response.groups()) {
-    groups.AddRow({g.key().empty() ? "(none)" : g.key(), std::to_string(g.devices()), FormatKb(g.min_kb()),
-                   FormatKb(g.p50_kb()), FormatKb(g.p90_kb()), FormatKb(g.max_kb())});
+    const bool any = g.devices() > 0;
+    groups.AddRow({g.key().empty() ? "(none)" : g.key(), chart::CountWithUnknown(g.devices(), g.unknown()),
+                   any ? FormatKb(g.min_kb()) : "-", any ? FormatKb(g.p50_kb()) : "-",
+                   any ? FormatKb(g.p90_kb()) : "-", any ? FormatKb(g.max_kb()) : "-"});
   }
   out += groups.Render(2);
   if (args.rows) {
@@ -128,8 +140,33 @@ int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err) {
                                             " (run `memfleet sweep` first)"),
                         "fleet", err);
   }
-  out << RenderFleet(args, *response, *format);
+  FleetArgs shown = args;
+  if (!response->process_name().empty()) shown.process_name = response->process_name();  // as resolved
+  out << RenderFleet(shown, *response, *format);
   return kExitOk;
+}
+
+namespace {
+
+int RunFleetCommand(const FleetArgs& args, std::ostream& out, std::ostream& err) {
+  return args.baseline ? RunFleetWithBaseline(args, args.scheme, out, err) : RunFleet(args, out, err);
+}
+
+}  // namespace
+
+CommandLine RegisterFleetCommand(CLI::App& app) {
+  auto args = std::make_shared<FleetArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "fleet", "A figure of each device's latest report, per group: min/p50/p90/max",
+                                   args->common);
+  AddWhereOption(cmd, args->where);
+  cmd->add_option("--metric", args->metric, "device.<figure> or process.<figure> (with --process)")->capture_default_str();
+  cmd->add_option("--group-by", args->group_by, "model, platform, soc or build")->capture_default_str();
+  cmd->add_option("--process", args->process_name, "process name for process.<figure> metrics");
+  cmd->add_flag("--rows", args->rows, "also list each device's value, largest first");
+  cmd->add_flag("--baseline", args->baseline,
+                "list each device's value against the latest baseline's budget for --process (docs/baselines.md)");
+  cmd->add_option("--scheme", args->scheme, "with --baseline: budget scheme 1 or 2")->check(CLI::Range(1, 2));
+  return ServerCommandLine(cmd, args, &RunFleetCommand);
 }
 
 }  // namespace memfleet::cli

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "absl/status/statusor.h"
 #include "cli/commands/server_command.h"
 #include "memfleet/v1/query_service.pb.h"
@@ -26,6 +27,8 @@ struct FleetArgs {
   std::vector<std::string> where;
   std::string process_name;        // for process.<figure>
   bool rows = false;               // also the per-device rows
+  bool baseline = false;           // --baseline: each device against the baseline's budget (RunFleetWithBaseline)
+  int scheme = 1;                  // with --baseline: budget scheme 1 or 2
 };
 
 int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err);
@@ -34,6 +37,9 @@ int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err);
 absl::StatusOr<v1::FleetRequest> MakeFleetRequest(const FleetArgs& args);
 
 std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response, OutputFormat format);
+
+// `memfleet fleet` and its flags on `app`; with --baseline it runs RunFleetWithBaseline.
+CommandLine RegisterFleetCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

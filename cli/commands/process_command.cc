@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
@@ -201,6 +202,15 @@ int RunProcess(const ProcessArgs& args, std::ostream& out, std::ostream& err) {
                                         << TerminalSafe(matched) << "\"\n";
   out << *text;
   return kExitOk;
+}
+
+CommandLine RegisterProcessCommand(CLI::App& app) {
+  auto args = std::make_shared<ProcessArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "process", "One process's figures in a device's latest report", args->common);
+  cmd->add_option("DEVICE", args->device_id, "device id")->required();
+  cmd->add_option("NAME", args->process_name, "process name as in the report")->required();
+  cmd->add_option("--at", args->at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
+  return ServerCommandLine(cmd, args, &RunProcess);
 }
 
 }  // namespace memfleet::cli

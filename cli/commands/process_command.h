@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "absl/status/statusor.h"
 #include "cli/commands/server_command.h"
 #include "memfleet/v1/query_service.pb.h"
@@ -43,6 +44,9 @@ std::vector<std::string> ProcessNamesInReport(const std::string& report_json);
 
 absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response, const std::string& typed_name,
                                           OutputFormat format, std::string* matched_name = nullptr);
+
+// `memfleet process` and its flags on `app`.
+CommandLine RegisterProcessCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
 #include "cli/report_table.h"
 #include "cli/time_spec.h"
@@ -61,8 +62,9 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     // too deep to re-indent without exhausting the stack.
     absl::StatusOr<json> parsed =
         ParseBoundedJson(response->report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
-    // The capture's labels join the report object (only when it has some: a report without is exactly
-    // `memfleet account --json`'s).
+    // The stored capture's id and labels join the report object (`memfleet account --json`'s, with what
+    // only a stored capture has): a script can then name the capture it read (`report --capture ID`).
+    if (parsed.ok() && parsed->is_object()) (*parsed)["capture_id"] = response->capture_id();
     if (parsed.ok() && parsed->is_object() && response->labels_size() > 0) {
       json& labels = (*parsed)["labels"] = json::object();
       for (const v1::Label& label : response->labels()) labels[label.key()] = label.value();
@@ -95,6 +97,18 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   table.top_processes = args.top;
   out << RenderReportTable(*report, table);
   return kExitOk;
+}
+
+CommandLine RegisterReportCommand(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "report", "A device's stored report (the latest, or at a time)", args->common);
+  cmd->add_option("DEVICE", args->device_id, "device id (see `memfleet devices`)")->required();
+  cmd->add_option("--at", args->at, "the latest report at or before TIME: RFC 3339, or a span back such as 24h");
+  cmd->add_option("--capture", args->capture_id, "one exact capture id (wins over --at and --label)");
+  AddRepeatedOption(cmd, "--label", args->labels,
+                    "KEY=VALUE: the latest capture carrying the label (repeat to AND): run=1234");
+  cmd->add_option("--top", args->top, "processes shown in the table (0 = all)")->capture_default_str();
+  return ServerCommandLine(cmd, args, &RunReport);
 }
 
 }  // namespace memfleet::cli

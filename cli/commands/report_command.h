@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "cli/commands/server_command.h"
 #include "report/report.h"
 
@@ -34,6 +35,9 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err);
 
 // --csv: a header and one row per process with every figure of the report's process objects.
 std::string RenderProcessesCsv(const report::Report& report);
+
+// `memfleet report` and its flags on `app`.
+CommandLine RegisterReportCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

@@ -97,8 +97,8 @@ int ExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kOk: return kExitOk;
     case absl::StatusCode::kInvalidArgument: return kExitUsage;
-    case absl::StatusCode::kNotFound: return kExitNotFound;
-    default: return kExitServerError;
+    case absl::StatusCode::kNotFound: return kExitNothingToCheck;
+    default: return kExitFailed;
   }
 }
 

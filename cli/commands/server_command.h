@@ -15,12 +15,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cli/exit_codes.h"
+#include "cli/commands/account_command.h"
+#include "common/exit_codes.h"  // every command's exit codes: one table
 #include "cli/output_format.h"
 #include "cli/server_client.h"
 
 namespace memfleet::cli {
-
 
 struct ServerArgs {
   std::string server;                    // --server HOST:PORT; "" = $MEMFLEET_SERVER

@@ -1,12 +1,16 @@
 #include "cli/commands/sweep_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
+#include "cli/output_format.h"
 #include "cli/sweep_progress.h"
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
@@ -18,7 +22,6 @@ using nlohmann::json;
 
 constexpr uint32_t kMaxDeadlineS = 3600;
 
-json KbJson(const report::Kb& v) { return v ? json(*v) : json(nullptr); }
 
 }  // namespace
 
@@ -153,7 +156,9 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   }
 
   std::vector<SweptDevice> devices;
+  size_t stored = 0;
   for (const SweepTracker::Device& d : tracker.devices()) {
+    if (d.state == v1::SweepProgress::STORED) ++stored;
     SweptDevice row;
     row.device_id = d.device_id;
     row.state = SweepStateName(d.state);
@@ -182,8 +187,25 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     }
     devices.push_back(std::move(row));
   }
+  const size_t total = devices.size();
   out << RenderSweepResult(tracker.sweep_id(), std::move(devices), *format);
-  return kExitOk;
+  // A sweep is done only when every device it reached stored a capture (README "Exit codes").
+  if (stored == total) return kExitOk;
+  err << "memfleet sweep: " << stored << " of " << total << " devices stored a capture\n";
+  return stored == 0 ? kExitNothingToCheck : kExitPartial;
+}
+
+CommandLine RegisterSweepCommand(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = AddServerCommand(&app, "sweep", "Capture every matching online device now, then rank them by total_kb",
+                                   args->common);
+  AddWhereOption(cmd, args->where);
+  AddRepeatedOption(cmd, "--label", args->labels, "KEY=VALUE put on every capture the sweep stores (repeatable): run=1234");
+  cmd->add_option("--deadline", args->deadline_s, "seconds to wait for the devices' captures")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  args->progress_tty = ::isatty(STDERR_FILENO) == 1;
+  return ServerCommandLine(cmd, args, &RunSweep);
 }
 
 }  // namespace memfleet::cli

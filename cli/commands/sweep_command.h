@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command_line.h"
 #include "cli/commands/server_command.h"
 #include "report/report.h"
 
@@ -55,6 +56,9 @@ void FillFromReport(const report::Report& report, SweptDevice& device);
 // Devices with a report ranked by total_kb (unknown last), then the others under the table (exposed for
 // tests).
 std::string RenderSweepResult(const std::string& sweep_id, std::vector<SweptDevice> devices, OutputFormat format);
+
+// `memfleet sweep` and its flags on `app` (a terminal on stderr gets the redrawn progress line).
+CommandLine RegisterSweepCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

@@ -4,14 +4,18 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands/process_command.h"
+#include "cli/output_format.h"
 #include "common/process_name_match.h"
 #include "chart/chart.h"
 #include "cli/time_spec.h"
@@ -27,7 +31,8 @@ using chart::Sparkline;
 using nlohmann::json;
 
 std::string MetricName(const std::string& metric) {
-  return absl::StartsWith(metric, "process.") ? metric.substr(8) : metric;
+  if (absl::StartsWith(metric, "process.")) return metric.substr(8);
+  return absl::StartsWith(metric, "device.") ? metric.substr(7) : metric;
 }
 
 bool ValidMetric(const std::string& metric) {
@@ -68,7 +73,6 @@ Summary Summarize(const std::vector<v1::HistoryPoint>& points) {
   return s;
 }
 
-json KbJson(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
 std::string KbText(const std::optional<int64_t>& v) {
   return v ? FormatKb(*v) + " kB (" + FormatKbHuman(*v) + ")" : std::string("unknown");
@@ -126,7 +130,9 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
                       {"pid", p.pid()},
                       {"value_kb", KbJson(ValueOf(p))}});
     }
-    json out = {{"device_id", args.device_id}, {"process", args.process_name}, {"metric", metric},
+    json out = {{"device_id", args.device_id},
+                {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
+                {"metric", (args.process_name.empty() ? "device." : "process.") + metric},
                 {"since", args.since.empty() ? json(nullptr) : json(args.since)},
                 {"points", std::move(list)}, {"min_kb", KbJson(summary.min)}, {"max_kb", KbJson(summary.max)},
                 {"last_kb", KbJson(summary.last)}};
@@ -143,17 +149,30 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     }
     return out;
   }
-  std::string out = TerminalSafe(args.process_name + " " + metric + " on " + args.device_id +
+  std::string out = TerminalSafe((args.process_name.empty() ? "device" : args.process_name) + " " + metric + " on " +
+                                 args.device_id +
                                  (args.since.empty() ? "" : " since " + args.since)) +
                     "\n";
-  TextTable table({{"TIME"}, {"PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}});
+  TextTable table({{"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight},
+                   {"NOTE"}});
   std::vector<std::optional<int64_t>> values;
+  // One name, several pids (docs/accounting.md): a row per pid, and a restart only where a capture's set of
+  // pids differs from the capture before it, not between two pids of one capture.
+  std::map<std::string, std::set<int64_t>> pids_of;  // capture id -> its pids
+  for (const v1::HistoryPoint& p : points) pids_of[p.capture_id()].insert(p.pid());
   for (size_t i = 0; i < points.size(); ++i) {
     const v1::HistoryPoint& p = points[i];
     std::string note;
-    if (i > 0 && p.pid() != points[i - 1].pid()) note = "new pid (restarted)";
+    const std::set<int64_t>& pids = pids_of[p.capture_id()];
+    const bool first_of_capture = i == 0 || points[i - 1].capture_id() != p.capture_id();
+    if (!args.process_name.empty() && first_of_capture && i > 0 && pids != pids_of[points[i - 1].capture_id()]) {
+      note = "new pid (restarted)";
+    }
+    if (!args.process_name.empty() && pids.size() > 1 && first_of_capture) {
+      note += (note.empty() ? "" : "; ") + std::to_string(pids.size()) + " pids in this capture";
+    }
     if (!p.value_known()) note = note.empty() ? "figure unknown in that report" : note + "; figure unknown";
-    table.AddRow({p.captured_at(), std::to_string(p.pid()), p.value_known() ? FormatKb(p.value_kb()) : "null", note});
+    table.AddRow({p.captured_at(), args.process_name.empty() ? "" : std::to_string(p.pid()), p.value_known() ? FormatKb(p.value_kb()) : "null", note});
     values.push_back(ValueOf(p));
   }
   out += table.Render(2) + "\n";
@@ -178,7 +197,8 @@ std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryRespon
     chart.push_back({*t, p.value_kb()});
   }
   ChartOptions options;
-  options.title = args.process_name + " " + MetricName(args.metric) + " on " + args.device_id;
+  options.title = (args.process_name.empty() ? "device" : args.process_name) + " " + MetricName(args.metric) + " on " +
+                  args.device_id;
   options.value_label = MetricName(args.metric);
   return RenderSvgLineChart(chart, options);
 }
@@ -186,9 +206,9 @@ std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryRespon
 int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
   if (!format.ok()) return PrintFailure(format.status(), "trend", err);
-  if (args.device_id.empty() || args.process_name.empty()) {
-    return PrintFailure(absl::InvalidArgumentError("give a DEVICE and --process NAME, e.g. memfleet trend pixel-7 "
-                                                   "--process surfaceflinger --since 7d"),
+  if (args.device_id.empty()) {
+    return PrintFailure(absl::InvalidArgumentError("give a DEVICE (and --process NAME for a process), e.g. memfleet "
+                                                   "trend pixel-7 --process surfaceflinger --since 7d"),
                         "trend", err);
   }
   const std::string metric = MetricName(args.metric);
@@ -215,7 +235,8 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   if (!client.ok()) return PrintFailure(client.status(), "trend", err);
   absl::StatusOr<v1::ProcessHistoryResponse> history = (*client)->GetProcessHistory(request);
   // The server says NotFound, or (with --since) sends no points, when no capture has the name exactly.
-  const bool none_exact = history.ok() ? history->points_size() == 0
+  // Without --process there is no name to resolve: the device's own figures.
+  const bool none_exact = args.process_name.empty() ? false : history.ok() ? history->points_size() == 0
                                        : history.status().code() == absl::StatusCode::kNotFound;
   if (!history.ok() && !none_exact) return PrintFailure(history.status(), "trend", err);
   if (none_exact) {
@@ -245,11 +266,27 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
     file.close();
     if (!file) {
       err << "memfleet trend: cannot write " << args.svg_path << ": " << std::strerror(errno) << "\n";
-      return kExitServerError;
+      return kExitFailed;
     }
     err << "memfleet trend: wrote the chart to " << args.svg_path << "\n";
   }
   return kExitOk;
+}
+
+CommandLine RegisterTrendCommand(CLI::App& app) {
+  auto args = std::make_shared<TrendArgs>();
+  CLI::App* cmd = AddServerCommand(
+      &app, "trend", "One device figure, or with --process one process figure, over a device's captures", args->common);
+  cmd->add_option("DEVICE", args->device_id, "device id")->required();
+  cmd->add_option("--process", args->process_name, "process name (default: the device's own figures)");
+  cmd->add_option("--metric", args->metric,
+                  "figure: total_kb, pss_kb, gl_kb, dma_kb, ... of the process; total_kb, kernel_kb, "
+                  "processes_kb, ... of the device")
+      ->capture_default_str();
+  cmd->add_option("--since", args->since, "from a span back (7d, 24h, 90m) or an RFC 3339 time; default: all");
+  cmd->add_option("--limit", args->limit, "only the newest N points (0 = all)");
+  cmd->add_option("--svg", args->svg_path, "also write an SVG line chart to FILE");
+  return ServerCommandLine(cmd, args, &RunTrend);
 }
 
 }  // namespace memfleet::cli

@@ -1,6 +1,7 @@
-// `memfleet trend DEVICE --process NAME [--metric total_kb] [--since 7d|24h|RFC3339] [--svg FILE]`: one
-// process figure over the device's stored captures, as a table and a terminal sparkline with min, max
-// and last; --svg FILE also writes an SVG line chart.
+// `memfleet trend DEVICE [--process NAME] [--metric total_kb] [--since 7d|24h|RFC3339] [--limit N] [--svg FILE]`:
+// one process figure (or, without --process, one device figure) over the device's stored captures, as a
+// table and a terminal sparkline with min, max and last; --limit keeps the newest N; --svg FILE also
+// writes an SVG line chart.
 //
 //   TrendArgs args;
 //   args.device_id = "pixel-7";
@@ -20,6 +21,7 @@
 #include <ostream>
 #include <string>
 
+#include "cli/commands/command_line.h"
 #include "cli/commands/server_command.h"
 #include "memfleet/v1/query_service.pb.h"
 
@@ -43,6 +45,9 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
 
 // The SVG chart of the points whose value is known, one polyline vertex each.
 std::string RenderTrendSvg(const TrendArgs& args, const v1::ProcessHistoryResponse& history);
+
+// `memfleet trend` and its flags on `app`.
+CommandLine RegisterTrendCommand(CLI::App& app);
 
 }  // namespace memfleet::cli
 

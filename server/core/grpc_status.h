@@ -20,6 +20,12 @@ inline grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+// The two answers every service gives a request it cannot serve as asked.
+inline grpc::Status Invalid(const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message);
+}
+inline grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
+
 }  // namespace memfleet::server
 
 #endif  // MEMFLEET_SERVER_CORE_GRPC_STATUS_H_

@@ -17,11 +17,11 @@ absl::Status CheckId(std::string_view what, std::string_view id, size_t max_byte
   if (id.empty()) return absl::InvalidArgumentError(absl::StrCat(Av(what), " is empty"));
   if (id.size() > max_bytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Av(what), " \"", Printable(id), "\" is longer than ", max_bytes, " bytes"));
+        absl::StrCat(Av(what), " \"", Snippet(id), "\" is longer than ", max_bytes, " bytes"));
   }
   if (!IsBoundedTextOf(id, 1, max_bytes, IsIdChar)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Av(what), " \"", Printable(id), "\" has a character outside [A-Za-z0-9._:@+-]"));
+        absl::StrCat(Av(what), " \"", Snippet(id), "\" has a character outside [A-Za-z0-9._:@+-]"));
   }
   return absl::OkStatus();
 }
@@ -44,7 +44,7 @@ absl::Status CheckText(std::string_view field, std::string_view value, size_t ma
     return absl::InvalidArgumentError(absl::StrCat(Av(field), " is longer than ", max_bytes, " bytes"));
   }
   if (!HasNoControlBytes(value)) {
-    return absl::InvalidArgumentError(absl::StrCat(Av(field), " \"", Printable(value), "\" has a control character"));
+    return absl::InvalidArgumentError(absl::StrCat(Av(field), " \"", Snippet(value), "\" has a control character"));
   }
   return absl::OkStatus();
 }
@@ -54,7 +54,7 @@ absl::StatusOr<std::string> CheckTime(std::string_view field, std::string_view v
   absl::StatusOr<std::string> t = storage::NormalizeTimestamp(value, field);
   if (!t.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Av(field), " \"", Printable(value), "\" is not an RFC 3339 time like 2026-12-02T16:15:00Z"));
+        absl::StrCat(Av(field), " \"", Snippet(value), "\" is not an RFC 3339 time like 2026-12-02T16:15:00Z"));
   }
   return t;
 }

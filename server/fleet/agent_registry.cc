@@ -49,8 +49,8 @@ bool SameDevice(const v1::DeviceInfo& a, const v1::DeviceInfo& b) {
 }
 
 std::string FactsText(const v1::DeviceInfo& info) {
-  return absl::StrCat("model \"", Printable(info.model()), "\", soc \"", Printable(info.soc()), "\", build \"",
-                      Printable(info.build_fingerprint()), "\", kernel \"", Printable(info.kernel()),
+  return absl::StrCat("model \"", Snippet(info.model()), "\", soc \"", Snippet(info.soc()), "\", build \"",
+                      Snippet(info.build_fingerprint()), "\", kernel \"", Snippet(info.kernel()),
                       "\", page size ", info.page_size());
 }
 

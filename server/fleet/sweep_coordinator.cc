@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/clock.h"
+#include "server/fleet/selected_devices.h"
 
 namespace memfleet::server {
 namespace {
@@ -78,7 +79,7 @@ std::string SweepCoordinator::NewSweepIdLocked() {
   }
 }
 
-absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& selector,
+absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selector& selector,
                                                          std::chrono::milliseconds deadline,
                                                          const capture::Labels& labels) {
   if (deadline.count() < 0) return absl::InvalidArgumentError("sweep deadline is negative");
@@ -94,12 +95,9 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const DeviceSelector& s
   }
   std::map<std::string, storage::DeviceRecord> known;
   for (const storage::DeviceSummaryRow& row : *rows) known[row.device.device_id] = row.device;
-  absl::StatusOr<std::set<std::string>> labelled = DevicesWithLabels(selector.labels());
-  if (!labelled.ok()) return labelled.status();
-  // The device terms, and with label terms a stored capture carrying them.
-  const auto selected = [&](const storage::DeviceRecord& record) {
-    return selector.Matches(record) && (selector.labels().empty() || labelled->count(record.device_id) != 0);
-  };
+  absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(device_store_, selector);
+  if (!picked.ok()) return picked.status();
+  const auto selected = [&](const storage::DeviceRecord& record) { return picked->Contains(record); };
 
   auto sweep = std::make_shared<Sweep>();
   sweep->labels = labels;
@@ -212,17 +210,6 @@ std::vector<SweepCoordinator::Target> SweepCoordinator::OnlineTargets(
     targets.push_back({it != known.end() ? it->second : std::move(agent.device), agent.server_id});
   }
   return targets;
-}
-
-absl::StatusOr<std::set<std::string>> SweepCoordinator::DevicesWithLabels(const capture::Labels& labels) {
-  std::set<std::string> devices;
-  if (labels.empty()) return devices;
-  absl::StatusOr<std::vector<storage::LabelledCapture>> captures = device_store_.LabelledCaptures(labels);
-  if (!captures.ok()) {
-    return absl::UnavailableError(absl::StrCat("cannot read the labelled captures: ", captures.status().message()));
-  }
-  for (const storage::LabelledCapture& c : *captures) devices.insert(c.device_id);
-  return devices;
 }
 
 capture::Labels SweepCoordinator::LabelsFor(const std::string& sweep_id, const std::string& device_id) const {

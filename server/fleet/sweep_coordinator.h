@@ -36,7 +36,7 @@
 #include "server/fleet/agent_registry.h"
 #include "server/core/clock.h"
 #include "capture/labels.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
 #include "storage/query_store.h"
 #include "storage/sweep_store.h"
 
@@ -120,7 +120,7 @@ class SweepCoordinator : public RegistryListener {
   // A deadline of 0 is the default; longer than max_deadline is InvalidArgument. Unavailable after
   // Shutdown or when the store cannot record the sweep. `labels` (checked by the caller) go on every
   // capture the sweep's devices send for it (LabelsFor).
-  absl::StatusOr<std::string> StartSweep(const DeviceSelector& selector, std::chrono::milliseconds deadline,
+  absl::StatusOr<std::string> StartSweep(const selector::Selector& selector, std::chrono::milliseconds deadline,
                                          const capture::Labels& labels = {});
 
   // The labels of a sweep for a capture `device_id` sent for it; empty for an unknown (or long finished)
@@ -200,8 +200,6 @@ class SweepCoordinator : public RegistryListener {
   std::string NewSweepIdLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Static, so not checked by the analysis: called with mu_ held, as the Sweep it reads is guarded by it.
   static SweepUpdate UpdateLocked(const Sweep& sweep, size_t cursor);
-  // Devices with a stored capture carrying every label (none asked: the empty set).
-  absl::StatusOr<std::set<std::string>> DevicesWithLabels(const capture::Labels& labels);
 
   storage::SweepStore& sweep_store_;
   storage::QueryStore& device_store_;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/process_name_match.h"
 #include "common/utc_time.h"
 #include "report/report_json.h"
 #include "server/core/clock.h"
@@ -15,7 +16,8 @@
 #include "server/http/dashboard/fleet_page.h"
 #include "server/http/dashboard/message_page.h"
 #include "server/http/dashboard/process_page.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
+#include "server/fleet/selected_devices.h"
 #include "server/query/query_service.h"
 
 namespace memfleet::server {
@@ -80,14 +82,27 @@ dashboard::FleetDevice FleetDeviceOf(const storage::DeviceRecord& d, const Agent
 
 std::vector<dashboard::FleetGroup> GroupsByModel(const std::vector<dashboard::FleetDevice>& rows) {
   std::map<std::string, std::vector<int64_t>> totals;
+  std::map<std::string, size_t> unknown;
   for (const dashboard::FleetDevice& d : rows) {
-    if (d.total_kb) totals[d.model].push_back(*d.total_kb);
+    std::vector<int64_t>& values = totals[d.model];  // a model of unknown totals only is still listed
+    if (d.total_kb) {
+      values.push_back(*d.total_kb);
+    } else {
+      ++unknown[d.model];  // counted, never dropped
+    }
   }
   std::vector<dashboard::FleetGroup> groups;
   for (auto& [model, values] : totals) {
     std::sort(values.begin(), values.end());
-    groups.push_back({model, values.size(), values.front(), NearestRankPercentile(values, 50),
-                      NearestRankPercentile(values, 90), values.back()});
+    dashboard::FleetGroup g{model, values.size()};
+    g.unknown = unknown[model];
+    if (!values.empty()) {
+      g.min_kb = values.front();
+      g.p50_kb = NearestRankPercentile(values, 50);
+      g.p90_kb = NearestRankPercentile(values, 90);
+      g.max_kb = values.back();
+    }
+    groups.push_back(g);
   }
   return groups;
 }
@@ -123,7 +138,7 @@ DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
   if (std::optional<DashboardReply> refused = Authenticate(request)) return *refused;
   absl::StatusOr<std::string> html = target->page == DashboardPage::kFleet       ? FleetPage(*target)
                                      : target->page == DashboardPage::kDevice    ? DevicePage(*target)
-                                     : target->page == DashboardPage::kBaselines ? BaselinesPage()
+                                     : target->page == DashboardPage::kBaselines ? BaselinesPage(*target)
                                                                                  : ProcessPage(*target);
   if (!html.ok()) return ErrorPage(html.status());
   return Page(200, std::move(*html));
@@ -174,13 +189,16 @@ DashboardReply DashboardSite::Login(const DashboardRequest& request) {
 
 absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& target) {
   const std::vector<std::string> where = target.Params("where");
-  absl::StatusOr<DeviceSelector> selector = DeviceSelector::Parse(where);
+  absl::StatusOr<selector::Selector> selector = selector::Selector::Parse(where);
   if (!selector.ok()) return selector.status();
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> devices = store_.ListDevices();
   if (!devices.ok()) return absl::UnavailableError(devices.status().message());
+  // The devices `memfleet devices --where` lists for the same terms, label terms included.
+  absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, *selector);
+  if (!picked.ok()) return picked.status();
   std::vector<dashboard::FleetDevice> rows;
   for (const storage::DeviceSummaryRow& summary : *devices) {
-    if (summary.device.retired() || !selector->Matches(summary.device)) continue;
+    if (summary.device.retired() || !picked->Contains(summary.device)) continue;
     dashboard::FleetDevice row = FleetDeviceOf(summary.device, registry_);
     row.last_capture_at = summary.last_capture_at;
     row.total_kb = summary.last_total_kb;
@@ -243,12 +261,20 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   absl::StatusOr<std::vector<storage::HistoryRow>> history =
       store_.ProcessHistory(target.device_id, target.process_name, "total_kb", since, kMaxTrendPoints);
   if (!history.ok()) return absl::UnavailableError(history.status().message());
-  absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", target.process_name);
+  // A name no capture of the window has exactly: the one it means, as `memfleet trend` resolves it.
+  absl::StatusOr<std::string> name = target.process_name;
+  if (history->empty()) {
+    name = ResolveProcessOfLatest(target.device_id, target.process_name);
+    if (!name.ok()) return name.status();
+    history = store_.ProcessHistory(target.device_id, *name, "total_kb", since, kMaxTrendPoints);
+    if (!history.ok()) return absl::UnavailableError(history.status().message());
+  }
+  absl::StatusOr<std::vector<storage::FleetValueRow>> fleet = store_.LatestPerDevice("total_kb", *name);
   if (!fleet.ok()) return absl::UnavailableError(fleet.status().message());
   dashboard::ProcessPageInput in;
   in.device_id = target.device_id;
   in.model = (*device)->model;
-  in.process_name = target.process_name;
+  in.process_name = *name;
   for (const storage::HistoryRow& row : *history) {
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (!row.value_kb || !at_ms) {
@@ -266,14 +292,34 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   return dashboard::RenderProcessPage(in);
 }
 
-absl::StatusOr<std::string> DashboardSite::BaselinesPage() {
+absl::StatusOr<std::string> DashboardSite::ResolveProcessOfLatest(const std::string& device_id,
+                                                                   const std::string& typed) {
+  absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReport(device_id, "");
+  if (!stored.ok()) return absl::UnavailableError(stored.status().message());
+  if (!stored->has_value()) return absl::NotFoundError(absl::StrCat("device \"", device_id, "\" has no capture stored"));
+  absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
+  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  std::vector<std::string> names;
+  for (const auto& [pid, process] : report->processes) names.push_back(process.name);
+  // As `memfleet process D NAME` resolves it; not found (404) or ambiguous (400) lists the closest names.
+  return ResolveProcessName(typed, names, absl::StrCat("in the latest report of ", device_id));
+}
+
+absl::StatusOr<std::string> DashboardSite::BaselinesPage(const DashboardTarget& target) {
+  // ?scheme=1|2 as `baseline check --scheme`; the check refuses anything else (400).
+  v1::CheckBaselineRequest request;
+  const std::string scheme = target.Param("scheme");
+  if (!scheme.empty()) {
+    if (scheme != "1" && scheme != "2") return absl::InvalidArgumentError("scheme is 1 or 2");
+    request.set_scheme(scheme == "2" ? 2 : 1);
+  }
   dashboard::BaselinesPageInput in;
   if (baselines_ == nullptr) {
     in.absent = "this server answers no baseline check";
     return dashboard::RenderBaselinesPage(in);
   }
-  // As `memfleet baseline check` with no option: the latest baseline, scheme 1, each device's latest report.
-  absl::StatusOr<v1::CheckBaselineResponse> checked = baselines_->Check(v1::CheckBaselineRequest());
+  // As `memfleet baseline check [--scheme N]`: the latest baseline, each device's latest report.
+  absl::StatusOr<v1::CheckBaselineResponse> checked = baselines_->Check(request);
   // No baseline, no report yet, or a stored baseline the rules no longer accept: said on the page.
   if (checked.status().code() == absl::StatusCode::kNotFound ||
       checked.status().code() == absl::StatusCode::kFailedPrecondition) {

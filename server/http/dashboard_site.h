@@ -61,7 +61,9 @@ class DashboardSite {
   absl::StatusOr<std::string> FleetPage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> DevicePage(const dashboard::DashboardTarget& target);
   absl::StatusOr<std::string> ProcessPage(const dashboard::DashboardTarget& target);
-  absl::StatusOr<std::string> BaselinesPage();
+  // The process name `typed` means in the device's latest report, as `memfleet process` resolves it.
+  absl::StatusOr<std::string> ResolveProcessOfLatest(const std::string& device_id, const std::string& typed);
+  absl::StatusOr<std::string> BaselinesPage(const dashboard::DashboardTarget& target);
 
   storage::QueryStore& store_;
   const AgentRegistry& registry_;

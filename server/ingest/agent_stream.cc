@@ -93,7 +93,7 @@ absl::Status AgentStream::OnBegin(const v1::CaptureBegin& begin) {
   }
   if (assembler_.active()) {
     Reject(absl::StatusCode::kAborted,
-           absl::StrCat("capture ", current_.capture_id, " ended by the begin of ", Printable(begin.capture_id())),
+           absl::StrCat("capture ", current_.capture_id, " ended by the begin of ", Snippet(begin.capture_id())),
            /*retry=*/true);
   }
   current_ = AssembledCapture();
@@ -126,7 +126,7 @@ absl::Status AgentStream::OnChunk(const v1::CaptureChunk& chunk) {
   if (!assembler_.active()) {
     if (!skip_id_.empty() && chunk.capture_id() == skip_id_) return absl::OkStatus();
     return absl::InvalidArgumentError(
-        absl::StrCat("capture chunk of ", Printable(chunk.capture_id()), " without its CaptureBegin"));
+        absl::StrCat("capture chunk of ", Snippet(chunk.capture_id()), " without its CaptureBegin"));
   }
   if (absl::Status s = assembler_.AddChunk(chunk); !s.ok()) Reject(s.code(), std::string(s.message()), false);
   return absl::OkStatus();
@@ -136,7 +136,7 @@ absl::Status AgentStream::OnEnd(const v1::CaptureEnd& end) {
   if (!assembler_.active()) {
     if (!skip_id_.empty() && end.capture_id() == skip_id_) return absl::OkStatus();
     return absl::InvalidArgumentError(
-        absl::StrCat("capture end of ", Printable(end.capture_id()), " without its CaptureBegin"));
+        absl::StrCat("capture end of ", Snippet(end.capture_id()), " without its CaptureBegin"));
   }
   absl::StatusOr<capture::Capture> capture = assembler_.Finish(end);
   if (!capture.ok()) {
@@ -199,12 +199,12 @@ void AgentStream::OnDropped(const v1::DroppedReport& dropped) {
 void AgentStream::OnCommandFailed(const v1::CommandFailed& failed) {
   if (deps_.sweeps == nullptr) return;
   deps_.sweeps->OnFailed(failed.sweep_id(), device_.device_id, "",
-                         absl::StrCat("agent: ", Printable(failed.message(), 400)));
+                         absl::StrCat("agent: ", Snippet(failed.message(), 400)));
 }
 
 void AgentStream::Reject(absl::StatusCode code, const std::string& message, bool retry) {
   if (deps_.options.counters != nullptr) deps_.options.counters->CountRejected();
-  LogLine(absl::StrCat("capture ", Printable(current_.capture_id), " of ", device_.device_id, " rejected: ", message));
+  LogLine(absl::StrCat("capture ", Snippet(current_.capture_id), " of ", device_.device_id, " rejected: ", message));
   if (deps_.sweeps != nullptr) deps_.sweeps->OnFailed(current_.sweep_id, device_.device_id, current_.capture_id, message);
   session_->Write(MakeRejected(current_.capture_id, code, message, retry));
   skip_id_ = current_.capture_id;

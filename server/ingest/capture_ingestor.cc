@@ -57,7 +57,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
     absl::StatusOr<capture::CaptureHeader> header = capture::ParseCaptureHeader(*header_text);
     if (header.ok() && !header->device_id.empty() && header->device_id != c.device_id) {
       return Reject(c, absl::StatusCode::kInvalidArgument,
-                    absl::StrCat("capture.json names device \"", Printable(header->device_id),
+                    absl::StrCat("capture.json names device \"", Snippet(header->device_id),
                                  "\" but this agent connected as \"", c.device_id, "\""),
                     /*retry=*/false);
     }
@@ -66,7 +66,8 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
     // Labels that break the rules (only a hostile or broken agent sends them: the agent checks its flags)
     // are refused with the capture, never stored in part.
     if (header.ok() && header->labels_problem.has_value()) {
-      return Reject(c, absl::StatusCode::kInvalidArgument, Printable(*header->labels_problem), /*retry=*/false);
+      // The problem's text is ours, its untrusted parts already snippets (capture/labels.cc).
+      return Reject(c, absl::StatusCode::kInvalidArgument, *header->labels_problem, /*retry=*/false);
     }
     if (header.ok()) {
       agent_labels = header->labels;
@@ -94,7 +95,7 @@ v1::ServerMessage CaptureIngestor::Ingest(AssembledCapture c) {
     if (**owner == c.device_id) return Ack(c, /*duplicate=*/true);
     // Only a database written before ids were checked holds this. Kept spooled: acking it would lose it.
     return Reject(c, absl::StatusCode::kAlreadyExists,
-                  absl::StrCat("capture id \"", c.capture_id, "\" is already stored for device \"", Printable(**owner),
+                  absl::StrCat("capture id \"", c.capture_id, "\" is already stored for device \"", Snippet(**owner),
                                "\"; the capture stays in the agent's spool"),
                   /*retry=*/true);
   }

@@ -14,13 +14,14 @@
 #include "server/ingest/hello_watchdog.h"
 #include "server/http/metrics/server_counters.h"
 #include "server/security/agent_limits.h"
+#include "common/version.h"
 #include "server/security/authorizer.h"
 
 namespace memfleet::server {
 
 struct IngestOptions {
   uint32_t welcome_interval_s = 0;  // Welcome.interval_s: 0 lets each agent keep its own
-  std::string server_version = "memfleet-server 0.1.0";
+  std::string server_version = std::string("memfleet-server ") + Version();  // common/version.h
   wire::AssemblyLimits limits;
   std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
   // A capture dated more than this after `now` is refused for good (CaptureRejected{retry=false}): kept, a

@@ -16,15 +16,13 @@
 #include "baseline/regressions.h"
 #include "server/core/clock.h"
 #include "server/fleet/capture_labels.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
+#include "server/fleet/selected_devices.h"
 #include "server/core/grpc_status.h"
 #include "server/core/validation.h"
 
 namespace memfleet::server {
 namespace {
-
-grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
-grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
 
 // The process a typed --process name means among the candidate reports' names: exact, else a unique base
 // name or end (names are cmdlines verbatim). `none` is the message when nothing matches.
@@ -76,16 +74,16 @@ grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, cons
 }
 
 absl::StatusOr<capture::Labels> BaselineService::SelectorLabels(const v1::DeviceSelector& selector_proto) {
-  absl::StatusOr<DeviceSelector> selector =
-      DeviceSelector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
+  absl::StatusOr<selector::Selector> selector =
+      selector::Selector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
   if (!selector.ok()) return selector.status();
   return selector->labels();
 }
 
 absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
     const std::vector<storage::StoredReport>& reports, const v1::DeviceSelector& selector_proto) {
-  absl::StatusOr<DeviceSelector> selector =
-      DeviceSelector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
+  absl::StatusOr<selector::Selector> selector =
+      selector::Selector::Parse(std::vector<std::string>(selector_proto.where().begin(), selector_proto.where().end()));
   if (!selector.ok()) return selector.status();
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> devices = store_.ListDevices();
   if (!devices.ok()) return devices.status();
@@ -94,7 +92,7 @@ absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
   std::vector<baseline::DeviceSample> samples;
   for (const storage::StoredReport& r : reports) {
     auto it = by_id.find(r.device_id);
-    if (it == by_id.end() || !selector->Matches(it->second)) continue;
+    if (it == by_id.end() || !selector->MatchesDevice(FactsOf(it->second))) continue;
     absl::StatusOr<report::Report> report = report::ReportFromJson(r.report_json);
     if (!report.ok()) {
       LogLine(absl::StrCat("baseline: stored report of capture ", r.capture_id, " does not parse, left out: ",
@@ -128,6 +126,17 @@ grpc::Status BaselineService::ImportBaseline(grpc::ServerContext* context, const
   for (const baseline::Department& d : parsed->departments) processes += static_cast<uint32_t>(d.processes.size());
   response->set_departments(static_cast<uint32_t>(parsed->departments.size()));
   response->set_processes(processes);
+  // Names no stored report has: said now, not discovered as a silent pass at the next check.
+  absl::StatusOr<std::vector<storage::StoredReport>> reports = store_.LatestReportsSince("");
+  if (reports.ok()) {
+    std::vector<std::string> names;
+    for (const storage::StoredReport& r : *reports) {
+      absl::StatusOr<report::Report> report = report::ReportFromJson(r.report_json);
+      if (!report.ok()) continue;
+      for (const auto& [pid, p] : report->processes) names.push_back(p.name);
+    }
+    for (std::string& w : baseline::UnmatchedProcessNames(*parsed, names)) response->add_warnings(std::move(w));
+  }
   LogLine(absl::StrCat("baseline \"", parsed->name, "\" imported as version ", *version, " from ", context->peer()));
   return grpc::Status::OK;
 }
@@ -218,6 +227,14 @@ absl::StatusOr<v1::CheckBaselineResponse> BaselineService::Check(const v1::Check
     row->set_worst_device(r.worst_device);
     row->set_worst_capture_id(r.worst_capture_id);
   }
+  for (const baseline::Unchecked& u : result.unchecked) {
+    v1::UncheckedBudget* b = response->add_unchecked();
+    b->set_department(u.item.department);
+    b->set_process(u.item.process);
+    b->set_budget(baseline::BudgetName(u.item.budget));
+    b->set_budget_kb(u.item.budget_kb);
+    b->set_reason(u.reason);
+  }
   for (const baseline::Unbudgeted& u : result.unbudgeted) {
     v1::UnbudgetedProcess* p = response->add_unbudgeted();
     p->set_department(u.department);
@@ -289,8 +306,8 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     for (const auto& [build, at] : newest) order.emplace_back(at, build);
     std::sort(order.rbegin(), order.rend());
     if (order.size() < 2) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          absl::StrCat("the devices with \"", *process, "\" are all on one build (\"",
+      // Nothing to compare (NOT_FOUND: exit 4 "nothing to check"), not a server failure.
+      return NotFound(absl::StrCat("the devices with \"", *process, "\" are all on one build (\"",
                                        order.front().second, "\"): nothing to compare; name two with --build A --vs B"));
     }
     build_b = order[0].second;

@@ -10,9 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/process_name_match.h"
+#include "report/report_json.h"
 #include "server/fleet/capture_labels.h"
 #include "server/core/clock.h"
-#include "server/fleet/device_selector.h"
 #include "server/core/grpc_status.h"
 #include "server/history/reaccount.h"
 #include "server/core/validation.h"
@@ -41,12 +42,8 @@ bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
-
-grpc::Status NotFound(const std::string& message) { return grpc::Status(grpc::StatusCode::NOT_FOUND, message); }
-
-absl::StatusOr<DeviceSelector> ParseSelector(const v1::DeviceSelector& selector) {
-  return DeviceSelector::Parse(std::vector<std::string>(selector.where().begin(), selector.where().end()));
+absl::StatusOr<selector::Selector> ParseSelector(const v1::DeviceSelector& selector) {
+  return selector::Selector::Parse(std::vector<std::string>(selector.where().begin(), selector.where().end()));
 }
 
 v1::SweepProgress::State ToProto(SweepState state) {
@@ -126,12 +123,12 @@ grpc::Status QueryService::CheckKnownDevice(const std::string& device_id) {
 grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::ListDevicesRequest* request,
                                        v1::ListDevicesResponse* response) {
   if (grpc::Status denied = Authorize(context, "ListDevices"); !denied.ok()) return denied;
-  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  absl::StatusOr<selector::Selector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
   absl::StatusOr<std::vector<storage::DeviceSummaryRow>> rows = store_.ListDevices();
   if (!rows.ok()) return ToGrpcStatus(rows.status());
-  absl::StatusOr<LatestLabelled> labelled = LabelScope(*selector);
-  if (!labelled.ok()) return ToGrpcStatus(labelled.status());
+  absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, *selector);
+  if (!picked.ok()) return ToGrpcStatus(picked.status());
   // Device id -> the server holding its stream, across the fleet (a shared database only).
   std::map<std::string, std::string> servers;
   if (fleet_ != nullptr) {
@@ -145,9 +142,7 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
   for (const storage::DeviceSummaryRow& row : *rows) {
     // A retired device is listed only when asked for (`devices --retired`), an active one only when not.
     if (row.device.retired() != request->retired()) continue;
-    if (!selector->Matches(row.device)) continue;
-    // With label terms: the devices with a capture carrying them.
-    if (!selector->labels().empty() && labelled->count(row.device.device_id) == 0) continue;
+    if (!picked->Contains(row.device)) continue;
     v1::DeviceSummary* d = response->add_devices();
     d->set_device_id(row.device.device_id);
     d->set_model(row.device.model);
@@ -182,7 +177,7 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
 grpc::Status QueryService::StartSweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                                       grpc::ServerWriter<v1::SweepProgress>* writer) {
   if (grpc::Status denied = Authorize(context, "StartSweep"); !denied.ok()) return denied;
-  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  absl::StatusOr<selector::Selector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
   if (request->deadline_s() > kMaxSweepDeadlineS) {
     return Invalid(absl::StrCat("sweep deadline of ", request->deadline_s(), " s is longer than the limit of ",
@@ -278,11 +273,11 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
   if (grpc::Status denied = Authorize(context, "GetProcessHistory"); !denied.ok()) return denied;
   const std::string& device_id = request->device_id();
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
-  if (request->process_name().empty()) return Invalid("process name is empty");
-  if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   std::string metric = request->metric().empty() ? "total_kb" : request->metric();
+  if (request->process_name().empty()) return DeviceHistory(device_id, metric, *request, response);
+  if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   if (!Contains(ProcessFigures(), metric)) {
-    return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+    return Invalid(absl::StrCat("unknown process metric \"", Snippet(metric),
                                 "\"; one of: ", absl::StrJoin(ProcessFigures(), ", ")));
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
@@ -292,22 +287,10 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
       store_.ProcessHistory(device_id, request->process_name(), metric, *since, request->limit());
   if (!rows.ok()) return ToGrpcStatus(rows.status());
   if (rows->empty() && since->empty()) {
-    return NotFound(absl::StrCat("no process named \"", Printable(request->process_name()),
+    return NotFound(absl::StrCat("no process named \"", Snippet(request->process_name()),
                                  "\" in the stored captures of device \"", device_id, "\""));
   }
-  absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
-  if (!marks.ok()) return ToGrpcStatus(marks.status());
-  response->set_hourly_before(marks->hourly_before);
-  response->set_daily_before(marks->daily_before);
-  for (const storage::HistoryRow& row : *rows) {
-    v1::HistoryPoint* p = response->add_points();
-    p->set_captured_at(row.captured_at);
-    p->set_capture_id(row.capture_id);
-    p->set_pid(row.pid);
-    p->set_value_known(row.value_kb.has_value());
-    p->set_value_kb(row.value_kb.value_or(0));
-  }
-  return grpc::Status::OK;
+  return AnswerHistory(device_id, *rows, response);
 }
 
 grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::FleetRequest* request,
@@ -319,7 +302,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   if (metric.rfind("device.", 0) == 0) {
     figure = metric.substr(7);
     if (!Contains(DeviceFigures(), figure)) {
-      return Invalid(absl::StrCat("unknown device metric \"", Printable(metric),
+      return Invalid(absl::StrCat("unknown device metric \"", Snippet(metric),
                                   "\"; device.<figure> with one of: ", absl::StrJoin(DeviceFigures(), ", ")));
     }
     if (!request->process_name().empty()) return Invalid("a process name goes with a process.<figure> metric");
@@ -327,45 +310,63 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
     figure = metric.substr(8);
     process_metric = true;
     if (!Contains(ProcessFigures(), figure)) {
-      return Invalid(absl::StrCat("unknown process metric \"", Printable(metric),
+      return Invalid(absl::StrCat("unknown process metric \"", Snippet(metric),
                                   "\"; process.<figure> with one of: ", absl::StrJoin(ProcessFigures(), ", ")));
     }
     if (request->process_name().empty()) return Invalid(absl::StrCat("metric ", metric, " needs a process name"));
     if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   } else {
-    return Invalid(absl::StrCat("metric \"", Printable(metric), "\" is neither device.<figure> nor process.<figure>"));
+    return Invalid(absl::StrCat("metric \"", Snippet(metric), "\" is neither device.<figure> nor process.<figure>"));
   }
   std::string group_by = request->group_by().empty() ? "model" : request->group_by();
   if (group_by != "model" && group_by != "platform" && group_by != "soc" && group_by != "build") {
-    return Invalid(absl::StrCat("cannot group by \"", Printable(group_by), "\"; one of: model, platform, soc, build"));
+    return Invalid(absl::StrCat("cannot group by \"", Snippet(group_by), "\"; one of: model, platform, soc, build"));
   }
-  absl::StatusOr<DeviceSelector> selector = ParseSelector(request->selector());
+  absl::StatusOr<selector::Selector> selector = ParseSelector(request->selector());
   if (!selector.ok()) return ToGrpcStatus(selector.status());
 
   absl::StatusOr<std::vector<storage::FleetValueRow>> rows =
       store_.LatestPerDevice(figure, process_metric ? request->process_name() : "");
   if (!rows.ok()) return ToGrpcStatus(rows.status());
-  if (!selector->labels().empty()) {
-    if (absl::Status s = ScopeToLabels(*selector, figure, process_metric ? request->process_name() : "", *rows);
-        !s.ok()) {
-      return ToGrpcStatus(s);
+  if (absl::Status s = ScopeToSelection(*selector, figure, process_metric ? request->process_name() : "", *rows);
+      !s.ok()) {
+    return ToGrpcStatus(s);
+  }
+  if (process_metric) {
+    // A name typed as `memfleet process` takes it ("surfaceflinger" for /system/bin/surfaceflinger).
+    absl::StatusOr<std::string> name = ResolveFleetProcess(request->process_name(), *rows);
+    if (!name.ok()) return ToGrpcStatus(name.status());
+    if (*name != request->process_name()) {
+      rows = store_.LatestPerDevice(figure, *name);
+      if (!rows.ok()) return ToGrpcStatus(rows.status());
+      if (absl::Status s = ScopeToSelection(*selector, figure, *name, *rows); !s.ok()) return ToGrpcStatus(s);
     }
+    response->set_process_name(*name);
   }
 
   std::vector<const storage::FleetValueRow*> selected;
   std::map<std::string, std::vector<int64_t>> groups;
+  std::map<std::string, uint32_t> unknown;
   for (const storage::FleetValueRow& row : *rows) {
-    if (row.device.retired() || !selector->Matches(row.device)) continue;
+    if (row.device.retired()) continue;  // left the farm (`devices retire`)
     selected.push_back(&row);
-    if (!row.value_kb.has_value()) continue;  // unknown values are listed, never aggregated as 0
     const std::string& field = GroupKeyField(row.device, group_by);
-    groups[field.empty() ? "(unknown)" : field].push_back(*row.value_kb);
+    const std::string key = field.empty() ? "(unknown)" : field;
+    groups[key];  // a group of unknowns only is still a group
+    // Unknown values are listed and counted, never aggregated as 0 nor dropped.
+    if (!row.value_kb.has_value()) {
+      ++unknown[key];
+      continue;
+    }
+    groups[key].push_back(*row.value_kb);
   }
   for (auto& [key, values] : groups) {
     std::sort(values.begin(), values.end());
     v1::FleetGroup* g = response->add_groups();
     g->set_key(key);
     g->set_devices(static_cast<uint32_t>(values.size()));
+    g->set_unknown(unknown[key]);
+    if (values.empty()) continue;
     g->set_min_kb(values.front());
     g->set_p50_kb(NearestRankPercentile(values, 50));
     g->set_p90_kb(NearestRankPercentile(values, 90));
@@ -389,20 +390,70 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   return grpc::Status::OK;
 }
 
-absl::StatusOr<LatestLabelled> QueryService::LabelScope(const DeviceSelector& selector) {
-  if (selector.labels().empty()) return LatestLabelled();
-  return LatestLabelledPerDevice(store_, selector.labels());
+grpc::Status QueryService::DeviceHistory(const std::string& device_id, const std::string& metric,
+                                         const v1::ProcessHistoryRequest& request,
+                                         v1::ProcessHistoryResponse* response) {
+  if (!Contains(DeviceFigures(), metric)) {
+    return Invalid(absl::StrCat("unknown device figure ", QuotedSnippet(metric), " (no --process); one of: ",
+                                absl::StrJoin(DeviceFigures(), ", ")));
+  }
+  absl::StatusOr<std::string> since = CheckOptionalTime("since", request.since());
+  if (!since.ok()) return ToGrpcStatus(since.status());
+  if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
+  absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_.DeviceHistory(device_id, metric, *since, request.limit());
+  if (!rows.ok()) return ToGrpcStatus(rows.status());
+  if (rows->empty() && since->empty()) return NotFound(absl::StrCat("device \"", device_id, "\" has no capture stored"));
+  return AnswerHistory(device_id, *rows, response);
 }
 
-absl::Status QueryService::ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
-                                         const std::string& process_name, std::vector<storage::FleetValueRow>& rows) {
-  absl::StatusOr<LatestLabelled> labelled = LabelScope(selector);
-  if (!labelled.ok()) return labelled.status();
+grpc::Status QueryService::AnswerHistory(const std::string& device_id, const std::vector<storage::HistoryRow>& rows,
+                                         v1::ProcessHistoryResponse* response) {
+  absl::StatusOr<storage::RetentionMarks> marks = store_.GetRetentionMarks(device_id);
+  if (!marks.ok()) return ToGrpcStatus(marks.status());
+  response->set_hourly_before(marks->hourly_before);
+  response->set_daily_before(marks->daily_before);
+  for (const storage::HistoryRow& row : rows) {
+    v1::HistoryPoint* p = response->add_points();
+    p->set_captured_at(row.captured_at);
+    p->set_capture_id(row.capture_id);
+    p->set_pid(row.pid);  // 0 for a device figure
+    p->set_value_known(row.value_kb.has_value());
+    p->set_value_kb(row.value_kb.value_or(0));
+  }
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<std::string> QueryService::ResolveFleetProcess(const std::string& typed,
+                                                              const std::vector<storage::FleetValueRow>& rows) {
+  // The exact name on some device: nothing to resolve, and no report to read.
+  for (const storage::FleetValueRow& row : rows) {
+    if (row.value_kb.has_value()) return typed;
+  }
+  std::vector<std::string> names;
+  for (const storage::FleetValueRow& row : rows) {
+    absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReportByCapture(row.capture_id);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value()) continue;
+    absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
+    if (!report.ok()) continue;  // an unreadable report has no names to offer
+    for (const auto& [pid, process] : report->processes) names.push_back(process.name);
+  }
+  absl::StatusOr<std::string> resolved = ResolveProcessName(typed, names, "in the selected devices' reports");
+  // Known on no device: the rows say "no value" for each, as before, rather than failing the query.
+  if (!resolved.ok() && resolved.status().code() == absl::StatusCode::kNotFound) return typed;
+  return resolved;
+}
+
+absl::Status QueryService::ScopeToSelection(const selector::Selector& selector, const std::string& figure,
+                                            const std::string& process_name,
+                                            std::vector<storage::FleetValueRow>& rows) {
+  absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, selector);
+  if (!picked.ok()) return picked.status();
   std::vector<storage::FleetValueRow> scoped;
   for (storage::FleetValueRow& row : rows) {
-    auto it = labelled->find(row.device.device_id);
-    if (it == labelled->end()) continue;
-    if (it->second.capture_id != row.capture_id) {
+    if (!picked->Contains(row.device)) continue;
+    auto it = picked->labelled().find(row.device.device_id);
+    if (it != picked->labelled().end() && it->second.capture_id != row.capture_id) {
       absl::StatusOr<std::optional<int64_t>> value = store_.CaptureFigure(it->second.capture_id, figure, process_name);
       if (!value.ok()) return value.status();
       row.capture_id = it->second.capture_id;

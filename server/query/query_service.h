@@ -23,7 +23,8 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/fleet/agent_registry.h"
 #include "server/fleet/capture_labels.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
+#include "server/fleet/selected_devices.h"
 #include "server/security/authorizer.h"
 #include "server/fleet/fleet_link.h"
 #include "server/fleet/sweep_coordinator.h"
@@ -66,12 +67,21 @@ class QueryService final : public v1::QueryService::Service {
   // The re-account itself, on the worker pool; the caller holds reaccount_mu_.
   grpc::Status ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reaccount_mu_);
-  // Label terms of a selector (docs/labels.md): each device's newest capture carrying them (empty
-  // without label terms).
-  absl::StatusOr<LatestLabelled> LabelScope(const DeviceSelector& selector);
-  // Fleet rows narrowed to the devices with a capture carrying the selector's labels, each row's figure
-  // then read from that capture (the device's latest labelled one), not from its latest.
-  absl::Status ScopeToLabels(const DeviceSelector& selector, const std::string& figure,
+  // GetProcessHistory without a process name: one device figure (`metric`, as in FleetRequest's device.*)
+  // over the device's captures.
+  grpc::Status DeviceHistory(const std::string& device_id, const std::string& metric,
+                             const v1::ProcessHistoryRequest& request, v1::ProcessHistoryResponse* response);
+  // A history's points and the device's retention marks into `response`.
+  grpc::Status AnswerHistory(const std::string& device_id, const std::vector<storage::HistoryRow>& rows,
+                             v1::ProcessHistoryResponse* response);
+  // The process name `typed` means on the devices of `rows` (common/process_name_match.h): `typed` when
+  // some device has it exactly, else the one name whose base name or end it is; InvalidArgument listing
+  // the candidates when several are. `typed` itself when no device has anything like it.
+  absl::StatusOr<std::string> ResolveFleetProcess(const std::string& typed,
+                                                  const std::vector<storage::FleetValueRow>& rows);
+  // Fleet rows narrowed to the devices the selector picks, each row's figure read, with label terms,
+  // from the device's newest capture carrying them, not from its latest.
+  absl::Status ScopeToSelection(const selector::Selector& selector, const std::string& figure,
                              const std::string& process_name, std::vector<storage::FleetValueRow>& rows);
 
   storage::QueryStore& store_;

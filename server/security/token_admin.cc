@@ -52,17 +52,21 @@ absl::StatusOr<std::string> AddToken(storage::TokenStore& store, const NewToken&
 absl::StatusOr<std::string> ListTokensText(storage::TokenStore& store) {
   absl::StatusOr<std::vector<storage::TokenRecord>> tokens = store.ListTokens();
   if (!tokens.ok()) return tokens.status();
-  size_t name_width = 4;
-  size_t device_width = 6;
+  // Each column as wide as its widest cell, one space between: a stored time ("...:00.000Z") is longer
+  // than the one typed, and a kind or name of any length keeps the columns under their headings.
+  size_t name_width = 4, kind_width = 4, device_width = 6, created_width = 7;
   for (const storage::TokenRecord& t : *tokens) {
     name_width = std::max(name_width, t.name.size());
+    kind_width = std::max(kind_width, t.kind.size());
     device_width = std::max(device_width, t.device_id.size());
+    created_width = std::max(created_width, t.created_at.size());
   }
-  std::string out = absl::StrCat(Pad("NAME", name_width + 1), Pad("KIND", 6), Pad("DEVICE", device_width + 1),
-                                 Pad("CREATED", 21), "STATE\n");
+  std::string out = absl::StrCat(Pad("NAME", name_width + 1), Pad("KIND", kind_width + 1),
+                                 Pad("DEVICE", device_width + 1), Pad("CREATED", created_width + 1), "STATE\n");
   for (const storage::TokenRecord& t : *tokens) {
-    absl::StrAppend(&out, Pad(t.name, name_width + 1), Pad(t.kind, 6),
-                    Pad(t.device_id.empty() ? "-" : t.device_id, device_width + 1), Pad(t.created_at, 21),
+    absl::StrAppend(&out, Pad(t.name, name_width + 1), Pad(t.kind, kind_width + 1),
+                    Pad(t.device_id.empty() ? "-" : t.device_id, device_width + 1),
+                    Pad(t.created_at, created_width + 1),
                     t.revoked_at.empty() ? "valid" : absl::StrCat("revoked ", t.revoked_at), "\n");
   }
   return out;

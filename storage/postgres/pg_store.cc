@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "report/report.h"
+#include "storage/history_order.h"
 #include "storage/postgres/pg_connection.h"
 #include "storage/postgres/pg_schema.h"
 #include "storage/postgres/pg_store_internal.h"
@@ -170,16 +171,17 @@ std::string ListDevicesSql() {
 
 std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, " FROM devices AS d WHERE d.device_id = $1"); }
 
+// Newest first, so that a limit keeps the newest points; the caller puts them in time order (OldestFirst).
 std::string ProcessTrendSql(const char* column) {
   return absl::StrCat("SELECT capture_id, captured_at, pid, ", column,
                       " FROM process_reports WHERE device_id = $1 AND name = $2 AND captured_at >= $3"
-                      " ORDER BY captured_at, pid LIMIT $4");
+                      " ORDER BY captured_at DESC, pid DESC, capture_id DESC LIMIT $4");
 }
 
 std::string DeviceTrendSql(const char* column) {
   return absl::StrCat("SELECT capture_id, captured_at, 0, ", column,
                       " FROM device_reports WHERE device_id = $1 AND captured_at >= $2"
-                      " ORDER BY captured_at, capture_id LIMIT $3");
+                      " ORDER BY captured_at DESC, capture_id DESC LIMIT $3");
 }
 
 constexpr char kLatestReportJoin[] =
@@ -192,10 +194,16 @@ std::string LatestDeviceFigureSql(const char* column) {
   return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", column, kLatestReportJoin);
 }
 
+// Several processes of one name in one capture count together: summed, NULL when one is unknown or none
+// has the name (as SQLite's SummedOverPids).
+std::string SummedOverPids(const char* column) {
+  return absl::StrCat("CASE WHEN COUNT(*) = COUNT(p.", column, ") THEN CAST(SUM(p.", column, ") AS BIGINT) END");
+}
+
 std::string LatestProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT ", SummedOverPids(column),
                       " FROM process_reports AS p WHERE p.device_id = r.device_id AND p.name = $1"
-                      " AND p.captured_at = r.captured_at AND p.capture_id = r.capture_id ORDER BY p.pid LIMIT 1)",
+                      " AND p.captured_at = r.captured_at AND p.capture_id = r.capture_id)",
                       kLatestReportJoin);
 }
 
@@ -271,8 +279,8 @@ std::string CaptureDeviceFigureSql(const char* column) {
 }
 
 std::string CaptureProcessFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", column, " FROM process_reports WHERE capture_id = $1 AND name = $2",
-                      " ORDER BY pid LIMIT 1");
+  return absl::StrCat("SELECT ", SummedOverPids(column), " FROM process_reports AS p WHERE p.capture_id = $1",
+                      " AND p.name = $2");
 }
 
 // LIMIT NULL is PostgreSQL's "no limit".
@@ -532,17 +540,18 @@ absl::StatusOr<std::vector<HistoryRow>> PgStore::ProcessHistory(const std::strin
                                                                 uint32_t limit) {
   MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return QueryAll(*reader_, ProcessTrendSql(column),
-                  {PgParam::Text(device_id), PgParam::Text(process_name), PgParam::Text(since_utc), Limit(limit)},
-                  ReadHistoryRow);
+  return OldestFirst(QueryAll(*reader_, ProcessTrendSql(column),
+                              {PgParam::Text(device_id), PgParam::Text(process_name), PgParam::Text(since_utc),
+                               Limit(limit)},
+                              ReadHistoryRow));
 }
 
 absl::StatusOr<std::vector<HistoryRow>> PgStore::DeviceHistory(const std::string& device_id, const std::string& metric,
                                                                const std::string& since, uint32_t limit) {
   MEMFLEET_ASSIGN_OR_RETURN(const char* column, DeviceColumn(metric));
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
-  return QueryAll(*reader_, DeviceTrendSql(column),
-                  {PgParam::Text(device_id), PgParam::Text(since_utc), Limit(limit)}, ReadHistoryRow);
+  return OldestFirst(QueryAll(*reader_, DeviceTrendSql(column),
+                              {PgParam::Text(device_id), PgParam::Text(since_utc), Limit(limit)}, ReadHistoryRow));
 }
 
 absl::StatusOr<std::vector<FleetValueRow>> PgStore::LatestPerDevice(const std::string& metric,

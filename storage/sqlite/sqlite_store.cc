@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "report/report.h"
+#include "storage/history_order.h"
 #include "storage/report_codec.h"
 #include "storage/sqlite/schema.h"
 #include "storage/sqlite/sqlite_db.h"
@@ -285,31 +286,39 @@ std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, "
 
 // One range of process_samples' primary key, already in (captured_ms, pid) order; each point's capture id
 // and time come from its device_reports row, one rowid probe. `since` "" is before every time. LIMIT -1
-// is SQLite's "no limit".
+// is SQLite's "no limit". Newest first, so that a limit keeps the newest points: the range is walked
+// backwards, and the caller turns the rows into time order (OldestFirst).
 std::string ProcessTrendSql(const char* column) {
   return absl::StrCat("SELECT r.capture_id, r.captured_at, p.pid, p.", column,
                       " FROM process_samples AS p JOIN device_reports AS r ON r.capture_no = p.capture_no"
                       " WHERE p.device_no = (SELECT device_no FROM device_numbers WHERE device_id = ?1)"
                       " AND p.name_no = (SELECT name_no FROM process_names WHERE name = ?2)"
                       " AND p.captured_ms >= (CASE WHEN ?3 = '' THEN -9223372036854775807 ELSE ",
-                      MillisecondsOf("?3"), " END) ORDER BY p.captured_ms, p.pid LIMIT ?4");
+                      MillisecondsOf("?3"), " END) ORDER BY p.captured_ms DESC, p.pid DESC, p.capture_no DESC LIMIT ?4");
 }
 
-// The process named ?N of the capture whose device_reports row is `r`: one range of process_samples'
-// primary key (device, name, the capture's time), in pid order, so the lowest comes first; the capture_no
-// keeps another capture at the same millisecond out.
+// Several processes of one name in one capture (a service and its short-lived twin, a restart caught
+// mid-way) count together, as the baseline check counts them: their figures summed, unknown (NULL) when
+// one of them is; no process of the name, NULL (docs/accounting.md, "One name, several pids").
+std::string SummedOverPids(const char* column) {
+  return absl::StrCat("CASE WHEN COUNT(*) = COUNT(p.", column, ") THEN SUM(p.", column, ") END");
+}
+
+// The process named ?N of the capture whose device_reports row is `r` (its pids summed): one range of
+// process_samples' primary key (device, name, the capture's time); the capture_no keeps another capture
+// at the same millisecond out.
 std::string ProcessOfCaptureSql(const char* column, const char* name_param) {
-  return absl::StrCat("SELECT p.", column, " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM "
+  return absl::StrCat("SELECT ", SummedOverPids(column), " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM "
                       "device_numbers WHERE device_id = r.device_id) AND p.name_no = (SELECT name_no FROM "
                       "process_names WHERE name = ", name_param, ") AND p.captured_ms = ", MillisecondsOf("r.captured_at"),
-                      " AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1");
+                      " AND p.capture_no = r.capture_no");
 }
 
-// A device's range of device_reports_by_device_time, in order.
+// A device's range of device_reports_by_device_time, newest first (as ProcessTrendSql).
 std::string DeviceTrendSql(const char* column) {
   return absl::StrCat("SELECT capture_id, captured_at, 0, ", column,
                       " FROM device_reports WHERE device_id = ?1 AND captured_at >= ?2"
-                      " ORDER BY captured_at, capture_id LIMIT ?3");
+                      " ORDER BY captured_at DESC, capture_id DESC LIMIT ?3");
 }
 
 // Per device, the latest report is the last entry of its range in device_reports_by_device_time (a
@@ -325,19 +334,19 @@ std::string LatestDeviceFigureSql(const char* column) {
   return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", column, kLatestReportJoin);
 }
 
-// A process figure of the latest report; several processes of that name (e.g. a restarted service)
-// -> the lowest pid; the process absent from the latest report -> NULL. The latest report's time is the
+// A process figure of the latest report; several processes of that name -> summed (SummedOverPids); the
+// process absent from the latest report -> NULL. The latest report's time is the
 // last of the device's range for that name when the process is in it (no later capture exists), so the
 // range's end stands in for converting r.captured_at (ProcessOfCaptureSql), which costs more than both
 // probes; the capture_no says whether that last time is the latest report's.
 std::string LatestProcessFigureSql(const char* column) {
   return absl::StrCat(
-      "SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT p.", column,
+      "SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, (SELECT ", SummedOverPids(column),
       " FROM process_samples AS p WHERE p.device_no = (SELECT device_no FROM device_numbers WHERE device_id = "
       "r.device_id) AND p.name_no = (SELECT name_no FROM process_names WHERE name = ?1) AND p.captured_ms = "
       "(SELECT MAX(m.captured_ms) FROM process_samples AS m WHERE m.device_no = (SELECT device_no FROM "
       "device_numbers WHERE device_id = r.device_id) AND m.name_no = (SELECT name_no FROM process_names WHERE "
-      "name = ?1)) AND p.capture_no = r.capture_no ORDER BY p.pid LIMIT 1)",
+      "name = ?1)) AND p.capture_no = r.capture_no)",
       kLatestReportJoin);
 }
 
@@ -938,14 +947,14 @@ absl::StatusOr<std::vector<HistoryRow>> SqliteStore::ProcessHistory(const std::s
   MEMFLEET_RETURN_IF_ERROR(st->BindText(2, process_name));
   MEMFLEET_RETURN_IF_ERROR(st->BindText(3, since_utc));
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(4, limit == 0 ? -1 : static_cast<int64_t>(limit)));
-  return ReadAllRows(st, [](const Statement& row_st) {
+  return OldestFirst(ReadAllRows(st, [](const Statement& row_st) {
     HistoryRow row;
     row.capture_id = row_st.ColumnText(0);
     row.captured_at = row_st.ColumnText(1);
     row.pid = static_cast<int>(row_st.ColumnInt64(2));  // stored from an int
     row.value_kb = row_st.ColumnOptionalInt64(3);
     return row;
-  });
+  }));
 }
 
 absl::StatusOr<std::vector<HistoryRow>> SqliteStore::DeviceHistory(const std::string& device_id,
@@ -960,13 +969,13 @@ absl::StatusOr<std::vector<HistoryRow>> SqliteStore::DeviceHistory(const std::st
   MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
   MEMFLEET_RETURN_IF_ERROR(st->BindText(2, since_utc));
   MEMFLEET_RETURN_IF_ERROR(st->BindInt64(3, limit == 0 ? -1 : static_cast<int64_t>(limit)));
-  return ReadAllRows(st, [](const Statement& row_st) {
+  return OldestFirst(ReadAllRows(st, [](const Statement& row_st) {
     HistoryRow row;
     row.capture_id = row_st.ColumnText(0);
     row.captured_at = row_st.ColumnText(1);
     row.value_kb = row_st.ColumnOptionalInt64(3);
     return row;
-  });
+  }));
 }
 
 absl::StatusOr<std::vector<FleetValueRow>> SqliteStore::LatestPerDevice(const std::string& metric,

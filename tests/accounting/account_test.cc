@@ -83,6 +83,27 @@ TEST(ProcessTest, KernelThreadsAndExitedProcessesAreNotProcesses) {
   EXPECT_EQ(r.processes.count(4), 0u);
 }
 
+// Processes that exit while a live root is read (their smaps ESRCH or ENOENT) are left out, and said in
+// one counted warning rather than a line each (a host's capture had 63 such lines).
+TEST(ProcessTest, ProcessesThatExitedMidCaptureMakeOneCountedWarning) {
+  Capture c = BaseCapture();
+  for (int pid : {301, 302, 303}) {
+    c.AddFile("proc/" + std::to_string(pid) + "/cmdline", "short-lived");
+    c.AddError("proc/" + std::to_string(pid) + "/smaps", pid == 302 ? "ENOENT" : "ESRCH");
+  }
+  Report r = Account(c);
+  EXPECT_EQ(r.processes.size(), 2u);
+  size_t about_exits = 0;
+  for (const std::string& w : r.warnings) {
+    if (w.find("exited") != std::string::npos) {
+      ++about_exits;
+      EXPECT_EQ(w, "3 processes exited during the capture (their smaps unreadable, ENOENT or ESRCH) and are left out: "
+                   "proc/301, proc/302, proc/303");
+    }
+  }
+  EXPECT_EQ(about_exits, 1u);
+}
+
 TEST(ProcessTest, NameIsTheFirstCmdlineFieldElseStatusName) {
   Capture c = BaseCapture();
   c.AddFile("proc/100/cmdline", std::string("/system/bin/surfaceflinger\0arg\0", 31));

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
+#include "tests/support/status_message.h"
 
 namespace memfleet::accounting {
 namespace {
@@ -17,9 +18,7 @@ using memfleet::testing::ReadTestData;
 
 using namespace std::string_literals;
 
-bool MessageHas(const absl::Status& status, std::string_view needle) {
-  return std::string(status.message()).find(needle) != std::string::npos;
-}
+using testing::MessageHas;
 
 std::string Reconstructed(std::string_view test, std::string_view fd) {
   return ReadTestData(

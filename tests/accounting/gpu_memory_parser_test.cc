@@ -7,15 +7,14 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
+#include "tests/support/status_message.h"
 
 namespace memfleet::accounting {
 namespace {
 
 using memfleet::testing::ReadTestData;
 
-bool MessageHas(const absl::Status& s, const std::string& part) {
-  return std::string(s.message()).find(part) != std::string::npos;
-}
+using testing::MessageHas;
 
 // ---- MediaTek /proc/mtk_mali/gpu_memory ----
 

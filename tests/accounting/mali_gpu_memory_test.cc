@@ -11,15 +11,14 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
+#include "tests/support/status_message.h"
 
 using memfleet::testing::ReadTestData;
 
 namespace memfleet::accounting {
 namespace {
 
-bool MessageHas(const absl::Status& s, const std::string& part) {
-  return std::string(s.message()).find(part) != std::string::npos;
-}
+using testing::MessageHas;
 
 // Amlogic: a header names the columns, rows are "<addr> <pid> <pages>" without "kctx-".
 TEST(MaliGpuMemoryTest, RealAmlogicHeaderLayout) {

@@ -10,15 +10,14 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
+#include "tests/support/status_message.h"
 
 namespace memfleet::accounting {
 namespace {
 
 using memfleet::testing::ReadTestData;
 
-bool MessageHas(const absl::Status& status, std::string_view needle) {
-  return std::string(status.message()).find(needle) != std::string::npos;
-}
+using testing::MessageHas;
 
 void ExpectValues(const Meminfo& m,
                   std::initializer_list<std::pair<std::string_view, uint64_t>> expected) {

@@ -5,15 +5,14 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
+#include "tests/support/status_message.h"
 
 namespace memfleet::accounting {
 namespace {
 
 using memfleet::testing::ReadTestData;
 
-bool MessageHas(const absl::Status& s, const std::string& part) {
-  return std::string(s.message()).find(part) != std::string::npos;
-}
+using testing::MessageHas;
 
 TEST(MtkRssPidTest, OldVariant) {
   absl::StatusOr<RssPid> r = ParseMtkRssPid(ReadTestData("nodes/mtk_rss_pid_v1.txt"));

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
+#include "tests/support/status_message.h"
 
 namespace memfleet::accounting {
 namespace {
@@ -19,9 +20,7 @@ using memfleet::testing::ReadTestData;
 
 constexpr std::string_view kLibmeminfo = "aosp/system/memory/libmeminfo";
 
-bool MessageHas(const absl::Status& status, std::string_view needle) {
-  return std::string(status.message()).find(needle) != std::string::npos;
-}
+using testing::MessageHas;
 
 std::string Libmeminfo(std::string_view relative) {
   return ReadTestData(std::string(kLibmeminfo) + "/" + std::string(relative));

@@ -26,6 +26,7 @@
 #include "proto/capture_codec.h"
 #include "proto/capture_digest.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet::agent {
 namespace {
@@ -259,15 +260,6 @@ class RecordingEvents : public TransportEvents {
   std::vector<uint32_t> intervals_;
 };
 
-bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return done();
-}
-
 // A capture with a node bigger than a chunk, so that delivery takes several chunks.
 Capture TestCapture(const std::string& marker) {
   Capture c;
@@ -348,7 +340,7 @@ TEST_F(TransportTest, AckedCaptureIsDeliveredWholeAndLeavesTheSpool) {
   const std::string started_at = agent::FormatRfc3339(std::chrono::system_clock::now());
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; })) << "never acked";
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s)) << "never acked";
   transport.Stop();
   const std::string stopped_at = agent::FormatRfc3339(std::chrono::system_clock::now());
 
@@ -383,10 +375,10 @@ TEST_F(TransportTest, CaptureSpooledWhileConnectedIsSentAtOnce) {
   ASSERT_TRUE(server.ok());
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return transport.connected(); }));
+  ASSERT_TRUE(testing::WaitFor([&] { return transport.connected(); }, 10s));
   std::string id = SpoolCapture("dev-1-20261202T161500Z-000002");
   transport.CaptureSpooled(id);
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s));
   EXPECT_EQ(service.deliveries().size(), 1u);
   EXPECT_EQ(transport.sessions(), 1u);
 }
@@ -400,7 +392,7 @@ TEST_F(TransportTest, RejectedWithRetryStaysSpooledAndIsResentAfterReconnect) {
 
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; })) << "never delivered after the rejection";
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s)) << "never delivered after the rejection";
   transport.Stop();
 
   EXPECT_EQ(events_->rejected(), std::vector<std::string>{id + ":retry"});
@@ -422,7 +414,7 @@ TEST_F(TransportTest, RejectedForGoodIsDroppedAndNotResent) {
 
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s));
   transport.Stop();
   EXPECT_EQ(events_->rejected(), std::vector<std::string>{bad + ":final"});
   EXPECT_EQ(events_->acked(), std::vector<std::string>{good});
@@ -443,7 +435,7 @@ TEST_F(TransportTest, DigestMismatchIsResentAndThenAcked) {
   o.max_integrity_retries = 2;
   Transport transport(o, *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return !events_->acked().empty(); }));
+  ASSERT_TRUE(testing::WaitFor([&] { return !events_->acked().empty(); }, 10s));
   transport.Stop();
   EXPECT_EQ(events_->rejected(), (std::vector<std::string>{id + ":retry", id + ":retry"}));
   EXPECT_EQ(service.deliveries().size(), 3u);
@@ -465,7 +457,7 @@ TEST_F(TransportTest, DigestMismatchEveryTimeIsDroppedAndCountedAfterTheRetries)
   o.max_integrity_retries = 2;
   Transport transport(o, *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0 && !service.drop_reports().empty(); }));
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0 && !service.drop_reports().empty(); }, 10s));
   transport.Stop();
   EXPECT_EQ(events_->rejected(), (std::vector<std::string>{id + ":retry", id + ":retry", id + ":final"}));
   EXPECT_EQ(events_->spooled_when_rejected(), (std::vector<bool>{true, true, false}));
@@ -481,7 +473,7 @@ TEST_F(TransportTest, ServerDownAtStartGetsTheCaptureOnceItIsUp) {
   Transport transport(Options(reservation->address()), *spool_, *events_);
   transport.Start();
   // Several refused attempts, each followed by a backoff wait (50 ms doubling to 200 ms).
-  ASSERT_TRUE(Eventually([&] { return transport.failed_connects() >= 3; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return transport.failed_connects() >= 3; }, 10s));
   EXPECT_FALSE(transport.connected());
   EXPECT_TRUE(spool_->Contains(id));
 
@@ -489,7 +481,7 @@ TEST_F(TransportTest, ServerDownAtStartGetsTheCaptureOnceItIsUp) {
   FakeServer server(service, port);
   ASSERT_TRUE(server.ok()) << "cannot listen on the reserved port " << port;
   reservation.reset();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; })) << "not delivered after the server came up";
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s)) << "not delivered after the server came up";
   transport.Stop();
   // Stored once: the first session that reached the server delivered it, and nothing was resent.
   EXPECT_EQ(service.deliveries().size(), 1u);
@@ -510,7 +502,7 @@ TEST_F(TransportTest, ADeadFirstServerFailsOverToTheNextWithoutABackoffWait) {
   options.backoff.max = 60s;
   Transport transport(options, *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; })) << "the second server was not tried at once";
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s)) << "the second server was not tried at once";
   EXPECT_EQ(transport.failed_connects(), 1u);
   EXPECT_EQ(transport.sessions(), 1u);
   transport.Stop();
@@ -530,7 +522,7 @@ TEST_F(TransportTest, AServerThatDropsTheStreamHandsTheCaptureToTheNext) {
   options.servers.push_back(second.target());
   Transport transport(options, *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s));
   transport.Stop();
   // Sent to the first, which never acked; resent to the second, which did. The first never saw it again.
   ASSERT_EQ(first_service.deliveries().size(), 1u);
@@ -551,7 +543,7 @@ TEST_F(TransportTest, MissingAckTearsDownAndResends) {
 
   Transport transport(options, *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s));
   transport.Stop();
   // The server ignored the first copy; the resend after the ack timeout on a new stream was acked.
   EXPECT_EQ(service.deliveries().size(), 2u);
@@ -567,7 +559,7 @@ TEST_F(TransportTest, StreamClosedBeforeTheAckResends) {
   SpoolCapture("dev-1-20261202T161500Z-000008");
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return spool_->count() == 0; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return spool_->count() == 0; }, 10s));
   transport.Stop();
   EXPECT_EQ(service.deliveries().size(), 2u);
 }
@@ -607,7 +599,7 @@ TEST_F(InFlightDeletionTest, CaptureDeletedWhileInFlightAndThenAckedIsNotADrop) 
   ASSERT_NO_FATAL_FAILURE(DeleteWhileHeld(Verdict::kAckWhenReleased, first, second));
   run_.service.ReleaseHeld();
   run_.transport->CaptureSpooled(second);
-  ASSERT_TRUE(Eventually([&] { return run_.events->acked().size() == 2; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return run_.events->acked().size() == 2; }, 10s));
   EXPECT_EQ(run_.events->acked(), (std::vector<std::string>{first, second}));
   EXPECT_EQ(run_.spool->dropped(), 0u);
   run_.transport->Stop();
@@ -620,7 +612,7 @@ TEST_F(InFlightDeletionTest, CaptureDeletedWhileInFlightAndNeverAckedIsOneDrop) 
   const std::string first = "dev-1-20261202T161500Z-000031", second = "dev-1-20261202T162000Z-000032";
   ASSERT_NO_FATAL_FAILURE(DeleteWhileHeld(Verdict::kCloseWhenReleased, first, second));
   run_.service.ReleaseHeld();
-  ASSERT_TRUE(Eventually([&] { return run_.events->acked() == std::vector<std::string>{second}; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return run_.events->acked() == std::vector<std::string>{second}; }, 10s));
   run_.transport->Stop();
   const std::vector<v1::Hello> hellos = run_.service.hellos();
   ASSERT_EQ(hellos.size(), 2u);
@@ -644,10 +636,10 @@ TEST_F(TransportTest, DroppedCountIsReportedAndClearedAfterWelcome) {
   RecordingEvents events(tiny->get());
   Transport transport(Options(server.target()), **tiny, events);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return transport.connected(); }));
+  ASSERT_TRUE(testing::WaitFor([&] { return transport.connected(); }, 10s));
   ASSERT_EQ(service.hellos().size(), 1u);
   EXPECT_EQ(service.hellos()[0].dropped_captures(), 1u);
-  EXPECT_TRUE(Eventually([&] { return (*tiny)->dropped() == 0; }));
+  EXPECT_TRUE(testing::WaitFor([&] { return (*tiny)->dropped() == 0; }, 10s));
 }
 
 // Before, drops while connected waited for the next Hello (a reconnect, maybe days later).
@@ -660,14 +652,14 @@ TEST_F(TransportTest, DropsWhileConnectedAreReportedAtOnceAndClearedWhenRecorded
   RecordingEvents events(tiny->get());
   Transport transport(Options(server.target()), **tiny, events);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return transport.connected(); }));
+  ASSERT_TRUE(testing::WaitFor([&] { return transport.connected(); }, 10s));
   EXPECT_EQ(service.hellos()[0].dropped_captures(), 0u);
 
   EXPECT_FALSE((*tiny)->Put("x", "2026-12-02T16:15:00Z", "", std::string(200, 'x')).ok());
   EXPECT_FALSE((*tiny)->Put("y", "2026-12-02T16:16:00Z", "", std::string(200, 'y')).ok());
   ASSERT_EQ((*tiny)->dropped(), 2u);
   transport.CaptureSpooled("y");  // any wake-up of the transport
-  ASSERT_TRUE(Eventually([&] { return (*tiny)->dropped() == 0; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return (*tiny)->dropped() == 0; }, 10s));
   EXPECT_EQ(service.drop_reports(), std::vector<uint64_t>{2});
   EXPECT_EQ(service.hellos().size(), 1u);  // on the same stream
   transport.Stop();
@@ -684,7 +676,7 @@ TEST_F(TransportTest, CommandsReachTheEvents) {
   ASSERT_TRUE(server.ok());
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(Eventually([&] { return events_->capture_now().size() == 1 && events_->intervals().size() == 2; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return events_->capture_now().size() == 1 && events_->intervals().size() == 2; }, 10s));
   EXPECT_EQ(events_->capture_now()[0], "sweep-42");
   EXPECT_EQ(events_->intervals(), (std::vector<uint32_t>{60, 30}));
 }
@@ -696,7 +688,7 @@ TEST_F(TransportTest, StopIsPromptWhileConnectedAndWhileUnreachable) {
   {
     Transport transport(Options(server.target()), *spool_, *events_);
     transport.Start();
-    ASSERT_TRUE(Eventually([&] { return transport.connected(); }));
+    ASSERT_TRUE(testing::WaitFor([&] { return transport.connected(); }, 10s));
     auto start = std::chrono::steady_clock::now();
     transport.Stop();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
@@ -707,7 +699,7 @@ TEST_F(TransportTest, StopIsPromptWhileConnectedAndWhileUnreachable) {
     options.backoff.max = 5s;
     Transport transport(options, *spool_, *events_);
     transport.Start();
-    ASSERT_TRUE(Eventually([&] { return transport.failed_connects() >= 1; }));  // now in its 5 s backoff wait
+    ASSERT_TRUE(testing::WaitFor([&] { return transport.failed_connects() >= 1; }, 10s));  // now in its 5 s backoff wait
     auto start = std::chrono::steady_clock::now();
     transport.Stop();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);

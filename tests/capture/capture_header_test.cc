@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/untrusted_text.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_data.h"
 
@@ -179,15 +180,15 @@ TEST(CaptureHeaderTest, MessagesQuoteABoundedSnippetOfUntrustedValues) {
   };
   const Case cases[] = {
       {R"("format": ")" + huge + "\"",
-       R"(capture.json: "format" is ")" + std::string(40, 'A') + R"("...; only format 1 is known)"},
+       R"(capture.json: "format" is ")" + std::string(kSnippetBytes, 'A') + R"("...; only format 1 is known)"},
       {R"("format": [1, 2, 3], "x": 0)", R"(capture.json: "format" is an array of 3 elements; only format 1 is known)"},
       {R"("format": 1, "device_id": "d", "captured_at": "t", "page_size": ")" + huge + "\"",
-       R"(capture.json: "page_size" is ")" + std::string(40, 'A') +
+       R"(capture.json: "page_size" is ")" + std::string(kSnippetBytes, 'A') +
            R"("...; expected a power of two from 4096 to 65536)"},
       {R"("format": 1, "device_id": "d", "captured_at": "t", "ddr_size_kb": {"a": 1, "b": 2})",
        R"(capture.json: "ddr_size_kb" is an object of 2 fields; expected a positive integer)"},
       {R"("format": 1, "device_id": "d", "captured_at": "t", "android_version": "\u0007)" + huge + "\"",
-       R"(capture.json: "android_version" is "\x07)" + std::string(39, 'A') +
+       R"(capture.json: "android_version" is "\x07)" + std::string(kSnippetBytes - 1, 'A') +
            R"("...; expected an integer such as 14)"},
   };
   for (const Case& c : cases) {

@@ -32,28 +32,28 @@ void ExpectCoversWithEvenSteps(const ValueAxis& axis, long double min_kb, long d
       << "two ticks read the same";
 }
 
-// The chart that drew two "29.1 MB" ticks: a process between 29.05 and 29.15 MB.
+// The chart that drew two "29.1 MiB" ticks: a process between 29.05 and 29.15 MB.
 TEST(NiceValueAxisTest, ANarrowRangeGetsEnoughDecimalsToTellTicksApart) {
   const ValueAxis axis = NiceValueAxis(29747, 29850);  // kB: 29.050 to 29.150 MB
   ExpectCoversWithEvenSteps(axis, 29747, 29850);
-  EXPECT_EQ(axis.labels, (std::vector<std::string>{"29.00 MB", "29.05 MB", "29.10 MB", "29.15 MB", "29.20 MB"}));
+  EXPECT_EQ(axis.labels, (std::vector<std::string>{"29.00 MiB", "29.05 MiB", "29.10 MiB", "29.15 MiB", "29.20 MiB"}));
 }
 
 TEST(NiceValueAxisTest, StepsAreOneTwoTwoAndAHalfOrFive) {
   // 97.7 to 195.3 MB: steps of 20 MB would need 7 ticks, so 25 MB.
   EXPECT_EQ(Labels(100000, 200000),
-            (std::vector<std::string>{"75 MB", "100 MB", "125 MB", "150 MB", "175 MB", "200 MB"}));
+            (std::vector<std::string>{"75 MiB", "100 MiB", "125 MiB", "150 MiB", "175 MiB", "200 MiB"}));
   EXPECT_EQ(Labels(1, 3), (std::vector<std::string>{"1 kB", "2 kB", "3 kB"}));  // no fractions of a kB
   EXPECT_EQ(Labels(0, 1000), (std::vector<std::string>{"0 kB", "200 kB", "400 kB", "600 kB", "800 kB", "1000 kB"}));
   // 1.5 to 3.2 GB.
   EXPECT_EQ(Labels(1.5L * 1024 * 1024, 3.2L * 1024 * 1024),
-            (std::vector<std::string>{"1.5 GB", "2.0 GB", "2.5 GB", "3.0 GB", "3.5 GB"}));
+            (std::vector<std::string>{"1.5 GiB", "2.0 GiB", "2.5 GiB", "3.0 GiB", "3.5 GiB"}));
 }
 
 TEST(NiceValueAxisTest, AFlatSeriesIsWidenedAroundItsValue) {
   const ValueAxis axis = NiceValueAxis(5000, 5000);  // 4.88 MB, widened by 5%
   ExpectCoversWithEvenSteps(axis, 5000, 5000);
-  EXPECT_EQ(axis.labels, (std::vector<std::string>{"4.6 MB", "4.8 MB", "5.0 MB", "5.2 MB"}));
+  EXPECT_EQ(axis.labels, (std::vector<std::string>{"4.6 MiB", "4.8 MiB", "5.0 MiB", "5.2 MiB"}));
   EXPECT_EQ(Labels(0, 0), (std::vector<std::string>{"-1 kB", "0 kB", "1 kB"}));
 }
 

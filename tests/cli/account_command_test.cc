@@ -70,7 +70,7 @@ TEST(AccountCommandTest, NotACaptureTreeExitsOne) {
   std::ostringstream out, err;
   AccountArgs args;
   args.root = testing::TestData("nodes");
-  EXPECT_EQ(RunAccount(args, out, err), kExitNotCapture);
+  EXPECT_EQ(RunAccount(args, out, err), kExitFailed);
   EXPECT_NE(err.str().find("not a capture tree"), std::string::npos) << err.str();
   EXPECT_TRUE(out.str().empty());
 }
@@ -79,7 +79,7 @@ TEST(AccountCommandTest, MissingPathExitsOneWithTheReason) {
   std::ostringstream out, err;
   AccountArgs args;
   args.root = "/nonexistent/memfleet/tree";
-  EXPECT_EQ(RunAccount(args, out, err), kExitNotCapture);
+  EXPECT_EQ(RunAccount(args, out, err), kExitFailed);
   EXPECT_NE(err.str().find("No such file or directory"), std::string::npos) << err.str();
 }
 

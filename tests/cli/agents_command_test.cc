@@ -119,7 +119,7 @@ TEST_F(AgentsCommandTest, AMissingBinarySaysHowToBuildIt) {
   dir_.Write("other/keep", "");
   args_.agent_dir = dir_.path() + "/other";
   args_.target.serials = {"ARM1"};
-  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitServerError);
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitFailed);
   EXPECT_TRUE(absl::StrContains(out_.str(), "(scripts/build-agent arm64 makes it)")) << out_.str();
 }
 
@@ -139,7 +139,7 @@ TEST_F(AgentsCommandTest, DeployNeedsToBeToldWhichPhones) {
 
 TEST_F(AgentsCommandTest, AnUnlistedSerialIsReportedAndFails) {
   args_.target.serials = {"NOPE"};
-  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitServerError);
+  EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitFailed);
   EXPECT_TRUE(absl::StrContains(out_.str(), "not listed by adb devices")) << out_.str();
 }
 

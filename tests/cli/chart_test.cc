@@ -265,14 +265,14 @@ TEST(SvgChartTest, WellFormedWithOnePolylineVertexPerSample) {
   EXPECT_EQ(doc.Count("circle"), points.size());
   // The title, and value labels at nice steps around 100000 kB (97.7 MB) to 200000 kB (195.3 MB).
   EXPECT_NE(svg.find("surfaceflinger total_kb on pixel-7"), std::string::npos);
-  EXPECT_NE(svg.find(">75 MB<"), std::string::npos);
-  EXPECT_NE(svg.find(">200 MB<"), std::string::npos);
+  EXPECT_NE(svg.find(">75 MiB<"), std::string::npos);
+  EXPECT_NE(svg.find(">200 MiB<"), std::string::npos);
   // Time labels (UTC): the first sample, 1796220000, is 8100 s (2h15m) before 2026-12-02T16:15:00Z.
   EXPECT_NE(svg.find("12-02 14:00"), std::string::npos);
 }
 
 // Rendered in a browser, the chart of a process between 29.05 and 29.15 MB labelled two ticks
-// "29.1 MB", and its last time label ran past the right edge.
+// "29.1 MiB", and its last time label ran past the right edge.
 TEST(SvgChartTest, DistinctValueLabelsAndTimeLabelsInsideTheImage) {
   std::string svg = RenderSvgLineChart({{1796220000, 29747}, {1796223600, 29800}, {1796227200, 29850}},
                                        {"narrow", "kB"});
@@ -281,10 +281,10 @@ TEST(SvgChartTest, DistinctValueLabelsAndTimeLabelsInsideTheImage) {
   std::vector<std::string> value_labels, anchors;
   for (const Element& e : doc.elements) {
     if (e.name != "text" || e.attrs.count("text-anchor") == 0) continue;
-    if (e.text.find(" MB") != std::string::npos) value_labels.push_back(e.text);
+    if (e.text.find(" MiB") != std::string::npos) value_labels.push_back(e.text);
     if (e.text.find(':') != std::string::npos) anchors.push_back(e.attrs.at("text-anchor"));
   }
-  EXPECT_EQ(value_labels, (std::vector<std::string>{"29.00 MB", "29.05 MB", "29.10 MB", "29.15 MB", "29.20 MB"}));
+  EXPECT_EQ(value_labels, (std::vector<std::string>{"29.00 MiB", "29.05 MiB", "29.10 MiB", "29.15 MiB", "29.20 MiB"}));
   ASSERT_EQ(anchors.size(), 5u);  // five time labels
   EXPECT_EQ(anchors.front(), "start");
   EXPECT_EQ(anchors.back(), "end");

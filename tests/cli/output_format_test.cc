@@ -104,10 +104,10 @@ TEST(FormatKbTest, Separators) {
 TEST(FormatKbHumanTest, BinaryMultiples) {
   EXPECT_EQ(FormatKbHuman(0), "0 kB");
   EXPECT_EQ(FormatKbHuman(1023), "1023 kB");
-  EXPECT_EQ(FormatKbHuman(1024), "1.0 MB");
-  EXPECT_EQ(FormatKbHuman(1536), "1.5 MB");           // 1536 / 1024
-  EXPECT_EQ(FormatKbHuman(3014795), "2.88 GB");       // 3014795 / 1048576 = 2.875...
-  EXPECT_EQ(FormatKbHuman(-2048), "-2.0 MB");
+  EXPECT_EQ(FormatKbHuman(1024), "1.0 MiB");
+  EXPECT_EQ(FormatKbHuman(1536), "1.5 MiB");           // 1536 / 1024
+  EXPECT_EQ(FormatKbHuman(3014795), "2.88 GiB");       // 3014795 / 1048576 = 2.875...
+  EXPECT_EQ(FormatKbHuman(-2048), "-2.0 MiB");
   EXPECT_FALSE(FormatKbHuman(INT64_MIN).empty());     // no overflow on the most negative value
 }
 

@@ -84,7 +84,7 @@ TEST(TranslateRpcStatusTest, MessagesAUserCanActOn) {
                          "h:1", d);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(s.message(), "memfleet: unknown device \"pixel-9\"");
-  EXPECT_EQ(ExitCodeFor(s), kExitNotFound);
+  EXPECT_EQ(ExitCodeFor(s), kExitNothingToCheck);
 
   s = TranslateRpcStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown metric device.foo_kb"), "GetFleet",
                          "h:1", d);
@@ -94,12 +94,12 @@ TEST(TranslateRpcStatusTest, MessagesAUserCanActOn) {
   s = TranslateRpcStatus(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded"), "StartSweep", "h:1",
                          std::chrono::seconds(70));
   EXPECT_EQ(s.message(), "memfleet: the server at h:1 did not answer StartSweep within 70 s");
-  EXPECT_EQ(ExitCodeFor(s), kExitServerError);
+  EXPECT_EQ(ExitCodeFor(s), kExitFailed);
 
   s = TranslateRpcStatus(grpc::Status(grpc::StatusCode::INTERNAL, "database is locked"), "GetReport", "h:1", d);
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
   EXPECT_NE(s.message().find("database is locked"), std::string::npos);
-  EXPECT_EQ(ExitCodeFor(s), kExitServerError);
+  EXPECT_EQ(ExitCodeFor(s), kExitFailed);
 
   EXPECT_TRUE(TranslateRpcStatus(grpc::Status::OK, "x", "h:1", d).ok());
 }
@@ -125,7 +125,7 @@ TEST_F(UnreachableServerTest, Devices) {
   DevicesArgs args;
   args.common = common_;
   auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(RunDevices(args, out_, err_), kExitServerError);
+  EXPECT_EQ(RunDevices(args, out_, err_), kExitFailed);
   EXPECT_EQ(err_.str(), Expected());
   EXPECT_EQ(out_.str(), "");
   // Connection refused fails fast; it does not wait out the 10 s deadline.
@@ -135,7 +135,7 @@ TEST_F(UnreachableServerTest, Devices) {
 TEST_F(UnreachableServerTest, AddressFromTheEnvironment) {
   DevicesArgs args;
   args.common.env_server = address_;
-  EXPECT_EQ(RunDevices(args, out_, err_), kExitServerError);
+  EXPECT_EQ(RunDevices(args, out_, err_), kExitFailed);
   EXPECT_EQ(err_.str(), Expected());
 }
 
@@ -144,7 +144,7 @@ TEST_F(UnreachableServerTest, Sweep) {
   args.common = common_;
   args.deadline_s = 5;
   args.progress_tty = true;
-  EXPECT_EQ(RunSweep(args, out_, err_), kExitServerError);
+  EXPECT_EQ(RunSweep(args, out_, err_), kExitFailed);
   EXPECT_EQ(err_.str(), Expected());  // no progress bar was drawn before the failure
 }
 
@@ -152,7 +152,7 @@ TEST_F(UnreachableServerTest, Report) {
   ReportArgs args;
   args.common = common_;
   args.device_id = "pixel-7";
-  EXPECT_EQ(RunReport(args, out_, err_), kExitServerError);
+  EXPECT_EQ(RunReport(args, out_, err_), kExitFailed);
   EXPECT_EQ(err_.str(), Expected());
 }
 
@@ -162,7 +162,7 @@ TEST_F(UnreachableServerTest, Process) {
   args.device_id = "pixel-7";
   args.process_name = "surfaceflinger";
   args.common.json = true;
-  EXPECT_EQ(RunProcess(args, out_, err_), kExitServerError);
+  EXPECT_EQ(RunProcess(args, out_, err_), kExitFailed);
   EXPECT_EQ(err_.str(), Expected());
 }
 
@@ -173,14 +173,14 @@ TEST_F(UnreachableServerTest, Trend) {
   args.process_name = "surfaceflinger";
   args.since = "7d";
   args.common.csv = true;
-  EXPECT_EQ(RunTrend(args, out_, err_), kExitServerError);
+  EXPECT_EQ(RunTrend(args, out_, err_), kExitFailed);
   EXPECT_EQ(err_.str(), Expected());
 }
 
 TEST_F(UnreachableServerTest, Fleet) {
   FleetArgs args;
   args.common = common_;
-  EXPECT_EQ(RunFleet(args, out_, err_), kExitServerError);
+  EXPECT_EQ(RunFleet(args, out_, err_), kExitFailed);
   EXPECT_EQ(err_.str(), Expected());
 }
 
@@ -203,7 +203,7 @@ TEST(TlsServerTest, APlaintextClientIsToldAboutCaCert) {
   args.common.env_server = "";
   args.common.env_ca_cert = "";
   std::ostringstream out, err;
-  EXPECT_EQ(RunDevices(args, out, err), kExitServerError);
+  EXPECT_EQ(RunDevices(args, out, err), kExitFailed);
   EXPECT_EQ(out.str(), "");
   EXPECT_EQ(err.str(), "memfleet: cannot reach the server at " + args.common.server +
                            " (is memfleet-server running?); something at " + args.common.server +

@@ -148,6 +148,10 @@ class FakeQueryService final : public v1::QueryService::Service {
     g->set_p50_kb(3014795);
     g->set_p90_kb(3567646);
     g->set_max_kb(3567646);
+    g->set_unknown(1);  // a third qcom device whose total is null
+    v1::FleetGroup* none_known = response->add_groups();
+    none_known->set_key("mtk");
+    none_known->set_unknown(2);
     v1::FleetRow* r = response->add_rows();
     r->set_device_id("sim-qcom-8450");
     r->set_value_kb(3567646);
@@ -460,6 +464,7 @@ TEST_F(ServerCommandsTest, ReportJsonAndRelativeAt) {
   json j = json::parse(out_.str());
   EXPECT_EQ(j["device"]["total_kb"], 3014795);
   EXPECT_EQ(j["processes"]["30830"]["name"], "/system/bin/surfaceflinger");
+  EXPECT_EQ(j["capture_id"], "sim-qcom-505-20261130T080000Z-000003");  // the capture it read
 }
 
 TEST_F(ServerCommandsTest, ReportCsvHasEveryProcess) {
@@ -483,11 +488,11 @@ TEST_F(ServerCommandsTest, UnknownDeviceAndNothingStoredAreNotFound) {
   ReportArgs args;
   args.common = common_;
   args.device_id = "pixel-9";
-  EXPECT_EQ(RunReport(args, out_, err_), kExitNotFound);
+  EXPECT_EQ(RunReport(args, out_, err_), kExitNothingToCheck);
   EXPECT_EQ(err_.str(), "memfleet: unknown device \"pixel-9\"\n");
   std::ostringstream err;
   args.device_id = "sim-empty";
-  EXPECT_EQ(RunReport(args, out_, err), kExitNotFound);
+  EXPECT_EQ(RunReport(args, out_, err), kExitNothingToCheck);
   EXPECT_EQ(err.str(), "memfleet: nothing stored for device \"sim-empty\" yet\n");
   EXPECT_EQ(out_.str(), "");
 }
@@ -544,7 +549,7 @@ TEST_F(ServerCommandsTest, AnUnknownOrAmbiguousProcessListsTheClosestNames) {
   args.common = common_;
   args.device_id = "sim-qcom-505";
   args.process_name = "surfaceflinga";
-  EXPECT_EQ(RunProcess(args, out_, err_), kExitNotFound);
+  EXPECT_EQ(RunProcess(args, out_, err_), kExitNothingToCheck);
   EXPECT_NE(err_.str().find("no process named \"surfaceflinga\" in the report of sim-qcom-505 captured at "
                             "2026-11-30T08:00:00Z (14 processes; closest: \"/system/bin/surfaceflinger\", "),
             std::string::npos)
@@ -627,7 +632,7 @@ TEST_F(ServerCommandsTest, TrendCsvAndNoHistory) {
 
   std::ostringstream out, err;
   args.process_name = "com.absent";
-  EXPECT_EQ(RunTrend(args, out, err), kExitNotFound);
+  EXPECT_EQ(RunTrend(args, out, err), kExitNothingToCheck);
   EXPECT_NE(err.str().find("no stored capture of sim-qcom-505 has a process named \"com.absent\"; closest names in "
                            "its latest report: \"com.tencent.mm\", "),
             std::string::npos)
@@ -642,11 +647,16 @@ TEST_F(ServerCommandsTest, FleetGroups) {
   std::string t = out_.str();
   EXPECT_NE(t.find("PLATFORM"), std::string::npos);
   EXPECT_NE(t.find("3,567,646"), std::string::npos);
+  // Unknowns are counted beside the known, never dropped; a group of unknowns only has no figures.
+  EXPECT_NE(t.find(" 2 (+1 unknown) "), std::string::npos) << t;
+  EXPECT_NE(t.find(" 0 (+2 unknown) "), std::string::npos) << t;
 
   std::ostringstream csv;
   args.common.csv = true;
   ASSERT_EQ(RunFleet(args, csv, err_), kExitOk);
-  EXPECT_EQ(csv.str(), "platform,devices,min_kb,p50_kb,p90_kb,max_kb\r\nqcom,2,3014795,3014795,3567646,3567646\r\n");
+  EXPECT_EQ(csv.str(),
+            "platform,devices,unknown,min_kb,p50_kb,p90_kb,max_kb\r\nqcom,2,1,3014795,3014795,3567646,3567646\r\n"
+            "mtk,0,2,,,,\r\n");
 
   std::ostringstream out, err;
   args.common.csv = false;
@@ -657,14 +667,16 @@ TEST_F(ServerCommandsTest, FleetGroups) {
   std::ostringstream err2;
   args.metric = "process.total_kb";
   args.process_name = "nothing";
-  EXPECT_EQ(RunFleet(args, out, err2), kExitNotFound);
+  EXPECT_EQ(RunFleet(args, out, err2), kExitNothingToCheck);
 }
 
 TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {
   SweepArgs args;
   args.common = common_;
   args.deadline_s = 5;
-  ASSERT_EQ(RunSweep(args, out_, err_), kExitOk) << err_.str();
+  // One of the three devices stored nothing: partial (README "Exit codes"), said on stderr.
+  ASSERT_EQ(RunSweep(args, out_, err_), kExitPartial) << err_.str();
+  EXPECT_NE(err_.str().find("memfleet sweep: 2 of 3 devices stored a capture\n"), std::string::npos) << err_.str();
   // Not a terminal: one plain line per change.
   EXPECT_NE(err_.str().find("sim-gone: offline: not connected\n"), std::string::npos) << err_.str();
   EXPECT_NE(err_.str().find("sweep sweep-7: 3/3 devices done, finished\n"), std::string::npos) << err_.str();
@@ -694,7 +706,7 @@ TEST_F(ServerCommandsTest, SweepOnATerminalRedrawsOneLine) {
   args.deadline_s = 5;
   args.progress_tty = true;
   args.common.json = true;
-  ASSERT_EQ(RunSweep(args, out_, err_), kExitOk) << err_.str();
+  ASSERT_EQ(RunSweep(args, out_, err_), kExitPartial) << err_.str();  // 2 of 3 stored
   std::string e = err_.str();
   EXPECT_EQ(e.find("sim-gone: offline"), std::string::npos);  // no plain lines
   EXPECT_NE(e.find("\r[          ] 0/3 stored"), std::string::npos) << e;  // drawn in place
@@ -718,7 +730,7 @@ TEST_F(ServerCommandsTest, SweepMatchingNothingIsNotFound) {
   SweepArgs args;
   args.common = common_;
   args.where = {"model=none"};
-  EXPECT_EQ(RunSweep(args, out_, err_), kExitNotFound);
+  EXPECT_EQ(RunSweep(args, out_, err_), kExitNothingToCheck);
   EXPECT_NE(err_.str().find("no device matches the --where terms"), std::string::npos) << err_.str();
 }
 

@@ -47,12 +47,6 @@ TEST(ParseBoundedJsonTest, SyntaxErrorMessageIsBoundedAndEscaped) {
   EXPECT_EQ(r.status().message().find('\x01'), std::string::npos);
 }
 
-TEST(SnippetTest, QuotedSnippetCutsAndEscapes) {
-  EXPECT_EQ(QuotedSnippet("abc"), "\"abc\"");
-  EXPECT_EQ(QuotedSnippet("a\"b\\c\nd\x1b\xff"), R"("a\"b\\c\nd\x1b\xff")");
-  EXPECT_EQ(QuotedSnippet(std::string(100, 'y'), 5), "\"yyyyy\"...");
-}
-
 TEST(SnippetTest, JsonValueSnippetNeverDumpsAContainer) {
   EXPECT_EQ(JsonValueSnippet(nlohmann::json(nullptr)), "null");
   EXPECT_EQ(JsonValueSnippet(nlohmann::json(true)), "true");

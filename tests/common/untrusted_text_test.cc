@@ -41,12 +41,22 @@ TEST(HasNoControlBytesTest, C0AndDelAreControlBytesUtf8IsNot) {
   EXPECT_FALSE(HasNoControlBytes(std::string("a\0b", 3)));
 }
 
-TEST(PrintableTest, ControlBytesBecomeQuestionMarksAndLongValuesAreCut) {
-  EXPECT_EQ(Printable("phone-42"), "phone-42");
-  EXPECT_EQ(Printable("a\nb\x1b[2J\x7f"), "a?b?[2J?");
-  EXPECT_EQ(Printable("abcdef", 4), "abcd...");
-  EXPECT_EQ(Printable("abcd", 4), "abcd");
-  EXPECT_EQ(Printable(std::string(100, 'x')), std::string(80, 'x') + "...");
+TEST(SnippetTest, EscapesWhatCouldForgeALogLineAndCutsLongValues) {
+  EXPECT_EQ(Snippet("phone-42"), "phone-42");
+  // A newline would start a forged log line; ESC moves a terminal's cursor; a quote would end the quoted
+  // value early; bytes outside printable ASCII (here a right-to-left override) reorder what is shown.
+  EXPECT_EQ(Snippet("a\nb\x1b[2J\x7f\"c\\"), "a\\nb\\x1b[2J\\x7f\\\"c\\\\");
+  EXPECT_EQ(Snippet("x\xe2\x80\xaey"), "x\\xe2\\x80\\xaey");
+  EXPECT_EQ(Snippet(std::string("nul\0", 4)), "nul\\x00");
+  EXPECT_EQ(Snippet("abcdef", 4), "abcd...");
+  EXPECT_EQ(Snippet("abcd", 4), "abcd");
+  EXPECT_EQ(Snippet(std::string(100, 'x')), std::string(kSnippetBytes, 'x') + "...");
+}
+
+TEST(SnippetTest, QuotedSnippetQuotesThenMarksTheCut) {
+  EXPECT_EQ(QuotedSnippet("abc"), "\"abc\"");
+  EXPECT_EQ(QuotedSnippet("a\"b\\c\nd\x1b\xff"), R"("a\"b\\c\nd\x1b\xff")");
+  EXPECT_EQ(QuotedSnippet(std::string(100, 'y'), 5), "\"yyyyy\"...");
 }
 
 }  // namespace

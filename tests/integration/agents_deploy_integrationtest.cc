@@ -30,6 +30,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -129,12 +130,7 @@ class AgentsDeployTest : public ::testing::Test {
 
   // Polls the server until `holds` is true of the device; false when the deadline passes first.
   bool WaitForDevice(const std::string& device_id, const std::function<bool(const v1::DeviceSummary&)>& holds) {
-    const auto deadline = std::chrono::steady_clock::now() + kAgentDeadline;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (holds(Device(device_id))) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+    return testing::WaitFor([&] { return holds(Device(device_id)); }, kAgentDeadline, std::chrono::milliseconds(200));
   }
 
   std::string Logs() {

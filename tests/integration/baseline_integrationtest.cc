@@ -18,6 +18,7 @@
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -113,20 +114,19 @@ class BaselineIntegrationTest : public ::testing::Test {
     return false;
   }
 
-  bool WaitOnline(size_t n, std::chrono::seconds timeout) {
-    auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      v1::ListDevicesResponse resp;
-      if (stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) {
-        size_t online = 0;
-        for (const v1::DeviceSummary& d : resp.devices()) online += d.online() ? 1 : 0;
-        if (online >= n) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+  // Until at least `n` devices are online (`at_most`: until at most `n` are).
+  bool WaitOnline(size_t n, std::chrono::seconds timeout, bool at_most = false) {
+    return testing::WaitFor(
+        [&] {
+          grpc::ClientContext ctx;
+          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+          v1::ListDevicesResponse resp;
+          if (!stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) return false;
+          size_t online = 0;
+          for (const v1::DeviceSummary& d : resp.devices()) online += d.online() ? 1 : 0;
+          return at_most ? online <= n : online >= n;
+        },
+        timeout, std::chrono::milliseconds(200));
   }
 
   // A sweep over every device; returns its id and expects every device stored.
@@ -314,6 +314,83 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
     EXPECT_TRUE(row["budget_kb"].is_null()) << row.dump();
     EXPECT_TRUE(row["over_kb"].is_null()) << row.dump();
   }
+}
+
+// A gate that cannot check is not a pass (README "Exit codes"): budgets on names no report has (the short
+// name `process` accepts, a typo) are warned about at import with the name meant, listed by `check` in its
+// text and JSON, and fail it with the partial code 5 unless --allow-unchecked; `sweep` exits by what the
+// devices stored.
+TEST_F(BaselineIntegrationTest, BudgetsThatMatchNoProcessFailTheCheck) {
+  ASSERT_TRUE(WaitOnline(kCaptures.size(), std::chrono::seconds(60))) << server_->Log();
+  CliRun swept = Memfleet({"sweep"});
+  EXPECT_EQ(swept.exit_code, 0) << swept.output;  // all 5 stored
+  std::string sweep_id = Sweep();
+  ASSERT_FALSE(sweep_id.empty());
+
+  json typos = json::parse(R"({"format": 1, "name": "typos", "departments": [{"name": "Display", "status": "met",
+      "processes": [
+        {"name": "/system/bin/surfaceflinger", "graphics_dma_kb": 9000000, "non_graphics_kb": 9000000},
+        {"name": "systemui", "graphics_dma_kb": 9000000, "non_graphics_kb": 9000000},
+        {"name": "com.android.systemuii", "graphics_dma_kb": 9000000, "non_graphics_kb": 9000000}]}]})");
+  CliRun import = Memfleet({"baseline", "import", WriteFile("typos.json", typos.dump(2))});
+  ASSERT_EQ(import.exit_code, 0) << import.output;
+  EXPECT_NE(import.output.find("warning: \"systemui\" (Display) is no process name of the stored reports; they name "
+                               "it \"com.android.systemui\""),
+            std::string::npos)
+      << import.output;
+  EXPECT_NE(import.output.find("warning: \"com.android.systemuii\" (Display): no process named "
+                               "\"com.android.systemuii\" in the stored reports"),
+            std::string::npos)
+      << import.output;
+  EXPECT_NE(import.output.find("closest: \"com.android.systemui\""), std::string::npos) << import.output;
+
+  // 2 of 6 budgets checked on no device per process: 4 budgets unchecked, 2 within.
+  CliRun check = Memfleet({"baseline", "check", "--sweep", sweep_id});
+  EXPECT_EQ(check.exit_code, 5) << check.output;
+  EXPECT_NE(check.output.find("2 budgets checked, all within, 4 not checked"), std::string::npos) << check.output;
+  EXPECT_EQ(check.output.find("all within budget"), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("systemui graphics_dma_kb: no process named \"systemui\" in the 5 reports checked; "
+                              "the baseline names processes in full: \"com.android.systemui\""),
+            std::string::npos)
+      << check.output;
+  EXPECT_NE(check.output.find("4 budgets could not be checked; --allow-unchecked to pass anyway"), std::string::npos)
+      << check.output;
+
+  CliRun as_json = Memfleet({"baseline", "check", "--sweep", sweep_id, "--json"});
+  EXPECT_EQ(as_json.exit_code, 5) << as_json.output;
+  // The JSON on stdout; stderr's one line (no braces) may come before it in the shared log.
+  const size_t open = as_json.output.find('{');
+  ASSERT_NE(open, std::string::npos) << as_json.output;
+  json r = json::parse(as_json.output.substr(open, as_json.output.rfind('}') + 1 - open));
+  ASSERT_EQ(r["unchecked"].size(), 4u) << as_json.output;
+  EXPECT_EQ(r["unchecked"][0]["process"], "systemui");
+  EXPECT_EQ(r["unchecked"][0]["budget"], "graphics_dma_kb");
+  EXPECT_EQ(r["unchecked"][2]["process"], "com.android.systemuii");
+  EXPECT_EQ(r["rows"].size(), 2u);
+
+  CliRun allowed = Memfleet({"baseline", "check", "--sweep", sweep_id, "--allow-unchecked"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+  EXPECT_NE(allowed.output.find("4 not checked"), std::string::npos) << allowed.output;  // still said
+
+  // No budget checkable at all: nothing to check (4).
+  json none = json::parse(R"({"format": 1, "name": "none", "departments": [{"name": "D", "status": "met",
+      "processes": [{"name": "no.such.process", "graphics_dma_kb": 1, "non_graphics_kb": 1}]}]})");
+  ASSERT_EQ(Memfleet({"baseline", "import", WriteFile("none.json", none.dump(2))}).exit_code, 0);
+  CliRun nothing = Memfleet({"baseline", "check", "--sweep", sweep_id});
+  EXPECT_EQ(nothing.exit_code, 4) << nothing.output;
+
+  // A sweep where some devices store nothing is partial (5); where none do, nothing was checked (4).
+  agents_[0].reset();  // generic-noddr and mtk-mt6989 go offline
+  agents_[1].reset();
+  ASSERT_TRUE(WaitOnline(kCaptures.size() - 2, std::chrono::seconds(30), /*at_most=*/true));
+  CliRun partial = Memfleet({"sweep", "--deadline", "30"});
+  EXPECT_EQ(partial.exit_code, 5) << partial.output;
+  EXPECT_NE(partial.output.find("memfleet sweep: 3 of 5 devices stored a capture"), std::string::npos)
+      << partial.output;
+  CliRun offline = Memfleet({"sweep", "--deadline", "30", "--where", "device_id=" + kCaptures[0]});
+  EXPECT_EQ(offline.exit_code, 4) << offline.output;
+  EXPECT_NE(offline.output.find("memfleet sweep: 0 of 1 devices stored a capture"), std::string::npos)
+      << offline.output;
 }
 
 TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {

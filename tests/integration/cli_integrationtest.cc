@@ -11,6 +11,7 @@
 
 #include "nlohmann/json.hpp"
 #include "server/security/token_admin.h"
+#include "tests/support/load_tree.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/subprocess.h"
@@ -133,8 +134,9 @@ TEST_F(CliTest, NoneOrSeveralMatchingNamesAreRefusedWithTheClosestNames) {
 TEST_F(CliTest, RegressionsResolvesTheProcessNameOnTheServer) {
   const std::string target = server_->target();
   std::string out;
-  // One build only: nothing to compare, but the message names the process it resolved to.
-  EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinger"}, &out), 1) << out;
+  // One build only: nothing to check (4), not a server failure (1); the message names the process it
+  // resolved to.
+  EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinger"}, &out), 4) << out;
   EXPECT_NE(out.find("the devices with \"/system/bin/surfaceflinger\" are all on one build"), std::string::npos)
       << out;
   EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinga"}, &out), 4) << out;
@@ -143,6 +145,75 @@ TEST_F(CliTest, RegressionsResolvesTheProcessNameOnTheServer) {
       << out;
   EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "-service"}, &out), 2) << out;
   EXPECT_NE(out.find("\"-service\" is the end of 2 processes in the compared reports"), std::string::npos) << out;
+}
+
+// `fleet --process` takes the names `process` takes, and answers with the same figure.
+TEST_F(CliTest, FleetResolvesTheProcessNameAsProcessDoes) {
+  const std::string target = server_->target();
+  std::string out;
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "process", kQcomDevice, "surfaceflinger"}, &out), 0) << out;
+  const json process = json::parse(out.substr(out.find('{')));
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "fleet", "--metric", "process.total_kb", "--process",
+                      "surfaceflinger", "--rows"},
+                     &out),
+            0)
+      << out;
+  const json fleet = json::parse(out);
+  EXPECT_EQ(fleet["process"], "/system/bin/surfaceflinger");
+  ASSERT_EQ(fleet["rows"].size(), 1u) << out;
+  EXPECT_FALSE(fleet["rows"][0]["value_kb"].is_null()) << out;
+  EXPECT_EQ(fleet["rows"][0]["value_kb"], process["processes"][0]["total_kb"]) << process.dump();
+  EXPECT_EQ(Memfleet({"--server", target, "fleet", "--metric", "process.total_kb", "--process", "-service"}, &out), 2)
+      << out;
+  EXPECT_NE(out.find("\"-service\" is the end of 2 processes"), std::string::npos) << out;
+}
+
+// `trend DEVICE` without --process charts the device's own figures: the report's device total.
+TEST_F(CliTest, TrendWithoutAProcessChartsTheDevice) {
+  const std::string target = server_->target();
+  std::string out;
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "report", kQcomDevice}, &out), 0) << out;
+  const int64_t total = json::parse(out)["device"]["total_kb"].get<int64_t>();
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "trend", kQcomDevice}, &out), 0) << out;
+  const json trend = json::parse(out);
+  EXPECT_TRUE(trend["process"].is_null());
+  EXPECT_EQ(trend["metric"], "device.total_kb");
+  ASSERT_EQ(trend["points"].size(), 1u) << out;
+  EXPECT_EQ(trend["points"][0]["value_kb"], total);
+  ASSERT_EQ(Memfleet({"--server", target, "--json", "trend", kQcomDevice, "--metric", "device.kernel_kb"}, &out), 0)
+      << out;
+  EXPECT_EQ(Memfleet({"--server", target, "trend", kQcomDevice, "--metric", "gl_kb"}, &out), 2) << out;
+}
+
+// One selector: a label term no capture carries selects no device (as the dashboard's ?where= does).
+TEST_F(CliTest, ALabelTermNoCaptureCarriesSelectsNoDevice) {
+  std::string out;
+  EXPECT_EQ(Memfleet({"--server", server_->target(), "devices", "--where", "label.run=NOSUCH"}, &out), 0) << out;
+  EXPECT_EQ(out.find(kQcomDevice), std::string::npos) << out;
+  EXPECT_NE(out.find("no device matches the --where terms"), std::string::npos) << out;
+  EXPECT_EQ(Memfleet({"--server", server_->target(), "devices", "--where", "platform=qualcomm"}, &out), 2) << out;
+}
+
+// Every binary: one build-stamped version string, exit 0; a flag it does not take is a usage error (2),
+// never the flag parser's own code.
+TEST(VersionTest, EveryBinaryAnswersTheSameVersionAndUsageErrorsExit2) {
+  const std::string dir = testing::MakeTempDir("memfleet-version-");
+  std::string version;
+  for (const char* bin : {"memfleet", "memfleet-server", "memfleet-agent"}) {
+    const std::string log = dir + "/" + bin + ".log";
+    testing::Subprocess p({testing::Bin(bin), "--version"}, log);
+    ASSERT_EQ(p.WaitExit(std::chrono::seconds(30)), 0) << bin;
+    std::string line = testing::ReadFileForTest(log);
+    ASSERT_EQ(line.rfind(std::string(bin) + " ", 0), 0u) << line;
+    line = line.substr(std::string(bin).size() + 1);
+    line = line.substr(0, line.find('\n'));
+    EXPECT_EQ(line.rfind("0.1.0", 0), 0u) << line;
+    if (version.empty()) version = line;
+    EXPECT_EQ(line, version) << bin;
+    testing::Subprocess bad({testing::Bin(bin), "--no-such-flag"}, dir + "/" + bin + "-bad.log");
+    EXPECT_EQ(bad.WaitExit(std::chrono::seconds(30)), 2) << bin;
+  }
+  EXPECT_NE(version, "dev");
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -93,12 +94,8 @@ class FleetTest : public ::testing::Test {
 
   // Polls until `server` shows exactly `expected` online (device -> server), or two minutes passed.
   bool WaitForOnline(ServerProcess& server, const std::map<std::string, std::string>& expected) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (std::chrono::steady_clock::now() < end) {
-      if (Online(server) == expected) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+    return testing::WaitFor([&] { return Online(server) == expected; }, std::chrono::seconds(120),
+                            std::chrono::milliseconds(200));
   }
 
   // A sweep of every device through `server`; `on_progress` sees each progress message as it arrives.
@@ -107,18 +104,18 @@ class FleetTest : public ::testing::Test {
   // normally sits on the server it lists first, but under a sanitizer's slowness one may give up on it
   // and settle on its second: what the tests need is agents on both servers and one view of them.
   bool WaitUntilEveryAgentIsOnline() {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (std::chrono::steady_clock::now() < end) {
-      const std::map<std::string, std::string> a = Online(*servers_["lab-a"]);
-      std::set<std::string> holders;
-      for (const auto& [device, server] : a) holders.insert(server);
-      if (a.size() == kPreferredServer.size() && holders.size() == 2 && a == Online(*servers_["lab-b"])) {
-        held_ = a;
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+    return testing::WaitFor(
+        [&] {
+          const std::map<std::string, std::string> a = Online(*servers_["lab-a"]);
+          std::set<std::string> holders;
+          for (const auto& [device, server] : a) holders.insert(server);
+          if (a.size() != kPreferredServer.size() || holders.size() != 2 || a != Online(*servers_["lab-b"])) {
+            return false;
+          }
+          held_ = a;
+          return true;
+        },
+        std::chrono::seconds(120), std::chrono::milliseconds(200));
   }
 
   SweepResult Sweep(ServerProcess& server, uint32_t deadline_s = 90,

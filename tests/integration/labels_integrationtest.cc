@@ -21,6 +21,7 @@
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -101,17 +102,16 @@ class LabelsIntegrationTest : public ::testing::Test {
 
   // Polls `memfleet devices` until `n` devices are online (their agents said Hello).
   bool WaitOnline(size_t n) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < end) {
-      json devices = MemfleetJson({"devices", "--json"});
-      size_t online = 0;
-      if (devices.is_array()) {
-        for (const json& d : devices) online += d.value("online", false) ? 1 : 0;
-      }
-      if (online >= n) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+    return testing::WaitFor(
+        [&] {
+          json devices = MemfleetJson({"devices", "--json"});
+          size_t online = 0;
+          if (devices.is_array()) {
+            for (const json& d : devices) online += d.value("online", false) ? 1 : 0;
+          }
+          return online >= n;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(200));
   }
 
   std::string dir_;

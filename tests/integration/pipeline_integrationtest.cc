@@ -21,6 +21,7 @@
 #include "tests/support/load_tree.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -80,14 +81,13 @@ class PipelineTest : public ::testing::Test {
   }
 
   bool WaitOnline(size_t n, std::chrono::seconds timeout) {
-    auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-      size_t online = 0;
-      for (const v1::DeviceSummary& d : Devices()) online += d.online() ? 1 : 0;
-      if (online >= n) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+    return testing::WaitFor(
+        [&] {
+          size_t online = 0;
+          for (const v1::DeviceSummary& d : Devices()) online += d.online() ? 1 : 0;
+          return online >= n;
+        },
+        timeout, std::chrono::milliseconds(200));
   }
 
   // Runs a sweep over every device and returns the final state of each.

@@ -2,6 +2,7 @@
 // real PostgreSQL (tests/support/postgres_server.h), as two lab servers sharing it, and memfleet-agent
 // --once on sample capture trees into each. Each stored report equals its tree's expected.json, read
 // through either server. Retention, which PostgreSQL does not have yet, is refused, not ignored.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -69,7 +70,8 @@ TEST_F(PostgresPipelineTest, TokensAddedByTheTokenCommandAreInTheDatabase) {
   testing::Subprocess list({testing::Bin("memfleet-server"), "--db", uri_, "token", "list"},
                            dir_.path() + "/token-list.log");
   ASSERT_EQ(list.WaitExit(std::chrono::seconds(60)), 0) << list.Log();
-  EXPECT_NE(list.Log().find("\nci   read  -"), std::string::npos) << list.Log();  // NAME KIND DEVICE ...
+  // Columns are aligned to their widest cell: NAME KIND DEVICE CREATED STATE.
+  EXPECT_THAT(list.Log(), ::testing::ContainsRegex("\nci +read +- +[0-9-]+T[0-9:.]+Z +valid"));
 }
 
 }  // namespace

@@ -132,6 +132,46 @@ TEST(ChunkCaptureTest, RoundTripIsByteExactAndSplitsTheBigNode) {
   EXPECT_TRUE(rebuilt->IsDirectory("sys/kernel/dmabuf/buffers"));
 }
 
+// The agent's encoding of one capture: Begin, the chunks, End; the assembler rebuilds it and the digest in
+// the End verifies it, and a changed byte fails that check.
+TEST(CaptureStreamMessagesTest, BeginChunksEndRebuildTheCaptureAndCarryItsDigest) {
+  Capture capture = SampleCapture();
+  std::vector<v1::AgentMessage> messages =
+      CaptureStreamMessages(capture, {"cap-2", "2026-12-02T16:15:00.123Z", "sweep-7"}, kChunkBytes);
+  ASSERT_GE(messages.size(), 2 + kBigNodeBytes / kChunkBytes);
+  ASSERT_TRUE(messages.front().has_begin());
+  const v1::CaptureBegin& begin = messages.front().begin();
+  EXPECT_EQ(begin.capture_id(), "cap-2");
+  EXPECT_EQ(begin.captured_at(), "2026-12-02T16:15:00.123Z");
+  EXPECT_EQ(begin.sweep_id(), "sweep-7");
+  EXPECT_EQ(begin.content_bytes(), capture.ContentBytes());
+  ASSERT_TRUE(messages.back().has_end());
+  EXPECT_EQ(messages.back().end().chunk_count(), messages.size() - 2);
+  EXPECT_EQ(messages.back().end().capture_sha256().size(), 32u);
+
+  CaptureAssembler assembler;
+  ASSERT_TRUE(assembler.Begin(begin).ok());
+  for (size_t i = 1; i + 1 < messages.size(); ++i) {
+    ASSERT_TRUE(messages[i].has_chunk());
+    ASSERT_TRUE(assembler.AddChunk(messages[i].chunk()).ok());
+  }
+  absl::StatusOr<Capture> rebuilt = assembler.Finish(messages.back().end());
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_FALSE(assembler.digest_missing());
+  ExpectSameCapture(capture, *rebuilt);
+
+  // One byte changed on the way: the digest catches it.
+  v1::CaptureChunk changed = messages[1].chunk();
+  std::string* content = changed.mutable_nodes(0)->mutable_content();
+  ASSERT_FALSE(content->empty());
+  (*content)[0] ^= 1;
+  CaptureAssembler second;
+  ASSERT_TRUE(second.Begin(begin).ok());
+  ASSERT_TRUE(second.AddChunk(changed).ok());
+  for (size_t i = 2; i + 1 < messages.size(); ++i) ASSERT_TRUE(second.AddChunk(messages[i].chunk()).ok());
+  EXPECT_EQ(second.Finish(messages.back().end()).status().code(), absl::StatusCode::kDataLoss);
+}
+
 // An empty capture chunks into one empty chunk, and the assembler refuses it: stored, it would become the
 // device's latest report with every figure unknown.
 TEST(ChunkCaptureTest, EmptyCaptureIsOneEmptyChunkAndRefused) {

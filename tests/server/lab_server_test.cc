@@ -1,10 +1,13 @@
-// LabServer, the wiring memfleet-server runs: listening (real port for port 0, a port already taken),
-// and a graceful Stop with agents connected and a sweep running.
+// LabServer, the wiring memfleet-server runs: listening (real port for port 0, a port already taken), the
+// security exposure it accepts (beyond loopback: TLS and tokens, or insecure), and a graceful Stop with
+// agents connected and a sweep running.
 #include "server/lab_server.h"
 
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
@@ -12,7 +15,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
+#include "server/security/token_admin.h"
+#include "storage/backends/open_store.h"
 #include "tests/support/raw_agent.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
@@ -58,6 +65,89 @@ TEST(LabServerTest, BadOptionsAreErrorsForTheUser) {
   EXPECT_THAT(bad_db.status().message(), HasSubstr("no/such/folder/x.db"));
   o.db_path = "";
   EXPECT_EQ(LabServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+std::string TlsFile(const std::string& name) { return memfleet::testing::TestData("tls/" + name); }
+
+// ListDevices over `credentials` with `token` ("" for none): the status the server answers.
+grpc::StatusCode ListDevicesAs(const std::string& target, std::shared_ptr<grpc::ChannelCredentials> credentials,
+                               const std::string& token) {
+  auto stub = v1::QueryService::NewStub(grpc::CreateChannel(target, credentials));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 30s);
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+  v1::ListDevicesResponse response;
+  return stub->ListDevices(&ctx, v1::ListDevicesRequest(), &response).error_code();
+}
+
+std::shared_ptr<grpc::ChannelCredentials> TrustingTheTestCa() {
+  grpc::SslCredentialsOptions o;
+  std::ifstream in(TlsFile("ca.pem"));
+  o.pem_root_certs.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return grpc::SslCredentials(o);
+}
+
+TEST(LabServerTest, BeyondLoopbackItRefusesToListenWithoutTlsAndAToken) {
+  memfleet::testing::TempDir dir;
+  LabServerOptions o;
+  o.db_path = dir.path() + "/memfleet.db";
+  o.listen = "0.0.0.0:0";
+  absl::StatusOr<std::unique_ptr<LabServer>> open = LabServer::Start(o);
+  ASSERT_FALSE(open.ok());
+  EXPECT_EQ(open.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(open.status().message(), HasSubstr("--tls-cert"));
+  EXPECT_THAT(open.status().message(), HasSubstr("--insecure"));
+  // TLS without a token is not enough.
+  o.tls_cert_file = TlsFile("server.pem");
+  o.tls_key_file = TlsFile("server.key");
+  absl::StatusOr<std::unique_ptr<LabServer>> tls_only = LabServer::Start(o);
+  ASSERT_FALSE(tls_only.ok());
+  EXPECT_THAT(tls_only.status().message(), HasSubstr("token add"));
+  // The HTTP port's address is judged on its own: a loopback gRPC port does not cover it.
+  o.tls_cert_file.clear();
+  o.tls_key_file.clear();
+  o.listen = "127.0.0.1:0";
+  o.http.listen = "0.0.0.0:0";
+  EXPECT_EQ(LabServer::Start(o).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(LabServerTest, InsecureListensBeyondLoopbackAndAsksForNoToken) {
+  memfleet::testing::TempDir dir;
+  LabServerOptions o;
+  o.db_path = dir.path() + "/memfleet.db";
+  o.listen = "0.0.0.0:0";
+  o.insecure = true;
+  absl::StatusOr<std::unique_ptr<LabServer>> s = LabServer::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(ListDevicesAs(absl::StrCat("127.0.0.1:", (*s)->port()), grpc::InsecureChannelCredentials(), ""),
+            grpc::StatusCode::OK);
+}
+
+TEST(LabServerTest, BeyondLoopbackWithTlsAndATokenTokensStayRequiredAfterEveryOneIsRevoked) {
+  memfleet::testing::TempDir dir;
+  const std::string db = dir.path() + "/memfleet.db";
+  std::string secret;
+  {
+    absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenStore(db);
+    ASSERT_TRUE(store.ok()) << store.status();
+    absl::StatusOr<std::string> added =
+        security::AddToken(**store, {"boss", security::TokenKind::kAdmin, ""}, "2026-12-01T00:00:00Z");
+    ASSERT_TRUE(added.ok()) << added.status();
+    secret = *added;
+  }
+  LabServerOptions o;
+  o.db_path = db;
+  o.listen = "0.0.0.0:0";
+  o.tls_cert_file = TlsFile("server.pem");
+  o.tls_key_file = TlsFile("server.key");
+  absl::StatusOr<std::unique_ptr<LabServer>> s = LabServer::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const std::string target = absl::StrCat("localhost:", (*s)->port());
+  EXPECT_EQ(ListDevicesAs(target, TrustingTheTestCa(), secret), grpc::StatusCode::OK);
+  EXPECT_EQ(ListDevicesAs(target, TrustingTheTestCa(), ""), grpc::StatusCode::UNAUTHENTICATED);
+  ASSERT_TRUE(security::RevokeToken((*s)->store(), "boss", "2026-12-01T00:01:00Z").ok());
+  // An empty tokens table on loopback lets everyone in; beyond loopback it must not.
+  EXPECT_EQ(ListDevicesAs(target, TrustingTheTestCa(), ""), grpc::StatusCode::UNAUTHENTICATED);
 }
 
 TEST(LabServerTest, StopEndsAgentStreamsAndRunningSweepsWithoutWaitingForTheGracePeriod) {

@@ -1,5 +1,5 @@
 // Test support: reading a real memfleet-agent's log for the fault tests' ledger (every capture taken is
-// stored once or still spooled), and polling a condition without a fixed sleep. Header-only.
+// stored once or still spooled); WaitFor (tests/support/wait_for.h) polls it. Header-only.
 //
 //   ASSERT_TRUE(testing::WaitFor([&] { return testing::TakenIds(agent.Log()).size() >= 3; }, std::chrono::seconds(60)));
 #ifndef MEMFLEET_TESTS_SUPPORT_AGENT_LEDGER_H_
@@ -10,19 +10,10 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
+
+#include "tests/support/wait_for.h"
 
 namespace memfleet::testing {
-
-// Polls `done` until it holds or `timeout` passes (no fixed sleeps as synchronisation).
-inline bool WaitFor(const std::function<bool()>& done, std::chrono::seconds timeout) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
 
 // Occurrences of `needle` in `text`.
 inline size_t CountOf(const std::string& text, const std::string& needle) {

@@ -82,26 +82,7 @@ class RawAgent {
   static std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const std::string& id,
                                                        const std::string& at, const std::string& sweep_id = "",
                                                        size_t chunk_bytes = 64 * 1024) {
-    std::vector<v1::AgentMessage> out;
-    v1::AgentMessage begin;
-    begin.mutable_begin()->set_capture_id(id);
-    begin.mutable_begin()->set_captured_at(at);
-    begin.mutable_begin()->set_sweep_id(sweep_id);
-    begin.mutable_begin()->set_node_count(wire::NodeCount(c));
-    begin.mutable_begin()->set_content_bytes(c.ContentBytes());
-    out.push_back(begin);
-    std::vector<v1::CaptureChunk> chunks = wire::ChunkCapture(c, id, chunk_bytes);
-    for (v1::CaptureChunk& chunk : chunks) {
-      v1::AgentMessage m;
-      *m.mutable_chunk() = std::move(chunk);
-      out.push_back(std::move(m));
-    }
-    v1::AgentMessage end;
-    end.mutable_end()->set_capture_id(id);
-    end.mutable_end()->set_chunk_count(static_cast<uint32_t>(chunks.size()));
-    end.mutable_end()->set_capture_sha256(wire::CaptureSha256(c));  // as the real agent does
-    out.push_back(end);
-    return out;
+    return wire::CaptureStreamMessages(c, {id, at, sweep_id}, chunk_bytes);
   }
 
   bool SendAll(const std::vector<v1::AgentMessage>& messages) {

@@ -47,6 +47,7 @@
 #include "proto/capture_codec.h"
 #include "proto/capture_id.h"
 #include "storage/sqlite/sqlite_db.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
 
 namespace {
@@ -56,12 +57,11 @@ using Clock = std::chrono::steady_clock;
 
 const char* const kTrees[] = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
 
-// One fixture capture, chunked once; each simulated agent sends copies with its own ids and header.
+// One fixture capture; each simulated agent sends copies with its own ids and header, encoded as the agent
+// encodes them (wire::CaptureStreamMessages, digest included).
 struct Template {
-  std::vector<v1::CaptureChunk> chunks;
-  uint32_t node_count = 0;
-  uint64_t content_bytes = 0;  // without capture.json
-  std::string header;          // capture.json text
+  capture::Capture capture;
+  std::string header;  // capture.json text
 };
 
 struct Totals {
@@ -256,37 +256,23 @@ class SimAgent {
       Error("cannot make a capture id or header");
       return false;
     }
-    v1::AgentMessage m;
-    v1::CaptureBegin* b = m.mutable_begin();
-    b->set_capture_id(*id);
-    b->set_captured_at(at);
-    b->set_sweep_id(sweep_id);
-    b->set_node_count(template_.node_count);
-    b->set_content_bytes(template_.content_bytes + header->size());
+    capture::Capture c = template_.capture;
+    c.AddFile("capture.json", *header);
+    std::vector<v1::AgentMessage> messages = wire::CaptureStreamMessages(c, {*id, at, sweep_id}, 256 * 1024);
     {
       absl::MutexLock lock(&totals_.mu);
       totals_.sent.insert(*id);
       if (!sweep_id.empty()) ++totals_.sweep_captures;
     }
-    if (!stream.Write(m)) return false;
-    for (const v1::CaptureChunk& c : template_.chunks) {
-      v1::AgentMessage cm;
-      *cm.mutable_chunk() = c;
-      cm.mutable_chunk()->set_capture_id(*id);
-      for (v1::NodeEntry& n : *cm.mutable_chunk()->mutable_nodes()) {
-        if (n.path() == "capture.json") n.set_content(*header);
-      }
-      if (!stream.Write(cm)) return false;
+    for (size_t i = 0; i + 1 < messages.size(); ++i) {
+      if (!stream.Write(messages[i])) return false;
     }
-    v1::AgentMessage end;
-    end.mutable_end()->set_capture_id(*id);
-    end.mutable_end()->set_chunk_count(static_cast<uint32_t>(template_.chunks.size()));
     {
       // Ack latency: from the end of the upload to the ack (no answer can come before the end).
       absl::MutexLock lock(&mu_);
       in_flight_[*id] = Clock::now();
     }
-    return stream.Write(end);
+    return stream.Write(messages.back());
   }
 
   void ReadLoop(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream) {
@@ -339,25 +325,6 @@ class SimAgent {
   std::deque<std::string> sweeps_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
-
-// Starts the server with stdout/stderr to `log`; returns its pid.
-pid_t StartServer(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 }  // namespace
 
@@ -422,29 +389,21 @@ int main(int argc, char** argv) {
       return 2;
     }
     t.header = *header;
-    t.node_count = wire::NodeCount(*c);
-    t.content_bytes = c->ContentBytes() - header->size();
-    t.chunks = wire::ChunkCapture(*c, "template", 256 * 1024);
+    t.capture = std::move(*c);
     templates.push_back(std::move(t));
   }
 
   std::vector<std::string> server_argv = {server_bin, "--listen", "127.0.0.1:0", "--db", db};
   if (workers > 0) server_argv.insert(server_argv.end(), {"--workers", std::to_string(workers)});
   server_argv.insert(server_argv.end(), server_args.begin(), server_args.end());
-  pid_t server = StartServer(server_argv, log);
-  std::string target;
-  for (auto end = Clock::now() + std::chrono::seconds(60); Clock::now() < end && target.empty();) {
-    std::istringstream in(ReadAll(log));
-    for (std::string line; std::getline(in, line);) {
-      if (line.find("listening on ") != std::string::npos) target = line.substr(line.rfind(' ') + 1);
-    }
-    if (target.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  memfleet::testing::Subprocess server_process(server_argv, log);
+  const pid_t server = server_process.pid();
+  const std::string listening = server_process.WaitForLine("listening on ", std::chrono::seconds(60));
+  if (listening.empty()) {
+    std::cerr << "memfleet-server did not start:\n" << server_process.Log();
+    return 2;  // ~Subprocess kills it
   }
-  if (target.empty()) {
-    std::cerr << "memfleet-server did not start:\n" << ReadAll(log);
-    kill(server, SIGKILL);
-    return 2;
-  }
+  const std::string target = listening.substr(listening.rfind(' ') + 1);
   std::cout << "memfleet-server pid " << server << " on " << target << ", db " << db << "; " << agents
             << " agents for " << seconds << " s, " << sweeps << " sweeps" << std::endl;
 
@@ -523,9 +482,7 @@ int main(int argc, char** argv) {
   const uint64_t hwm_kb = StatusOf(server).hwm_kb;
   const double run_cpu_s = CpuSecondsOf(server) - cpu_at_start_s;
   const uint64_t peak_rss_kb = std::max(peak.rss_kb, hwm_kb);
-  kill(server, SIGTERM);
-  int status = 0;
-  waitpid(server, &status, 0);
+  server_process.Kill(SIGTERM);
 
   // The ledger: every acked capture stored exactly once, nothing stored that was not sent.
   std::map<std::string, int64_t> stored;

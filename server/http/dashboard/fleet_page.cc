@@ -72,10 +72,12 @@ std::string GroupTable(const std::vector<FleetGroup>& groups) {
       "<table class=\"groups\"><tr><th>Model</th><th>Devices</th><th>min (kB)</th><th>p50 (kB)</th>"
       "<th>p90 (kB)</th><th>max (kB)</th></tr>\n";
   for (const FleetGroup& g : groups) {
-    absl::StrAppend(&t, "<tr><td>", TextOrUnknown(g.model), "</td><td class=\"num\">", g.devices, "</td><td class=\"num\">",
-                    chart::FormatKb(g.min_kb), "</td><td class=\"num\">", chart::FormatKb(g.p50_kb),
-                    "</td><td class=\"num\">", chart::FormatKb(g.p90_kb), "</td><td class=\"num\">",
-                    chart::FormatKb(g.max_kb), "</td></tr>\n");
+    const bool any = g.devices > 0;
+    const auto kb = [any](int64_t v) { return any ? chart::FormatKb(v) : std::string("-"); };
+    absl::StrAppend(&t, "<tr><td>", TextOrUnknown(g.model), "</td><td class=\"num\">",
+                    chart::CountWithUnknown(g.devices, g.unknown), "</td><td class=\"num\">", kb(g.min_kb),
+                    "</td><td class=\"num\">", kb(g.p50_kb), "</td><td class=\"num\">", kb(g.p90_kb),
+                    "</td><td class=\"num\">", kb(g.max_kb), "</td></tr>\n");
   }
   return t + "</table>\n";
 }

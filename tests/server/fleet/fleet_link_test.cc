@@ -17,11 +17,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/fleet/agent_registry.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
 #include "server/fleet/sweep_coordinator.h"
 #include "storage/postgres/pg_store.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/postgres_server.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet::server {
 namespace {
@@ -94,17 +95,6 @@ struct Server {
       {"dev-1", std::make_shared<std::vector<std::string>>()}, {"dev-2", std::make_shared<std::vector<std::string>>()}};
 };
 
-// Polls `done` (the other server's thread acts on its own period) for at most 10 s.
-template <typename Done>
-bool Eventually(const Done& done) {
-  const auto end = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return done();
-}
-
 std::map<std::string, std::string> Online(Server& server) {
   absl::StatusOr<std::map<std::string, std::string>> online = server.fleet->OnlineServers();
   EXPECT_TRUE(online.ok()) << online.status();
@@ -136,7 +126,7 @@ TEST(FleetLinkTest, EachServerSeesTheOthersAgentsUntilTheirHeartbeatsGoStale) {
   EXPECT_THAT(Online(b), ElementsAre(Pair("dev-2", "lab-b")));
   // A heartbeat period later each server has refreshed its sessions at the new time.
   clock.Advance(10s);
-  EXPECT_TRUE(Eventually([&] { return Online(b).count("dev-1") == 1 && Online(a).count("dev-2") == 1; }));
+  EXPECT_TRUE(testing::WaitFor([&] { return Online(b).count("dev-1") == 1 && Online(a).count("dev-2") == 1; }, 10s));
 
   // A disconnect removes the row at once, with no timeout to wait for.
   a.registry.Unregister(one);
@@ -155,11 +145,11 @@ TEST(FleetLinkTest, ASweepReachesTheOtherServersAgentsAndTheirProgressComesBack)
   b.Connect("dev-1", "Pixel 8");
   std::shared_ptr<AgentSession> two = b.Connect("dev-2", "Pixel 8");
 
-  absl::StatusOr<DeviceSelector> all = DeviceSelector::Parse({"model=Pixel 8"});
+  absl::StatusOr<selector::Selector> all = selector::Selector::Parse({"model=Pixel 8"});
   ASSERT_TRUE(all.ok());
   absl::StatusOr<std::string> id = a.sweeps->StartSweep(*all, 60s, {{"run", "42"}});
   ASSERT_TRUE(id.ok()) << id.status();
-  ASSERT_TRUE(Eventually([&] { return b.Received("dev-1").size() == 1 && b.Received("dev-2").size() == 1; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return b.Received("dev-1").size() == 1 && b.Received("dev-2").size() == 1; }, 10s));
   EXPECT_THAT(b.Received("dev-1"), ElementsAre(*id));
   // The captures the command brings carry the sweep's labels on the server that stores them.
   EXPECT_THAT(b.sweeps->LabelsFor(*id, "dev-1"), ElementsAre(Pair("run", "42")));

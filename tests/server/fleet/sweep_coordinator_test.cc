@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/fleet/agent_registry.h"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
 #include "storage/sqlite/sqlite_store.h"
 #include "tests/support/manual_clock.h"
 
@@ -59,10 +59,10 @@ class FakeSink : public MessageSink {
   std::shared_ptr<SinkLog> log_;
 };
 
-DeviceSelector Select(std::vector<std::string> terms) {
-  absl::StatusOr<DeviceSelector> s = DeviceSelector::Parse(terms);
+selector::Selector Select(std::vector<std::string> terms) {
+  absl::StatusOr<selector::Selector> s = selector::Selector::Parse(terms);
   EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : DeviceSelector();
+  return s.ok() ? *s : selector::Selector();
 }
 
 class SweepCoordinatorTest : public ::testing::Test {
@@ -120,34 +120,6 @@ class SweepCoordinatorTest : public ::testing::Test {
   std::unique_ptr<storage::Store> store_;
   AgentRegistry registry_;
 };
-
-TEST(DeviceSelectorTest, RejectsMalformedTermsNamingThem) {
-  auto bad = [](std::vector<std::string> terms) { return DeviceSelector::Parse(terms).status(); };
-  EXPECT_THAT(bad({"model"}).message(), HasSubstr("\"model\" is not key=value"));
-  EXPECT_THAT(bad({"colour=red"}).message(), HasSubstr("unknown key \"colour\""));
-  EXPECT_THAT(bad({"model="}).message(), HasSubstr("has no value"));
-  EXPECT_EQ(bad({std::string(600, 'x')}).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(bad(std::vector<std::string>(33, "model=a")).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(DeviceSelector::Parse({}).ok());
-}
-
-TEST(DeviceSelectorTest, EveryTermMustMatchAndStarIsAPrefix) {
-  storage::DeviceRecord d;
-  d.device_id = "sim-qcom-101";
-  d.model = "Xiaomi 12";
-  d.platform = "qcom";
-  d.soc = "sm8450";
-  d.build_fingerprint = "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys";
-  EXPECT_TRUE(Select({}).Matches(d));
-  EXPECT_TRUE(Select({"model=Xiaomi 12", "platform=qcom"}).Matches(d));
-  EXPECT_FALSE(Select({"model=Xiaomi 12", "platform=mtk"}).Matches(d));  // AND, not OR
-  EXPECT_FALSE(Select({"model=Xiaomi"}).Matches(d));                     // exact unless '*'
-  EXPECT_TRUE(Select({"model=Xiaomi*"}).Matches(d));
-  EXPECT_TRUE(Select({"device_id=sim-*", "soc=sm8450"}).Matches(d));
-  EXPECT_TRUE(Select({"build=Xiaomi/cupid/*"}).Matches(d));
-  EXPECT_FALSE(Select({"device_id=sim-qcom-1010"}).Matches(d));
-  EXPECT_EQ(Select({"model=a", "soc=b"}).ToString(), "model=a soc=b");
-}
 
 TEST_F(SweepCoordinatorTest, SendsCaptureNowToMatchingOnlineAgentsAndMarksKnownOfflineDevices) {
   std::shared_ptr<SinkLog> a = Online("dev-a", "Xiaomi 12", "qcom");

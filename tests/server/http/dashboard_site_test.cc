@@ -127,6 +127,42 @@ TEST_F(DashboardSiteTest, PagesShowTheStoredCapture) {
   EXPECT_NE(process.body.find(">" + Grouped(mm_total) + "</td>"), std::string::npos) << "the same-model table";
 }
 
+// The fleet page selects with the CLI's one selector (selector/selector.h), label terms included: the same
+// devices for the same terms, and the same refusals.
+TEST_F(DashboardSiteTest, TheFleetPageSelectsAsTheCliDoes) {
+  Start();
+  StoreSample();
+  // The sample's captures carry no label: `memfleet devices --where label.run=NOSUCH` lists no device.
+  HttpReply labelled = Get("/?where=label.run%3DNOSUCH");
+  ASSERT_EQ(labelled.status, 200) << labelled.body;
+  EXPECT_EQ(labelled.body.find("sim-qcom-101</a>"), std::string::npos) << labelled.body;
+  EXPECT_EQ(Get("/?where=label.Run%3D1").status, 400);          // the grammar's refusal, as the CLI's
+  EXPECT_EQ(Get("/?where=platform%3Dqualcomm").status, 400);
+  EXPECT_NE(Get("/?where=platform%3Dqcom").body.find("sim-qcom-101</a>"), std::string::npos);
+}
+
+// A process page resolves a typed name as `memfleet process` does (exact, base name, end) or answers 404
+// (nothing like it) or 400 (several), listing the closest names.
+TEST_F(DashboardSiteTest, AProcessPageResolvesTheNameAsTheCliDoes) {
+  Start();
+  StoreSample();
+
+  const json expected = json::parse(testing::ReadTestData("captures/qcom-sm8450/expected.json"));
+  int64_t sf_total = 0;
+  for (const auto& [pid, p] : expected["processes"].items()) {
+    if (p["name"] == "/system/bin/surfaceflinger") sf_total = p["total_kb"].get<int64_t>();
+  }
+  ASSERT_GT(sf_total, 0);
+  HttpReply base_name = Get("/device/sim-qcom-101/process/surfaceflinger?days=3650");
+  ASSERT_EQ(base_name.status, 200) << base_name.body;
+  EXPECT_NE(base_name.body.find("/system/bin/surfaceflinger"), std::string::npos);
+  EXPECT_NE(base_name.body.find("1 capture; latest " + Grouped(sf_total) + " kB"), std::string::npos) << base_name.body;
+  HttpReply typo = Get("/device/sim-qcom-101/process/surfaceflinga");
+  EXPECT_EQ(typo.status, 404);
+  EXPECT_NE(typo.body.find("closest: &quot;/system/bin/surfaceflinger&quot;"), std::string::npos) << typo.body;
+  EXPECT_EQ(Get("/device/sim-qcom-101/process/-service").status, 400);  // the end of two names
+}
+
 TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLatestReports) {
   Start();
   StoreSample();
@@ -152,6 +188,13 @@ TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLates
   const size_t row_start = page.body.rfind("<tr", at);
   EXPECT_EQ(page.body.compare(row_start, 17, "<tr class=\"over\">"), 0) << page.body.substr(row_start, 200);
   EXPECT_LT(at, page.body.find("<h2>Within budget")) << "listed under Over budget";
+
+  // ?scheme=2 as `baseline check --scheme 2`: it used to show scheme 1.
+  HttpReply scheme2 = Get("/baselines?scheme=2");
+  ASSERT_EQ(scheme2.status, 200) << scheme2.body;
+  EXPECT_NE(scheme2.body.find("<h1>Baseline sample lab reference (version 1, scheme 2)</h1>"), std::string::npos)
+      << scheme2.body;
+  EXPECT_EQ(Get("/baselines?scheme=3").status, 400);
 }
 
 TEST_F(DashboardSiteTest, BadAddressesGetReadablePages) {

@@ -487,7 +487,12 @@ TEST_F(IngestServiceTest, QueryServiceRoundTrips) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_THAT(s.error_message(), HasSubstr("unknown process metric"));
     EXPECT_EQ(history("com.nobody", "", &bad).error_code(), grpc::StatusCode::NOT_FOUND);
-    EXPECT_EQ(history("", "", &bad).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    // No process: the device's own figure, total_kb by default (the fixture's expected.json: 3,567,646 kB).
+    v1::ProcessHistoryResponse device_total;
+    ASSERT_TRUE(history("", "", &device_total).ok());
+    ASSERT_EQ(device_total.points_size(), 1);
+    EXPECT_EQ(device_total.points(0).value_kb(), 3567646);
+    EXPECT_EQ(history("", "no_such_kb", &bad).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   }
 
   // GetFleet: groups and ranked rows over each device's latest report.

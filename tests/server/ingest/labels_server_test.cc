@@ -14,7 +14,7 @@
 #include "capture/node_path.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/fleet/device_selector.h"
+#include "selector/selector.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
@@ -79,7 +79,7 @@ class LabelsServerTest : public ::testing::Test {
 };
 
 TEST_F(LabelsServerTest, SweepLabelsJoinTheAgentsAndWinOnAClash) {
-  absl::StatusOr<server::DeviceSelector> every = server::DeviceSelector::Parse({});
+  absl::StatusOr<selector::Selector> every = selector::Selector::Parse({});
   ASSERT_TRUE(every.ok());
   absl::StatusOr<std::string> sweep =
       server_->server().sweeps().StartSweep(*every, std::chrono::seconds(60), {{"run", "1234"}, {"suite", "camera"}});
@@ -172,19 +172,6 @@ TEST_F(LabelsServerTest, ReportAndFleetTakeTheLatestCaptureCarryingTheLabel) {
   grpc::ClientContext ctx5;
   devices.mutable_selector()->set_where(0, "label.Run=1234");
   EXPECT_EQ(query_->ListDevices(&ctx5, devices, &listed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-}
-
-TEST(LabelSelectorTest, LabelTermsAreCheckedAndKeptApartFromTheDeviceTerms) {
-  absl::StatusOr<server::DeviceSelector> s = server::DeviceSelector::Parse({"model=Pixel 8", "label.run=12*"});
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->labels(), (capture::Labels{{"run", "12*"}}));  // exact, '*' included
-  storage::DeviceRecord d;
-  d.model = "Pixel 8";
-  EXPECT_TRUE(s->Matches(d));
-  EXPECT_EQ(server::DeviceSelector::Parse({"label.run=1", "label.run=2"}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(server::DeviceSelector::Parse({"label.=1"}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(server::DeviceSelector::Parse({"label.run="}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

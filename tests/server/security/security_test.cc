@@ -6,7 +6,9 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "google/protobuf/descriptor.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
@@ -206,6 +208,25 @@ TEST_F(AuthorizerTest, TheStoreKeepsOnlyTheHash) {
   EXPECT_EQ(listing->find(secret.substr(4, 12)), std::string::npos) << *listing;
   EXPECT_EQ(listing->find((*tokens)[0].sha256_hex.substr(0, 12)), std::string::npos) << *listing;
   EXPECT_NE(listing->find("bench-3"), std::string::npos);
+}
+
+// `token list` keeps every cell under its heading, whatever the lengths of names, kinds and stored times.
+TEST_F(AuthorizerTest, TheTokenListKeepsItsColumnsAligned) {
+  Add("a-rather-long-token-name", TokenKind::kAdmin, "");
+  Add("x", TokenKind::kAgent, "bench-3");
+  absl::StatusOr<std::string> listing = ListTokensText(*store_);
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  std::vector<std::string> lines = absl::StrSplit(*listing, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << *listing;
+  for (const char* heading : {"KIND", "DEVICE", "CREATED", "STATE"}) {
+    const size_t column = lines[0].find(heading);
+    ASSERT_NE(column, std::string::npos) << heading;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      ASSERT_GT(lines[i].size(), column) << *listing;
+      EXPECT_EQ(lines[i][column - 1], ' ') << heading << " in\n" << *listing;
+      EXPECT_NE(lines[i][column], ' ') << heading << " in\n" << *listing;
+    }
+  }
 }
 
 // A token store that cannot answer refuses every call: reading the error as "no tokens" would turn

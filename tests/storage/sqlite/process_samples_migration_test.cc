@@ -130,9 +130,10 @@ TEST_F(ProcessSamplesMigrationTest, TrendsAnswerWhatVersion14Stored) {
                                       "dev-a-2@2026-11-30T08:10:00.250Z/42=710",
                                       "dev-a-3@2026-11-30T08:10:00.250Z/42=720",
                                       "dev-a-2@2026-11-30T08:10:00.250Z/43=20"}));
+  // A limit keeps the newest two, in the same order.
   EXPECT_EQ(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "pss_kb", "2026-11-30T08:10:00.250Z", 2)),
-            (std::vector<std::string>{"dev-a-2@2026-11-30T08:10:00.250Z/42=null",
-                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=620"}));
+            (std::vector<std::string>{"dev-a-3@2026-11-30T08:10:00.250Z/42=620",
+                                      "dev-a-2@2026-11-30T08:10:00.250Z/43=10"}));
   // `since` one millisecond later excludes the 08:10:00.250 captures.
   EXPECT_TRUE(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "2026-11-30T08:10:00.251Z", 0)).empty());
   EXPECT_EQ(Points(store_->ProcessHistory("dev-b", "surfaceflinger", "total_kb", "", 0)),
@@ -157,9 +158,14 @@ TEST_F(ProcessSamplesMigrationTest, FleetAndCaptureFiguresAnswerWhatVersion14Sto
   ASSERT_EQ(absent->size(), 2u);
   EXPECT_EQ((*absent)[0].value_kb, std::nullopt);  // not in dev-a's latest capture
 
-  absl::StatusOr<std::optional<int64_t>> lowest_pid = store_->CaptureFigure("dev-a-2", "total_kb", "surfaceflinger");
-  ASSERT_TRUE(lowest_pid.ok()) << lowest_pid.status();
-  EXPECT_EQ(*lowest_pid, 710);
+  // Two surfaceflinger pids in dev-a-2 (710 and 20 kB) count together, as the baseline check sums them.
+  absl::StatusOr<std::optional<int64_t>> both_pids = store_->CaptureFigure("dev-a-2", "total_kb", "surfaceflinger");
+  ASSERT_TRUE(both_pids.ok()) << both_pids.status();
+  EXPECT_EQ(*both_pids, 730);
+  // One of them unknown: the sum is unknown, never an undercount.
+  absl::StatusOr<std::optional<int64_t>> one_unknown = store_->CaptureFigure("dev-a-2", "pss_kb", "surfaceflinger");
+  ASSERT_TRUE(one_unknown.ok()) << one_unknown.status();
+  EXPECT_EQ(*one_unknown, std::nullopt);
   absl::StatusOr<std::optional<int64_t>> pss = store_->CaptureFigure("dev-a-1", "pss_kb", "system_server");
   ASSERT_TRUE(pss.ok()) << pss.status();
   EXPECT_EQ(*pss, 4000);
@@ -215,9 +221,9 @@ TEST_F(Version15TiesTest, TiesOnTimeStillGoToTheCaptureIdOrder) {
             (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
                                       "dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
                                       "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
-  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 2)),
-            (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
-                                      "dev-a-5@2026-11-30T08:10:00.250Z/0=9500"}));
+  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 2)),  // the newest two
+            (std::vector<std::string>{"dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
+                                      "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
   absl::StatusOr<std::vector<FleetValueRow>> fleet = store_->LatestPerDevice("total_kb", "");
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   ASSERT_EQ(fleet->size(), 1u);

@@ -149,7 +149,8 @@ TEST_P(QueryPlanOnFleetTest, ProcessTrendIsOneIndexRangeInTimeOrder) {
   EXPECT_TRUE(Mentions(plan, "SEARCH p USING PRIMARY KEY (device_no=? AND name_no=? AND captured_ms>?)")) << Join(plan);
   EXPECT_TRUE(Mentions(plan, "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)")) << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
-  EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);  // the index order is captured_ms, pid
+  // The index order is captured_ms, pid, walked backwards (newest first, so a limit keeps the newest).
+  EXPECT_FALSE(Mentions(plan, "TEMP B-TREE")) << Join(plan);
 }
 
 TEST_P(QueryPlanOnFleetTest, DeviceTrendIsOneIndexRangeInTimeOrder) {
@@ -157,7 +158,7 @@ TEST_P(QueryPlanOnFleetTest, DeviceTrendIsOneIndexRangeInTimeOrder) {
   EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kLatestReportIndex + " (device_id=? AND captured_at>?)"))
       << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
-  // The index order is captured_at; a tie is sorted by capture_id.
+  // The index order is captured_at (walked backwards: newest first); a tie is sorted by capture_id.
   EXPECT_TRUE(Mentions(plan, "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY")) << Join(plan);
   EXPECT_TRUE(Sorts(plan).empty()) << Join(plan);
 }
@@ -215,10 +216,11 @@ TEST_P(QueryPlanOnFleetTest, TheExplainedStatementsAnswerCorrectly) {
   EXPECT_EQ(device_trend->front().capture_id, "dev-7-50");
   EXPECT_EQ(device_trend->front().value_kb, 1'000'000 + kCapturesPerDevice - 10);
   EXPECT_EQ(device_trend->back().value_kb, 1'000'000 + kCapturesPerDevice - 1);
-  absl::StatusOr<std::vector<HistoryRow>> first_two = store_->DeviceHistory("dev-7", "total_kb", "", 2);
-  ASSERT_TRUE(first_two.ok()) << first_two.status();
-  ASSERT_EQ(first_two->size(), 2u);
-  EXPECT_EQ(first_two->back().capture_id, "dev-7-1");
+  absl::StatusOr<std::vector<HistoryRow>> last_two = store_->DeviceHistory("dev-7", "total_kb", "", 2);
+  ASSERT_TRUE(last_two.ok()) << last_two.status();
+  ASSERT_EQ(last_two->size(), 2u);  // a limit keeps the newest
+  EXPECT_EQ(last_two->front().capture_id, "dev-7-" + std::to_string(kCapturesPerDevice - 2));
+  EXPECT_EQ(last_two->back().capture_id, "dev-7-" + std::to_string(kCapturesPerDevice - 1));
   EXPECT_EQ(store_->DeviceHistory("dev-7", "pss_kb", "", 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->DeviceHistory("dev-7", "total_kb; DROP TABLE devices", "", 0).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -406,6 +406,7 @@ TEST_P(StoreTest, CapturedAtWithOffsetIsStoredInUtc) {
   EXPECT_EQ((*r)->captured_at, "2024-05-01T10:00:00.000Z");
 }
 
+// A limit keeps the newest points (`trend --limit 3`: the last three), still oldest first.
 TEST_P(StoreTest, ProcessHistoryIsOldestFirstWithSinceAndLimit) {
   // Inserted out of order: the order must come from captured_at, not from insertion.
   for (int hour : {12, 10, 14, 11, 13}) {
@@ -427,8 +428,13 @@ TEST_P(StoreTest, ProcessHistoryIsOldestFirstWithSinceAndLimit) {
   rows = store_->ProcessHistory("dev-1", "com.android.systemui", "total_kb", At(11), 2);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 2u);
-  EXPECT_EQ((*rows)[0].capture_id, "cap-11");
-  EXPECT_EQ((*rows)[1].capture_id, "cap-12");
+  EXPECT_EQ((*rows)[0].capture_id, "cap-13");
+  EXPECT_EQ((*rows)[1].capture_id, "cap-14");
+  rows = store_->DeviceHistory("dev-1", "total_kb", "", 3);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].capture_id, "cap-12");
+  EXPECT_EQ((*rows)[2].capture_id, "cap-14");
   rows = store_->ProcessHistory("dev-1", "no-such-process", "total_kb", "", 0);
   ASSERT_TRUE(rows.ok());
   EXPECT_TRUE(rows->empty());

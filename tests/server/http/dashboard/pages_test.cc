@@ -130,6 +130,20 @@ TEST(FleetPageTest, GroupsShowTheirFigures) {
             std::string::npos);
 }
 
+TEST(FleetPageTest, GroupsCountTheirUnknownTotals) {
+  FleetGroup some{"Pixel 8", 2, 1000, 2000, 3500000, 4000000};
+  some.unknown = 1;
+  FleetGroup none{"SM8450", 0};
+  none.unknown = 1;
+  const std::string html = RenderFleetPage(Fleet(), {some, none}, {});
+  EXPECT_NE(html.find("<td>Pixel 8</td><td class=\"num\">2 (+1 unknown)</td><td class=\"num\">1,000</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>SM8450</td><td class=\"num\">0 (+1 unknown)</td><td class=\"num\">-</td>"),
+            std::string::npos)
+      << html;
+}
+
 TEST(FleetPageTest, HostileDeviceTextIsEscapedEverywhere) {
   FleetDevice d = DeviceOf("qcom-sm8450");
   d.device_id = d.model = d.platform = d.build = kHostile;

@@ -1,0 +1,108 @@
+#include "selector/selector.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "common/untrusted_text.h"
+
+namespace memfleet::selector {
+namespace {
+
+constexpr std::string_view kLabelPrefix = "label.";
+constexpr char kKeys[] = "model, platform, soc, device_id, build, label.NAME";
+constexpr std::string_view kPlatforms[] = {"qcom", "mtk", "xring", "mali", "generic"};
+
+std::string_view FieldOf(const DeviceFacts& d, std::string_view key) {
+  if (key == "model") return d.model;
+  if (key == "platform") return d.platform;
+  if (key == "soc") return d.soc;
+  if (key == "device_id") return d.device_id;
+  return d.build;
+}
+
+bool IsDeviceKey(std::string_view key) {
+  return key == "model" || key == "platform" || key == "soc" || key == "device_id" || key == "build";
+}
+
+absl::Status Refuse(std::string_view term, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("--where ", QuotedSnippet(term), ": ", why));
+}
+
+// The limits that hold before a term is even split: its size and its bytes (terms end up in the sweeps
+// table and in log lines, where a newline would forge a line).
+absl::Status CheckShape(std::string_view term) {
+  if (term.size() > Selector::kMaxTermBytes) {
+    return Refuse(term, absl::StrCat("longer than ", Selector::kMaxTermBytes, " bytes"));
+  }
+  if (!HasNoControlBytes(term)) return Refuse(term, "has a control character");
+  return absl::OkStatus();
+}
+
+absl::Status CheckDeviceValue(std::string_view term, std::string_view key, std::string_view value) {
+  if (value.empty()) {
+    return Refuse(term, absl::StrCat("give a value, e.g. ", std::string(key), "=", key == "platform" ? "qcom" : "VALUE"));
+  }
+  if (key == "platform" && value.back() != '*' &&
+      std::find(std::begin(kPlatforms), std::end(kPlatforms), value) == std::end(kPlatforms)) {
+    return Refuse(term, "platform is one of qcom, mtk, xring, mali, generic");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Selector> Selector::Parse(const std::vector<std::string>& terms) {
+  if (terms.size() > kMaxTerms) {
+    return absl::InvalidArgumentError(absl::StrCat("--where given ", terms.size(), " terms; at most ", kMaxTerms));
+  }
+  Selector s;
+  std::set<std::string> seen;
+  for (const std::string& term : terms) {
+    if (absl::Status shape = CheckShape(term); !shape.ok()) return shape;
+    const size_t eq = term.find('=');
+    if (eq == std::string::npos) return Refuse(term, absl::StrCat("expected KEY=VALUE with KEY one of ", kKeys));
+    const std::string key(absl::StripAsciiWhitespace(absl::string_view(term).substr(0, eq)));
+    const std::string value = term.substr(eq + 1);
+    if (!seen.insert(key).second) {
+      return Refuse(term, absl::StrCat(key, "= is given twice; every term must match, so a device cannot have both ",
+                                       "(ask once per value)"));
+    }
+    if (key.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0) {
+      const std::string name = key.substr(kLabelPrefix.size());
+      if (absl::Status s_label = capture::CheckLabel(name, value); !s_label.ok()) return Refuse(term, std::string(s_label.message()));
+      s.labels_.emplace(name, value);
+    } else if (!IsDeviceKey(key)) {
+      return Refuse(term, absl::StrCat("unknown key ", QuotedSnippet(key), "; use one of ", kKeys));
+    } else {
+      if (absl::Status checked = CheckDeviceValue(term, key, value); !checked.ok()) return checked;
+      Term t{key, value, value.back() == '*'};
+      if (t.prefix) t.value.pop_back();
+      s.device_terms_.push_back(std::move(t));
+    }
+    s.text_.push_back(absl::StrCat(key, "=", value));
+  }
+  return s;
+}
+
+bool Selector::MatchesDevice(const DeviceFacts& device) const {
+  return std::all_of(device_terms_.begin(), device_terms_.end(), [&](const Term& t) {
+    const std::string_view field = FieldOf(device, t.key);
+    return t.prefix ? field.substr(0, t.value.size()) == t.value : field == t.value;
+  });
+}
+
+bool Selector::MatchesLabels(const capture::Labels& labels) const {
+  return std::all_of(labels_.begin(), labels_.end(), [&](const auto& term) {
+    auto it = labels.find(term.first);
+    return it != labels.end() && it->second == term.second;
+  });
+}
+
+std::string Selector::ToString() const { return absl::StrJoin(text_, " "); }
+
+}  // namespace memfleet::selector

@@ -1,0 +1,74 @@
+// The one `--where` selector: the grammar every surface parses (the CLI before it sends, the server's
+// queries and sweeps, the dashboard's ?where=, /metrics' ?where=) and the matcher they all apply, so a
+// term means the same thing wherever it is typed (docs/labels.md, README "Selecting devices").
+//
+//   absl::StatusOr<Selector> s = Selector::Parse({"model=Pixel*", "label.run=1234"});
+//   if (s->MatchesDevice({.model = "Pixel 8", .platform = "qcom"}) && s->MatchesLabels(capture_labels)) ...
+//
+// Grammar: each term is KEY=VALUE (split at the first '='; spaces around KEY dropped, VALUE kept as
+// written). KEY is one of model, platform, soc, device_id, build — VALUE matches exactly, or as a prefix
+// when it ends in '*' — or label.NAME, which matches captures carrying the label NAME=VALUE exactly
+// ('*' included; capture/labels.h rules). Every term must match. Refused (InvalidArgument naming the
+// term): no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two values of
+// one key match nothing), a platform other than qcom, mtk, xring, mali, generic, a control byte, more
+// than kMaxTerms terms or a term longer than kMaxTermBytes.
+//
+// A plain value; thread-safe for const use.
+#ifndef MEMFLEET_SELECTOR_SELECTOR_H_
+#define MEMFLEET_SELECTOR_SELECTOR_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "capture/labels.h"
+
+namespace memfleet::selector {
+
+// The device facts the device terms look at.
+struct DeviceFacts {
+  std::string_view model;
+  std::string_view platform;
+  std::string_view soc;
+  std::string_view device_id;
+  std::string_view build;  // build fingerprint
+};
+
+class Selector {
+ public:
+  static constexpr size_t kMaxTerms = 32;
+  static constexpr size_t kMaxTermBytes = 512;
+
+  // No terms: everything matches.
+  static absl::StatusOr<Selector> Parse(const std::vector<std::string>& terms);
+
+  // Every device term holds for `device` (label terms are not looked at).
+  bool MatchesDevice(const DeviceFacts& device) const;
+  // Every label term is among a capture's `labels`.
+  bool MatchesLabels(const capture::Labels& labels) const;
+
+  bool empty() const { return text_.empty(); }
+  // The label.NAME=VALUE terms, by NAME.
+  const capture::Labels& labels() const { return labels_; }
+  // The terms in their canonical form ("model=Pixel*", spaces around the key dropped), as sent on the
+  // wire and recorded with a sweep.
+  const std::vector<std::string>& terms() const { return text_; }
+  // terms() joined with " ".
+  std::string ToString() const;
+
+ private:
+  struct Term {
+    std::string key;    // model, platform, soc, device_id, build
+    std::string value;  // without the trailing '*'
+    bool prefix = false;
+  };
+  std::vector<Term> device_terms_;
+  capture::Labels labels_;
+  std::vector<std::string> text_;
+};
+
+}  // namespace memfleet::selector
+
+#endif  // MEMFLEET_SELECTOR_SELECTOR_H_

@@ -1,0 +1,127 @@
+// BuildAgentConfig: the agent's flags checked and made into the scheduler's and the transport's options,
+// with the errors naming the flag a person has to fix.
+#include "agent/agent_config.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
+
+namespace memfleet::agent {
+namespace {
+
+class AgentConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    tree_ = dir_.path() + "/tree";
+    dir_.Write("tree/capture.json",
+               R"({"format": 1, "device_id": "bench-3", "captured_at": "2026-11-30T08:00:00Z", "page_size": 16384,
+                   "model": "Pixel 8", "soc": "Tensor G3"})");
+    flags_.server = "127.0.0.1:7070";
+    flags_.root = tree_;
+    flags_.device_id = "bench-3";
+    flags_.spool_dir = dir_.path() + "/spool";
+  }
+
+  // The message of the error, or a failure when there is none.
+  std::string ErrorOf(const AgentFlags& flags) {
+    absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags);
+    EXPECT_FALSE(config.ok());
+    return config.ok() ? "" : std::string(config.status().message());
+  }
+
+  testing::TempDir dir_;
+  std::string tree_;
+  AgentFlags flags_;
+};
+
+TEST_F(AgentConfigTest, ACaptureTreeGivesTheDeviceItsCaptureJsonDescribes) {
+  flags_.interval_s = 90;
+  flags_.max_capture_mb = 3;
+  flags_.max_node_mb = 2;
+  flags_.spool_max_mb = 5;
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->capture_tree);
+  EXPECT_EQ(config->transport.device.device_id(), "bench-3");
+  EXPECT_EQ(config->transport.device.model(), "Pixel 8");
+  EXPECT_EQ(config->transport.device.soc(), "Tensor G3");
+  EXPECT_EQ(config->transport.device.page_size(), 16384u);
+  EXPECT_EQ(config->transport.servers, std::vector<std::string>{"ipv4:127.0.0.1:7070"});
+  EXPECT_EQ(config->scheduler.interval, std::chrono::seconds(90));
+  EXPECT_EQ(config->scheduler.max_capture_bytes, uint64_t{3} << 20);
+  EXPECT_EQ(config->scheduler.max_node_bytes, uint64_t{2} << 20);
+  EXPECT_EQ(config->spool.dir, flags_.spool_dir);
+  EXPECT_EQ(config->spool.max_bytes, uint64_t{5} << 20);
+  // A capture tree carries its own header: none is written from live facts.
+  EXPECT_TRUE(config->scheduler.header_facts.empty());
+  EXPECT_EQ(config->scheduler.capture_instance.size(), 8u);
+}
+
+TEST_F(AgentConfigTest, ModelAndSocFlagsWinOverTheCaptureJson) {
+  flags_.model = "bench phone";
+  flags_.soc = "sm8450";
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->transport.device.model(), "bench phone");
+  EXPECT_EQ(config->transport.device.soc(), "sm8450");
+}
+
+TEST_F(AgentConfigTest, SeveralServersAreTriedInTheOrderGiven) {
+  flags_.server = "127.0.0.1:7070,[::1]:7071";
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->transport.servers, (std::vector<std::string>{"ipv4:127.0.0.1:7070", "ipv6:[::1]:7071"}));
+}
+
+TEST_F(AgentConfigTest, ABadDeviceIdOrLabelNamesItsFlag) {
+  AgentFlags bad_id = flags_;
+  bad_id.device_id = "bench 3\n";
+  EXPECT_EQ(ErrorOf(bad_id).rfind("--device-id: ", 0), 0u) << ErrorOf(bad_id);
+  AgentFlags bad_label = flags_;
+  bad_label.labels = {"Rack=7"};
+  EXPECT_EQ(ErrorOf(bad_label).rfind("--label: ", 0), 0u) << ErrorOf(bad_label);
+}
+
+TEST_F(AgentConfigTest, ARootThatIsNeitherATreeNorAFolderNamesRoot) {
+  flags_.root = dir_.path() + "/missing";
+  EXPECT_EQ(ErrorOf(flags_).rfind("--root ", 0), 0u) << ErrorOf(flags_);
+  dir_.Write("broken/capture.json", "{not json");
+  flags_.root = dir_.path() + "/broken";
+  EXPECT_NE(ErrorOf(flags_).find("its capture.json is not usable"), std::string::npos) << ErrorOf(flags_);
+}
+
+TEST_F(AgentConfigTest, ClientCertificatesComeInPairsAndNeedTheServersCa) {
+  flags_.tls_cert_file = dir_.Write("c.pem", "CERT");
+  EXPECT_EQ(ErrorOf(flags_), "--tls-cert and --tls-key go together");
+  flags_.tls_key_file = dir_.Write("c.key", "KEY");
+  EXPECT_EQ(ErrorOf(flags_), "--tls-cert needs --ca-cert (mutual TLS is TLS)");
+  flags_.ca_cert_file = dir_.Write("ca.pem", "CA");
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->transport.tls.ca_cert_pem, "CA");
+  EXPECT_EQ(config->transport.tls.client_cert_pem, "CERT");
+  EXPECT_EQ(config->transport.tls.client_key_pem, "KEY");
+}
+
+TEST_F(AgentConfigTest, TheTokenFileLosesItsTrailingNewlineAndAnUnreadableOneNamesTheFlag) {
+  flags_.token_file = dir_.Write("token", "s3cret-token \r\n");
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->transport.token, "s3cret-token");
+  flags_.token_file = dir_.path() + "/no-such-token";
+  EXPECT_EQ(ErrorOf(flags_), "--token-file: cannot read " + flags_.token_file);
+}
+
+TEST_F(AgentConfigTest, EachStartDrawsANewCaptureInstance) {
+  absl::StatusOr<AgentConfig> first = BuildAgentConfig(flags_);
+  absl::StatusOr<AgentConfig> second = BuildAgentConfig(flags_);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_NE(first->scheduler.capture_instance, second->scheduler.capture_instance);
+}
+
+}  // namespace
+}  // namespace memfleet::agent
