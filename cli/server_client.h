@@ -68,6 +68,7 @@ class ServerClient {
 
   // ---- Administration: AdminService, defined in cli/admin_client.cc ----
   absl::StatusOr<v1::MintAgentTokenResponse> MintAgentToken(const v1::MintAgentTokenRequest& request);
+  absl::StatusOr<v1::RetireDeviceResponse> RetireDevice(const v1::RetireDeviceRequest& request);
 
   // ---- Baselines: BaselineService, defined in cli/baseline_client.cc ----
   absl::StatusOr<v1::ImportBaselineResponse> ImportBaseline(const v1::ImportBaselineRequest& request);

@@ -4,6 +4,7 @@
 #ifndef MEMFLEET_STORAGE_CAPTURE_STORE_H_
 #define MEMFLEET_STORAGE_CAPTURE_STORE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -21,7 +22,18 @@ class CaptureStore {
  public:
   virtual ~CaptureStore() = default;
 
+  // A Hello's facts (and dropped captures). A retired device becomes active again: its agent is back.
   virtual absl::Status UpsertDevice(const DeviceRecord& device) = 0;
+  // `memfleet devices retire`: the device leaves the fleet's views and keeps its history. Sets
+  // DeviceRecord::retired_at to `retired_at` (RFC 3339) unless it is retired already (the first time
+  // stays). False, changing nothing, when the device is not known.
+  virtual absl::StatusOr<bool> RetireDevice(const std::string& device_id, const std::string& retired_at) = 0;
+  // `memfleet devices retire --purge`: deletes the device's whole history and then its row, in
+  // transactions of at most kPurgeBatchCaptures captures, every delta before the keyframe it names (a
+  // keyframe never goes while a delta of it stays). Returns the captures deleted. FailedPrecondition,
+  // keeping the device row, when captures of it arrived during the purge (its agent came back).
+  static constexpr size_t kPurgeBatchCaptures = 100;
+  virtual absl::StatusOr<uint64_t> PurgeDevice(const std::string& device_id) = 0;
   // Stores the raw capture, its report and one process row per process, in one transaction.
   // Deduplicates on (device_id, capture_id): false (and changes nothing) when capture_id is already stored
   // for this device; AlreadyExists (and changes nothing) when it is stored for another device.

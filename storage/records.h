@@ -55,6 +55,11 @@ struct DeviceRecord {
   std::string android_sdk;
   std::string access;
   std::string selinux;
+  // When `memfleet devices retire` took the device out of the fleet's views (RFC 3339); "" while it is
+  // active. Its history stays; UpsertDevice (its agent's next Hello) makes it active again.
+  std::string retired_at;
+
+  bool retired() const { return !retired_at.empty(); }
 };
 
 struct CaptureRecord {

@@ -53,7 +53,8 @@ std::string ShortBuild(const std::string& fingerprint) {
 
 }  // namespace
 
-std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered) {
+std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered,
+                          bool retired) {
   if (format == OutputFormat::kJson) {
     json devices = json::array();
     for (const v1::DeviceSummary& d : response.devices()) {
@@ -79,7 +80,8 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"android_sdk", d.android_sdk()},
                          {"access", d.access()},
                          {"selinux", d.selinux()},
-                         {"server", d.server_id().empty() ? json(nullptr) : json(d.server_id())}});
+                         {"server", d.server_id().empty() ? json(nullptr) : json(d.server_id())},
+                         {"retired_at", d.retired_at().empty() ? json(nullptr) : json(d.retired_at())}});
     }
     return devices.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
@@ -87,14 +89,15 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
     std::string out = CsvRow({"device_id", "model", "platform", "soc", "online", "last_capture_at", "last_total_kb",
                               "capture_count", "build_fingerprint", "kernel", "agent_version",
                               "dropped_captures", "clock_skew_s", "refused_streams", "future_captures_refused",
-                              "manufacturer", "build_type", "abi", "android_sdk", "access", "selinux", "server"});
+                              "manufacturer", "build_type", "abi", "android_sdk", "access", "selinux", "server",
+                              "retired_at"});
     for (const v1::DeviceSummary& d : response.devices()) {
       out += CsvRow({d.device_id(), d.model(), d.platform(), d.soc(), d.online() ? "true" : "false",
                      d.last_capture_at(), CsvKb(LastTotal(d)), std::to_string(d.capture_count()),
                      d.build_fingerprint(), d.kernel(), d.agent_version(), std::to_string(d.dropped_captures()),
                      d.has_clock_skew_s() ? std::to_string(d.clock_skew_s()) : "", std::to_string(d.refused_streams()),
                      std::to_string(d.future_captures_refused()), d.manufacturer(), d.build_type(), d.abi(),
-                     d.android_sdk(), d.access(), d.selinux(), d.server_id()});
+                     d.android_sdk(), d.access(), d.selinux(), d.server_id(), d.retired_at()});
     }
     return out;
   }
@@ -114,7 +117,10 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
     if (d.online()) ++online;
     std::vector<std::string> row = {d.device_id(), d.model().empty() ? "-" : d.model(),
                                     d.platform().empty() ? "-" : d.platform(), ShortBuild(d.build_fingerprint()),
-                                    d.access().empty() ? "-" : d.access(), d.online() ? "online" : "offline"};
+                                    d.access().empty() ? "-" : d.access(),
+                                    !d.retired_at().empty() ? "retired " + d.retired_at()
+                                    : d.online()            ? "online"
+                                                            : "offline"};
     if (fleet) row.push_back(d.server_id().empty() ? "-" : d.server_id());
     for (std::string cell : {d.last_capture_at().empty() ? "never" : d.last_capture_at(), FormatSkew(d),
                              FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())}) {
@@ -123,6 +129,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
     table.AddRow(std::move(row));
   }
   if (table.row_count() == 0) {
+    if (retired) return filtered ? "no retired device matches the --where terms\n" : "no retired devices\n";
     if (filtered) return "no device matches the --where terms (`memfleet devices` lists them all)\n";
     return "no devices known to the server yet (start memfleet-agent on a device)\n";
   }
@@ -144,6 +151,10 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                 "); fix the device's clock\n";
     }
   }
+  if (retired) {
+    return table.Render() + "\n" + std::to_string(response.devices_size()) +
+           " retired devices (their history: `memfleet report DEVICE`, `memfleet trend DEVICE`)\n";
+  }
   return table.Render() + "\n" + std::to_string(response.devices_size()) + " devices, " + std::to_string(online) +
          " online\n" + TerminalSafeLines(losses);
 }
@@ -158,9 +169,45 @@ int RunDevices(const DevicesArgs& args, std::ostream& out, std::ostream& err) {
 
   v1::ListDevicesRequest request;
   *request.mutable_selector() = *selector;
+  request.set_retired(args.retired);
   absl::StatusOr<v1::ListDevicesResponse> response = (*client)->ListDevices(request);
   if (!response.ok()) return PrintFailure(response.status(), "devices", err);
-  out << RenderDevices(*response, *format, !args.where.empty());
+  out << RenderDevices(*response, *format, !args.where.empty(), args.retired);
+  return kExitOk;
+}
+
+int RunDevicesRetire(const DevicesRetireArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
+  if (!format.ok()) return PrintFailure(format.status(), "devices retire", err);
+  absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
+  if (!client.ok()) return PrintFailure(client.status(), "devices retire", err);
+  v1::RetireDeviceRequest request;
+  request.set_device_id(args.device_id);
+  request.set_purge(args.purge);
+  absl::StatusOr<v1::RetireDeviceResponse> retired = (*client)->RetireDevice(request);
+  if (!retired.ok()) {
+    const int code = PrintFailure(retired.status(), "devices retire", err);
+    // A request the server refuses (its agent is online) is the caller's to fix: a usage error.
+    return absl::IsFailedPrecondition(retired.status()) ? kExitUsage : code;
+  }
+  if (*format == OutputFormat::kJson) {
+    out << json({{"device_id", args.device_id}, {"retired_at", retired->retired_at()}, {"purged", retired->purged()},
+                 {"captures_deleted", retired->captures_deleted()}})
+               .dump(2, ' ', false, json::error_handler_t::replace)
+        << "\n";
+  } else if (*format == OutputFormat::kCsv) {
+    out << CsvRow({"device_id", "retired_at", "purged", "captures_deleted"})
+        << CsvRow({args.device_id, retired->retired_at(), retired->purged() ? "true" : "false",
+                   std::to_string(retired->captures_deleted())});
+  } else if (retired->purged()) {
+    out << TerminalSafe(args.device_id) << ": retired and purged, " << retired->captures_deleted()
+        << " captures deleted\n";
+  } else {
+    out << TerminalSafe(args.device_id) << ": retired at " << retired->retired_at()
+        << "; no longer in devices, fleet, the dashboard or /metrics, its history still read by `memfleet report "
+        << TerminalSafe(args.device_id) << "` (`memfleet devices --retired` lists it; its agent connecting again "
+        << "makes it active)\n";
+  }
   return kExitOk;
 }
 
@@ -169,7 +216,20 @@ CommandLine RegisterDevicesCommand(CLI::App& app) {
   CLI::App* cmd = AddServerCommand(&app, "devices", "List the devices the server knows: online/offline, last capture",
                                    args->common);
   AddWhereOption(cmd, args->where);
-  return ServerCommandLine(cmd, args, &RunDevices);
+  cmd->add_flag("--retired", args->retired, "list the retired devices (`devices retire`) instead");
+  auto retire = std::make_shared<DevicesRetireArgs>();
+  CLI::App* retire_cmd = AddServerCommand(
+      cmd, "retire", "A device that left the farm: off devices, fleet, the dashboard and /metrics, its history kept (admin)",
+      retire->common);
+  retire_cmd->add_option("DEVICE", retire->device_id, "device id (see `memfleet devices`)")->required();
+  retire_cmd->add_flag("--purge", retire->purge, "also delete its history and the device (irreversible)");
+  return {cmd, [args, retire, retire_cmd](const ServerArgs& global, std::ostream& out, std::ostream& err) {
+            InheritGlobalOptions(global, args->common);
+            if (!*retire_cmd) return RunDevices(*args, out, err);
+            // `memfleet devices --server S retire D`: the options given to `devices` hold for `retire` too.
+            InheritGlobalOptions(args->common, retire->common);
+            return RunDevicesRetire(*retire, out, err);
+          }};
 }
 
 }  // namespace memfleet::cli

@@ -260,7 +260,7 @@ absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& targ
   if (!picked.ok()) return picked.status();
   std::vector<dashboard::FleetDevice> rows;
   for (const storage::DeviceSummaryRow& summary : *devices) {
-    if (!picked->Contains(summary.device)) continue;
+    if (summary.device.retired() || !picked->Contains(summary.device)) continue;
     dashboard::FleetDevice row = FleetDeviceOf(summary.device, registry_);
     row.last_capture_at = summary.last_capture_at;
     row.total_kb = summary.last_total_kb;
@@ -384,7 +384,8 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
     in.history.push_back({*at_ms / 1000, *row.value_kb});
   }
   for (const storage::FleetValueRow& row : *fleet) {
-    if (row.device.model == in.model) {
+    // Retired devices left the farm; the one shown stays in its own comparison.
+    if (row.device.model == in.model && (!row.device.retired() || row.device.device_id == in.device_id)) {
       in.same_model.push_back({row.device.device_id, row.captured_at, row.value_kb, row.capture_id});
     }
   }

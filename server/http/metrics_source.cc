@@ -72,6 +72,7 @@ absl::StatusOr<std::string> MetricsSource::Render() {
   metrics::RenderInput input;
   input.devices.reserve(devices->size());
   for (const storage::DeviceSummaryRow& row : *devices) {
+    if (row.device.retired()) continue;  // left the farm: no series, not even up=0
     metrics::DeviceMetricsRow d;
     d.device_id = row.device.device_id;
     d.model = row.device.model;

@@ -149,6 +149,8 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     return a.device.device_id < b.device.device_id;
   });
   for (const storage::DeviceSummaryRow& row : *rows) {
+    // A retired device is listed only when asked for (`devices --retired`), an active one only when not.
+    if (row.device.retired() != request->retired()) continue;
     if (!picked->Contains(row.device)) continue;
     v1::DeviceSummary* d = response->add_devices();
     d->set_device_id(row.device.device_id);
@@ -167,6 +169,7 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     auto server = servers.find(row.device.device_id);
     d->set_online(server != servers.end() || registry_.IsOnline(row.device.device_id));
     if (server != servers.end()) d->set_server_id(server->second);
+    d->set_retired_at(row.device.retired_at);
     d->set_last_capture_at(row.last_capture_at);
     d->set_last_total_kb(row.last_total_kb.value_or(-1));
     d->set_capture_count(row.capture_count);
@@ -357,6 +360,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   std::map<std::string, std::vector<int64_t>> groups;
   std::map<std::string, uint32_t> unknown;
   for (const storage::FleetValueRow& row : *rows) {
+    if (row.device.retired()) continue;  // left the farm (`devices retire`)
     selected.push_back(&row);
     const std::string& field = GroupKeyField(row.device, group_by);
     const std::string key = field.empty() ? "(unknown)" : field;

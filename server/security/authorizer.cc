@@ -25,6 +25,7 @@ constexpr MethodAccess kMethodTable[] = {
     {"/memfleet.v1.QueryService/Reaccount", Access::kAdmin},
     {"/memfleet.v1.BaselineService/ImportBaseline", Access::kAdmin},
     {"/memfleet.v1.AdminService/MintAgentToken", Access::kAdmin},
+    {"/memfleet.v1.AdminService/RetireDevice", Access::kAdmin},
     {"/memfleet.v1.BaselineService/GetBaseline", Access::kRead},
     {"/memfleet.v1.BaselineService/CheckBaseline", Access::kRead},
     {"/memfleet.v1.BaselineService/Regressions", Access::kRead},

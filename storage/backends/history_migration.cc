@@ -83,6 +83,10 @@ absl::Status CopyDevices(Store& from, PgStore& to, CopiedHistory& copied) {
       continue;
     }
     MEMFLEET_RETURN_IF_ERROR(to.UpsertDevice(row.device));
+    if (row.device.retired()) {
+      MEMFLEET_ASSIGN_OR_RETURN(bool retired, to.RetireDevice(row.device.device_id, row.device.retired_at));
+      if (!retired) return absl::InternalError(absl::StrCat("device ", row.device.device_id, " vanished while copied"));
+    }
     ++copied.devices;
   }
   return absl::OkStatus();
@@ -187,7 +191,8 @@ std::string DeviceFields(const DeviceSummaryRow& row) {
   return absl::StrJoin(
       {d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, absl::StrCat(d.page_size),
        d.platform, d.last_seen_at, absl::StrCat(d.dropped_captures), OptionalText(d.clock_skew_s), d.manufacturer,
-       d.build_type, d.abi, d.android_sdk, d.access, d.selinux, absl::StrCat(row.capture_count), row.last_capture_at,
+       d.build_type, d.abi, d.android_sdk, d.access, d.selinux, d.retired_at, absl::StrCat(row.capture_count),
+       row.last_capture_at,
        OptionalText(row.last_total_kb)},
       "|");
 }
@@ -224,8 +229,8 @@ absl::Status CheckDevices(Store& from, PgStore& to, Checker& check) {
                mb.hourly_before + "|" + mb.daily_before);
   }
   if (check.mismatch_count() == before) {
-    check.Checked("devices: every field equal (dropped captures, clock skew, capture count, latest total, "
-                  "retention marks included)");
+    check.Checked("devices: every field equal (dropped captures, clock skew, retirement, capture count, latest "
+                  "total, retention marks included)");
   }
   return absl::OkStatus();
 }

@@ -218,6 +218,11 @@ DROP INDEX capture_labels_by_key_value;
 CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, source, capture_id);
 )sql";
 
+// Version 6: devices.retired_at, as SQLite's version 18.
+constexpr char kPgMigration6[] = R"sql(
+ALTER TABLE devices ADD COLUMN retired_at TEXT COLLATE "C" NOT NULL DEFAULT '';
+)sql";
+
 // Any constant, the same in every memfleet server: the lock that serializes migrations ("memf").
 constexpr char kMigrationLockSql[] = "SELECT pg_advisory_xact_lock(1835363686)";
 
@@ -272,7 +277,7 @@ absl::StatusOr<bool> MigrateOneStep(PgConnection& db) {
 
 const std::vector<std::string>& PgMigrations() {
   static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
-      kPgMigration1, kPgMigration2, kPgMigration3, kPgMigration4, kPgMigration5};
+      kPgMigration1, kPgMigration2, kPgMigration3, kPgMigration4, kPgMigration5, kPgMigration6};
   return *kMigrations;
 }
 

@@ -98,7 +98,21 @@ constexpr char kUpsertDeviceSql[] =
     "last_seen_at = GREATEST(devices.last_seen_at, excluded.last_seen_at), "
     "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s, "
     "manufacturer = excluded.manufacturer, build_type = excluded.build_type, abi = excluded.abi, "
-    "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux";
+    "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux, retired_at = ''";
+
+constexpr char kRetireDeviceSql[] =
+    "UPDATE devices SET retired_at = CASE WHEN retired_at = '' THEN $2 ELSE retired_at END WHERE device_id = $1";
+
+// PurgeDevice: one batch of the device's deltas, or of what is left once they are gone; each its own
+// transaction (labels, reports, process rows and claims go by ON DELETE CASCADE).
+std::string PurgeBatchSql(bool deltas) {
+  return absl::StrCat("DELETE FROM captures WHERE capture_id IN (SELECT capture_id FROM captures WHERE device_id = $1",
+                      deltas ? " AND raw_base IS NOT NULL" : "", " LIMIT ", CaptureStore::kPurgeBatchCaptures, ")");
+}
+constexpr char kPurgeDeviceRowSql[] =
+    "DELETE FROM devices WHERE device_id = $1 AND NOT EXISTS (SELECT 1 FROM captures WHERE device_id = $1)";
+constexpr char kPurgeRetentionMarksSql[] = "DELETE FROM device_retention WHERE device_id = $1";
+constexpr char kDeviceHasCapturesSql[] = "SELECT 1 FROM captures WHERE device_id = $1 LIMIT 1";
 
 constexpr char kTouchDeviceSql[] =
     "INSERT INTO devices (device_id, last_seen_at) VALUES ($1, $2) "
@@ -385,6 +399,47 @@ absl::Status PgStore::UpsertDevice(const DeviceRecord& device) {
               PgParam::OptionalInt(device.clock_skew_s), PgParam::Text(device.manufacturer),
               PgParam::Text(device.build_type), PgParam::Text(device.abi), PgParam::Text(device.android_sdk),
               PgParam::Text(device.access), PgParam::Text(device.selinux)});
+}
+
+absl::StatusOr<bool> PgStore::RetireDevice(const std::string& device_id, const std::string& retired_at) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(retired_at, "retired_at"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeOptionalTimestamp(retired_at, "retired_at"));
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(PgResult r, c.db.Query(kRetireDeviceSql, {PgParam::Text(device_id), PgParam::Text(at)}));
+  return r.AffectedRows() == 1;
+}
+
+absl::StatusOr<uint64_t> PgStore::PurgeDevice(const std::string& device_id) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  uint64_t deleted = 0;
+  Connection& c = *writer_;
+  for (const std::string& batch_sql : {PurgeBatchSql(true), PurgeBatchSql(false)}) {
+    while (true) {
+      // The writer is this server's ingest's too: held for one batch at a time.
+      absl::MutexLock lock(&c.mu);
+      MEMFLEET_ASSIGN_OR_RETURN(PgResult r, c.db.Query(batch_sql, {PgParam::Text(device_id)}));
+      if (r.AffectedRows() <= 0) break;
+      deleted += static_cast<uint64_t>(r.AffectedRows());
+    }
+  }
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c.db));
+  MEMFLEET_ASSIGN_OR_RETURN(PgResult removed, c.db.Query(kPurgeDeviceRowSql, {PgParam::Text(device_id)}));
+  if (removed.AffectedRows() == 0) {
+    txn.Rollback();
+    MEMFLEET_ASSIGN_OR_RETURN(PgResult left, c.db.Query(kDeviceHasCapturesSql, {PgParam::Text(device_id)}));
+    if (left.RowCount() > 0) {
+      return absl::FailedPreconditionError(absl::StrCat("captures of device ", device_id,
+                                                        " arrived during the purge (its agent is back); ", deleted,
+                                                        " were deleted and the device stays"));
+    }
+    return deleted;
+  }
+  MEMFLEET_RETURN_IF_ERROR(Run(c.db, kPurgeRetentionMarksSql, {PgParam::Text(device_id)}));
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  return deleted;
 }
 
 absl::StatusOr<bool> PgStore::PutCapture(const CaptureRecord& capture) {

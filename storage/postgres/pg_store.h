@@ -43,6 +43,8 @@ class PgStore : public Store, public FleetStore {
 
   // CaptureStore
   absl::Status UpsertDevice(const DeviceRecord& device) override;
+  absl::StatusOr<bool> RetireDevice(const std::string& device_id, const std::string& retired_at) override;
+  absl::StatusOr<uint64_t> PurgeDevice(const std::string& device_id) override;
   absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) override;
   absl::StatusOr<std::vector<bool>> PutCaptures(const std::vector<CaptureRecord>& captures) override;
   absl::StatusOr<bool> HasCapture(const std::string& capture_id) override;

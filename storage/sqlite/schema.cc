@@ -413,6 +413,12 @@ DROP INDEX capture_labels_by_key_value;
 CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, source, capture_id);
 )sql";
 
+// Version 18: devices.retired_at, when `memfleet devices retire` took the device out of the fleet's views
+// ('' while it is active; storage/records.h).
+constexpr char kMigration18[] = R"sql(
+ALTER TABLE devices ADD COLUMN retired_at TEXT NOT NULL DEFAULT '';
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -471,7 +477,8 @@ const std::vector<std::string>& Migrations() {
       new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
                                    kMigration6, kMigration7, kMigration8, kMigration9,
                                    kMigration10, kMigration11, kMigration12, kMigration13,
-                                   kMigration14, kMigration15, kMigration16, kMigration17};
+                                   kMigration14, kMigration15, kMigration16, kMigration17,
+                                   kMigration18};
   return *kMigrations;
 }
 

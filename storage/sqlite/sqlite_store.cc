@@ -135,7 +135,25 @@ constexpr char kUpsertDeviceSql[] =
     "last_seen_at = MAX(devices.last_seen_at, excluded.last_seen_at), "
     "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s, "
     "manufacturer = excluded.manufacturer, build_type = excluded.build_type, abi = excluded.abi, "
-    "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux";
+    "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux, retired_at = ''";
+
+// A device retired already keeps the time it was first retired.
+constexpr char kRetireDeviceSql[] =
+    "UPDATE devices SET retired_at = CASE WHEN retired_at = '' THEN ?2 ELSE retired_at END WHERE device_id = ?1";
+
+// PurgeDevice's next batch: the deltas first, then the rest, which no delta needs any more.
+std::string PurgeBatchSql(bool deltas) {
+  return absl::StrCat("SELECT capture_id FROM captures WHERE device_id = ?1",
+                      deltas ? " AND raw_base IS NOT NULL AND raw_base != ''" : "", " LIMIT ",
+                      CaptureStore::kPurgeBatchCaptures);
+}
+// The device's own rows once its captures are gone; the devices row only while none came back meanwhile.
+constexpr char kPurgeDeviceRowSql[] =
+    "DELETE FROM devices WHERE device_id = ?1 AND NOT EXISTS (SELECT 1 FROM captures WHERE device_id = ?1)";
+constexpr char kPurgeDeviceProcessNamesSql[] =
+    "DELETE FROM device_process_names WHERE device_no = (SELECT device_no FROM device_numbers WHERE device_id = ?1)";
+constexpr char kPurgeDeviceNumberSql[] = "DELETE FROM device_numbers WHERE device_id = ?1";
+constexpr char kPurgeRetentionMarksSql[] = "DELETE FROM device_retention WHERE device_id = ?1";
 
 // A capture of a device the server never registered still gets a devices row, so the device-driven
 // fleet queries see it.
@@ -717,6 +735,62 @@ absl::Status SqliteStore::UpsertDevice(const DeviceRecord& device) {
     MEMFLEET_RETURN_IF_ERROR(st->BindText(column++, *fact));
   }
   return st->StepDone();
+}
+
+absl::StatusOr<bool> SqliteStore::RetireDevice(const std::string& device_id, const std::string& retired_at) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(retired_at, "retired_at"));
+  MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeOptionalTimestamp(retired_at, "retired_at"));
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Statement * st, c.Get(kRetireDeviceSql));
+  ResetOnExit reset(st);
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(1, device_id));
+  MEMFLEET_RETURN_IF_ERROR(st->BindText(2, at));
+  MEMFLEET_RETURN_IF_ERROR(st->StepDone());
+  return c.db.Changes() == 1;
+}
+
+absl::StatusOr<uint64_t> SqliteStore::PurgeDevice(const std::string& device_id) {
+  MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(device_id, "device_id"));
+  uint64_t deleted = 0;
+  for (const std::string& batch_sql : {PurgeBatchSql(true), PurgeBatchSql(false)}) {
+    while (true) {
+      MEMFLEET_ASSIGN_OR_RETURN(std::vector<std::string> ids, QueryAll(*writer_, batch_sql, {device_id}, ReadFirstText));
+      if (ids.empty()) break;
+      // Retention's deletion: process rows, report, labels and raw blob of each, one transaction a batch.
+      MEMFLEET_ASSIGN_OR_RETURN(size_t gone, DeleteCaptures(ids));
+      if (gone == 0) return absl::InternalError(absl::StrCat("purging device ", device_id, " deleted nothing"));
+      deleted += gone;
+    }
+  }
+  MEMFLEET_ASSIGN_OR_RETURN(bool removed, RemoveDeviceRows(device_id));
+  if (!removed) {
+    MEMFLEET_ASSIGN_OR_RETURN(std::vector<std::string> left,
+                              QueryAll(*writer_, PurgeBatchSql(false), {device_id}, ReadFirstText));
+    if (!left.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("captures of device ", device_id,
+                                                        " arrived during the purge (its agent is back); ", deleted,
+                                                        " were deleted and the device stays"));
+    }
+  }
+  return deleted;
+}
+
+absl::StatusOr<bool> SqliteStore::RemoveDeviceRows(const std::string& device_id) {
+  Connection& c = *writer_;
+  absl::MutexLock lock(&c.mu);
+  MEMFLEET_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c.db));
+  MEMFLEET_RETURN_IF_ERROR(RunWithDeviceId(c, kPurgeDeviceRowSql, device_id));
+  if (c.db.Changes() == 0) {
+    txn.Rollback();
+    return false;
+  }
+  for (const char* sql : {kPurgeDeviceProcessNamesSql, kPurgeDeviceNumberSql, kPurgeRetentionMarksSql}) {
+    MEMFLEET_RETURN_IF_ERROR(RunWithDeviceId(c, sql, device_id));
+  }
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  return true;
 }
 
 absl::StatusOr<bool> SqliteStore::PutCapture(const CaptureRecord& capture) {

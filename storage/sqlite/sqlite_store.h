@@ -69,6 +69,8 @@ class SqliteStore : public Store {
   ~SqliteStore() override;
 
   absl::Status UpsertDevice(const DeviceRecord& device) override;
+  absl::StatusOr<bool> RetireDevice(const std::string& device_id, const std::string& retired_at) override;
+  absl::StatusOr<uint64_t> PurgeDevice(const std::string& device_id) override;
   absl::StatusOr<bool> PutCapture(const CaptureRecord& capture) override;
   absl::StatusOr<std::vector<bool>> PutCaptures(const std::vector<CaptureRecord>& captures) override;
   absl::StatusOr<bool> HasCapture(const std::string& capture_id) override;
@@ -144,6 +146,8 @@ class SqliteStore : public Store {
   using Connection = sqlite_store_internal::Connection;
   SqliteStore(std::unique_ptr<Connection> writer, std::unique_ptr<Connection> reader);
   Connection& reader();
+  // PurgeDevice's last step: the device's own rows, unless a capture of it is stored (false then).
+  absl::StatusOr<bool> RemoveDeviceRows(const std::string& device_id);
 
   // Declared first so it is destroyed last: closing the last connection checkpoints the WAL.
   std::unique_ptr<Connection> writer_;

@@ -255,6 +255,28 @@ class ServerCommandsTest : public ::testing::Test {
   std::ostringstream out_, err_;
 };
 
+// `devices --retired`: the state says since when, the count says where their history is; --json and
+// --csv carry retired_at.
+TEST(RenderDevicesTest, RetiredDevicesSayWhenTheyWereRetired) {
+  v1::ListDevicesResponse response;
+  v1::DeviceSummary* d = response.add_devices();
+  d->set_device_id("lab-a-07");
+  d->set_retired_at("2026-12-01T09:00:00.000Z");
+  d->set_last_total_kb(-1);
+  const std::string table = RenderDevices(response, OutputFormat::kTable, false, true);
+  EXPECT_NE(table.find("retired 2026-12-01T09:00:00.000Z"), std::string::npos) << table;
+  EXPECT_NE(table.find("1 retired devices"), std::string::npos) << table;
+  EXPECT_EQ(table.find("online"), std::string::npos) << table;
+  EXPECT_EQ(json::parse(RenderDevices(response, OutputFormat::kJson, false, true))[0]["retired_at"],
+            "2026-12-01T09:00:00.000Z");
+  EXPECT_NE(RenderDevices(response, OutputFormat::kCsv, false, true).find(",2026-12-01T09:00:00.000Z\r\n"),
+            std::string::npos);
+  EXPECT_EQ(RenderDevices(v1::ListDevicesResponse(), OutputFormat::kTable, false, true), "no retired devices\n");
+  // Active devices have no retirement: null in JSON.
+  d->clear_retired_at();
+  EXPECT_TRUE(json::parse(RenderDevices(response, OutputFormat::kJson, false))[0]["retired_at"].is_null());
+}
+
 TEST_F(ServerCommandsTest, DevicesTable) {
   DevicesArgs args;
   args.common = common_;
@@ -307,12 +329,13 @@ TEST_F(ServerCommandsTest, DevicesShowBuildAndAccess) {
   EXPECT_EQ(t.find("google/panther"), std::string::npos) << t;
 
   const std::string csv = Devices(true, false);
-  // The last column, server, is empty: a server alone with its database names none.
-  EXPECT_NE(csv.find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux,server\r\n"),
+  // The columns server (a server alone with its database names none) and retired_at (active) are empty.
+  EXPECT_NE(csv.find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux,server,"
+                     "retired_at\r\n"),
             std::string::npos)
       << csv;
-  EXPECT_NE(csv.find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing,\r\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",0,251605958400,24,2,,,,,,,\r\n"), std::string::npos) << csv;  // an older agent
+  EXPECT_NE(csv.find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing,,\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0,251605958400,24,2,,,,,,,,\r\n"), std::string::npos) << csv;  // an older agent
   EXPECT_EQ(t.find("SERVER"), std::string::npos) << t;
 
   json j = json::parse(Devices(false, true));

@@ -23,6 +23,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -59,9 +61,27 @@ class AgentsDeployTest : public ::testing::Test {
     for (const char* name : {"MEMFLEET_SERVER", "MEMFLEET_TOKEN", "MEMFLEET_CA_CERT"}) unsetenv(name);
     setenv("ADB", testing::TestData("../support/fake_adb/adb").c_str(), 1);
     setenv("MEMFLEET_FAKE_ADB_PHONES", phones_.c_str(), 1);
-    server_ = std::make_unique<testing::ServerProcess>(dir_.path());
+    // With /metrics and the dashboard, which a retired device leaves.
+    server_ = std::make_unique<testing::ServerProcess>(
+        dir_.path(), std::vector<std::string>{"--http-listen", "127.0.0.1:0", "--dashboard"});
     ASSERT_FALSE(server_->address().empty());
     port_ = server_->address().substr(server_->address().rfind(':') + 1);
+  }
+
+  // GET `target` on the server's HTTP port with the fixture's token; the body, "" (and a test failure)
+  // unless it answers 200.
+  std::string HttpBody(const std::string& target) {
+    const std::string line = server_->process().WaitForLine("metrics on http://", std::chrono::seconds(10));
+    const size_t from = line.find("http://127.0.0.1:");
+    int port = 0;
+    EXPECT_TRUE(from != std::string::npos &&
+                absl::SimpleAtoi(line.substr(from + 17, line.find('/', from + 17) - from - 17), &port))
+        << line;
+    testing::HttpOptions options;
+    options.bearer = token_;
+    testing::HttpReply reply = testing::HttpGet("127.0.0.1", port, target, options);
+    EXPECT_EQ(reply.status, 200) << target << ": " << reply.error << reply.body;
+    return reply.status == 200 ? reply.body : "";
   }
 
   void TearDown() override {
@@ -353,6 +373,88 @@ TEST_F(AgentsDeployTest, ANameGivenTwiceIsRefusedBeforeAnythingIsPushed) {
       << out;
   EXPECT_TRUE(absl::StrContains(out, "would name both")) << out;
   EXPECT_EQ(TokenList(dir_.path()).find("agent-"), std::string::npos) << "no token minted";
+}
+
+// A phone that left the farm: `devices retire` takes it out of every view of the fleet while its history
+// stays readable by id; its agent coming back makes it active again; `--purge` deletes it for good.
+TEST_F(AgentsDeployTest, ARetiredDeviceLeavesEveryViewUntilItsAgentComesBack) {
+  const std::string admin = testing::AddServerToken(dir_.path(), "admin", "farm-admin");
+  token_ = admin;
+  server_->UseToken(admin);
+  setenv("MEMFLEET_SERVER", server_->address().c_str(), 1);  // for devices, fleet, report and trend
+  const std::string names = dir_.Write("names.txt", std::string(kX86Phone) + " lab-b-01\n");
+  const std::vector<std::string> deploy = {"agents", "deploy", "--serial", kX86Phone, "--server-port", port_,
+                                           "--mint-tokens", "--name-map", names, "--token", admin, "--interval",
+                                           "3600", "--confirm-timeout", "120", "--x86_64-agent",
+                                           MEMFLEET_X86_64_AGENT_BINARY};
+  std::string out;
+  ASSERT_EQ(Memfleet(deploy, &out), 0) << out << Logs();
+  ASSERT_TRUE(WaitForDevice("lab-b-01", [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 1; }))
+      << Logs();
+  // Another device stays in the farm: a sample tree's agent, once, with its own token.
+  const std::string agent_token = testing::AddServerToken(dir_.path(), "agent", "sample", "qcom-sm8450");
+  dir_.Write("sample.token", agent_token);
+  testing::RunAgentOnce(*server_, dir_.path(), "qcom-sm8450", {"--token-file", dir_.path() + "/sample.token"});
+
+  // Online: refused, as its next capture would bring it back at once.
+  EXPECT_EQ(Memfleet({"--token", admin, "devices", "retire", "lab-b-01"}, &out), 2) << out;
+  EXPECT_TRUE(absl::StrContains(out, "is online")) << out;
+  ASSERT_EQ(Memfleet({"agents", "stop", "--serial", kX86Phone}, &out), 0) << out;
+  ASSERT_TRUE(WaitForDevice("lab-b-01", [](const v1::DeviceSummary& d) { return !d.online(); })) << Logs();
+  // A read token may not retire.
+  const std::string reader = testing::AddServerToken(dir_.path(), "read", "farm-reader");
+  EXPECT_EQ(Memfleet({"--token", reader, "devices", "retire", "lab-b-01"}, &out), 1) << out;
+  ASSERT_EQ(Memfleet({"--token", admin, "devices", "retire", "lab-b-01"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "lab-b-01: retired at ")) << out;
+  EXPECT_EQ(Memfleet({"--token", admin, "devices", "retire", "no-such-phone"}, &out), 4) << out;
+
+  // Gone from devices, fleet, /metrics and the dashboard; qcom-sm8450 still in each.
+  ASSERT_EQ(Memfleet({"--token", admin, "--json", "devices"}, &out), 0) << out;
+  nlohmann::json listed = nlohmann::json::parse(out);
+  ASSERT_EQ(listed.size(), 1u) << out;
+  EXPECT_EQ(listed[0]["device_id"], "qcom-sm8450");
+  ASSERT_EQ(Memfleet({"--token", admin, "--json", "devices", "--retired"}, &out), 0) << out;
+  listed = nlohmann::json::parse(out);
+  ASSERT_EQ(listed.size(), 1u) << out;
+  EXPECT_EQ(listed[0]["device_id"], "lab-b-01");
+  EXPECT_TRUE(listed[0]["retired_at"].is_string()) << out;
+  ASSERT_EQ(Memfleet({"--token", admin, "fleet", "--rows"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "qcom-sm8450")) << out;
+  EXPECT_FALSE(absl::StrContains(out, "lab-b-01")) << out;
+  std::string metrics = HttpBody("/metrics");
+  EXPECT_TRUE(absl::StrContains(metrics, "device_id=\"qcom-sm8450\"")) << metrics;
+  EXPECT_FALSE(absl::StrContains(metrics, "lab-b-01")) << metrics;
+  std::string fleet_page = HttpBody("/");
+  EXPECT_TRUE(absl::StrContains(fleet_page, "qcom-sm8450")) << fleet_page;
+  EXPECT_FALSE(absl::StrContains(fleet_page, "lab-b-01")) << fleet_page;
+
+  // Its history, by id: the report and a process's trend.
+  ASSERT_EQ(Memfleet({"--token", admin, "--json", "report", "lab-b-01"}, &out), 0) << out;
+  const nlohmann::json report = nlohmann::json::parse(out);
+  ASSERT_TRUE(report.contains("processes") && !report["processes"].empty()) << out;
+  const std::string process = report["processes"].begin().value()["name"];
+  ASSERT_EQ(Memfleet({"--token", admin, "trend", "lab-b-01", "--process", process}, &out), 0) << out;
+
+  // The agent comes back: active again everywhere.
+  ASSERT_EQ(Memfleet(deploy, &out), 0) << out << Logs();
+  ASSERT_TRUE(WaitForDevice("lab-b-01", [](const v1::DeviceSummary& d) { return d.online(); })) << Logs();
+  ASSERT_EQ(Memfleet({"--token", admin, "--json", "devices", "--retired"}, &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out).size(), 0u) << out;
+  metrics = HttpBody("/metrics");
+  EXPECT_TRUE(absl::StrContains(metrics, "device_id=\"lab-b-01\"")) << metrics;
+
+  // Purged: nothing of it is left.
+  ASSERT_EQ(Memfleet({"agents", "stop", "--serial", kX86Phone}, &out), 0) << out;
+  ASSERT_TRUE(WaitForDevice("lab-b-01", [](const v1::DeviceSummary& d) { return !d.online(); })) << Logs();
+  const uint64_t captures = Device("lab-b-01").capture_count();
+  ASSERT_GE(captures, 1u);
+  ASSERT_EQ(Memfleet({"--token", admin, "devices", "retire", "lab-b-01", "--purge"}, &out), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("lab-b-01: retired and purged, ", captures, " captures deleted")))
+      << out;
+  EXPECT_EQ(Memfleet({"--token", admin, "report", "lab-b-01"}, &out), 4) << out;
+  ASSERT_EQ(Memfleet({"--token", admin, "--json", "devices", "--retired"}, &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out).size(), 0u) << out;
+  EXPECT_EQ(Device("qcom-sm8450").capture_count(), 1u);
 }
 
 TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnError) {

@@ -37,6 +37,10 @@ class FailingStore : public storage::Store {
 
   // CaptureStore
   absl::Status UpsertDevice(const storage::DeviceRecord& d) override { return inner_->UpsertDevice(d); }
+  absl::StatusOr<bool> RetireDevice(const std::string& id, const std::string& at) override {
+    return inner_->RetireDevice(id, at);
+  }
+  absl::StatusOr<uint64_t> PurgeDevice(const std::string& id) override { return inner_->PurgeDevice(id); }
   absl::StatusOr<bool> PutCapture(const storage::CaptureRecord& c) override {
     if (before_put) before_put();
     if (fail_puts) return absl::ResourceExhaustedError("database or disk is full");

@@ -101,6 +101,8 @@ TEST(AccessTableTest, WhoNeedsWhat) {
   EXPECT_EQ(RequiredAccess("/memfleet.v1.QueryService/Reaccount"), Access::kAdmin);
   EXPECT_EQ(RequiredAccess("/memfleet.v1.BaselineService/ImportBaseline"), Access::kAdmin);
   EXPECT_EQ(RequiredAccess("/memfleet.v1.BaselineService/CheckBaseline"), Access::kRead);
+  EXPECT_EQ(RequiredAccess("/memfleet.v1.AdminService/MintAgentToken"), Access::kAdmin);
+  EXPECT_EQ(RequiredAccess("/memfleet.v1.AdminService/RetireDevice"), Access::kAdmin);
   EXPECT_FALSE(RequiredAccess("/memfleet.v1.QueryService/DropEverything").has_value());
   EXPECT_FALSE(RequiredAccess("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo").has_value());
   EXPECT_FALSE(RequiredAccess("").has_value());
