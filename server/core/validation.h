@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/untrusted_text.h"  // Printable, for the messages of the checks
+#include "common/untrusted_text.h"  // Snippet, for the messages of the checks
 
 namespace memfleet::server {
 
