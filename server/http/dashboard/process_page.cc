@@ -29,7 +29,11 @@ std::string MetricLinks(const ProcessPageInput& in) {
     if (figure == in.metric) {
       absl::StrAppend(&out, "<b>", Html(figure), "</b>");
     } else {
-      absl::StrAppend(&out, "<a href=\"", Html(ProcessPath(in.device_id, in.process_name)), "?metric=",
+      // By the capture the name came from when there is one: a long name's typed address may not fit.
+      const std::string path = in.name_capture_id.empty()
+                                   ? absl::StrCat(DevicePath(in.device_id), "/process/", UrlComponent(in.process_name))
+                                   : ProcessPath(in.device_id, in.name_capture_id, in.process_name);
+      absl::StrAppend(&out, "<a href=\"", Html(path), "?metric=",
                       Html(UrlComponent(figure)), "\">", Html(figure), "</a>");
     }
   }
