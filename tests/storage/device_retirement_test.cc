@@ -46,7 +46,7 @@ CaptureRecord CaptureOf(const std::string& device_id, int seq, const std::string
   p.name = "surfaceflinger";
   p.total_kb = 20'000 + seq;
   c.report_json = report::ReportToJson(c.report, -1);
-  c.labels = {{"rack", "3"}};
+  c.labels.sweep = {{"rack", "3"}};
   return c;
 }
 
@@ -131,7 +131,7 @@ TEST_P(DeviceRetirementTest, PurgeDeletesEveryCaptureDeltasFirstThenTheDeviceAnd
   absl::StatusOr<std::optional<StoredReport>> report = store_->GetReportByCapture("gone-1-1");
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_FALSE(report->has_value());
-  absl::StatusOr<std::vector<LabelledCapture>> labelled = store_->LabelledCaptures({{"rack", "3"}});
+  absl::StatusOr<std::vector<LabelledCapture>> labelled = store_->LabelledCaptures(LabelSet{{{"rack", "3"}}, {}});
   ASSERT_TRUE(labelled.ok()) << labelled.status();
   ASSERT_EQ(labelled->size(), 4u);
   for (const LabelledCapture& c : *labelled) EXPECT_EQ(c.device_id, "stays-1");
