@@ -315,7 +315,7 @@ TEST_F(AgentsDeployTest, MintedTokensNamesAndLabels) {
     struct stat st = {};
     ASSERT_EQ(stat(PhoneFile(phone, "token").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
-    // Every capture carries the agent's labels.
+    // Every capture carries the agent's labels, as the agent's (a sweep's are `labels`).
     grpc::ClientContext ctx;
     ctx.AddMetadata("authorization", "Bearer " + admin);
     v1::GetReportRequest request;
@@ -323,8 +323,9 @@ TEST_F(AgentsDeployTest, MintedTokensNamesAndLabels) {
     v1::GetReportResponse report;
     ASSERT_TRUE(server_->query().GetReport(&ctx, request, &report).ok());
     std::map<std::string, std::string> labels;
-    for (const v1::Label& l : report.labels()) labels[l.key()] = l.value();
+    for (const v1::Label& l : report.agent_labels()) labels[l.key()] = l.value();
     EXPECT_EQ(labels, (std::map<std::string, std::string>{{"owner", "camera"}, {"rack", "3"}})) << name;
+    EXPECT_EQ(report.labels_size(), 0) << name;
   }
   EXPECT_EQ(Device(kArmPhone).device_id(), "") << "no device under the raw serial";
   std::string tokens = TokenList(dir_.path());
