@@ -15,7 +15,9 @@
 #ifndef MEMFLEET_TESTS_SUPPORT_FARM_HISTORY_H_
 #define MEMFLEET_TESTS_SUPPORT_FARM_HISTORY_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -25,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "accounting/account.h"
 #include "common/utc_time.h"
+#include "proto/capture_codec.h"
 #include "report/report_json.h"
 #include "server/ingest/delta_keyframes.h"
 #include "storage/sqlite/sqlite_store.h"
@@ -75,21 +78,31 @@ inline std::vector<FarmCapture> PlanFarmHistory(const std::vector<FarmDevice>& d
   return plan;
 }
 
+// A raw capture as the store keeps it: its codec and blob.
+struct DeltaForm {
+  std::string codec;
+  std::string blob;
+};
+
 // Writes `plan` (each device's captures after its keyframes, as PlanFarmHistory orders them) with a device
 // row per device, 2,000 captures a transaction.
 inline absl::Status WriteFarmHistory(storage::SqliteStore& store, const std::vector<FarmCapture>& plan) {
   const capture::Capture sample = LoadCapture(TestData("captures/qcom-sm8450/tree"));
   if (sample.size() == 0) return absl::NotFoundError("the qcom-sm8450 sample did not load");
   // The two raw blobs every capture is stored as: the sample whole (a keyframe), a moved sample against it.
-  server::DeltaKeyframes frames(server::DeltaOptions{});
-  const server::DeltaKeyframes::StoredForm whole =
-      frames.Encode(sample, "farm-key", "farm", "2026-11-30T08:00:00.000Z", 3);
-  if (absl::Status s = frames.Stored("farm", "farm-key", whole); !s.ok()) return s;
-  const server::DeltaKeyframes::StoredForm delta =
-      frames.Encode(Later(sample, 5), "farm-delta", "farm", "2026-11-30T08:05:00.000Z", 3);
-  if (whole.blob.empty() || delta.base != "farm-key") {
-    return absl::InternalError("the sample did not encode as a delta");
-  }
+  DeltaForm whole;
+  whole.codec = wire::kStoredCodec;
+  whole.blob = wire::EncodeStoredCapture(sample, "farm-key", "farm", "2026-11-30T08:00:00.000Z", 3);
+  absl::StatusOr<std::string> whole_bytes = wire::DecompressStoredCapture(wire::kStoredCodec, whole.blob);
+  if (!whole_bytes.ok()) return whole_bytes.status();
+  const int level = server::DeltaOptions{}.compression_level;
+  absl::StatusOr<std::unique_ptr<const wire::DeltaKeyframe>> keyframe = wire::DeltaKeyframe::Create(*whole_bytes, level);
+  if (!keyframe.ok()) return keyframe.status();
+  DeltaForm delta;
+  delta.codec = wire::kDeltaCodec;
+  delta.blob = wire::EncodeStoredCaptureDelta(Later(sample, 5), "farm-delta", "farm", "2026-11-30T08:05:00.000Z",
+                                              **keyframe);
+  if (whole.blob.empty() || delta.blob.empty()) return absl::InternalError("the sample did not encode as a delta");
   const report::Report sample_report = accounting::Account(sample);
 
   std::set<std::string> devices;
@@ -108,7 +121,7 @@ inline absl::Status WriteFarmHistory(storage::SqliteStore& store, const std::vec
     c.device_id = f.device_id;
     c.captured_at = FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(f.at_ms)));
     c.received_at = c.captured_at;
-    const server::DeltaKeyframes::StoredForm& form = f.keyframe_id.empty() ? whole : delta;
+    const DeltaForm& form = f.keyframe_id.empty() ? whole : delta;
     c.raw_codec = form.codec;
     c.raw_blob = form.blob;
     c.raw_base = f.keyframe_id;
@@ -121,11 +134,10 @@ inline absl::Status WriteFarmHistory(storage::SqliteStore& store, const std::vec
     c.report_json = report::ReportToJson(c.report, /*indent=*/-1);
     batch.push_back(std::move(c));
     if (batch.size() == 2000 || i + 1 == plan.size()) {
-      absl::StatusOr<size_t> stored = store.PutCaptures(batch);
-      if (!stored.ok()) return stored.status();
-      if (*stored != batch.size()) {
-        return absl::InternalError(absl::StrCat(batch.size() - *stored, " captures not stored"));
-      }
+      absl::StatusOr<std::vector<bool>> inserted = store.PutCaptures(batch);
+      if (!inserted.ok()) return inserted.status();
+      const size_t stored = static_cast<size_t>(std::count(inserted->begin(), inserted->end(), true));
+      if (stored != batch.size()) return absl::InternalError(absl::StrCat(batch.size() - stored, " captures not stored"));
       batch.clear();
     }
   }

@@ -208,7 +208,8 @@ TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOn
   {
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE(db->Exec("DROP INDEX capture_labels_by_key_value; ALTER TABLE capture_labels DROP COLUMN source; "
+    ASSERT_TRUE(db->Exec("ALTER TABLE devices DROP COLUMN retired_at; "
+                         "DROP INDEX capture_labels_by_key_value; ALTER TABLE capture_labels DROP COLUMN source; "
                          "CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, capture_id); "
                          "UPDATE schema_version SET version = 16")
                     .ok());

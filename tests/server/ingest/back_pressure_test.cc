@@ -35,7 +35,6 @@ using namespace std::chrono_literals;
 using testing::RawAgent;
 
 constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";
-constexpr char kSweepId[] = "sweep-20261130T080000Z-0a1b2c";
 
 // Holds the first commit until Open().
 class Gate {
@@ -75,6 +74,10 @@ class Sender {
   }
   bool said_hello() const { return hello_; }
   const std::string& id() const { return id_; }
+  // The capture answers the sweep `sweep_id` (one that asked this device: an agent's own claim is not kept).
+  void AnswerSweep(const capture::Capture& capture, const std::string& sweep_id) {
+    messages_ = RawAgent::CaptureMessages(capture, id_, kCapturedAt, sweep_id);
+  }
   void Start(bool slow = false) {
     thread_ = std::thread([this, slow] {
       size_t sent = 0;
@@ -238,16 +241,34 @@ TEST_F(BackPressureTest, ACaptureWaitingForItsCommitHoldsOnlyItsRecordAndTheNext
 TEST_F(BackPressureTest, ASweepsCaptureIsStoredWhileAPeriodicOneWaits) {
   std::unique_ptr<Sender> slow = SlowUpload("dev-a");
   Sender periodic(server_->target(), "dev-b", CaptureOf("dev-b"));
-  Sender sweep(server_->target(), "dev-c", CaptureOf("dev-c"), kSweepId);
+  Sender sweep(server_->target(), "dev-c", CaptureOf("dev-c"));
   ASSERT_TRUE(periodic.said_hello() && sweep.said_hello());
   periodic.Start();
   ASSERT_TRUE(testing::WaitFor([this] { return budget_->waiting() == 1; }, 60s));
+  // A sweep that asks dev-c: only its answer goes ahead.
+  auto query = v1::QueryService::NewStub(grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::SweepRequest request;
+  request.mutable_selector()->add_where("device_id=dev-c");
+  request.set_deadline_s(60);
+  auto progress = query->StartSweep(&context, request);
+  v1::SweepProgress sent;
+  ASSERT_TRUE(progress->Read(&sent));
+  ASSERT_FALSE(sent.sweep_id().empty());
+  sweep.AnswerSweep(CaptureOf("dev-c"), sent.sweep_id());
   sweep.Start();
   std::optional<v1::ServerMessage> answer = sweep.Answer();
   ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
   EXPECT_TRUE(Stored(sweep.id()));
   EXPECT_EQ(budget_->waiting(), 1u);  // the periodic one still waits for the slow upload's room
   EXPECT_FALSE(Stored(periodic.id()));
+  v1::SweepProgress p;
+  bool dev_c_stored = false;
+  while (progress->Read(&p)) {
+    dev_c_stored |= p.device_id() == "dev-c" && p.state() == v1::SweepProgress::STORED;
+  }
+  EXPECT_TRUE(progress->Finish().ok());
+  EXPECT_TRUE(dev_c_stored);
 
   slow->Resume();
   for (Sender* s : {slow.get(), &periodic}) {
