@@ -71,8 +71,8 @@ TEST(WorkerPoolTest, RunsEveryJobOnItsOwnThreadsNotTheCallers) {
 }
 
 TEST(WorkerPoolTest, QueueIsBoundedAndTrySubmitRefusesWhenFull) {
+  Gate gate;  // outlives the pool, whose threads may still be leaving Wait
   WorkerPool pool(WorkerPool::Options{1, 2});
-  Gate gate;
   ASSERT_TRUE(HoldTheOnlyThread(pool, gate));  // the only thread is busy; the queue is empty
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_TRUE(pool.TrySubmit([] {}));
@@ -84,8 +84,8 @@ TEST(WorkerPoolTest, QueueIsBoundedAndTrySubmitRefusesWhenFull) {
 // An agent stream's reactor posts from gRPC's callback threads, which must never wait: Post queues past
 // the bound (each stream bounds itself to one job), and the jobs still all run.
 TEST(WorkerPoolTest, PostNeverWaitsEvenWhenTheQueueIsFull) {
+  Gate gate;  // outlives the pool, whose threads may still be leaving Wait
   WorkerPool pool(WorkerPool::Options{1, 1});
-  Gate gate;
   ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
   EXPECT_TRUE(pool.TrySubmit([] {}));  // the queue is full now
   std::atomic<int> ran{0};
@@ -99,8 +99,8 @@ TEST(WorkerPoolTest, PostNeverWaitsEvenWhenTheQueueIsFull) {
 }
 
 TEST(WorkerPoolTest, SubmitWaitsForRoomInsteadOfGrowingTheQueue) {
+  Gate gate;  // outlives the pool, whose threads may still be leaving Wait
   WorkerPool pool(WorkerPool::Options{1, 1});
-  Gate gate;
   ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
   ASSERT_TRUE(pool.Submit([] {}));  // fills the queue
   std::atomic<bool> returned{false};
@@ -121,8 +121,8 @@ TEST(WorkerPoolTest, SubmitWaitsForRoomInsteadOfGrowingTheQueue) {
 }
 
 TEST(WorkerPoolTest, ShutdownRunsQueuedJobsThenRefusesNewOnes) {
+  Gate gate;  // outlives the pool, whose threads may still be leaving Wait
   WorkerPool pool(WorkerPool::Options{1, 5});
-  Gate gate;
   std::atomic<int> ran{0};
   ASSERT_TRUE(HoldTheOnlyThread(pool, gate));  // the queue fills and stays full
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool.Submit([&] { ++ran; }));
@@ -139,8 +139,8 @@ TEST(WorkerPoolTest, ShutdownRunsQueuedJobsThenRefusesNewOnes) {
 }
 
 TEST(WorkerPoolTest, ShutdownReleasesASubmitterWaitingForRoom) {
+  Gate gate;  // outlives the pool, whose threads may still be leaving Wait
   WorkerPool pool(WorkerPool::Options{1, 1});
-  Gate gate;
   ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
   ASSERT_TRUE(pool.Submit([] {}));
   std::promise<bool> result;
@@ -156,8 +156,8 @@ TEST(WorkerPoolTest, ShutdownReleasesASubmitterWaitingForRoom) {
 }
 
 TEST(WorkerPoolTest, UrgentJobsRunBeforeEveryQueuedOrdinaryOneInTheOrderPosted) {
+  Gate gate;  // outlives the pool, whose threads may still be leaving Wait
   WorkerPool pool(WorkerPool::Options{1, 2});
-  Gate gate;
   ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
   std::vector<std::string> order;  // written by the pool's one thread only
   auto record = [&order](std::string name) { return [&order, name] { order.push_back(name); }; };
@@ -179,8 +179,8 @@ TEST(WorkerPoolTest, UrgentJobsRunBeforeEveryQueuedOrdinaryOneInTheOrderPosted) 
 // gets its turn after kUrgentRun of them.
 TEST(WorkerPoolTest, AfterFourUrgentJobsInARowAWaitingOrdinaryOneRuns) {
   ASSERT_EQ(WorkerPool::kUrgentRun, 4);
+  Gate gate;  // outlives the pool, whose threads may still be leaving Wait
   WorkerPool pool(WorkerPool::Options{1, 2});
-  Gate gate;
   ASSERT_TRUE(HoldTheOnlyThread(pool, gate));
   std::vector<std::string> order;  // written by the pool's one thread only
   auto record = [&order](std::string name) { return [&order, name] { order.push_back(name); }; };
