@@ -241,6 +241,7 @@ void IngestService::Reactor::OnWriteDone(bool ok) {
 }
 
 void IngestService::Reactor::OnCancel() {
+  tsan::TakeOver(this);  // gRPC calls it on any of its threads
   InflightBudget::Waiter waiter = 0;
   {
     absl::MutexLock lock(&wait_mu_);
