@@ -38,7 +38,10 @@ bool IsPortSuffix(std::string_view text) {
   return true;
 }
 
+// The whole text is the address: inet_pton reads a C string, so a NUL inside would end it early and let
+// "[::\0anything]" pass as "::".
 bool IsAddress(int family, std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) return false;
   unsigned char address[16];
   return inet_pton(family, std::string(text).c_str(), address) == 1;
 }

@@ -1,6 +1,8 @@
 // Which requests the --http-listen port answers, before any token or store is looked at.
 #include "server/http/metrics/scrape_request.h"
 
+#include "absl/strings/escaping.h"
+
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -51,6 +53,11 @@ TEST(ScrapeRequestTest, TheHostHeaderMustNameThisServer) {
                            "localhost.evil.example", "127.0.0.1:port", "127.0.0.1:123456", "::1", "[::1", "[::1]x",
                            "[evil.example]", "127.1", "0x7f.0.0.1", "lab-a:9420"}) {
     EXPECT_FALSE(HostNamesThisServer(host, none)) << host;
+  }
+  // A NUL inside the brackets or the name must not cut the address short ("::" or "127.0.0.1" before it).
+  using std::string_literals::operator""s;
+  for (const std::string& host : {"[::\0evil.example]:9420"s, "127.0.0.1\0.evil.example"s, "[::1\0]"s}) {
+    EXPECT_FALSE(HostNamesThisServer(host, none)) << absl::CEscape(host);
   }
   const std::vector<std::string> names = {"lab-a", "lab-a.example"};
   EXPECT_TRUE(HostNamesThisServer("lab-a:9420", names));
