@@ -24,6 +24,7 @@
 #include "tests/support/fake_root_fs.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet::agent {
 namespace {
@@ -231,11 +232,7 @@ TEST_F(SchedulerTest, FailedCaptureForASweepIsReported) {
 
   std::thread loop([&] { scheduler.Run(); });
   scheduler.OnCaptureNow("sweep-3", false);
-  bool reported = false;
-  for (int i = 0; i < 500 && !reported; ++i) {
-    reported = !sink_.failed().empty();
-    std::this_thread::sleep_for(10ms);
-  }
+  EXPECT_TRUE(testing::WaitFor([&] { return !sink_.failed().empty(); }, 5s));
   scheduler.RequestStop();
   loop.join();
   ASSERT_EQ(sink_.failed().size(), 1u);
@@ -294,10 +291,7 @@ TEST_F(SchedulerTest, DaemonTakesACaptureAtStartAndOnCaptureNow) {
   scheduler.set_sink(&sink_);
   std::promise<int> exit_code;
   std::thread loop([&] { exit_code.set_value(scheduler.Run()); });
-  auto wait_for = [&](size_t n) {
-    for (int i = 0; i < 500 && sink_.spooled().size() < n; ++i) std::this_thread::sleep_for(10ms);
-    return sink_.spooled().size() >= n;
-  };
+  auto wait_for = [&](size_t n) { return testing::WaitFor([&] { return sink_.spooled().size() >= n; }, 5s); };
   ASSERT_TRUE(wait_for(1));  // at start, without waiting an interval
   clock_.Set("2026-12-02T16:16:00Z");
   scheduler.OnCaptureNow("sweep-5", false);

@@ -95,23 +95,21 @@ class BaselineIntegrationTest : public ::testing::Test {
   // Polls until each of `device_ids` is online with `build` as its current build (its agent's Hello).
   bool WaitOnBuild(const std::vector<std::string>& device_ids, const std::string& build,
                    std::chrono::seconds timeout) {
-    auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      v1::ListDevicesResponse resp;
-      if (stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) {
-        size_t ready = 0;
-        for (const v1::DeviceSummary& d : resp.devices()) {
-          for (const std::string& id : device_ids) {
-            if (d.device_id() == id && d.online() && d.build_fingerprint() == build) ++ready;
+    return testing::WaitFor(
+        [&] {
+          grpc::ClientContext ctx;
+          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+          v1::ListDevicesResponse resp;
+          if (!stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) return false;
+          size_t ready = 0;
+          for (const v1::DeviceSummary& d : resp.devices()) {
+            for (const std::string& id : device_ids) {
+              if (d.device_id() == id && d.online() && d.build_fingerprint() == build) ++ready;
+            }
           }
-        }
-        if (ready == device_ids.size()) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+          return ready == device_ids.size();
+        },
+        timeout, /*every=*/std::chrono::milliseconds(200));
   }
 
   // Until at least `n` devices are online (`at_most`: until at most `n` are).

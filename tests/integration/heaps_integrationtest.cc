@@ -21,6 +21,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -102,19 +103,17 @@ class HeapsIntegrationTest : public ::testing::Test {
 
   // Polls `memfleet devices --json` until `n` devices are online, each with a stored capture.
   bool WaitReady(size_t n) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(180);
-    while (std::chrono::steady_clock::now() < end) {
-      CliRun devices = Memfleet({"--json", "devices"});
-      if (devices.exit_code == 0) {
-        size_t ready = 0;
-        for (const json& d : json::parse(devices.output.substr(devices.output.find('[')))) {
-          ready += d["online"] == true && d["last_capture_at"].is_string();
-        }
-        if (ready >= n) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    return false;
+    return testing::WaitFor(
+        [&] {
+          CliRun devices = Memfleet({"--json", "devices"});
+          if (devices.exit_code != 0) return false;
+          size_t ready = 0;
+          for (const json& d : json::parse(devices.output.substr(devices.output.find('[')))) {
+            ready += d["online"] == true && d["last_capture_at"].is_string();
+          }
+          return ready >= n;
+        },
+        std::chrono::seconds(180), /*every=*/std::chrono::milliseconds(500));
   }
 
   std::string dir_;

@@ -175,12 +175,12 @@ TEST_F(PipelineTest, TrendOverSeveralCapturesComesBackInOrder) {
   StartAgent(address, testing::TestData("captures/qcom-sm8450/tree"), "trend-phone");
   ASSERT_TRUE(WaitOnline(1, std::chrono::seconds(60)));
   // The agent's own first capture, then one per sweep, each stored before the next is asked for.
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < until) {
-    std::vector<v1::DeviceSummary> d = Devices();
-    if (!d.empty() && d[0].capture_count() >= 1) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        std::vector<v1::DeviceSummary> d = Devices();
+        return !d.empty() && d[0].capture_count() >= 1;
+      },
+      std::chrono::seconds(60), /*every=*/std::chrono::milliseconds(100)));
   constexpr int kSweeps = 3;
   for (int i = 0; i < kSweeps; ++i) {
     EXPECT_EQ(Sweep({"device_id=trend-phone"})["trend-phone"], v1::SweepProgress::STORED);

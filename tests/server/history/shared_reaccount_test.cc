@@ -21,6 +21,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet::server {
 namespace {
@@ -132,10 +133,8 @@ TEST_F(SharedReaccountTest, TwoServersSplitTheHistoryAndReaccountEachCaptureOnce
   testing::Subprocess first({testing::Bin("memfleet-server"), "--db", uri_, "--reaccount"}, dir_.path() + "/first.log");
   testing::Subprocess second({testing::Bin("memfleet-server"), "--db", uri_, "--reaccount"},
                              dir_.path() + "/second.log");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (WaitingForALock() < 2 && std::chrono::steady_clock::now() < deadline && !first.Exited() && !second.Exited()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling what is asserted next
-  }
+  testing::WaitFor([&] { return WaitingForALock() >= 2 || first.Exited() || second.Exited(); },
+                   std::chrono::seconds(60), /*every=*/std::chrono::milliseconds(20));
   ASSERT_EQ(WaitingForALock(), 2) << first.Log() << second.Log();
   ASSERT_TRUE(holder.Exec("COMMIT").ok());
   ASSERT_EQ(first.WaitExit(std::chrono::seconds(120)), 0) << first.Log();
@@ -189,11 +188,9 @@ TEST_F(SharedReaccountTest, TheClaimsOfAServerWhoseConnectionDiedAreClaimedAgain
   }
   ASSERT_EQ(handed_to_dead.size(), 1u);
   // A terminated backend leaves pg_stat_activity when it has exited, a moment after the signal.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (OtherBackends() != 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_EQ(OtherBackends(), 0);
+  ASSERT_TRUE(testing::WaitFor([&] { return OtherBackends() == 0; }, std::chrono::seconds(30),
+                               /*every=*/std::chrono::milliseconds(20)))
+      << OtherBackends() << " other backends";
   std::vector<std::string> handed_to_next;
   std::unique_ptr<storage::PgStore> next = Open();
   ASSERT_NE(next, nullptr);
