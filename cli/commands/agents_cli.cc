@@ -48,8 +48,8 @@ AgentsCli::AgentsCli(CLI::App* app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   deploy_->add_option("--agent-dir", deploy_args_.agent_dir,
-                      "folder holding build-agent-arm64/ and build-agent-x86_64/ (scripts/build-agent)")
-      ->capture_default_str();
+                      "folder holding build-agent-arm64/ and build-agent-x86_64/ (scripts/build-agent); default: "
+                      "the memfleet-agents package's, else the current folder's");
   deploy_->add_option("--arm64-agent", deploy_args_.arm64_agent, "the agent for arm64-v8a phones (wins over --agent-dir)");
   deploy_->add_option("--x86_64-agent", deploy_args_.x86_64_agent, "the agent for x86_64 phones (wins over --agent-dir)");
   deploy_->add_option("--confirm-timeout", deploy_args_.confirm_timeout_s,

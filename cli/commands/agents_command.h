@@ -37,7 +37,7 @@ struct AgentsDeployArgs {
   bool rotate_tokens = false; // minting a new one even for a phone whose token is valid, revoking that
   std::string name_map_file;  // lines "SERIAL NAME": the device id of each phone named there
   std::vector<std::string> labels;  // "K=V": the agents' labels, on every capture they send
-  std::string agent_dir = ".";  // holds build-agent-arm64/ and build-agent-x86_64/
+  std::string agent_dir;  // holds build-agent-arm64/ and build-agent-x86_64/; "": the packaged agents, else "."
   std::string arm64_agent;      // override the binary of one ABI
   std::string x86_64_agent;
   uint32_t confirm_timeout_s = 60;  // how long to wait for the server to see each agent online

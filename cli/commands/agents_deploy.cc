@@ -42,8 +42,19 @@ absl::Status Readable(const std::string& path, const std::string& what) {
   return absl::NotFoundError(absl::StrCat(what, " ", path, " is missing or unreadable"));
 }
 
+// The folder of the running memfleet ("." when /proc/self/exe cannot be read).
+std::string OwnBinDir() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
 AgentBinaries BinariesOf(const AgentsDeployArgs& args) {
-  AgentBinaries binaries = AgentBinariesIn(args.agent_dir);
+  AgentBinaries binaries = !args.agent_dir.empty()
+                               ? AgentBinariesIn(args.agent_dir)
+                               : DefaultAgentBinaries(OwnBinDir(), [](const std::string& path) {
+                                   return ::access(path.c_str(), R_OK) == 0;
+                                 });
   if (!args.arm64_agent.empty()) binaries.arm64 = args.arm64_agent;
   if (!args.x86_64_agent.empty()) binaries.x86_64 = args.x86_64_agent;
   return binaries;
@@ -55,7 +66,7 @@ absl::StatusOr<std::string> LocalBinary(const std::string& abi, const AgentsDepl
   if (!binary.ok()) return binary.status();
   const std::string build = abi == "arm64-v8a" ? "scripts/build-agent arm64" : "scripts/build-agent x86_64";
   if (absl::Status s = Readable(*binary, "agent binary"); !s.ok()) {
-    return absl::NotFoundError(absl::StrCat(s.message(), " (", build, " makes it)"));
+    return absl::NotFoundError(absl::StrCat(s.message(), " (install the memfleet-agents package, or run ", build, ")"));
   }
   return binary;
 }

@@ -50,6 +50,19 @@ AgentBinaries AgentBinariesIn(const std::string& dir) {
   return {dir + "/build-agent-arm64/bin/memfleet-agent", dir + "/build-agent-x86_64/bin/memfleet-agent"};
 }
 
+AgentBinaries PackagedAgentBinaries(const std::string& memfleet_bin_dir) {
+  const std::string share = memfleet_bin_dir + "/../share/memfleet/agents";
+  return {share + "/arm64-v8a/memfleet-agent", share + "/x86_64/memfleet-agent"};
+}
+
+AgentBinaries DefaultAgentBinaries(const std::string& memfleet_bin_dir,
+                                   const std::function<bool(const std::string&)>& exists) {
+  const AgentBinaries packaged = PackagedAgentBinaries(memfleet_bin_dir);
+  const AgentBinaries built = AgentBinariesIn(".");
+  return {exists(packaged.arm64) ? packaged.arm64 : built.arm64,
+          exists(packaged.x86_64) ? packaged.x86_64 : built.x86_64};
+}
+
 absl::StatusOr<std::string> AgentBinaryForAbi(std::string_view abi, const AgentBinaries& binaries) {
   const std::string* binary = nullptr;
   const char* arch = "";

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -33,6 +34,15 @@ struct AgentBinaries {
 
 // DIR/build-agent-arm64/bin/memfleet-agent and DIR/build-agent-x86_64/bin/memfleet-agent.
 AgentBinaries AgentBinariesIn(const std::string& dir);
+
+// Where the memfleet-agents package puts them, relative to the folder of the running memfleet
+// (/usr/bin -> /usr/share/memfleet/agents/<abi>/memfleet-agent; packaging/CMakeLists.txt).
+AgentBinaries PackagedAgentBinaries(const std::string& memfleet_bin_dir);
+
+// `agents deploy` without --agent-dir: per ABI the packaged agent when that file exists, else the one
+// scripts/build-agent made under the current folder. `exists` is the file system's answer.
+AgentBinaries DefaultAgentBinaries(const std::string& memfleet_bin_dir,
+                                   const std::function<bool(const std::string&)>& exists);
 
 // The binary for `abi` (the phone's ro.product.cpu.abi); InvalidArgument naming the ABI when memfleet
 // builds no agent for it, or when its binary is not configured.

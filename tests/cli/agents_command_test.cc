@@ -120,7 +120,7 @@ TEST_F(AgentsCommandTest, AMissingBinarySaysHowToBuildIt) {
   args_.agent_dir = dir_.path() + "/other";
   args_.target.serials = {"ARM1"};
   EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitFailed);
-  EXPECT_TRUE(absl::StrContains(out_.str(), "(scripts/build-agent arm64 makes it)")) << out_.str();
+  EXPECT_TRUE(absl::StrContains(out_.str(), "(install the memfleet-agents package, or run scripts/build-agent arm64)")) << out_.str();
 }
 
 TEST_F(AgentsCommandTest, DeployRefusesWhenNobodyCanTellWhetherTheServerNeedsTokens) {

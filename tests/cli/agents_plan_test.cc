@@ -28,6 +28,21 @@ TEST(AgentBinaryForAbi, AnAbiWithoutAnAgentIsAClearError) {
   EXPECT_NE(AgentBinaryForAbi("x86_64", binaries).status().message().find("--x86_64-agent"), std::string::npos);
 }
 
+// Installed from the packages, memfleet is /usr/bin/memfleet and the agents are under /usr/share; a phone
+// ABI without a packaged agent falls back to scripts/build-agent's under the current folder.
+TEST(DefaultAgentBinaries, ThePackagedAgentWhenItIsThereElseTheBuiltOne) {
+  const auto only = [](std::string present) {
+    return [present](const std::string& path) { return path == present; };
+  };
+  AgentBinaries packaged_arm =
+      DefaultAgentBinaries("/usr/bin", only("/usr/bin/../share/memfleet/agents/arm64-v8a/memfleet-agent"));
+  EXPECT_EQ(packaged_arm.arm64, "/usr/bin/../share/memfleet/agents/arm64-v8a/memfleet-agent");
+  EXPECT_EQ(packaged_arm.x86_64, "./build-agent-x86_64/bin/memfleet-agent");
+  AgentBinaries none = DefaultAgentBinaries("/home/lab/memfleet/build/bin", only(""));
+  EXPECT_EQ(none.arm64, "./build-agent-arm64/bin/memfleet-agent");
+  EXPECT_EQ(none.x86_64, "./build-agent-x86_64/bin/memfleet-agent");
+}
+
 TEST(DeviceIdForSerial, KeepsWhatTheServerAcceptsAndReplacesTheRest) {
   EXPECT_EQ(DeviceIdForSerial("R58M123ABC"), "R58M123ABC");
   EXPECT_EQ(DeviceIdForSerial("emulator-5554"), "emulator-5554");
