@@ -57,15 +57,10 @@ std::string RenderReportText(const Report& r, const TableOptions& options) {
   Line(out, "MemTotal", d.mem_total_kb, "GCMA " + K(d.gcma_kb));
   out += '\n';
 
-  std::vector<const ProcessReport*> procs;
-  for (const auto& [pid, p] : r.processes) procs.push_back(&p);
-  std::stable_sort(procs.begin(), procs.end(), [](const ProcessReport* a, const ProcessReport* b) {
-    int64_t ta = a->total_kb.value_or(-1), tb = b->total_kb.value_or(-1);
-    return ta > tb;
-  });
-  size_t shown = options.top_processes > 0 ? std::min(procs.size(), static_cast<size_t>(options.top_processes))
-                                           : procs.size();
-  out += "Processes by total_kb (kB)" + std::string(shown < procs.size() ? ", top " + std::to_string(shown) : "") +
+  const std::vector<const ProcessReport*> procs = ProcessesByTotal(r, options.top_processes);
+  const size_t shown = procs.size();
+  out += "Processes by total_kb (kB)" +
+         std::string(shown < r.processes.size() ? ", top " + std::to_string(shown) : "") +
          "; C = cached (oom_score_adj >= 900), not in the device total\n";
   out += "  " + Pad("PID", 7, true) + "  " + Pad("NAME", 36, false) + Pad("TOTAL", 11, true) +
          Pad("NON-GFX", 11, true) + Pad("GL", 10, true) + Pad("DMA", 10, true) + Pad("NATIVE-GFX", 12, true) +
@@ -124,6 +119,17 @@ std::string RenderReportText(const Report& r, const TableOptions& options) {
 }
 
 }  // namespace
+
+std::vector<const ProcessReport*> ProcessesByTotal(const Report& r, int top) {
+  std::vector<const ProcessReport*> procs;
+  for (const auto& [pid, p] : r.processes) procs.push_back(&p);
+  std::stable_sort(procs.begin(), procs.end(), [](const ProcessReport* a, const ProcessReport* b) {
+    int64_t ta = a->total_kb.value_or(-1), tb = b->total_kb.value_or(-1);
+    return ta > tb;
+  });
+  if (top > 0 && procs.size() > static_cast<size_t>(top)) procs.resize(static_cast<size_t>(top));
+  return procs;
+}
 
 std::string RenderReportTable(const Report& r, const TableOptions& options) {
   // Names, ids and warnings come from the device: escaped before they reach a terminal.

@@ -6,6 +6,7 @@
 #define MEMFLEET_CLI_REPORT_TABLE_H_
 
 #include <string>
+#include <vector>
 
 #include "report/report.h"
 
@@ -17,6 +18,10 @@ struct TableOptions {
 };
 
 std::string RenderReportTable(const report::Report& report, const TableOptions& options = {});
+
+// The processes as the table lists them: by total_kb, largest first (unknown totals last), the first
+// `top` of them (<= 0: all). `report --csv` keeps the same rows, so --top means one thing in both.
+std::vector<const report::ProcessReport*> ProcessesByTotal(const report::Report& report, int top);
 
 }  // namespace memfleet::cli
 

@@ -21,13 +21,14 @@ std::string OptInt(const std::optional<int>& v) { return v ? std::to_string(*v) 
 
 }  // namespace
 
-std::string RenderProcessesCsv(const report::Report& report) {
+std::string RenderProcessesCsv(const report::Report& report, int top) {
   std::string out = CsvRow({"device_id", "captured_at", "pid", "name", "oom_score_adj", "cached", "pss_kb",
                             "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
                             "native_graphics_source", "non_graphics_kb", "graphics_dma_kb", "total_kb",
                             "gl_mtrack_kb", "egl_mtrack_kb", "dumpsys_total_pss_kb"});
-  for (const auto& [pid, p] : report.processes) {
-    out += CsvRow({report.device_id, report.captured_at, std::to_string(pid), p.name, OptInt(p.oom_score_adj),
+  for (const report::ProcessReport* process : ProcessesByTotal(report, top)) {
+    const report::ProcessReport& p = *process;
+    out += CsvRow({report.device_id, report.captured_at, std::to_string(p.pid), p.name, OptInt(p.oom_score_adj),
                    p.cached ? "true" : "false", CsvKb(p.pss_kb), CsvKb(p.swap_pss_kb), CsvKb(p.gfxdev_kb),
                    CsvKb(p.gl_kb), CsvKb(p.dma_kb), CsvKb(p.native_graphics_kb), p.native_graphics_source,
                    CsvKb(p.non_graphics_kb), CsvKb(p.graphics_dma_kb), CsvKb(p.total_kb), CsvKb(p.gl_mtrack_kb),
@@ -91,7 +92,7 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   if (report->device_id.empty()) report->device_id = response->device_id();
   if (report->captured_at.empty()) report->captured_at = response->captured_at();
   if (*format == OutputFormat::kCsv) {
-    out << RenderProcessesCsv(*report);
+    out << RenderProcessesCsv(*report, args.top.value_or(0));
     return kExitOk;
   }
   out << TerminalSafe("capture " + response->capture_id() + " of " + response->device_id() + " at " +
@@ -105,7 +106,7 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     out << TerminalSafe(line) << "\n";
   }
   TableOptions table;
-  table.top_processes = args.top;
+  table.top_processes = args.top.value_or(table.top_processes);
   out << RenderReportTable(*report, table);
   return kExitOk;
 }
@@ -120,7 +121,9 @@ CommandLine RegisterReportCommand(CLI::App& app) {
                     "KEY=VALUE: the latest capture carrying the label from its sweep (repeat to AND): run=1234");
   AddRepeatedOption(cmd, "--agent-label", args->agent_labels,
                     "KEY=VALUE: ... carrying the label from its agent's --label (repeat to AND): rack=7");
-  cmd->add_option("--top", args->top, "processes shown in the table (0 = all)")->capture_default_str();
+  cmd->add_option("--top", args->top,
+                  "processes in the table and CSV, largest total first "
+                  "(default: 20 in the table, all in CSV; 0 = all)");
   return ServerCommandLine(cmd, args, &RunReport);
 }
 

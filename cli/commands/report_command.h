@@ -28,14 +28,17 @@ struct ReportArgs {
   std::string capture_id;   // exact capture; wins over `at` and `labels`
   std::vector<std::string> labels;  // --label KEY=VALUE: the latest capture carrying all of them (its sweep's)
   std::vector<std::string> agent_labels;  // --agent-label KEY=VALUE: ... and all of these from its agent
-  int top = 20;             // processes in the table; 0 = all
+  // --top: the processes of the table and of --csv, largest total first; 0 = all. Unset: 20 in the table,
+  // all in CSV (a script exporting a report gets every process unless it asks for fewer).
+  std::optional<int> top;
   std::optional<std::chrono::system_clock::time_point> now;  // for a relative --at; nullopt = clock
 };
 
 int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err);
 
-// --csv: a header and one row per process with every figure of the report's process objects.
-std::string RenderProcessesCsv(const report::Report& report);
+// --csv: a header and one row per process with every figure of the report's process objects, in the
+// table's order (total_kb, largest first), the first `top` of them (<= 0: all).
+std::string RenderProcessesCsv(const report::Report& report, int top = 0);
 
 // `memfleet report` and its flags on `app`.
 CommandLine RegisterReportCommand(CLI::App& app);

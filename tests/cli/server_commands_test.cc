@@ -484,6 +484,43 @@ TEST_F(ServerCommandsTest, ReportCsvHasEveryProcess) {
       << csv;
 }
 
+// --top means one thing in the table and the CSV: the N largest totals. qcom-edge's expected.json's three
+// largest are com.taobao.taobao (299,256 kB, cached: listed, marked C), com.android.camera (264,753) and
+// the composer (253,269); the CSV's three rows are those, as the table's are.
+TEST_F(ServerCommandsTest, ReportTopCutsTheCsvAsItCutsTheTable) {
+  ReportArgs args;
+  args.common = common_;
+  args.common.csv = true;
+  args.device_id = "sim-qcom-505";
+  args.top = 3;
+  ASSERT_EQ(RunReport(args, out_, err_), kExitOk) << err_.str();
+  const std::string csv = out_.str();
+  std::vector<std::string> csv_pids;
+  for (size_t start = csv.find("\r\n") + 2; start < csv.size();) {
+    const size_t end = csv.find("\r\n", start);
+    const size_t pid_at = csv.find(',', csv.find(',', start) + 1) + 1;  // the third field
+    csv_pids.push_back(csv.substr(pid_at, csv.find(',', pid_at) - pid_at));
+    start = end + 2;
+  }
+  EXPECT_EQ(csv_pids, (std::vector<std::string>{"16160", "22459", "8499"})) << csv;
+
+  std::ostringstream table;
+  args.common.csv = false;
+  ASSERT_EQ(RunReport(args, table, err_), kExitOk) << err_.str();
+  EXPECT_NE(table.str().find("Processes by total_kb (kB), top 3;"), std::string::npos) << table.str();
+  for (const std::string& pid : csv_pids) {
+    EXPECT_NE(table.str().find(" " + pid + "  "), std::string::npos) << pid << "\n" << table.str();
+  }
+
+  std::ostringstream all;
+  args.common.csv = true;
+  args.top = 0;
+  ASSERT_EQ(RunReport(args, all, err_), kExitOk) << err_.str();
+  size_t lines = 0;
+  for (size_t p = all.str().find("\r\n"); p != std::string::npos; p = all.str().find("\r\n", p + 2)) ++lines;
+  EXPECT_EQ(lines, 1u + 14u) << all.str();  // 0 = all
+}
+
 TEST_F(ServerCommandsTest, UnknownDeviceAndNothingStoredAreNotFound) {
   ReportArgs args;
   args.common = common_;
