@@ -11,6 +11,10 @@
 
 namespace memfleet::chart {
 
+// How a table, chart or page writes a value that is not known (a null figure, a field a device left
+// unset): one spelling everywhere. CSV leaves the cell empty instead, and JSON writes null.
+inline constexpr char kNoValue[] = "-";
+
 // Digits grouped by three with ',' ("-1,024"); every long long, including the most negative.
 std::string FormatKb(long long kb);
 

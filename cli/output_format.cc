@@ -77,8 +77,10 @@ std::string TerminalSafeLines(std::string_view text) { return Escaped(text, /*ke
 std::string FormatKb(long long kb) { return chart::FormatKb(kb); }
 
 std::string FormatKbOrDash(const std::optional<int64_t>& kb) {
-  return kb ? FormatKb(*kb) : std::string("-");
+  return kb ? FormatKb(*kb) : std::string(chart::kNoValue);
 }
+
+std::string TextOrDash(std::string_view text) { return text.empty() ? chart::kNoValue : std::string(text); }
 
 std::string FormatKbHuman(int64_t kb) {
   // long double: |INT64_MIN| must not overflow, and the division keeps one or two decimals.

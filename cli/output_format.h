@@ -1,7 +1,7 @@
 // How a command prints: the readable table (default), JSON, or CSV — and the small formatting helpers
 // the commands share (kB figures, RFC 4180 CSV, aligned text tables).
 //
-//   TextTable t({{"DEVICE"}, {"TOTAL_KB", TextTable::kRight}});
+//   TextTable t({{"DEVICE"}, {"TOTAL KB", TextTable::kRight}});
 //   t.AddRow({"pixel-1", FormatKb(3014795)});
 //   std::cout << t.Render();                           // aligned columns, two spaces apart
 //   std::cout << CsvRow({"a,b", "say \"hi\""});        // "a,b","say ""hi"""\r\n
@@ -20,11 +20,14 @@ namespace memfleet::cli {
 
 enum class OutputFormat { kTable, kJson, kCsv };
 
-// Thousands separators for a KiB figure ("1,234,567"), or "-" for an unknown one.
+// Thousands separators for a KiB figure ("1,234,567").
 std::string FormatKb(long long kb);
 
-// FormatKb, or "-" when the figure is unknown.
+// FormatKb, or chart::kNoValue ("-") when the figure is unknown: the one spelling of "no value" in tables.
 std::string FormatKbOrDash(const std::optional<int64_t>& kb);
+
+// Text for a table cell: itself, or chart::kNoValue when it is empty (a field the device did not report).
+std::string TextOrDash(std::string_view text);
 
 // A kB figure for people: "512 kB", "12.3 MiB", "2.50 GiB" (kB are KiB, so the scales are IEC).
 std::string FormatKbHuman(int64_t kb);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "chart/figure_text.h"
 #include "cli/output_format.h"
 
 namespace memfleet::cli {
@@ -14,7 +15,7 @@ using report::Kb;
 using report::ProcessReport;
 using report::Report;
 
-std::string K(const Kb& v) { return v ? FormatKb(*v) : std::string("null"); }
+std::string K(const Kb& v) { return FormatKbOrDash(v); }
 
 std::string Pad(std::string s, size_t width, bool right) {
   if (s.size() >= width) return s;
@@ -72,7 +73,7 @@ std::string RenderReportText(const Report& r, const TableOptions& options) {
     out += (p.cached ? "C " : "  ") + Pad(std::to_string(p.pid), 7, true) + "  " + Pad(name, 36, false) +
            Pad(K(p.total_kb), 11, true) + Pad(K(p.non_graphics_kb), 11, true) + Pad(K(p.gl_kb), 10, true) +
            Pad(K(p.dma_kb), 10, true) + Pad(K(p.native_graphics_kb), 12, true) + Pad(K(p.gfxdev_kb), 9, true) +
-           Pad(p.oom_score_adj ? std::to_string(*p.oom_score_adj) : "null", 7, true) + "\n";
+           Pad(p.oom_score_adj ? std::to_string(*p.oom_score_adj) : chart::kNoValue, 7, true) + "\n";
   }
   out += '\n';
 

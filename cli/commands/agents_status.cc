@@ -9,6 +9,7 @@
 #include "cli/commands/agent_phone.h"
 #include "cli/commands/agents_command.h"
 #include "cli/commands/agents_plan.h"
+#include "chart/figure_text.h"
 #include "cli/output_format.h"
 #include "nlohmann/json.hpp"
 
@@ -102,15 +103,14 @@ PhoneStatus StatusOf(const std::string& serial, const absl::StatusOr<AgentProbe>
 
 // SERIAL, DEVICE, AGENT, ACCESS, VERSION, SERVER, LAST CAPTURE.
 std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<AgentProbe>& probe) {
-  if (!probe.has_value()) return {row.serial, "-", absl::StrCat("unknown: ", row.problem)};
+  if (!probe.has_value()) return {row.serial, chart::kNoValue, absl::StrCat("unknown: ", row.problem)};
   std::string agent = AgentState(*probe);
   if (!row.problem.empty()) agent += absl::StrCat(" (", row.problem, ")");
-  auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
-  std::string last = row.server.empty() || row.server == "unknown device" ? "-"
+  std::string last = row.server.empty() || row.server == "unknown device" ? chart::kNoValue
                      : row.last_capture_at.empty()                        ? "never"
                                                                            : row.last_capture_at;
-  return {row.serial, row.device_id, agent, or_dash(row.access), or_dash(row.agent_version), or_dash(row.server),
-          last};
+  return {row.serial, row.device_id, agent, TextOrDash(row.access), TextOrDash(row.agent_version),
+          TextOrDash(row.server), last};
 }
 
 json NullIfEmpty(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }

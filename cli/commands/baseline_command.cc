@@ -219,7 +219,7 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
     if (const std::string words = SummaryWords(row); !words.empty()) {
       absl::StrAppend(&breakdowns, "  ", ItemName(row), " on ", row.worst_device(), ": ", words, "\n");
     }
-    over.AddRow({row.model().empty() ? "(none)" : row.model(), row.build().empty() ? "(none)" : row.build(),
+    over.AddRow({TextOrDash(row.model()), TextOrDash(row.build()),
                  ItemName(row), row.budget(), FormatKb(row.budget_kb()),
                  absl::StrCat(row.devices_over(), "/", row.devices_checked()), FormatKb(row.worst_value_kb()),
                  Signed(row.worst_over_kb()), row.worst_device()});
@@ -312,7 +312,7 @@ std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat for
   std::string out = absl::StrCat(r.process_name(), ": build ", r.build_b(), " against ", r.build_a(),
                                  " (medians across devices; flagged when |change| > max(3 x noise, 1024 kB))\n");
   for (const v1::ModelRegressions& m : r.models()) {
-    out += absl::StrCat("\nmodel ", m.model().empty() ? "(none)" : m.model(), "\n");
+    out += absl::StrCat("\nmodel ", TextOrDash(m.model()), "\n");
     TextTable t({{"FIGURE"}, {"DEVICES A/B", TextTable::kRight}, {"MEDIAN A", TextTable::kRight},
                  {"MEDIAN B", TextTable::kRight}, {"P90 A", TextTable::kRight}, {"P90 B", TextTable::kRight},
                  {"CHANGE", TextTable::kRight}, {"NOISE", TextTable::kRight}, {"VERDICT"}});

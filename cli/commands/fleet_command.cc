@@ -109,15 +109,16 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
                     {"MAX", TextTable::kRight}});
   for (const v1::FleetGroup& g : response.groups()) {
     const bool any = g.devices() > 0;
-    groups.AddRow({g.key().empty() ? "(none)" : g.key(), chart::CountWithUnknown(g.devices(), g.unknown()),
-                   any ? FormatKb(g.min_kb()) : "-", any ? FormatKb(g.p50_kb()) : "-",
-                   any ? FormatKb(g.p90_kb()) : "-", any ? FormatKb(g.max_kb()) : "-"});
+    groups.AddRow({TextOrDash(g.key()), chart::CountWithUnknown(g.devices(), g.unknown()),
+                   any ? FormatKb(g.min_kb()) : chart::kNoValue, any ? FormatKb(g.p50_kb()) : chart::kNoValue,
+                   any ? FormatKb(g.p90_kb()) : chart::kNoValue, any ? FormatKb(g.max_kb()) : chart::kNoValue});
   }
   out += groups.Render(2);
   if (args.rows) {
     TextTable rows({{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"CAPTURED"}, {"VALUE", TextTable::kRight}});
     for (const v1::FleetRow& r : response.rows()) {
-      rows.AddRow({r.device_id(), r.model(), r.platform(), r.captured_at(), FormatKbOrDash(ValueOf(r))});
+      rows.AddRow({r.device_id(), TextOrDash(r.model()), TextOrDash(r.platform()), r.captured_at(),
+                   FormatKbOrDash(ValueOf(r))});
     }
     out += "\n" + rows.Render(2);
   }

@@ -11,6 +11,8 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "chart/figure_text.h"
+#include "cli/commands/report_command.h"
 #include "cli/process_breakdown_table.h"
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
@@ -29,11 +31,6 @@ const std::vector<std::string>& KnownFields() {
       "name",   "oom_score_adj",      "cached",                 "pss_kb",          "swap_pss_kb",
       "gfxdev_kb", "gl_kb",           "dma_kb",                 "native_graphics_kb", "native_graphics_source",
       "non_graphics_kb", "graphics_dma_kb", "total_kb"};
-  return fields;
-}
-
-const std::vector<std::string>& DumpsysFields() {
-  static const std::vector<std::string> fields = {"gl_mtrack_kb", "egl_mtrack_kb", "total_pss_kb"};
   return fields;
 }
 
@@ -67,10 +64,10 @@ const json* Find(const json* obj, const std::string& key) {
   return it == obj->end() ? nullptr : &*it;
 }
 
-// A JSON value for a table cell: kB figures with separators, null as "null" (it is a fact: unknown).
+// A JSON value for a table cell: kB figures with separators; absent or null is "no value" (the
+// table's "-", CSV's empty cell).
 std::string Cell(const json* v, bool kb, bool csv) {
-  if (v == nullptr) return csv ? "" : "-";
-  if (v->is_null()) return csv ? "" : "null";
+  if (v == nullptr || v->is_null()) return csv ? "" : chart::kNoValue;
   if (v->is_string()) return v->get<std::string>();
   if (v->is_boolean()) return v->get<bool>() ? "true" : "false";
   if (v->is_number_integer() && kb && !csv) return FormatKb(v->get<long long>());
@@ -136,9 +133,9 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
       auto [end, ec] = std::from_chars(m.pid.data(), m.pid.data() + m.pid.size(), pid);
       p["pid"] = ec == std::errc() && end == m.pid.data() + m.pid.size() ? json(pid) : json(m.pid);
       json d = json::object();
-      for (const std::string& f : DumpsysFields()) {
-        const json* v = Find(m.dumpsys, f);
-        d[f] = v ? *v : json(nullptr);
+      for (const DumpsysCsvColumn& c : kDumpsysCsvColumns) {
+        const json* v = Find(m.dumpsys, c.json_field);
+        d[c.json_field] = v ? *v : json(nullptr);
       }
       p["dumpsys"] = std::move(d);
       list.push_back(std::move(p));
@@ -152,13 +149,15 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
   if (format == OutputFormat::kCsv) {
     std::vector<std::string> header = {"device_id", "captured_at", "pid"};
     header.insert(header.end(), fields.begin(), fields.end());
-    for (const std::string& f : DumpsysFields()) header.push_back("dumpsys_" + f);
+    for (const DumpsysCsvColumn& c : kDumpsysCsvColumns) header.push_back(c.csv_column);
     for (const report::AppSummaryField& f : report::kAppSummaryFields) header.push_back(std::string("app_summary.") + f.name);
     std::string out = CsvRow(header);
     for (const Match& m : matches) {
       std::vector<std::string> row = {response.device_id(), response.captured_at(), m.pid};
       for (const std::string& f : fields) row.push_back(Cell(Find(m.process, f), IsKbField(f), true));
-      for (const std::string& f : DumpsysFields()) row.push_back(Cell(Find(m.dumpsys, f), true, true));
+      for (const DumpsysCsvColumn& c : kDumpsysCsvColumns) {
+        row.push_back(Cell(Find(m.dumpsys, c.json_field), true, true));
+      }
       const json* summary = Find(m.process, "app_summary");
       for (const report::AppSummaryField& f : report::kAppSummaryFields) row.push_back(Cell(Find(summary, f.name), true, true));
       out += CsvRow(row);
@@ -179,8 +178,9 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
       const json* src = Find(sources, "processes." + m.pid + "." + f);
       table.AddRow({f, Cell(v, IsKbField(f), false), src && src->is_string() ? src->get<std::string>() : ""});
     }
-    for (const std::string& f : DumpsysFields()) {
-      table.AddRow({"dumpsys " + f, Cell(Find(m.dumpsys, f), true, false), "dumpsys-compatible view"});
+    for (const DumpsysCsvColumn& c : kDumpsysCsvColumns) {
+      table.AddRow({std::string("dumpsys ") + c.json_field, Cell(Find(m.dumpsys, c.json_field), true, false),
+                    "dumpsys-compatible view"});
     }
     out += table.Render(2) + "\n";
     int pid = 0;

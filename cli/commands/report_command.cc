@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "cli/device_selector.h"
@@ -22,10 +23,11 @@ std::string OptInt(const std::optional<int>& v) { return v ? std::to_string(*v) 
 }  // namespace
 
 std::string RenderProcessesCsv(const report::Report& report, int top) {
-  std::string out = CsvRow({"device_id", "captured_at", "pid", "name", "oom_score_adj", "cached", "pss_kb",
-                            "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
-                            "native_graphics_source", "non_graphics_kb", "graphics_dma_kb", "total_kb",
-                            "gl_mtrack_kb", "egl_mtrack_kb", "dumpsys_total_pss_kb"});
+  std::vector<std::string> header = {"device_id", "captured_at", "pid", "name", "oom_score_adj", "cached", "pss_kb",
+                                     "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
+                                     "native_graphics_source", "non_graphics_kb", "graphics_dma_kb", "total_kb"};
+  for (const DumpsysCsvColumn& c : kDumpsysCsvColumns) header.push_back(c.csv_column);
+  std::string out = CsvRow(header);
   for (const report::ProcessReport* process : ProcessesByTotal(report, top)) {
     const report::ProcessReport& p = *process;
     out += CsvRow({report.device_id, report.captured_at, std::to_string(p.pid), p.name, OptInt(p.oom_score_adj),

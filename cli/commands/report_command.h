@@ -36,6 +36,16 @@ struct ReportArgs {
 
 int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err);
 
+// The dumpsys view's figures of a process (the report JSON's dumpsys.processes.<pid>) as CSV columns,
+// named alike in `report --csv` and `process --csv`: the JSON's names (docs/capture-format.md), but
+// total_pss_kb (dumpsys' TOTAL PSS) as dumpsys_total_pss_kb, so it is not taken for memfleet's pss_kb.
+struct DumpsysCsvColumn {
+  const char* json_field;
+  const char* csv_column;
+};
+inline constexpr DumpsysCsvColumn kDumpsysCsvColumns[] = {
+    {"gl_mtrack_kb", "gl_mtrack_kb"}, {"egl_mtrack_kb", "egl_mtrack_kb"}, {"total_pss_kb", "dumpsys_total_pss_kb"}};
+
 // --csv: a header and one row per process with every figure of the report's process objects, in the
 // table's order (total_kb, largest first), the first `top` of them (<= 0: all).
 std::string RenderProcessesCsv(const report::Report& report, int top = 0);

@@ -78,12 +78,12 @@ std::string RenderSweepResult(const std::string& sweep_id, std::vector<SweptDevi
                    {"DEVICE"},
                    {"MODEL"},
                    {"PLATFORM"},
-                   {"TOTAL_KB", TextTable::kRight},
-                   {"PROCESSES_KB", TextTable::kRight},
-                   {"KERNEL_KB", TextTable::kRight},
-                   {"STATIC_RESERVED_KB", TextTable::kRight},
+                   {"TOTAL KB", TextTable::kRight},
+                   {"PROCESSES KB", TextTable::kRight},
+                   {"KERNEL KB", TextTable::kRight},
+                   {"STATIC RESERVED KB", TextTable::kRight},
                    {"TOP PROCESS"},
-                   {"TOP_KB", TextTable::kRight}});
+                   {"TOP KB", TextTable::kRight}});
   std::string problems;
   size_t rank = 0;
   for (const SweptDevice& d : devices) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands/process_command.h"
+#include "chart/figure_text.h"
 #include "cli/output_format.h"
 #include "common/process_name_match.h"
 #include "chart/chart.h"
@@ -77,7 +78,7 @@ Summary Summarize(const std::vector<v1::HistoryPoint>& points) {
 
 
 std::string KbText(const std::optional<int64_t>& v) {
-  return v ? FormatKb(*v) + " kB (" + FormatKbHuman(*v) + ")" : std::string("unknown");
+  return v ? FormatKb(*v) + " kB (" + FormatKbHuman(*v) + ")" : std::string(chart::kNoValue);
 }
 
 // The name `typed` means on the device, by the names in its latest report — for when no stored capture
@@ -174,7 +175,8 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
       note += (note.empty() ? "" : "; ") + std::to_string(pids.size()) + " pids in this capture";
     }
     if (!p.value_known()) note = note.empty() ? "figure unknown in that report" : note + "; figure unknown";
-    table.AddRow({p.captured_at(), args.process_name.empty() ? "" : std::to_string(p.pid()), p.value_known() ? FormatKb(p.value_kb()) : "null", note});
+    table.AddRow({p.captured_at(), args.process_name.empty() ? "" : std::to_string(p.pid()),
+                  p.value_known() ? FormatKb(p.value_kb()) : chart::kNoValue, note});
     values.push_back(ValueOf(p));
   }
   out += table.Render(2) + "\n";

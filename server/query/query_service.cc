@@ -362,8 +362,8 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   for (const storage::FleetValueRow& row : *rows) {
     if (row.device.retired()) continue;  // left the farm (`devices retire`)
     selected.push_back(&row);
-    const std::string& field = GroupKeyField(row.device, group_by);
-    const std::string key = field.empty() ? "(unknown)" : field;
+    // "" (devices that did not report it) is a group of its own; each view writes it as it writes no value.
+    const std::string& key = GroupKeyField(row.device, group_by);
     groups[key];  // a group of unknowns only is still a group
     // Unknown values are listed and counted, never aggregated as 0 nor dropped.
     if (!row.value_kb.has_value()) {

@@ -421,6 +421,58 @@ TEST_F(ServerCommandsTest, HostileDeviceTextIsEscapedInTheTableAndNeutralisedInC
   EXPECT_EQ(j[0]["kernel"], "\xe2\x80\xae" "6.1");
 }
 
+// A value nobody knows is spelled one way in every table ("-"), and CSV leaves its cell empty.
+TEST(NoValueTest, TablesSpellItOneWayAndCsvLeavesTheCellEmpty) {
+  report::Report r;
+  r.device_id = "dev";
+  report::ProcessReport p;
+  p.pid = 42;
+  p.name = "com.example";  // every figure and oom_score_adj unknown
+  r.processes[42] = p;
+  const std::string t = RenderReportTable(r);
+  EXPECT_EQ(t.find("null"), std::string::npos) << t;
+  EXPECT_NE(t.find("  total                        -   device memory footprint\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  com.example                                   -          -         -         -           -"
+                   "        -      -\n"),
+            std::string::npos)
+      << t;
+
+  // A group of devices that did not report the key, and a row without a model.
+  v1::FleetResponse fleet;
+  v1::FleetGroup* g = fleet.add_groups();
+  g->set_devices(1);
+  g->set_min_kb(10);
+  g->set_p50_kb(10);
+  g->set_p90_kb(10);
+  g->set_max_kb(10);
+  v1::FleetRow* row = fleet.add_rows();
+  row->set_device_id("d1");
+  FleetArgs args;
+  args.rows = true;
+  const std::string table = RenderFleet(args, fleet, OutputFormat::kTable);
+  EXPECT_NE(table.find("\n  -            1   10   10   10   10\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n  d1      -      -         "), std::string::npos) << table;
+  EXPECT_EQ(table.find("(none)"), std::string::npos) << table;
+  args.rows = false;
+  EXPECT_EQ(RenderFleet(args, fleet, OutputFormat::kCsv),
+            "model,devices,unknown,min_kb,p50_kb,p90_kb,max_kb\r\n,1,0,10,10,10,10\r\n");
+
+  // A trend whose only sample has the figure null.
+  v1::ProcessHistoryResponse history;
+  v1::HistoryPoint* point = history.add_points();
+  point->set_captured_at("2026-11-30T08:00:00Z");
+  point->set_capture_id("c1");
+  point->set_pid(7);
+  TrendArgs trend_args;
+  trend_args.device_id = "d1";
+  trend_args.process_name = "x";
+  const std::string trend = RenderTrend(trend_args, history, OutputFormat::kTable);
+  EXPECT_EQ(trend.find("null"), std::string::npos) << trend;
+  EXPECT_NE(trend.find("  2026-11-30T08:00:00Z    7         -  figure unknown in that report\n"), std::string::npos)
+      << trend;
+  EXPECT_NE(trend.find("min -   max -   last -"), std::string::npos) << trend;
+}
+
 TEST(ReportTableTest, HostileNamesAndWarningsAreEscaped) {
   report::Report r;
   r.device_id = "dev\x1b[2J";
@@ -559,6 +611,35 @@ TEST_F(ServerCommandsTest, ProcessShowsEveryFieldAndItsMemtrack) {
   EXPECT_EQ(j["processes"][0]["graphics_dma_kb"], 82185);
   // expected.json has no dumpsys view: the memtrack values are null, not 0.
   EXPECT_TRUE(j["processes"][0]["dumpsys"]["gl_mtrack_kb"].is_null());
+}
+
+// The same figure has the same column name in `report --csv` and `process --csv`: the report JSON's.
+TEST_F(ServerCommandsTest, ReportAndProcessCsvNameTheDumpsysFiguresAlike) {
+  const auto header = [](const std::string& csv) {
+    std::vector<std::string> columns;
+    std::stringstream line(csv.substr(0, csv.find("\r\n")));
+    for (std::string c; std::getline(line, c, ',');) columns.push_back(c);
+    return columns;
+  };
+  ReportArgs report;
+  report.common = common_;
+  report.common.csv = true;
+  report.device_id = "sim-qcom-505";
+  ASSERT_EQ(RunReport(report, out_, err_), kExitOk) << err_.str();
+  const std::vector<std::string> report_columns = header(out_.str());
+  ProcessArgs process;
+  process.common = common_;
+  process.common.csv = true;
+  process.device_id = "sim-qcom-505";
+  process.process_name = "/system/bin/surfaceflinger";
+  std::ostringstream out;
+  ASSERT_EQ(RunProcess(process, out, err_), kExitOk) << err_.str();
+  const std::vector<std::string> process_columns = header(out.str());
+  for (const char* column : {"gl_mtrack_kb", "egl_mtrack_kb", "dumpsys_total_pss_kb", "total_kb", "pss_kb"}) {
+    EXPECT_EQ(std::count(report_columns.begin(), report_columns.end(), column), 1) << column << " in report";
+    EXPECT_EQ(std::count(process_columns.begin(), process_columns.end(), column), 1) << column << " in process";
+  }
+  EXPECT_EQ(out.str().find("dumpsys_gl_mtrack_kb"), std::string::npos) << out.str();
 }
 
 // Names are cmdlines verbatim; people type base names or ends of them.
@@ -727,6 +808,9 @@ TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {
   EXPECT_NE(t.find("4,125,309"), std::string::npos);
   EXPECT_NE(t.find("2,970,090"), std::string::npos);  // mtk processes_kb
   EXPECT_NE(t.find("MT6989 board"), std::string::npos);  // model from ListDevices
+  // Its headers are spelled as every other table's: words apart, "KB" last (`devices`: "LAST TOTAL KB").
+  EXPECT_NE(t.find("TOTAL KB  PROCESSES KB  KERNEL KB  STATIC RESERVED KB"), std::string::npos) << t;
+  EXPECT_EQ(t.find("_KB"), std::string::npos) << t;
   // qcom-edge's largest process is com.taobao.taobao (299,256) but it is cached; the top counted one is
   // com.android.camera at 264,753.
   EXPECT_NE(t.find("com.android.camera"), std::string::npos) << t;
