@@ -25,6 +25,7 @@ th { background: #eceff1; } th a { color: #222; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .online { color: #2e7d32; } .offline { color: #9e9e9e; }
 .unknown { color: #b71c1c; font-style: italic; }
+.unset { color: #9e9e9e; }
 tr.over td { background: #ffebee; }
 .warn { color: #bf360c; }
 .note { color: #555; }
@@ -61,7 +62,9 @@ std::string ProcessPath(absl::string_view device_id, absl::string_view capture_i
 }
 
 std::string TextOrUnknown(absl::string_view text) {
-  return text.empty() ? "<span class=\"unknown\">unknown</span>" : Html(text);
+  // Muted, not the red of a figure the capture could not see: a device that does not say its build is
+  // not a problem.
+  return text.empty() ? "<span class=\"unset\">unknown</span>" : Html(text);
 }
 
 std::string KbText(const report::Kb& kb) { return kb ? chart::FormatKb(*kb) : std::string("unknown"); }

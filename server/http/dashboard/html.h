@@ -31,7 +31,8 @@ std::string UrlComponent(absl::string_view text);
 std::string DevicePath(absl::string_view device_id);
 std::string ProcessPath(absl::string_view device_id, absl::string_view capture_id, absl::string_view process_name);
 
-// Device text as the pages write it: escaped, or "unknown" when the device did not say ("" from its agent).
+// Device text as the pages write it: escaped, or a muted "unknown" when the device did not say ("" from
+// its agent).
 std::string TextOrUnknown(absl::string_view text);
 
 // A figure as the pages write it: "3,567,646" (kB), or "unknown" for a null figure (never a 0).

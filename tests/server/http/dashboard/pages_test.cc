@@ -92,9 +92,24 @@ TEST(FleetPageTest, EveryDeviceShowsItsStoredTotalAndLinksToItsPage) {
   EXPECT_NE(html.find("<td class=\"offline\">offline</td>"), std::string::npos);
   FleetDevice unnamed = DeviceOf("qcom-sm8450");
   unnamed.model.clear();
-  EXPECT_NE(RenderFleetPage({unnamed}, {}, {}).find("<td><span class=\"unknown\">unknown</span></td>"), std::string::npos)
+  EXPECT_NE(RenderFleetPage({unnamed}, {}, {}).find("<td><span class=\"unset\">unknown</span></td>"), std::string::npos)
       << "a model the agent did not send reads unknown";
   EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+// Red is for problems (a figure the capture could not see); a build or model the device does not say is
+// muted text.
+TEST(FleetPageTest, AnUnsetBuildIsMutedNotRed) {
+  FleetDevice unset = DeviceOf("qcom-sm8450");
+  unset.build.clear();
+  const std::string html = RenderFleetPage({unset}, {}, {});
+  EXPECT_NE(html.find("<td><span class=\"unset\">unknown</span></td>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<span class=\"unknown\">"), std::string::npos) << html;
+  const size_t rule = html.find(".unset {");
+  ASSERT_NE(rule, std::string::npos);
+  const std::string style = html.substr(rule, html.find('}', rule) - rule);
+  EXPECT_EQ(style.find("#b71c1c"), std::string::npos) << style;
+  EXPECT_EQ(style.find("italic"), std::string::npos) << style;
 }
 
 TEST(FleetPageTest, SortsByAColumnEitherWayWithUnknownTotalsLast) {
