@@ -10,7 +10,7 @@
 namespace memfleet::server {
 
 absl::StatusOr<std::string> DashboardSessions::Create(const std::string& token) {
-  absl::StatusOr<std::string> id = security::NewTokenSecret();  // 256 random bits, as a token's
+  absl::StatusOr<std::string> id = security::NewRandomSecret(kDashboardSessionPrefix);
   if (!id.ok()) return id.status();
   const auto now = clock_.Now();
   absl::MutexLock lock(&mu_);

@@ -28,7 +28,16 @@
 
 namespace memfleet::server {
 
+// The cookie's name: over HTTPS with the __Host- prefix, which makes the browser keep it only when it is
+// Secure, for Path=/ and this host alone (no Domain), so no sibling host can set or shadow it.
 inline constexpr char kDashboardSessionCookie[] = "memfleet_session";
+inline constexpr char kDashboardSessionCookieTls[] = "__Host-memfleet_session";
+inline const char* DashboardSessionCookie(bool tls) {
+  return tls ? kDashboardSessionCookieTls : kDashboardSessionCookie;
+}
+
+// A session value: this prefix and 256 random bits in hex. Not a token's "mft_": it is no token.
+inline constexpr char kDashboardSessionPrefix[] = "mfs_";
 
 class DashboardSessions {
  public:

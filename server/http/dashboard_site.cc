@@ -15,6 +15,7 @@
 #include "server/http/dashboard/baselines_page.h"
 #include "server/http/dashboard/device_page.h"
 #include "server/http/dashboard/fleet_page.h"
+#include "server/http/dashboard/html.h"
 #include "server/http/dashboard/message_page.h"
 #include "server/http/dashboard/process_page.h"
 #include "report/process_figure.h"
@@ -163,7 +164,7 @@ bool FromThisSite(const DashboardRequest& request) {
 // The session cookie's attributes: no Max-Age or Expires, so the browser forgets it when it closes (the
 // server forgets the session after its lifetime either way).
 std::string SessionCookie(const std::string& value, bool tls, bool forget = false) {
-  return absl::StrCat(kDashboardSessionCookie, "=", value, "; Path=/; HttpOnly; SameSite=Strict",
+  return absl::StrCat(DashboardSessionCookie(tls), "=", value, "; Path=/; HttpOnly; SameSite=Strict",
                       forget ? "; Max-Age=0" : "", tls ? "; Secure" : "");
 }
 
@@ -183,27 +184,33 @@ DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
     return Message(405, "/login answers GET and POST");
   }
   if (request.method != "GET" && request.method != "HEAD") return Message(405, "the dashboard answers GET and HEAD");
-  if (std::optional<DashboardReply> refused = Authenticate(request)) return *refused;
+  std::string logged_in_as;
+  if (std::optional<DashboardReply> refused = Authenticate(request, &logged_in_as)) return *refused;
   absl::StatusOr<std::string> html = target->page == DashboardPage::kFleet       ? FleetPage(*target)
                                      : target->page == DashboardPage::kDevice    ? DevicePage(*target)
                                      : target->page == DashboardPage::kBaselines ? BaselinesPage(*target)
                                                                                  : ProcessPage(*target);
   if (!html.ok()) return ErrorPage(html.status());
+  if (!logged_in_as.empty()) return Page(200, dashboard::LoggedInPage(*std::move(html), logged_in_as));
   return Page(200, std::move(*html));
 }
 
-std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest& request) {
+std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest& request,
+                                                         std::string* logged_in_as) {
   if (request.authorization) {
     absl::StatusOr<security::Principal> who = authorizer_.Authorize(security::kHttpDashboardMethod, request.authorization);
     if (!who.ok()) return Refusal(who.status(), true);
     return std::nullopt;
   }
-  const std::string session = CookieValue(request.cookie, kDashboardSessionCookie);
+  const std::string session = CookieValue(request.cookie, DashboardSessionCookie(request.tls));
   if (!session.empty()) {
     if (std::optional<std::string> token = sessions_.TokenOf(session)) {
       absl::StatusOr<security::Principal> who =
           authorizer_.Authorize(security::kHttpDashboardMethod, absl::StrCat("Bearer ", *token));
-      if (who.ok()) return std::nullopt;
+      if (who.ok()) {
+        *logged_in_as = who->token_name;
+        return std::nullopt;
+      }
       if (who.status().code() != absl::StatusCode::kUnauthenticated) return Refusal(who.status(), false);
       sessions_.Drop(session);  // its token was revoked
     }
@@ -242,7 +249,7 @@ DashboardReply DashboardSite::Logout(const DashboardRequest& request) {
   if (!FromThisSite(request)) {
     return Message(403, "the browser says this logout was sent from another site: use this dashboard's Log out button");
   }
-  const std::string session = CookieValue(request.cookie, kDashboardSessionCookie);
+  const std::string session = CookieValue(request.cookie, DashboardSessionCookie(request.tls));
   if (!session.empty()) sessions_.Drop(session);
   DashboardReply reply = Redirect("/login");
   reply.set_cookie = SessionCookie("", request.tls, /*forget=*/true);

@@ -61,7 +61,8 @@ class DashboardSite {
 
  private:
   // nullopt: the request may see the pages; else the reply to send instead (a redirect or a refusal).
-  std::optional<DashboardReply> Authenticate(const DashboardRequest& request);
+  // `logged_in_as`: the token's name when a login's session cookie let it in ("" otherwise).
+  std::optional<DashboardReply> Authenticate(const DashboardRequest& request, std::string* logged_in_as);
   DashboardReply Login(const DashboardRequest& request);
   DashboardReply Logout(const DashboardRequest& request);
   // The name of the process a kProcess target names: its own, or the one in its capture with its key.

@@ -56,12 +56,14 @@ std::string Sha256Hex(std::string_view text) {
   return Hex(digest, length);
 }
 
-absl::StatusOr<std::string> NewTokenSecret() {
+absl::StatusOr<std::string> NewTokenSecret() { return NewRandomSecret(kTokenPrefix); }
+
+absl::StatusOr<std::string> NewRandomSecret(std::string_view prefix) {
   unsigned char bytes[32];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
-    return absl::UnavailableError("the system random source gave no bytes; cannot make a token");
+    return absl::UnavailableError("the system random source gave no bytes; cannot make a secret");
   }
-  return absl::StrCat(kTokenPrefix, Hex(bytes, sizeof(bytes)));
+  return std::string(prefix) + Hex(bytes, sizeof(bytes));
 }
 
 absl::Status CheckTokenName(std::string_view name) {

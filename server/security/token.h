@@ -34,6 +34,10 @@ std::string Sha256Hex(std::string_view text);
 // "mft_" + 64 hex digits of 32 random bytes (256 bits: no salt or slow hash needed, nothing to guess).
 absl::StatusOr<std::string> NewTokenSecret();
 
+// `prefix` + 64 hex digits of 32 random bytes: a secret that is not a token (a dashboard session) with a
+// prefix of its own, so nobody (nor a secret scanner) takes one for the other.
+absl::StatusOr<std::string> NewRandomSecret(std::string_view prefix);
+
 // A token name: 1..kMaxTokenNameBytes of [A-Za-z0-9._-].
 absl::Status CheckTokenName(std::string_view name);
 

@@ -17,6 +17,7 @@ nav { background: #263238; padding: 8px 16px; }
 nav a { color: #fff; margin-right: 18px; text-decoration: none; font-weight: bold; }
 nav form { display: inline; }
 nav button { background: none; border: none; padding: 0; color: #fff; font: inherit; font-weight: bold; cursor: pointer; }
+nav .who { color: #cfd8dc; margin-right: 18px; }
 main { padding: 12px 20px; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 24px; }
 table { border-collapse: collapse; background: #fff; margin: 6px 0; }
@@ -31,6 +32,9 @@ tr.over td { background: #ffebee; }
 .note { color: #555; }
 form.where input[type=text] { width: 28em; }
 )css";
+
+// The account part of the bar, at its end: what HtmlPage writes, and what LoggedInPage puts in its place.
+constexpr char kVisitorAccount[] = "<a href=\"/login\">Log in</a></nav>";
 
 }  // namespace
 
@@ -113,9 +117,19 @@ std::string InlineSvg(std::string svg) {
 std::string HtmlPage(absl::string_view title, absl::string_view body_html) {
   return absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", Html(title),
                       " — memfleet</title><style>", kStyle, "</style></head>\n<body><nav><a href=\"/\">Fleet</a>",
-                      "<a href=\"/baselines\">Baselines</a><a href=\"/login\">Log in</a><form method=\"post\" "
-                      "action=\"/logout\"><button type=\"submit\">Log out</button></form></nav>\n<main>\n", body_html,
+                      "<a href=\"/baselines\">Baselines</a>", kVisitorAccount, "\n<main>\n", body_html,
                       "</main></body></html>\n");
+}
+
+std::string LoggedInPage(std::string page_html, absl::string_view token_name) {
+  // The bar comes before the body, so the first occurrence is the bar's (and body text is escaped).
+  const size_t at = page_html.find(kVisitorAccount);
+  if (at == std::string::npos) return page_html;
+  page_html.replace(at, sizeof(kVisitorAccount) - 1,
+                    absl::StrCat("<span class=\"who\">logged in as ", Html(token_name),
+                                 "</span><form method=\"post\" action=\"/logout\"><button type=\"submit\">Log out"
+                                 "</button></form></nav>"));
+  return page_html;
 }
 
 }  // namespace memfleet::dashboard

@@ -46,8 +46,13 @@ std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px = 1
 // An SVG document (chart::RenderSvgLineChart) as an element of a page: without its XML declaration.
 std::string InlineSvg(std::string svg);
 
-// A whole document: title, the navigation bar, `body_html` (already escaped), inline CSS.
+// A whole document: title, the navigation bar, `body_html` (already escaped), inline CSS. The bar is a
+// visitor's (a Log in link).
 std::string HtmlPage(absl::string_view title, absl::string_view body_html);
+
+// An HtmlPage for someone logged in: its bar says so, with the token's name, and has the Log out button
+// (POST /logout) where a visitor's has Log in.
+std::string LoggedInPage(std::string page_html, absl::string_view token_name);
 
 }  // namespace memfleet::dashboard
 

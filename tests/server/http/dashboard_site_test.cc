@@ -355,6 +355,82 @@ TEST_F(DashboardSiteTest, TheCookieEndsWithTheBrowserAndLogoutEndsTheSession) {
   EXPECT_EQ(Get("/logout").status, 405) << "logout is a POST";
 }
 
+// After a login the bar says who is logged in and has the Log out button; a visitor's has Log in. The
+// cookie holds a session value of its own kind ("mfs_"), never one that reads as a token ("mft_").
+TEST_F(DashboardSiteTest, AfterLoginTheBarSaysWhoAndOffersLogout) {
+  Start();
+  StoreSample();
+  const std::string read = AddToken("browser", security::TokenKind::kRead);
+  const HttpReply in = Login(read);
+  ASSERT_EQ(in.status, 303) << in.body;
+  const std::string cookie = CookieOf(in);
+  const std::string value = cookie.substr(cookie.find('=') + 1);
+  EXPECT_EQ(cookie.rfind("memfleet_session=", 0), 0u) << cookie;
+  EXPECT_EQ(value.rfind("mfs_", 0), 0u) << value;
+  EXPECT_EQ(value.size(), 4u + 64u) << value;  // 256 random bits in hex
+
+  HttpOptions with_cookie;
+  with_cookie.cookie = cookie;
+  for (const char* target : {"/", "/device/sim-qcom-101", "/baselines"}) {
+    const HttpReply page = Get(target, with_cookie);
+    ASSERT_EQ(page.status, 200) << target << page.body;
+    const size_t nav_at = page.body.find("<nav>");
+    ASSERT_NE(nav_at, std::string::npos) << page.body;
+    const std::string nav = page.body.substr(nav_at, page.body.find("</nav>") - nav_at);
+    EXPECT_NE(nav.find("logged in as browser"), std::string::npos) << target << nav;
+    EXPECT_NE(nav.find("<form method=\"post\" action=\"/logout\"><button type=\"submit\">Log out</button>"),
+              std::string::npos)
+        << target << nav;
+    EXPECT_EQ(nav.find("Log in"), std::string::npos) << target << nav;
+  }
+
+  HttpOptions bearer;  // a script: no session, so nothing to log out of
+  bearer.bearer = read;
+  const HttpReply script = Get("/", bearer);
+  ASSERT_EQ(script.status, 200);
+  EXPECT_EQ(script.body.find("logged in as"), std::string::npos);
+  EXPECT_EQ(script.body.find("action=\"/logout\""), std::string::npos);
+  EXPECT_NE(script.body.find("<a href=\"/login\">Log in</a>"), std::string::npos);
+}
+
+// Over HTTPS the cookie is named __Host-...: the browser keeps it only as Secure, Path=/, with no Domain,
+// so another host under the same domain can neither set nor shadow it. The plain name opens nothing there.
+TEST_F(DashboardSiteTest, OverHttpsTheCookieIsAHostCookie) {
+  server::LabServerOptions options = WithDashboard();
+  options.tls_cert_file = testing::TestData("tls/server.pem");
+  options.tls_key_file = testing::TestData("tls/server.key");
+  Start(options);
+  const std::string read = AddToken("browser", security::TokenKind::kRead);
+  HttpOptions https;
+  https.ca_file = testing::TestData("tls/ca.pem");
+  HttpOptions login = https;
+  login.method = "POST";
+  login.body = "token=" + read;
+  const HttpReply in = Get("/login", login);
+  ASSERT_EQ(in.status, 303) << in.error << in.body;
+  EXPECT_EQ(in.set_cookie.rfind("__Host-memfleet_session=mfs_", 0), 0u) << in.set_cookie;
+  EXPECT_NE(in.set_cookie.find("; Path=/;"), std::string::npos) << in.set_cookie;
+  EXPECT_NE(in.set_cookie.find("; Secure"), std::string::npos) << in.set_cookie;
+  EXPECT_EQ(in.set_cookie.find("Domain"), std::string::npos) << in.set_cookie;
+
+  HttpOptions with_cookie = https;
+  with_cookie.cookie = CookieOf(in);
+  const HttpReply page = Get("/", with_cookie);
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.body.find("logged in as browser"), std::string::npos);
+  with_cookie.cookie = "memfleet_session=" + with_cookie.cookie.substr(with_cookie.cookie.find('=') + 1);
+  EXPECT_EQ(Get("/", with_cookie).status, 303) << "over HTTPS only the __Host- name is read";
+
+  HttpOptions logout = https;
+  logout.method = "POST";
+  logout.cookie = CookieOf(in);
+  const HttpReply out = Get("/logout", logout);
+  EXPECT_EQ(out.status, 303) << out.body;
+  EXPECT_EQ(out.set_cookie.rfind("__Host-memfleet_session=;", 0), 0u) << out.set_cookie;
+  with_cookie.cookie = CookieOf(in);
+  EXPECT_EQ(Get("/", with_cookie).status, 303) << "logged out";
+}
+
 TEST_F(DashboardSiteTest, ALoginPostedFromAnotherSiteIsRefused) {
   Start();
   StoreSample();
