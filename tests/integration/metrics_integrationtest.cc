@@ -17,7 +17,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -29,6 +28,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/test_data.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -343,12 +343,12 @@ class PrometheusTest : public MetricsTest {
   // The first result with `size` samples, polled until Prometheus has scraped (at most 90 s).
   json QueryUntil(const std::string& promql, size_t size) {
     json result;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-    while (std::chrono::steady_clock::now() < deadline) {
-      result = Query(promql);
-      if (result.is_array() && result.size() == size) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));  // polling Prometheus, bounded above
-    }
+    testing::WaitFor(
+        [&] {
+          result = Query(promql);
+          return result.is_array() && result.size() == size;
+        },
+        std::chrono::seconds(90), std::chrono::milliseconds(250));
     return result;
   }
 
