@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "tests/support/device_memory_series.h"
 #include "tests/support/grafana_dashboard.h"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
@@ -43,20 +44,6 @@ using testing::Subprocess;
 
 // legacy-419's report has null device figures: those must be absent series.
 const std::vector<std::string> kCaptures = {"legacy-419", "mtk-mt6989", "qcom-edge"};
-// Each device figure of the report and its series: the parts of the total in one metric, the total and
-// the figures that overlap the parts in metrics of their own (docs/metrics.md).
-struct DeviceSeries {
-  std::string field;  // in the report's device
-  std::string name;
-  std::string part;  // "": the metric has no part label
-};
-const std::vector<DeviceSeries> kDeviceSeries = {
-    {"static_reserved_kb", "memfleet_device_memory_bytes", "static_reserved"},
-    {"kernel_kb", "memfleet_device_memory_bytes", "kernel"},
-    {"processes_kb", "memfleet_device_memory_bytes", "processes"},
-    {"total_kb", "memfleet_device_total_bytes", ""},
-    {"kernel_cma_kb", "memfleet_device_kernel_cma_bytes", ""},
-    {"gcma_kb", "memfleet_device_gcma_bytes", ""}};
 const std::string kTls = testing::TestData("tls");
 
 using testing::Bin;
@@ -169,10 +156,8 @@ TEST_F(MetricsTest, DeviceFiguresOverHttpAreTheStoredReportsInBytes) {
   int absent = 0;
   for (const std::string& c : kCaptures) {
     const json device = server_->Report(c)["device"];
-    for (const DeviceSeries& series : kDeviceSeries) {
-      std::map<std::string, std::string> labels = {{"device_id", c}};
-      if (!series.part.empty()) labels["part"] = series.part;
-      std::optional<double> v = FindSample(samples, series.name, labels);
+    for (const testing::DeviceMemorySeries& series : testing::kDeviceMemorySeries) {
+      std::optional<double> v = FindSample(samples, series.name, series.Labels(c));
       if (device[series.field].is_null()) {
         EXPECT_FALSE(v.has_value()) << c << " " << series.field;
         ++absent;

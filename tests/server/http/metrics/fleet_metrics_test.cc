@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
 #include "server/http/metrics/device_figures.h"
+#include "tests/support/device_memory_series.h"
 #include "tests/support/prometheus_text.h"
 #include "tests/support/test_data.h"
 
@@ -30,20 +31,6 @@ using testing::PromSample;
 
 const std::vector<std::string> kCaptures = {"generic-noddr", "legacy-419",  "mali-rockchip", "mtk-mt6989",
                                             "qcom-edge",     "qcom-sm8450", "xring-o1"};
-// Each device figure of the report and the series it is: the parts of the total in one metric, the total
-// and the figures that overlap the parts in metrics of their own.
-struct DeviceSeries {
-  std::string field;  // in the report's device
-  std::string name;
-  std::string part;  // "": the metric has no part label
-};
-const std::vector<DeviceSeries> kDeviceSeries = {
-    {"static_reserved_kb", "memfleet_device_memory_bytes", "static_reserved"},
-    {"kernel_kb", "memfleet_device_memory_bytes", "kernel"},
-    {"processes_kb", "memfleet_device_memory_bytes", "processes"},
-    {"total_kb", "memfleet_device_total_bytes", ""},
-    {"kernel_cma_kb", "memfleet_device_kernel_cma_bytes", ""},
-    {"gcma_kb", "memfleet_device_gcma_bytes", ""}};
 const std::vector<std::string> kProcessParts = {"total", "gl", "dma", "native_graphics", "non_graphics"};
 
 json Expected(const std::string& capture) {
@@ -91,11 +78,9 @@ TEST(FleetMetricsTest, DeviceFiguresAreTheExpectedReportsInBytesAndNullsAreAbsen
   int nulls = 0;
   for (const std::string& c : kCaptures) {
     const json device = Expected(c)["device"];
-    for (const DeviceSeries& series : kDeviceSeries) {
+    for (const testing::DeviceMemorySeries& series : testing::kDeviceMemorySeries) {
       const json& kb = device[series.field];
-      std::map<std::string, std::string> labels = {{"device_id", c}};
-      if (!series.part.empty()) labels["part"] = series.part;
-      std::optional<double> v = FindSample(samples, series.name, labels);
+      std::optional<double> v = FindSample(samples, series.name, series.Labels(c));
       if (kb.is_null()) {
         EXPECT_FALSE(v.has_value()) << c << " " << series.field << " is null in the report, so no series";
         ++nulls;
