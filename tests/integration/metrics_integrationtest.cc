@@ -12,12 +12,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "tests/support/device_memory_series.h"
 #include "tests/support/grafana_dashboard.h"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
@@ -26,6 +29,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/test_data.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace {
@@ -40,7 +44,6 @@ using testing::Subprocess;
 
 // legacy-419's report has null device figures: those must be absent series.
 const std::vector<std::string> kCaptures = {"legacy-419", "mtk-mt6989", "qcom-edge"};
-const std::vector<std::string> kDeviceParts = {"total", "static_reserved", "kernel", "kernel_cma", "gcma", "processes"};
 const std::string kTls = testing::TestData("tls");
 
 using testing::Bin;
@@ -153,13 +156,13 @@ TEST_F(MetricsTest, DeviceFiguresOverHttpAreTheStoredReportsInBytes) {
   int absent = 0;
   for (const std::string& c : kCaptures) {
     const json device = server_->Report(c)["device"];
-    for (const std::string& part : kDeviceParts) {
-      std::optional<double> v = FindSample(samples, "memfleet_device_memory_bytes", {{"device_id", c}, {"part", part}});
-      if (device[part + "_kb"].is_null()) {
-        EXPECT_FALSE(v.has_value()) << c << " " << part;
+    for (const testing::DeviceMemorySeries& series : testing::kDeviceMemorySeries) {
+      std::optional<double> v = FindSample(samples, series.name, series.Labels(c));
+      if (device[series.field].is_null()) {
+        EXPECT_FALSE(v.has_value()) << c << " " << series.field;
         ++absent;
       } else {
-        EXPECT_EQ(v, device[part + "_kb"].get<double>() * 1024) << c << " " << part;
+        EXPECT_EQ(v, device[series.field].get<double>() * 1024) << c << " " << series.field;
       }
     }
     // The agents ran --once and are gone.
@@ -211,8 +214,7 @@ TEST_F(MetricsTest, OverHttpsTheEndpointNeedsAReadToken) {
   HttpReply ok = Get("/metrics", read_token, ca);
   ASSERT_EQ(ok.status, 200) << ok.error << ok.body;
   const json report = server_->Report("qcom-edge");
-  EXPECT_EQ(FindSample(ParsePrometheusText(ok.body), "memfleet_device_memory_bytes",
-                       {{"device_id", "qcom-edge"}, {"part", "total"}}),
+  EXPECT_EQ(FindSample(ParsePrometheusText(ok.body), "memfleet_device_total_bytes", {{"device_id", "qcom-edge"}}),
             report["device"]["total_kb"].get<double>() * 1024);
 }
 
@@ -264,38 +266,100 @@ TEST_F(MetricsTest, BadRequestsGet400AndTheServerGoesOn) {
   EXPECT_EQ(Get("/metrics").status, 200) << "still serving";
 }
 
-// Debian's prometheus scrapes the server every second; its query API then gives a device's total, equal
-// to the stored report's total_kb × 1024. Prometheus is started with --web.listen-address 127.0.0.1:0 and
-// says the port it got in its log ("Listening on" address=127.0.0.1:PORT), so no port is guessed.
-TEST_F(MetricsTest, PrometheusScrapesTheServerAndAnswersADevicesTotal) {
+// The captures Prometheus scrapes: two whose parts add up to their total, and legacy-419, whose kernel_kb
+// (so its total_kb) is null.
+const std::vector<std::string> kScraped = {"qcom-edge", "qcom-sm8450", "legacy-419"};
+
+// A device figure of its capture's expected report (tests/data/captures/*/expected.json), in bytes;
+// nullopt when null.
+std::optional<double> ExpectedBytes(const std::string& capture, const std::string& field) {
+  const json kb = json::parse(testing::ReadTestData("captures/" + capture + "/expected.json"))["device"][field];
+  if (kb.is_null()) return std::nullopt;
+  return kb.get<double>() * 1024;
+}
+
+// The PromQL of the "Queries" section of docs/metrics.md: the lines of its ```promql blocks that are not
+// comments.
+std::vector<std::string> DocumentedQueries() {
+  const std::string doc = testing::ReadTestData("../../docs/metrics.md");
+  const size_t section = doc.find("\n## Queries\n");
+  if (section == std::string::npos) return {};
+  const size_t next = doc.find("\n## ", section + 1);
+  std::istringstream in(doc.substr(section, next == std::string::npos ? std::string::npos : next - section));
+  std::vector<std::string> queries;
+  bool in_block = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0) {
+      in_block = line == "```promql";
+      continue;
+    }
+    if (in_block && !line.empty() && line[0] != '#') queries.push_back(line);
+  }
+  return queries;
+}
+
+class PrometheusTest : public MetricsTest {
+ protected:
+  // Starts Debian's prometheus scraping the server every second, with --web.listen-address 127.0.0.1:0:
+  // it says the port it got in its log ("Listening on" address=127.0.0.1:PORT), so no port is guessed.
+  void StartPrometheus(const std::string& prometheus) {
+    const std::string config = WriteFile("prometheus.yml",
+                                         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                                         "scrape_configs:\n  - job_name: memfleet\n    static_configs:\n"
+                                         "      - targets: ['127.0.0.1:" + std::to_string(http_.port) + "']\n");
+    prometheus_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{prometheus, "--config.file=" + config, "--storage.tsdb.path=" + dir_ + "/tsdb",
+                                 "--web.listen-address=127.0.0.1:0", "--log.level=info"},
+        dir_ + "/prometheus.log");
+    const std::string line = prometheus_->WaitForLine("msg=\"Listening on\"", std::chrono::seconds(60));
+    ASSERT_FALSE(line.empty()) << prometheus_->Log();
+    prometheus_port_ = std::atoi(line.substr(line.rfind(':') + 1).c_str());
+    ASSERT_GT(prometheus_port_, 0) << line;
+  }
+
+  // The result vector of an instant query through Prometheus' HTTP API; a null json when it failed.
+  json Query(const std::string& promql) {
+    const HttpReply reply = HttpGet("127.0.0.1", prometheus_port_, "/api/v1/query?query=" + UrlEncoded(promql));
+    const json answer = json::parse(reply.body, nullptr, false);
+    if (reply.status != 200 || answer.is_discarded() || answer.value("status", "") != "success") return nullptr;
+    return answer["data"]["result"];
+  }
+
+  // The first result with `size` samples, polled until Prometheus has scraped (at most 90 s).
+  json QueryUntil(const std::string& promql, size_t size) {
+    json result;
+    testing::WaitFor(
+        [&] {
+          result = Query(promql);
+          return result.is_array() && result.size() == size;
+        },
+        std::chrono::seconds(90), std::chrono::milliseconds(250));
+    return result;
+  }
+
+  int prometheus_port_ = 0;
+};
+
+// A result vector's values by device_id.
+std::map<std::string, double> ByDevice(const json& result) {
+  std::map<std::string, double> values;
+  if (!result.is_array()) return values;
+  for (const json& sample : result) {
+    values[sample["metric"].value("device_id", "")] =
+        std::strtod(sample["value"][1].get<std::string>().c_str(), nullptr);
+  }
+  return values;
+}
+
+// Prometheus' own answer to a device's total is the stored report's total_kb × 1024, and its job sees
+// the scrape succeed.
+TEST_F(PrometheusTest, PrometheusScrapesTheServerAndAnswersADevicesTotal) {
   const std::string prometheus = FindTool("prometheus");
   if (prometheus.empty()) GTEST_SKIP() << "prometheus not installed (Debian package prometheus)";
   StartServer();
   RunAgent("qcom-edge");
-  const std::string config = WriteFile("prometheus.yml",
-                                       "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                                       "scrape_configs:\n  - job_name: memfleet\n    static_configs:\n"
-                                       "      - targets: ['127.0.0.1:" + std::to_string(http_.port) + "']\n");
-  prometheus_ = std::make_unique<Subprocess>(
-      std::vector<std::string>{prometheus, "--config.file=" + config, "--storage.tsdb.path=" + dir_ + "/tsdb",
-                               "--web.listen-address=127.0.0.1:0", "--log.level=info"},
-      dir_ + "/prometheus.log");
-  const std::string line = prometheus_->WaitForLine("msg=\"Listening on\"", std::chrono::seconds(60));
-  ASSERT_FALSE(line.empty()) << prometheus_->Log();
-  const int port = std::atoi(line.substr(line.rfind(':') + 1).c_str());
-  ASSERT_GT(port, 0) << line;
-
-  const std::string query = "/api/v1/query?query=memfleet_device_memory_bytes%7Bdevice_id%3D%22qcom-edge%22%2Cpart%3D%22total%22%7D";
-  json result;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const HttpReply reply = HttpGet("127.0.0.1", port, query);
-    if (reply.status == 200) {
-      result = json::parse(reply.body, nullptr, false)["data"]["result"];
-      if (result.is_array() && !result.empty()) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));  // polling Prometheus, bounded above
-  }
+  StartPrometheus(prometheus);
+  const json result = QueryUntil("memfleet_device_total_bytes{device_id=\"qcom-edge\"}", 1);
   ASSERT_TRUE(result.is_array() && result.size() == 1) << result.dump() << "\n" << prometheus_->Log();
   const json& sample = result[0];
   EXPECT_EQ(sample["metric"]["job"], "memfleet");
@@ -303,7 +367,7 @@ TEST_F(MetricsTest, PrometheusScrapesTheServerAndAnswersADevicesTotal) {
   const double total_bytes = std::strtod(sample["value"][1].get<std::string>().c_str(), nullptr);
   EXPECT_EQ(total_bytes, server_->Report("qcom-edge")["device"]["total_kb"].get<double>() * 1024);
   // Prometheus saw the scrape succeed.
-  const HttpReply up = HttpGet("127.0.0.1", port, "/api/v1/query?query=up%7Bjob%3D%22memfleet%22%7D");
+  const HttpReply up = HttpGet("127.0.0.1", prometheus_port_, "/api/v1/query?query=up%7Bjob%3D%22memfleet%22%7D");
   EXPECT_NE(up.body.find("\"value\":["), std::string::npos) << up.body;
   EXPECT_NE(up.body.find(",\"1\"]"), std::string::npos) << up.body;
 
@@ -312,7 +376,7 @@ TEST_F(MetricsTest, PrometheusScrapesTheServerAndAnswersADevicesTotal) {
   for (const testing::DashboardQuery& q : testing::DashboardQueries(testing::LoadMemfleetDashboard())) {
     std::string promql = testing::WithVariables(q.promql, "qcom-edge");
     if (promql.rfind("label_values(", 0) == 0) promql = promql.substr(13, promql.rfind(',') - 13);
-    const HttpReply r = HttpGet("127.0.0.1", port, "/api/v1/query?query=" + UrlEncoded(promql));
+    const HttpReply r = HttpGet("127.0.0.1", prometheus_port_, "/api/v1/query?query=" + UrlEncoded(promql));
     EXPECT_EQ(r.status, 200) << q.where << ": " << promql << "\n" << r.body;
     const json answer = json::parse(r.body, nullptr, false);
     EXPECT_EQ(answer.value("status", ""), "success") << q.where << ": " << r.body;
@@ -320,6 +384,60 @@ TEST_F(MetricsTest, PrometheusScrapesTheServerAndAnswersADevicesTotal) {
       EXPECT_FALSE(answer["data"]["result"].empty()) << q.where << ": " << promql;
     }
   }
+}
+
+// The queries of docs/metrics.md ("Queries"), each run through Prometheus' HTTP API and its answer
+// checked against the captures' expected reports: summed by device, the memory parts are the device's
+// total (qcom-sm8450: 3,567,646 kB); a device with a null part has no total, and its parts' sum is then
+// only what is known.
+TEST_F(PrometheusTest, TheDocumentedQueriesAnswerTheDevicesTotals) {
+  const std::string prometheus = FindTool("prometheus");
+  if (prometheus.empty()) GTEST_SKIP() << "prometheus not installed (Debian package prometheus)";
+  StartServer();
+  for (const std::string& c : kScraped) RunAgent(c);
+  StartPrometheus(prometheus);
+
+  const std::string totals = "memfleet_device_total_bytes";
+  const std::string parts_summed = "sum by (device_id) (memfleet_device_memory_bytes)";
+  const std::string shares = "memfleet_device_memory_bytes / ignoring (part) group_left memfleet_device_total_bytes";
+  const std::string kernel_without_cma =
+      "memfleet_device_memory_bytes{part=\"kernel\"} - ignoring (part) memfleet_device_kernel_cma_bytes";
+  EXPECT_EQ(DocumentedQueries(), (std::vector<std::string>{totals, parts_summed, shares, kernel_without_cma}))
+      << "docs/metrics.md shows the queries this test runs";
+
+  // All three devices are in the sum as soon as Prometheus has scraped once.
+  const std::map<std::string, double> sums = ByDevice(QueryUntil(parts_summed, kScraped.size()));
+  ASSERT_EQ(sums.size(), kScraped.size()) << prometheus_->Log();
+  const std::map<std::string, double> total = ByDevice(Query(totals));
+  EXPECT_EQ(total.size(), 2u) << "legacy-419 has no total";
+  EXPECT_EQ(sums.at("qcom-sm8450"), 3567646.0 * 1024);
+  EXPECT_EQ(total.at("qcom-sm8450"), 3567646.0 * 1024);
+  for (const std::string c : {"qcom-edge", "qcom-sm8450"}) {
+    EXPECT_EQ(total.at(c), ExpectedBytes(c, "total_kb")) << c;
+    EXPECT_EQ(sums.at(c), ExpectedBytes(c, "total_kb")) << c << ": the parts add up to the total";
+  }
+  EXPECT_FALSE(ExpectedBytes("legacy-419", "kernel_kb").has_value());
+  EXPECT_EQ(total.count("legacy-419"), 0u);
+  EXPECT_EQ(sums.at("legacy-419"),
+            *ExpectedBytes("legacy-419", "static_reserved_kb") + *ExpectedBytes("legacy-419", "processes_kb"));
+
+  // Each part's share of its device's total: three per device with a total.
+  const json share = Query(shares);
+  ASSERT_TRUE(share.is_array()) << share.dump();
+  EXPECT_EQ(share.size(), 6u) << share.dump();
+  for (const json& sample : share) {
+    const std::string c = sample["metric"]["device_id"];
+    const std::string part = sample["metric"]["part"];
+    const double value = std::strtod(sample["value"][1].get<std::string>().c_str(), nullptr);
+    EXPECT_NEAR(value, *ExpectedBytes(c, part + "_kb") / *ExpectedBytes(c, "total_kb"), 1e-12) << c << " " << part;
+  }
+
+  // The kernel without the CMA pages it holds: qcom-sm8450 596,903 - 75,756 kB; none where kernel is null.
+  const std::map<std::string, double> kernel = ByDevice(Query(kernel_without_cma));
+  EXPECT_EQ(kernel.size(), 2u);
+  EXPECT_EQ(kernel.at("qcom-sm8450"), (596903.0 - 75756.0) * 1024);
+  EXPECT_EQ(kernel.at("qcom-edge"),
+            *ExpectedBytes("qcom-edge", "kernel_kb") - *ExpectedBytes("qcom-edge", "kernel_cma_kb"));
 }
 
 }  // namespace

@@ -11,6 +11,9 @@ namespace {
 constexpr int64_t kBytesPerKb = 1024;
 
 constexpr char kDeviceMemory[] = "memfleet_device_memory_bytes";
+constexpr char kDeviceTotal[] = "memfleet_device_total_bytes";
+constexpr char kDeviceKernelCma[] = "memfleet_device_kernel_cma_bytes";
+constexpr char kDeviceGcma[] = "memfleet_device_gcma_bytes";
 constexpr char kDeviceUp[] = "memfleet_device_up";
 constexpr char kLastCapture[] = "memfleet_device_last_capture_timestamp_seconds";
 constexpr char kDropped[] = "memfleet_device_dropped_captures_total";
@@ -37,28 +40,65 @@ Labels DeviceLabels(const DeviceMetricsRow& d) {
   return {{"device_id", d.device_id}, {"model", d.model}, {"platform", PlatformOf(d)}, {"build", d.build}};
 }
 
-void KbSample(ExpositionWriter& out, std::string_view name, Labels labels, std::string_view part,
-              const report::Kb& kb) {
+void KbSample(ExpositionWriter& out, std::string_view name, const Labels& labels, const report::Kb& kb) {
   if (!kb.has_value()) return;  // null: no series, never 0
-  labels.emplace_back("part", part);
   out.Sample(name, labels, *kb * kBytesPerKb);
 }
 
+void KbSample(ExpositionWriter& out, std::string_view name, Labels labels, std::string_view part,
+              const report::Kb& kb) {
+  labels.emplace_back("part", part);
+  KbSample(out, name, labels, kb);
+}
+
+// The parts of a device's total (docs/accounting.md section 3: total_kb = static_reserved_kb + kernel_kb +
+// processes_kb). They are the only values of memfleet_device_memory_bytes' `part`, so that summing the
+// metric by device gives the total: no part may overlap another or be the total itself.
+struct DevicePart {
+  std::string_view label;
+  report::Kb DeviceFigures::*kb;
+};
+constexpr DevicePart kTotalParts[] = {{"static_reserved", &DeviceFigures::static_reserved_kb},
+                                      {"kernel", &DeviceFigures::kernel_kb},
+                                      {"processes", &DeviceFigures::processes_kb}};
+
 void DeviceMemory(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
   out.Family(kDeviceMemory, "gauge",
-             "Memory of the device by part (total, static_reserved, kernel, kernel_cma, gcma, processes), bytes, "
-             "from its latest report (docs/accounting.md). A figure the capture could not see has no series.");
+             "Memory of the device by part (static_reserved, kernel, processes), bytes, from its latest report "
+             "(docs/accounting.md). The parts add up to memfleet_device_total_bytes. A figure the capture could "
+             "not see has no series, and the device then has no total.");
   for (const DeviceMetricsRow& d : devices) {
     if (!d.figures.has_value()) continue;
-    const DeviceFigures& f = *d.figures;
     const Labels labels = DeviceLabels(d);
-    KbSample(out, kDeviceMemory, labels, "total", f.total_kb);
-    KbSample(out, kDeviceMemory, labels, "static_reserved", f.static_reserved_kb);
-    KbSample(out, kDeviceMemory, labels, "kernel", f.kernel_kb);
-    KbSample(out, kDeviceMemory, labels, "kernel_cma", f.kernel_cma_kb);
-    KbSample(out, kDeviceMemory, labels, "gcma", f.gcma_kb);
-    KbSample(out, kDeviceMemory, labels, "processes", f.processes_kb);
+    for (const DevicePart& part : kTotalParts) {
+      KbSample(out, kDeviceMemory, labels, part.label, (*d.figures).*part.kb);
+    }
   }
+}
+
+// One family of a figure per device, from its latest report.
+void DeviceFigure(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices, std::string_view name,
+                  std::string_view help, report::Kb DeviceFigures::*kb) {
+  out.Family(name, "gauge", help);
+  for (const DeviceMetricsRow& d : devices) {
+    if (d.figures.has_value()) KbSample(out, name, DeviceLabels(d), (*d.figures).*kb);
+  }
+}
+
+void DeviceSeries(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
+  DeviceMemory(out, devices);
+  DeviceFigure(out, devices, kDeviceTotal,
+               "The device's memory footprint, bytes, from its latest report: static_reserved + kernel + processes "
+               "(docs/accounting.md). Absent when one of them is null.",
+               &DeviceFigures::total_kb);
+  DeviceFigure(out, devices, kDeviceKernelCma,
+               "CMA pages drivers hold, bytes, from the device's latest report. Already inside "
+               "memfleet_device_memory_bytes{part=\"kernel\"}: never add it to the parts.",
+               &DeviceFigures::kernel_cma_kb);
+  DeviceFigure(out, devices, kDeviceGcma,
+               "Size of the device's GCMA regions, bytes, from its latest report: outside MemTotal and left out of "
+               "static_reserved; the pages drivers hold in them are in kernel_cma. Not a part of the total.",
+               &DeviceFigures::gcma_kb);
 }
 
 void DeviceState(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
@@ -163,7 +203,7 @@ void Server(ExpositionWriter& out, const RenderInput& in) {
 
 std::string RenderFleetMetrics(const RenderInput& input) {
   ExpositionWriter out;
-  DeviceMemory(out, input.devices);
+  DeviceSeries(out, input.devices);
   DeviceState(out, input.devices);
   ProcessMemory(out, input.devices);
   if (input.app_summary) ProcessAppSummary(out, input.devices);
@@ -172,8 +212,9 @@ std::string RenderFleetMetrics(const RenderInput& input) {
 }
 
 std::vector<std::string> ExportedSeriesNames() {
-  return {kDeviceMemory, kDeviceUp,  kLastCapture,
-          kDropped,      kProcessMemory, kProcessAppSummary,
+  return {kDeviceMemory, kDeviceTotal,   kDeviceKernelCma,   kDeviceGcma,
+          kDeviceUp,     kLastCapture,   kDropped,
+          kProcessMemory, kProcessAppSummary,
           kStored,       kDuplicate, kRejected,
           absl::StrCat(kLatency, "_bucket"), absl::StrCat(kLatency, "_sum"), absl::StrCat(kLatency, "_count"),
           kAgents,       kSweepsStarted, kSweepsRunning,

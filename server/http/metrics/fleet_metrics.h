@@ -1,5 +1,6 @@
-// The text of GET /metrics (docs/metrics.md): per device, from its latest report, its memory by part in
-// bytes, whether its agent is connected, when it last captured and how many captures its spool dropped;
+// The text of GET /metrics (docs/metrics.md): per device, from its latest report, its memory in bytes by
+// parts that add up to its total, the total, and the CMA figures that overlap them, each in a metric of
+// its own; whether its agent is connected, when it last captured and how many captures its spool dropped;
 // per device its top processes by name; and the server's own counters. A null figure is an absent
 // series, never 0.
 //

@@ -216,8 +216,7 @@ TEST(MetricsHttpServerTest, AStoredCaptureIsCountedAndItsDeviceShown) {
   EXPECT_EQ(FindSample(samples, "memfleet_device_up", {{"device_id", "sim-qcom-101"}}), 1.0);
   EXPECT_EQ(FindSample(samples, "memfleet_device_last_capture_timestamp_seconds", {{"device_id", "sim-qcom-101"}}),
             1796025600.0);  // 2026-11-30T08:00:00Z
-  EXPECT_TRUE(FindSample(samples, "memfleet_device_memory_bytes", {{"device_id", "sim-qcom-101"}, {"part", "total"}})
-                  .has_value());
+  EXPECT_TRUE(FindSample(samples, "memfleet_device_total_bytes", {{"device_id", "sim-qcom-101"}}).has_value());
 }
 
 // The port over plain HTTP and (GetParam()) over HTTPS with the test certificates.

@@ -1,11 +1,13 @@
 // RenderFleetMetrics on the sample captures' expected reports (tests/data/captures/*/expected.json, the
-// figures the accounting rules give): every device and process figure is there in bytes (× 1024), a null
-// figure has no series, hostile device text stays inside its label, and the text has HELP and TYPE lines.
+// figures the accounting rules give): every device and process figure is there in bytes (× 1024), a
+// device's memory parts add up to its total, a null figure has no series, hostile device text stays inside
+// its label, and the text has HELP and TYPE lines.
 #include "server/http/metrics/fleet_metrics.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -15,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
 #include "server/http/metrics/device_figures.h"
+#include "tests/support/device_memory_series.h"
 #include "tests/support/prometheus_text.h"
 #include "tests/support/test_data.h"
 
@@ -28,7 +31,6 @@ using testing::PromSample;
 
 const std::vector<std::string> kCaptures = {"generic-noddr", "legacy-419",  "mali-rockchip", "mtk-mt6989",
                                             "qcom-edge",     "qcom-sm8450", "xring-o1"};
-const std::vector<std::string> kDeviceParts = {"total", "static_reserved", "kernel", "kernel_cma", "gcma", "processes"};
 const std::vector<std::string> kProcessParts = {"total", "gl", "dma", "native_graphics", "non_graphics"};
 
 json Expected(const std::string& capture) {
@@ -76,21 +78,53 @@ TEST(FleetMetricsTest, DeviceFiguresAreTheExpectedReportsInBytesAndNullsAreAbsen
   int nulls = 0;
   for (const std::string& c : kCaptures) {
     const json device = Expected(c)["device"];
-    for (const std::string& part : kDeviceParts) {
-      const json& kb = device[part + "_kb"];
-      std::optional<double> v = FindSample(samples, "memfleet_device_memory_bytes", {{"device_id", c}, {"part", part}});
+    for (const testing::DeviceMemorySeries& series : testing::kDeviceMemorySeries) {
+      const json& kb = device[series.field];
+      std::optional<double> v = FindSample(samples, series.name, series.Labels(c));
       if (kb.is_null()) {
-        EXPECT_FALSE(v.has_value()) << c << " " << part << " is null in the report, so no series";
+        EXPECT_FALSE(v.has_value()) << c << " " << series.field << " is null in the report, so no series";
         ++nulls;
       } else {
-        ASSERT_TRUE(v.has_value()) << c << " " << part;
-        EXPECT_EQ(*v, kb.get<double>() * 1024) << c << " " << part;
+        ASSERT_TRUE(v.has_value()) << c << " " << series.field;
+        EXPECT_EQ(*v, kb.get<double>() * 1024) << c << " " << series.field;
       }
     }
   }
   EXPECT_EQ(nulls, 3) << "legacy-419 has kernel_cma_kb, kernel_kb and total_kb null";
   // 0 is a figure, not a null: qcom-edge's gcma_kb is 0.
-  EXPECT_EQ(FindSample(samples, "memfleet_device_memory_bytes", {{"device_id", "qcom-edge"}, {"part", "gcma"}}), 0.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_device_gcma_bytes", {{"device_id", "qcom-edge"}}), 0.0);
+}
+
+// The parts of memfleet_device_memory_bytes partition the device's total (docs/accounting.md section 3:
+// total_kb = static_reserved_kb + kernel_kb + processes_kb), so sum by (device_id) is the total. Summing
+// every part of the old shape (the total beside its parts, kernel_cma inside kernel) gave about twice it.
+TEST(FleetMetricsTest, TheMemoryPartsAddUpToTheDevicesTotal) {
+  const std::vector<PromSample> samples = ParsePrometheusText(RenderAll(20));
+  std::map<std::string, double> sums;
+  std::map<std::string, std::set<std::string>> parts;
+  for (const PromSample& s : samples) {
+    if (s.name != "memfleet_device_memory_bytes") continue;
+    sums[s.labels.at("device_id")] += std::strtod(s.value.c_str(), nullptr);
+    parts[s.labels.at("device_id")].insert(s.labels.at("part"));
+  }
+  int totals = 0;
+  for (const std::string& c : kCaptures) {
+    const json total_kb = Expected(c)["device"]["total_kb"];
+    if (total_kb.is_null()) continue;
+    EXPECT_EQ(parts[c], (std::set<std::string>{"static_reserved", "kernel", "processes"})) << c;
+    EXPECT_EQ(sums[c], total_kb.get<double>() * 1024) << c << ": the parts add up to device.total_kb";
+    EXPECT_EQ(FindSample(samples, "memfleet_device_total_bytes", {{"device_id", c}}), sums[c]) << c;
+    ++totals;
+  }
+  EXPECT_EQ(totals, 6);
+  // qcom-sm8450 (its expected report): 480,128 + 596,903 + 2,490,615 = 3,567,646 kB.
+  EXPECT_EQ(sums["qcom-sm8450"], 3653269504.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_device_total_bytes", {{"device_id", "qcom-sm8450"}}), 3653269504.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_device_kernel_cma_bytes", {{"device_id", "qcom-sm8450"}}), 75756.0 * 1024);
+  // legacy-419's kernel_kb is null: its part is absent and so is its total; what is left sums to no total.
+  EXPECT_EQ(parts["legacy-419"], (std::set<std::string>{"static_reserved", "processes"}));
+  EXPECT_EQ(sums["legacy-419"], (708496.0 + 1216095.0) * 1024);
+  EXPECT_FALSE(FindSample(samples, "memfleet_device_total_bytes", {{"device_id", "legacy-419"}}).has_value());
 }
 
 TEST(FleetMetricsTest, DeviceLabelsCarryModelPlatformAndBuild) {
@@ -250,7 +284,7 @@ TEST(FleetMetricsTest, HostileDeviceTextStaysInsideItsLabel) {
             std::string::npos)
       << text;
   const std::vector<PromSample> samples = ParsePrometheusText(text);
-  EXPECT_EQ(FindSample(samples, "memfleet_device_memory_bytes", {{"device_id", row.device_id}, {"part", "total"}}), 1024.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_device_total_bytes", {{"device_id", row.device_id}}), 1024.0);
   EXPECT_EQ(FindSample(samples, "memfleet_process_memory_bytes", {{"process", "name\nwith \"quotes\""}}), 2048.0);
   // One up series only: the hostile id did not start a line of its own.
   int up = 0;
@@ -270,6 +304,7 @@ TEST(FleetMetricsTest, ADeviceWithoutAReportHasStateButNoMemory) {
   EXPECT_EQ(FindSample(samples, "memfleet_device_dropped_captures_total", {{"device_id", "new-phone"}}), 7.0);
   EXPECT_FALSE(FindSample(samples, "memfleet_device_last_capture_timestamp_seconds", {}).has_value());
   EXPECT_FALSE(FindSample(samples, "memfleet_device_memory_bytes", {}).has_value());
+  EXPECT_FALSE(FindSample(samples, "memfleet_device_total_bytes", {}).has_value());
 }
 
 TEST(FleetMetricsTest, ServerCountersAndTheLatencyHistogram) {
@@ -338,7 +373,7 @@ TEST(FleetMetricsTest, FamiliesHaveHelpAndTypeAndAreContiguous) {
         << name << " outside its family " << current;
     EXPECT_NE(std::find(exported.begin(), exported.end(), name), exported.end()) << name;
   }
-  EXPECT_EQ(done.size(), 17u);
+  EXPECT_EQ(done.size(), 20u);
 }
 
 }  // namespace
