@@ -136,21 +136,26 @@ void AddAgentFlags(CLI::App& app, AgentFlags& flags) {
   app.add_option("--max-capture-mb", flags.max_capture_mb,
                  "most one capture holds (contents, paths, error names), MiB; nodes beyond it are recorded as "
                  "ECAPTURE_FULL. Keep it at or under the server's --max-capture-mb")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{768}));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{768}))
+      ->capture_default_str();
   app.add_option("--max-node-mb", flags.max_node_mb,
                  "largest node kept, MiB; a bigger one is recorded as EFBIG. Keep it at or under the server's "
                  "--max-node-mb")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{256}));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{256}))
+      ->capture_default_str();
   app.add_option("--dumpsys-every", flags.dumpsys_every,
                  "run `dumpsys meminfo`, `dumpsys gpu --gpumem` and `getprop` (live root) in the first capture and "
                  "every N-th after it; the captures between have no cmd/dumpsys_* nodes")
-      ->check(CLI::Range(1u, 1000000u));
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
   app.add_option("--heap-dumps-per-capture", flags.heap_dumps_per_capture,
                  "live root: `am dumpheap -n` for at most N GPU processes per capture, taking them in turn (0: none)")
-      ->check(CLI::Range(0u, 1000u));
+      ->check(CLI::Range(0u, 1000u))
+      ->capture_default_str();
   app.add_option("--heap-dump-timeout-ms", flags.heap_dump_timeout_ms,
                  "live root: a heap dump still running after this many ms is killed and recorded as ETIMEDOUT")
-      ->check(CLI::Range(1u, 600000u));
+      ->check(CLI::Range(1u, 600000u))
+      ->capture_default_str();
   app.add_option("--smaps", flags.smaps,
                  "live root: which processes' full smaps each capture reads: \"gpu\" (GPU processes; the rest "
                  "smaps_rollup + maps, cheap) or \"full\" (every process: heaps and App Summary for all, at a cost: "

@@ -1,11 +1,15 @@
 // BuildAgentConfig: the agent's flags checked and made into the scheduler's and the transport's options,
-// with the errors naming the flag a person has to fix.
+// with the errors naming the flag a person has to fix; and the flags' --help, which shows their defaults.
 #include "agent/agent_config.h"
 
 #include <chrono>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "CLI/CLI.hpp"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
 
@@ -121,6 +125,38 @@ TEST_F(AgentConfigTest, EachStartDrawsANewCaptureInstance) {
   absl::StatusOr<AgentConfig> second = BuildAgentConfig(flags_);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_NE(first->scheduler.capture_instance, second->scheduler.capture_instance);
+}
+
+// The line of `help` that describes `option` ("  --interval UINT:... =300  seconds between ..."), or "".
+std::string HelpLineOf(const std::string& help, const std::string& option) {
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first == option || first.rfind(option + ",", 0) == 0) return line;
+  }
+  return "";
+}
+
+// Every option that has a default shows it in --help ("=300"), with the value the agent takes when the
+// option is not given: those README.md and docs/capture-format.md quote.
+TEST(AgentFlagsHelpTest, EveryOptionWithADefaultShowsIt) {
+  CLI::App app("memfleet-agent");
+  AgentFlags flags;
+  AddAgentFlags(app, flags);
+  const std::string help = app.help();
+  const std::vector<std::pair<std::string, std::string>> defaults = {
+      {"--interval", "300"},      {"--once-timeout", "60"},         {"--ack-timeout", "30"},
+      {"--spool-max-mb", "64"},   {"--max-capture-mb", "256"},      {"--max-node-mb", "64"},
+      {"--dumpsys-every", "12"},  {"--heap-dumps-per-capture", "2"}, {"--heap-dump-timeout-ms", "5000"},
+      {"--smaps", "gpu"},
+  };
+  for (const auto& [option, value] : defaults) {
+    const std::string line = HelpLineOf(help, option);
+    ASSERT_FALSE(line.empty()) << option << " is not in --help:\n" << help;
+    EXPECT_THAT(line + " ", ::testing::HasSubstr("=" + value + " ")) << option;
+  }
 }
 
 }  // namespace
