@@ -211,6 +211,7 @@ absl::StatusOr<AgentConfig> BuildAgentConfig(const AgentFlags& flags, const Agen
 
   MEMFLEET_RETURN_IF_ERROR(ReadSecurityFiles(flags, config.transport));
   config.transport.ack_timeout = std::chrono::seconds(flags.ack_timeout_s);
+  config.transport.interval = scheduler.interval;
   DescribeDevice(flags, config.facts, config.transport.device);
   return config;
 }

@@ -72,7 +72,7 @@ struct Transport::SessionState {
 };
 
 Transport::Transport(TransportOptions options, Spool& spool, TransportEvents& events)
-    : options_(std::move(options)), spool_(spool), events_(events) {}
+    : options_(std::move(options)), spool_(spool), events_(events), interval_(options_.interval) {}
 
 Transport::~Transport() { Stop(); }
 
@@ -411,11 +411,12 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
         connected_ = true;
         ++sessions_;
       }
+      // A Welcome's 0 leaves the interval in effect (--interval, or one the server set earlier): named as kept
+      const uint32_t welcome_interval_s = msg.welcome().interval_s();
+      if (welcome_interval_s != 0) interval_ = std::chrono::seconds(welcome_interval_s);
       LogLine(absl::StrCat("connected to ", server_, " as ", options_.device.device_id(), " (server ",
                            msg.welcome().server_version().empty() ? "?" : msg.welcome().server_version(),
-                           // 0: the server leaves the agent its own interval (--interval), said as such
-                           msg.welcome().interval_s() == 0 ? ", keeps the agent's interval"
-                                                           : absl::StrCat(", interval ", msg.welcome().interval_s(), " s"),
+                           welcome_interval_s == 0 ? ", keeps interval " : ", interval ", interval_.count(), " s",
                            "); spool: ", spool_.count(), " captures, ",
                            MegabytesText(spool_.total_bytes()), ", ", s.hello_dropped, " dropped reported"));
       events_.OnConnected(msg.welcome().interval_s());
@@ -484,6 +485,7 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
       return;
     }
     case v1::ServerMessage::kSetInterval:
+      if (msg.set_interval().interval_s() != 0) interval_ = std::chrono::seconds(msg.set_interval().interval_s());
       LogLine(absl::StrCat("server sets the capture interval to ", msg.set_interval().interval_s(), " s"));
       events_.OnSetInterval(msg.set_interval().interval_s());
       return;

@@ -81,6 +81,9 @@ struct TransportOptions {
   TransportTls tls;
   std::chrono::milliseconds ack_timeout{30000};     // for each sent capture, for the Welcome, for a write
   std::chrono::milliseconds connect_timeout{10000};
+  // The agent's own capture interval (--interval): in effect until the server sets another, and named in
+  // the connected line when the Welcome leaves it (interval 0).
+  std::chrono::seconds interval{300};
   BackoffPolicy backoff;
   std::chrono::milliseconds rejected_retry_delay{30000};  // a CaptureRejected{retry} is resent after this
   std::chrono::milliseconds shutdown_grace{2000};         // Stop() waits this long for acks in flight
@@ -151,6 +154,9 @@ class Transport final : public CaptureSink {
   std::string cancel_reason_ ABSL_GUARDED_BY(mu_);
   // The target of the current session (transport thread only).
   std::string server_;
+  // The capture interval in effect: options_.interval until a Welcome or SetInterval sets one, as the
+  // scheduler applies them (transport thread only).
+  std::chrono::seconds interval_;
   // Digest rejections per capture id, across sessions (transport thread only).
   std::map<std::string, uint32_t> integrity_rejections_;
 };

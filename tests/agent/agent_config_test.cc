@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "agent/spool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
@@ -125,6 +126,43 @@ TEST_F(AgentConfigTest, EachStartDrawsANewCaptureInstance) {
   absl::StatusOr<AgentConfig> second = BuildAgentConfig(flags_);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_NE(first->scheduler.capture_instance, second->scheduler.capture_instance);
+}
+
+// The command line parsed as memfleet-agent parses it, then built.
+absl::StatusOr<AgentConfig> ParseAndBuild(std::vector<std::string> args, AgentFlags& flags) {
+  CLI::App app("memfleet-agent");
+  AddAgentFlags(app, flags);
+  args.insert(args.begin(), "memfleet-agent");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+  return BuildAgentConfig(flags);
+}
+
+// Without --interval the agent captures every 300 s, and that figure is what the scheduler runs on, what
+// the transport names in its connected line, and what the start-up line says.
+TEST_F(AgentConfigTest, WithoutIntervalTheDefaultIsTheIntervalUsedAndLogged) {
+  AgentFlags flags;
+  absl::StatusOr<AgentConfig> config = ParseAndBuild(
+      {"--server", "127.0.0.1:7070", "--root", tree_, "--device-id", "bench-3", "--spool", dir_.path() + "/spool"},
+      flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scheduler.interval, std::chrono::seconds(300));
+  EXPECT_EQ(config->transport.interval, std::chrono::seconds(300));
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open(config->spool);
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_THAT(DescribeAgentStart(flags, *config, **spool), ::testing::EndsWith(", every 300 s"));
+
+  config = ParseAndBuild({"--server", "127.0.0.1:7070", "--root", tree_, "--device-id", "bench-3", "--spool",
+                          dir_.path() + "/spool", "--interval", "30"},
+                         flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scheduler.interval, std::chrono::seconds(30));
+  EXPECT_EQ(config->transport.interval, std::chrono::seconds(30));
 }
 
 // The line of `help` that describes `option` ("  --interval UINT:... =300  seconds between ..."), or "".

@@ -21,6 +21,7 @@
 #include "agent/backoff.h"
 #include "agent/clock.h"
 #include "agent/spool.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memfleet/v1/agent_service.grpc.pb.h"
 #include "proto/capture_codec.h"
@@ -681,6 +682,37 @@ TEST_F(TransportTest, CommandsReachTheEvents) {
   ASSERT_TRUE(testing::WaitFor([&] { return events_->capture_now().size() == 2 && events_->intervals().size() == 2; }, 10s));
   EXPECT_EQ(events_->capture_now(), (std::vector<std::string>{"sweep-42", "sweep-43:full-smaps"}));
   EXPECT_EQ(events_->intervals(), (std::vector<uint32_t>{60, 30}));
+}
+
+// The connected line names the interval the agent captures at: its own (--interval) when the Welcome
+// leaves it (interval 0), the server's when the Welcome sets one; never "interval 0 s".
+TEST_F(TransportTest, TheConnectedLineNamesTheIntervalInEffect) {
+  FakeAgentService service;  // welcomes with interval 0
+  FakeServer server(service);
+  ASSERT_TRUE(server.ok());
+  TransportOptions options = Options(server.target());
+  options.interval = 30s;
+
+  ::testing::internal::CaptureStderr();
+  {
+    Transport transport(options, *spool_, *events_);
+    transport.Start();
+    // OnConnected follows the connected line.
+    EXPECT_TRUE(testing::WaitFor([&] { return events_->intervals().size() == 1; }, 10s));
+    transport.Stop();
+  }
+  service.set_welcome_interval_s(60);
+  {
+    Transport transport(options, *spool_, *events_);
+    transport.Start();
+    EXPECT_TRUE(testing::WaitFor([&] { return events_->intervals().size() == 2; }, 10s));
+    transport.Stop();
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(log, ::testing::HasSubstr("memfleet-agent: connected to 127.0.0.1:"));
+  EXPECT_THAT(log, ::testing::HasSubstr(" as dev-1 (server fake, keeps interval 30 s); spool: "));
+  EXPECT_THAT(log, ::testing::HasSubstr(" as dev-1 (server fake, interval 60 s); spool: "));
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("interval 0 s")));
 }
 
 TEST_F(TransportTest, StopIsPromptWhileConnectedAndWhileUnreachable) {
