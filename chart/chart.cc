@@ -6,6 +6,7 @@
 #include <string>
 
 #include "chart/figure_text.h"
+#include "chart/time_axis.h"
 #include "chart/value_axis.h"
 
 namespace memfleet::chart {
@@ -19,28 +20,30 @@ std::string Num(double v) {
   return buf;
 }
 
-enum class TimeScale { kSeconds, kMinutes, kDays };
+// About half the width of the widest time label ("12-02 16:15" at 12 px): a tick closer to an end than
+// this has its label anchored inwards.
+constexpr double kHalfTimeLabelPx = 40;
 
-// Labels precise enough to tell the ticks apart: "16:15:05" within an hour, "12-02 16:15" within a
-// year, else "2026-12-02".
-std::string TimeLabel(int64_t unix_s, TimeScale scale) {
-  absl::StatusOr<std::string> t = FormatUtc(unix_s);
-  if (!t.ok()) return "?";
-  // t: YYYY-MM-DDTHH:MM:SSZ
-  switch (scale) {
-    case TimeScale::kSeconds: return t->substr(11, 8);
-    case TimeScale::kMinutes: return t->substr(5, 5) + " " + t->substr(11, 5);
-    default: return t->substr(0, 10);
+// Captures at most this far apart are one moment for the line (two captures of a sweep and a periodic
+// one, 0.5 s apart, land in the same or the next whole second).
+constexpr long double kSameMomentS = 1;
+
+// The samples the line goes through: of a run of samples within kSameMomentS of the run's first, only
+// the last (the newest figure of that moment). Drawn through every one, a run would be a vertical wall
+// on any span longer than a few seconds; each sample keeps its own dot.
+std::vector<size_t> LineVertices(const std::vector<int64_t>& times) {
+  std::vector<size_t> vertices;
+  size_t run_start = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    const long double since_run = static_cast<long double>(times[i]) - static_cast<long double>(times[run_start]);
+    if (i > 0 && since_run >= 0 && since_run <= kSameMomentS) {
+      vertices.back() = i;
+    } else {
+      vertices.push_back(i);
+      run_start = i;
+    }
   }
-}
-
-// Rounds a tick value to kB; a widened range may step past int64 at its ends, where a plain cast is UB.
-int64_t RoundToInt64(long double v) {
-  constexpr long double kMax = static_cast<long double>(std::numeric_limits<int64_t>::max());
-  constexpr long double kMin = static_cast<long double>(std::numeric_limits<int64_t>::min());
-  if (v >= kMax) return std::numeric_limits<int64_t>::max();
-  if (v <= kMin) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v < 0 ? v - 0.5L : v + 0.5L);
+  return vertices;
 }
 
 // The chart's frame over a time range and a value range: the document head, title, value grid and
@@ -48,7 +51,7 @@ int64_t RoundToInt64(long double v) {
 struct Frame {
   double width = 0, height = 0, left = 90, right = 24, top = 44, bottom = 56, plot_w = 0, plot_h = 0;
   long double vmin = 0, vmax = 1, tmin = 0, tmax = 1;
-  double x_of(int64_t t) const { return left + static_cast<double>((t - tmin) / (tmax - tmin)) * plot_w; }
+  double x_of(long double t) const { return left + static_cast<double>((t - tmin) / (tmax - tmin)) * plot_w; }
   double y_of(long double v) const {
     return top + plot_h - static_cast<double>((v - vmin) / (vmax - vmin)) * plot_h;
   }
@@ -72,15 +75,12 @@ Frame OpenFrame(const std::vector<int64_t>& times, int64_t v_lo, int64_t v_hi, c
   const ValueAxis axis = NiceValueAxis(v_lo, v_hi);
   f.vmin = axis.lo_kb;
   f.vmax = axis.hi_kb;
-  f.tmin = t_lo;
-  f.tmax = t_hi;
-  if (f.tmax == f.tmin) {
-    f.tmin -= 1800;
-    f.tmax += 1800;
-  }
+  // Ticks on round times; samples close in time are drawn close, not a chart's width apart.
+  const TimeAxis time_axis = NiceTimeAxis(t_lo, t_hi);
+  f.tmin = time_axis.lo_s;
+  f.tmax = time_axis.hi_s;
   const double width = f.width, height = f.height, left = f.left, top = f.top, plot_w = f.plot_w,
                plot_h = f.plot_h;
-  auto x_of = [&](int64_t t) { return f.x_of(t); };
   auto y_of = [&](long double v) { return f.y_of(v); };
   std::string& s = *svg;
   s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -104,22 +104,16 @@ Frame OpenFrame(const std::vector<int64_t>& times, int64_t v_lo, int64_t v_hi, c
        Num(top + plot_h / 2) + ")\">" + XmlEscape(options.value_label) + "</text>\n";
   s += "  </g>\n";
 
-  // Time axis: up to five labels spread over the range.
+  // Time axis: a labelled tick on each round time.
   s += "  <g class=\"x-axis\" fill=\"#333\" stroke=\"none\">\n";
-  const long double span_s = static_cast<long double>(t_hi) - t_lo;
-  const TimeScale scale = span_s > 365.0L * 86400 ? TimeScale::kDays
-                          : span_s < 3600.0L      ? TimeScale::kSeconds
-                                                  : TimeScale::kMinutes;
-  const int x_ticks = times.size() <= 1 || t_hi == t_lo ? 0 : 4;
-  for (int i = 0; i <= x_ticks; ++i) {
-    int64_t t = x_ticks == 0 ? t_lo : RoundToInt64(t_lo + (static_cast<long double>(t_hi) - t_lo) * i / x_ticks);
-    double x = x_of(t);
+  for (size_t i = 0; times.size() > 0 && i < time_axis.ticks_s.size(); ++i) {
+    const double x = f.x_of(time_axis.ticks_s[i]);
     s += "    <line x1=\"" + Num(x) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(x) + "\" y2=\"" +
          Num(top + plot_h + 5) + "\" stroke=\"#333\"/>\n";
-    // The end labels are anchored inwards, so that neither runs past the edge of the image.
-    const char* anchor = x_ticks == 0 ? "middle" : i == 0 ? "start" : i == x_ticks ? "end" : "middle";
+    // A label near an end is anchored inwards, so that it does not run past the edge of the image.
+    const char* anchor = x - left < kHalfTimeLabelPx ? "start" : left + plot_w - x < kHalfTimeLabelPx ? "end" : "middle";
     s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"" + anchor + "\">" +
-         XmlEscape(times.empty() ? "" : TimeLabel(t, scale)) + "</text>\n";
+         XmlEscape(time_axis.labels[i]) + "</text>\n";
   }
   s += "    <text x=\"" + Num(left + plot_w / 2) + "\" y=\"" + Num(height - 10) +
        "\" text-anchor=\"middle\">time (UTC)</text>\n";
@@ -194,9 +188,9 @@ std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const Char
   auto y_of = [&](long double v) { return frame.y_of(v); };
 
   std::string coords;
-  for (const ChartPoint& p : points) {
+  for (size_t i : LineVertices(times)) {
     if (!coords.empty()) coords += ' ';
-    coords += Num(x_of(p.time_unix_s)) + "," + Num(y_of(p.value_kb));
+    coords += Num(x_of(points[i].time_unix_s)) + "," + Num(y_of(points[i].value_kb));
   }
   s += "  <polyline class=\"series\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"" + coords + "\"/>\n";
   s += "  <g class=\"samples\" fill=\"#1f77b4\">\n";
@@ -231,13 +225,13 @@ std::string RenderSvgStackedChart(const std::vector<StackedPoint>& points, const
   }
   std::string s;
   const Frame frame = OpenFrame(times, 0, v_hi, options, &s);
+  const std::vector<size_t> vertices = LineVertices(times);
   for (size_t j = 0; j < series.size(); ++j) {
     // Along the top of this layer, then back along the top of the one below it.
     std::string polygon;
-    for (size_t i = 0; i < points.size(); ++i) {
-      polygon += Num(frame.x_of(times[i])) + "," + Num(frame.y_of(tops[i][j])) + " ";
-    }
-    for (size_t i = points.size(); i-- > 0;) {
+    for (size_t i : vertices) polygon += Num(frame.x_of(times[i])) + "," + Num(frame.y_of(tops[i][j])) + " ";
+    for (size_t k = vertices.size(); k-- > 0;) {
+      const size_t i = vertices[k];
       polygon += Num(frame.x_of(times[i])) + "," + Num(frame.y_of(j == 0 ? 0 : tops[i][j - 1])) + " ";
     }
     if (!polygon.empty()) polygon.pop_back();

@@ -31,9 +31,11 @@ struct ChartOptions {
   int height_px = 360;
 };
 
-// An SVG document: title, axes with value labels (kB/MB/GB) and UTC time labels, a light grid, the
-// series as one <polyline> with one point per ChartPoint (in the order given) and a dot per point.
-// Text is XML-escaped; times or values that are all equal still draw (the range is widened).
+// An SVG document: title, axes with value labels (KiB/MiB/GiB) and UTC time labels on round times
+// (chart/time_axis.h), a light grid, the series as one <polyline> with one point per ChartPoint (in the
+// order given, oldest first) and a dot per point. Points at most a second apart are one moment for the
+// line: it goes through the last of them only, so close captures draw no vertical wall; each keeps its
+// dot. Text is XML-escaped; times or values that are all equal still draw (the range is widened).
 std::string RenderSvgLineChart(const std::vector<ChartPoint>& points, const ChartOptions& options);
 
 // One time of a stacked chart: a value per series, in the order of the series (bottom first).
@@ -43,7 +45,8 @@ struct StackedPoint {
 };
 
 // An SVG document of stacked areas over time, in the frame of RenderSvgLineChart: series i is a filled
-// polygon (class "layer", data-series="<name>") laid on series 0..i-1, a legend names each in its
+// polygon (class "layer", data-series="<name>") laid on series 0..i-1 (points a second apart are one
+// moment, as in RenderSvgLineChart), a legend names each in its
 // colour, and each point of the top edge is a dot titled with its time and every series' value. A
 // negative value (a part that is a difference) stacks as 0; a point with fewer values than series has 0
 // for the rest.
