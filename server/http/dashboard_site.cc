@@ -313,7 +313,10 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
       store_.DeviceHistory(target.device_id, "total_kb", DaysAgo(*days), kMaxTrendPoints);
   if (!trend.ok()) return absl::UnavailableError(trend.status().message());
   for (const storage::HistoryRow& row : *trend) {
-    in.captures.push_back({row.captured_at, row.value_kb});
+    dashboard::EarlierCapture capture;
+    capture.captured_at = row.captured_at;
+    capture.total_kb = row.value_kb;
+    in.captures.push_back(std::move(capture));
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (row.value_kb && at_ms) in.total_trend.push_back({*at_ms / 1000, *row.value_kb});
   }

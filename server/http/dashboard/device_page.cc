@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/http/dashboard/html.h"
 
 namespace memfleet::dashboard {
@@ -108,14 +110,28 @@ std::string TrendSection(const DevicePageInput& in) {
   return t;
 }
 
+// "sweep S · labels: run=1234 · agent labels: rack=7", as `memfleet report` heads a capture; "" for a
+// periodic capture without labels.
+std::string CaptureMarks(const EarlierCapture& c) {
+  std::vector<std::string> marks;
+  if (!c.sweep_id.empty()) marks.push_back(absl::StrCat("<span class=\"sweep\">sweep ", Html(c.sweep_id), "</span>"));
+  for (const auto& [title, labels] : {std::make_pair("labels:", &c.labels), std::make_pair("agent labels:", &c.agent_labels)}) {
+    if (labels->empty()) continue;
+    std::string mark = absl::StrCat("<span class=\"labels\">", title);
+    for (const auto& [key, value] : *labels) absl::StrAppend(&mark, " ", Html(key), "=", Html(value));
+    marks.push_back(mark + "</span>");
+  }
+  return absl::StrJoin(marks, " · ");
+}
+
 std::string CaptureList(const DevicePageInput& in) {
   std::string t = absl::StrCat("<h2>Captures (", in.captures.size(), ")</h2>\n<table class=\"captures\">",
-                               "<tr><th>Captured</th><th>Total (kB)</th></tr>\n");
+                               "<tr><th>Captured</th><th>Total (kB)</th><th>Sweep and labels</th></tr>\n");
   for (auto it = in.captures.rbegin(); it != in.captures.rend(); ++it) {
     absl::StrAppend(&t, "<tr", it->captured_at == in.captured_at ? " class=\"this\"" : "", "><td><a href=\"",
                     Html(DevicePath(in.device.device_id)), "?at=", UrlComponent(it->captured_at), "\">",
                     Html(it->captured_at), "</a></td><td class=\"num", it->total_kb ? "" : " unknown", "\">",
-                    KbText(it->total_kb), "</td></tr>\n");
+                    KbText(it->total_kb), "</td><td class=\"marks\">", CaptureMarks(*it), "</td></tr>\n");
   }
   return t + "</table>\n";
 }

@@ -9,6 +9,7 @@
 #ifndef MEMFLEET_SERVER_HTTP_DASHBOARD_DEVICE_PAGE_H_
 #define MEMFLEET_SERVER_HTTP_DASHBOARD_DEVICE_PAGE_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,14 @@
 
 namespace memfleet::dashboard {
 
+// A capture of the list, with what marks it as `memfleet report` does: the sweep it answered and its
+// labels, by where they came from (docs/labels.md).
 struct EarlierCapture {
   std::string captured_at;
   report::Kb total_kb;
+  std::string sweep_id;                             // "" for a periodic capture
+  std::map<std::string, std::string> labels;        // given by its sweep
+  std::map<std::string, std::string> agent_labels;  // written by its agent
 };
 
 struct DevicePageInput {

@@ -75,6 +75,14 @@ DevicePageInput Input(FleetDevice device, report::Report report, std::string cap
   return in;
 }
 
+// A capture of the device page's list that answered no sweep and carries no label.
+EarlierCapture Periodic(std::string captured_at, report::Kb total_kb) {
+  EarlierCapture c;
+  c.captured_at = std::move(captured_at);
+  c.total_kb = total_kb;
+  return c;
+}
+
 std::vector<FleetDevice> Fleet() {
   std::vector<FleetDevice> rows;
   for (const std::string& c : kCaptures) rows.push_back(DeviceOf(c));
@@ -212,8 +220,8 @@ TEST(DevicePageTest, TotalTrendAndCapturesByTime) {
   DevicePageInput in = Input(DeviceOf("qcom-sm8450"), ReportOf("qcom-sm8450"), "c2", "2026-11-30T09:00:00.000Z");
   in.trend_days = 7;
   in.total_trend = {{1796202000, 3500000}, {1796205600, total.get<int64_t>()}};
-  in.captures = {{"2026-11-30T08:00:00.000Z", 3500000}, {"2026-11-30T08:30:00.000Z", std::nullopt},
-                 {"2026-11-30T09:00:00.000Z", total.get<int64_t>()}};
+  in.captures = {Periodic("2026-11-30T08:00:00.000Z", 3500000), Periodic("2026-11-30T08:30:00.000Z", std::nullopt),
+                 Periodic("2026-11-30T09:00:00.000Z", total.get<int64_t>())};
   const std::string html = RenderDevicePage(in);
   EXPECT_NE(html.find("<h2>Total over the last 7 days</h2>"), std::string::npos);
   EXPECT_NE(html.find("<title>total_kb on qcom-sm8450</title>"), std::string::npos);
@@ -226,6 +234,29 @@ TEST(DevicePageTest, TotalTrendAndCapturesByTime) {
   ASSERT_NE(oldest, std::string::npos);
   EXPECT_LT(newest, unknown) << "newest first";
   EXPECT_LT(unknown, oldest);
+}
+
+// As `memfleet report` heads a capture: "labels: run=1234" for its sweep's labels, "agent labels: ..."
+// for its agent's; and the sweep it answered. A periodic capture without labels has no mark.
+TEST(DevicePageTest, CapturesListMarksSweepAndLabelledCaptures) {
+  DevicePageInput in = Input(DeviceOf("qcom-sm8450"), ReportOf("qcom-sm8450"), "c3", "2026-11-30T10:00:00.000Z");
+  EarlierCapture periodic = Periodic("2026-11-30T08:00:00.000Z", 3500000);
+  EarlierCapture swept = Periodic("2026-11-30T09:00:00.000Z", 3500001);
+  swept.sweep_id = "sw-<7>";
+  swept.labels = {{"run", "1234"}, {"build", "a&b"}};
+  EarlierCapture agent_labelled = Periodic("2026-11-30T10:00:00.000Z", 3500002);
+  agent_labelled.agent_labels = {{"rack", "7"}};
+  in.captures = {periodic, swept, agent_labelled};
+  const std::string html = RenderDevicePage(in);
+  EXPECT_NE(html.find("<th>Sweep and labels</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find(">3,500,000</td><td class=\"marks\"></td></tr>"), std::string::npos) << "periodic: no mark";
+  EXPECT_NE(html.find(">3,500,001</td><td class=\"marks\"><span class=\"sweep\">sweep sw-&lt;7&gt;</span> · "
+                      "<span class=\"labels\">labels: build=a&amp;b run=1234</span></td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find(">3,500,002</td><td class=\"marks\"><span class=\"labels\">agent labels: rack=7</span></td>"),
+            std::string::npos)
+      << html;
 }
 
 TEST(DevicePageTest, NullFiguresReadUnknownNotZero) {
