@@ -34,7 +34,7 @@ using testing::HttpOptions;
 using testing::HttpReply;
 using testing::Subprocess;
 
-// legacy-419's total is null: its pages must say "unknown", never 0.
+// legacy-419's total is null: its pages must write it as the CLI does ("-", muted), never 0.
 const std::vector<std::string> kCaptures = {"legacy-419", "mtk-mt6989", "qcom-sm8450"};
 const std::string kTls = testing::TestData("tls");
 constexpr char kChromium[] = "/usr/bin/chromium";
@@ -46,7 +46,12 @@ std::string Grouped(int64_t kb) {
   return digits;
 }
 
-std::string FigureText(const json& kb) { return kb.is_null() ? "unknown" : Grouped(kb.get<int64_t>()); }
+std::string FigureText(const json& kb) { return kb.is_null() ? "-" : Grouped(kb.get<int64_t>()); }
+
+// The table cell of a figure as the pages write it: a null one is the CLI's "-" in a muted cell.
+std::string FigureCell(const json& kb) {
+  return kb.is_null() ? "<td class=\"num unset\">-</td>" : ">" + FigureText(kb) + "</td>";
+}
 
 json Expected(const std::string& capture) {
   return json::parse(testing::ReadTestData("captures/" + capture + "/expected.json"));
@@ -131,17 +136,17 @@ TEST_F(DashboardTest, ChromiumShowsTheStoredFiguresOnEveryPage) {
     const json expected = Expected(c);
     ASSERT_EQ(server_->Report(c)["device"]["total_kb"], expected["device"]["total_kb"]) << "stored as expected";
     EXPECT_NE(fleet.find(">" + c + "</a>"), std::string::npos);
-    EXPECT_NE(fleet.find(">" + FigureText(expected["device"]["total_kb"]) + "</td>"), std::string::npos);
+    EXPECT_NE(fleet.find(FigureCell(expected["device"]["total_kb"])), std::string::npos);
 
     const std::string device = LoadPage("/device/" + c, "device-" + c);
     EXPECT_NE(device.find("<h1>Device " + c + "</h1>"), std::string::npos) << device;
     EXPECT_NE(device.find("<h2>Captures (1)</h2>"), std::string::npos);
     for (const char* part : {"total_kb", "kernel_kb", "processes_kb", "static_reserved_kb"}) {
-      EXPECT_NE(device.find(">" + FigureText(expected["device"][part]) + "</td>"), std::string::npos) << part;
+      EXPECT_NE(device.find(FigureCell(expected["device"][part])), std::string::npos) << part;
     }
     for (const auto& [pid, p] : expected["processes"].items()) {
       EXPECT_NE(device.find(">" + pid + "</td>"), std::string::npos) << pid;
-      EXPECT_NE(device.find(">" + FigureText(p["total_kb"]) + "</td>"), std::string::npos) << pid;
+      EXPECT_NE(device.find(FigureCell(p["total_kb"])), std::string::npos) << pid;
     }
   }
   // The first fleet row is the biggest total (?sort=-total); legacy-419's unknown total is last.

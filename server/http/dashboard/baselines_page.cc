@@ -14,17 +14,17 @@ std::string Kb(int64_t kb) { return Html(chart::FormatKb(kb)); }
 std::string Row(const BaselineBudgetRow& r) {
   const bool over = r.devices_over > 0;
   const std::string what = r.process.empty() ? absl::StrCat(Html(r.department), " (department)") : Html(r.process);
-  std::string worst = "unknown";
+  std::string worst = NoValue();
   if (r.devices_checked > 0) {
     worst = absl::StrCat(Kb(r.worst_value_kb), " on <a href=\"", Html(DevicePath(r.worst_device)), "\">",
                          Html(r.worst_device), "</a>");
   }
-  return absl::StrCat("<tr", over ? " class=\"over\"" : "", "><td>", TextOrUnknown(r.model), "</td><td>",
-                      TextOrUnknown(r.build), "</td><td>", what, "</td><td>", Html(r.budget), "</td><td class=\"num\">",
+  return absl::StrCat("<tr", over ? " class=\"over\"" : "", "><td>", TextOrNoValue(r.model), "</td><td>",
+                      TextOrNoValue(r.build), "</td><td>", what, "</td><td>", Html(r.budget), "</td><td class=\"num\">",
                       Kb(r.budget_kb), "</td><td class=\"num\">", r.devices_over, " of ", r.devices_checked,
                       r.devices_unknown > 0 ? absl::StrCat(" (", r.devices_unknown, " unknown)") : "",
                       "</td><td class=\"num\">", worst, "</td><td class=\"num\">",
-                      r.devices_checked > 0 ? Kb(r.worst_over_kb) : "unknown", "</td></tr>\n");
+                      r.devices_checked > 0 ? Kb(r.worst_over_kb) : NoValue(), "</td></tr>\n");
 }
 
 std::string Table(const std::vector<const BaselineBudgetRow*>& rows) {

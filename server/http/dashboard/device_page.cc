@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "chart/figure_text.h"
 #include "server/http/dashboard/html.h"
 
 namespace memfleet::dashboard {
@@ -20,6 +21,9 @@ struct Part {
   const char* colour;
 };
 
+// "3,567,646 kB", or chart::kNoValue alone: no unit on a value nobody knows.
+std::string KbWithUnit(const Kb& kb) { return kb ? KbText(kb) + " kB" : std::string(chart::kNoValue); }
+
 std::string Fixed(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -27,8 +31,7 @@ std::string Fixed(double v) {
 }
 
 std::string FigureRow(absl::string_view label, const Kb& kb, absl::string_view note) {
-  return absl::StrCat("<tr><td>", label, "</td><td class=\"num", kb ? "" : " unknown", "\">", KbText(kb),
-                      "</td><td class=\"note\">", Html(note), "</td></tr>\n");
+  return absl::StrCat("<tr><td>", label, "</td>", KbCell(kb), "<td class=\"note\">", Html(note), "</td></tr>\n");
 }
 
 std::string DeviceFigures(const report::Report& r) {
@@ -61,10 +64,11 @@ std::string ProcessTable(const report::Report& r, const std::string& device_id, 
                     "</td><td><a href=\"", Html(ProcessPath(device_id, capture_id, p->name)), "\">", Html(p->name), "</a></td>");
     for (const Kb* kb : {&p->total_kb, &p->non_graphics_kb, &p->gl_kb, &p->dma_kb, &p->native_graphics_kb,
                          &p->gfxdev_kb}) {
-      absl::StrAppend(&t, "<td class=\"num", *kb ? "" : " unknown", "\">", KbText(*kb), "</td>");
+      t += KbCell(*kb);
     }
-    absl::StrAppend(&t, "<td class=\"num\">", p->oom_score_adj ? std::to_string(*p->oom_score_adj) : "unknown",
-                    "</td></tr>\n");
+    absl::StrAppend(&t, p->oom_score_adj ? absl::StrCat("<td class=\"num\">", *p->oom_score_adj, "</td>")
+                                         : absl::StrCat("<td class=\"num unset\">", chart::kNoValue, "</td>"),
+                    "</tr>\n");
   }
   return t + "</table>\n";
 }
@@ -77,7 +81,7 @@ std::string DumpsysTable(const report::DumpsysView& v) {
   const auto line = [&](absl::string_view label, const Kb& kb, const std::string& key) {
     const auto device = v.device_text_kb.find(key);
     const auto diff = v.difference_kb.find(key);
-    absl::StrAppend(&t, "<tr><td>", label, "</td><td class=\"num\">", KbText(kb), "</td><td class=\"num\">",
+    absl::StrAppend(&t, "<tr><td>", label, "</td>", KbCell(kb), "<td class=\"num\">",
                     device == v.device_text_kb.end() ? "" : KbText(device->second), "</td><td class=\"num\">",
                     diff == v.difference_kb.end() ? "" : KbText(diff->second), "</td></tr>\n");
   };
@@ -130,8 +134,8 @@ std::string CaptureList(const DevicePageInput& in) {
   for (auto it = in.captures.rbegin(); it != in.captures.rend(); ++it) {
     absl::StrAppend(&t, "<tr", it->captured_at == in.captured_at ? " class=\"this\"" : "", "><td><a href=\"",
                     Html(DevicePath(in.device.device_id)), "?at=", UrlComponent(it->captured_at), "\">",
-                    Html(it->captured_at), "</a></td><td class=\"num", it->total_kb ? "" : " unknown", "\">",
-                    KbText(it->total_kb), "</td><td class=\"marks\">", CaptureMarks(*it), "</td></tr>\n");
+                    Html(it->captured_at), "</a></td>", KbCell(it->total_kb), "<td class=\"marks\">",
+                    CaptureMarks(*it), "</td></tr>\n");
   }
   return t + "</table>\n";
 }
@@ -153,20 +157,20 @@ std::string BreakdownBarSvg(const report::DeviceReport& d) {
   std::string svg = absl::StrCat("<svg class=\"breakdown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"", kWidth,
                                  "\" height=\"", kBarHeight + 30, "\" font-family=\"sans-serif\" font-size=\"12\">",
                                  "<rect x=\"0\" y=\"0\" width=\"", kWidth, "\" height=\"", kBarHeight,
-                                 "\" fill=\"#eceff1\" stroke=\"#90a4ae\"><title>DDR ", KbText(d.ddr_kb),
-                                 " kB</title></rect>");
+                                 "\" fill=\"#eceff1\" stroke=\"#90a4ae\"><title>DDR ", KbWithUnit(d.ddr_kb),
+                                 "</title></rect>");
   double x = 0, legend_x = 0;
   for (const Part& p : parts) {
     if (p.kb && whole && *whole > 0) {
       const double w = std::clamp(static_cast<double>(*p.kb) / static_cast<double>(*whole), 0.0, 1.0) * kWidth;
       absl::StrAppend(&svg, "<rect x=\"", Fixed(x), "\" y=\"0\" width=\"", Fixed(std::min(w, kWidth - x)),
-                      "\" height=\"", kBarHeight, "\" fill=\"", p.colour, "\"><title>", p.name, " ", KbText(p.kb),
-                      " kB</title></rect>");
+                      "\" height=\"", kBarHeight, "\" fill=\"", p.colour, "\"><title>", p.name, " ", KbWithUnit(p.kb),
+                      "</title></rect>");
       x = std::min(kWidth, x + w);
     }
     absl::StrAppend(&svg, "<rect x=\"", Fixed(legend_x), "\" y=\"", kBarHeight + 10, "\" width=\"12\" height=\"12\" fill=\"",
                     p.colour, "\"/><text x=\"", Fixed(legend_x + 16), "\" y=\"", kBarHeight + 21, "\">", p.name, " ",
-                    KbText(p.kb), " kB</text>");
+                    KbWithUnit(p.kb), "</text>");
     legend_x += 230;
   }
   return svg + "</svg>\n";
@@ -175,8 +179,8 @@ std::string BreakdownBarSvg(const report::DeviceReport& d) {
 std::string RenderDevicePage(const DevicePageInput& in) {
   const FleetDevice& d = in.device;
   std::string body = absl::StrCat(
-      "<h1>Device ", Html(d.device_id), "</h1>\n<p>model ", TextOrUnknown(d.model), " · platform ", TextOrUnknown(d.platform), " · build ",
-      TextOrUnknown(d.build), " · ", d.online ? "<span class=\"online\">online</span>" : "<span class=\"offline\">offline</span>",
+      "<h1>Device ", Html(d.device_id), "</h1>\n<p>model ", TextOrNoValue(d.model), " · platform ", TextOrNoValue(d.platform), " · build ",
+      TextOrNoValue(d.build), " · ", d.online ? "<span class=\"online\">online</span>" : "<span class=\"offline\">offline</span>",
       "</p>\n<p>Capture <code>", Html(in.capture_id), "</code> taken ", Html(in.captured_at), "</p>\n");
   absl::StrAppend(&body, "<h2>Breakdown</h2>\n", BreakdownBarSvg(in.report.device), DeviceFigures(in.report));
   absl::StrAppend(&body, "<h2>Processes</h2>\n", ProcessTable(in.report, d.device_id, in.capture_id));

@@ -42,7 +42,7 @@ struct DevicePageInput {
 };
 
 // The breakdown as an inline SVG bar: one segment per known part, in proportion to DDR (or to the
-// total when DDR is unknown); a null part has no segment and is named "unknown" in the legend.
+// total when DDR is unknown); a null part has no segment and reads "-" in the legend.
 std::string BreakdownBarSvg(const report::DeviceReport& device);
 
 std::string RenderDevicePage(const DevicePageInput& input);

@@ -59,10 +59,9 @@ std::string HeaderRow(const FleetView& view) {
 std::string DeviceRow(const FleetDevice& d) {
   return absl::StrCat(
       "<tr class=\"device\"><td><a href=\"", Html(DevicePath(d.device_id)), "\">", Html(d.device_id), "</a></td>",
-      d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>", "<td>", TextOrUnknown(d.model),
-      "</td><td>", TextOrUnknown(d.platform), "</td><td>", TextOrUnknown(d.build), "</td><td>",
-      d.last_capture_at.empty() ? "none yet" : Html(d.last_capture_at), "</td><td class=\"num",
-      d.total_kb ? "" : " unknown", "\">", KbText(d.total_kb), "</td><td class=\"spark\">",
+      d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>", "<td>", TextOrNoValue(d.model),
+      "</td><td>", TextOrNoValue(d.platform), "</td><td>", TextOrNoValue(d.build), "</td><td>",
+      d.last_capture_at.empty() ? "none yet" : Html(d.last_capture_at), "</td>", KbCell(d.total_kb), "<td class=\"spark\">",
       SparklineSvg(d.recent_totals_kb), "</td></tr>\n");
 }
 
@@ -73,11 +72,10 @@ std::string GroupTable(const std::vector<FleetGroup>& groups) {
       "<th>p90 (kB)</th><th>max (kB)</th></tr>\n";
   for (const FleetGroup& g : groups) {
     const bool any = g.devices > 0;
-    const auto kb = [any](int64_t v) { return any ? chart::FormatKb(v) : std::string("-"); };
-    absl::StrAppend(&t, "<tr><td>", TextOrUnknown(g.model), "</td><td class=\"num\">",
-                    chart::CountWithUnknown(g.devices, g.unknown), "</td><td class=\"num\">", kb(g.min_kb),
-                    "</td><td class=\"num\">", kb(g.p50_kb), "</td><td class=\"num\">", kb(g.p90_kb),
-                    "</td><td class=\"num\">", kb(g.max_kb), "</td></tr>\n");
+    const auto kb = [any](int64_t v) { return KbCell(any ? report::Kb(v) : std::nullopt); };
+    absl::StrAppend(&t, "<tr><td>", TextOrNoValue(g.model), "</td><td class=\"num\">",
+                    chart::CountWithUnknown(g.devices, g.unknown), "</td>", kb(g.min_kb), kb(g.p50_kb), kb(g.p90_kb),
+                    kb(g.max_kb), "</tr>\n");
   }
   return t + "</table>\n";
 }

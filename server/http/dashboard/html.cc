@@ -25,7 +25,6 @@ th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; }
 th { background: #eceff1; } th a { color: #222; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .online { color: #2e7d32; } .offline { color: #9e9e9e; }
-.unknown { color: #b71c1c; font-style: italic; }
 .unset { color: #9e9e9e; }
 tr.over td { background: #ffebee; }
 .warn { color: #bf360c; }
@@ -65,13 +64,15 @@ std::string ProcessPath(absl::string_view device_id, absl::string_view capture_i
                       ProcessKey(process_name));
 }
 
-std::string TextOrUnknown(absl::string_view text) {
-  // Muted, not the red of a figure the capture could not see: a device that does not say its build is
-  // not a problem.
-  return text.empty() ? "<span class=\"unset\">unknown</span>" : Html(text);
-}
+std::string NoValue() { return absl::StrCat("<span class=\"unset\">", chart::kNoValue, "</span>"); }
 
-std::string KbText(const report::Kb& kb) { return kb ? chart::FormatKb(*kb) : std::string("unknown"); }
+std::string TextOrNoValue(absl::string_view text) { return text.empty() ? NoValue() : Html(text); }
+
+std::string KbText(const report::Kb& kb) { return kb ? chart::FormatKb(*kb) : std::string(chart::kNoValue); }
+
+std::string KbCell(const report::Kb& kb) {
+  return absl::StrCat("<td class=\"num", kb ? "" : " unset", "\">", KbText(kb), "</td>");
+}
 
 std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px, int height_px) {
   std::optional<int64_t> lo, hi;

@@ -31,12 +31,20 @@ std::string UrlComponent(absl::string_view text);
 std::string DevicePath(absl::string_view device_id);
 std::string ProcessPath(absl::string_view device_id, absl::string_view capture_id, absl::string_view process_name);
 
-// Device text as the pages write it: escaped, or a muted "unknown" when the device did not say ("" from
-// its agent).
-std::string TextOrUnknown(absl::string_view text);
+// "No value" as the pages write it: chart::kNoValue ("-", as the CLI's tables write it), muted (class
+// "unset"). Red is for problems (a budget over, a warning), never for a value that is simply not known.
+std::string NoValue();
 
-// A figure as the pages write it: "3,567,646" (kB), or "unknown" for a null figure (never a 0).
+// Device text as the pages write it: escaped, or NoValue() when the device did not say ("" from its
+// agent).
+std::string TextOrNoValue(absl::string_view text);
+
+// A figure as plain text: "3,567,646" (kB), or chart::kNoValue for a null figure (never a 0). For SVG
+// text and notes; a table cell is KbCell.
 std::string KbText(const report::Kb& kb);
+
+// A figure's table cell: <td class="num">3,567,646</td>, or a muted <td class="num unset">-</td>.
+std::string KbCell(const report::Kb& kb);
 
 // A line of `values` as a small inline SVG (width × height px), scaled so the smallest is at the bottom and
 // the largest at the top; a flat series is a line through the middle, an unknown value a gap. "" for no

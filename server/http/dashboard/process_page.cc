@@ -47,8 +47,7 @@ std::string FleetTable(const ProcessPageInput& in) {
     const std::string& named_in = in.name_capture_id.empty() ? d.capture_id : in.name_capture_id;
     absl::StrAppend(&t, "<tr", d.device_id == in.device_id ? " class=\"this\"" : "", "><td><a href=\"",
                     Html(ProcessPath(d.device_id, named_in, in.process_name)), "\">", Html(d.device_id), "</a></td><td>",
-                    Html(d.captured_at), "</td><td class=\"num", d.total_kb ? "" : " unknown", "\">",
-                    KbText(d.total_kb), "</td></tr>\n");
+                    Html(d.captured_at), "</td>", KbCell(d.total_kb), "</tr>\n");
   }
   return t + "</table>\n";
 }
@@ -110,18 +109,17 @@ std::string BreakdownTables(const ProcessPageInput& in) {
     if (it == p.heaps->end()) continue;
     const report::HeapFigures& h = it->second;
     absl::StrAppend(&body, "<tr data-heap=\"", Html(heap), "\"><td>", Html(report::HeapLabel(heap)),
-                    "</td><td class=\"num\">", KbText(h.pss_kb), "</td><td class=\"num\">", KbText(h.swap_pss_kb),
-                    "</td><td class=\"num\">", KbText(h.private_dirty_kb), "</td><td class=\"num\">",
-                    KbText(h.private_clean_kb), "</td></tr>\n");
+                    "</td>", KbCell(h.pss_kb), KbCell(h.swap_pss_kb), KbCell(h.private_dirty_kb),
+                    KbCell(h.private_clean_kb), "</tr>\n");
   }
-  absl::StrAppend(&body, "<tr><td>GL (gl_kb)</td><td class=\"num\">", KbText(p.gl_kb),
-                  "</td><td></td><td></td><td></td></tr>\n<tr><td>DMA-BUF (dma_kb)</td><td class=\"num\">",
-                  KbText(p.dma_kb), "</td><td></td><td></td><td></td></tr>\n</table>\n");
+  absl::StrAppend(&body, "<tr><td>GL (gl_kb)</td>", KbCell(p.gl_kb),
+                  "<td></td><td></td><td></td></tr>\n<tr><td>DMA-BUF (dma_kb)</td>", KbCell(p.dma_kb),
+                  "<td></td><td></td><td></td></tr>\n</table>\n");
   if (p.app_summary) {
     body += "<table class=\"app-summary\"><tr><th>App Summary</th><th>kB</th></tr>\n";
     for (const report::AppSummaryField& f : report::kAppSummaryFields) {
-      absl::StrAppend(&body, "<tr data-field=\"", Html(f.name), "\"><td>", Html(f.label), "</td><td class=\"num\">",
-                      KbText((*p.app_summary).*(f.member)), "</td></tr>\n");
+      absl::StrAppend(&body, "<tr data-field=\"", Html(f.name), "\"><td>", Html(f.label), "</td>",
+                      KbCell((*p.app_summary).*(f.member)), "</tr>\n");
     }
     body += "</table>\n";
   }
@@ -134,7 +132,7 @@ std::string RenderProcessPage(const ProcessPageInput& in) {
   std::string body = absl::StrCat("<h1>", Html(in.process_name), " on <a href=\"", Html(DevicePath(in.device_id)),
                                   "\">", Html(in.device_id), "</a></h1>\n");
   absl::StrAppend(&body, MetricChart(in), SummaryChart(in), BreakdownTables(in));
-  absl::StrAppend(&body, "<h2>On the fleet's devices of model ", TextOrUnknown(in.model), "</h2>\n", FleetTable(in));
+  absl::StrAppend(&body, "<h2>On the fleet's devices of model ", TextOrNoValue(in.model), "</h2>\n", FleetTable(in));
   return HtmlPage(absl::StrCat(in.process_name, " on ", in.device_id), body);
 }
 

@@ -1,7 +1,7 @@
 // The dashboard's pages on the sample captures' expected reports (tests/data/captures/*/expected.json,
 // the figures the accounting rules give): each page shows those figures as written with thousands
-// separators, a null figure reads "unknown" (never 0), text from a phone is escaped wherever it
-// appears, and sorting follows ?sort=.
+// separators, a null figure reads "-" as in the CLI's tables (muted, never 0), text from a phone is
+// escaped wherever it appears, and sorting follows ?sort=.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 
 #include "nlohmann/json.hpp"
 #include "report/report_json.h"
+#include "chart/figure_text.h"
 #include "server/http/dashboard/baselines_page.h"
 #include "server/http/dashboard/device_page.h"
 #include "server/http/dashboard/fleet_page.h"
@@ -49,7 +50,7 @@ std::string Grouped(int64_t kb) {
 
 // The text of the table cell a figure is in, as the page writes it.
 std::string Cell(const json& kb) {
-  return kb.is_null() ? ">unknown</td>" : ">" + Grouped(kb.get<int64_t>()) + "</td>";
+  return kb.is_null() ? "<td class=\"num unset\">-</td>" : ">" + Grouped(kb.get<int64_t>()) + "</td>";
 }
 
 FleetDevice DeviceOf(const std::string& capture) {
@@ -100,8 +101,8 @@ TEST(FleetPageTest, EveryDeviceShowsItsStoredTotalAndLinksToItsPage) {
   EXPECT_NE(html.find("<td class=\"offline\">offline</td>"), std::string::npos);
   FleetDevice unnamed = DeviceOf("qcom-sm8450");
   unnamed.model.clear();
-  EXPECT_NE(RenderFleetPage({unnamed}, {}, {}).find("<td><span class=\"unset\">unknown</span></td>"), std::string::npos)
-      << "a model the agent did not send reads unknown";
+  EXPECT_NE(RenderFleetPage({unnamed}, {}, {}).find("<td><span class=\"unset\">-</span></td>"), std::string::npos)
+      << "a model the agent did not send reads as the CLI writes it";
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
@@ -111,13 +112,27 @@ TEST(FleetPageTest, AnUnsetBuildIsMutedNotRed) {
   FleetDevice unset = DeviceOf("qcom-sm8450");
   unset.build.clear();
   const std::string html = RenderFleetPage({unset}, {}, {});
-  EXPECT_NE(html.find("<td><span class=\"unset\">unknown</span></td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td><span class=\"unset\">-</span></td>"), std::string::npos) << html;
   EXPECT_EQ(html.find("<span class=\"unknown\">"), std::string::npos) << html;
   const size_t rule = html.find(".unset {");
   ASSERT_NE(rule, std::string::npos);
   const std::string style = html.substr(rule, html.find('}', rule) - rule);
   EXPECT_EQ(style.find("#b71c1c"), std::string::npos) << style;
   EXPECT_EQ(style.find("italic"), std::string::npos) << style;
+}
+
+// The CLI writes a value nobody knows as "-" (chart::kNoValue); so does every page, muted as an unset
+// build is: a null figure is not a problem, so nothing styles it red.
+TEST(FleetPageTest, NoValueIsTheClisDashMutedNotRed) {
+  ASSERT_STREQ(chart::kNoValue, "-") << "the CLI's spelling changed: this test's golden text too";
+  FleetDevice d = DeviceOf("legacy-419");
+  ASSERT_FALSE(d.total_kb.has_value()) << "the sample this test relies on changed";
+  const std::string html = RenderFleetPage({d}, {}, {});
+  EXPECT_NE(html.find("<td class=\"num unset\">-</td>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("unknown"), std::string::npos) << html;
+  EXPECT_EQ(html.find("#b71c1c"), std::string::npos) << "no red in the style sheet but for problems";
+  EXPECT_NE(html.find(".warn {"), std::string::npos);
+  EXPECT_EQ(NoValue(), "<span class=\"unset\">-</span>");
 }
 
 TEST(FleetPageTest, SortsByAColumnEitherWayWithUnknownTotalsLast) {
@@ -163,7 +178,7 @@ TEST(FleetPageTest, GroupsCountTheirUnknownTotals) {
   EXPECT_NE(html.find("<td>Pixel 8</td><td class=\"num\">2 (+1 unknown)</td><td class=\"num\">1,000</td>"),
             std::string::npos)
       << html;
-  EXPECT_NE(html.find("<td>SM8450</td><td class=\"num\">0 (+1 unknown)</td><td class=\"num\">-</td>"),
+  EXPECT_NE(html.find("<td>SM8450</td><td class=\"num\">0 (+1 unknown)</td><td class=\"num unset\">-</td>"),
             std::string::npos)
       << html;
 }
@@ -227,7 +242,7 @@ TEST(DevicePageTest, TotalTrendAndCapturesByTime) {
   EXPECT_NE(html.find("<title>total_kb on qcom-sm8450</title>"), std::string::npos);
   EXPECT_EQ(html.find("<?xml"), std::string::npos);
   const size_t newest = html.find("<tr class=\"this\"><td><a href=\"/device/qcom-sm8450?at=2026-11-30T09%3A00%3A00.000Z\">");
-  const size_t unknown = html.find("?at=2026-11-30T08%3A30%3A00.000Z\">2026-11-30T08:30:00.000Z</a></td><td class=\"num unknown\">unknown");
+  const size_t unknown = html.find("?at=2026-11-30T08%3A30%3A00.000Z\">2026-11-30T08:30:00.000Z</a></td><td class=\"num unset\">-</td>");
   const size_t oldest = html.find("?at=2026-11-30T08%3A00%3A00.000Z\">2026-11-30T08:00:00.000Z</a></td><td class=\"num\">3,500,000");
   ASSERT_NE(newest, std::string::npos) << html;
   ASSERT_NE(unknown, std::string::npos);
@@ -259,13 +274,14 @@ TEST(DevicePageTest, CapturesListMarksSweepAndLabelledCaptures) {
       << html;
 }
 
-TEST(DevicePageTest, NullFiguresReadUnknownNotZero) {
+TEST(DevicePageTest, NullFiguresReadAsInTheCliNotZero) {
   const json expected = Expected("legacy-419");
   ASSERT_TRUE(expected["device"]["total_kb"].is_null() && expected["device"]["kernel_kb"].is_null())
       << "the sample this test relies on changed";
   const std::string html = RenderDevicePage(Input(DeviceOf("legacy-419"), ReportOf("legacy-419"), "c", "t"));
-  EXPECT_NE(html.find("<b>total</b></td><td class=\"num unknown\">unknown</td>"), std::string::npos);
-  EXPECT_NE(html.find(">kernel unknown kB</text>"), std::string::npos) << "no bar segment, named in the legend";
+  EXPECT_NE(html.find("<b>total</b></td><td class=\"num unset\">-</td>"), std::string::npos);
+  EXPECT_NE(html.find(">kernel -</text>"), std::string::npos) << "no bar segment, named in the legend";
+  EXPECT_EQ(html.find("unknown"), std::string::npos) << "one spelling of no value";
   EXPECT_EQ(html.find("fill=\"#ffa726\"><title>"), std::string::npos);
 }
 
@@ -331,7 +347,7 @@ TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
                                        ProcessKey("com.tencent.mm") + "\""),
             std::string::npos);
   EXPECT_EQ(RenderProcessPage(in).find("other%3A7"), std::string::npos);
-  EXPECT_NE(html.find("<td class=\"num unknown\">unknown</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num unset\">-</td>"), std::string::npos);
 }
 
 // With heaps: the App Summary's seven parts as stacked layers, the latest heaps and App Summary tables,
@@ -364,7 +380,7 @@ TEST(ProcessPageTest, AppSummaryStackedAndTheLatestHeaps) {
   // dumpsys' heap order: Native Heap before Dalvik Heap.
   EXPECT_LT(html.find("<tr data-heap=\"native\"><td>Native Heap</td><td class=\"num\">30,805</td>"),
             html.find("<tr data-heap=\"dalvik\">"));
-  EXPECT_NE(html.find("<td>DMA-BUF (dma_kb)</td><td class=\"num\">unknown</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>DMA-BUF (dma_kb)</td><td class=\"num unset\">-</td>"), std::string::npos);
   EXPECT_NE(html.find("<tr data-field=\"total_pss_kb\"><td>TOTAL PSS</td><td class=\"num\">79,341</td>"),
             std::string::npos);
   EXPECT_NE(html.find("href=\"/device/qcom-sm8450/process/%2Fsystem%2Fbin%2Fsurfaceflinger?metric="
