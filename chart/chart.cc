@@ -24,8 +24,8 @@ std::string Num(double v) {
 // this has its label anchored inwards.
 constexpr double kHalfTimeLabelPx = 40;
 
-// Captures at most this far apart are one moment for the line (two captures of a sweep and a periodic
-// one, 0.5 s apart, land in the same or the next whole second).
+// Captures at most this far apart are one moment for the line (a sweep's capture and a periodic one
+// taken 0.5 s apart land in the same or the next whole second).
 constexpr long double kSameMomentS = 1;
 
 // The samples the line goes through: of a run of samples within kSameMomentS of the run's first, only
