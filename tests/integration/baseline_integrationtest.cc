@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,17 +93,24 @@ class BaselineIntegrationTest : public ::testing::Test {
             device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + device_id};
   }
 
+  // The server's device list; nullopt when the call failed (the server may still be starting).
+  std::optional<v1::ListDevicesResponse> ListDevices() {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ListDevicesResponse resp;
+    if (!stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) return std::nullopt;
+    return resp;
+  }
+
   // Polls until each of `device_ids` is online with `build` as its current build (its agent's Hello).
   bool WaitOnBuild(const std::vector<std::string>& device_ids, const std::string& build,
                    std::chrono::seconds timeout) {
     return testing::WaitFor(
         [&] {
-          grpc::ClientContext ctx;
-          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-          v1::ListDevicesResponse resp;
-          if (!stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) return false;
+          std::optional<v1::ListDevicesResponse> resp = ListDevices();
+          if (!resp) return false;
           size_t ready = 0;
-          for (const v1::DeviceSummary& d : resp.devices()) {
+          for (const v1::DeviceSummary& d : resp->devices()) {
             for (const std::string& id : device_ids) {
               if (d.device_id() == id && d.online() && d.build_fingerprint() == build) ++ready;
             }
@@ -116,12 +124,10 @@ class BaselineIntegrationTest : public ::testing::Test {
   bool WaitOnline(size_t n, std::chrono::seconds timeout, bool at_most = false) {
     return testing::WaitFor(
         [&] {
-          grpc::ClientContext ctx;
-          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-          v1::ListDevicesResponse resp;
-          if (!stub_->ListDevices(&ctx, v1::ListDevicesRequest(), &resp).ok()) return false;
+          std::optional<v1::ListDevicesResponse> resp = ListDevices();
+          if (!resp) return false;
           size_t online = 0;
-          for (const v1::DeviceSummary& d : resp.devices()) online += d.online() ? 1 : 0;
+          for (const v1::DeviceSummary& d : resp->devices()) online += d.online() ? 1 : 0;
           return at_most ? online <= n : online >= n;
         },
         timeout, std::chrono::milliseconds(200));
