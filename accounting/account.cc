@@ -445,12 +445,34 @@ void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform plat
   }
 }
 
-// dma_kb of one process: its share of every buffer it holds; null on legacy kernels' unnamed mappings.
-void DmaFigure(const ProcessInput& in, const DmaBufShares& shares, ProcessReport& p, Report& report) {
+// Why the dma-bufs a process holds cannot all be seen, "" when they can: its fdinfo folder, or (without
+// a usable smaps) its maps, recorded as denied or failed rather than gone (an agent running as shell).
+std::string UnseenDmaBufRefs(const Capture& capture, const ProcessInput& in) {
+  std::vector<std::string> nodes = {in.dir + "/fdinfo"};
+  if (!in.smaps_ok) nodes.push_back(in.dir + "/maps");
+  for (const std::string& path : nodes) {
+    const Node* node = capture.Find(path);
+    if (node != nullptr && node->is_error() && node->content != "ENOENT" && node->content != "ESRCH") {
+      return absl::StrCat(path, " unreadable (", node->content, ")");
+    }
+  }
+  return "";
+}
+
+// dma_kb of one process: its share of every buffer it holds; null on legacy kernels' unnamed mappings,
+// and when the buffers it holds cannot be seen.
+void DmaFigure(const Capture& capture, const ProcessInput& in, const DmaBufShares& shares, ProcessReport& p,
+               Report& report) {
   const std::string key = absl::StrCat("processes.", in.pid, ".dma_kb");
   auto share = shares.share_bytes_by_pid.find(in.pid);
   p.dma_kb = share == shares.share_bytes_by_pid.end() ? Kb(0) : KbFromBytes(share->second);
   report.sources[key] = "fdinfo/* and /dmabuf mappings; sizes from sys/kernel/dmabuf/buffers";
+  if (const std::string unseen = UnseenDmaBufRefs(capture, in); !unseen.empty()) {
+    p.dma_kb = std::nullopt;
+    report.sources[key] = absl::StrCat("unavailable: ", unseen);
+    Warn(report, absl::StrCat(unseen, ": the dma-bufs it holds cannot be seen; dma_kb null"));
+    return;
+  }
   if (in.legacy_dmabuf.count > 0) {
     p.dma_kb = std::nullopt;
     report.sources[key] = absl::StrCat("unavailable: ", kLegacyDmaBufMappingName, " mappings name no buffer");
@@ -490,7 +512,7 @@ ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, con
   MemoryMapFigures(in, g, report.platform, p, report);
   p.gl_kb = g.gl_kb;
   report.sources[absl::StrCat("processes.", in.pid, ".gl_kb")] = g.gl_source;
-  DmaFigure(in, shares, p, report);
+  DmaFigure(capture, in, shares, p, report);
   p.dma_by_exporter_kb = DmaByExporterKb(shares, in.pid, p.dma_kb);
   NativeGraphics(capture, libs, p, report);
   HeapFigures(in, p, report);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -277,6 +278,40 @@ TEST(DmaBufTest, SharedBuffersAreSplitAndOneProcessCountsABufferOnce) {
   // Any name starting with "/dmabuf" is a dma-buf (AOSP's FileIsDmaBuf): ino 11's 0x9000 bytes count,
   // "/data/dmabuf" is a file.
   EXPECT_EQ(r.processes.at(200).dma_kb, (5000 + 12288 + 0x9000) / 1024);
+}
+
+// An agent running as shell: another app's fdinfo folder (or, without smaps, its maps) is denied. What
+// that app holds cannot be seen, so its dma_kb is null, not 0; a folder that is gone (the process exited)
+// is not a denial, and maps are not needed when full smaps names the mappings.
+TEST(DmaBufTest, DeniedFdinfoOrMapsMakesDmaNullNotZero) {
+  Capture c = BaseCapture();
+  c.AddError("proc/100/fdinfo", "EACCES");
+  c.AddError("proc/200/fdinfo", "ENOENT");
+  c.AddError("proc/200/maps", "EACCES");  // pid 200 has full smaps: its maps are not needed
+  Report r = Account(c);
+  EXPECT_FALSE(r.processes.at(100).dma_kb.has_value());
+  EXPECT_FALSE(r.processes.at(100).dma_by_exporter_kb.has_value());
+  EXPECT_FALSE(r.processes.at(100).total_kb.has_value());
+  EXPECT_EQ(r.processes.at(100).pss_kb, 1000);  // the rest of the process is still computed
+  EXPECT_EQ(r.sources.at("processes.100.dma_kb"), "unavailable: proc/100/fdinfo unreadable (EACCES)");
+  EXPECT_EQ(r.processes.at(200).dma_kb, 0);
+  EXPECT_EQ(std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+              return w.find("proc/100/fdinfo unreadable (EACCES)") != std::string::npos;
+            }),
+            1);
+  EXPECT_EQ(std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+              return w.find("proc/200/") != std::string::npos;
+            }),
+            0);
+
+  Capture rollup_only = BaseCapture();
+  rollup_only.AddError("proc/100/smaps", "EACCES");
+  rollup_only.AddFile("proc/100/smaps_rollup", "00400000-7ffc0000 ---p 00000000 00:00 0  [rollup]\nPss: 60 kB\n");
+  rollup_only.AddError("proc/100/maps", "EACCES");
+  Report q = Account(rollup_only);
+  EXPECT_EQ(q.processes.at(100).pss_kb, 60);
+  EXPECT_FALSE(q.processes.at(100).dma_kb.has_value());
+  EXPECT_EQ(q.sources.at("processes.100.dma_kb"), "unavailable: proc/100/maps unreadable (EACCES)");
 }
 
 // dma_by_exporter_kb: the same shares as dma_kb, by the buffer's exporter (fdinfo exp_name:, else sysfs
