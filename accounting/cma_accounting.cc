@@ -59,8 +59,12 @@ CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, std::optional<
   std::vector<std::string> debugfs_dirs = RegionDirs(capture, kCmaDebugfsRoot);
   std::set<std::string> debugfs_claimed;
 
-  // gcma_kb.
-  if (sysfs_regions.empty()) {
+  // gcma_kb. A CMA sysfs folder the agent could not list (denied, not absent) may hold GCMA regions.
+  const Node* sysfs_root = capture.Find(kCmaSysfsRoot);
+  if (sysfs_root != nullptr && sysfs_root->is_error() && sysfs_root->content != "ENOENT") {
+    report.warnings.push_back(absl::StrCat(kCmaSysfsRoot, ": unreadable (", sysfs_root->content, "): gcma_kb null"));
+    report.sources["device.gcma_kb"] = absl::StrCat("unavailable: ", kCmaSysfsRoot, " unreadable");
+  } else if (sysfs_regions.empty()) {
     out.gcma_kb = 0;
     report.sources["device.gcma_kb"] = absl::StrCat("no ", kCmaSysfsRoot, " regions: 0");
   } else {

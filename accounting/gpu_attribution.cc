@@ -37,11 +37,22 @@ std::optional<uint64_t> KgslBytes(const Capture& capture, const std::string& pat
   return *v;
 }
 
+// The folder whose error hides every process's KGSL counters, or nullptr: proc/, or the KGSL root itself
+// when the agent could not list it (then proc/ was never seen, and "no pid folder" would read as 0).
+const Node* UnreadableKgslFolder(const Capture& capture, const char** path) {
+  const Node* proc_root = capture.Find(kKgslProcRoot);
+  *path = kKgslProcRoot;
+  if (proc_root != nullptr) return proc_root->is_error() ? proc_root : nullptr;
+  const Node* root = capture.Find(kKgslRoot);
+  *path = kKgslRoot;
+  return root != nullptr && root->is_error() && root->content != "ENOENT" ? root : nullptr;
+}
+
 void AttributeQcom(const Capture& capture, const std::vector<int>& pids, GpuAttribution& out,
                    Report& report) {
-  const Node* proc_root = capture.Find(kKgslProcRoot);
-  if (proc_root != nullptr && proc_root->is_error()) {
-    report.warnings.push_back(absl::StrCat(kKgslProcRoot, ": unreadable (", proc_root->content,
+  const char* unreadable_path = kKgslProcRoot;
+  if (const Node* unreadable = UnreadableKgslFolder(capture, &unreadable_path); unreadable != nullptr) {
+    report.warnings.push_back(absl::StrCat(unreadable_path, ": unreadable (", unreadable->content,
                                            "): gl_kb unknown for every process"));
     out.device_wide_unknown = true;
   }
@@ -50,7 +61,7 @@ void AttributeQcom(const Capture& capture, const std::vector<int>& pids, GpuAttr
     std::string dir = absl::StrCat(kKgslProcRoot, "/", pid);
     if (out.device_wide_unknown) {
       g.gl_kb = g.gl_mtrack_kb = g.egl_mtrack_kb = g.kgsl_mapped_kb = std::nullopt;
-      g.gl_source = absl::StrCat("unavailable: ", kKgslProcRoot, " unreadable");
+      g.gl_source = absl::StrCat("unavailable: ", unreadable_path, " unreadable");
       continue;
     }
     if (!capture.IsDirectory(dir)) {

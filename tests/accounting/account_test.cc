@@ -53,6 +53,14 @@ Capture BaseCapture(const std::string& header_json = R"({"format":1,"captured_at
   return c;
 }
 
+// A warning containing `part` (the messages carry numbers the tests need not repeat whole).
+bool HasWarningWith(const Report& r, const std::string& part) {
+  for (const std::string& w : r.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
 TEST(PlatformTest, FirstMatchWins) {
   Capture c = BaseCapture();
   EXPECT_EQ(Account(c).platform, Platform::kGeneric);
@@ -199,6 +207,21 @@ TEST(QcomTest, RollupOnlyTakesGfxdevFromGpumemMapped) {
   EXPECT_EQ(r.sources.at("processes.100.pss_kb"), "proc/100/smaps_rollup");
 }
 
+// A KGSL root the agent could not list: the driver is there (platform qcom), but no process's folder
+// was seen, so every gl_kb is unknown rather than the 0 of a process without a KGSL folder.
+TEST(QcomTest, AnUnlistableKgslRootMakesEveryGlNullNotZero) {
+  Capture c = BaseCapture();
+  c.AddError("sys/class/kgsl/kgsl", "EACCES");
+  Report r = Account(c);
+  ASSERT_EQ(r.platform, Platform::kQcom);
+  for (const auto& [pid, p] : r.processes) {
+    EXPECT_FALSE(p.gl_kb.has_value()) << pid;
+    EXPECT_EQ(p.pss_kb, 1000) << pid;  // the rest is still computed
+  }
+  EXPECT_FALSE(r.device.processes_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "sys/class/kgsl/kgsl: unreadable (EACCES): gl_kb unknown for every process"));
+}
+
 TEST(MtkTest, ContextsOfAProcessAreSummedInPages) {
   Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":16384,"ddr_size_kb":8388608})");
   c.AddFile("proc/mtk_mali/gpu_memory",
@@ -295,10 +318,7 @@ TEST(DmaBufTest, DeniedFdinfoOrMapsMakesDmaNullNotZero) {
   EXPECT_EQ(r.processes.at(100).pss_kb, 1000);  // the rest of the process is still computed
   EXPECT_EQ(r.sources.at("processes.100.dma_kb"), "unavailable: proc/100/fdinfo unreadable (EACCES)");
   EXPECT_EQ(r.processes.at(200).dma_kb, 0);
-  EXPECT_EQ(std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
-              return w.find("proc/100/fdinfo unreadable (EACCES)") != std::string::npos;
-            }),
-            1);
+  EXPECT_TRUE(HasWarningWith(r, "proc/100/fdinfo unreadable (EACCES): the dma-bufs it holds cannot be seen"));
   EXPECT_EQ(std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
               return w.find("proc/200/") != std::string::npos;
             }),
@@ -536,6 +556,21 @@ TEST(CmaTest, RegionWithNoCountersMakesKernelCmaNull) {
   EXPECT_FALSE(r.device.kernel_kb.has_value());
 }
 
+// An agent that could not list the CMA sysfs folder (denied, not absent) cannot say whether GCMA regions
+// are there: gcma_kb null, not the 0 of a kernel without CMA sysfs.
+TEST(CmaTest, DeniedSysfsFolderMakesGcmaNullNotZero) {
+  Capture c = BaseCapture();
+  c.AddError("sys/kernel/mm/cma", "EACCES");
+  Report r = Account(c);
+  EXPECT_FALSE(r.device.gcma_kb.has_value());
+  EXPECT_FALSE(r.device.static_reserved_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_EQ(r.device.kernel_cma_kb, 0);  // no CmaTotal in meminfo: the kernel has no CMA
+  EXPECT_TRUE(HasWarningWith(r, "sys/kernel/mm/cma: unreadable (EACCES): gcma_kb null"));
+  c.AddError("sys/kernel/mm/cma", "ENOENT");  // absent: no CMA sysfs, 0
+  EXPECT_EQ(Account(c).device.gcma_kb, 0);
+}
+
 TEST(NativeGraphicsTest, FailedDumpIsZeroWithWarning) {
   Capture c = BaseCapture();
   c.AddError("cmd/native_heap@100", "ETIMEDOUT");
@@ -578,14 +613,6 @@ TEST(RobustnessTest, TruncatedSmapsMakesThatProcessUnknown) {
 }
 
 // ---- What real phones print (docs/accounting.md: Mali layouts, legacy kernels, hidden quantities) ----
-
-// A warning containing `part` (the messages carry numbers the tests need not repeat whole).
-bool HasWarningWith(const Report& r, const std::string& part) {
-  for (const std::string& w : r.warnings) {
-    if (w.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
 
 TEST(MaliTest, RockchipContextsAreSummedPerPidAndDevMaliIsGfxDev) {
   Capture c = BaseCapture();
