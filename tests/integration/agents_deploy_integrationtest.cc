@@ -33,6 +33,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet {
+namespace agents_deploy_scenario {
 namespace {
 
 constexpr char kArmPhone[] = "ARM64-R58M1";       // arm64-v8a, userdebug: adb root works
@@ -472,4 +473,5 @@ TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnE
 }
 
 }  // namespace
+}  // namespace agents_deploy_scenario
 }  // namespace memfleet

@@ -30,6 +30,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace agents_hostile_scenario {
 namespace {
 
 // What a run of the CLI left: its exit code, its output (stdout and stderr) and its peak RSS, which
@@ -227,4 +228,5 @@ TEST_F(AgentsHostileTest, SerialsWithSpacesAndBidiControlsAreWholeAndEscaped) {
 }
 
 }  // namespace
+}  // namespace agents_hostile_scenario
 }  // namespace memfleet

@@ -23,6 +23,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace android_root_scenario {
 namespace {
 
 using nlohmann::json;
@@ -136,4 +137,5 @@ TEST_F(AndroidRootTest, FactsFromGetpropAndAHungHeapDumpWithinItsBudget) {
 }
 
 }  // namespace
+}  // namespace android_root_scenario
 }  // namespace memfleet

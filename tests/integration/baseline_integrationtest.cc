@@ -22,6 +22,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet {
+namespace baseline_scenario {
 namespace {
 
 using nlohmann::json;
@@ -551,4 +552,5 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
 }
 
 }  // namespace
+}  // namespace baseline_scenario
 }  // namespace memfleet

@@ -19,6 +19,7 @@
 #include "tests/support/test_server.h"
 
 namespace memfleet {
+namespace cli_scenario {
 namespace {
 
 using nlohmann::json;
@@ -217,4 +218,5 @@ TEST(VersionTest, EveryBinaryAnswersTheSameVersionAndUsageErrorsExit2) {
 }
 
 }  // namespace
+}  // namespace cli_scenario
 }  // namespace memfleet

@@ -25,6 +25,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace dashboard_scenario {
 namespace {
 
 using nlohmann::json;
@@ -249,4 +250,5 @@ TEST_F(DashboardTest, OverHttpsTheBrowserLogsInOnceAndTheCookieOpensThePages) {
 }
 
 }  // namespace
+}  // namespace dashboard_scenario
 }  // namespace memfleet

@@ -41,6 +41,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace faults_scenario {
 namespace {
 
 using testing::Subprocess;
@@ -630,4 +631,5 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
 }
 
 }  // namespace
+}  // namespace faults_scenario
 }  // namespace memfleet

@@ -26,6 +26,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet {
+namespace fleet_scenario {
 namespace {
 
 using nlohmann::json;
@@ -245,4 +246,5 @@ TEST_F(FleetTest, AServerKilledDuringASweepLeavesNoDeviceHangingAndItsAgentsAreS
 }
 
 }  // namespace
+}  // namespace fleet_scenario
 }  // namespace memfleet

@@ -24,6 +24,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet {
+namespace heaps_scenario {
 namespace {
 
 using nlohmann::json;
@@ -213,4 +214,5 @@ TEST_F(HeapsIntegrationTest, SweepWithFullSmapsStoresHeapsAndEveryViewShowsThem)
 }
 
 }  // namespace
+}  // namespace heaps_scenario
 }  // namespace memfleet

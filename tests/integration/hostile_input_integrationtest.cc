@@ -16,6 +16,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace hostile_input_scenario {
 namespace {
 
 using testing::Subprocess;
@@ -93,4 +94,5 @@ TEST(HostileTreeTest, AgentRefusesADeeplyNestedHeaderWithoutCrashing) {
 }
 
 }  // namespace
+}  // namespace hostile_input_scenario
 }  // namespace memfleet

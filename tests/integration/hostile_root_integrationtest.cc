@@ -18,6 +18,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace hostile_root_scenario {
 namespace {
 
 namespace fs = std::filesystem;
@@ -118,4 +119,5 @@ TEST_F(HostileRootTest, FolderWithoutCaptureJsonNeedsLiveRoot) {
 }
 
 }  // namespace
+}  // namespace hostile_root_scenario
 }  // namespace memfleet

@@ -21,6 +21,7 @@
 #include "tests/support/test_data.h"
 
 namespace memfleet {
+namespace http_port_scenario {
 namespace {
 
 using testing::HttpConnection;
@@ -133,4 +134,5 @@ INSTANTIATE_TEST_SUITE_P(Transports, HttpPortTest, ::testing::Values(false, true
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Https" : "Http"; });
 
 }  // namespace
+}  // namespace http_port_scenario
 }  // namespace memfleet

@@ -19,6 +19,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace integrity_scenario {
 namespace {
 
 using nlohmann::json;
@@ -89,4 +90,5 @@ TEST_F(IntegrityTest, ATreeOverTheCaptureCapIsDeliveredCappedWithTheLeftOutNodes
 }
 
 }  // namespace
+}  // namespace integrity_scenario
 }  // namespace memfleet

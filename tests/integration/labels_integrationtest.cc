@@ -25,6 +25,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet {
+namespace labels_scenario {
 namespace {
 
 using nlohmann::json;
@@ -240,4 +241,5 @@ TEST_F(LabelsIntegrationTest, AnAgentWithABadLabelDoesNotStart) {
 }
 
 }  // namespace
+}  // namespace labels_scenario
 }  // namespace memfleet

@@ -22,6 +22,7 @@
 #include "tests/support/subprocess.h"
 
 namespace memfleet {
+namespace many_streams_scenario {
 namespace {
 
 using testing::RawAgent;
@@ -101,4 +102,5 @@ TEST(ManyStreamsTest, ThreeHundredStreamsAreServedByABoundedNumberOfServerThread
 }
 
 }  // namespace
+}  // namespace many_streams_scenario
 }  // namespace memfleet

@@ -32,6 +32,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet {
+namespace metrics_scenario {
 namespace {
 
 using nlohmann::json;
@@ -441,4 +442,5 @@ TEST_F(PrometheusTest, TheDocumentedQueriesAnswerTheDevicesTotals) {
 }
 
 }  // namespace
+}  // namespace metrics_scenario
 }  // namespace memfleet

@@ -24,6 +24,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet {
+namespace pipeline_scenario {
 namespace {
 
 using nlohmann::json;
@@ -240,4 +241,5 @@ TEST_F(PipelineTest, SpooledCaptureIsDeliveredOnceWhenTheServerComesUp) {
 }
 
 }  // namespace
+}  // namespace pipeline_scenario
 }  // namespace memfleet

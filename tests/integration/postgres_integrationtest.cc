@@ -18,6 +18,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace postgres_scenario {
 namespace {
 
 class PostgresPipelineTest : public ::testing::Test {
@@ -75,4 +76,5 @@ TEST_F(PostgresPipelineTest, TokensAddedByTheTokenCommandAreInTheDatabase) {
 }
 
 }  // namespace
+}  // namespace postgres_scenario
 }  // namespace memfleet

@@ -21,6 +21,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace postgres_restart_scenario {
 namespace {
 
 using testing::CountOf;
@@ -127,4 +128,5 @@ TEST_F(PostgresRestartTest, CapturesAreRefusedRetryablyWhileItIsDownThenEachIsSt
 }
 
 }  // namespace
+}  // namespace postgres_restart_scenario
 }  // namespace memfleet

@@ -43,6 +43,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace retention_scenario {
 namespace {
 
 using testing::FarmCapture;
@@ -389,4 +390,5 @@ TEST(RetentionPinsIntegrationTest, OnlyASweepsAnswerOutlivesThinningNotAnAgentsL
 }
 
 }  // namespace
+}  // namespace retention_scenario
 }  // namespace memfleet

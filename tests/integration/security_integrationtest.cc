@@ -26,6 +26,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet {
+namespace security_scenario {
 namespace {
 
 using testing::RawAgent;
@@ -418,4 +419,5 @@ TEST_F(SecurityTest, ARogueOverItsCaptureRateIsCutOffAndOthersAreServed) {
 }
 
 }  // namespace
+}  // namespace security_scenario
 }  // namespace memfleet
