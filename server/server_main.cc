@@ -21,6 +21,7 @@
 #endif
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -260,6 +261,16 @@ int RunMigrate(const MigrateArgs& args) {
 void LimitMallocArenas() {
 #if defined(__GLIBC__)
   mallopt(M_ARENA_MAX, 2);
+#endif
+}
+
+// Even so the freed pages inside the arenas stay resident: at 5,000 agents and a sweep the two arenas held
+// 581 MB for 335 MB in use. Handed back to the kernel once a second, the resident heap follows what is in
+// use (docs/performance.md, "Memory").
+constexpr timespec kHeapTrimPeriod{1, 0};
+void ReturnFreeHeapPages() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
 #endif
 }
 
@@ -511,8 +522,11 @@ int main(int argc, char** argv) {
               << (*server)->http_address() << "/" << std::endl;
   }
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  int signal_number = -1;
+  while (signal_number < 0) {
+    signal_number = sigtimedwait(&stop_signals, nullptr, &kHeapTrimPeriod);
+    if (signal_number < 0) ReturnFreeHeapPages();  // the period passed (or another signal came)
+  }
   memfleet::server::LogLine(absl::StrCat("received ", signal_number == SIGINT ? "SIGINT" : "SIGTERM", ", stopping"));
   retention_worker.reset();
   (*server)->Stop();
