@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +18,9 @@
 #include "accounting/ddr_kb.h"
 #include "accounting/dma_by_exporter_kb.h"
 #include "accounting/dmabuf_share.h"
+#include "accounting/dumpsys_processes.h"
 #include "accounting/dumpsys_text.h"
+#include "accounting/dumpsys_tier.h"
 #include "accounting/dumpsys_view.h"
 #include "accounting/fdinfo_parser.h"
 #include "accounting/gfxdev_mapping.h"
@@ -41,8 +44,6 @@
 namespace memfleet::accounting {
 namespace {
 
-constexpr int64_t kCachedAdj = 900;
-
 // What the engine read of one pid directory.
 struct ProcessInput {
   int pid = 0;
@@ -53,6 +54,7 @@ struct ProcessInput {
   std::vector<Vma> maps;          // from maps, when captured
   std::optional<SmapsRollup> rollup;
   std::string pss_problem;        // why pss is unknown, when it is
+  bool unreadable = false;        // smaps/smaps_rollup denied or failed: the dumpsys tier may stand in
   // Legacy kernels' anon_inode:dmabuf mappings, from smaps or maps (whichever shows more).
   LegacyDmaBufMappings legacy_dmabuf;
   std::string legacy_dmabuf_node;
@@ -107,6 +109,7 @@ bool ReadProcessInput(const Capture& capture, int pid, GpuDeviceNaming gpu_namin
         return false;
       }
       in.pss_problem = Warn(report, absl::StrCat(in.dir, name, ": unreadable (", node->content, ")"));
+      in.unreadable = true;
       return true;
     }
     return false;
@@ -508,7 +511,7 @@ ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, con
   p.pid = in.pid;
   p.name = ProcessName(capture, in.dir, report);
   p.oom_score_adj = OomScoreAdj(capture, in.dir, report);
-  p.cached = p.oom_score_adj && *p.oom_score_adj >= kCachedAdj;
+  p.cached = p.oom_score_adj && *p.oom_score_adj >= kCachedOomAdj;
   MemoryMapFigures(in, g, report.platform, p, report);
   p.gl_kb = g.gl_kb;
   report.sources[absl::StrCat("processes.", in.pid, ".gl_kb")] = g.gl_source;
@@ -525,6 +528,56 @@ ProcessReport ProcessFigures(const Capture& capture, const ProcessInput& in, con
   p.egl_mtrack_kb = g.egl_mtrack_kb;
   p.dumpsys_total_pss_kb = AddKb(AddKb(p.pss_kb, p.swap_pss_kb), AddKb(p.egl_mtrack_kb, p.gl_mtrack_kb));
   return p;
+}
+
+// Which pids the dumpsys tier may stand in for: the unreadable ones, and those the capture does not hold
+// unless the agent read as root.
+DumpsysTierScope TierScope(const Capture& capture, const CaptureHeader& header,
+                           const std::vector<ProcessInput>& inputs) {
+  DumpsysTierScope scope;
+  for (const ProcessInput& in : inputs) {
+    if (in.unreadable) scope.unreadable_pids.insert(in.pid);
+  }
+  for (const std::string& name : capture.Children("proc")) {
+    int pid = 0;
+    if (absl::SimpleAtoi(name, &pid)) scope.captured_pids.insert(pid);
+  }
+  auto access = header.facts.find("access");
+  scope.walk_saw_every_process = access != header.facts.end() && access->second == "root";
+  return scope;
+}
+
+// The dumpsys tier (docs/accounting.md section 9): the processes whose smaps the capture could not read
+// take their figures from the device's own dumpsys text, when it has them.
+void DumpsysTier(const Capture& capture, const CaptureHeader& header, const std::vector<ProcessInput>& inputs,
+                 Report& report) {
+  const Node* node = capture.Find(capture::kDumpsysMeminfoNode);
+  if (node == nullptr || !node->is_file()) return;  // absent, or failed (CompareWithDeviceText says so)
+  absl::StatusOr<DumpsysProcesses> dumpsys = ParseDumpsysProcesses(node->content);
+  if (!dumpsys.ok()) {
+    Warn(report, absl::StrCat(dumpsys.status().message(), ": no process of the dumpsys tier"));
+    return;
+  }
+  if (dumpsys->skipped_line_count > 0) {
+    Warn(report, absl::StrCat(capture::kDumpsysMeminfoNode, ": ", dumpsys->skipped_line_count,
+                              " lines of Total PSS by process are none of its forms, skipped (",
+                              dumpsys->skipped_lines.front(), ")"));
+  }
+  std::vector<ProcessReport> added = DumpsysTierProcesses(*dumpsys, TierScope(capture, header, inputs), report);
+  if (added.empty()) return;
+  for (ProcessReport& p : added) {
+    // The line replaces what the kernel tier could not read; oom_score_adj is readable as shell and kept
+    // when the line does not give one.
+    auto kernel = report.processes.find(p.pid);
+    if (kernel != report.processes.end() && !p.oom_score_adj) p.oom_score_adj = kernel->second.oom_score_adj;
+    report.processes[p.pid] = std::move(p);
+  }
+  report.device.tier = report::kTierDumpsys;
+  report.sources["device.tier"] = absl::StrCat(added.size(), " processes from ", capture::kDumpsysMeminfoNode);
+  Warn(report, absl::StrCat(added.size(), " processes' smaps could not be read (the agent runs as shell): their ",
+                            "total_kb is dumpsys' TOTAL PSS, which includes the vendor's memtrack, so processes_kb ",
+                            "and total_kb include it too and do not compare across vendors; their split figures are ",
+                            "null (docs/accounting.md section 9)"));
 }
 
 // Every figure of the whole device (docs/accounting.md section 3), once the processes are in the report.
@@ -641,6 +694,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     rollup_only += in.from_rollup;
     report.processes.emplace(p.pid, std::move(p));
   }
+  DumpsysTier(capture, header, inputs, report);
   if (rollup_only > 0) {
     Warn(report, absl::StrCat(rollup_only, " of ", inputs.size(), " processes have only smaps_rollup: their heaps and ",
                               "app_summary are null (full smaps: memfleet-agent --smaps full, memfleet sweep ",

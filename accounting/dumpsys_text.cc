@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "accounting/dumpsys_number.h"
 #include "accounting/text_util.h"
 
 namespace memfleet::accounting {
@@ -25,51 +26,6 @@ namespace {
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
       absl::StrCat("dumpsys meminfo line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 100), "\""));
-}
-
-// One stringifyKBSize number off the front of `rest`: "%,9dK" ("  3,019,740K", "-1,024K"), or the
-// older "%d kB" some builds print. Leading spaces are skipped; commas must group digits. Old builds
-// print the breakdown numbers bare ("(970140 used pss + ...)"): `unit_optional` takes those.
-bool ConsumeKb(absl::string_view* rest, int64_t* out, bool unit_optional = false) {
-  absl::string_view s = absl::StripLeadingAsciiWhitespace(*rest);
-  const bool negative = absl::ConsumePrefix(&s, "-");
-  if (s.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(s.front()))) return false;
-  // Accumulate as a negative number so INT64_MIN is representable without overflow.
-  int64_t value = 0;
-  bool last_was_digit = false;
-  size_t n = 0;
-  for (; n < s.size(); ++n) {
-    const char c = s[n];
-    if (c == ',') {
-      if (!last_was_digit) return false;
-      last_was_digit = false;
-      continue;
-    }
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) break;
-    const int digit = c - '0';
-    if (value < (std::numeric_limits<int64_t>::min() + digit) / 10) return false;  // overflow
-    value = value * 10 - digit;
-    last_was_digit = true;
-  }
-  if (!last_was_digit) return false;  // "1,"
-  s.remove_prefix(n);
-  if (!absl::ConsumePrefix(&s, "K")) {
-    absl::string_view after_space = absl::StripLeadingAsciiWhitespace(s);
-    if (absl::ConsumePrefix(&after_space, "kB")) {
-      s = after_space;
-    } else if (!unit_optional ||
-               (!s.empty() && !absl::ascii_isspace(static_cast<unsigned char>(s.front())) &&
-                s.front() != '+' && s.front() != ')')) {
-      return false;  // "272,48xK": the number runs into something else
-    }
-  }
-  if (!negative) {
-    if (value == std::numeric_limits<int64_t>::min()) return false;
-    value = -value;
-  }
-  *out = value;
-  *rest = s;
-  return true;
 }
 
 bool ConsumeWords(absl::string_view* rest, absl::string_view words) {
@@ -86,7 +42,7 @@ bool ConsumeParts(absl::string_view* rest,
   if (!absl::ConsumePrefix(&s, "(")) return true;
   for (;;) {
     int64_t value = 0;
-    if (!ConsumeKb(&s, &value, /*unit_optional=*/true)) return false;
+    if (!ConsumeDumpsysKb(&s, &value, /*unit_optional=*/true)) return false;
     const size_t stop = s.find_first_of("+)");
     if (stop == absl::string_view::npos) return false;  // cut before the ")"
     parts->emplace_back(absl::StripAsciiWhitespace(s.substr(0, stop)), value);
@@ -124,7 +80,7 @@ absl::StatusOr<DumpsysSummary> ParseDumpsysMeminfo(std::string_view text_in) {
     // Each summary line is "<label>: <total>[ (<parts>)]"; the per-process tables put the number
     // first ("  12,345K: com.foo (pid 1)"), so a label prefix cannot match them.
     auto total_and_parts = [&](absl::string_view label) -> absl::Status {
-      if (!ConsumeKb(&line, &total))
+      if (!ConsumeDumpsysKb(&line, &total))
         return LineError(line_number, absl::StrCat(label, " number"), raw);
       if (!ConsumeParts(&line, &parts)) {
         return LineError(line_number, absl::StrCat(label, " breakdown \"(A x + B y)\""), raw);
@@ -136,7 +92,7 @@ absl::StatusOr<DumpsysSummary> ParseDumpsysMeminfo(std::string_view text_in) {
     absl::Status status;
     if (absl::ConsumePrefix(&line, "Total RAM:")) {
       // "(status normal)" follows: not a breakdown.
-      if (!ConsumeKb(&line, &total)) return LineError(line_number, "Total RAM number", raw);
+      if (!ConsumeDumpsysKb(&line, &total)) return LineError(line_number, "Total RAM number", raw);
       out.total_ram_kb = total;
       found = true;
     } else if (absl::ConsumePrefix(&line, "Free RAM:")) {
@@ -176,9 +132,9 @@ absl::StatusOr<DumpsysSummary> ParseDumpsysMeminfo(std::string_view text_in) {
       // "ZRAM: X physical used for A in swap (B total swap)"
       int64_t used = 0;
       int64_t swap_total = 0;
-      if (!ConsumeKb(&line, &total) || !ConsumeWords(&line, "physical used for") ||
-          !ConsumeKb(&line, &used) || !ConsumeWords(&line, "in swap") ||
-          !ConsumeWords(&line, "(") || !ConsumeKb(&line, &swap_total) ||
+      if (!ConsumeDumpsysKb(&line, &total) || !ConsumeWords(&line, "physical used for") ||
+          !ConsumeDumpsysKb(&line, &used) || !ConsumeWords(&line, "in swap") ||
+          !ConsumeWords(&line, "(") || !ConsumeDumpsysKb(&line, &swap_total) ||
           !ConsumeWords(&line, "total swap)")) {
         return LineError(line_number,
                          "expected \"ZRAM: X physical used for A in swap (B total swap)\"", raw);

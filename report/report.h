@@ -18,11 +18,17 @@
 #include <string_view>
 #include <vector>
 
+#include "common/figure_tier.h"
+
 namespace memfleet::report {
 
 using Kb = std::optional<int64_t>;
 
 enum class Platform { kQcom, kMtk, kXring, kMali, kGeneric };
+
+// The two tiers of figures (docs/accounting.md section 9): common/figure_tier.h.
+using ::memfleet::kTierDumpsys;
+using ::memfleet::kTierKernel;
 const char* PlatformName(Platform p);
 
 // Where a process's memory is (docs/accounting.md, "Heaps and the App Summary"): the heaps of
@@ -115,6 +121,10 @@ struct ProcessReport {
   std::optional<AppSummary> app_summary;
   // dma_kb split by the buffers' exporter ("system", "qcom,system", "unknown"); null when dma_kb is.
   std::optional<std::map<std::string, int64_t>> dma_by_exporter_kb;
+  // Where the figures come from (docs/accounting.md section 9): kTierKernel, the kernel's nodes by the
+  // rules above, or kTierDumpsys, the phone's own dumpsys meminfo line when its smaps could not be read
+  // (only total_kb and cached are known then, and total_kb includes the vendor's memtrack).
+  std::string tier = kTierKernel;
 };
 
 struct DeviceReport {
@@ -128,6 +138,9 @@ struct DeviceReport {
   Kb processes_kb;
   Kb total_kb;
   Kb gpu_mem_global_kb;  // Android's global gpu_mem_total, beside the gl_kb figures; reconciliation only
+  // kTierDumpsys when any process's figures come from dumpsys (processes_kb then mixes both tiers), else
+  // kTierKernel.
+  std::string tier = kTierKernel;
 };
 
 // What `dumpsys meminfo` would print in its summary, computed with AOSP's formulas from the same nodes.

@@ -99,6 +99,11 @@ std::optional<std::map<std::string, int64_t>> KbMapFrom(const json& p, const cha
   return out;
 }
 
+// A report from before tiers (and any name but the two) is of the kernel tier.
+std::string TierFrom(const json& obj) {
+  return StringFrom(obj, "tier") == kTierDumpsys ? kTierDumpsys : kTierKernel;
+}
+
 json DumpsysJson(const Report& r) {
   const DumpsysView& v = r.dumpsys;
   json d = {
@@ -158,6 +163,7 @@ std::string ReportToJson(const Report& r, int indent) {
       {"processes_kb", KbJson(d.processes_kb)},
       {"total_kb", KbJson(d.total_kb)},
       {"gpu_mem_global_kb", KbJson(d.gpu_mem_global_kb)},
+      {"tier", d.tier},
   };
   json procs = json::object();
   for (const auto& [pid, p] : r.processes) {
@@ -179,6 +185,7 @@ std::string ReportToJson(const Report& r, int indent) {
         {"heaps", HeapsJson(p.heaps)},
         {"app_summary", AppSummaryJson(p.app_summary)},
         {"dma_by_exporter_kb", KbMapJson(p.dma_by_exporter_kb)},
+        {"tier", p.tier},
     };
   }
   out["processes"] = std::move(procs);
@@ -222,6 +229,7 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
   r.device.processes_kb = KbFrom(d, "processes_kb");
   r.device.total_kb = KbFrom(d, "total_kb");
   r.device.gpu_mem_global_kb = KbFrom(d, "gpu_mem_global_kb");
+  r.device.tier = TierFrom(d);
   const json* dumpsys_procs = nullptr;
   if (in.contains("dumpsys") && in["dumpsys"].is_object()) {
     const json& v = in["dumpsys"];
@@ -281,6 +289,7 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
     pr.heaps = HeapsFrom(p);
     pr.app_summary = AppSummaryFrom(p);
     pr.dma_by_exporter_kb = KbMapFrom(p, "dma_by_exporter_kb");
+    pr.tier = TierFrom(p);
     if (dumpsys_procs != nullptr && dumpsys_procs->contains(it.key())) {
       const json& dp = (*dumpsys_procs)[it.key()];
       pr.gl_mtrack_kb = KbFrom(dp, "gl_mtrack_kb");
