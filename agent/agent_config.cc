@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -18,6 +19,7 @@
 #include "agent/spool_location.h"
 #include "capture/labels.h"
 #include "capture/node_path.h"
+#include "common/figure_tier.h"
 #include "common/status_macros.h"
 #include "common/version.h"
 #include "proto/capture_id.h"
@@ -100,6 +102,7 @@ void DescribeDevice(const AgentFlags& flags, const DeviceFacts& facts, v1::Devic
   device.set_android_sdk(facts.android_sdk);
   device.set_access(facts.access);
   device.set_selinux(facts.selinux);
+  device.set_tier(TierOfAccess(facts.access));
 }
 
 }  // namespace
@@ -198,6 +201,11 @@ absl::StatusOr<AgentConfig> BuildAgentConfig(const AgentFlags& flags, const Agen
   scheduler.once = flags.once;
   scheduler.once_timeout = std::chrono::seconds(flags.once_timeout_s);
   scheduler.dumpsys_every = flags.dumpsys_every;
+  // As shell the agent cannot read other processes' smaps: their figures come from dumpsys (the dumpsys
+  // tier, docs/accounting.md section 9), so a live root runs it in every capture, whatever --dumpsys-every says.
+  if (!config.capture_tree && TierOfAccess(config.facts.access) == std::string_view(kTierDumpsys)) {
+    scheduler.dumpsys_every = 1;
+  }
   scheduler.max_heap_dumps = flags.heap_dumps_per_capture;
   scheduler.full_smaps = flags.smaps == "full";
   if (!config.capture_tree) {
@@ -223,7 +231,9 @@ std::string DescribeAgentStart(const AgentFlags& flags, const AgentConfig& confi
       "memfleet-agent ", memfleet::Version(), " starting: device ", flags.device_id, " (model \"", facts.model,
       "\", soc \"", facts.soc, "\", build \"", facts.build_fingerprint, "\", ",
       facts.access.empty() ? "access unknown" : facts.access, ", selinux ",
-      facts.selinux.empty() ? "unknown" : facts.selinux, "), ", config.capture_tree ? "capture tree " : "live root ",
+      facts.selinux.empty() ? "unknown" : facts.selinux, ", ", TierOfAccess(facts.access), " tier",
+      config.scheduler.dumpsys_every == 1 && !config.capture_tree ? ": dumpsys meminfo every capture" : "", "), ",
+      config.capture_tree ? "capture tree " : "live root ",
       flags.root, ", server ", flags.server, ", spool ", config.spool.dir, " (", spool.count(), " captures, ",
       spool.dropped(), " dropped), capture ids ", flags.device_id, "-<time>-", config.scheduler.capture_instance,
       "-<seq>", flags.once ? ", once" : absl::StrCat(", every ", flags.interval_s, " s"),

@@ -66,6 +66,38 @@ TEST_F(AgentConfigTest, ACaptureTreeGivesTheDeviceItsCaptureJsonDescribes) {
   EXPECT_EQ(config->scheduler.capture_instance.size(), 8u);
 }
 
+// An agent that is not root reads as shell: other processes' smaps are denied to it, so its figures are of
+// the dumpsys tier (docs/accounting.md section 9). It says so in its Hello and in its start-up line, and
+// runs dumpsys meminfo in every capture, whatever --dumpsys-every says; as root it keeps the flag.
+TEST_F(AgentConfigTest, AShellAgentRunsDumpsysEveryCaptureAndSaysItsTier) {
+  dir_.Write("live/proc/meminfo", "MemTotal: 1000 kB\n");
+  flags_.root = dir_.path() + "/live";
+  flags_.live_root = true;
+  flags_.dumpsys_every = 12;
+  AgentHost shell;
+  shell.euid = 2000;
+  shell.euid_set = true;
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_, shell);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->capture_tree);
+  EXPECT_EQ(config->transport.device.access(), "shell");
+  EXPECT_EQ(config->transport.device.tier(), "dumpsys");
+  EXPECT_EQ(config->scheduler.dumpsys_every, 1u);
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open(config->spool);
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_THAT(DescribeAgentStart(flags_, *config, **spool),
+              ::testing::HasSubstr(", shell, selinux none, dumpsys tier: dumpsys meminfo every capture)"));
+
+  AgentHost root;
+  root.euid = 0;
+  root.euid_set = true;
+  config = BuildAgentConfig(flags_, root);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->transport.device.access(), "root");
+  EXPECT_EQ(config->transport.device.tier(), "kernel");
+  EXPECT_EQ(config->scheduler.dumpsys_every, 12u);
+}
+
 TEST_F(AgentConfigTest, ModelAndSocFlagsWinOverTheCaptureJson) {
   flags_.model = "bench phone";
   flags_.soc = "sm8450";
