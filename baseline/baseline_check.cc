@@ -97,7 +97,12 @@ std::optional<int64_t> ProcessFigure(const report::Report& report, const std::st
 // Why `item` was checked on no device: no report has its process (with the name meant, when the
 // resolver finds one), or every report that has it holds a null figure.
 static std::string UncheckedReason(const Assignment& item, const std::vector<std::string>& names,
-                            size_t reports, bool unknown_seen) {
+                            size_t reports, bool unknown_seen, bool dumpsys_tier_seen) {
+  if (unknown_seen && dumpsys_tier_seen) {
+    return absl::StrCat(BudgetFigureName(item.budget), " is not checkable: the reports that have the process are of ",
+                        "the dumpsys tier (an agent reading as shell), which gives only total_kb ",
+                        "(docs/accounting.md section 9)");
+  }
   if (unknown_seen) return absl::StrCat(BudgetFigureName(item.budget), " is unknown (null) in every report that has it");
   const std::string where = absl::StrCat("in the ", reports, reports == 1 ? " report" : " reports", " checked");
   if (item.is_department()) {
@@ -126,6 +131,13 @@ std::vector<std::string> UnmatchedProcessNames(const Baseline& baseline, const s
     }
   }
   return out;
+}
+
+bool OfDumpsysTier(const report::Report& report, const std::string& name) {
+  for (const auto& [pid, p] : report.processes) {
+    if (p.name == name && p.tier == report::kTierDumpsys) return true;
+  }
+  return false;
 }
 
 bool CheckResult::AnyOver() const {
@@ -181,6 +193,7 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
       }
       if (unknown) {
         ++row.devices_unknown;
+        if (!row.item.is_department() && OfDumpsysTier(s.report, row.item.process)) row.dumpsys_tier_seen = true;
         continue;
       }
       if (!value) continue;
@@ -201,11 +214,13 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
   }
   // Per assignment (in order): checked on some device, or only seen with a null figure.
   std::vector<bool> checked(assignments.budgets.size(), false), unknown(assignments.budgets.size(), false);
+  std::vector<bool> dumpsys_tier(assignments.budgets.size(), false);
   for (auto& [key, rows] : groups) {
     for (size_t i = 0; i < rows.size(); ++i) {
       CheckRow& r = rows[i];
       checked[i] = checked[i] || r.devices_checked > 0;
       unknown[i] = unknown[i] || r.devices_unknown > 0;
+      dumpsys_tier[i] = dumpsys_tier[i] || r.dumpsys_tier_seen;
       if (r.devices_checked > 0 || r.devices_unknown > 0) result.rows.push_back(std::move(r));
     }
   }
@@ -217,7 +232,7 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
   for (size_t i = 0; i < assignments.budgets.size(); ++i) {
     if (checked[i]) continue;
     const Assignment& a = assignments.budgets[i];
-    result.unchecked.push_back({a, UncheckedReason(a, names, result.devices, unknown[i])});
+    result.unchecked.push_back({a, UncheckedReason(a, names, result.devices, unknown[i], dumpsys_tier[i])});
   }
   std::stable_sort(result.rows.begin(), result.rows.end(), [](const CheckRow& a, const CheckRow& b) {
     if (a.over() != b.over()) return a.over();

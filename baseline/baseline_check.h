@@ -76,6 +76,9 @@ struct CheckRow {
   uint32_t devices_checked = 0;   // devices where the figure is known (process present)
   uint32_t devices_over = 0;
   uint32_t devices_unknown = 0;   // process present but the figure null
+  // Some device that could not check it reports the process in the dumpsys tier (docs/accounting.md
+  // section 9), where only total_kb is known: the budget is not checkable there.
+  bool dumpsys_tier_seen = false;
   int64_t worst_value_kb = 0;     // the largest value seen (valid when devices_checked > 0)
   int64_t worst_over_kb = 0;      // worst_value_kb - budget_kb (negative: headroom)
   std::string worst_device;
@@ -120,6 +123,10 @@ std::vector<std::string> UnmatchedProcessNames(const Baseline& baseline, const s
 // set when one is present with the figure null.
 std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name,
                                      const std::string& figure, bool* unknown);
+
+// Whether the report gives a process named `name` in the dumpsys tier (docs/accounting.md section 9): only
+// its total_kb is known there, and its figures compare only with other reports of that tier.
+bool OfDumpsysTier(const report::Report& report, const std::string& name);
 
 }  // namespace memfleet::baseline
 

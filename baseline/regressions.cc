@@ -58,23 +58,26 @@ absl::StatusOr<std::vector<ModelComparison>> CompareBuilds(const std::vector<Dev
   if (build_a == build_b) {
     return absl::InvalidArgumentError(absl::StrCat("--build and --vs are the same build \"", build_a, "\""));
   }
-  // model -> figure -> build (0: A, 1: B) -> values, one per device.
-  std::map<std::string, std::map<std::string, std::array<std::vector<int64_t>, 2>>> values;
+  // (model, of the dumpsys tier) -> figure -> build (0: A, 1: B) -> values, one per device; the kernel
+  // tier sorts first.
+  std::map<std::pair<std::string, bool>, std::map<std::string, std::array<std::vector<int64_t>, 2>>> values;
   for (const DeviceSample& s : samples) {
     int side = s.build == build_a ? 0 : s.build == build_b ? 1 : -1;
     if (side < 0) continue;
+    const std::pair<std::string, bool> key{s.model, OfDumpsysTier(s.report, process)};
     for (const std::vector<std::string>* list : {&options.figures, &options.breakdown_figures}) {
       for (const std::string& figure : *list) {
         bool unknown = false;
         std::optional<int64_t> v = ProcessFigure(s.report, process, figure, &unknown);
-        if (v) values[s.model][figure][side].push_back(*v);
+        if (v) values[key][figure][side].push_back(*v);
       }
     }
   }
   std::vector<ModelComparison> out;
-  for (auto& [model, by_figure] : values) {
+  for (auto& [model_tier, by_figure] : values) {
     ModelComparison mc;
-    mc.model = model;
+    mc.model = model_tier.first;
+    mc.tier = model_tier.second ? report::kTierDumpsys : report::kTierKernel;
     std::vector<std::string> figures = options.figures;
     for (const std::string& figure : options.breakdown_figures) {
       auto it = by_figure.find(figure);

@@ -56,6 +56,10 @@ struct FigureChange {
 
 struct ModelComparison {
   std::string model;
+  // The tier of the process's figures in these reports (docs/accounting.md section 9): "kernel" or
+  // "dumpsys". Figures of two tiers are never compared with each other: a model whose devices report
+  // the process in both gets one comparison per tier.
+  std::string tier = report::kTierKernel;
   std::vector<FigureChange> figures;
   bool AnyFlagged() const;
 };
@@ -65,7 +69,8 @@ double Median(std::vector<double> values);
 double MedianAbsoluteDeviation(const std::vector<double>& values);
 int64_t NearestRankP90(std::vector<int64_t> values);
 
-// One comparison per model that has the process on build A or build B (models in name order).
+// One comparison per model and tier that has the process on build A or build B (models in name order,
+// the kernel tier first within a model).
 // InvalidArgument when process, build_a or build_b is empty or the builds are the same.
 absl::StatusOr<std::vector<ModelComparison>> CompareBuilds(const std::vector<DeviceSample>& samples,
                                                            const std::string& process, const std::string& build_a,

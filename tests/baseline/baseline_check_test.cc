@@ -279,6 +279,49 @@ TEST(BaselineCheckTest, AllWithinIsNotOver) {
   EXPECT_FALSE(CheckBaseline(b, Scheme::k2, Sm8450Only()).AnyOver());
 }
 
+// A dumpsys-tier report (tests/data/captures-shell/shield-shell/expected.json: an agent reading as shell,
+// figures from the Shield's dumpsys lines) knows only total_kb: a process's graphics/DMA and non-graphics
+// budgets are listed as not checkable, never passed; a target_total_kb budget is checked on the line's
+// figure (com.google.android.tts: 128382 > 120000, by 8382).
+TEST(BaselineCheckTest, ADumpsysTierReportChecksOnlyTotals) {
+  absl::StatusOr<Baseline> b = ParseBaselineFile(R"({"format": 1, "name": "shell lab", "version": "1",
+    "departments": [
+      {"name": "System", "status": "met", "processes": [
+        {"name": "system", "graphics_dma_kb": 10000, "non_graphics_kb": 500000}]},
+      {"name": "Speech", "status": "unmet", "target_total_kb": 200000, "processes": [
+        {"name": "com.google.android.tts", "sr": true, "status": "unmet", "target_total_kb": 120000}]}]})");
+  ASSERT_TRUE(b.ok()) << b.status();
+  absl::StatusOr<report::Report> shell = report::ReportFromJson(
+      testing::ReadFileForTest(testing::TestData("captures-shell/shield-shell/expected.json")));
+  ASSERT_TRUE(shell.ok()) << shell.status();
+  DeviceSample s;
+  s.device_id = "shield-shell";
+  s.model = "SHIELD Android TV";
+  s.build = "B1";
+  s.capture_id = "shield-shell-capture";
+  s.report = *shell;
+  CheckResult r = CheckBaseline(*b, Scheme::k1, {s});
+  for (Budget budget : {Budget::kGraphicsDma, Budget::kNonGraphics}) {
+    const CheckRow* row = Row(r, "system", budget);
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(row->devices_checked, 0u);
+    EXPECT_EQ(row->devices_unknown, 1u);
+    EXPECT_FALSE(row->over());
+  }
+  ASSERT_EQ(r.unchecked.size(), 2u);
+  for (const Unchecked& u : r.unchecked) {
+    EXPECT_EQ(u.item.process, "system");
+    EXPECT_NE(u.reason.find("is not checkable: the reports that have the process are of the dumpsys tier"),
+              std::string::npos)
+        << u.reason;
+  }
+  const CheckRow* tts = Row(r, "com.google.android.tts", Budget::kTargetTotal);
+  ASSERT_NE(tts, nullptr);
+  EXPECT_EQ(tts->devices_checked, 1u);
+  EXPECT_EQ(tts->worst_value_kb, 128382);
+  EXPECT_EQ(tts->worst_over_kb, 8382);
+}
+
 TEST(BaselineCheckTest, SchemeFromInt) {
   EXPECT_EQ(*SchemeFromInt(1), Scheme::k1);
   EXPECT_EQ(*SchemeFromInt(2), Scheme::k2);

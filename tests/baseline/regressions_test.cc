@@ -159,6 +159,38 @@ TEST(RegressionsTest, AppSummaryPartsSayWhichPartMoved) {
   for (const FigureChange& f : (*none)[0].figures) EXPECT_EQ(f.figure.rfind("app_summary.", 0), std::string::npos);
 }
 
+// The same model's devices reporting the process in two tiers (build B's phones lost root: their agent reads
+// as shell, and their figures are dumpsys' TOTAL PSS, memtrack included, half as much again) are two
+// comparisons that share no figure: a tier change is never a regression.
+TEST(RegressionsTest, FiguresOfTwoTiersAreNeverCompared) {
+  std::vector<DeviceSample> b = Build("B", std::vector<double>(8, 1.0));
+  for (DeviceSample& s : b) {
+    for (auto& [pid, p] : s.report.processes) {
+      if (p.name != kSf) continue;
+      report::ProcessReport dumpsys;
+      dumpsys.pid = p.pid;
+      dumpsys.name = p.name;
+      dumpsys.tier = report::kTierDumpsys;
+      dumpsys.total_kb = *p.total_kb * 3 / 2;
+      p = dumpsys;
+    }
+  }
+  absl::StatusOr<std::vector<ModelComparison>> r = CompareBuilds(Join(Build("A", std::vector<double>(8, 1.0)), b), kSf, "A", "B");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].model, "SM8450");
+  EXPECT_EQ((*r)[0].tier, "kernel");
+  EXPECT_EQ((*r)[1].model, "SM8450");
+  EXPECT_EQ((*r)[1].tier, "dumpsys");
+  EXPECT_EQ(Figure((*r)[0], "total_kb").devices_a, 8u);
+  EXPECT_EQ(Figure((*r)[0], "total_kb").devices_b, 0u);
+  EXPECT_EQ(Figure((*r)[1], "total_kb").devices_a, 0u);
+  EXPECT_EQ(Figure((*r)[1], "total_kb").devices_b, 8u);
+  EXPECT_EQ(Figure((*r)[1], "graphics_dma_kb").note, "the figure is unknown on every device");
+  EXPECT_FALSE((*r)[0].AnyFlagged());
+  EXPECT_FALSE((*r)[1].AnyFlagged());
+}
+
 TEST(RegressionsTest, BadArguments) {
   EXPECT_EQ(CompareBuilds({}, "", "A", "B").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CompareBuilds({}, kSf, "A", "A").status().code(), absl::StatusCode::kInvalidArgument);
