@@ -77,6 +77,25 @@ INSTANTIATE_TEST_SUITE_P(Captures, SampleCaptureTest,
                          ::testing::Values("generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1",
                                            "mali-rockchip", "legacy-419"));
 
+// `memfleet account TREE --json` on a capture made as shell (tests/data/captures-shell/shield-shell: other
+// processes' smaps EACCES, the Shield's real dumpsys text): every figure of its hand-worked expected.json,
+// the dumpsys tier's included (docs/accounting.md section 9).
+TEST(AccountCommandTest, AShellCaptureGivesTheDumpsysTier) {
+  const std::string dir = testing::TestData("captures-shell/shield-shell");
+  const json expected = json::parse(testing::ReadFileForTest(dir + "/expected.json"));
+  const json got = AccountJson(dir);
+  ASSERT_TRUE(got.is_object());
+  for (auto it = expected["device"].begin(); it != expected["device"].end(); ++it) {
+    EXPECT_EQ(got["device"][it.key()], it.value()) << "device." << it.key();
+  }
+  ASSERT_EQ(got["processes"].size(), expected["processes"].size()) << got["processes"].dump();
+  for (auto p = expected["processes"].begin(); p != expected["processes"].end(); ++p) {
+    for (auto f = p.value().begin(); f != p.value().end(); ++f) {
+      EXPECT_EQ(got["processes"][p.key()][f.key()], f.value()) << "pid " << p.key() << " " << f.key();
+    }
+  }
+}
+
 TEST(AccountCommandTest, TableShowsTheBreakdownAndWarnings) {
   std::ostringstream out, err;
   AccountArgs args;
