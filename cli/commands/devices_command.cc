@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_join.h"
 #include "cli/device_selector.h"
 #include "cli/output_format.h"
 #include "nlohmann/json.hpp"
@@ -190,16 +191,22 @@ int RunDevicesRetire(const DevicesRetireArgs& args, std::ostream& out, std::ostr
     // A request the server refuses (its agent is online) is the caller's to fix: a usage error.
     return absl::IsFailedPrecondition(retired.status()) ? kExitUsage : code;
   }
+  const std::vector<std::string> revoked(retired->revoked_token_names().begin(),
+                                         retired->revoked_token_names().end());
   if (*format == OutputFormat::kJson) {
     out << json({{"device_id", args.device_id}, {"retired_at", retired->retired_at()}, {"purged", retired->purged()},
-                 {"captures_deleted", retired->captures_deleted()}})
+                 {"captures_deleted", retired->captures_deleted()}, {"revoked_tokens", revoked}})
                .dump(2, ' ', false, json::error_handler_t::replace)
         << "\n";
-  } else if (*format == OutputFormat::kCsv) {
-    out << CsvRow({"device_id", "retired_at", "purged", "captures_deleted"})
+    return kExitOk;
+  }
+  if (*format == OutputFormat::kCsv) {
+    out << CsvRow({"device_id", "retired_at", "purged", "captures_deleted", "revoked_tokens"})
         << CsvRow({args.device_id, retired->retired_at(), retired->purged() ? "true" : "false",
-                   std::to_string(retired->captures_deleted())});
-  } else if (retired->purged()) {
+                   std::to_string(retired->captures_deleted()), absl::StrJoin(revoked, " ")});
+    return kExitOk;
+  }
+  if (retired->purged()) {
     out << TerminalSafe(args.device_id) << ": retired and purged, " << retired->captures_deleted()
         << " captures deleted\n";
   } else {
@@ -208,6 +215,8 @@ int RunDevicesRetire(const DevicesRetireArgs& args, std::ostream& out, std::ostr
         << TerminalSafe(args.device_id) << "` (`memfleet devices --retired` lists it; its agent connecting again "
         << "makes it active)\n";
   }
+  // Its phone's token no longer works: deploying it again (`agents deploy --mint-tokens`) mints a new one.
+  for (const std::string& name : revoked) out << "agent token " << TerminalSafe(name) << " revoked\n";
   return kExitOk;
 }
 

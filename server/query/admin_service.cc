@@ -2,8 +2,10 @@
 
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/core/clock.h"
 #include "server/core/grpc_status.h"
 #include "server/core/validation.h"
@@ -81,6 +83,12 @@ grpc::Status AdminService::RetireDevice(grpc::ServerContext* context, const v1::
     return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("device \"", device_id, "\" went meanwhile"));
   }
   response->set_retired_at((*now_retired)->retired_at);
+  // A phone that left the farm may not stream again on the token it holds; a retirement that fails here is
+  // retried by running it again. An agent deployed back gets a new token (`agents deploy --mint-tokens`).
+  absl::StatusOr<std::vector<std::string>> revoked =
+      security::RevokeDeviceAgentTokens(store_, device_id, NowRfc3339());
+  if (!revoked.ok()) return ToGrpcStatus(revoked.status());
+  for (const std::string& name : *revoked) response->add_revoked_token_names(name);
   if (request->purge()) {
     absl::StatusOr<uint64_t> deleted = store_.PurgeDevice(device_id);
     if (!deleted.ok()) return ToGrpcStatus(deleted.status());
@@ -89,7 +97,8 @@ grpc::Status AdminService::RetireDevice(grpc::ServerContext* context, const v1::
   }
   LogLine(absl::StrCat("device ", device_id, " retired by ", CallerName(principal),
                        request->purge() ? absl::StrCat(" and purged (", response->captures_deleted(), " captures)")
-                                        : ""));
+                                        : "",
+                       revoked->empty() ? "" : absl::StrCat(", agent tokens revoked: ", absl::StrJoin(*revoked, ", "))));
   return grpc::Status::OK;
 }
 

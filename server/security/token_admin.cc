@@ -81,6 +81,21 @@ absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, co
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<std::string>> RevokeDeviceAgentTokens(storage::TokenStore& store,
+                                                                 const std::string& device_id,
+                                                                 const std::string& now) {
+  absl::StatusOr<std::vector<storage::TokenRecord>> tokens = store.ListTokens();
+  if (!tokens.ok()) return tokens.status();
+  std::vector<std::string> revoked;
+  for (const storage::TokenRecord& t : *tokens) {
+    if (t.kind != TokenKindName(TokenKind::kAgent) || t.device_id != device_id || !t.revoked_at.empty()) continue;
+    absl::StatusOr<bool> done = store.RevokeToken(t.name, now);
+    if (!done.ok()) return done.status();
+    if (*done) revoked.push_back(t.name);  // false: revoked meanwhile by another caller
+  }
+  return revoked;
+}
+
 namespace {
 
 // "agent-" and the device id in the token name alphabet, short enough for a "-NNN" suffix.

@@ -10,6 +10,7 @@
 #define MEMFLEET_SERVER_SECURITY_TOKEN_ADMIN_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +30,11 @@ absl::StatusOr<std::string> AddToken(storage::TokenStore& store, const NewToken&
 // One line per token: name, kind, device, created, revoked (or "valid").
 absl::StatusOr<std::string> ListTokensText(storage::TokenStore& store);
 absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, const std::string& now);
+// Revokes every valid agent token bound to `device_id` (a device retired from the farm: its phone may no
+// longer stream); returns their names, by name. Read and admin tokens are never bound to a device.
+absl::StatusOr<std::vector<std::string>> RevokeDeviceAgentTokens(storage::TokenStore& store,
+                                                                 const std::string& device_id,
+                                                                 const std::string& now);
 
 // The agent token a device's phone is to hold (`memfleet agents deploy --mint-tokens`).
 struct MintedAgentToken {

@@ -26,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/raw_agent.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -406,9 +407,21 @@ TEST_F(AgentsDeployTest, ARetiredDeviceLeavesEveryViewUntilItsAgentComesBack) {
   // A read token may not retire.
   const std::string reader = testing::AddServerToken(dir_.path(), "read", "farm-reader");
   EXPECT_EQ(Memfleet({"--token", reader, "devices", "retire", "lab-b-01"}, &out), 1) << out;
+  const std::string old_secret = ReadFile(PhoneFile(kX86Phone, "token"));
+  ASSERT_TRUE(absl::StartsWith(old_secret, "mft_"));
   ASSERT_EQ(Memfleet({"--token", admin, "devices", "retire", "lab-b-01"}, &out), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, "lab-b-01: retired at ")) << out;
+  // Its token was revoked with it: the phone's agent may no longer stream; the sample's token stays valid.
+  EXPECT_TRUE(absl::StrContains(out, "agent token agent-lab-b-01 revoked")) << out;
   EXPECT_EQ(Memfleet({"--token", admin, "devices", "retire", "no-such-phone"}, &out), 4) << out;
+  std::string tokens = TokenList(dir_.path());
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "agent-lab-b-01"), "revoked")) << tokens;
+  EXPECT_TRUE(absl::StrContains(TokenRow(tokens, "sample"), "valid")) << tokens;
+  {
+    testing::RawAgent refused(server_->address(), grpc::InsecureChannelCredentials(), old_secret);
+    EXPECT_FALSE(refused.Hello("lab-b-01"));
+    EXPECT_EQ(refused.Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
 
   // Gone from devices, fleet, /metrics and the dashboard; qcom-sm8450 still in each.
   ASSERT_EQ(Memfleet({"--token", admin, "--json", "devices"}, &out), 0) << out;
@@ -437,8 +450,10 @@ TEST_F(AgentsDeployTest, ARetiredDeviceLeavesEveryViewUntilItsAgentComesBack) {
   const std::string process = report["processes"].begin().value()["name"];
   ASSERT_EQ(Memfleet({"--token", admin, "trend", "lab-b-01", "--process", process}, &out), 0) << out;
 
-  // The agent comes back: active again everywhere.
+  // The agent comes back, deployed again: on a new token, active again everywhere.
   ASSERT_EQ(Memfleet(deploy, &out), 0) << out << Logs();
+  EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "agent-lab-b-01-2 (new)")) << out;
+  EXPECT_NE(ReadFile(PhoneFile(kX86Phone, "token")), old_secret);
   ASSERT_TRUE(WaitForDevice("lab-b-01", [](const v1::DeviceSummary& d) { return d.online(); })) << Logs();
   ASSERT_EQ(Memfleet({"--token", admin, "--json", "devices", "--retired"}, &out), 0) << out;
   EXPECT_EQ(nlohmann::json::parse(out).size(), 0u) << out;

@@ -13,6 +13,7 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "report/report_json.h"
 #include "server/lab_server.h"
+#include "server/security/token_admin.h"
 #include "storage/backends/open_store.h"
 #include "storage/store.h"
 #include "tests/support/agent_ledger.h"
@@ -148,6 +149,58 @@ TEST_F(RetireDeviceTest, PurgeDeletesTheDeviceAndItsHistory) {
   by_id.set_device_id("gone-1");
   v1::GetReportResponse report;
   EXPECT_EQ(query_->GetReport(Context().get(), by_id, &report).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// A retired phone may not stream again on the token it holds: every valid agent token bound to the device is
+// revoked, and no other device's, read or admin token is.
+TEST_F(RetireDeviceTest, RevokesTheDevicesAgentTokensAndNoOthers) {
+  Start();
+  storage::Store& store = server_->store();
+  const std::string now = "2026-11-30T09:00:00Z";
+  absl::StatusOr<std::string> admin = security::AddToken(store, {"farm-admin", security::TokenKind::kAdmin, ""}, now);
+  absl::StatusOr<std::string> reader = security::AddToken(store, {"reader", security::TokenKind::kRead, ""}, now);
+  absl::StatusOr<std::string> gone = security::AddToken(store, {"agent-gone-1", security::TokenKind::kAgent, "gone-1"}, now);
+  absl::StatusOr<std::string> spare = security::AddToken(store, {"bench-gone", security::TokenKind::kAgent, "gone-1"}, now);
+  absl::StatusOr<std::string> old = security::AddToken(store, {"agent-gone-1-old", security::TokenKind::kAgent, "gone-1"}, now);
+  absl::StatusOr<std::string> stays = security::AddToken(store, {"agent-stays-1", security::TokenKind::kAgent, "stays-1"}, now);
+  for (const auto* t : {&admin, &reader, &gone, &spare, &old, &stays}) ASSERT_TRUE(t->ok()) << t->status();
+  ASSERT_TRUE(security::RevokeToken(store, "agent-gone-1-old", now).ok());
+  {
+    // Before: its token streams.
+    testing::RawAgent agent(server_->target(), grpc::InsecureChannelCredentials(), *gone);
+    ASSERT_TRUE(agent.Hello("gone-1"));
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return !server_->server().registry().IsOnline("gone-1"); },
+                               std::chrono::seconds(30)));
+
+  v1::RetireDeviceRequest request;
+  request.set_device_id("gone-1");
+  v1::RetireDeviceResponse retired;
+  grpc::ClientContext as_admin;
+  as_admin.AddMetadata("authorization", "Bearer " + *admin);
+  grpc::Status s = admin_->RetireDevice(&as_admin, request, &retired);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // The already revoked one is not revoked again; names in name order.
+  EXPECT_EQ(std::vector<std::string>(retired.revoked_token_names().begin(), retired.revoked_token_names().end()),
+            (std::vector<std::string>{"agent-gone-1", "bench-gone"}));
+
+  absl::StatusOr<std::vector<storage::TokenRecord>> tokens = store.ListTokens();
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  std::vector<std::string> valid;
+  for (const storage::TokenRecord& t : *tokens) {
+    if (t.revoked_at.empty()) valid.push_back(t.name);
+    if (t.name == "agent-gone-1-old") {
+      EXPECT_EQ(t.revoked_at.substr(0, 10), "2026-11-30") << "kept its first revocation";
+    }
+  }
+  EXPECT_EQ(valid, (std::vector<std::string>{"agent-stays-1", "farm-admin", "reader"}));
+  for (const std::string* secret : {&*gone, &*spare}) {
+    testing::RawAgent refused(server_->target(), grpc::InsecureChannelCredentials(), *secret);
+    EXPECT_FALSE(refused.Hello("gone-1"));
+    EXPECT_EQ(refused.Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  testing::RawAgent other(server_->target(), grpc::InsecureChannelCredentials(), *stays);
+  EXPECT_TRUE(other.Hello("stays-1"));
 }
 
 // Servers sharing a PostgreSQL database: a device whose agent another server holds (its session row, with
