@@ -85,6 +85,16 @@ absl::StatusOr<AgentProbe> AgentPhone::Probe() {
   return ParseAgentProbe(*output);
 }
 
+absl::StatusOr<std::string> AgentPhone::SelinuxMode() {
+  absl::StatusOr<std::string> answer = Shell("getenforce");
+  if (!answer.ok()) return answer.status();
+  const std::string mode = Trimmed(*answer);
+  if (mode == "Enforcing") return std::string("enforcing");
+  if (mode == "Permissive") return std::string("permissive");
+  if (mode == "Disabled") return std::string("none");
+  return absl::InvalidArgumentError("getenforce answered neither Enforcing, Permissive nor Disabled");
+}
+
 absl::StatusOr<int64_t> AgentPhone::StartAgent(const PhoneAgentConfig& config) {
   absl::StatusOr<std::string> output = Shell(WithAccess(config.access, StartAgentCommand(config)));
   if (!output.ok()) return output.status();

@@ -40,6 +40,9 @@ class AgentPhone {
   absl::Status RestoreAccess(AccessLevel access);
 
   absl::StatusOr<AgentProbe> Probe();
+  // `getenforce`, in the words the agent reports (`memfleet devices`): "enforcing", "permissive" or "none"
+  // (SELinux disabled); an error when the phone answers anything else.
+  absl::StatusOr<std::string> SelinuxMode();
   // The pid of the agent started (or found running).
   absl::StatusOr<int64_t> StartAgent(const PhoneAgentConfig& config);
   // "stopped PID" / "not running".

@@ -59,6 +59,7 @@ struct PhoneStatus {
   int pid = 0;         // of a running agent
   std::string problem; // why the phone or its agent.conf could not be read
   std::string access;  // root, su, shell
+  std::string selinux; // enforcing, permissive, none ("" when getenforce gave no such answer)
   std::string agent_version;
   std::string server;  // "online", "offline", "unknown device"
   std::string last_capture_at;
@@ -74,9 +75,11 @@ std::string AgentWord(AgentProbe::State state) {
   return "not deployed";
 }
 
-PhoneStatus StatusOf(const std::string& serial, const absl::StatusOr<AgentProbe>& probe, const ServerView& server) {
+PhoneStatus StatusOf(const std::string& serial, const absl::StatusOr<AgentProbe>& probe,
+                     const absl::StatusOr<std::string>& selinux, const ServerView& server) {
   PhoneStatus row;
   row.serial = serial;
+  if (selinux.ok()) row.selinux = *selinux;
   if (!probe.ok()) {
     row.agent = "unknown";
     row.problem = std::string(probe.status().message());
@@ -101,7 +104,7 @@ PhoneStatus StatusOf(const std::string& serial, const absl::StatusOr<AgentProbe>
   return row;
 }
 
-// SERIAL, DEVICE, AGENT, ACCESS, VERSION, SERVER, LAST CAPTURE.
+// SERIAL, DEVICE, AGENT, ACCESS, SELINUX, VERSION, SERVER, LAST CAPTURE.
 std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<AgentProbe>& probe) {
   if (!probe.has_value()) return {row.serial, chart::kNoValue, absl::StrCat("unknown: ", row.problem)};
   std::string agent = AgentState(*probe);
@@ -109,8 +112,8 @@ std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<Ag
   std::string last = row.server.empty() || row.server == "unknown device" ? chart::kNoValue
                      : row.last_capture_at.empty()                        ? "never"
                                                                            : row.last_capture_at;
-  return {row.serial, row.device_id, agent, TextOrDash(row.access), TextOrDash(row.agent_version),
-          TextOrDash(row.server), last};
+  return {row.serial, row.device_id, agent, TextOrDash(row.access), TextOrDash(row.selinux),
+          TextOrDash(row.agent_version), TextOrDash(row.server), last};
 }
 
 json NullIfEmpty(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
@@ -124,6 +127,7 @@ std::string RenderJson(const std::vector<PhoneStatus>& rows, const ServerView& s
                       {"pid", r.pid > 0 ? json(r.pid) : json(nullptr)},
                       {"problem", NullIfEmpty(r.problem)},
                       {"access", NullIfEmpty(r.access)},
+                      {"selinux", NullIfEmpty(r.selinux)},
                       {"agent_version", NullIfEmpty(r.agent_version)},
                       {"server", NullIfEmpty(r.server)},
                       {"last_capture_at", NullIfEmpty(r.last_capture_at)}});
@@ -133,11 +137,11 @@ std::string RenderJson(const std::vector<PhoneStatus>& rows, const ServerView& s
 }
 
 std::string RenderCsv(const std::vector<PhoneStatus>& rows) {
-  std::string out = CsvRow({"serial", "device_id", "agent", "pid", "problem", "access", "agent_version", "server",
-                            "last_capture_at"});
+  std::string out = CsvRow({"serial", "device_id", "agent", "pid", "problem", "access", "selinux", "agent_version",
+                            "server", "last_capture_at"});
   for (const PhoneStatus& r : rows) {
     out += CsvRow({r.serial, r.device_id, r.agent, r.pid > 0 ? std::to_string(r.pid) : "", r.problem, r.access,
-                   r.agent_version, r.server, r.last_capture_at});
+                   r.selinux, r.agent_version, r.server, r.last_capture_at});
   }
   return out;
 }
@@ -151,28 +155,32 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
   if (!phones.ok()) return PrintFailure(phones.status(), "agents status", err);
 
   std::vector<std::pair<std::string, absl::StatusOr<AgentProbe>>> probes;
+  std::vector<absl::StatusOr<std::string>> selinux_modes;
   int port = 0;
   for (const SelectedPhone& selected : *phones) {
     AgentPhone phone(adb, selected.serial);
     absl::StatusOr<AgentProbe> probe =
         selected.unusable.empty() ? phone.Probe() : absl::UnavailableError(selected.unusable);
     if (probe.ok() && probe->config.ok() && port == 0) port = probe->config->server_port;
+    // What SELinux lets the agent read: docs/deploy.md's table of access on a user build.
+    selinux_modes.push_back(probe.ok() ? phone.SelinuxMode() : absl::StatusOr<std::string>(probe.status()));
     probes.emplace_back(selected.serial, std::move(probe));
   }
   ServerView server = AskServer(args.query, port);
 
   std::vector<PhoneStatus> rows;
   size_t failed = 0;
-  for (const auto& [serial, probe] : probes) {
-    rows.push_back(StatusOf(serial, probe, server));
-    if (!probe.ok()) ++failed;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    rows.push_back(StatusOf(probes[i].first, probes[i].second, selinux_modes[i], server));
+    if (!probes[i].second.ok()) ++failed;
   }
   if (*format == OutputFormat::kJson) {
     out << RenderJson(rows, server);
   } else if (*format == OutputFormat::kCsv) {
     out << RenderCsv(rows);
   } else {
-    TextTable table({{"SERIAL"}, {"DEVICE"}, {"AGENT"}, {"ACCESS"}, {"VERSION"}, {"SERVER"}, {"LAST CAPTURE"}});
+    TextTable table(
+        {{"SERIAL"}, {"DEVICE"}, {"AGENT"}, {"ACCESS"}, {"SELINUX"}, {"VERSION"}, {"SERVER"}, {"LAST CAPTURE"}});
     for (size_t i = 0; i < rows.size(); ++i) {
       const absl::StatusOr<AgentProbe>& probe = probes[i].second;
       table.AddRow(TableRow(rows[i], probe.ok() ? std::optional<AgentProbe>(*probe) : std::nullopt));

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -158,7 +159,8 @@ TEST_F(AgentsCommandTest, StopUsesTheAccessTheAgentWasStartedWith) {
 
 TEST_F(AgentsCommandTest, StatusAsJsonAndCsvNamesEachPhonesAgentWithNullsForWhatIsUnknown) {
   adb_.Answer("agent.conf", 0, "running 4242\n---\ndevice_id=ARM1\nserver_port=7070\naccess=su\n");
-  adb_.Answer("OLD32 shell", 0, "not deployed\n");
+  adb_.Answer("OLD32 shell", 0, "not deployed\n");  // getenforce too: no mode
+  adb_.Answer("ARM1 shell getenforce", 0, "Permissive\n");
   AgentsStatusArgs status;
   status.target.serials = {"ARM1", "OLD32"};
   status.query = args_.query;  // nothing listens: the server's columns are unknown
@@ -172,6 +174,8 @@ TEST_F(AgentsCommandTest, StatusAsJsonAndCsvNamesEachPhonesAgentWithNullsForWhat
   EXPECT_EQ(arm["agent"], "running");
   EXPECT_EQ(arm["pid"], 4242);
   EXPECT_EQ(arm["access"], "su");
+  EXPECT_EQ(arm["selinux"], "permissive");
+  EXPECT_TRUE(doc["phones"][1]["selinux"].is_null()) << out_.str();
   EXPECT_TRUE(arm["server"].is_null()) << arm.dump();
   EXPECT_TRUE(arm["last_capture_at"].is_null()) << arm.dump();
   EXPECT_EQ(doc["phones"][1]["agent"], "not deployed");
@@ -182,13 +186,55 @@ TEST_F(AgentsCommandTest, StatusAsJsonAndCsvNamesEachPhonesAgentWithNullsForWhat
   status.query.json = false;
   status.query.csv = true;
   EXPECT_EQ(RunAgentsStatus(status, adb_, csv, err_), kExitOk);
-  EXPECT_TRUE(absl::StartsWith(csv.str(), "serial,device_id,agent,pid,problem,access,agent_version,server,"
-                                          "last_capture_at\r\nARM1,ARM1,running,4242,,su,,,\r\n"))
+  EXPECT_TRUE(absl::StartsWith(csv.str(), "serial,device_id,agent,pid,problem,access,selinux,agent_version,server,"
+                                          "last_capture_at\r\nARM1,ARM1,running,4242,,su,permissive,,,\r\n"))
       << csv.str();
 
   status.query.json = true;
   std::ostringstream both;
   EXPECT_EQ(RunAgentsStatus(status, adb_, both, err_), 2) << err_.str();
+}
+
+// getenforce's three answers in the words `memfleet devices` uses; anything else (a phone's own text) is no
+// mode, never printed.
+TEST_F(AgentsCommandTest, StatusShowsEachPhonesSelinuxModeAsGetenforceAnswersIt) {
+  adb_.Answer("agent.conf", 0, "running 4242\n---\ndevice_id=ARM1\nserver_port=7070\naccess=shell\n");
+  AgentsStatusArgs status;
+  status.target.serials = {"ARM1"};
+  status.query = args_.query;
+  for (const auto& [answer, mode] : {std::pair<std::string, std::string>{"Enforcing\n", "enforcing"},
+                                     {"Permissive\r\n", "permissive"},
+                                     {"Disabled\n", "none"},
+                                     {"Enforcing\x1b[2J\n", ""},
+                                     {"enforcing\n", ""},
+                                     {"", ""}}) {
+    adb_.Answer("ARM1 shell getenforce", 0, answer);
+    std::ostringstream table;
+    EXPECT_EQ(RunAgentsStatus(status, adb_, table, err_), kExitOk) << err_.str();
+    const std::string header = table.str().substr(0, table.str().find('\n'));
+    EXPECT_NE(header.find("ACCESS  SELINUX"), std::string::npos) << table.str();
+    EXPECT_EQ(table.str().find('\x1b'), std::string::npos) << table.str();
+    status.query.json = true;
+    std::ostringstream json;
+    EXPECT_EQ(RunAgentsStatus(status, adb_, json, err_), kExitOk) << err_.str();
+    const nlohmann::json doc = nlohmann::json::parse(json.str());
+    const nlohmann::json& arm = doc["phones"][0];
+    if (mode.empty()) {
+      EXPECT_TRUE(arm["selinux"].is_null()) << answer << ": " << arm.dump();
+    } else {
+      EXPECT_EQ(arm["selinux"], mode) << answer;
+    }
+    status.query.json = false;
+  }
+  // A getenforce that fails (no such command on the phone): no mode, and the phone's row stays.
+  adb_.Answer("ARM1 shell getenforce", 127, "/system/bin/sh: getenforce: not found\n");
+  status.query.json = true;
+  std::ostringstream json;
+  EXPECT_EQ(RunAgentsStatus(status, adb_, json, err_), kExitOk) << err_.str();
+  const nlohmann::json doc = nlohmann::json::parse(json.str());
+  const nlohmann::json& arm = doc["phones"][0];
+  EXPECT_TRUE(arm["selinux"].is_null()) << arm.dump();
+  EXPECT_EQ(arm["agent"], "running");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -60,6 +61,7 @@ class AgentsDeployTest : public ::testing::Test {
                "ro.product.cpu.abi=arm64-v8a\nro.debuggable=1\nro.product.model=Pixel 8\n");
     dir_.Write(std::string("phones/") + kX86Phone + "/props", "ro.product.cpu.abi=x86_64\nro.debuggable=0\n");
     dir_.Write(std::string("phones/") + kX86Phone + "/su", "");
+    dir_.Write(std::string("phones/") + kX86Phone + "/selinux", "Permissive\n");  // the other: Enforcing
     for (const char* name : {"MEMFLEET_SERVER", "MEMFLEET_TOKEN", "MEMFLEET_CA_CERT"}) unsetenv(name);
     setenv("ADB", testing::TestData("../support/fake_adb/adb").c_str(), 1);
     setenv("MEMFLEET_FAKE_ADB_PHONES", phones_.c_str(), 1);
@@ -190,10 +192,11 @@ TEST_F(AgentsDeployTest, DeployStatusSuperviseStopAndLogs) {
   ASSERT_EQ(Memfleet({"agents", "status"}, &out), 0) << out;
   const std::string version = Device(kArmPhone).agent_version();
   ASSERT_FALSE(version.empty());
-  for (const auto& [phone, access] : {std::pair{kArmPhone, "adb-root"}, std::pair{kX86Phone, "su"}}) {
+  for (const auto& [phone, access, selinux] :
+       {std::tuple{kArmPhone, "adb-root", "enforcing"}, std::tuple{kX86Phone, "su", "permissive"}}) {
     std::string row = RowOf(out, phone);
     EXPECT_TRUE(absl::StrContains(row, absl::StrCat("running, pid ", AgentPid(phone)))) << out;
-    EXPECT_TRUE(absl::StrContains(row, access)) << out;
+    EXPECT_TRUE(absl::StrContains(row, absl::StrCat(access, " ")) && absl::StrContains(row, selinux)) << out;
     EXPECT_TRUE(absl::StrContains(row, version)) << out;
     EXPECT_TRUE(absl::StrContains(row, "online")) << out;
     EXPECT_TRUE(absl::StrContains(row, Device(phone).last_capture_at())) << out;
