@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "storage/sqlite/sqlite_db.h"  // SqlFirstWords
+#include "storage/sql_connection.h"  // SqlFirstWords
 
 namespace memfleet::storage {
 namespace {

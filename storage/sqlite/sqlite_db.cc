@@ -9,9 +9,6 @@
 namespace memfleet::storage {
 namespace {
 
-constexpr size_t kMaxFirstWords = 6;
-constexpr size_t kMaxFirstWordsChars = 60;
-
 absl::StatusCode CodeFor(int rc) {
   switch (rc & 0xff) {
     case SQLITE_FULL:
@@ -48,29 +45,6 @@ absl::StatusCode CodeFor(int rc) {
 }
 
 }  // namespace
-
-std::string SqlFirstWords(std::string_view sql) {
-  std::string out;
-  size_t words = 0;
-  size_t i = 0;
-  while (i < sql.size() && words < kMaxFirstWords) {
-    while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
-    if (i >= sql.size()) break;
-    size_t start = i;
-    while (i < sql.size() && !std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
-    if (!out.empty()) out += ' ';
-    out.append(sql.substr(start, i - start));
-    ++words;
-  }
-  bool truncated = false;
-  if (out.size() > kMaxFirstWordsChars) {
-    out.resize(kMaxFirstWordsChars);
-    truncated = true;
-  }
-  while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
-  if (truncated || i < sql.size()) out += " ...";
-  return out;
-}
 
 absl::Status SqliteStatus(int rc, sqlite3* db, std::string_view sql) {
   std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -226,6 +200,8 @@ absl::Status Statement::StepDone() {
   }
   return absl::OkStatus();
 }
+
+bool Statement::ReadsOnly() const { return stmt_ == nullptr || sqlite3_stmt_readonly(stmt_) != 0; }
 
 int Statement::ColumnCount() const { return stmt_ != nullptr ? sqlite3_column_count(stmt_) : 0; }
 
