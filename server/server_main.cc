@@ -98,7 +98,7 @@ int64_t WallClockMs() {
       .count();
 }
 
-// Retention deletes through SqliteStore (server/history/retention.h): on PostgreSQL its options are refused, never
+// Retention deletes through SqlStore (server/history/retention.h): on PostgreSQL its options are refused, never
 // silently ignored. True (after saying so) when `db_path` is PostgreSQL and retention was asked for.
 bool RefuseRetentionOnPostgres(const std::string& db_path, const RetentionArgs& args, bool compact) {
   if (!memfleet::storage::IsPostgresUri(db_path)) return false;
@@ -120,8 +120,7 @@ int RunCompact(const std::string& db_path, const RetentionArgs& args) {
     std::cerr << "memfleet-server: compact: --retain-full-days N is required (the days kept at full resolution)\n";
     return memfleet::kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<memfleet::storage::SqliteStore>> store =
-      memfleet::storage::SqliteStore::Open(db_path, memfleet::storage::SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<memfleet::storage::SqlStore>> store = memfleet::storage::OpenSqliteStore(db_path);
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
     return memfleet::kExitFailed;

@@ -44,8 +44,8 @@ class HistoryMigrationTest : public ::testing::Test {
   // Two devices of the qcom sample, kRounds captures each a minute apart, every third stored whole and the
   // others as deltas; bench-b's carry labels and its last two a sweep's id.
   void FillSqlite() {
-    absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store =
-        storage::SqliteStore::Open(sqlite_path_, storage::SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store =
+        storage::OpenSqliteStore(sqlite_path_);
     ASSERT_TRUE(store.ok()) << store.status();
     capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree").c_str());
     ASSERT_GT(sample.size(), 100u);
