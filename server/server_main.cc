@@ -43,19 +43,14 @@
 #include "server/security/token_admin.h"
 #include "storage/backends/history_migration.h"
 #include "storage/backends/open_store.h"
-#include "storage/postgres/pg_store.h"
 #include "storage/sqlite/sqlite_store.h"
 
 namespace {
 
 // On PostgreSQL the run is shared: servers started with --reaccount on the same database split the captures.
 absl::StatusOr<memfleet::server::ReaccountResult> Reaccount(const std::string& db_path) {
-  if (memfleet::storage::IsPostgresUri(db_path)) {
-    MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::PgStore> pg, memfleet::storage::PgStore::Open(db_path));
-    return memfleet::server::ReaccountSharedCaptures(*pg, "", memfleet::server::NowRfc3339());
-  }
-  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::Store> store, memfleet::storage::OpenStore(db_path));
-  return memfleet::server::ReaccountCaptures(*store, "");
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::SqlStore> store, memfleet::storage::OpenStore(db_path));
+  return memfleet::server::ReaccountSharedCaptures(*store, "", memfleet::server::NowRfc3339());
 }
 
 int RunReaccount(const std::string& db_path) {
@@ -227,7 +222,7 @@ int RunMigrate(const MigrateArgs& args) {
     std::cerr << "memfleet-server: migrate: " << from.status().message() << "\n";
     return memfleet::kExitFailed;
   }
-  absl::StatusOr<std::unique_ptr<memfleet::storage::PgStore>> to = memfleet::storage::PgStore::Open(args.to);
+  absl::StatusOr<std::unique_ptr<memfleet::storage::SqlStore>> to = memfleet::storage::OpenStore(args.to);
   if (!to.ok()) {
     std::cerr << "memfleet-server: migrate: cannot open " << args.to << ": " << to.status().message() << "\n";
     return memfleet::kExitFailed;

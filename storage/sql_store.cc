@@ -439,7 +439,7 @@ absl::StatusOr<std::vector<bool>> SqlStore::StoreValidCaptures(const std::vector
 // Two round trips on PostgreSQL however many captures: the captures' rows and their keyframes' reports,
 // then everything else with the COMMIT.
 absl::StatusOr<std::vector<bool>> SqlStore::StoreCaptures(SqlConnection& db, const std::vector<ValidCapture>& captures,
-                                               const NameNumbers& names) {
+                                                          const NameNumbers& names) {
   std::vector<NewCapture> batch(captures.size());
   MEMFLEET_ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(db));
   for (size_t i = 0; i < captures.size(); ++i) {

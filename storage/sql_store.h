@@ -205,7 +205,7 @@ class SqlStore : public Store, public FleetStore {
   absl::StatusOr<std::vector<bool>> StoreValidCaptures(const std::vector<ValidCapture>& captures);
   // The captures' one transaction on `db`; whether each was new.
   absl::StatusOr<std::vector<bool>> StoreCaptures(SqlConnection& db, const std::vector<ValidCapture>& captures,
-                                       const NameNumbers& names);
+                                                  const NameNumbers& names);
 
   const SqlDialect dialect_;
   const bool shared_;

@@ -22,7 +22,7 @@ namespace {
 
 // ---- copying ----
 
-absl::StatusOr<bool> TargetIsEmpty(PgStore& to) {
+absl::StatusOr<bool> TargetIsEmpty(SqlStore& to) {
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats stats, to.GetStats());
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> devices, to.ListDevices());
   MEMFLEET_ASSIGN_OR_RETURN(bool has_tokens, to.HasTokens());
@@ -32,7 +32,7 @@ absl::StatusOr<bool> TargetIsEmpty(PgStore& to) {
          counts.retention_marks == 0;
 }
 
-absl::Status CopyTokens(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyTokens(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<TokenRecord> tokens, from.ListTokens());
   for (const TokenRecord& token : tokens) {
     absl::Status put = to.PutToken(token);  // the hash, never a secret: there is none to copy
@@ -49,7 +49,7 @@ absl::Status CopyTokens(Store& from, PgStore& to, CopiedHistory& copied) {
 }
 
 // Versions are numbered in import order with no gaps; each keeps its number.
-absl::Status CopyBaselines(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyBaselines(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<BaselineRecord> latest, from.GetBaseline(0));
   const int64_t last = latest.has_value() ? latest->version : 0;
   for (int64_t version = 1; version <= last; ++version) {
@@ -74,7 +74,7 @@ absl::Status CopyBaselines(Store& from, PgStore& to, CopiedHistory& copied) {
 
 // A device row holds its dropped-capture total: a device already there is not upserted again, which
 // would add its drops twice.
-absl::Status CopyDevices(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyDevices(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> devices, from.ListDevices());
   for (const DeviceSummaryRow& row : devices) {
     MEMFLEET_ASSIGN_OR_RETURN(std::optional<DeviceRecord> there, to.GetDevice(row.device.device_id));
@@ -120,7 +120,7 @@ absl::StatusOr<CaptureRecord> ReadCapture(Store& from, const CaptureFacts& facts
 }
 
 // Whole captures first, then the deltas: a delta's keyframe is then always stored before it.
-absl::Status CopyCaptures(MigrationSource& from, PgStore& to, bool resume, CopiedHistory& copied) {
+absl::Status CopyCaptures(MigrationSource& from, SqlStore& to, bool resume, CopiedHistory& copied) {
   for (const bool deltas : {false, true}) {
     MEMFLEET_RETURN_IF_ERROR(from.history->ForEachCapture([&](const CaptureFacts& facts) -> absl::Status {
       if (facts.is_delta != deltas) return absl::OkStatus();
@@ -140,7 +140,7 @@ absl::Status CopyCaptures(MigrationSource& from, PgStore& to, bool resume, Copie
   return absl::OkStatus();
 }
 
-absl::Status CopySweeps(MigrationSource& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopySweeps(MigrationSource& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<std::string> ids, from.history->SweepIds());
   for (const std::string& id : ids) {
     MEMFLEET_ASSIGN_OR_RETURN(std::optional<SweepRecord> sweep, from.store->GetSweep(id));
@@ -151,7 +151,7 @@ absl::Status CopySweeps(MigrationSource& from, PgStore& to, CopiedHistory& copie
   return absl::OkStatus();
 }
 
-absl::Status CopyRetentionMarks(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyRetentionMarks(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> devices, from.ListDevices());
   for (const DeviceSummaryRow& row : devices) {
     MEMFLEET_ASSIGN_OR_RETURN(RetentionMarks marks, from.GetRetentionMarks(row.device.device_id));
@@ -216,7 +216,7 @@ std::string LabelFields(const LabelSet& labels) {
   return text;
 }
 
-absl::Status CheckDevices(Store& from, PgStore& to, Checker& check) {
+absl::Status CheckDevices(Store& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> a, from.ListDevices());
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> b, to.ListDevices());
   check.Count("devices", a.size(), b.size());
@@ -235,7 +235,7 @@ absl::Status CheckDevices(Store& from, PgStore& to, Checker& check) {
   return absl::OkStatus();
 }
 
-absl::Status CheckCaptureStats(Store& from, PgStore& to, Checker& check) {
+absl::Status CheckCaptureStats(Store& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats a, from.GetStats());
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats b, to.GetStats());
   check.Count("captures", a.captures, b.captures);
@@ -245,7 +245,7 @@ absl::Status CheckCaptureStats(Store& from, PgStore& to, Checker& check) {
   return absl::OkStatus();
 }
 
-absl::Status CheckTokensAndBaselines(Store& from, PgStore& to, Checker& check) {
+absl::Status CheckTokensAndBaselines(Store& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<TokenRecord> ta, from.ListTokens());
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<TokenRecord> tb, to.ListTokens());
   check.Count("tokens", ta.size(), tb.size());
@@ -270,7 +270,7 @@ absl::Status CheckTokensAndBaselines(Store& from, PgStore& to, Checker& check) {
   return absl::OkStatus();
 }
 
-absl::Status CheckSweepsAndCounts(MigrationSource& from, PgStore& to, Checker& check) {
+absl::Status CheckSweepsAndCounts(MigrationSource& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(HistoryRowCounts a, from.history->RowCounts());
   MEMFLEET_ASSIGN_OR_RETURN(HistoryRowCounts b, to.CountHistoryRows());
   check.Count("sweeps", a.sweeps, b.sweeps);
@@ -288,7 +288,7 @@ absl::Status CheckSweepsAndCounts(MigrationSource& from, PgStore& to, Checker& c
 
 // One capture on both sides: its report (parsed JSON, so that equal documents compare equal whatever
 // their spacing), raw capture and labels.
-absl::Status CheckCapture(Store& from, PgStore& to, const std::string& id, Checker& check) {
+absl::Status CheckCapture(Store& from, SqlStore& to, const std::string& id, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<StoredReport> ra, from.GetReportByCapture(id));
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<StoredReport> rb, to.GetReportByCapture(id));
   if (!ra.has_value() || !rb.has_value()) {
@@ -315,7 +315,7 @@ absl::Status CheckCapture(Store& from, PgStore& to, const std::string& id, Check
 }
 
 // `sample` captures spread evenly over the history, the oldest and the newest among them.
-absl::Status CheckCaptureSample(MigrationSource& from, PgStore& to, size_t sample, Checker& check) {
+absl::Status CheckCaptureSample(MigrationSource& from, SqlStore& to, size_t sample, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats stats, from.store->GetStats());
   const uint64_t total = stats.captures;
   if (total == 0 || sample == 0) return absl::OkStatus();
@@ -351,7 +351,7 @@ absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_pa
   return source;
 }
 
-absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, PgStore& to, bool resume) {
+absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, SqlStore& to, bool resume) {
   if (!resume) {
     MEMFLEET_ASSIGN_OR_RETURN(bool empty, TargetIsEmpty(to));
     if (!empty) {
@@ -369,7 +369,7 @@ absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, PgStore& to, bo
   return copied;
 }
 
-absl::StatusOr<HistoryCheck> VerifyHistory(MigrationSource& from, PgStore& to, size_t report_sample) {
+absl::StatusOr<HistoryCheck> VerifyHistory(MigrationSource& from, SqlStore& to, size_t report_sample) {
   Checker check;
   MEMFLEET_RETURN_IF_ERROR(CheckDevices(*from.store, to, check));
   MEMFLEET_RETURN_IF_ERROR(CheckCaptureStats(*from.store, to, check));

@@ -7,10 +7,10 @@
 //
 // Everything goes through the Store interfaces (records.h) — devices with their dropped-capture totals,
 // tokens (hashes only), baselines with their version numbers, captures with their raw blobs (keyframes
-// before the deltas that need them), reports, process rows and labels, sweeps, retention marks — so the
-// two backends' different tables (SQLite's schema 15 process rows, PostgreSQL's schema 14 ones) never
-// meet. SqliteHistory supplies what no interface hands out. The source must not change while it is
-// copied (stop its server first).
+// before the deltas that need them), reports, process rows and labels, sweeps, retention marks — so each
+// side's rows are written by its own store as it writes any capture (a report is stored against the
+// target's copy of its keyframe's report). SqliteHistory supplies what no interface hands out. The source
+// must not change while it is copied (stop its server first).
 #ifndef MEMFLEET_STORAGE_BACKENDS_HISTORY_MIGRATION_H_
 #define MEMFLEET_STORAGE_BACKENDS_HISTORY_MIGRATION_H_
 
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "storage/postgres/pg_store.h"
+#include "storage/sql_store.h"
 #include "storage/sqlite/sqlite_history.h"
 #include "storage/store.h"
 
@@ -50,7 +50,7 @@ struct CopiedHistory {
 // Copies the history into `to`. FailedPrecondition, writing nothing, when `to` holds anything and
 // `resume` is false; with `resume` what is there already is kept (a copy that stopped part way goes on
 // from where it was; VerifyHistory then tells whether what was there matches).
-absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, PgStore& to, bool resume);
+absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, SqlStore& to, bool resume);
 
 // What VerifyHistory compared: one line per check, and one per difference found.
 struct HistoryCheck {
@@ -64,7 +64,7 @@ struct HistoryCheck {
 // and retention mark field by field; and `report_sample` captures spread over the history (the oldest
 // and the newest among them) — report as parsed JSON, raw capture and labels. An error only when a store
 // cannot be read.
-absl::StatusOr<HistoryCheck> VerifyHistory(MigrationSource& from, PgStore& to, size_t report_sample);
+absl::StatusOr<HistoryCheck> VerifyHistory(MigrationSource& from, SqlStore& to, size_t report_sample);
 
 }  // namespace memfleet::storage
 

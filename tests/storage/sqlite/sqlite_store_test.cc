@@ -915,6 +915,39 @@ TEST_F(QueryPlanTest, HotQueriesAnswerCorrectlyOnTheLargerDatabase) {
                              [](const HistoryRow& a, const HistoryRow& b) { return a.captured_at < b.captured_at; }));
 }
 
+// Process names are text from the device, numbered in process_names: names that SQL or a parser gives a
+// meaning to (quotes, backslashes, commas, braces, the word NULL, nothing) come back exactly as written, each
+// with its own figures, unknown ones unknown.
+TEST_P(StoreTest, ProcessNamesComeBackAsWrittenWhateverTheyHold) {
+  CaptureRecord c = MakeCapture("cap-names", "dev-1", At(1));
+  c.report.processes.clear();
+  const std::vector<std::string> names = {"say \"hi\"", "back\\slash", "a,b", "{braces}", "NULL", "", "com.app:remote"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    ProcessReport& p = c.report.processes[static_cast<int>(100 + i)];
+    p.pid = static_cast<int>(100 + i);
+    p.name = names[i];
+    if (i != 3) p.pss_kb = 1000 * static_cast<int64_t>(i + 1);  // one unknown PSS
+  }
+  absl::StatusOr<bool> stored = store_->PutCapture(c);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(*stored);
+  for (size_t i = 0; i < names.size(); ++i) {
+    SCOPED_TRACE(names[i]);
+    absl::StatusOr<std::vector<HistoryRow>> trend = store_->ProcessHistory("dev-1", names[i], "pss_kb", "", 0);
+    ASSERT_TRUE(trend.ok()) << trend.status();
+    ASSERT_EQ(trend->size(), 1u);
+    EXPECT_EQ((*trend)[0].pid, static_cast<int>(100 + i));
+    EXPECT_EQ((*trend)[0].value_kb, i != 3 ? std::optional<int64_t>(1000 * (i + 1)) : std::nullopt);
+    if (names[i].empty()) continue;  // CaptureFigure's "" names a device figure
+    absl::StatusOr<std::optional<int64_t>> figure = store_->CaptureFigure("cap-names", "pss_kb", names[i]);
+    ASSERT_TRUE(figure.ok()) << figure.status();
+    EXPECT_EQ(*figure, i != 3 ? std::optional<int64_t>(1000 * (i + 1)) : std::nullopt);
+  }
+  absl::StatusOr<Store::Stats> stats = store_->GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->process_rows, names.size());
+}
+
 // Concurrent writers (the server's workers): each capture stored once, and exactly one caller told it is new.
 TEST_P(StoreTest, ConcurrentPutsOfTheSameCapturesStoreEachOnceAndSayNewOnce) {
   constexpr int kThreads = 4, kCaptures = 40;
