@@ -23,6 +23,7 @@
 #include <chrono>
 #include <ctime>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -198,7 +199,13 @@ struct MigrateArgs {
   bool resume = false;
   bool verify_only = false;
   size_t report_sample = 200;
+  std::string work_dir;  // where a file of an older schema is upgraded; "" = $TMPDIR or /tmp
 };
+
+std::string TempFolder() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
 
 void PrintCopied(const memfleet::storage::CopiedHistory& c) {
   std::cout << "migrate: copied " << c.devices << " devices, " << c.captures << " captures, " << c.tokens << " tokens, "
@@ -217,7 +224,8 @@ int RunMigrate(const MigrateArgs& args) {
     std::cerr << "memfleet-server: migrate: --from is the SQLite file and --to a postgresql:// URI\n";
     return memfleet::kExitUsage;
   }
-  absl::StatusOr<memfleet::storage::MigrationSource> from = memfleet::storage::OpenMigrationSource(args.from);
+  absl::StatusOr<memfleet::storage::MigrationSource> from =
+      memfleet::storage::OpenMigrationSource(args.from, args.work_dir.empty() ? TempFolder() : args.work_dir);
   if (!from.ok()) {
     std::cerr << "memfleet-server: migrate: " << from.status().message() << "\n";
     return memfleet::kExitFailed;
@@ -428,6 +436,9 @@ int main(int argc, char** argv) {
   migrate_cmd->add_flag("--resume", migrate_args.resume,
                         "copy into a database that holds part of the history already (a copy that stopped part way)");
   migrate_cmd->add_flag("--verify-only", migrate_args.verify_only, "copy nothing: only compare the two histories");
+  migrate_cmd->add_option("--work-dir", migrate_args.work_dir,
+                          "where a file of an older memfleet's schema is copied and upgraded first (the file stays "
+                          "as it is; needs its size free; default $TMPDIR or /tmp)");
   migrate_cmd->add_option("--sample-reports", migrate_args.report_sample,
                           "captures whose report, raw capture and labels are compared, spread over the history")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30))

@@ -1,8 +1,11 @@
 #include "storage/backends/history_migration.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +18,8 @@
 #include "common/status_macros.h"
 #include "report/report_json.h"
 #include "storage/store_rows.h"
+#include "storage/sqlite/schema.h"
+#include "storage/sqlite/sqlite_db.h"
 #include "storage/sqlite/sqlite_store.h"
 
 namespace memfleet::storage {
@@ -337,17 +342,72 @@ absl::Status CheckCaptureSample(MigrationSource& from, SqlStore& to, size_t samp
 
 }  // namespace
 
-absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_path) {
+MigrationSource::MigrationSource() = default;
+MigrationSource::MigrationSource(MigrationSource&&) noexcept = default;
+MigrationSource& MigrationSource::operator=(MigrationSource&&) noexcept = default;
+
+MigrationSource::~MigrationSource() {
+  store.reset();
+  history.reset();
+  if (!upgraded_copy.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(upgraded_copy, ec);
+  }
+}
+
+namespace {
+
+// The file's schema version; FailedPrecondition when it is no SQLite file memfleet wrote.
+absl::StatusOr<int> SchemaVersionOf(const std::string& path) {
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
+  absl::StatusOr<int> version = db.ok() ? ReadSchemaVersion(*db) : absl::StatusOr<int>(db.status());
+  if (!version.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot open ", path, " read-only: ", version.status().message()));
+  }
+  if (*version == 0) return absl::FailedPreconditionError(absl::StrCat(path, " is not a memfleet database"));
+  return *version;
+}
+
+// A copy of the file at `path` in a new folder under `work_dir`, migrated to this build's schema; the folder.
+absl::StatusOr<std::string> UpgradedCopy(const std::string& path, const std::string& work_dir) {
+  std::string folder = work_dir + "/memfleet-migrate-XXXXXX";
+  if (mkdtemp(folder.data()) == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot make a folder under ", work_dir, " for an upgraded copy"));
+  }
+  const std::string copy = folder + "/memfleet.db";
+  absl::Status made = [&]() -> absl::Status {
+    MEMFLEET_ASSIGN_OR_RETURN(SqliteDb from, SqliteDb::Open(path, SQLITE_OPEN_READONLY));
+    MEMFLEET_RETURN_IF_ERROR(from.CopyTo(copy));
+    MEMFLEET_ASSIGN_OR_RETURN(SqliteDb to, SqliteDb::Open(copy, SQLITE_OPEN_READWRITE));
+    return MigrateToLatest(to);
+  }();
+  if (!made.ok()) {
+    std::error_code ec;
+    std::filesystem::remove_all(folder, ec);
+    return absl::Status(made.code(), absl::StrCat("upgrading a copy of ", path, ": ", made.message()));
+  }
+  return folder;
+}
+
+}  // namespace
+
+absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_path, const std::string& work_dir) {
+  MEMFLEET_ASSIGN_OR_RETURN(int version, SchemaVersionOf(sqlite_path));
+  MigrationSource source;
+  std::string read_from = sqlite_path;
+  if (version < LatestSchemaVersion()) {
+    MEMFLEET_ASSIGN_OR_RETURN(source.upgraded_copy, UpgradedCopy(sqlite_path, work_dir));
+    read_from = source.upgraded_copy + "/memfleet.db";
+  }
   SqliteStoreOptions options;
   options.read_only = true;
-  MigrationSource source;
-  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(sqlite_path, options);
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(read_from, options);
   if (!store.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("cannot open ", sqlite_path, " read-only: ",
                                                       store.status().message()));
   }
   source.store = *std::move(store);
-  MEMFLEET_ASSIGN_OR_RETURN(source.history, SqliteHistory::Open(sqlite_path));
+  MEMFLEET_ASSIGN_OR_RETURN(source.history, SqliteHistory::Open(read_from));
   return source;
 }
 

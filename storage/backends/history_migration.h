@@ -1,7 +1,7 @@
 // History migration: a lab's whole history moved from its SQLite file into PostgreSQL
 // (`memfleet-server migrate`, docs/architecture.md "Storage backends"), then checked.
 //
-//   MEMFLEET_ASSIGN_OR_RETURN(MigrationSource from, OpenMigrationSource("/var/lib/memfleet/memfleet.db"));
+//   MEMFLEET_ASSIGN_OR_RETURN(MigrationSource from, OpenMigrationSource("/var/lib/memfleet/memfleet.db", "/tmp"));
 //   MEMFLEET_ASSIGN_OR_RETURN(CopiedHistory copied, CopyHistory(from, *pg, /*resume=*/false));
 //   MEMFLEET_ASSIGN_OR_RETURN(HistoryCheck check, VerifyHistory(from, *pg, /*report_sample=*/200));
 //
@@ -27,15 +27,24 @@
 
 namespace memfleet::storage {
 
-// The SQLite file, opened read-only twice: as a Store and for what the interfaces do not hand out.
+// The SQLite file, opened read-only twice: as a Store and for what the interfaces do not hand out. A file
+// of an older schema version is read from an upgraded copy (`upgraded_copy`, a temporary folder removed
+// with the source); the file itself is left as it was.
 struct MigrationSource {
+  MigrationSource();
+  MigrationSource(MigrationSource&&) noexcept;
+  MigrationSource& operator=(MigrationSource&&) noexcept;
+  ~MigrationSource();
+
   std::unique_ptr<Store> store;
   std::unique_ptr<SqliteHistory> history;
+  std::string upgraded_copy;  // "" when the file is at this build's schema version
 };
 
-// FailedPrecondition when `sqlite_path` is missing, not memfleet's, or at an older schema than this
-// build's (open it once with this memfleet-server to upgrade it).
-absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_path);
+// FailedPrecondition when `sqlite_path` is missing, not memfleet's, or newer than this build. A file of an
+// older schema version (any memfleet's) is copied under `work_dir` (SQLite's online backup: what its WAL
+// holds too) and the copy upgraded, which needs the file's size free there.
+absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_path, const std::string& work_dir);
 
 // What a copy wrote; `*_present` counts what the target held already (a resumed copy).
 struct CopiedHistory {

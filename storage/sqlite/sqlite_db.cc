@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace memfleet::storage {
 namespace {
@@ -119,6 +120,18 @@ absl::StatusOr<Statement> SqliteDb::Prepare(std::string_view sql) {
     }
   }
   return result;
+}
+
+absl::Status SqliteDb::CopyTo(const std::string& path) {
+  if (db_ == nullptr) return absl::FailedPreconditionError("database is not open");
+  MEMFLEET_ASSIGN_OR_RETURN(SqliteDb to, Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  sqlite3_backup* backup = sqlite3_backup_init(to.db_, "main", db_, "main");
+  if (backup == nullptr) return SqliteStatus(sqlite3_errcode(to.db_), to.db_, "backup");
+  const int stepped = sqlite3_backup_step(backup, -1);  // every page at once
+  const int finished = sqlite3_backup_finish(backup);
+  if (stepped != SQLITE_DONE) return SqliteStatus(stepped, to.db_, "backup");
+  if (finished != SQLITE_OK) return SqliteStatus(finished, to.db_, "backup");
+  return absl::OkStatus();
 }
 
 int64_t SqliteDb::Changes() const { return db_ != nullptr ? sqlite3_changes(db_) : 0; }

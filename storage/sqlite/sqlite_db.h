@@ -51,6 +51,10 @@ class SqliteDb {
   // Prepares exactly one statement; trailing text other than whitespace/';' is an InvalidArgument.
   absl::StatusOr<Statement> Prepare(std::string_view sql);
 
+  // Writes the whole database as this connection sees it (what a WAL holds included) to a new file at
+  // `path`, with SQLite's online backup; the source may be read-only.
+  absl::Status CopyTo(const std::string& path);
+
   // Rows changed by the last INSERT/UPDATE/DELETE on this connection.
   int64_t Changes() const;
   // True inside BEGIN ... COMMIT (SQLite may end a transaction by itself on some errors, e.g. FULL).
