@@ -435,8 +435,7 @@ struct Step {
 
 bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
   TempDir dir;
-  absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store =
-      storage::SqliteStore::Open(dir.path() + "/breakdown.db", storage::SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(dir.path() + "/breakdown.db");
   if (!store.ok()) {
     std::fprintf(stderr, "breakdown store: %s\n", store.status().ToString().c_str());
     return false;
@@ -555,8 +554,8 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
               steps[kStore].total_s * 1e3 / static_cast<double>(n), commit_cpu_s * 1e3 / static_cast<double>(n));
   for (size_t group : {size_t{8}, size_t{32}}) {
     TempDir group_dir;
-    absl::StatusOr<std::unique_ptr<storage::SqliteStore>> g =
-        storage::SqliteStore::Open(group_dir.path() + "/group.db", storage::SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> g =
+        storage::OpenSqliteStore(group_dir.path() + "/group.db", storage::SqliteStoreOptions());
     if (!g.ok()) return false;
     const double cpu0 = ThreadCpuSeconds();
     const Clock::time_point t0 = Clock::now();

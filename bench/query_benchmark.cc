@@ -1,7 +1,7 @@
 // The store's hot queries on a fleet-sized database: 100 devices x 30 days x one capture every 10 minutes
 // (device 0 has a whole year), 30-60 processes per capture — the one-process trend, the 1-year trend and
-// the latest-report-per-device fleet views, run through SqliteStore exactly as the server runs them, and
-// through PgStore on the same history in PostgreSQL (`/postgres:1`; `/postgres:0` is SQLite).
+// the latest-report-per-device fleet views, run through the store (storage/sql_store.h) exactly as the
+// server runs them, on SQLite (`/postgres:0`) and on the same history in PostgreSQL (`/postgres:1`).
 //
 //   bin/query_benchmark                    # full size; builds the database once (minutes), then reuses it
 //   bin/query_benchmark --quick            # CI: 10 devices x 2 days (device 0: 7 days), built in seconds
@@ -10,12 +10,13 @@
 //   bin/query_benchmark --no_postgres      # SQLite only
 //
 // PostgreSQL: a server this binary starts (tests/support/postgres_server.h: a temporary folder, fsync off,
-// stopped at exit), the schema PgStore creates, the same rows generated inside it with generate_series,
-// then VACUUM ANALYZE (as autovacuum would after a bulk load). It is built anew at every run.
+// stopped at exit), the schema the store creates, the same rows (the captures generated inside it with
+// generate_series, the reports with their process blocks copied from the SQLite file), then VACUUM ANALYZE
+// (as autovacuum would after a bulk load). It is built anew at every run.
 //
 // The database: dev-000 holds 365 days (52,560 captures), dev-001..dev-099 the last 30 of them (4,320
 // each): 480,240 captures and ~21.6 M process rows (~5 GB). It is generated with bulk INSERT ... SELECT
-// inside SQLite (one transaction per device) into the store's own schema, then opened with SqliteStore.
+// inside SQLite (one transaction per device) into the store's own schema, then opened as the server opens it.
 // Raw blobs are a shared 4-byte placeholder and report_json is "{}": the queries read neither. The file is
 // named by schema version and size and built under a temporary name, so an interrupted build is redone and
 // a schema change builds a new one. No ANALYZE: the plans are the ones a fresh server database gets.
@@ -38,6 +39,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "storage/sqlite/migration_functions.h"
 #include "storage/sqlite/schema.h"
 #include "storage/sqlite/sqlite_db.h"
 #include "storage/postgres/pg_connection.h"
@@ -128,18 +130,22 @@ std::vector<std::string> DeviceInserts() {
                    kIdOfI, ", ?1, ", kTimeOfI,
                    ", 'qcom', 16777216, 11800000, 900000 + i % 977, 7000000 + (i * 7919) % 500000, "
                    "9000000 + (i * 7919) % 500000 FROM seq"),
-      "INSERT INTO device_numbers (device_id) VALUES (?1)",
+      // A capture's process figures are one block in its report row (schema version 17): the rows are
+      // generated into bench_samples, then each capture's are packed by the migration's aggregate.
       absl::StrCat(kSeq,
-                   "INSERT INTO process_samples (device_no, name_no, captured_ms, pid, capture_no, pss_kb, "
-                   "swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb, "
-                   "total_kb) SELECT (SELECT device_no FROM device_numbers WHERE device_id = ?1), "
-                   "(SELECT name_no FROM process_names WHERE name = n.name), (?2 + i * 600) * 1000, "
-                   "1000 + n.slot * 37 + ?4, (SELECT capture_no FROM device_reports WHERE capture_id = ",
-                   kIdOfI, "), 20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, NULL, "
+                   "INSERT INTO bench_samples (capture_id, name_no, pid, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, "
+                   "native_graphics_kb, non_graphics_kb, graphics_dma_kb, total_kb) SELECT ", kIdOfI, ", "
+                   "(SELECT name_no FROM process_names WHERE name = n.name), 1000 + n.slot * 37 + ?4, "
+                   "20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, NULL, "
                    "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, NULL, "
                    "15000 + (n.slot * 7919 + i * 31) % 300000, (n.slot * 31 + i * 7) % 40000, "
                    "25000 + (n.slot * 7919 + i * 37) % 500000 FROM seq JOIN bench_names AS n ON n.slot < ",
                    kMinProcesses, " + (i * 7 + ?4) % ", kProcessSpread),
+      "UPDATE device_reports SET process_count = b.n, processes = b.block FROM (SELECT capture_id, COUNT(*) AS n, "
+      "memfleet_process_block(name_no, pid, total_kb, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, "
+      "native_graphics_kb, non_graphics_kb, graphics_dma_kb) AS block FROM bench_samples GROUP BY capture_id) AS b "
+      "WHERE device_reports.capture_id = b.capture_id AND device_reports.device_id = ?1",
+      "DELETE FROM bench_samples WHERE ?1 IS NOT NULL",
   };
 }
 
@@ -156,17 +162,22 @@ bool BuildDatabase(const std::string& path) {
   std::filesystem::remove(tmp + "-shm", ec);
   {
     // The schema, as the server creates it.
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(tmp, SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(tmp);
     if (!store.ok()) return Fail(store.status(), "create schema");
   }
   absl::StatusOr<SqliteDb> db = SqliteDb::Open(tmp, SQLITE_OPEN_READWRITE);
   if (!db.ok()) return Fail(db.status(), "open");
   // A throwaway file being generated: no fsync per transaction needed; the result is renamed at the end.
   if (absl::Status s = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;"
-                                "CREATE TEMP TABLE bench_names (slot INTEGER PRIMARY KEY, name TEXT NOT NULL)");
+                                "CREATE TEMP TABLE bench_names (slot INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+                                "CREATE TEMP TABLE bench_samples (capture_id TEXT, name_no INTEGER, pid INTEGER, "
+                                "pss_kb INTEGER, swap_pss_kb INTEGER, gfxdev_kb INTEGER, gl_kb INTEGER, dma_kb INTEGER, "
+                                "native_graphics_kb INTEGER, non_graphics_kb INTEGER, graphics_dma_kb INTEGER, "
+                                "total_kb INTEGER)");
       !s.ok()) {
     return Fail(s, "pragmas");
   }
+  if (absl::Status s = RegisterMigrationFunctions(*db); !s.ok()) return Fail(s, "process blocks");
   {
     absl::StatusOr<Statement> st = db->Prepare("INSERT INTO bench_names (slot, name) VALUES (?1, ?2)");
     if (!st.ok()) return Fail(st.status(), "names");
@@ -206,6 +217,8 @@ bool BuildDatabase(const std::string& path) {
       if (absl::Status s = st.BindText(1, id); !s.ok()) return Fail(s, "bind");
       if (st.sql().find("?2") != std::string::npos) {
         if (absl::Status s = st.BindInt64(2, FirstCaptureOf(d)); !s.ok()) return Fail(s, "bind");
+      }
+      if (st.sql().find("?3") != std::string::npos) {
         if (absl::Status s = st.BindInt64(3, CapturesOf(d)); !s.ok()) return Fail(s, "bind");
       }
       if (st.sql().find("?4") != std::string::npos) {
@@ -226,81 +239,90 @@ bool BuildDatabase(const std::string& path) {
   return true;
 }
 
-// The same history in PostgreSQL's schema (storage/postgres/pg_schema.cc), generated inside the server
-// with generate_series: the same device ids, capture ids, times, processes and figures row for row as
-// DeviceInserts (the process name is stored in the row there, as PgStore does).
-constexpr char kPgSeries[] = " FROM generate_series(0, $3::bigint - 1) AS i";
-constexpr char kPgTimeOfI[] = "to_char(to_timestamp($2::bigint + i * 600) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
-constexpr char kPgIdOfI[] = "$1 || '-' || lpad(i::text, 6, '0')";
+// The same history in PostgreSQL, the same schema shape (storage/postgres/pg_schema.cc): the capture rows
+// generated inside the server with generate_series (the same ids, times and figures as DeviceInserts), the
+// report rows with their process blocks copied from the SQLite file (a block is built in C++, not in SQL),
+// in one transaction per device, as pipelined inserts.
+constexpr char kPgSeries[] = " FROM generate_series(0, ?3::bigint - 1) AS i";
+constexpr char kPgTimeOfI[] = "to_char(to_timestamp(?2::bigint + i * 600) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+constexpr char kPgIdOfI[] = "?1 || '-' || lpad(i::text, 6, '0')";
 
-std::vector<std::string> PgDeviceInserts() {
-  return {
-      absl::StrCat("INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
-                   "raw_blob) SELECT ",
-                   kPgIdOfI, ", $1, ", kPgTimeOfI, ", ", kPgTimeOfI, ", 'zstd+proto', 180000, '\\x28b52ffd'::bytea",
-                   kPgSeries),
-      absl::StrCat("INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, mem_total_kb, "
-                   "kernel_kb, processes_kb, total_kb, report_zstd) SELECT ",
-                   kPgIdOfI, ", $1, ", kPgTimeOfI,
-                   ", 'qcom', 16777216, 11800000, 900000 + i % 977, 7000000 + (i * 7919) % 500000, "
-                   "9000000 + (i * 7919) % 500000, '\\x'::bytea",
-                   kPgSeries),
-      absl::StrCat("INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, pss_kb, swap_pss_kb, "
-                   "gl_kb, dma_kb, non_graphics_kb, graphics_dma_kb, total_kb) SELECT ",
-                   kPgIdOfI, ", $1, ", kPgTimeOfI, ", 1000 + n.slot * 37 + $4::bigint, n.name, "
-                   "20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, "
-                   "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, "
-                   "15000 + (n.slot * 7919 + i * 31) % 300000, (n.slot * 31 + i * 7) % 40000, "
-                   "25000 + (n.slot * 7919 + i * 37) % 500000",
-                   kPgSeries, " JOIN bench_names AS n ON n.slot < ", kMinProcesses, " + (i * 7 + $4::bigint) % ",
-                   kProcessSpread),
-  };
+std::string PgCaptureInsert() {
+  return absl::StrCat("INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
+                      "raw_blob) SELECT ",
+                      kPgIdOfI, ", ?1, ", kPgTimeOfI, ", ", kPgTimeOfI, ", 'zstd+proto', 180000, '\\x28b52ffd'::bytea",
+                      kPgSeries);
 }
 
-bool BuildPgDatabase(const std::string& uri) {
+constexpr char kReportColumns[] =
+    "capture_id, device_id, captured_at, platform, ddr_kb, mem_total_kb, kernel_kb, processes_kb, total_kb, "
+    "process_count, processes";
+
+bool CopyReports(SqliteDb& from, SqlConnection& to, const std::string& device) {
+  absl::StatusOr<Statement> st =
+      from.Prepare(absl::StrCat("SELECT ", kReportColumns, " FROM device_reports WHERE device_id = ?1"));
+  if (!st.ok()) return Fail(st.status(), "read reports");
+  if (!st->BindText(1, device).ok()) return false;
+  const std::string insert = absl::StrCat("INSERT INTO device_reports (", kReportColumns,
+                                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+  while (true) {
+    absl::StatusOr<StepResult> r = st->Step();
+    if (!r.ok()) return Fail(r.status(), "read reports");
+    if (*r == StepResult::kDone) return true;
+    SqlParams row;
+    for (int c = 0; c < 10; ++c) {
+      row.push_back(c < 4 ? SqlValue::Text(st->ColumnText(c)) : SqlValue::OptionalInt(st->ColumnOptionalInt64(c)));
+    }
+    row.push_back(SqlValue::Blob(st->ColumnBlob(10)));
+    if (absl::Status s = to.Send(insert, std::move(row)); !s.ok()) return Fail(s, "copy report");
+  }
+}
+
+bool BuildPgDatabase(const std::string& uri, const std::string& sqlite_path) {
   {
     // The schema, as the server creates it.
-    absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(uri);
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenPgStore(uri);
     if (!store.ok()) return Fail(store.status(), "create PostgreSQL schema");
   }
-  absl::StatusOr<PgConnection> db = PgConnection::Connect(uri);
+  absl::StatusOr<std::unique_ptr<PgConnection>> db = PgConnection::Connect(uri);
   if (!db.ok()) return Fail(db.status(), "connect");
-  if (absl::Status s = db->Exec("CREATE TEMP TABLE bench_names (slot BIGINT PRIMARY KEY, name TEXT COLLATE \"C\" NOT NULL)");
-      !s.ok()) {
-    return Fail(s, "names");
-  }
+  absl::StatusOr<SqliteDb> sqlite = SqliteDb::Open(sqlite_path, SQLITE_OPEN_READONLY);
+  if (!sqlite.ok()) return Fail(sqlite.status(), "open the SQLite history");
   for (size_t i = 0; i < sizeof(kNames) / sizeof(kNames[0]); ++i) {
-    absl::StatusOr<PgResult> r = db->Query("INSERT INTO bench_names (slot, name) VALUES ($1, $2)",
-                                           {PgParam::Int(static_cast<int64_t>(i)), PgParam::Text(kNames[i])});
+    // The numbers the SQLite file gave the names (its rowids, in this order), which its blocks hold.
+    absl::StatusOr<int64_t> r = RunSql(**db, "INSERT INTO process_names (name_no, name) VALUES (?1, ?2)",
+                                       {SqlValue::Int(static_cast<int64_t>(i) + 1), SqlValue::Text(kNames[i])});
     if (!r.ok()) return Fail(r.status(), "names");
   }
   std::fprintf(stderr, "query_benchmark: building the PostgreSQL copy (%d devices) ...\n", g_size.devices);
-  const std::vector<std::string> inserts = PgDeviceInserts();
+  const std::string captures = PgCaptureInsert();
   for (int d = 0; d < g_size.devices; ++d) {
     const std::string id = DeviceId(d);
     const int64_t last = FirstCaptureOf(d) + (CapturesOf(d) - 1) * kIntervalSeconds;
-    if (absl::Status s = db->Exec("BEGIN"); !s.ok()) return Fail(s, "begin");
-    absl::StatusOr<PgResult> device = db->Query(
-        "INSERT INTO devices (device_id, model, soc, platform, page_size, last_seen_at) "
-        "VALUES ($1, 'Xiaomi 12', 'sm8450', 'qcom', 4096, $2)",
-        {PgParam::Text(id), PgParam::Text(Rfc3339(last))});
-    if (!device.ok()) return Fail(device.status(), "insert device");
-    for (const std::string& sql : inserts) {
-      std::vector<PgParam> params = {PgParam::Text(id), PgParam::Int(FirstCaptureOf(d)), PgParam::Int(CapturesOf(d))};
-      if (sql.find("$4") != std::string::npos) params.push_back(PgParam::Int(d));
-      absl::StatusOr<PgResult> r = db->Query(sql, params);
-      if (!r.ok()) return Fail(r.status(), "insert");
+    absl::StatusOr<SqlTransaction> txn = SqlTransaction::Begin(**db);
+    if (!txn.ok()) return Fail(txn.status(), "begin");
+    if (absl::Status s = static_cast<SqlConnection&>(**db).Send("INSERT INTO devices (device_id, model, soc, platform, page_size, last_seen_at) "
+                                     "VALUES (?1, 'Xiaomi 12', 'sm8450', 'qcom', 4096, ?2)",
+                                     {SqlValue::Text(id), SqlValue::Text(Rfc3339(last))});
+        !s.ok()) {
+      return Fail(s, "insert device");
     }
-    if (absl::Status s = db->Exec("COMMIT"); !s.ok()) return Fail(s, "commit");
+    if (absl::Status s = static_cast<SqlConnection&>(**db).Send(captures, {SqlValue::Text(id), SqlValue::Int(FirstCaptureOf(d)),
+                                                SqlValue::Int(CapturesOf(d))});
+        !s.ok()) {
+      return Fail(s, "insert captures");
+    }
+    if (!CopyReports(*sqlite, **db, id)) return false;
+    if (absl::Status s = txn->Commit(); !s.ok()) return Fail(s, "commit");
   }
   // Autovacuum's ANALYZE would come on its own after a bulk load; run it now, so the plans do not change
   // halfway through the measurements.
-  if (absl::Status s = db->Exec("VACUUM ANALYZE"); !s.ok()) return Fail(s, "vacuum analyze");
+  if (absl::Status s = (*db)->Exec("VACUUM ANALYZE"); !s.ok()) return Fail(s, "vacuum analyze");
   return true;
 }
 
 struct Fleet {
-  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<SqlStore> store;
   std::unique_ptr<SqliteDb> raw;  // for the baselines
   bool ok = false;
 };
@@ -309,15 +331,18 @@ struct Fleet {
 // stopped when it exits.
 struct PgFleet {
   std::unique_ptr<testing::PostgresServer> server;
-  std::unique_ptr<PgStore> store;
+  std::unique_ptr<SqlStore> store;
   bool ok = false;
 };
 
 bool g_postgres = true;
 
+Fleet& TheFleet();
+
 PgFleet MakePgFleet() {
   PgFleet fleet;
   if (!g_postgres) return fleet;
+  if (!TheFleet().ok) return fleet;  // its reports are copied from the SQLite file
   absl::StatusOr<std::unique_ptr<testing::PostgresServer>> server = testing::PostgresServer::Start();
   if (!server.ok()) {
     Fail(server.status(), "start PostgreSQL");
@@ -329,8 +354,8 @@ PgFleet MakePgFleet() {
     Fail(uri.status(), "create database");
     return fleet;
   }
-  if (!BuildPgDatabase(*uri)) return fleet;
-  absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(*uri);
+  if (!BuildPgDatabase(*uri, DbPath())) return fleet;
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenPgStore(*uri);
   if (!store.ok()) {
     Fail(store.status(), "open PostgreSQL store");
     return fleet;
@@ -351,7 +376,7 @@ Fleet& TheFleet() {
     auto* f = new Fleet();
     const std::string path = DbPath();
     if (!std::filesystem::exists(path) && !BuildDatabase(path)) return f;
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
     if (!store.ok()) {
       Fail(store.status(), "open store");
       return f;
@@ -503,9 +528,8 @@ BENCHMARK(BM_PointLookup)->Unit(benchmark::kMicrosecond);
 // range(0): 0 = the 30-day device, 1 = the year device.
 void BM_IndexRangeCount(benchmark::State& state) {
   MEMFLEET_REQUIRE_FLEET(state);
-  absl::StatusOr<Statement> st = fleet.raw->Prepare(
-      "SELECT COUNT(*) FROM process_samples WHERE device_no = (SELECT device_no FROM device_numbers WHERE "
-      "device_id = ?1) AND name_no = (SELECT name_no FROM process_names WHERE name = ?2)");
+  absl::StatusOr<Statement> st =
+      fleet.raw->Prepare("SELECT COUNT(*) FROM device_reports WHERE device_id = ?1 AND ?2 IS NOT NULL");
   if (!st.ok()) {
     state.SkipWithError(st.status().ToString().c_str());
     return;
@@ -528,7 +552,7 @@ void BM_DatabaseSize(benchmark::State& state) {
   MEMFLEET_REQUIRE_FLEET(state);
   double rows = 0;
   for (auto _ : state) {
-    absl::StatusOr<Statement> count = fleet.raw->Prepare("SELECT COUNT(*) FROM process_samples");
+    absl::StatusOr<Statement> count = fleet.raw->Prepare("SELECT SUM(process_count) FROM device_reports");
     if (!count.ok()) {
       state.SkipWithError(count.status().ToString().c_str());
       return;

@@ -1,7 +1,7 @@
 // Re-accounting a history on PostgreSQL: one server alone against two sharing the run
 // (ReaccountSharedCaptures: claimed batches, FOR UPDATE SKIP LOCKED), on the same stored history on a
 // real PostgreSQL (tests/support/postgres_server.h, started once for the binary). Each iteration is a
-// whole run over every capture; the workers are threads with their own PgStore, as two servers would be.
+// whole run over every capture; the workers are threads with their own store, as two servers would be.
 // docs/performance.md "Shared re-accounting" quotes the ratio.
 #include <benchmark/benchmark.h>
 
@@ -32,7 +32,7 @@ const std::string& HistoryUri() {
     server = *std::move(started);
     absl::StatusOr<std::string> db = server->NewDatabase();
     if (!db.ok()) return new std::string();
-    absl::StatusOr<std::unique_ptr<storage::PgStore>> store = storage::PgStore::Open(*db);
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenPgStore(*db);
     if (!store.ok() || !testing::IngestHistory(**store, kDevices, kPerDevice, /*keyframe_every=*/8).ok()) {
       return new std::string();
     }
@@ -48,8 +48,8 @@ void BM_ReaccountOnPostgres(benchmark::State& state) {
     return;
   }
   const int workers = static_cast<int>(state.range(0));
-  std::vector<std::unique_ptr<storage::PgStore>> stores;
-  for (int w = 0; w < workers; ++w) stores.push_back(*storage::PgStore::Open(uri));
+  std::vector<std::unique_ptr<storage::SqlStore>> stores;
+  for (int w = 0; w < workers; ++w) stores.push_back(*storage::OpenPgStore(uri));
   uint64_t reaccounted = 0;
   for (auto _ : state) {
     std::vector<std::thread> threads;

@@ -119,12 +119,12 @@ CaptureRecord MakeCapture(const std::string& device_id, int index, int processes
 
 struct FleetDb {
   TempDir dir;
-  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<SqlStore> store;
   bool ok = false;
 };
 
 bool BuildFleet(FleetDb& f) {
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(f.dir.path() + "/fleet.db", SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(f.dir.path() + "/fleet.db");
   if (!store.ok()) {
     std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
     return false;
@@ -159,8 +159,8 @@ FleetDb& Fleet() {
 void BM_PutCapture(benchmark::State& state) {
   static int run = 0;
   TempDir dir;
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
-      SqliteStore::Open(dir.path() + "/put-" + std::to_string(run++) + ".db", SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<SqlStore>> store =
+      OpenSqliteStore(dir.path() + "/put-" + std::to_string(run++) + ".db");
   if (!store.ok()) {
     state.SkipWithError(store.status().ToString().c_str());
     return;
@@ -186,12 +186,12 @@ BENCHMARK(BM_PutCapture)->Unit(benchmark::kMicrosecond);
 // what more workers buy at the store (docs/performance.md: the group-commit experiment).
 void BM_PutCapture_Threads(benchmark::State& state) {
   static TempDir* const dir = new TempDir();  // one folder for every thread count
-  static std::unique_ptr<SqliteStore> store;
+  static std::unique_ptr<SqlStore> store;
   static std::atomic<int> next{0};
   static int run = 0;
   if (state.thread_index() == 0) {
-    absl::StatusOr<std::unique_ptr<SqliteStore>> opened =
-        SqliteStore::Open(dir->path() + "/threads-" + std::to_string(run++) + ".db", SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<SqlStore>> opened =
+        OpenSqliteStore(dir->path() + "/threads-" + std::to_string(run++) + ".db");
     store = opened.ok() ? std::move(*opened) : nullptr;
     next = 0;
   }
@@ -218,8 +218,8 @@ BENCHMARK(BM_PutCapture_Threads)->Threads(1)->Threads(2)->Threads(4)->UseRealTim
 void BM_PutCaptures_Batch(benchmark::State& state) {
   static int run = 0;
   TempDir dir;
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
-      SqliteStore::Open(dir.path() + "/batch-" + std::to_string(run++) + ".db", SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<SqlStore>> store =
+      OpenSqliteStore(dir.path() + "/batch-" + std::to_string(run++) + ".db");
   if (!store.ok()) {
     state.SkipWithError(store.status().ToString().c_str());
     return;
@@ -475,18 +475,18 @@ BENCHMARK(BM_StoredCapture_Delta)->Args({4, 1})->Iterations(5)->Unit(benchmark::
 // ---- bytes per stored process-report row ----
 
 // 100 captures of one device, each with range(0) processes with realistic names, values and pids; then
-// dbstat's page bytes of process_samples and its index divided by the rows. Counters: table_B_per_row,
-// index_B_per_row (none from schema version 16: the table is its own trend index), total_B_per_row.
+// the bytes of their process blocks (schema version 17: a capture's process figures are one block in its
+// report row, storage/process_block.h) divided by the rows. Counter: block_B_per_row.
 void BM_ProcessRowBytes(benchmark::State& state) {
   const int processes = static_cast<int>(state.range(0));
   constexpr int kCaptures = 100;
-  double table_bytes = 0, index_bytes = 0, rows = 0;
+  double block_bytes = 0, rows = 0;
   for (auto _ : state) {
     state.PauseTiming();
     TempDir dir;
     const std::string path = dir.path() + "/rows.db";
     {
-      absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+      absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
       if (!store.ok()) {
         state.SkipWithError(store.status().ToString().c_str());
         return;
@@ -518,24 +518,16 @@ void BM_ProcessRowBytes(benchmark::State& state) {
       state.SkipWithError(db.status().ToString().c_str());
       return;
     }
-    absl::StatusOr<Statement> st = db->Prepare(
-        "SELECT s.name, SUM(d.pgsize) FROM dbstat AS d JOIN sqlite_schema AS s ON s.name = d.name "
-        "WHERE s.tbl_name = 'process_samples' GROUP BY s.name");
+    absl::StatusOr<Statement> st = db->Prepare("SELECT SUM(length(processes)) FROM device_reports");
     if (!st.ok()) {
       state.SkipWithError(st.status().ToString().c_str());
       return;
     }
-    table_bytes = index_bytes = 0;
-    while (true) {
-      absl::StatusOr<StepResult> r = st->Step();
-      if (!r.ok() || *r == StepResult::kDone) break;
-      (st->ColumnText(0) == "process_samples" ? table_bytes : index_bytes) += static_cast<double>(st->ColumnInt64(1));
-    }
+    absl::StatusOr<StepResult> r = st->Step();
+    block_bytes = r.ok() && *r == StepResult::kRow ? static_cast<double>(st->ColumnInt64(0)) : 0;
     rows = static_cast<double>(kCaptures) * processes;
   }
-  state.counters["table_B_per_row"] = table_bytes / rows;
-  state.counters["index_B_per_row"] = index_bytes / rows;
-  state.counters["total_B_per_row"] = (table_bytes + index_bytes) / rows;
+  state.counters["block_B_per_row"] = block_bytes / rows;
 }
 BENCHMARK(BM_ProcessRowBytes)->Arg(45)->Iterations(1)->Unit(benchmark::kMillisecond);
 
@@ -616,7 +608,7 @@ void BM_CaptureFootprint(benchmark::State& state) {
     TempDir dir;
     const std::string path = dir.path() + "/footprint.db";
     {
-      absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+      absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
       if (!store.ok()) {
         state.SkipWithError(store.status().ToString().c_str());
         return;
@@ -681,7 +673,7 @@ void BM_RetentionYear(benchmark::State& state) {
   for (auto _ : state) {
     TempDir dir;
     const std::string path = dir.path() + "/year.db";
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
     if (!store.ok()) {
       state.SkipWithError(store.status().ToString().c_str());
       return;

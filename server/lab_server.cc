@@ -99,7 +99,10 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const std::string& d
 
 absl::StatusOr<std::unique_ptr<LabServer>> LabServer::Start(const LabServerOptions& options) {
   if (options.db_path.empty()) return absl::InvalidArgumentError("no database path (--db)");
-  absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenStore(options.db_path);
+  // On PostgreSQL a writer connection per worker: each stores its captures beside the others'.
+  storage::OpenStoreOptions open;
+  open.writers = std::max<size_t>(1, options.workers);
+  absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenStore(options.db_path, open);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
                         absl::StrCat("cannot open the database ", options.db_path, ": ", store.status().message()));

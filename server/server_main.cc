@@ -23,6 +23,7 @@
 #include <chrono>
 #include <ctime>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -43,19 +44,14 @@
 #include "server/security/token_admin.h"
 #include "storage/backends/history_migration.h"
 #include "storage/backends/open_store.h"
-#include "storage/postgres/pg_store.h"
 #include "storage/sqlite/sqlite_store.h"
 
 namespace {
 
 // On PostgreSQL the run is shared: servers started with --reaccount on the same database split the captures.
 absl::StatusOr<memfleet::server::ReaccountResult> Reaccount(const std::string& db_path) {
-  if (memfleet::storage::IsPostgresUri(db_path)) {
-    MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::PgStore> pg, memfleet::storage::PgStore::Open(db_path));
-    return memfleet::server::ReaccountSharedCaptures(*pg, "", memfleet::server::NowRfc3339());
-  }
-  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::Store> store, memfleet::storage::OpenStore(db_path));
-  return memfleet::server::ReaccountCaptures(*store, "");
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<memfleet::storage::SqlStore> store, memfleet::storage::OpenStore(db_path));
+  return memfleet::server::ReaccountSharedCaptures(*store, "", memfleet::server::NowRfc3339());
 }
 
 int RunReaccount(const std::string& db_path) {
@@ -98,7 +94,7 @@ int64_t WallClockMs() {
       .count();
 }
 
-// Retention deletes through SqliteStore (server/history/retention.h): on PostgreSQL its options are refused, never
+// Retention deletes through SqlStore (server/history/retention.h): on PostgreSQL its options are refused, never
 // silently ignored. True (after saying so) when `db_path` is PostgreSQL and retention was asked for.
 bool RefuseRetentionOnPostgres(const std::string& db_path, const RetentionArgs& args, bool compact) {
   if (!memfleet::storage::IsPostgresUri(db_path)) return false;
@@ -120,8 +116,7 @@ int RunCompact(const std::string& db_path, const RetentionArgs& args) {
     std::cerr << "memfleet-server: compact: --retain-full-days N is required (the days kept at full resolution)\n";
     return memfleet::kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<memfleet::storage::SqliteStore>> store =
-      memfleet::storage::SqliteStore::Open(db_path, memfleet::storage::SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<memfleet::storage::SqlStore>> store = memfleet::storage::OpenSqliteStore(db_path);
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
     return memfleet::kExitFailed;
@@ -204,7 +199,13 @@ struct MigrateArgs {
   bool resume = false;
   bool verify_only = false;
   size_t report_sample = 200;
+  std::string work_dir;  // where a file of an older schema is upgraded; "" = $TMPDIR or /tmp
 };
+
+std::string TempFolder() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
 
 void PrintCopied(const memfleet::storage::CopiedHistory& c) {
   std::cout << "migrate: copied " << c.devices << " devices, " << c.captures << " captures, " << c.tokens << " tokens, "
@@ -223,12 +224,13 @@ int RunMigrate(const MigrateArgs& args) {
     std::cerr << "memfleet-server: migrate: --from is the SQLite file and --to a postgresql:// URI\n";
     return memfleet::kExitUsage;
   }
-  absl::StatusOr<memfleet::storage::MigrationSource> from = memfleet::storage::OpenMigrationSource(args.from);
+  absl::StatusOr<memfleet::storage::MigrationSource> from =
+      memfleet::storage::OpenMigrationSource(args.from, args.work_dir.empty() ? TempFolder() : args.work_dir);
   if (!from.ok()) {
     std::cerr << "memfleet-server: migrate: " << from.status().message() << "\n";
     return memfleet::kExitFailed;
   }
-  absl::StatusOr<std::unique_ptr<memfleet::storage::PgStore>> to = memfleet::storage::PgStore::Open(args.to);
+  absl::StatusOr<std::unique_ptr<memfleet::storage::SqlStore>> to = memfleet::storage::OpenStore(args.to);
   if (!to.ok()) {
     std::cerr << "memfleet-server: migrate: cannot open " << args.to << ": " << to.status().message() << "\n";
     return memfleet::kExitFailed;
@@ -434,6 +436,9 @@ int main(int argc, char** argv) {
   migrate_cmd->add_flag("--resume", migrate_args.resume,
                         "copy into a database that holds part of the history already (a copy that stopped part way)");
   migrate_cmd->add_flag("--verify-only", migrate_args.verify_only, "copy nothing: only compare the two histories");
+  migrate_cmd->add_option("--work-dir", migrate_args.work_dir,
+                          "where a file of an older memfleet's schema is copied and upgraded first (the file stays "
+                          "as it is; needs its size free; default $TMPDIR or /tmp)");
   migrate_cmd->add_option("--sample-reports", migrate_args.report_sample,
                           "captures whose report, raw capture and labels are compared, spread over the history")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30))

@@ -1,7 +1,7 @@
 // FleetStore: what several servers on one shared database tell each other — which agent streams each one
 // holds (session rows with a heartbeat) and the sweep commands one server asks another to deliver
 // (relays), with the progress the delivering server writes back. Only a database that several servers
-// can share offers it (Store::fleet(): PgStore); a single SQLite server's in-memory registry is the truth.
+// can share offers it (Store::fleet(): the store on PostgreSQL); a single SQLite server's in-memory registry is the truth.
 //
 //   store.PutSession({.device_id = "sim-101", .server_id = "a:7070", .connected_at = now, .heartbeat_ms = t});
 //   store.LiveSessions(t - 30'000);   // every session whose heartbeat is not older than 30 s

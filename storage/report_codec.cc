@@ -1,6 +1,5 @@
 #include "storage/report_codec.h"
 
-#include <sqlite3.h>
 #include <zstd.h>
 
 #include <cstddef>
@@ -37,40 +36,6 @@ const ZSTD_DDict* DecompressionDictionary() {
 
 absl::Status Corrupt(absl::string_view why) {
   return absl::DataLossError(absl::StrCat("stored report does not decompress: ", why));
-}
-
-void CompressReportSqlFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  if (argc != 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
-    sqlite3_result_null(ctx);
-    return;
-  }
-  const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
-  const int bytes = sqlite3_value_bytes(argv[0]);
-  std::string blob = CompressReportJson(std::string_view(text == nullptr ? "" : text, static_cast<size_t>(bytes)));
-  sqlite3_result_blob64(ctx, blob.data(), blob.size(), SQLITE_TRANSIENT);
-}
-
-void RebaseReportSqlFunction(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  if (argc != 2 || sqlite3_value_type(argv[0]) != SQLITE_BLOB || sqlite3_value_type(argv[1]) != SQLITE_BLOB) {
-    sqlite3_result_null(ctx);
-    return;
-  }
-  auto blob_of = [](sqlite3_value* v) {
-    const void* bytes = sqlite3_value_blob(v);
-    return std::string_view(static_cast<const char*>(bytes), static_cast<size_t>(sqlite3_value_bytes(v)));
-  };
-  absl::StatusOr<std::string> json = DecompressReportJson(blob_of(argv[0]));
-  absl::StatusOr<std::string> base_json = DecompressReportJson(blob_of(argv[1]));
-  if (!json.ok() || !base_json.ok()) {
-    sqlite3_result_null(ctx);
-    return;
-  }
-  std::string rebased = CompressReportJsonAgainst(*json, *base_json);
-  if (rebased.empty()) {
-    sqlite3_result_null(ctx);
-    return;
-  }
-  sqlite3_result_blob64(ctx, rebased.data(), rebased.size(), SQLITE_TRANSIENT);
 }
 
 // The frame's content size, checked against the largest report before anything is allocated.
@@ -138,17 +103,6 @@ absl::StatusOr<std::string> DecompressReportJson(std::string_view blob) {
   if (ZSTD_isError(n)) return Corrupt(ZSTD_getErrorName(n));
   if (n != out.size()) return Corrupt("it is shorter than its frame says");
   return out;
-}
-
-absl::Status RegisterReportCodecSqlFunctions(SqliteDb& db) {
-  int rc = sqlite3_create_function_v2(db.handle(), "memfleet_compress_report", 1,
-                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, CompressReportSqlFunction,
-                                      nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) return absl::InternalError(absl::StrCat("cannot register memfleet_compress_report: ", sqlite3_errstr(rc)));
-  rc = sqlite3_create_function_v2(db.handle(), "memfleet_rebase_report", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
-                                  RebaseReportSqlFunction, nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) return absl::InternalError(absl::StrCat("cannot register memfleet_rebase_report: ", sqlite3_errstr(rc)));
-  return absl::OkStatus();
 }
 
 }  // namespace memfleet::storage

@@ -19,7 +19,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "storage/sqlite/sqlite_db.h"
 
 namespace memfleet::storage {
 
@@ -39,12 +38,6 @@ std::string CompressReportJsonAgainst(std::string_view json, std::string_view ba
 // (corrupt, truncated, a dictionary frame, content too large, or another base: the frame carries a
 // checksum of its content).
 absl::StatusOr<std::string> DecompressReportJsonAgainst(std::string_view blob, std::string_view base_json);
-
-// Registers the SQL functions the schema migrations rewrite stored reports with:
-// memfleet_compress_report(text) -> blob (version 14: JSON into a dictionary frame) and
-// memfleet_rebase_report(blob, base blob) -> blob (version 16: two dictionary frames into the first one
-// compressed against the second's JSON; NULL when either does not decompress).
-absl::Status RegisterReportCodecSqlFunctions(SqliteDb& db);
 
 }  // namespace memfleet::storage
 

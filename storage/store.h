@@ -1,8 +1,8 @@
 // Store: memfleet's persistent state — devices, raw captures (compressed), device and per-process
 // reports, sweeps, tokens, baselines — as the combination of five narrow interfaces, so each part of the
 // server asks for only what it uses (the Authorizer takes a TokenStore). The interfaces are
-// database-neutral so a lab that outgrows one server can put a shared database behind them; SqliteStore
-// (sqlite_store.h) is the embedded default.
+// database-neutral: SqlStore (sql_store.h) implements them once, on an SQLite file or a PostgreSQL
+// database several servers share.
 //
 //   absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore("/var/lib/memfleet/memfleet.db");
 //   absl::StatusOr<bool> inserted = (*store)->PutCapture(record);   // false: already stored (dedup)

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "storage/process_block.h"
 #include "storage/report_codec.h"
 #include "storage/timestamp.h"
 
@@ -67,6 +68,14 @@ absl::StatusOr<const char*> ProcessColumn(const std::string& metric) {
 
 absl::StatusOr<const char*> DeviceColumn(const std::string& metric) {
   return LookUpColumn(kDeviceMetricColumns, metric, "device");
+}
+
+absl::StatusOr<size_t> ProcessFigureIndex(const std::string& metric) {
+  MEMFLEET_ASSIGN_OR_RETURN(const char* column, ProcessColumn(metric));
+  for (size_t i = 0; i < kProcessFigureCount; ++i) {
+    if (std::string_view(kProcessFigureNames[i]) == column) return i;
+  }
+  return absl::InternalError(absl::StrCat("process figure \"", column, "\" has no place in a process block"));
 }
 
 absl::Status RequireNonEmpty(const std::string& value, const char* what) {

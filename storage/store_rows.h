@@ -26,6 +26,9 @@ namespace memfleet::storage {
 // SQL is only ever built from a column returned here, never from the caller's string.
 absl::StatusOr<const char*> ProcessColumn(const std::string& metric);
 absl::StatusOr<const char*> DeviceColumn(const std::string& metric);
+// The index of a process figure in a process block (process_block.h kProcessFigureNames); InvalidArgument
+// naming the allowed ones for anything else.
+absl::StatusOr<size_t> ProcessFigureIndex(const std::string& metric);
 
 absl::Status RequireNonEmpty(const std::string& value, const char* what);
 // "" stays "" (unknown / not yet); anything else must be a valid time (NormalizeTimestamp).

@@ -86,12 +86,12 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, 
   });
 }
 
-absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::PgStore& store, const std::string& device_id,
+absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::SqlStore& store, const std::string& device_id,
                                                         const std::string& now) {
-  storage::PgStore::ReaccountRun run;
+  storage::SqlStore::ReaccountRun run;
   absl::StatusOr<ReaccountResult> result =
       ReaccountWalk(store, [&](const std::function<void(const storage::CaptureStore::RawCapture&)>& fn) {
-        absl::StatusOr<storage::PgStore::ReaccountRun> walked = store.ForEachClaimedRawCapture(device_id, now, fn);
+        absl::StatusOr<storage::SqlStore::ReaccountRun> walked = store.ForEachClaimedRawCapture(device_id, now, fn);
         if (walked.ok()) run = *walked;
         return walked.status();
       });

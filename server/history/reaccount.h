@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "storage/capture_store.h"
-#include "storage/postgres/pg_store.h"
+#include "storage/sql_store.h"
 
 namespace memfleet::server {
 
@@ -33,9 +33,9 @@ struct ReaccountResult {
 absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id);
 
 // The same on a PostgreSQL history shared by several servers: servers re-accounting it at once split the
-// captures between them, each capture re-accounted by one of them (PgStore::ForEachClaimedRawCapture).
+// captures between them, each capture re-accounted by one of them (SqlStore::ForEachClaimedRawCapture).
 // The result counts this server's share. `now`: RFC 3339, the run's start when this one starts it.
-absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::PgStore& store, const std::string& device_id,
+absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::SqlStore& store, const std::string& device_id,
                                                         const std::string& now);
 
 }  // namespace memfleet::server

@@ -14,7 +14,7 @@
 namespace memfleet::server {
 namespace {
 
-absl::StatusOr<std::vector<RetentionCandidate>> CandidatesOf(storage::SqliteStore& store, const std::string& device) {
+absl::StatusOr<std::vector<RetentionCandidate>> CandidatesOf(storage::SqlStore& store, const std::string& device) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<storage::RetentionRow> rows, store.RetentionRows(device));
   std::vector<RetentionCandidate> candidates;
   candidates.reserve(rows.size());
@@ -46,7 +46,7 @@ storage::RetentionMarks MarksOf(const RetentionPolicy& policy, int64_t now_ms) {
 
 // Thins one device: plans its captures and deletes the planned ones batch by batch, adding to `run`. An
 // error stops this device only, after the batches already committed.
-absl::Status ThinDevice(storage::SqliteStore& store, const std::string& device_id, const RetentionPolicy& policy,
+absl::Status ThinDevice(storage::SqlStore& store, const std::string& device_id, const RetentionPolicy& policy,
                         int64_t now_ms, const RetentionOptions& options, RetentionRun& run) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<RetentionCandidate> candidates, CandidatesOf(store, device_id));
   run.captures_before += candidates.size();
@@ -76,7 +76,7 @@ absl::Status ThinDevice(storage::SqliteStore& store, const std::string& device_i
 
 }  // namespace
 
-absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const RetentionPolicy& policy, int64_t now_ms,
+absl::StatusOr<RetentionRun> ApplyRetention(storage::SqlStore& store, const RetentionPolicy& policy, int64_t now_ms,
                                             const RetentionOptions& options) {
   RetentionRun run;
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<storage::DeviceSummaryRow> devices, store.ListDevices());

@@ -28,7 +28,7 @@ struct RetentionOptions {
   // Captures deleted per transaction: each holds the write lock briefly, so ingest is never blocked for
   // long (a capture's commit waits at most one batch).
   size_t batch = 100;
-  // Give the freed pages back to the file system afterwards (SqliteStore::ReturnFreePages), with one
+  // Give the freed pages back to the file system afterwards (SqlStore::ReturnFreePages), with one
   // VACUUM if the file predates incremental vacuuming (`allow_vacuum`: it blocks ingest while it runs).
   bool return_free_pages = true;
   bool allow_vacuum = true;
@@ -44,7 +44,7 @@ struct RetentionRun {
   std::vector<std::string> failures;
 };
 
-absl::StatusOr<RetentionRun> ApplyRetention(storage::SqliteStore& store, const RetentionPolicy& policy, int64_t now_ms,
+absl::StatusOr<RetentionRun> ApplyRetention(storage::SqlStore& store, const RetentionPolicy& policy, int64_t now_ms,
                                             const RetentionOptions& options);
 
 // "3 devices, 120 of 480 captures deleted (12 keyframes kept for their deltas), 5.2 MB returned", or "would

@@ -8,8 +8,8 @@
 namespace memfleet::server {
 
 absl::StatusOr<std::unique_ptr<RetentionWorker>> RetentionWorker::Start(RetentionWorkerOptions options) {
-  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<storage::SqliteStore> store,
-                            storage::SqliteStore::Open(options.db_path, storage::SqliteStoreOptions()));
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<storage::SqlStore> store,
+                            storage::OpenSqliteStore(options.db_path));
   if (!options.now_ms) {
     options.now_ms = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -19,7 +19,7 @@ absl::StatusOr<std::unique_ptr<RetentionWorker>> RetentionWorker::Start(Retentio
   return std::unique_ptr<RetentionWorker>(new RetentionWorker(std::move(options), std::move(store)));
 }
 
-RetentionWorker::RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqliteStore> store)
+RetentionWorker::RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqlStore> store)
     : options_(std::move(options)),
       store_(std::move(store)),
       runner_(options_.clock != nullptr ? *options_.clock : RealSteadyClock()) {

@@ -46,11 +46,11 @@ class RetentionWorker {
   RetentionRun last_run() const;
 
  private:
-  RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqliteStore> store);
+  RetentionWorker(RetentionWorkerOptions options, std::unique_ptr<storage::SqlStore> store);
   void RunOnce() ABSL_LOCKS_EXCLUDED(mu_);
 
   const RetentionWorkerOptions options_;
-  std::unique_ptr<storage::SqliteStore> store_;  // used by the runner's thread only
+  std::unique_ptr<storage::SqlStore> store_;  // used by the runner's thread only
   mutable absl::Mutex mu_;
   size_t runs_ ABSL_GUARDED_BY(mu_) = 0;
   RetentionRun last_ ABSL_GUARDED_BY(mu_);

@@ -1,8 +1,11 @@
 #include "storage/backends/history_migration.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +18,8 @@
 #include "common/status_macros.h"
 #include "report/report_json.h"
 #include "storage/store_rows.h"
+#include "storage/sqlite/schema.h"
+#include "storage/sqlite/sqlite_db.h"
 #include "storage/sqlite/sqlite_store.h"
 
 namespace memfleet::storage {
@@ -22,7 +27,7 @@ namespace {
 
 // ---- copying ----
 
-absl::StatusOr<bool> TargetIsEmpty(PgStore& to) {
+absl::StatusOr<bool> TargetIsEmpty(SqlStore& to) {
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats stats, to.GetStats());
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> devices, to.ListDevices());
   MEMFLEET_ASSIGN_OR_RETURN(bool has_tokens, to.HasTokens());
@@ -32,7 +37,7 @@ absl::StatusOr<bool> TargetIsEmpty(PgStore& to) {
          counts.retention_marks == 0;
 }
 
-absl::Status CopyTokens(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyTokens(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<TokenRecord> tokens, from.ListTokens());
   for (const TokenRecord& token : tokens) {
     absl::Status put = to.PutToken(token);  // the hash, never a secret: there is none to copy
@@ -49,7 +54,7 @@ absl::Status CopyTokens(Store& from, PgStore& to, CopiedHistory& copied) {
 }
 
 // Versions are numbered in import order with no gaps; each keeps its number.
-absl::Status CopyBaselines(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyBaselines(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<BaselineRecord> latest, from.GetBaseline(0));
   const int64_t last = latest.has_value() ? latest->version : 0;
   for (int64_t version = 1; version <= last; ++version) {
@@ -74,7 +79,7 @@ absl::Status CopyBaselines(Store& from, PgStore& to, CopiedHistory& copied) {
 
 // A device row holds its dropped-capture total: a device already there is not upserted again, which
 // would add its drops twice.
-absl::Status CopyDevices(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyDevices(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> devices, from.ListDevices());
   for (const DeviceSummaryRow& row : devices) {
     MEMFLEET_ASSIGN_OR_RETURN(std::optional<DeviceRecord> there, to.GetDevice(row.device.device_id));
@@ -120,7 +125,7 @@ absl::StatusOr<CaptureRecord> ReadCapture(Store& from, const CaptureFacts& facts
 }
 
 // Whole captures first, then the deltas: a delta's keyframe is then always stored before it.
-absl::Status CopyCaptures(MigrationSource& from, PgStore& to, bool resume, CopiedHistory& copied) {
+absl::Status CopyCaptures(MigrationSource& from, SqlStore& to, bool resume, CopiedHistory& copied) {
   for (const bool deltas : {false, true}) {
     MEMFLEET_RETURN_IF_ERROR(from.history->ForEachCapture([&](const CaptureFacts& facts) -> absl::Status {
       if (facts.is_delta != deltas) return absl::OkStatus();
@@ -140,7 +145,7 @@ absl::Status CopyCaptures(MigrationSource& from, PgStore& to, bool resume, Copie
   return absl::OkStatus();
 }
 
-absl::Status CopySweeps(MigrationSource& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopySweeps(MigrationSource& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<std::string> ids, from.history->SweepIds());
   for (const std::string& id : ids) {
     MEMFLEET_ASSIGN_OR_RETURN(std::optional<SweepRecord> sweep, from.store->GetSweep(id));
@@ -151,7 +156,7 @@ absl::Status CopySweeps(MigrationSource& from, PgStore& to, CopiedHistory& copie
   return absl::OkStatus();
 }
 
-absl::Status CopyRetentionMarks(Store& from, PgStore& to, CopiedHistory& copied) {
+absl::Status CopyRetentionMarks(Store& from, SqlStore& to, CopiedHistory& copied) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> devices, from.ListDevices());
   for (const DeviceSummaryRow& row : devices) {
     MEMFLEET_ASSIGN_OR_RETURN(RetentionMarks marks, from.GetRetentionMarks(row.device.device_id));
@@ -216,7 +221,7 @@ std::string LabelFields(const LabelSet& labels) {
   return text;
 }
 
-absl::Status CheckDevices(Store& from, PgStore& to, Checker& check) {
+absl::Status CheckDevices(Store& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> a, from.ListDevices());
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<DeviceSummaryRow> b, to.ListDevices());
   check.Count("devices", a.size(), b.size());
@@ -235,7 +240,7 @@ absl::Status CheckDevices(Store& from, PgStore& to, Checker& check) {
   return absl::OkStatus();
 }
 
-absl::Status CheckCaptureStats(Store& from, PgStore& to, Checker& check) {
+absl::Status CheckCaptureStats(Store& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats a, from.GetStats());
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats b, to.GetStats());
   check.Count("captures", a.captures, b.captures);
@@ -245,7 +250,7 @@ absl::Status CheckCaptureStats(Store& from, PgStore& to, Checker& check) {
   return absl::OkStatus();
 }
 
-absl::Status CheckTokensAndBaselines(Store& from, PgStore& to, Checker& check) {
+absl::Status CheckTokensAndBaselines(Store& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<TokenRecord> ta, from.ListTokens());
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<TokenRecord> tb, to.ListTokens());
   check.Count("tokens", ta.size(), tb.size());
@@ -270,7 +275,7 @@ absl::Status CheckTokensAndBaselines(Store& from, PgStore& to, Checker& check) {
   return absl::OkStatus();
 }
 
-absl::Status CheckSweepsAndCounts(MigrationSource& from, PgStore& to, Checker& check) {
+absl::Status CheckSweepsAndCounts(MigrationSource& from, SqlStore& to, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(HistoryRowCounts a, from.history->RowCounts());
   MEMFLEET_ASSIGN_OR_RETURN(HistoryRowCounts b, to.CountHistoryRows());
   check.Count("sweeps", a.sweeps, b.sweeps);
@@ -288,7 +293,7 @@ absl::Status CheckSweepsAndCounts(MigrationSource& from, PgStore& to, Checker& c
 
 // One capture on both sides: its report (parsed JSON, so that equal documents compare equal whatever
 // their spacing), raw capture and labels.
-absl::Status CheckCapture(Store& from, PgStore& to, const std::string& id, Checker& check) {
+absl::Status CheckCapture(Store& from, SqlStore& to, const std::string& id, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<StoredReport> ra, from.GetReportByCapture(id));
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<StoredReport> rb, to.GetReportByCapture(id));
   if (!ra.has_value() || !rb.has_value()) {
@@ -315,7 +320,7 @@ absl::Status CheckCapture(Store& from, PgStore& to, const std::string& id, Check
 }
 
 // `sample` captures spread evenly over the history, the oldest and the newest among them.
-absl::Status CheckCaptureSample(MigrationSource& from, PgStore& to, size_t sample, Checker& check) {
+absl::Status CheckCaptureSample(MigrationSource& from, SqlStore& to, size_t sample, Checker& check) {
   MEMFLEET_ASSIGN_OR_RETURN(Store::Stats stats, from.store->GetStats());
   const uint64_t total = stats.captures;
   if (total == 0 || sample == 0) return absl::OkStatus();
@@ -337,21 +342,76 @@ absl::Status CheckCaptureSample(MigrationSource& from, PgStore& to, size_t sampl
 
 }  // namespace
 
-absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_path) {
+MigrationSource::MigrationSource() = default;
+MigrationSource::MigrationSource(MigrationSource&&) noexcept = default;
+MigrationSource& MigrationSource::operator=(MigrationSource&&) noexcept = default;
+
+MigrationSource::~MigrationSource() {
+  store.reset();
+  history.reset();
+  if (!upgraded_copy.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(upgraded_copy, ec);
+  }
+}
+
+namespace {
+
+// The file's schema version; FailedPrecondition when it is no SQLite file memfleet wrote.
+absl::StatusOr<int> SchemaVersionOf(const std::string& path) {
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
+  absl::StatusOr<int> version = db.ok() ? ReadSchemaVersion(*db) : absl::StatusOr<int>(db.status());
+  if (!version.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot open ", path, " read-only: ", version.status().message()));
+  }
+  if (*version == 0) return absl::FailedPreconditionError(absl::StrCat(path, " is not a memfleet database"));
+  return *version;
+}
+
+// A copy of the file at `path` in a new folder under `work_dir`, migrated to this build's schema; the folder.
+absl::StatusOr<std::string> UpgradedCopy(const std::string& path, const std::string& work_dir) {
+  std::string folder = work_dir + "/memfleet-migrate-XXXXXX";
+  if (mkdtemp(folder.data()) == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot make a folder under ", work_dir, " for an upgraded copy"));
+  }
+  const std::string copy = folder + "/memfleet.db";
+  absl::Status made = [&]() -> absl::Status {
+    MEMFLEET_ASSIGN_OR_RETURN(SqliteDb from, SqliteDb::Open(path, SQLITE_OPEN_READONLY));
+    MEMFLEET_RETURN_IF_ERROR(from.CopyTo(copy));
+    MEMFLEET_ASSIGN_OR_RETURN(SqliteDb to, SqliteDb::Open(copy, SQLITE_OPEN_READWRITE));
+    return MigrateToLatest(to);
+  }();
+  if (!made.ok()) {
+    std::error_code ec;
+    std::filesystem::remove_all(folder, ec);
+    return absl::Status(made.code(), absl::StrCat("upgrading a copy of ", path, ": ", made.message()));
+  }
+  return folder;
+}
+
+}  // namespace
+
+absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_path, const std::string& work_dir) {
+  MEMFLEET_ASSIGN_OR_RETURN(int version, SchemaVersionOf(sqlite_path));
+  MigrationSource source;
+  std::string read_from = sqlite_path;
+  if (version < LatestSchemaVersion()) {
+    MEMFLEET_ASSIGN_OR_RETURN(source.upgraded_copy, UpgradedCopy(sqlite_path, work_dir));
+    read_from = source.upgraded_copy + "/memfleet.db";
+  }
   SqliteStoreOptions options;
   options.read_only = true;
-  MigrationSource source;
-  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(sqlite_path, options);
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(read_from, options);
   if (!store.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("cannot open ", sqlite_path, " read-only: ",
                                                       store.status().message()));
   }
   source.store = *std::move(store);
-  MEMFLEET_ASSIGN_OR_RETURN(source.history, SqliteHistory::Open(sqlite_path));
+  MEMFLEET_ASSIGN_OR_RETURN(source.history, SqliteHistory::Open(read_from));
   return source;
 }
 
-absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, PgStore& to, bool resume) {
+absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, SqlStore& to, bool resume) {
   if (!resume) {
     MEMFLEET_ASSIGN_OR_RETURN(bool empty, TargetIsEmpty(to));
     if (!empty) {
@@ -369,7 +429,7 @@ absl::StatusOr<CopiedHistory> CopyHistory(MigrationSource& from, PgStore& to, bo
   return copied;
 }
 
-absl::StatusOr<HistoryCheck> VerifyHistory(MigrationSource& from, PgStore& to, size_t report_sample) {
+absl::StatusOr<HistoryCheck> VerifyHistory(MigrationSource& from, SqlStore& to, size_t report_sample) {
   Checker check;
   MEMFLEET_RETURN_IF_ERROR(CheckDevices(*from.store, to, check));
   MEMFLEET_RETURN_IF_ERROR(CheckCaptureStats(*from.store, to, check));

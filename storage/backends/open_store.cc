@@ -5,7 +5,6 @@
 #include <string_view>
 #include <utility>
 
-#include "common/status_macros.h"
 #include "storage/postgres/pg_store.h"
 #include "storage/sqlite/sqlite_store.h"
 
@@ -18,10 +17,11 @@ bool IsPostgresUri(std::string_view db) {
   return false;
 }
 
-absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
+absl::StatusOr<std::unique_ptr<SqlStore>> OpenStore(const std::string& db, const OpenStoreOptions& options) {
   if (!IsPostgresUri(db)) return OpenSqliteStore(db);
-  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<PgStore> store, PgStore::Open(db));
-  return std::unique_ptr<Store>(std::move(store));
+  PgStoreOptions pg;
+  pg.writers = options.writers;
+  return OpenPgStore(db, pg);
 }
 
 }  // namespace memfleet::storage

@@ -2,13 +2,13 @@
 
 #include <libpq-fe.h>
 
+#include <cctype>
 #include <string_view>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "storage/sqlite/sqlite_db.h"  // SqlFirstWords
 
 namespace memfleet::storage {
 namespace {
@@ -59,102 +59,112 @@ int HexDigit(char c) {
   return -1;
 }
 
+// A row of a result in text format.
+class ResultRow : public SqlRow {
+ public:
+  ResultRow(const PGresult* result, int row) : result_(result), row_(row) {}
+  int ColumnCount() const override { return PQnfields(result_); }
+  bool ColumnIsNull(int index) const override { return PQgetisnull(result_, row_, index) != 0; }
+  int64_t ColumnInt64(int index) const override { return ColumnOptionalInt64(index).value_or(0); }
+  std::optional<int64_t> ColumnOptionalInt64(int index) const override {
+    if (ColumnIsNull(index)) return std::nullopt;
+    const std::string_view text = Value(index);
+    if (text == "t") return 1;  // a boolean
+    if (text == "f") return 0;
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &v)) return std::nullopt;
+    return v;
+  }
+  std::string ColumnText(int index) const override {
+    if (ColumnIsNull(index)) return std::string();
+    return std::string(Value(index));
+  }
+  // BYTEA in text format is "\x" and two hex digits a byte (bytea_output = hex, set at connect).
+  std::string ColumnBlob(int index) const override {
+    const std::string_view text = Value(index);
+    if (ColumnIsNull(index) || text.size() < 2 || text.substr(0, 2) != "\\x") return std::string();
+    std::string bytes;
+    bytes.reserve((text.size() - 2) / 2);
+    for (size_t i = 2; i + 1 < text.size(); i += 2) {
+      const int hi = HexDigit(text[i]);
+      const int lo = HexDigit(text[i + 1]);
+      if (hi < 0 || lo < 0) return std::string();
+      bytes.push_back(static_cast<char>(hi * 16 + lo));
+    }
+    return bytes;
+  }
+
+ private:
+  std::string_view Value(int index) const {
+    return std::string_view(PQgetvalue(result_, row_, index), static_cast<size_t>(PQgetlength(result_, row_, index)));
+  }
+  const PGresult* result_;
+  int row_;
+};
+
+// Frees a PGresult at the end of a scope.
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+// A statement's parameters as libpq's parallel arrays; points into `params`, which must outlive it.
+struct ParamArrays {
+  explicit ParamArrays(const SqlParams& params) {
+    text.reserve(params.size());
+    for (const SqlValue& p : params) {
+      // Integers go as decimal text: libpq's binary format would need the parameter's type given.
+      text.push_back(p.kind() == SqlValue::Kind::kInt ? absl::StrCat(p.int_value()) : std::string());
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      const SqlValue& p = params[i];
+      const bool null = p.kind() == SqlValue::Kind::kNull;
+      const std::string& bytes = p.kind() == SqlValue::Kind::kInt ? text[i] : p.bytes();
+      values.push_back(null ? nullptr : bytes.data());
+      lengths.push_back(null ? 0 : static_cast<int>(bytes.size()));
+      formats.push_back(p.kind() == SqlValue::Kind::kBlob ? 1 : 0);
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
+  std::vector<std::string> text;
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
+
+constexpr char kSessionSettings[] = "SET TIME ZONE 'UTC'; SET bytea_output = 'hex'; SET client_min_messages = warning";
+
 }  // namespace
 
-PgParam PgParam::Int(int64_t v) { return {absl::StrCat(v), false}; }
-
-PgParam PgParam::OptionalInt(std::optional<int64_t> v) {
-  return v.has_value() ? Int(*v) : PgParam{std::nullopt, false};
-}
-
-PgParam PgParam::TextOrNull(const std::string& text) {
-  return text.empty() ? PgParam{std::nullopt, false} : Text(text);
-}
-
-// ---- rows ----
-
-int PgRow::ColumnCount() const { return PQnfields(result_); }
-
-bool PgRow::ColumnIsNull(int index) const { return PQgetisnull(result_, row_, index) != 0; }
-
-int64_t PgRow::ColumnInt64(int index) const { return ColumnOptionalInt64(index).value_or(0); }
-
-std::optional<int64_t> PgRow::ColumnOptionalInt64(int index) const {
-  if (ColumnIsNull(index)) return std::nullopt;
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(PQgetvalue(result_, row_, index), &v)) return std::nullopt;
-  return v;
-}
-
-std::string PgRow::ColumnText(int index) const {
-  if (ColumnIsNull(index)) return std::string();
-  return std::string(PQgetvalue(result_, row_, index), static_cast<size_t>(PQgetlength(result_, row_, index)));
-}
-
-// BYTEA in text format is "\x" and two hex digits a byte (bytea_output = hex, set at connect).
-std::string PgRow::ColumnBlob(int index) const {
-  const std::string_view text(PQgetvalue(result_, row_, index), static_cast<size_t>(PQgetlength(result_, row_, index)));
-  if (ColumnIsNull(index) || text.size() < 2 || text.substr(0, 2) != "\\x") return std::string();
-  std::string bytes;
-  bytes.reserve((text.size() - 2) / 2);
-  for (size_t i = 2; i + 1 < text.size(); i += 2) {
-    const int hi = HexDigit(text[i]);
-    const int lo = HexDigit(text[i + 1]);
-    if (hi < 0 || lo < 0) return std::string();
-    bytes.push_back(static_cast<char>(hi * 16 + lo));
+std::string PostgresPlaceholders(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size());
+  char quote = 0;  // inside '...' or "..."
+  for (size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;  // a doubled quote closes and reopens: the same text
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '?' && i + 1 < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+      out.push_back('$');
+      continue;
+    }
+    out.push_back(c);
   }
-  return bytes;
+  return out;
 }
 
-PgResult::PgResult(PgResult&& other) noexcept : result_(std::exchange(other.result_, nullptr)) {}
+// ---- connecting ----
 
-PgResult& PgResult::operator=(PgResult&& other) noexcept {
-  if (this != &other) {
-    if (result_ != nullptr) PQclear(result_);
-    result_ = std::exchange(other.result_, nullptr);
-  }
-  return *this;
-}
-
-PgResult::~PgResult() {
-  if (result_ != nullptr) PQclear(result_);
-}
-
-int PgResult::RowCount() const { return result_ != nullptr ? PQntuples(result_) : 0; }
-
-std::string PgResult::CommandTag() const { return result_ != nullptr ? PQcmdStatus(result_) : ""; }
-
-int64_t PgResult::AffectedRows() const {
-  int64_t n = 0;
-  if (result_ == nullptr || !absl::SimpleAtoi(PQcmdTuples(result_), &n)) return 0;
-  return n;
-}
-
-// ---- connection ----
-
-absl::StatusOr<PgConnection> PgConnection::Connect(const std::string& uri) {
-  PgConnection db(PQconnectdb(uri.c_str()));
-  if (db.conn_ == nullptr || PQstatus(db.conn_) != CONNECTION_OK) {
-    return absl::UnavailableError(absl::StrCat("cannot connect to PostgreSQL: ", ConnectionMessage(db.conn_)));
+absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& uri) {
+  std::unique_ptr<PgConnection> db(new PgConnection(PQconnectdb(uri.c_str())));
+  if (db->conn_ == nullptr || PQstatus(db->conn_) != CONNECTION_OK) {
+    return absl::UnavailableError(absl::StrCat("cannot connect to PostgreSQL: ", ConnectionMessage(db->conn_)));
   }
   // Fixed session settings the store's SQL relies on: UTC, hex BYTEA, and no notices on stderr.
-  if (absl::Status s = db.Exec("SET TIME ZONE 'UTC'; SET bytea_output = 'hex'; SET client_min_messages = warning");
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = db->Exec(kSessionSettings); !s.ok()) return s;
   return db;
-}
-
-PgConnection::PgConnection(PgConnection&& other) noexcept
-    : conn_(std::exchange(other.conn_, nullptr)), prepared_(std::exchange(other.prepared_, {})) {}
-
-PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
-  if (this != &other) {
-    if (conn_ != nullptr) PQfinish(conn_);
-    conn_ = std::exchange(other.conn_, nullptr);
-    prepared_ = std::exchange(other.prepared_, {});
-  }
-  return *this;
 }
 
 PgConnection::~PgConnection() {
@@ -164,104 +174,187 @@ PgConnection::~PgConnection() {
 absl::Status PgConnection::EnsureConnected() {
   if (conn_ == nullptr) return absl::FailedPreconditionError("PostgreSQL connection is not open");
   if (PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();
+  // A transaction whose BEGIN is still queued has not started: it starts on the new session.
+  const bool lost_transaction = in_transaction_ && begin_sent_;
   PQreset(conn_);
   prepared_.clear();  // the new session has none of the old one's prepared statements
+  if (lost_transaction) in_transaction_ = false;
+  begin_sent_ = false;
   if (PQstatus(conn_) != CONNECTION_OK) {
+    queue_.clear();
     return absl::UnavailableError(absl::StrCat("lost the PostgreSQL connection: ", ConnectionMessage(conn_)));
   }
-  return Exec("SET TIME ZONE 'UTC'; SET bytea_output = 'hex'; SET client_min_messages = warning");
-}
-
-absl::Status PgConnection::Exec(std::string_view sql) {
-  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
-  PGresult* raw = PQexec(conn_, std::string(sql).c_str());
-  PgResult result(raw);
-  return ResultStatus(raw, conn_, sql);
-}
-
-namespace {
-
-// A statement's parameters as libpq's parallel arrays; points into `params`, which must outlive it.
-struct ParamArrays {
-  explicit ParamArrays(const std::vector<PgParam>& params) {
-    values.reserve(params.size());
-    lengths.reserve(params.size());
-    formats.reserve(params.size());
-    for (const PgParam& p : params) {
-      values.push_back(p.value.has_value() ? p.value->data() : nullptr);
-      lengths.push_back(p.value.has_value() ? static_cast<int>(p.value->size()) : 0);
-      formats.push_back(p.binary ? 1 : 0);
-    }
-  }
-  int count() const { return static_cast<int>(values.size()); }
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
-};
-
-}  // namespace
-
-absl::StatusOr<PgResult> PgConnection::Query(std::string_view sql, const std::vector<PgParam>& params) {
-  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
-  const ParamArrays p(params);
-  PGresult* raw = PQexecParams(conn_, std::string(sql).c_str(), p.count(), /*paramTypes=*/nullptr, p.values.data(),
-                               p.lengths.data(), p.formats.data(), /*resultFormat=*/0);
-  PgResult result(raw);
-  if (absl::Status s = ResultStatus(raw, conn_, sql); !s.ok()) return s;
-  return result;
-}
-
-absl::StatusOr<std::string> PgConnection::PreparedName(std::string_view sql) {
-  if (auto it = prepared_.find(sql); it != prepared_.end()) return it->second;
-  if (prepared_.size() >= kMaxPreparedStatements) return std::string();
-  std::string name = absl::StrCat("memfleet_", prepared_.size());
-  // Parameter types as Query leaves them: inferred by the server from where each $N is used.
-  PGresult* raw = PQprepare(conn_, name.c_str(), std::string(sql).c_str(), 0, /*paramTypes=*/nullptr);
-  PgResult prepared(raw);
-  if (absl::Status s = ResultStatus(raw, conn_, sql); !s.ok()) return s;
-  prepared_.emplace(std::string(sql), name);
-  return name;
-}
-
-absl::StatusOr<PgResult> PgConnection::QueryPrepared(std::string_view sql, const std::vector<PgParam>& params) {
-  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
-  absl::StatusOr<std::string> name = PreparedName(sql);
-  if (!name.ok()) return name.status();
-  if (name->empty()) return Query(sql, params);
-  const ParamArrays p(params);
-  PGresult* raw = PQexecPrepared(conn_, name->c_str(), p.count(), p.values.data(), p.lengths.data(), p.formats.data(),
-                                 /*resultFormat=*/0);
-  PgResult result(raw);
-  if (absl::Status s = ResultStatus(raw, conn_, sql); !s.ok()) return s;
-  return result;
-}
-
-// ---- transactions ----
-
-absl::StatusOr<PgTransaction> PgTransaction::Begin(PgConnection& db) {
-  if (absl::Status s = db.Exec("BEGIN"); !s.ok()) return s;
-  return PgTransaction(&db);
-}
-
-PgTransaction::PgTransaction(PgTransaction&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
-
-PgTransaction::~PgTransaction() { Rollback(); }
-
-absl::Status PgTransaction::Commit() {
-  if (db_ == nullptr) return absl::FailedPreconditionError("transaction already ended");
-  PgConnection* db = std::exchange(db_, nullptr);
-  absl::StatusOr<PgResult> result = db->Query("COMMIT", {});
-  if (!result.ok()) return result.status();
-  // COMMIT of a transaction that had failed answers ROLLBACK, not an error: nothing was stored.
-  if (result->CommandTag() != "COMMIT") {
-    return absl::AbortedError(absl::StrCat("PostgreSQL rolled the transaction back (", result->CommandTag(), ")"));
+  PGresult* settings = PQexec(conn_, kSessionSettings);
+  absl::Status s = ResultStatus(settings, conn_, kSessionSettings);
+  PQclear(settings);
+  if (!s.ok()) return s;
+  if (lost_transaction) {
+    queue_.clear();
+    return absl::UnavailableError("lost the PostgreSQL connection during a transaction; it was rolled back");
   }
   return absl::OkStatus();
 }
 
-void PgTransaction::Rollback() {
-  if (db_ == nullptr) return;
-  std::exchange(db_, nullptr)->Exec("ROLLBACK").IgnoreError();
+void PgConnection::Reset() {
+  queue_.clear();
+  prepared_.clear();
+  in_transaction_ = false;
+  begin_sent_ = false;
+  PQreset(conn_);
+  if (PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, kSessionSettings));
+}
+
+// ---- statements ----
+
+void PgConnection::Queue(std::string_view sql, SqlParams params, SqlRowFn on_row, int64_t* changed,
+                         std::string* command_tag) {
+  Pending p;
+  p.sql = std::string(sql);
+  p.params = std::move(params);
+  p.on_row = std::move(on_row);
+  p.changed = changed;
+  p.command_tag = command_tag;
+  queue_.push_back(std::move(p));
+}
+
+absl::Status PgConnection::Flush() {
+  if (queue_.empty()) return absl::OkStatus();
+  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
+  std::vector<Pending> batch = std::exchange(queue_, {});
+  if (PQenterPipelineMode(conn_) != 1) {
+    return absl::InternalError(absl::StrCat("PostgreSQL: cannot enter pipeline mode: ", ConnectionMessage(conn_)));
+  }
+  // What comes back, in order: a statement's own answer, or the answer to the prepare sent before it.
+  struct Answer {
+    size_t pending;
+    bool prepare;
+  };
+  std::vector<Answer> answers;
+  absl::Status sent = absl::OkStatus();
+  for (size_t i = 0; i < batch.size() && sent.ok(); ++i) {
+    Pending& p = batch[i];
+    const ParamArrays params(p.params);
+    auto it = prepared_.find(p.sql);
+    if (it == prepared_.end() && prepared_.size() < kMaxPreparedStatements) {
+      PreparedStatement statement{absl::StrCat("memfleet_", statements_named_++), PostgresPlaceholders(p.sql)};
+      // Parameter types as the server infers them from where each $N is used.
+      if (PQsendPrepare(conn_, statement.name.c_str(), statement.postgres.c_str(), 0, nullptr) != 1) {
+        sent = absl::UnavailableError(absl::StrCat("PostgreSQL: ", ConnectionMessage(conn_)));
+        break;
+      }
+      answers.push_back({i, true});
+      it = prepared_.emplace(p.sql, std::move(statement)).first;
+    }
+    const int ok = it != prepared_.end()
+                       ? PQsendQueryPrepared(conn_, it->second.name.c_str(), params.count(), params.values.data(),
+                                             params.lengths.data(), params.formats.data(), /*resultFormat=*/0)
+                       : PQsendQueryParams(conn_, PostgresPlaceholders(p.sql).c_str(), params.count(), nullptr,
+                                           params.values.data(), params.lengths.data(), params.formats.data(), 0);
+    if (ok != 1) {
+      sent = absl::UnavailableError(absl::StrCat("PostgreSQL: ", ConnectionMessage(conn_)));
+      break;
+    }
+    answers.push_back({i, false});
+  }
+  if (sent.ok() && PQpipelineSync(conn_) != 1) sent = absl::UnavailableError(ConnectionMessage(conn_));
+  if (!sent.ok()) {
+    Reset();
+    return sent;
+  }
+  if (in_transaction_) begin_sent_ = true;
+  absl::Status first_error;
+  {
+    for (const Answer& answer : answers) {
+      Pending& p = batch[answer.pending];
+      ResultPtr result(PQgetResult(conn_));
+      if (result == nullptr) {
+        first_error.Update(ResultStatus(nullptr, conn_, p.sql));
+        break;
+      }
+      const ExecStatusType status = PQresultStatus(result.get());
+      if (status == PGRES_PIPELINE_ABORTED) {
+        if (answer.prepare) prepared_.erase(p.sql);
+      } else if (absl::Status s = ResultStatus(result.get(), conn_, p.sql); !s.ok()) {
+        if (answer.prepare) prepared_.erase(p.sql);
+        first_error.Update(s);
+      } else if (!answer.prepare) {
+        if (p.on_row) {
+          for (int row = 0; row < PQntuples(result.get()); ++row) p.on_row(ResultRow(result.get(), row));
+        }
+        // PQcmdTuples also counts a SELECT's rows; only a change is counted here.
+        if (p.changed != nullptr && PQresultStatus(result.get()) == PGRES_COMMAND_OK) {
+          int64_t n = 0;
+          *p.changed = absl::SimpleAtoi(PQcmdTuples(result.get()), &n) ? n : 0;
+        }
+        if (p.command_tag != nullptr) *p.command_tag = PQcmdStatus(result.get());
+      }
+      // Each statement's answer ends with a null result.
+      while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
+    }
+    ResultPtr sync(PQgetResult(conn_));
+    if (sync == nullptr || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) {
+      first_error.Update(absl::InternalError("PostgreSQL: the pipeline did not end with its sync"));
+    }
+  }
+  if (PQexitPipelineMode(conn_) != 1) {
+    // A broken connection: the next statement reconnects.
+    first_error.Update(absl::UnavailableError(absl::StrCat("PostgreSQL: ", ConnectionMessage(conn_))));
+  }
+  return first_error;
+}
+
+absl::Status PgConnection::Exec(std::string_view sql) {
+  if (absl::Status s = Flush(); !s.ok()) return s;
+  if (absl::Status s = EnsureConnected(); !s.ok()) return s;
+  ResultPtr result(PQexec(conn_, std::string(sql).c_str()));
+  return ResultStatus(result.get(), conn_, sql);
+}
+
+absl::StatusOr<int64_t> PgConnection::Query(std::string_view sql, SqlParams params, const SqlRowFn& on_row) {
+  int64_t changed = 0;
+  Queue(sql, std::move(params), on_row, &changed, nullptr);
+  if (absl::Status s = Flush(); !s.ok()) return s;
+  return changed;
+}
+
+absl::Status PgConnection::Send(std::string_view sql, SqlParams params, SqlRowFn on_row, int64_t* changed) {
+  Queue(sql, std::move(params), std::move(on_row), changed, nullptr);
+  // Outside a transaction a statement stands alone: it runs now, as on SQLite.
+  return !in_transaction_ || queue_.size() >= kMaxQueued ? Flush() : absl::OkStatus();
+}
+
+// ---- transactions ----
+
+absl::Status PgConnection::Begin(SqlTransactionKind kind) {
+  if (in_transaction_) return absl::FailedPreconditionError("a transaction is already open on this connection");
+  Queue(kind == SqlTransactionKind::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, SqlRowFn(),
+        nullptr, nullptr);
+  in_transaction_ = true;
+  begin_sent_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status PgConnection::Commit() {
+  if (!in_transaction_) return absl::FailedPreconditionError("no transaction to commit");
+  std::string tag;
+  Queue("COMMIT", {}, SqlRowFn(), nullptr, &tag);
+  absl::Status s = Flush();
+  if (!s.ok()) {
+    Rollback();  // a statement before it failed: the transaction is open and aborted
+    return s;
+  }
+  in_transaction_ = false;
+  // COMMIT of a transaction that had failed answers ROLLBACK, not an error: nothing was stored.
+  if (tag != "COMMIT") return absl::AbortedError(absl::StrCat("PostgreSQL rolled the transaction back (", tag, ")"));
+  return absl::OkStatus();
+}
+
+void PgConnection::Rollback() {
+  if (!in_transaction_) return;
+  in_transaction_ = false;
+  queue_.clear();  // never sent: nothing of it reached the server
+  if (!std::exchange(begin_sent_, false)) return;
+  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
 }
 
 }  // namespace memfleet::storage

@@ -1,146 +1,93 @@
-// PgConnection / PgResult / PgTransaction: thin RAII handles over libpq that report every failure as an
-// absl::Status carrying the server's message, its SQLSTATE and the first words of the SQL. Statements
-// take parameters $1, $2, ... only (PgParam), never text spliced into SQL. No exceptions.
+// PgConnection: one libpq connection to PostgreSQL as the store's SqlConnection (sql_connection.h). The
+// store's ?N parameters are rewritten to $N once per statement text, each statement is prepared once per
+// connection (named, parsed and planned by the server once), and statements the caller does not wait for
+// (Send, and the BEGIN of a transaction) go to the server with the next one it does wait for, in one round
+// trip (libpq's pipeline mode). Every failure is a Status carrying the server's message, its SQLSTATE and
+// the first words of the SQL. No exceptions.
 //
-//   MEMFLEET_ASSIGN_OR_RETURN(PgConnection db, PgConnection::Connect("postgresql://memfleet@db:5432/memfleet"));
-//   MEMFLEET_ASSIGN_OR_RETURN(PgResult r, db.Query("SELECT model FROM devices WHERE device_id = $1",
-//                                                  {PgParam::Text(id)}));
-//   for (int i = 0; i < r.RowCount(); ++i) r.Row(i).ColumnText(0);
+//   MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> db, PgConnection::Connect("postgresql://memfleet@db:5432/memfleet"));
+//   MEMFLEET_ASSIGN_OR_RETURN(auto models, QueryAll(*db, "SELECT model FROM devices WHERE device_id = ?1",
+//                                                   {SqlValue::Text(id)}, [](const SqlRow& r) { return r.ColumnText(0); }));
 //
-// Ownership and threads: a PgResult owns its rows and outlives the query; a connection is used by one
-// thread at a time (callers serialize with a mutex), as libpq requires.
+// A connection the server dropped (a restart, a failover) is reconnected before the next statement; the
+// statement that was running, or the transaction it was in, has failed with Unavailable.
+// Threads: one thread at a time, as libpq requires.
 #ifndef MEMFLEET_STORAGE_POSTGRES_PG_CONNECTION_H_
 #define MEMFLEET_STORAGE_POSTGRES_PG_CONNECTION_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/sql_connection.h"
 
-// libpq's handles, declared here so that only pg_connection.cc includes libpq-fe.h.
+// libpq's handle, declared here so that only pg_connection.cc includes libpq-fe.h.
 typedef struct pg_conn PGconn;
-typedef struct pg_result PGresult;
 
 namespace memfleet::storage {
 
-// One statement parameter: text (numbers in decimal), bytes (sent in binary, for BYTEA) or NULL.
-struct PgParam {
-  std::optional<std::string> value;
-  bool binary = false;
+// `sql` with each ?N outside quotes written $N, as PostgreSQL numbers parameters.
+std::string PostgresPlaceholders(std::string_view sql);
 
-  static PgParam Text(std::string_view text) { return {std::string(text), false}; }
-  static PgParam Bytes(std::string_view bytes) { return {std::string(bytes), true}; }
-  static PgParam Int(int64_t v);
-  // nullopt sends NULL: an unknown figure stays unknown in the database.
-  static PgParam OptionalInt(std::optional<int64_t> v);
-  // "" sends NULL (a column where NULL, not '', means "unknown").
-  static PgParam TextOrNull(const std::string& text);
-};
-
-class PgResult;
-
-// One row of a PgResult, with the accessors of sqlite_db.h's Statement, so that store_rows.h's readers
-// serve both backends. Column indexes start at 0.
-class PgRow {
- public:
-  PgRow(const PGresult* result, int row) : result_(result), row_(row) {}
-  int ColumnCount() const;
-  bool ColumnIsNull(int index) const;
-  int64_t ColumnInt64(int index) const;  // 0 for NULL or a value that is not an integer
-  std::optional<int64_t> ColumnOptionalInt64(int index) const;
-  std::string ColumnText(int index) const;  // "" for NULL
-  std::string ColumnBlob(int index) const;  // a BYTEA column's bytes; "" for NULL
-
- private:
-  const PGresult* result_;
-  int row_;
-};
-
-class PgResult {
- public:
-  PgResult() = default;
-  explicit PgResult(PGresult* result) : result_(result) {}
-  PgResult(PgResult&& other) noexcept;
-  PgResult& operator=(PgResult&& other) noexcept;
-  PgResult(const PgResult&) = delete;
-  PgResult& operator=(const PgResult&) = delete;
-  ~PgResult();
-
-  int RowCount() const;
-  PgRow Row(int row) const { return PgRow(result_, row); }
-  // Rows an INSERT/UPDATE/DELETE changed (for INSERT ... ON CONFLICT DO NOTHING: 0 on a conflict).
-  int64_t AffectedRows() const;
-  // "INSERT 0 1", "COMMIT", "ROLLBACK", ...
-  std::string CommandTag() const;
-
- private:
-  PGresult* result_ = nullptr;
-};
-
-class PgConnection {
+class PgConnection : public SqlConnection {
  public:
   // `uri`: a libpq connection URI (postgresql://USER@HOST:PORT/DB?...). Unavailable when the server
   // cannot be reached, with libpq's reason.
-  static absl::StatusOr<PgConnection> Connect(const std::string& uri);
+  static absl::StatusOr<std::unique_ptr<PgConnection>> Connect(const std::string& uri);
 
-  PgConnection() = default;
-  PgConnection(PgConnection&& other) noexcept;
-  PgConnection& operator=(PgConnection&& other) noexcept;
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
-  ~PgConnection();
+  ~PgConnection() override;
 
-  // Runs one or more ';'-separated statements that take no parameters (DDL, BEGIN/COMMIT).
-  absl::Status Exec(std::string_view sql);
-  // One statement with its parameters; its rows (text format, BYTEA as bytes through PgRow::ColumnBlob).
-  absl::StatusOr<PgResult> Query(std::string_view sql, const std::vector<PgParam>& params);
-  // Query for a statement run again and again (ingest's inserts): the server parses and plans `sql` once
-  // per connection, as a named prepared statement, and reuses that plan after, where Query has it parse,
-  // analyze and plan the text every time. For fixed SQL text only: each distinct text is kept until the
-  // connection closes (past kMaxPreparedStatements, the rest run as Query does).
-  absl::StatusOr<PgResult> QueryPrepared(std::string_view sql, const std::vector<PgParam>& params);
+  SqlDialect dialect() const override { return SqlDialect::kPostgres; }
+  absl::Status Exec(std::string_view sql) override;
+  absl::StatusOr<int64_t> Query(std::string_view sql, SqlParams params, const SqlRowFn& on_row) override;
+  absl::Status Send(std::string_view sql, SqlParams params, SqlRowFn on_row, int64_t* changed) override;
+  absl::Status Flush() override;
+  absl::Status Begin(SqlTransactionKind kind) override;
+  absl::Status Commit() override;
+  void Rollback() override;
 
-  static constexpr size_t kMaxPreparedStatements = 64;
-
-  bool is_open() const { return conn_ != nullptr; }
+  // Statements kept prepared; past it, a statement is sent with its text each time.
+  static constexpr size_t kMaxPreparedStatements = 256;
+  // Queued statements sent in one round trip at the most: the server's answers to them must fit the
+  // socket's buffers, as this side reads them only once all are sent.
+  static constexpr size_t kMaxQueued = 512;
 
  private:
+  struct Pending {
+    std::string sql;
+    SqlParams params;
+    SqlRowFn on_row;
+    int64_t* changed = nullptr;
+    std::string* command_tag = nullptr;
+  };
+  struct PreparedStatement {
+    std::string name;       // "" until prepared on the server
+    std::string postgres;   // the text with $N placeholders
+  };
+
   explicit PgConnection(PGconn* conn) : conn_(conn) {}
-  // A connection the server dropped (a restart, a failover) is reconnected before the next statement;
-  // a statement that was running when it dropped has failed with Unavailable already.
   absl::Status EnsureConnected();
-  // The name of `sql`'s prepared statement on this connection, preparing it first if it is new; "" when
-  // the cache is full.
-  absl::StatusOr<std::string> PreparedName(std::string_view sql);
+  // Queues `sql`; `on_row`, `changed`, `command_tag` (may be empty) receive its answer when it is sent.
+  void Queue(std::string_view sql, SqlParams params, SqlRowFn on_row, int64_t* changed, std::string* command_tag);
+
+  // After a send failed part way: the connection's state is unknown, so it starts a new session.
+  void Reset();
+
   PGconn* conn_ = nullptr;
-  // SQL text -> its prepared statement's name; cleared when the connection is reset (a new session has none).
-  std::map<std::string, std::string, std::less<>> prepared_;
-};
-
-// BEGIN ... COMMIT on a connection; rolls back on destruction unless committed.
-class PgTransaction {
- public:
-  static absl::StatusOr<PgTransaction> Begin(PgConnection& db);
-
-  PgTransaction(PgTransaction&& other) noexcept;
-  PgTransaction& operator=(PgTransaction&&) = delete;
-  PgTransaction(const PgTransaction&) = delete;
-  PgTransaction& operator=(const PgTransaction&) = delete;
-  ~PgTransaction();
-
-  // The data is durable once this returns OK (synchronous_commit, PostgreSQL's default).
-  absl::Status Commit();
-  void Rollback();
-
- private:
-  explicit PgTransaction(PgConnection* db) : db_(db) {}
-  PgConnection* db_ = nullptr;
+  std::map<std::string, PreparedStatement, std::less<>> prepared_;
+  uint64_t statements_named_ = 0;
+  std::vector<Pending> queue_;
+  bool in_transaction_ = false;
+  bool begin_sent_ = false;  // the transaction's BEGIN has gone to the server
 };
 
 }  // namespace memfleet::storage

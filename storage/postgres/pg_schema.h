@@ -10,24 +10,22 @@
 #ifndef MEMFLEET_STORAGE_POSTGRES_PG_SCHEMA_H_
 #define MEMFLEET_STORAGE_POSTGRES_PG_SCHEMA_H_
 
-#include <string>
-#include <vector>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "storage/postgres/pg_connection.h"
+#include "storage/sql_connection.h"
 
 namespace memfleet::storage {
 
-const std::vector<std::string>& PgMigrations();
 int LatestPgSchemaVersion();
 
 // 0 for a database without a schema_version table (in the connection's search_path).
-absl::StatusOr<int> ReadPgSchemaVersion(PgConnection& db);
+absl::StatusOr<int> ReadPgSchemaVersion(SqlConnection& db);
 
 // Applies every missing migration, each in its own transaction with the version bump. FailedPrecondition
 // when the database is newer than this code, or has tables but no schema_version (not memfleet's).
-absl::Status MigratePgToLatest(PgConnection& db);
+absl::Status MigratePgToLatest(SqlConnection& db);
+// The same up to `version` only: for tests that build a database as an older memfleet left it.
+absl::Status MigratePgTo(SqlConnection& db, int version);
 
 }  // namespace memfleet::storage
 

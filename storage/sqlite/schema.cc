@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "storage/report_codec.h"
+#include "storage/sqlite/migration_functions.h"
 
 namespace memfleet::storage {
 namespace {
@@ -419,6 +419,29 @@ constexpr char kMigration18[] = R"sql(
 ALTER TABLE devices ADD COLUMN retired_at TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 19: a capture's process figures as one block in its device_reports row (storage/process_block.h,
+// docs/performance.md "Bytes per stored capture"), as the store keeps them on PostgreSQL too
+// (storage/postgres/pg_schema.cc), where a row per process cost ~190 bytes of tuple header and index entry
+// against ~20 in a block. Every query that read process_samples reads the blocks of the reports it
+// visits: a trend is the device's range of device_reports_by_device_time; a capture's rows go with its
+// report row, so device_process_names (which a delete probed) and device_numbers go too.
+// memfleet_process_block (storage/sqlite/migration_functions.h, registered on the migrating connection)
+// writes each capture's block from its rows, in the same transaction as the version bump.
+constexpr char kMigration19[] = R"sql(
+CREATE TEMP TABLE memfleet_blocks (capture_no INTEGER PRIMARY KEY, n INTEGER NOT NULL, block BLOB NOT NULL);
+INSERT INTO memfleet_blocks (capture_no, n, block) SELECT capture_no, COUNT(*), memfleet_process_block(name_no, pid,
+  total_kb, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb)
+  FROM process_samples GROUP BY capture_no;
+ALTER TABLE device_reports ADD COLUMN process_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE device_reports ADD COLUMN processes BLOB;
+UPDATE device_reports SET process_count = b.n, processes = b.block FROM memfleet_blocks AS b
+  WHERE b.capture_no = device_reports.capture_no;
+DROP TABLE memfleet_blocks;
+DROP TABLE process_samples;
+DROP TABLE device_process_names;
+DROP TABLE device_numbers;
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st,
                             db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
@@ -478,7 +501,7 @@ const std::vector<std::string>& Migrations() {
                                    kMigration6, kMigration7, kMigration8, kMigration9,
                                    kMigration10, kMigration11, kMigration12, kMigration13,
                                    kMigration14, kMigration15, kMigration16, kMigration17,
-                                   kMigration18};
+                                   kMigration18, kMigration19};
   return *kMigrations;
 }
 
@@ -500,7 +523,7 @@ absl::StatusOr<int> ReadSchemaVersion(SqliteDb& db) {
 }
 
 absl::Status MigrateToLatest(SqliteDb& db) {
-  MEMFLEET_RETURN_IF_ERROR(RegisterReportCodecSqlFunctions(db));  // kMigration14
+  MEMFLEET_RETURN_IF_ERROR(RegisterMigrationFunctions(db));  // kMigration14, 16, 19
   while (true) {
     MEMFLEET_ASSIGN_OR_RETURN(bool migrated, MigrateOneStep(db));
     if (!migrated) return absl::OkStatus();

@@ -19,10 +19,8 @@
 namespace memfleet::storage {
 
 // Index names, shared with the query-plan tests so a rename cannot silently leave a hot query unindexed.
-// The process trend reads the primary key of process_samples (a WITHOUT ROWID table: it is its own index).
-inline constexpr char kProcessTrendTable[] = "process_samples";
-// A capture's process rows are found by that key over the names its device ever had (schema version 16).
-inline constexpr char kDeviceProcessNamesTable[] = "device_process_names";
+// A process trend reads the device's range of device_reports_by_device_time (schema version 19: a
+// capture's process figures are a block in its device_reports row).
 inline constexpr char kDeviceReportsLatestIndex[] = "device_reports_by_device_time";
 inline constexpr char kCapturesLatestIndex[] = "captures_by_device_time";
 inline constexpr char kCaptureLabelsIndex[] = "capture_labels_by_key_value";

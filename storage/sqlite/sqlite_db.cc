@@ -5,12 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace memfleet::storage {
 namespace {
-
-constexpr size_t kMaxFirstWords = 6;
-constexpr size_t kMaxFirstWordsChars = 60;
 
 absl::StatusCode CodeFor(int rc) {
   switch (rc & 0xff) {
@@ -48,29 +46,6 @@ absl::StatusCode CodeFor(int rc) {
 }
 
 }  // namespace
-
-std::string SqlFirstWords(std::string_view sql) {
-  std::string out;
-  size_t words = 0;
-  size_t i = 0;
-  while (i < sql.size() && words < kMaxFirstWords) {
-    while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
-    if (i >= sql.size()) break;
-    size_t start = i;
-    while (i < sql.size() && !std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
-    if (!out.empty()) out += ' ';
-    out.append(sql.substr(start, i - start));
-    ++words;
-  }
-  bool truncated = false;
-  if (out.size() > kMaxFirstWordsChars) {
-    out.resize(kMaxFirstWordsChars);
-    truncated = true;
-  }
-  while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
-  if (truncated || i < sql.size()) out += " ...";
-  return out;
-}
 
 absl::Status SqliteStatus(int rc, sqlite3* db, std::string_view sql) {
   std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -145,6 +120,18 @@ absl::StatusOr<Statement> SqliteDb::Prepare(std::string_view sql) {
     }
   }
   return result;
+}
+
+absl::Status SqliteDb::CopyTo(const std::string& path) {
+  if (db_ == nullptr) return absl::FailedPreconditionError("database is not open");
+  MEMFLEET_ASSIGN_OR_RETURN(SqliteDb to, Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  sqlite3_backup* backup = sqlite3_backup_init(to.db_, "main", db_, "main");
+  if (backup == nullptr) return SqliteStatus(sqlite3_errcode(to.db_), to.db_, "backup");
+  const int stepped = sqlite3_backup_step(backup, -1);  // every page at once
+  const int finished = sqlite3_backup_finish(backup);
+  if (stepped != SQLITE_DONE) return SqliteStatus(stepped, to.db_, "backup");
+  if (finished != SQLITE_OK) return SqliteStatus(finished, to.db_, "backup");
+  return absl::OkStatus();
 }
 
 int64_t SqliteDb::Changes() const { return db_ != nullptr ? sqlite3_changes(db_) : 0; }
@@ -226,6 +213,8 @@ absl::Status Statement::StepDone() {
   }
   return absl::OkStatus();
 }
+
+bool Statement::ReadsOnly() const { return stmt_ == nullptr || sqlite3_stmt_readonly(stmt_) != 0; }
 
 int Statement::ColumnCount() const { return stmt_ != nullptr ? sqlite3_column_count(stmt_) : 0; }
 

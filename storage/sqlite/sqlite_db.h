@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/sql_connection.h"  // SqlFirstWords
 
 namespace memfleet::storage {
 
@@ -30,9 +31,6 @@ namespace memfleet::storage {
 // CONSTRAINT -> AlreadyExists (unique) or FailedPrecondition, TOOBIG/RANGE -> InvalidArgument,
 // IOERR -> Unavailable, anything else -> Internal.
 absl::Status SqliteStatus(int rc, sqlite3* db, std::string_view sql);
-
-// "INSERT INTO captures (capture_id, ..." -> the first few words, whitespace collapsed, for messages.
-std::string SqlFirstWords(std::string_view sql);
 
 class Statement;
 
@@ -52,6 +50,10 @@ class SqliteDb {
   absl::Status Exec(std::string_view sql);
   // Prepares exactly one statement; trailing text other than whitespace/';' is an InvalidArgument.
   absl::StatusOr<Statement> Prepare(std::string_view sql);
+
+  // Writes the whole database as this connection sees it (what a WAL holds included) to a new file at
+  // `path`, with SQLite's online backup; the source may be read-only.
+  absl::Status CopyTo(const std::string& path);
 
   // Rows changed by the last INSERT/UPDATE/DELETE on this connection.
   int64_t Changes() const;
@@ -88,6 +90,8 @@ class Statement {
   absl::Status BindOptionalInt64(int index, std::optional<int64_t> value);
 
   absl::StatusOr<StepResult> Step();
+  // True for a statement that cannot change the database (a SELECT).
+  bool ReadsOnly() const;
   // Steps a statement that must not return a row (INSERT/UPDATE/DELETE/DDL).
   absl::Status StepDone();
 

@@ -43,17 +43,18 @@ class PostgresRestartTest : public ::testing::Test {
   // capture id -> rows stored with it; empty while the database is down.
   std::map<std::string, int> Stored() {
     std::map<std::string, int> out;
-    absl::StatusOr<storage::PgConnection> db = storage::PgConnection::Connect(uri_);
+    absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(uri_);
     if (!db.ok()) return out;
-    absl::StatusOr<storage::PgResult> rows = db->Query(
-        "SELECT c.capture_id, COUNT(*), COUNT(r.capture_id) FROM captures c LEFT JOIN device_reports r "
-        "USING (capture_id) WHERE c.device_id = $1 GROUP BY c.capture_id",
-        {storage::PgParam::Text(kDevice)});
-    if (!rows.ok()) return out;
-    for (int i = 0; i < rows->RowCount(); ++i) {
-      EXPECT_EQ(rows->Row(i).ColumnInt64(2), 1) << "capture " << rows->Row(i).ColumnText(0) << " without its report";
-      out[rows->Row(i).ColumnText(0)] = static_cast<int>(rows->Row(i).ColumnInt64(1));
-    }
+    absl::Status read =
+        (*db)->Query("SELECT c.capture_id, COUNT(*), COUNT(r.capture_id) FROM captures c LEFT JOIN device_reports r "
+                     "USING (capture_id) WHERE c.device_id = ?1 GROUP BY c.capture_id",
+                     {storage::SqlValue::Text(kDevice)},
+                     [&out](const storage::SqlRow& row) {
+                       EXPECT_EQ(row.ColumnInt64(2), 1) << "capture " << row.ColumnText(0) << " without its report";
+                       out[row.ColumnText(0)] = static_cast<int>(row.ColumnInt64(1));
+                     })
+            .status();
+    if (!read.ok()) out.clear();
     return out;
   }
 

@@ -104,7 +104,7 @@ class RetentionIntegrationTest : public ::testing::Test {
     farm2_last->keyframe_id = shared_keyframe_;
 
     db_ = dir_ + "/memfleet.db";
-    absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store = storage::SqliteStore::Open(db_, {});
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(db_);
     ASSERT_TRUE(store.ok()) << store.status();
     absl::Status written = testing::WriteFarmHistory(**store, plan_);
     ASSERT_TRUE(written.ok()) << written;
@@ -136,7 +136,7 @@ class RetentionIntegrationTest : public ::testing::Test {
 
   // The stored captures of `device`: id -> the keyframe it names ("" for a whole one).
   std::map<std::string, std::string> Stored(const std::string& device) {
-    absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store = storage::SqliteStore::Open(db_, {});
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(db_);
     EXPECT_TRUE(store.ok()) << store.status();
     std::map<std::string, std::string> ids;
     if (!store.ok()) return ids;
@@ -254,7 +254,7 @@ TEST_F(RetentionIntegrationTest, CompactThinsEveryDeviceKeepsEachLatestAndNamesT
   ExpectFarmThinned();
 
   // The quiet device's facts are still those of its last capture.
-  absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store = storage::SqliteStore::Open(db_, {});
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(db_);
   ASSERT_TRUE(store.ok()) << store.status();
   absl::StatusOr<std::optional<storage::StoredReport>> report = (*store)->GetReport("farm-quiet", "");
   ASSERT_TRUE(report.ok() && report->has_value()) << report.status();
@@ -372,7 +372,7 @@ TEST(RetentionPinsIntegrationTest, OnlyASweepsAnswerOutlivesThinningNotAnAgentsL
                                "--retain-full-days", "1", "--retain-hourly-days", "2"},
                               dir + "/compact.log");
   ASSERT_EQ(compact.WaitExit(std::chrono::seconds(120)), 0) << compact.Log();
-  absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store = storage::SqliteStore::Open(dir + "/memfleet.db", {});
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(dir + "/memfleet.db");
   ASSERT_TRUE(store.ok()) << store.status();
   std::map<std::string, std::set<std::string>> kept;
   for (const char* device : {"sim-a", "sim-b"}) {

@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "report/report_json.h"
 #include "storage/report_codec.h"
+#include "storage/sqlite/migration_functions.h"
 #include "storage/sqlite/schema.h"
 #include "storage/sqlite/sqlite_db.h"
 #include "storage/sqlite/sqlite_store.h"
@@ -56,7 +57,7 @@ CaptureRecord CaptureAt(int seq, const std::string& raw_base) {
   return c;
 }
 
-std::string ReportJsonOf(SqliteStore& store, const std::string& capture_id) {
+std::string ReportJsonOf(SqlStore& store, const std::string& capture_id) {
   absl::StatusOr<std::optional<StoredReport>> r = store.GetReportByCapture(capture_id);
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok() || !r->has_value()) return "(none)";
@@ -80,7 +81,7 @@ class ReportBaseTest : public ::testing::Test {
 
   void Open() {
     store_.reset();
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_, SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path_);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
@@ -123,7 +124,7 @@ class ReportBaseTest : public ::testing::Test {
 
   testing::TempDir dir_{"memfleet-report-base"};
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
   std::map<std::string, std::string> json_;
 };
 
@@ -213,7 +214,7 @@ class ReportBaseMigrationTest : public ReportBaseTest {
   void WriteVersion15File() {
     absl::StatusOr<SqliteDb> db = SqliteDb::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE(RegisterReportCodecSqlFunctions(*db).ok());
+    ASSERT_TRUE(RegisterMigrationFunctions(*db).ok());
     ASSERT_TRUE(db->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; "
                          "INSERT INTO schema_version VALUES (15)").ok());
     for (int v = 0; v < 15; ++v) ASSERT_TRUE(db->Exec(Migrations()[static_cast<size_t>(v)]).ok()) << v;

@@ -184,7 +184,7 @@ TEST(ReportMigrationTest, AVersion12DatabaseMigratesAndEveryReportQueryAnswersTh
     InsertVersion12Capture(*db, "dev-a", "dev-a-2", "2026-11-30T08:10:00.000Z", "sweep-1", "build-2", qcom);
     InsertVersion12Capture(*db, "dev-b", "dev-b-1", "2026-11-30T08:05:00.000Z", "sweep-1", "build-1", "{}");
   }
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
   ASSERT_TRUE(store.ok()) << store.status();
 
   auto json_of = [](const absl::StatusOr<std::optional<StoredReport>>& r) {
@@ -232,7 +232,7 @@ TEST(ReportMigrationTest, ACorruptStoredReportIsDataLossNamingItsCapture) {
   ASSERT_FALSE(dir.path().empty());
   const std::string path = dir.path() + "/memfleet.db";
   {
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
     ASSERT_TRUE(store.ok()) << store.status();
     CaptureRecord c;
     c.capture_id = "dev-a-1";
@@ -248,7 +248,7 @@ TEST(ReportMigrationTest, ACorruptStoredReportIsDataLossNamingItsCapture) {
     ASSERT_TRUE(db.ok()) << db.status();
     ExecOrDie(*db, "UPDATE report_blobs SET report_zstd = substr(report_zstd, 1, 20)");
   }
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
   ASSERT_TRUE(store.ok()) << store.status();
   absl::StatusOr<std::optional<StoredReport>> r = (*store)->GetReport("dev-a", "");
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();

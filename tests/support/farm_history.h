@@ -1,7 +1,7 @@
 // Test support: a farm's history as the server stores it, made in seconds — several devices, a capture
 // every 5 minutes for weeks, each device's every 64th capture whole (its keyframe) and the others deltas
 // naming it, device totals that move from capture to capture — written straight into an SQLite file
-// (SqliteStore::PutCaptures), for the retention tests, whose histories must be far larger than the real
+// (SqlStore::PutCaptures), for the retention tests, whose histories must be far larger than the real
 // ingest could make in a test's time. Header-only.
 //
 // What differs from the ingest: the engine does not run on each capture. Every report is the
@@ -86,7 +86,7 @@ struct DeltaForm {
 
 // Writes `plan` (each device's captures after its keyframes, as PlanFarmHistory orders them) with a device
 // row per device, 2,000 captures a transaction.
-inline absl::Status WriteFarmHistory(storage::SqliteStore& store, const std::vector<FarmCapture>& plan) {
+inline absl::Status WriteFarmHistory(storage::SqlStore& store, const std::vector<FarmCapture>& plan) {
   const capture::Capture sample = LoadCapture(TestData("captures/qcom-sm8450/tree"));
   if (sample.size() == 0) return absl::NotFoundError("the qcom-sm8450 sample did not load");
   // The two raw blobs every capture is stored as: the sample whole (a keyframe), a moved sample against it.

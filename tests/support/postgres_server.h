@@ -64,9 +64,9 @@ class PostgresServer {
   // A new, empty database (t_1, t_2, ...); its URI.
   absl::StatusOr<std::string> NewDatabase() {
     const std::string name = absl::StrCat("t_", next_database_.fetch_add(1) + 1);
-    absl::StatusOr<storage::PgConnection> admin = storage::PgConnection::Connect(Uri("postgres"));
+    absl::StatusOr<std::unique_ptr<storage::PgConnection>> admin = storage::PgConnection::Connect(Uri("postgres"));
     if (!admin.ok()) return admin.status();
-    absl::Status created = admin->Exec("CREATE DATABASE " + name);  // a name made here, not test input
+    absl::Status created = (*admin)->Exec("CREATE DATABASE " + name);  // a name made here, not test input
     if (!created.ok()) return created;
     return Uri(name);
   }
@@ -145,7 +145,7 @@ class PostgresServer {
   absl::Status WaitUntilItAnswers() const {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (true) {
-      absl::StatusOr<storage::PgConnection> db = storage::PgConnection::Connect(Uri("postgres"));
+      absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(Uri("postgres"));
       if (db.ok()) return absl::OkStatus();
       if (std::chrono::steady_clock::now() > deadline) return db.status();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

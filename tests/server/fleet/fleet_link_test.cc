@@ -1,4 +1,4 @@
-// FleetLink on a real PostgreSQL (tests/support/postgres_server.h): two "servers" — each a PgStore, an
+// FleetLink on a real PostgreSQL (tests/support/postgres_server.h): two "servers" — each a store, an
 // AgentRegistry, a FleetLink and a SweepCoordinator, as LabServer wires them — on one database. Session
 // rows make each server's agents visible to the other until their heartbeats go stale; a sweep started on
 // one reaches the agents of the other, whose progress (stored with its capture id and labels, failed on a
@@ -53,7 +53,7 @@ class SweepIdSink : public MessageSink {
 // One server of the fleet.
 struct Server {
   Server(const std::string& uri, const std::string& id, FleetLinkOptions options) {
-    absl::StatusOr<std::unique_ptr<storage::PgStore>> opened = storage::PgStore::Open(uri);
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> opened = storage::OpenPgStore(uri);
     EXPECT_TRUE(opened.ok()) << opened.status();
     if (!opened.ok()) return;
     store = *std::move(opened);
@@ -87,7 +87,7 @@ struct Server {
     return *received[device_id];
   }
 
-  std::unique_ptr<storage::PgStore> store;
+  std::unique_ptr<storage::SqlStore> store;
   AgentRegistry registry;
   std::unique_ptr<FleetLink> fleet;
   std::unique_ptr<SweepCoordinator> sweeps;

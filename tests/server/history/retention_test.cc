@@ -49,7 +49,7 @@ class RetentionTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
     path_ = dir_.path() + "/memfleet.db";
-    absl::StatusOr<std::unique_ptr<storage::SqliteStore>> s = storage::SqliteStore::Open(path_, {});
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenSqliteStore(path_);
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = std::move(*s);
     const capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
@@ -100,7 +100,7 @@ class RetentionTest : public ::testing::Test {
 
   testing::TempDir dir_{"memfleet-retention"};
   std::string path_;
-  std::unique_ptr<storage::SqliteStore> store_;
+  std::unique_ptr<storage::SqlStore> store_;
 };
 
 // Full resolution for the last day, hourly for the day before, daily before that; "now" is the end of
@@ -203,12 +203,21 @@ TEST_F(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
 
 TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOnlyOnASweepsAnswer) {
   // A file of schema version 16 (no source column), migrated when opened: a capture's labels count as a
-  // sweep's only when its sweep had asked its device.
+  // sweep's only when its sweep had asked its device. Version 19's process blocks become version 16's
+  // tables, left empty: only the labels are read here.
   store_.reset();
   {
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE(db->Exec("ALTER TABLE devices DROP COLUMN retired_at; "
+    ASSERT_TRUE(db->Exec("ALTER TABLE device_reports DROP COLUMN processes; "
+                         "ALTER TABLE device_reports DROP COLUMN process_count; "
+                         "CREATE TABLE process_samples (capture_no INTEGER, name_no INTEGER, pid INTEGER, "
+                         "total_kb INTEGER, pss_kb INTEGER, swap_pss_kb INTEGER, gfxdev_kb INTEGER, gl_kb INTEGER, "
+                         "dma_kb INTEGER, native_graphics_kb INTEGER, non_graphics_kb INTEGER, "
+                         "graphics_dma_kb INTEGER); "
+                         "CREATE TABLE device_process_names (device_no INTEGER, name_no INTEGER); "
+                         "CREATE TABLE device_numbers (device_no INTEGER, device_id TEXT); "
+                         "ALTER TABLE devices DROP COLUMN retired_at; "
                          "DROP INDEX capture_labels_by_key_value; ALTER TABLE capture_labels DROP COLUMN source; "
                          "CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, capture_id); "
                          "UPDATE schema_version SET version = 16")
@@ -221,7 +230,7 @@ TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOn
                          "capture_id = '" + testing::CaptureId(kDevice, 5) + "'")
                     .ok());
   }
-  absl::StatusOr<std::unique_ptr<storage::SqliteStore>> s = storage::SqliteStore::Open(path_, {});
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenSqliteStore(path_);
   ASSERT_TRUE(s.ok()) << s.status();
   store_ = std::move(*s);
   absl::StatusOr<storage::LabelSet> answer = store_->CaptureLabels(testing::CaptureId(kDevice, kSweepSeq));

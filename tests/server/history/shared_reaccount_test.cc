@@ -1,4 +1,4 @@
-// Re-accounting shared between servers on one real PostgreSQL (PgStore::ForEachClaimedRawCapture,
+// Re-accounting shared between servers on one real PostgreSQL (SqlStore::ForEachClaimedRawCapture,
 // ReaccountSharedCaptures): two real `memfleet-server --reaccount` processes on the same history split it,
 // each capture re-accounted exactly once — counted by a trigger on the database's report inserts, not by
 // the servers — with the reports a single run gives; a finished run is not joined again; and the claims
@@ -39,7 +39,8 @@ BEGIN
     ON CONFLICT (capture_id) DO UPDATE SET n = report_writes.n + 1;
   RETURN NEW;
 END $$ LANGUAGE plpgsql;
-CREATE TRIGGER count_report_writes AFTER INSERT ON device_reports FOR EACH ROW EXECUTE FUNCTION count_report_write();
+CREATE TRIGGER count_report_writes AFTER INSERT OR UPDATE ON device_reports FOR EACH ROW
+  EXECUTE FUNCTION count_report_write();
 )sql";
 
 class SharedReaccountTest : public ::testing::Test {
@@ -60,28 +61,35 @@ class SharedReaccountTest : public ::testing::Test {
       }
     }
     admin_ = Connect();
-    ASSERT_TRUE(admin_.Exec(kCountReportWritesSql).ok());
+    ASSERT_NE(admin_, nullptr);
+    ASSERT_TRUE(admin_->Exec(kCountReportWritesSql).ok());
   }
 
-  std::unique_ptr<storage::PgStore> Open() {
-    absl::StatusOr<std::unique_ptr<storage::PgStore>> s = storage::PgStore::Open(uri_);
+  std::unique_ptr<storage::SqlStore> Open() {
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenPgStore(uri_);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? *std::move(s) : nullptr;
   }
-  storage::PgConnection Connect() {
-    absl::StatusOr<storage::PgConnection> c = storage::PgConnection::Connect(uri_);
+  std::unique_ptr<storage::PgConnection> Connect() {
+    absl::StatusOr<std::unique_ptr<storage::PgConnection>> c = storage::PgConnection::Connect(uri_);
     EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : storage::PgConnection();
+    return c.ok() ? *std::move(c) : nullptr;
   }
 
   // capture id -> report rows written since the trigger was made.
   std::map<std::string, int64_t> ReportWrites() {
     std::map<std::string, int64_t> writes;
-    absl::StatusOr<storage::PgResult> rows = admin_.Query("SELECT capture_id, n FROM report_writes", {});
-    EXPECT_TRUE(rows.ok()) << rows.status();
-    if (!rows.ok()) return writes;
-    for (int i = 0; i < rows->RowCount(); ++i) writes[rows->Row(i).ColumnText(0)] = rows->Row(i).ColumnInt64(1);
+    absl::Status read = admin_->Query("SELECT capture_id, n FROM report_writes", {}, [&writes](const storage::SqlRow& r) {
+                                   writes[r.ColumnText(0)] = r.ColumnInt64(1);
+                                 }).status();
+    EXPECT_TRUE(read.ok()) << read;
     return writes;
+  }
+
+  int64_t CountOf(const std::string& sql) {
+    absl::StatusOr<std::optional<int64_t>> n =
+        storage::QueryFirst(*admin_, sql, {}, [](const storage::SqlRow& r) { return r.ColumnInt64(0); });
+    return n.ok() && n->has_value() ? **n : -1;
   }
 
   // Every stored report is the one ingest stored (the engine has not changed, so one run gives that).
@@ -95,22 +103,18 @@ class SharedReaccountTest : public ::testing::Test {
 
   // Backends of this database other than the test's own.
   int64_t OtherBackends() {
-    absl::StatusOr<storage::PgResult> r = admin_.Query(
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()", {});
-    return r.ok() && r->RowCount() == 1 ? r->Row(0).ColumnInt64(0) : -1;
+    return CountOf("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
   }
 
   // Backends of this database waiting for a lock.
   int64_t WaitingForALock() {
-    absl::StatusOr<storage::PgResult> r = admin_.Query(
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'", {});
-    return r.ok() && r->RowCount() == 1 ? r->Row(0).ColumnInt64(0) : -1;
+    return CountOf("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
   }
 
   testing::TempDir dir_{"memfleet-shared-reaccount"};
   std::string uri_;
-  std::unique_ptr<storage::PgStore> store_;
-  storage::PgConnection admin_;
+  std::unique_ptr<storage::SqlStore> store_;
+  std::unique_ptr<storage::PgConnection> admin_;
   std::map<std::string, nlohmann::json> ingest_reports_;
 };
 
@@ -128,15 +132,16 @@ int Reaccounted(const std::string& log, std::string* how) {
 
 TEST_F(SharedReaccountTest, TwoServersSplitTheHistoryAndReaccountEachCaptureOnce) {
   // Both servers queue for the run while the test holds the claims table, so both are in one run.
-  storage::PgConnection holder = Connect();
-  ASSERT_TRUE(holder.Exec("BEGIN; LOCK TABLE reaccount_claims IN EXCLUSIVE MODE").ok());
+  std::unique_ptr<storage::PgConnection> holder = Connect();
+  ASSERT_NE(holder, nullptr);
+  ASSERT_TRUE(holder->Exec("BEGIN; LOCK TABLE reaccount_claims IN EXCLUSIVE MODE").ok());
   testing::Subprocess first({testing::Bin("memfleet-server"), "--db", uri_, "--reaccount"}, dir_.path() + "/first.log");
   testing::Subprocess second({testing::Bin("memfleet-server"), "--db", uri_, "--reaccount"},
                              dir_.path() + "/second.log");
   testing::WaitFor([&] { return WaitingForALock() >= 2 || first.Exited() || second.Exited(); },
                    std::chrono::seconds(60), /*every=*/std::chrono::milliseconds(20));
   ASSERT_EQ(WaitingForALock(), 2) << first.Log() << second.Log();
-  ASSERT_TRUE(holder.Exec("COMMIT").ok());
+  ASSERT_TRUE(holder->Exec("COMMIT").ok());
   ASSERT_EQ(first.WaitExit(std::chrono::seconds(120)), 0) << first.Log();
   ASSERT_EQ(second.WaitExit(std::chrono::seconds(120)), 0) << second.Log();
 
@@ -169,18 +174,18 @@ TEST_F(SharedReaccountTest, TwoServersSplitTheHistoryAndReaccountEachCaptureOnce
 TEST_F(SharedReaccountTest, TheClaimsOfAServerWhoseConnectionDiedAreClaimedAgain) {
   std::vector<std::string> handed_to_dead;
   {
-    std::unique_ptr<storage::PgStore> dying = Open();
+    std::unique_ptr<storage::SqlStore> dying = Open();
     ASSERT_NE(dying, nullptr);
     // At its first capture the server's connections are ended (as when its machine goes away): the
     // batch it claimed is never marked done.
-    absl::StatusOr<storage::PgStore::ReaccountRun> run = dying->ForEachClaimedRawCapture(
+    absl::StatusOr<storage::SqlStore::ReaccountRun> run = dying->ForEachClaimedRawCapture(
         "", "2026-12-01T00:00:00Z", [&](const storage::CaptureStore::RawCapture& raw) {
           handed_to_dead.push_back(raw.capture_id);
           if (handed_to_dead.size() == 1) {
-            ASSERT_TRUE(admin_
-                            .Query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-                                   "datname = current_database() AND pid <> pg_backend_pid()",
-                                   {})
+            ASSERT_TRUE(storage::RunSql(*admin_,
+                                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                                        "datname = current_database() AND pid <> pg_backend_pid()",
+                                        {})
                             .ok());
           }
         });
@@ -192,19 +197,20 @@ TEST_F(SharedReaccountTest, TheClaimsOfAServerWhoseConnectionDiedAreClaimedAgain
                                /*every=*/std::chrono::milliseconds(20)))
       << OtherBackends() << " other backends";
   std::vector<std::string> handed_to_next;
-  std::unique_ptr<storage::PgStore> next = Open();
+  std::unique_ptr<storage::SqlStore> next = Open();
   ASSERT_NE(next, nullptr);
-  absl::StatusOr<storage::PgStore::ReaccountRun> run = next->ForEachClaimedRawCapture(
+  absl::StatusOr<storage::SqlStore::ReaccountRun> run = next->ForEachClaimedRawCapture(
       "", "2026-12-01T00:05:00Z",
       [&](const storage::CaptureStore::RawCapture& raw) { handed_to_next.push_back(raw.capture_id); });
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_TRUE(run->joined);
   EXPECT_EQ(run->run_id, 1);
   EXPECT_EQ(handed_to_next.size(), static_cast<size_t>(kCaptures));  // its own share and the dead one's
-  absl::StatusOr<storage::PgResult> finished =
-      admin_.Query("SELECT finished_at FROM reaccount_runs WHERE run_id = 1", {});
-  ASSERT_TRUE(finished.ok() && finished->RowCount() == 1) << finished.status();
-  EXPECT_EQ(finished->Row(0).ColumnText(0), "2026-12-01T00:05:00.000Z");
+  absl::StatusOr<std::optional<std::string>> finished =
+      storage::QueryFirst(*admin_, "SELECT finished_at FROM reaccount_runs WHERE run_id = 1", {},
+                          [](const storage::SqlRow& r) { return r.ColumnText(0); });
+  ASSERT_TRUE(finished.ok() && finished->has_value()) << finished.status();
+  EXPECT_EQ(**finished, "2026-12-01T00:05:00.000Z");
 }
 
 }  // namespace

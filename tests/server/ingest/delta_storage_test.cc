@@ -1,4 +1,4 @@
-// Delta storage of raw captures (CaptureIngestor + DeltaKeyframes + SqliteStore on a real file, then
+// Delta storage of raw captures (CaptureIngestor + DeltaKeyframes + the store on a real SQLite file, then
 // re-accounting): which captures are stored whole and which as deltas, that every delta decodes back to
 // its exact capture, and the storage target of docs/performance.md — raw captures stored in at most 5%
 // of their size.

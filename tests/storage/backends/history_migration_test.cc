@@ -44,8 +44,8 @@ class HistoryMigrationTest : public ::testing::Test {
   // Two devices of the qcom sample, kRounds captures each a minute apart, every third stored whole and the
   // others as deltas; bench-b's carry labels and its last two a sweep's id.
   void FillSqlite() {
-    absl::StatusOr<std::unique_ptr<storage::SqliteStore>> store =
-        storage::SqliteStore::Open(sqlite_path_, storage::SqliteStoreOptions());
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store =
+        storage::OpenSqliteStore(sqlite_path_);
     ASSERT_TRUE(store.ok()) << store.status();
     capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree").c_str());
     ASSERT_GT(sample.size(), 100u);
@@ -109,8 +109,8 @@ class HistoryMigrationTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? *std::move(s) : nullptr;
   }
-  std::unique_ptr<storage::PgStore> OpenPostgres() {
-    absl::StatusOr<std::unique_ptr<storage::PgStore>> s = storage::PgStore::Open(uri_);
+  std::unique_ptr<storage::SqlStore> OpenPostgres() {
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenPgStore(uri_);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? *std::move(s) : nullptr;
   }
@@ -174,7 +174,7 @@ TEST_F(HistoryMigrationTest, EveryQueryAnswersTheSameOnBothAfterTheCopy) {
   EXPECT_NE(log.find("the PostgreSQL history matches the SQLite file"), std::string::npos) << log;
 
   std::unique_ptr<storage::Store> sqlite = OpenSqlite();
-  std::unique_ptr<storage::PgStore> pg = OpenPostgres();
+  std::unique_ptr<storage::SqlStore> pg = OpenPostgres();
   ASSERT_NE(sqlite, nullptr);
   ASSERT_NE(pg, nullptr);
   for (storage::QueryStore* store : {static_cast<storage::QueryStore*>(sqlite.get()),
@@ -234,7 +234,7 @@ TEST_F(HistoryMigrationTest, ANonEmptyTargetIsRefusedUnlessResumed) {
   EXPECT_EQ(Migrate({"--resume"}, &log), 0) << log;
   EXPECT_NE(log.find("copied 0 devices, 0 captures"), std::string::npos) << log;
   EXPECT_NE(log.find("already there: 2 devices, 14 captures, 2 tokens, 2 baseline versions"), std::string::npos) << log;
-  std::unique_ptr<storage::PgStore> pg = OpenPostgres();
+  std::unique_ptr<storage::SqlStore> pg = OpenPostgres();
   ASSERT_NE(pg, nullptr);
   EXPECT_EQ(pg->GetDevice("bench-a").value()->dropped_captures, 4u);  // not added twice
 }
@@ -244,7 +244,7 @@ TEST_F(HistoryMigrationTest, AChangedReportOrTokenInTheCopyIsFound) {
   ASSERT_EQ(Migrate({}, &log), 0) << log;
   const std::string first = testing::CaptureId("bench-a", 0);  // the oldest: always sampled
   {
-    std::unique_ptr<storage::PgStore> pg = OpenPostgres();
+    std::unique_ptr<storage::SqlStore> pg = OpenPostgres();
     ASSERT_NE(pg, nullptr);
     absl::StatusOr<std::optional<storage::StoredReport>> stored = pg->GetReportByCapture(first);
     ASSERT_TRUE(stored.ok() && stored->has_value());
@@ -271,7 +271,7 @@ TEST_F(HistoryMigrationTest, AFileThatIsNotMemfleetsFailsAndWritesNothing) {
   std::string log;
   EXPECT_EQ(Migrate({}, &log, garbage), 1) << log;
   EXPECT_NE(log.find("migrate: cannot open " + garbage + " read-only"), std::string::npos) << log;
-  std::unique_ptr<storage::PgStore> pg = OpenPostgres();
+  std::unique_ptr<storage::SqlStore> pg = OpenPostgres();
   ASSERT_NE(pg, nullptr);
   EXPECT_EQ(pg->GetStats().value().captures, 0u);
   EXPECT_TRUE(pg->ListDevices().value().empty());

@@ -232,7 +232,7 @@ TEST(CaptureLabelsMigrationTest, Version12DatabaseKeepsItsCapturesAndGainsLabels
                          "VALUES ('old-1', 'dev-a', '2026-11-01T10:00:00.000Z', x'00')")
                     .ok());
   }
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
   ASSERT_TRUE(store.ok()) << store.status();
   absl::StatusOr<bool> kept = (*store)->HasCapture("old-1");
   ASSERT_TRUE(kept.ok());

@@ -3,7 +3,9 @@
 // order). A database written at version 14 migrates, and every query that reads process rows answers what
 // was stored at 14: the values below are the ones inserted, in the order the queries promise.
 // Schema version 16 ends the (device, time) indexes at captured_at: a version-15 file whose ties on time
-// were stored in the other order than their ids still answers in id order.
+// were stored in the other order than their ids still answers in id order. Schema version 19 packs each
+// capture's process rows into one block of its report row: the same answers again, from a version-14 file
+// migrated through 15 to 19 (17 and 18, label sources and retired_at, in between).
 #include <sqlite3.h>
 
 #include <functional>
@@ -15,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "report/report.h"
 #include "storage/report_codec.h"
+#include "storage/sqlite/migration_functions.h"
 #include "storage/sqlite/schema.h"
 #include "storage/sqlite/sqlite_db.h"
 #include "storage/sqlite/sqlite_store.h"
@@ -84,20 +87,20 @@ std::vector<std::string> Points(const absl::StatusOr<std::vector<HistoryRow>>& r
 
 // A file at schema `version` (14 or later): written at 14 by `fill`, then migrated by the later migrations
 // alone, as a server of that version left it; then opened by the store, which migrates it to the latest.
-std::unique_ptr<SqliteStore> OpenOldFile(const std::string& path, int version,
+std::unique_ptr<SqlStore> OpenOldFile(const std::string& path, int version,
                                          const std::function<void(SqliteDb&)>& fill) {
   {
     absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     EXPECT_TRUE(db.ok()) << db.status();
     if (!db.ok()) return nullptr;
-    EXPECT_TRUE(RegisterReportCodecSqlFunctions(*db).ok());  // migration 14 names the function
+    EXPECT_TRUE(RegisterMigrationFunctions(*db).ok());  // migration 14 names the function
     ExecOrDie(*db, "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; INSERT INTO schema_version VALUES (" +
                        std::to_string(version) + ")");
     for (int v = 0; v < 14; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
     fill(*db);
     for (int v = 14; v < version; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
   }
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path, SqliteStoreOptions());
+  absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path);
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
 }
@@ -120,20 +123,20 @@ class ProcessSamplesMigrationTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"memfleet-samples-migration"};
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 TEST_F(ProcessSamplesMigrationTest, TrendsAnswerWhatVersion14Stored) {
-  // Ordered by time, then pid; at one time the lower capture id first (the old index's order too).
+  // Ordered by time, then capture id (at one time the lower id first), then pid: a capture's points together.
   EXPECT_EQ(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0)),
             (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/42=700",
                                       "dev-a-2@2026-11-30T08:10:00.250Z/42=710",
-                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=720",
-                                      "dev-a-2@2026-11-30T08:10:00.250Z/43=20"}));
+                                      "dev-a-2@2026-11-30T08:10:00.250Z/43=20",
+                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=720"}));
   // A limit keeps the newest two, in the same order.
   EXPECT_EQ(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "pss_kb", "2026-11-30T08:10:00.250Z", 2)),
-            (std::vector<std::string>{"dev-a-3@2026-11-30T08:10:00.250Z/42=620",
-                                      "dev-a-2@2026-11-30T08:10:00.250Z/43=10"}));
+            (std::vector<std::string>{"dev-a-2@2026-11-30T08:10:00.250Z/43=10",
+                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=620"}));
   // `since` one millisecond later excludes the 08:10:00.250 captures.
   EXPECT_TRUE(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "2026-11-30T08:10:00.251Z", 0)).empty());
   EXPECT_EQ(Points(store_->ProcessHistory("dev-b", "surfaceflinger", "total_kb", "", 0)),
@@ -213,7 +216,7 @@ class Version15TiesTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"memfleet-v15-ties"};
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 TEST_F(Version15TiesTest, TiesOnTimeStillGoToTheCaptureIdOrder) {

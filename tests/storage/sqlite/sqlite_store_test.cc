@@ -16,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "report/report.h"
+#include "storage/process_block.h"
 #include "storage/sqlite/schema.h"
 #include "storage/sqlite/sqlite_db.h"
 #include "tests/support/store_backends.h"
@@ -85,7 +86,7 @@ class SqliteStoreTest : public ::testing::Test {
 
   void Reopen(const SqliteStoreOptions& options = SqliteStoreOptions()) {
     store_.reset();
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path_, options);
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(path_, options);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
   }
@@ -105,7 +106,7 @@ class SqliteStoreTest : public ::testing::Test {
 
   TempDir dir_;
   std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
 
 // The Store's behaviour, on both backends (SQLite, PostgreSQL): the same answers from either.
@@ -168,37 +169,31 @@ TEST_F(SqliteStoreTest, CaptureRoundTripKeepsUnknownFiguresNull) {
   EXPECT_EQ(dev->ColumnInt64(10), 1);
   EXPECT_EQ(dev->ColumnInt64(11), 1'000'000);
 
-  // The process row (schema version 15): integer device, name and capture numbers, the time in Unix ms,
-  // and only the figures a query reads (oom_score_adj, cached and native_graphics_source are in the JSON).
-  absl::StatusOr<Statement> proc = db.Prepare(
-      "SELECT d.device_id, r.captured_at, n.name, p.captured_ms, p.pss_kb, p.swap_pss_kb, p.gfxdev_kb, "
-      "p.gl_kb IS NULL, p.dma_kb, p.native_graphics_kb, p.non_graphics_kb, p.graphics_dma_kb, p.total_kb "
-      "FROM process_samples AS p JOIN device_reports AS r ON r.capture_no = p.capture_no "
-      "JOIN device_numbers AS d ON d.device_no = p.device_no JOIN process_names AS n ON n.name_no = p.name_no "
-      "WHERE r.capture_id = 'cap-1' AND p.pid = 100");
-  ASSERT_TRUE(proc.ok()) << proc.status();
-  ASSERT_EQ(*proc->Step(), StepResult::kRow);
-  EXPECT_EQ(proc->ColumnText(0), "dev-1");
-  EXPECT_EQ(proc->ColumnText(1), At(10));
-  EXPECT_EQ(proc->ColumnText(2), "com.android.systemui");
-  EXPECT_EQ(proc->ColumnInt64(3), 1'714'557'600'000);  // 2024-05-01T10:00:00Z (date -d ... +%s)
-  EXPECT_EQ(proc->ColumnInt64(4), 1001);
-  EXPECT_EQ(proc->ColumnInt64(5), 1002);
-  EXPECT_EQ(proc->ColumnInt64(6), 1003);
-  EXPECT_EQ(proc->ColumnInt64(7), 1);
-  EXPECT_EQ(proc->ColumnInt64(8), 1005);
-  EXPECT_EQ(proc->ColumnInt64(9), 1006);
-  EXPECT_EQ(proc->ColumnInt64(10), 1007);
-  EXPECT_EQ(proc->ColumnInt64(11), 1008);
-  EXPECT_EQ(proc->ColumnInt64(12), 1009);
+  // The process figures (schema version 19): one block in the report row, each process under its
+  // name's number, only the figures a query reads (oom_score_adj, cached and native_graphics_source are in
+  // the JSON), an unknown one absent rather than 0.
+  absl::StatusOr<Statement> block = db.Prepare(
+      "SELECT r.process_count, r.processes, n.name_no FROM device_reports AS r, process_names AS n "
+      "WHERE r.capture_id = 'cap-1' AND n.name = 'com.android.systemui'");
+  ASSERT_TRUE(block.ok()) << block.status();
+  ASSERT_EQ(*block->Step(), StepResult::kRow);
+  EXPECT_EQ(block->ColumnInt64(0), 2);
+  absl::StatusOr<std::vector<ProcessSample>> samples = DecodeProcessBlock(block->ColumnBlob(1));
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 2u);
+  const ProcessSample* ui = nullptr;
+  const ProcessSample* other = nullptr;
+  for (const ProcessSample& s : *samples) (s.pid == 100 ? ui : other) = &s;
+  ASSERT_NE(ui, nullptr);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(ui->name_no, block->ColumnInt64(2));
+  using Figures = std::array<std::optional<int64_t>, kProcessFigureCount>;
+  // total, pss, swap_pss, gfxdev, gl, dma, native_graphics, non_graphics, graphics_dma (kProcessFigureNames).
+  EXPECT_EQ(ui->figures, (Figures{1009, 1001, 1002, 1003, std::nullopt, 1005, 1006, 1007, 1008}));
   // The other process: every figure but total unknown.
-  absl::StatusOr<Statement> other = db.Prepare(
-      "SELECT p.pss_kb IS NULL, p.total_kb FROM process_samples AS p JOIN device_reports AS r "
-      "ON r.capture_no = p.capture_no WHERE r.capture_id = 'cap-1' AND p.pid = 200");
-  ASSERT_TRUE(other.ok());
-  ASSERT_EQ(*other->Step(), StepResult::kRow);
-  EXPECT_EQ(other->ColumnInt64(0), 1);
-  EXPECT_EQ(other->ColumnInt64(1), 300);
+  EXPECT_EQ(other->pid, 200);
+  EXPECT_EQ(other->figures, (Figures{300, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                     std::nullopt, std::nullopt, std::nullopt}));
 
   // The same through the Store interface.
   absl::StatusOr<std::vector<HistoryRow>> gl = store_->ProcessHistory("dev-1", "com.android.systemui", "gl_kb", "", 0);
@@ -873,12 +868,13 @@ class QueryPlanTest : public SqliteStoreTest {
   }
 };
 
-TEST_F(QueryPlanTest, ProcessTrendUsesItsIndexWithoutSort) {
+TEST_F(QueryPlanTest, ProcessTrendIsTheDevicesRangeOfReportsInTimeOrder) {
   absl::StatusOr<std::vector<std::string>> plan = store_->ExplainHotQuery(HotQuery::kProcessTrend);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_TRUE(Mentions(*plan, "USING PRIMARY KEY (device_no=? AND name_no=?")) << Join(*plan);
-  EXPECT_FALSE(Mentions(*plan, "SCAN p")) << Join(*plan);
-  EXPECT_FALSE(Mentions(*plan, "TEMP B-TREE")) << Join(*plan);  // already in captured_at order
+  EXPECT_TRUE(Mentions(*plan, "USING INDEX device_reports_by_device_time (device_id=? AND captured_at>? AND captured_at<?)")) << Join(*plan);
+  EXPECT_FALSE(Mentions(*plan, "SCAN")) << Join(*plan);
+  // In captured_at order already: only the rows of one time are sorted by capture_id.
+  EXPECT_FALSE(Mentions(*plan, "USE TEMP B-TREE FOR ORDER BY")) << Join(*plan);
 }
 
 TEST_F(QueryPlanTest, LatestDeviceFigureProbesIndexPerDevice) {
@@ -917,6 +913,39 @@ TEST_F(QueryPlanTest, HotQueriesAnswerCorrectlyOnTheLargerDatabase) {
   ASSERT_EQ(trend->size(), 40u);
   EXPECT_TRUE(std::is_sorted(trend->begin(), trend->end(),
                              [](const HistoryRow& a, const HistoryRow& b) { return a.captured_at < b.captured_at; }));
+}
+
+// Process names are text from the device, numbered in process_names: names that SQL or a parser gives a
+// meaning to (quotes, backslashes, commas, braces, the word NULL, nothing) come back exactly as written, each
+// with its own figures, unknown ones unknown.
+TEST_P(StoreTest, ProcessNamesComeBackAsWrittenWhateverTheyHold) {
+  CaptureRecord c = MakeCapture("cap-names", "dev-1", At(1));
+  c.report.processes.clear();
+  const std::vector<std::string> names = {"say \"hi\"", "back\\slash", "a,b", "{braces}", "NULL", "", "com.app:remote"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    ProcessReport& p = c.report.processes[static_cast<int>(100 + i)];
+    p.pid = static_cast<int>(100 + i);
+    p.name = names[i];
+    if (i != 3) p.pss_kb = 1000 * static_cast<int64_t>(i + 1);  // one unknown PSS
+  }
+  absl::StatusOr<bool> stored = store_->PutCapture(c);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_TRUE(*stored);
+  for (size_t i = 0; i < names.size(); ++i) {
+    SCOPED_TRACE(names[i]);
+    absl::StatusOr<std::vector<HistoryRow>> trend = store_->ProcessHistory("dev-1", names[i], "pss_kb", "", 0);
+    ASSERT_TRUE(trend.ok()) << trend.status();
+    ASSERT_EQ(trend->size(), 1u);
+    EXPECT_EQ((*trend)[0].pid, static_cast<int>(100 + i));
+    EXPECT_EQ((*trend)[0].value_kb, i != 3 ? std::optional<int64_t>(1000 * (i + 1)) : std::nullopt);
+    if (names[i].empty()) continue;  // CaptureFigure's "" names a device figure
+    absl::StatusOr<std::optional<int64_t>> figure = store_->CaptureFigure("cap-names", "pss_kb", names[i]);
+    ASSERT_TRUE(figure.ok()) << figure.status();
+    EXPECT_EQ(*figure, i != 3 ? std::optional<int64_t>(1000 * (i + 1)) : std::nullopt);
+  }
+  absl::StatusOr<Store::Stats> stats = store_->GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->process_rows, names.size());
 }
 
 // Concurrent writers (the server's workers): each capture stored once, and exactly one caller told it is new.
