@@ -35,6 +35,10 @@ std::string CountWithUnknown(uint64_t known, uint64_t unknown) {
   return unknown == 0 ? std::to_string(known) : absl::StrCat(known, " (+", unknown, " unknown)");
 }
 
+std::string PartOfCountWithUnknown(uint64_t part, uint64_t known, uint64_t unknown) {
+  return absl::StrCat(part, " of ", CountWithUnknown(known, unknown));
+}
+
 absl::StatusOr<std::string> FormatUtc(int64_t unix_s) {
   if (unix_s < kMinUnixS || unix_s > kMaxUnixS) {
     return absl::InvalidArgumentError(absl::StrCat("time ", unix_s, " s is outside years 0000..9999"));

@@ -21,6 +21,9 @@ std::string FormatKb(long long kb);
 // A count of devices (or samples) with the ones whose value is unknown beside it, never dropped: "3",
 // "2 (+1 unknown)". Every aggregate the CLI and the dashboard show says its unknowns this way.
 std::string CountWithUnknown(uint64_t known, uint64_t unknown);
+// A part of such a count, the unknowns beside it as CountWithUnknown writes them: "2 of 3",
+// "2 of 3 (+1 unknown)" (the devices over a budget of those checked).
+std::string PartOfCountWithUnknown(uint64_t part, uint64_t known, uint64_t unknown);
 
 // YYYY-MM-DDTHH:MM:SSZ; InvalidArgument outside years 0000..9999 (the format has four year digits).
 absl::StatusOr<std::string> FormatUtc(int64_t unix_s);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "chart/figure_text.h"
 #include "cli/device_selector.h"
 #include "cli/time_spec.h"
 #include "nlohmann/json.hpp"
@@ -221,7 +222,7 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
     }
     over.AddRow({TextOrDash(row.model()), TextOrDash(row.build()),
                  ItemName(row), row.budget(), FormatKb(row.budget_kb()),
-                 absl::StrCat(row.devices_over(), "/", row.devices_checked()), FormatKb(row.worst_value_kb()),
+                 chart::PartOfCountWithUnknown(row.devices_over(), row.devices_checked(), row.devices_unknown()), FormatKb(row.worst_value_kb()),
                  Signed(row.worst_over_kb()), row.worst_device()});
   }
   const std::string unchecked_note =

@@ -81,11 +81,21 @@ v1::CheckBaselineResponse OneOverOneWithin() {
 TEST(BaselineCommandTest, TableListsWhatIsOverByHowMuchAndWhere) {
   std::string t = RenderCheck(OneOverOneWithin(), OutputFormat::kTable);
   EXPECT_NE(t.find("1 over budget (kB), 1 within"), std::string::npos) << t;
-  EXPECT_NE(t.find("2/5"), std::string::npos) << t;
+  EXPECT_NE(t.find(" 2 of 5 "), std::string::npos) << t;
   EXPECT_NE(t.find("+2,161"), std::string::npos) << t;
   EXPECT_NE(t.find("sim-qcom-101"), std::string::npos) << t;
   EXPECT_EQ(t.find("-1,525"), std::string::npos) << t;  // rows within budget are counted, not listed
   EXPECT_NE(t.find("com.android.systemui (Framework): unmet SR process"), std::string::npos) << t;
+}
+
+// Devices whose figure is unknown are counted beside the checked ones, spelled as the dashboard's
+// baselines page and the fleet groups spell them.
+TEST(BaselineCommandTest, DevicesWithAnUnknownFigureAreCountedBesideTheChecked) {
+  v1::CheckBaselineResponse r = OneOverOneWithin();
+  r.mutable_rows(0)->set_devices_checked(3);
+  r.mutable_rows(0)->set_devices_unknown(1);
+  const std::string t = RenderCheck(r, OutputFormat::kTable);
+  EXPECT_NE(t.find(" 2 of 3 (+1 unknown) "), std::string::npos) << t;
 }
 
 TEST(BaselineCommandTest, OverBudgetRowsSayWhereTheMemoryIs) {

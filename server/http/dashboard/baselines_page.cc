@@ -21,9 +21,8 @@ std::string Row(const BaselineBudgetRow& r) {
   }
   return absl::StrCat("<tr", over ? " class=\"over\"" : "", "><td>", TextOrNoValue(r.model), "</td><td>",
                       TextOrNoValue(r.build), "</td><td>", what, "</td><td>", Html(r.budget), "</td><td class=\"num\">",
-                      Kb(r.budget_kb), "</td><td class=\"num\">", r.devices_over, " of ", r.devices_checked,
-                      r.devices_unknown > 0 ? absl::StrCat(" (", r.devices_unknown, " unknown)") : "",
-                      "</td><td class=\"num\">", worst, "</td><td class=\"num\">",
+                      Kb(r.budget_kb), "</td><td class=\"num\">",
+                      chart::PartOfCountWithUnknown(r.devices_over, r.devices_checked, r.devices_unknown), "</td><td class=\"num\">", worst, "</td><td class=\"num\">",
                       r.devices_checked > 0 ? Kb(r.worst_over_kb) : NoValue(), "</td></tr>\n");
 }
 

@@ -415,7 +415,8 @@ TEST(BaselinesPageTest, BudgetsOverComeFirstWorstExcessFirstAndTextIsEscaped) {
   EXPECT_LT(department, slightly) << "the larger excess (2,500 kB) first";
   EXPECT_LT(slightly, html.find("<h2>Within budget"));
   EXPECT_GT(within, html.find("<h2>Within budget"));
-  EXPECT_NE(html.find("2 of 3 (1 unknown)"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">2 of 3 (+1 unknown)</td>"), std::string::npos) << "as the CLI and the fleet groups";
+  EXPECT_NE(html.find("<td class=\"num\">1 of 4</td>"), std::string::npos) << "no unknown: no note";
   EXPECT_NE(html.find("7,500 on <a href=\"/device/%3Cd3%3E\">&lt;d3&gt;</a>"), std::string::npos) << html;
   EXPECT_NE(html.find("<td class=\"num\">-100</td>"), std::string::npos) << "headroom shows as a negative excess";
   EXPECT_EQ(html.find("<d3>"), std::string::npos);
