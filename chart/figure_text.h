@@ -25,6 +25,10 @@ std::string CountWithUnknown(uint64_t known, uint64_t unknown);
 // "2 of 3 (+1 unknown)" (the devices over a budget of those checked).
 std::string PartOfCountWithUnknown(uint64_t part, uint64_t known, uint64_t unknown);
 
+// How a table or page writes when a device's latest capture was taken, when it has none: a fact, not an
+// unknown value (kNoValue), in one word everywhere.
+inline constexpr char kNoCapture[] = "never";
+
 // YYYY-MM-DDTHH:MM:SSZ; InvalidArgument outside years 0000..9999 (the format has four year digits).
 absl::StatusOr<std::string> FormatUtc(int64_t unix_s);
 

@@ -110,7 +110,7 @@ std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<Ag
   std::string agent = AgentState(*probe);
   if (!row.problem.empty()) agent += absl::StrCat(" (", row.problem, ")");
   std::string last = row.server.empty() || row.server == "unknown device" ? chart::kNoValue
-                     : row.last_capture_at.empty()                        ? "never"
+                     : row.last_capture_at.empty()                        ? chart::kNoCapture
                                                                            : row.last_capture_at;
   return {row.serial, row.device_id, agent, TextOrDash(row.access), TextOrDash(row.selinux),
           TextOrDash(row.agent_version), TextOrDash(row.server), last};

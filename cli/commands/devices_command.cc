@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_join.h"
+#include "chart/figure_text.h"
 #include "cli/device_selector.h"
 #include "cli/output_format.h"
 #include "nlohmann/json.hpp"
@@ -123,7 +124,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                                     : d.online()            ? "online"
                                                             : "offline"};
     if (fleet) row.push_back(d.server_id().empty() ? "-" : d.server_id());
-    for (std::string cell : {d.last_capture_at().empty() ? "never" : d.last_capture_at(), FormatSkew(d),
+    for (std::string cell : {d.last_capture_at().empty() ? chart::kNoCapture : d.last_capture_at(), FormatSkew(d),
                              FormatKbOrDash(LastTotal(d)), std::to_string(d.capture_count())}) {
       row.push_back(std::move(cell));
     }

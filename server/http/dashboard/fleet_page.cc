@@ -61,7 +61,7 @@ std::string DeviceRow(const FleetDevice& d) {
       "<tr class=\"device\"><td><a href=\"", Html(DevicePath(d.device_id)), "\">", Html(d.device_id), "</a></td>",
       d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>", "<td>", TextOrNoValue(d.model),
       "</td><td>", TextOrNoValue(d.platform), "</td><td>", TextOrNoValue(d.build), "</td><td>",
-      d.last_capture_at.empty() ? "none yet" : Html(d.last_capture_at), "</td>", KbCell(d.total_kb), "<td class=\"spark\">",
+      d.last_capture_at.empty() ? chart::kNoCapture : Html(d.last_capture_at), "</td>", KbCell(d.total_kb), "<td class=\"spark\">",
       SparklineSvg(d.recent_totals_kb), "</td></tr>\n");
 }
 

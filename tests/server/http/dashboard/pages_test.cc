@@ -135,6 +135,17 @@ TEST(FleetPageTest, NoValueIsTheClisDashMutedNotRed) {
   EXPECT_EQ(NoValue(), "<span class=\"unset\">-</span>");
 }
 
+// A device that has stored no capture yet: its last capture is "never", as `memfleet devices` writes it,
+// and its total the CLI's "-".
+TEST(FleetPageTest, ADeviceWithoutACaptureSaysNeverAsTheCliDoes) {
+  FleetDevice d = DeviceOf("qcom-sm8450");
+  d.last_capture_at.clear();
+  d.total_kb.reset();
+  const std::string html = RenderFleetPage({d}, {}, {});
+  EXPECT_NE(html.find("<td>never</td><td class=\"num unset\">-</td>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("none yet"), std::string::npos) << html;
+}
+
 TEST(FleetPageTest, SortsByAColumnEitherWayWithUnknownTotalsLast) {
   std::vector<FleetDevice> rows = Fleet();
   ASSERT_TRUE(SortFleet(rows, "-total").ok());
