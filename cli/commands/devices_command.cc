@@ -109,7 +109,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
   std::vector<TextTable::Column> columns = {{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"BUILD"}, {"ACCESS"}, {"STATE"}};
   if (fleet) columns.push_back({"SERVER"});
   for (TextTable::Column c : {TextTable::Column{"LAST CAPTURE"}, TextTable::Column{"CLOCK SKEW", TextTable::kRight},
-                              TextTable::Column{"LAST TOTAL KB", TextTable::kRight},
+                              TextTable::Column{"TOTAL KB", TextTable::kRight},
                               TextTable::Column{"CAPTURES", TextTable::kRight}}) {
     columns.push_back(std::move(c));
   }

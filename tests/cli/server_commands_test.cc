@@ -289,8 +289,10 @@ TEST_F(ServerCommandsTest, DevicesTable) {
   EXPECT_NE(t.find("3,014,795"), std::string::npos);
   EXPECT_NE(t.find("2 devices, 1 online"), std::string::npos) << t;
   // sim-mtk-1 has stored nothing: its last capture is "never" (as the dashboard's fleet page writes it),
-  // its total the "-" of no value.
+  // its total the "-" of no value. The total's column is named as `sweep`'s, beside the capture it is of.
   EXPECT_TRUE(std::regex_search(t, std::regex("\nsim-mtk-1 .* never +\\+2912106 days +- +0\n"))) << t;
+  EXPECT_TRUE(std::regex_search(t, std::regex("^DEVICE .* LAST CAPTURE +CLOCK SKEW +TOTAL KB +CAPTURES\n"))) << t;
+  EXPECT_EQ(t.find("LAST TOTAL"), std::string::npos) << t;
 }
 
 TEST_F(ServerCommandsTest, DevicesShowClockSkewAndWhatIngestRefused) {
@@ -811,7 +813,7 @@ TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {
   EXPECT_NE(t.find("4,125,309"), std::string::npos);
   EXPECT_NE(t.find("2,970,090"), std::string::npos);  // mtk processes_kb
   EXPECT_NE(t.find("MT6989 board"), std::string::npos);  // model from ListDevices
-  // Its headers are spelled as every other table's: words apart, "KB" last (`devices`: "LAST TOTAL KB").
+  // Its headers are spelled as every other table's: words apart, "KB" last (`devices`: "TOTAL KB").
   EXPECT_NE(t.find("TOTAL KB  PROCESSES KB  KERNEL KB  STATIC RESERVED KB"), std::string::npos) << t;
   EXPECT_EQ(t.find("_KB"), std::string::npos) << t;
   // qcom-edge's largest process is com.taobao.taobao (299,256) but it is cached; the top counted one is
