@@ -85,12 +85,19 @@ constexpr char kNewestTrendPage[] = "~";
 constexpr int64_t kTrendPage = 2048;
 
 // A device's range of device_reports_by_device_time, newest first (as kProcessTrendPageSql); the caller
-// puts the rows in time order (OldestFirst).
+// puts the rows in time order (OldestFirst). Each capture's sweep by one probe of captures' capture_id.
 std::string DeviceTrendSql(const char* column) {
-  return absl::StrCat("SELECT capture_id, captured_at, 0, ", column,
-                      " FROM device_reports WHERE device_id = ?1 AND captured_at >= ?2"
-                      " ORDER BY captured_at DESC, capture_id DESC LIMIT ?3");
+  return absl::StrCat("SELECT r.capture_id, r.captured_at, 0, r.", column,
+                      ", (SELECT c.sweep_id FROM captures AS c WHERE c.capture_id = r.capture_id)"
+                      " FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2"
+                      " ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?3");
 }
+
+// The labels of a device's captures at or after ?2 (the oldest of a DeviceTrendSql answer): the same
+// index range, each capture's labels by capture_labels' primary key.
+constexpr char kDeviceTrendLabelsSql[] =
+    "SELECT l.capture_id, l.key, l.value, l.source FROM device_reports AS r"
+    " JOIN capture_labels AS l ON l.capture_id = r.capture_id WHERE r.device_id = ?1 AND r.captured_at >= ?2";
 
 // Per device, the latest report is the last entry of its range in device_reports_by_device_time (a
 // correlated LIMIT 1 subquery: one index probe per device, not a scan of every report), joined back by
@@ -237,15 +244,25 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::DeviceHistory(const std::strin
   MEMFLEET_ASSIGN_OR_RETURN(const char* column, DeviceColumn(metric));
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
   SqlConnectionPool::Lease db = readers_->Acquire();
-  return OldestFirst(QueryAll(*db, DeviceTrendSql(column),
-                              {SqlValue::Text(device_id), SqlValue::Text(since_utc), LimitOf(dialect_, limit)},
-                              [](const SqlRow& row) {
-                                HistoryRow h;
-                                h.capture_id = row.ColumnText(0);
-                                h.captured_at = row.ColumnText(1);
-                                h.value_kb = row.ColumnOptionalInt64(3);
-                                return h;
-                              }));
+  MEMFLEET_ASSIGN_OR_RETURN(
+      std::vector<HistoryRow> rows,
+      OldestFirst(QueryAll(*db, DeviceTrendSql(column),
+                           {SqlValue::Text(device_id), SqlValue::Text(since_utc), LimitOf(dialect_, limit)},
+                           [](const SqlRow& row) {
+                             HistoryRow h;
+                             h.capture_id = row.ColumnText(0);
+                             h.captured_at = row.ColumnText(1);
+                             h.value_kb = row.ColumnOptionalInt64(3);
+                             h.sweep_id = row.ColumnText(4);
+                             return h;
+                           })));
+  if (rows.empty()) return rows;
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<CaptureLabelRow> labels,
+                            QueryAll(*db, kDeviceTrendLabelsSql,
+                                     {SqlValue::Text(device_id), SqlValue::Text(rows.front().captured_at)},
+                                     ReadCaptureLabelRow<SqlRow>));
+  MEMFLEET_RETURN_IF_ERROR(AttachLabels(std::move(labels), rows));
+  return rows;
 }
 
 absl::StatusOr<std::vector<FleetValueRow>> SqlStore::LatestPerDevice(const std::string& metric,

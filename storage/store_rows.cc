@@ -1,6 +1,7 @@
 #include "storage/store_rows.h"
 
 #include <algorithm>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -123,6 +124,17 @@ absl::StatusOr<LabelSet> LabelSetOf(std::vector<StoredLabel> rows) {
     }
   }
   return labels;
+}
+
+absl::Status AttachLabels(std::vector<CaptureLabelRow> labels, std::vector<HistoryRow>& rows) {
+  std::map<std::string, std::vector<StoredLabel>> by_capture;
+  for (CaptureLabelRow& row : labels) by_capture[row.capture_id].push_back(std::move(row.label));
+  for (HistoryRow& row : rows) {
+    auto found = by_capture.find(row.capture_id);
+    if (found == by_capture.end()) continue;
+    MEMFLEET_ASSIGN_OR_RETURN(row.labels, LabelSetOf(found->second));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<CaptureTimes>> ValidateCaptures(const std::vector<CaptureRecord>& captures) {

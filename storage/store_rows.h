@@ -147,6 +147,19 @@ struct StoredLabel {
 std::vector<StoredLabel> StoredLabelsOf(const LabelSet& labels);
 // Rows read back into a LabelSet; DataLoss naming a source that is neither (a database edited by hand).
 absl::StatusOr<LabelSet> LabelSetOf(std::vector<StoredLabel> rows);
+// A label of one capture of a device's history, as the backends read them for DeviceHistory: a row of
+// capture_id, key, value, source.
+struct CaptureLabelRow {
+  std::string capture_id;
+  StoredLabel label;
+};
+template <typename Row>
+CaptureLabelRow ReadCaptureLabelRow(const Row& row) {
+  return CaptureLabelRow{row.ColumnText(0), {row.ColumnText(1), row.ColumnText(2), row.ColumnText(3)}};
+}
+// Each history row gets the labels of its capture (a label of a capture not among the rows is dropped);
+// DataLoss as LabelSetOf.
+absl::Status AttachLabels(std::vector<CaptureLabelRow> labels, std::vector<HistoryRow>& rows);
 
 absl::StatusOr<StoredReport> DecodeReport(CompressedReport row);
 absl::StatusOr<std::optional<StoredReport>> DecodeReports(absl::StatusOr<std::optional<CompressedReport>> row);

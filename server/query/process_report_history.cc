@@ -53,7 +53,10 @@ absl::StatusOr<std::vector<storage::HistoryRow>> ReportFigureHistory(storage::Qu
   std::vector<storage::HistoryRow> rows;
   rows.reserve(history->size());
   for (const ProcessSnapshot& s : *history) {
-    storage::HistoryRow row{s.capture_id, s.captured_at, s.pid, std::nullopt};
+    storage::HistoryRow row;
+    row.capture_id = s.capture_id;
+    row.captured_at = s.captured_at;
+    row.pid = s.pid;
     if (s.process) row.value_kb = report::ProcessFigureValue(*s.process, figure);
     rows.push_back(std::move(row));
   }

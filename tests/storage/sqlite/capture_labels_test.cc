@@ -134,6 +134,44 @@ TEST_P(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
   EXPECT_EQ((*rows)[0].build_fingerprint, "google/a/b:14/X/1:user/release-keys");
 }
 
+// A device's history says of each capture what `memfleet report` heads it with: the sweep it answered and
+// its labels by source; a periodic capture without labels, nothing. A limit keeps the newest captures, and
+// their labels only (another device's labelled capture at the same time is not among them).
+TEST_P(CaptureLabelsTest, DeviceHistoryCarriesEachCapturesSweepAndLabels) {
+  Put(MakeCapture("a-1", "dev-a", "2026-12-01T09:00:00.000Z", 900, {{"run", "1233"}}));
+  Put(MakeCapture("a-2", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {}));
+  CaptureRecord swept = MakeCapture("a-3", "dev-a", "2026-12-01T11:00:00.000Z", 2000, {{"run", "1234"}, {"suite", "camera"}},
+                                    {{"rack", "7"}});
+  swept.sweep_id = "sweep-1";
+  Put(swept);
+  Put(MakeCapture("a-4", "dev-a", "2026-12-01T12:00:00.000Z", 3000, {}, {{"rack", "8"}}));
+  Put(MakeCapture("b-1", "dev-b", "2026-12-01T11:00:00.000Z", 4000, {{"run", "other"}}));
+
+  absl::StatusOr<std::vector<HistoryRow>> rows = store_->DeviceHistory("dev-a", "total_kb", "", 3);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  const HistoryRow& periodic = (*rows)[0];
+  const HistoryRow& sweep = (*rows)[1];
+  const HistoryRow& agent = (*rows)[2];
+  EXPECT_EQ(periodic.capture_id, "a-2");
+  EXPECT_EQ(periodic.sweep_id, "");
+  EXPECT_TRUE(periodic.labels.empty());
+  EXPECT_EQ(sweep.capture_id, "a-3");
+  EXPECT_EQ(sweep.value_kb, 2000);
+  EXPECT_EQ(sweep.sweep_id, "sweep-1");
+  EXPECT_EQ(sweep.labels.sweep, (Labels{{"run", "1234"}, {"suite", "camera"}}));
+  EXPECT_EQ(sweep.labels.agent, (Labels{{"rack", "7"}}));
+  EXPECT_EQ(agent.capture_id, "a-4");
+  EXPECT_EQ(agent.sweep_id, "");
+  EXPECT_TRUE(agent.labels.sweep.empty());
+  EXPECT_EQ(agent.labels.agent, (Labels{{"rack", "8"}}));
+
+  absl::StatusOr<std::vector<HistoryRow>> all = store_->DeviceHistory("dev-a", "total_kb", "", 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 4u);
+  EXPECT_EQ(all->front().labels.sweep, (Labels{{"run", "1233"}}));
+}
+
 TEST_P(CaptureLabelsTest, CaptureLabelsReadBackAndADuplicateKeepsTheFirstLabels) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}, {"suite", "camera"}}));
   absl::StatusOr<LabelSet> labels = store_->CaptureLabels("a-1");
