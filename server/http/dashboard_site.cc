@@ -316,6 +316,9 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
     dashboard::EarlierCapture capture;
     capture.captured_at = row.captured_at;
     capture.total_kb = row.value_kb;
+    capture.sweep_id = row.sweep_id;
+    capture.labels = row.labels.sweep;
+    capture.agent_labels = row.labels.agent;
     in.captures.push_back(std::move(capture));
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (row.value_kb && at_ms) in.total_trend.push_back({*at_ms / 1000, *row.value_kb});

@@ -431,6 +431,9 @@ grpc::Status QueryService::AnswerHistory(const std::string& device_id, const std
     p->set_pid(row.pid);  // 0 for a device figure
     p->set_value_known(row.value_kb.has_value());
     p->set_value_kb(row.value_kb.value_or(0));
+    p->set_sweep_id(row.sweep_id);
+    LabelsToProto(row.labels.sweep, p->mutable_labels());
+    LabelsToProto(row.labels.agent, p->mutable_agent_labels());
   }
   return grpc::Status::OK;
 }

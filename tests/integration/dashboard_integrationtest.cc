@@ -23,6 +23,7 @@
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_data.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
 
 namespace memfleet {
 namespace dashboard_scenario {
@@ -209,6 +210,60 @@ TEST_F(DashboardTest, ChromiumDrawsTheAppSummaryOfAProcessWithHeaps) {
   EXPECT_NE(native.find("<polyline class=\"series\""), std::string::npos) << native;
   EXPECT_NE(native.find("latest " + FigureText(heaps["app_summary"]["native_heap_kb"]) + " kB"), std::string::npos)
       << native;
+}
+
+// The device page's list of captures marks each as `memfleet report` heads it: a running agent started
+// with --label rack=7 stores its first capture (agent labels only), then a sweep labelled run=1234 stores
+// another (its sweep, its labels and the agent's).
+TEST_F(DashboardTest, ChromiumShowsTheCapturesListsSweepAndLabelMarks) {
+  if (access(kChromium, X_OK) != 0) GTEST_SKIP() << "chromium is not installed (scripts/setup-deps installs it)";
+  ASSERT_EQ(std::system(("mkdir -p '" + ScreenshotDir() + "'").c_str()), 0);
+  StartServer();
+  Subprocess agent({Bin("memfleet-agent"), "--server", server_->address(), "--root",
+                    testing::TestData("captures/qcom-sm8450/tree"), "--device-id", "lab-a", "--interval", "3600",
+                    "--spool", dir_ + "/spool-lab-a", "--label", "rack=7"},
+                   dir_ + "/agent-lab-a.log");
+  const auto device = [&] {
+    grpc::ClientContext ctx;
+    v1::ListDevicesRequest request;
+    v1::ListDevicesResponse response;
+    if (!server_->query().ListDevices(&ctx, request, &response).ok()) return v1::DeviceSummary();
+    for (const v1::DeviceSummary& d : response.devices()) {
+      if (d.device_id() == "lab-a") return d;
+    }
+    return v1::DeviceSummary();
+  };
+  ASSERT_TRUE(testing::WaitFor([&] { return device().online() && device().capture_count() == 1; },
+                               std::chrono::seconds(60), std::chrono::milliseconds(100)))
+      << agent.Log() << server_->Log();
+
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  v1::SweepRequest sweep;
+  sweep.set_deadline_s(90);
+  v1::Label* run = sweep.add_labels();
+  run->set_key("run");
+  run->set_value("1234");
+  std::unique_ptr<grpc::ClientReader<v1::SweepProgress>> progress = server_->query().StartSweep(&ctx, sweep);
+  std::string sweep_id;
+  for (v1::SweepProgress p; progress->Read(&p);) {
+    if (p.finished()) sweep_id = p.sweep_id();
+  }
+  ASSERT_TRUE(progress->Finish().ok());
+  ASSERT_FALSE(sweep_id.empty());
+  ASSERT_EQ(device().capture_count(), 2u) << server_->Log();
+
+  const std::string page = LoadPage("/device/lab-a", "device-marks");
+  EXPECT_NE(page.find("<h2>Captures (2)</h2>"), std::string::npos) << page;
+  const size_t swept = page.find("<td class=\"marks\"><span class=\"sweep\">sweep " + sweep_id + "</span>");
+  const size_t periodic = page.find("<td class=\"marks\"><span class=\"labels\">agent labels: rack=7</span></td>");
+  ASSERT_NE(swept, std::string::npos) << page;
+  ASSERT_NE(periodic, std::string::npos) << page;
+  EXPECT_LT(swept, periodic) << "newest first";
+  const size_t row_end = page.find("</tr>", swept);
+  const std::string marks = page.substr(swept, row_end - swept);
+  EXPECT_NE(marks.find("<span class=\"labels\">labels: run=1234</span>"), std::string::npos) << marks;
+  EXPECT_NE(marks.find("<span class=\"labels\">agent labels: rack=7</span>"), std::string::npos) << marks;
 }
 
 TEST_F(DashboardTest, OverHttpsTheBrowserLogsInOnceAndTheCookieOpensThePages) {

@@ -613,6 +613,9 @@ TEST_F(IngestServiceTest, ASweepStoresTheAnsweringDeviceAndTimesOutTheSilentOne)
   ctx.set_deadline(std::chrono::system_clock::now() + 30s);
   v1::SweepRequest req;
   req.set_deadline_s(1);
+  v1::Label* run = req.add_labels();
+  run->set_key("run");
+  run->set_value("1234");
   auto started = std::chrono::steady_clock::now();
   std::unique_ptr<grpc::ClientReader<v1::SweepProgress>> reader = q->StartSweep(&ctx, req);
   v1::SweepProgress p;
@@ -644,6 +647,20 @@ TEST_F(IngestServiceTest, ASweepStoresTheAnsweringDeviceAndTimesOutTheSilentOne)
   absl::StatusOr<std::optional<storage::SweepRecord>> rec = server_->store().GetSweep(final_message->sweep_id());
   ASSERT_TRUE(rec.ok() && rec->has_value());
   EXPECT_THAT((*rec)->states, ElementsAre(Pair(kMtkDevice, "timed_out"), Pair(kQcomDevice, "stored")));
+
+  // The device's history names the sweep its capture answered and the sweep's labels.
+  grpc::ClientContext history_ctx;
+  v1::ProcessHistoryRequest history;
+  history.set_device_id(kQcomDevice);
+  v1::ProcessHistoryResponse points;
+  ASSERT_TRUE(q->GetProcessHistory(&history_ctx, history, &points).ok());
+  ASSERT_EQ(points.points_size(), 1);
+  EXPECT_EQ(points.points(0).capture_id(), CaptureId(kQcomDevice, 9));
+  EXPECT_EQ(points.points(0).sweep_id(), final_message->sweep_id());
+  ASSERT_EQ(points.points(0).labels_size(), 1);
+  EXPECT_EQ(points.points(0).labels(0).key(), "run");
+  EXPECT_EQ(points.points(0).labels(0).value(), "1234");
+  EXPECT_EQ(points.points(0).agent_labels_size(), 0);
 }
 
 }  // namespace
