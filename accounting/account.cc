@@ -49,12 +49,12 @@ struct ProcessInput {
   int pid = 0;
   std::string dir;
   bool from_rollup = false;
-  bool smaps_ok = false;          // smaps (full, at least one VMA) parsed into `smaps`
-  SmapsSummary smaps;             // sums and dma-buf mappings; no Vma per mapping (not needed, costly)
-  std::vector<Vma> maps;          // from maps, when captured
+  bool smaps_ok = false;  // smaps (full, at least one VMA) parsed into `smaps`
+  SmapsSummary smaps;     // sums and dma-buf mappings; no Vma per mapping (not needed, costly)
+  std::vector<Vma> maps;  // from maps, when captured
   std::optional<SmapsRollup> rollup;
-  std::string pss_problem;        // why pss is unknown, when it is
-  bool unreadable = false;        // smaps/smaps_rollup denied or failed: the dumpsys tier may stand in
+  std::string pss_problem;  // why pss is unknown, when it is
+  bool unreadable = false;  // smaps/smaps_rollup denied or failed: the dumpsys tier may stand in
   // Legacy kernels' anon_inode:dmabuf mappings, from smaps or maps (whichever shows more).
   LegacyDmaBufMappings legacy_dmabuf;
   std::string legacy_dmabuf_node;
@@ -70,8 +70,7 @@ std::string Warn(Report& report, std::string message) {
 
 // Decides whether proc/<pid> is a process of the report and reads its memory map.
 // Returns false when it is not (kernel thread, exited process).
-bool ReadProcessInput(const Capture& capture, int pid, GpuDeviceNaming gpu_naming, ProcessInput& in,
-                      Report& report) {
+bool ReadProcessInput(const Capture& capture, int pid, GpuDeviceNaming gpu_naming, ProcessInput& in, Report& report) {
   in.pid = pid;
   in.dir = absl::StrCat("proc/", pid);
   const Node* smaps = capture.Find(in.dir + "/smaps");
@@ -368,7 +367,8 @@ std::optional<Meminfo> ReadMeminfo(const Capture& capture, Report& report) {
     Warn(report, absl::StrCat("proc/meminfo ", line, ": skipped (not 'Key: N [kB]')"));
   }
   if (m->skipped_line_count > m->skipped_lines.size()) {
-    Warn(report, absl::StrCat("proc/meminfo: ", m->skipped_line_count - m->skipped_lines.size(), " more lines skipped"));
+    Warn(report,
+         absl::StrCat("proc/meminfo: ", m->skipped_line_count - m->skipped_lines.size(), " more lines skipped"));
   }
   return *std::move(m);
 }
@@ -390,8 +390,7 @@ bool VmapStack(const Capture& capture, Report& report) {
 }
 
 // The numeric proc/<pid> folders that are processes of the report, with their memory maps read.
-std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, GpuDeviceNaming gpu_naming,
-                                            Report& report) {
+std::vector<ProcessInput> ReadProcessInputs(const Capture& capture, GpuDeviceNaming gpu_naming, Report& report) {
   std::vector<ProcessInput> inputs;
   for (const std::string& name : capture.Children("proc")) {
     int pid = 0;
@@ -424,11 +423,10 @@ void MemoryMapFigures(const ProcessInput& in, const ProcessGpu& g, Platform plat
       p.gfxdev_kb = ToKb(in.smaps.gpu_device_pss_kb);
     }
     report.sources[key + "pss_kb"] = in.dir + "/smaps";
-    report.sources[key + "gfxdev_kb"] = platform == Platform::kGeneric
-                                            ? "generic platform: 0"
-                                            : absl::StrCat(in.dir, "/smaps Pss of ",
-                                                           GpuDeviceMappingNames(GpuDeviceNamingOf(platform)),
-                                                           " mappings");
+    report.sources[key + "gfxdev_kb"] =
+        platform == Platform::kGeneric
+            ? "generic platform: 0"
+            : absl::StrCat(in.dir, "/smaps Pss of ", GpuDeviceMappingNames(GpuDeviceNamingOf(platform)), " mappings");
   } else if (in.from_rollup) {
     p.pss_kb = ToKb(in.rollup->pss_kb);
     p.swap_pss_kb = ToKb(in.rollup->swap_pss_kb);

@@ -29,9 +29,7 @@ class Sum {
   const report::Heaps& heaps_;
 };
 
-bool IsCodeCacheKey(std::string_view name) {
-  return name == "jit_zygote_code_cache" || name == "jit_app_code_cache";
-}
+bool IsCodeCacheKey(std::string_view name) { return name == "jit_zygote_code_cache" || name == "jit_app_code_cache"; }
 
 }  // namespace
 
@@ -50,8 +48,8 @@ std::optional<report::AppSummary> AppSummaryOf(const report::Heaps& heaps) {
   const Kb java_heap = AddKb(sum.PrivateDirty("dalvik"), sum.Private("art"));
   const Kb native_heap = sum.PrivateDirty("native");
   Kb code = 0;
-  for (std::string_view heap : {"so", "jar", "apk", "ttf", "dex", "oat", "jit_zygote_code_cache",
-                                "jit_app_code_cache"}) {
+  for (std::string_view heap :
+       {"so", "jar", "apk", "ttf", "dex", "oat", "jit_zygote_code_cache", "jit_app_code_cache"}) {
     code = AddKb(code, sum.Private(heap));
   }
   const Kb stack = sum.PrivateDirty("stack");
@@ -59,8 +57,8 @@ std::optional<report::AppSummary> AppSummaryOf(const report::Heaps& heaps) {
   const Kb named = AddKb(AddKb(AddKb(java_heap, native_heap), AddKb(code, stack)), graphics);
   const Kb private_other = SubKb(total_private, named);
   const Kb system = SubKb(total_pss, total_private);
-  for (const Kb& v : {java_heap, native_heap, code, stack, graphics, private_other, system, total_pss,
-                      total_swap_pss}) {
+  for (const Kb& v :
+       {java_heap, native_heap, code, stack, graphics, private_other, system, total_pss, total_swap_pss}) {
     if (!v) return std::nullopt;
   }
   report::AppSummary s;

@@ -16,8 +16,7 @@ namespace {
 
 // Reads a single-number node. Absent: nullopt with *present = false. Present but unreadable or
 // malformed: nullopt with *present = true and a warning naming the node.
-std::optional<uint64_t> ReadCounter(const Capture& capture, const std::string& path, Report& report,
-                                    bool* present) {
+std::optional<uint64_t> ReadCounter(const Capture& capture, const std::string& path, Report& report, bool* present) {
   const Node* node = capture.Find(path);
   *present = node != nullptr;
   if (node == nullptr) return std::nullopt;
@@ -93,8 +92,8 @@ CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, std::optional<
         if (pages) used.push_back(dir + "/total_pages");
       }
       if (!pages) {
-        report.warnings.push_back(absl::StrCat("GCMA region ", region,
-                                               ": neither debugfs count nor sysfs total_pages readable"));
+        report.warnings.push_back(
+            absl::StrCat("GCMA region ", region, ": neither debugfs count nor sysfs total_pages readable"));
         known = false;
         continue;
       }
@@ -139,8 +138,7 @@ CmaFigures ComputeCma(const Capture& capture, uint64_t page_size, std::optional<
     if (!dbg.empty()) used = ReadCounter(capture, absl::StrCat(kCmaDebugfsRoot, "/", dbg, "/used"), report, &p3);
     if (!used) {
       report.warnings.push_back(absl::StrCat(
-          "CMA region ", region,
-          ": neither alloc_pages_success/release_pages_success nor debugfs used readable"));
+          "CMA region ", region, ": neither alloc_pages_success/release_pages_success nor debugfs used readable"));
       known = false;
       continue;
     }

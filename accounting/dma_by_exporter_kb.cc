@@ -4,8 +4,7 @@
 
 namespace memfleet::accounting {
 
-std::optional<std::map<std::string, int64_t>> DmaByExporterKb(const DmaBufShares& shares, int pid,
-                                                              const Kb& dma_kb) {
+std::optional<std::map<std::string, int64_t>> DmaByExporterKb(const DmaBufShares& shares, int pid, const Kb& dma_kb) {
   if (!dma_kb) return std::nullopt;
   std::map<std::string, int64_t> out;
   auto it = shares.share_bytes_by_pid_and_exporter.find(pid);

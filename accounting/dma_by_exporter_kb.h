@@ -22,8 +22,7 @@ namespace memfleet::accounting {
 // Each exporter's entry is floor(Σ the process's shares of its buffers / 1024), floored on its own, so
 // the entries add up to dma_kb or a few kB less. Empty for a process that holds no buffer; nullopt when
 // dma_kb is null (a legacy kernel's mappings name no buffer, so no split is known either).
-std::optional<std::map<std::string, int64_t>> DmaByExporterKb(const DmaBufShares& shares, int pid,
-                                                              const Kb& dma_kb);
+std::optional<std::map<std::string, int64_t>> DmaByExporterKb(const DmaBufShares& shares, int pid, const Kb& dma_kb);
 
 }  // namespace memfleet::accounting
 

@@ -76,8 +76,8 @@ DmaBufShares DmaBufLedger::Share(const Capture& capture, Report& report) const {
     for (const std::string& ino : capture.Children(kDmabufSysfsRoot)) {
       std::string path = absl::StrCat(kDmabufSysfsRoot, "/", ino, "/size");
       const std::string* text = capture.FileContent(path);
-      absl::StatusOr<uint64_t> v = text != nullptr ? ParseSysfsUint(*text)
-                                                   : absl::StatusOr<uint64_t>(absl::NotFoundError(path));
+      absl::StatusOr<uint64_t> v =
+          text != nullptr ? ParseSysfsUint(*text) : absl::StatusOr<uint64_t>(absl::NotFoundError(path));
       if (!v.ok() || !AddU64(total, *v)) {
         ok = false;
         break;

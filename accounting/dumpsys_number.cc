@@ -34,9 +34,8 @@ bool ConsumeDumpsysKb(absl::string_view* rest, int64_t* out, bool unit_optional)
     absl::string_view after_space = absl::StripLeadingAsciiWhitespace(s);
     if (absl::ConsumePrefix(&after_space, "kB")) {
       s = after_space;
-    } else if (!unit_optional ||
-               (!s.empty() && !absl::ascii_isspace(static_cast<unsigned char>(s.front())) &&
-                s.front() != '+' && s.front() != ')')) {
+    } else if (!unit_optional || (!s.empty() && !absl::ascii_isspace(static_cast<unsigned char>(s.front())) &&
+                                  s.front() != '+' && s.front() != ')')) {
       return false;  // "272,48xK": the number runs into something else
     }
   }

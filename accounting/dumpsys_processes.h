@@ -36,8 +36,8 @@ struct DumpsysProcessLine {
 };
 
 struct DumpsysProcesses {
-  bool has_process_section = false;  // a "Total PSS by process:" header
-  bool has_oom_section = false;      // a "Total PSS by OOM adjustment:" header
+  bool has_process_section = false;           // a "Total PSS by process:" header
+  bool has_oom_section = false;               // a "Total PSS by OOM adjustment:" header
   std::vector<DumpsysProcessLine> processes;  // in the text's order; one per pid (the first line wins)
   std::set<int> cached_pids;                  // listed under the OOM table's "Cached" group
   // Lines of the process section that are none of the forms: how many, and the first ten as

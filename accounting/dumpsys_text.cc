@@ -36,8 +36,7 @@ bool ConsumeWords(absl::string_view* rest, absl::string_view words) {
 }
 
 // " (A label + B label + C label)" after the line's total. No parenthesis: no parts.
-bool ConsumeParts(absl::string_view* rest,
-                  std::vector<std::pair<absl::string_view, int64_t>>* parts) {
+bool ConsumeParts(absl::string_view* rest, std::vector<std::pair<absl::string_view, int64_t>>* parts) {
   absl::string_view s = absl::StripLeadingAsciiWhitespace(*rest);
   if (!absl::ConsumePrefix(&s, "(")) return true;
   for (;;) {
@@ -54,8 +53,8 @@ bool ConsumeParts(absl::string_view* rest,
   return true;
 }
 
-void Assign(const std::vector<std::pair<absl::string_view, int64_t>>& parts,
-            absl::string_view label, std::optional<int64_t>* field) {
+void Assign(const std::vector<std::pair<absl::string_view, int64_t>>& parts, absl::string_view label,
+            std::optional<int64_t>* field) {
   for (const auto& [name, value] : parts) {
     if (name == label) {
       *field = value;
@@ -80,8 +79,7 @@ absl::StatusOr<DumpsysSummary> ParseDumpsysMeminfo(std::string_view text_in) {
     // Each summary line is "<label>: <total>[ (<parts>)]"; the per-process tables put the number
     // first ("  12,345K: com.foo (pid 1)"), so a label prefix cannot match them.
     auto total_and_parts = [&](absl::string_view label) -> absl::Status {
-      if (!ConsumeDumpsysKb(&line, &total))
-        return LineError(line_number, absl::StrCat(label, " number"), raw);
+      if (!ConsumeDumpsysKb(&line, &total)) return LineError(line_number, absl::StrCat(label, " number"), raw);
       if (!ConsumeParts(&line, &parts)) {
         return LineError(line_number, absl::StrCat(label, " breakdown \"(A x + B y)\""), raw);
       }
@@ -133,11 +131,9 @@ absl::StatusOr<DumpsysSummary> ParseDumpsysMeminfo(std::string_view text_in) {
       int64_t used = 0;
       int64_t swap_total = 0;
       if (!ConsumeDumpsysKb(&line, &total) || !ConsumeWords(&line, "physical used for") ||
-          !ConsumeDumpsysKb(&line, &used) || !ConsumeWords(&line, "in swap") ||
-          !ConsumeWords(&line, "(") || !ConsumeDumpsysKb(&line, &swap_total) ||
-          !ConsumeWords(&line, "total swap)")) {
-        return LineError(line_number,
-                         "expected \"ZRAM: X physical used for A in swap (B total swap)\"", raw);
+          !ConsumeDumpsysKb(&line, &used) || !ConsumeWords(&line, "in swap") || !ConsumeWords(&line, "(") ||
+          !ConsumeDumpsysKb(&line, &swap_total) || !ConsumeWords(&line, "total swap)")) {
+        return LineError(line_number, "expected \"ZRAM: X physical used for A in swap (B total swap)\"", raw);
       }
       out.zram_physical_kb = total;
       out.zram_swap_used_kb = used;

@@ -17,27 +17,27 @@
 namespace memfleet::accounting {
 
 struct DumpsysSummary {
-  std::optional<int64_t> total_ram_kb;         // "Total RAM: X"
-  std::optional<int64_t> free_ram_kb;          // "Free RAM: X (A cached pss + B cached kernel + C free)"
-  std::optional<int64_t> free_cached_pss_kb;   // A
+  std::optional<int64_t> total_ram_kb;           // "Total RAM: X"
+  std::optional<int64_t> free_ram_kb;            // "Free RAM: X (A cached pss + B cached kernel + C free)"
+  std::optional<int64_t> free_cached_pss_kb;     // A
   std::optional<int64_t> free_cached_kernel_kb;  // B
-  std::optional<int64_t> free_free_kb;         // C
-  std::optional<int64_t> free_cached_ion_kb;   // "+ N cached ion +" of some OEM builds
-  std::optional<int64_t> dmabuf_total_kb;      // "DMA-BUF: X (A mapped + B unmapped)"
+  std::optional<int64_t> free_free_kb;           // C
+  std::optional<int64_t> free_cached_ion_kb;     // "+ N cached ion +" of some OEM builds
+  std::optional<int64_t> dmabuf_total_kb;        // "DMA-BUF: X (A mapped + B unmapped)"
   std::optional<int64_t> dmabuf_mapped_kb;
   std::optional<int64_t> dmabuf_unmapped_kb;
-  std::optional<int64_t> ion_total_kb;         // "ION: X (A mapped + B unmapped + C pools)", Android 11-era
+  std::optional<int64_t> ion_total_kb;  // "ION: X (A mapped + B unmapped + C pools)", Android 11-era
   std::optional<int64_t> ion_mapped_kb;
   std::optional<int64_t> ion_unmapped_kb;
   std::optional<int64_t> ion_pools_kb;
-  std::optional<int64_t> gpu_total_kb;         // "GPU: X (A dmabuf + B private)"
+  std::optional<int64_t> gpu_total_kb;  // "GPU: X (A dmabuf + B private)"
   std::optional<int64_t> gpu_private_kb;
-  std::optional<int64_t> kernel_cma_kb;        // "Kernel CMA: X" (Android 16)
-  std::optional<int64_t> used_ram_kb;          // "Used RAM: X (A used pss + B kernel)"
+  std::optional<int64_t> kernel_cma_kb;  // "Kernel CMA: X" (Android 16)
+  std::optional<int64_t> used_ram_kb;    // "Used RAM: X (A used pss + B kernel)"
   std::optional<int64_t> used_pss_kb;
   std::optional<int64_t> used_kernel_kb;
-  std::optional<int64_t> lost_ram_kb;          // "Lost RAM: X"
-  std::optional<int64_t> zram_physical_kb;     // "ZRAM: X physical used for A in swap (B total swap)"
+  std::optional<int64_t> lost_ram_kb;       // "Lost RAM: X"
+  std::optional<int64_t> zram_physical_kb;  // "ZRAM: X physical used for A in swap (B total swap)"
   std::optional<int64_t> zram_swap_used_kb;
   std::optional<int64_t> zram_swap_total_kb;
 };

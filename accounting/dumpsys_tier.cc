@@ -16,8 +16,7 @@ bool StandsInFor(const DumpsysTierScope& scope, int pid) {
 
 // cached: the line's own OOM adjustment (Android 13+), else the OOM table's Cached group, else not
 // cached (false returned: the text does not say).
-bool CachedFigure(const DumpsysProcesses& dumpsys, const DumpsysProcessLine& line, ProcessReport& p,
-                  Report& report) {
+bool CachedFigure(const DumpsysProcesses& dumpsys, const DumpsysProcessLine& line, ProcessReport& p, Report& report) {
   const std::string key = absl::StrCat("processes.", line.pid, ".cached");
   if (line.oom_adj) {
     p.cached = *line.oom_adj >= kCachedOomAdj;

@@ -43,8 +43,8 @@ DumpsysView ComputeDumpsysSummary(const DumpsysInputs& in) {
   v.free_ram_kb = AddKb(AddKb(in.cached_pss_kb, cached), v.free_kb);
 
   // MemInfoReader.getKernelUsedSizeKb.
-  Kb kernel_used = AddKb(AddKb(Field(m, "Shmem"), Field(m, "SUnreclaim")),
-                         AddKb(Field(m, "VmallocUsed"), Field(m, "PageTables")));
+  Kb kernel_used =
+      AddKb(AddKb(Field(m, "Shmem"), Field(m, "SUnreclaim")), AddKb(Field(m, "VmallocUsed"), Field(m, "PageTables")));
   if (!in.vmap_stack) kernel_used = AddKb(kernel_used, Field(m, "KernelStack"));
   if (a16) {
     kernel_used = AddKb(kernel_used, AddKb(FieldOr0(m, "SecPageTables"), FieldOr0(m, "Percpu")));
@@ -86,8 +86,7 @@ DumpsysView ComputeDumpsysSummary(const DumpsysInputs& in) {
   if (a16) lost = AddKb(lost, Field(m, "Shmem"));
   v.lost_ram_kb = lost;
 
-  Kb check = SubKb(AddKb(AddKb(AddKb(v.free_ram_kb, v.used_ram_kb), v.lost_ram_kb), in.zram_kb),
-                   in.total_swap_pss_kb);
+  Kb check = SubKb(AddKb(AddKb(AddKb(v.free_ram_kb, v.used_ram_kb), v.lost_ram_kb), in.zram_kb), in.total_swap_pss_kb);
   // On Android 16 the +Shmem correction makes the sum exceed MemTotal by exactly Shmem.
   Kb expected = a16 ? AddKb(v.total_ram_kb, Field(m, "Shmem")) : v.total_ram_kb;
   if (check && expected) v.identity_holds = *check == *expected;

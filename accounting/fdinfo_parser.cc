@@ -18,28 +18,21 @@
 namespace memfleet::accounting {
 namespace {
 
-
-
-
-
-
 // Parses the whole of `value` (already stripped) as an integer of type T.
 template <typename T>
-absl::Status ParseNumber(std::string_view key, std::string_view value, size_t line_no,
-                         std::string_view line, std::optional<T>* out) {
+absl::Status ParseNumber(std::string_view key, std::string_view value, size_t line_no, std::string_view line,
+                         std::optional<T>* out) {
   T v{};
   const char* const first = value.data();
   const char* const last = first + value.size();
   const auto [ptr, ec] = std::from_chars(first, last, v);
   if (ec == std::errc::result_out_of_range) {
     return absl::InvalidArgumentError(absl::StrCat("fdinfo line ", line_no, ": '", ToAbsl(key),
-                                                   ":' value does not fit 64 bits: \"",
-                                                   Snippet(line, 100), "\""));
+                                                   ":' value does not fit 64 bits: \"", Snippet(line, 100), "\""));
   }
   if (value.empty() || ec != std::errc() || ptr != last) {
     return absl::InvalidArgumentError(absl::StrCat("fdinfo line ", line_no, ": '", ToAbsl(key),
-                                                   ":' value is not a decimal number: \"",
-                                                   Snippet(line, 100), "\""));
+                                                   ":' value is not a decimal number: \"", Snippet(line, 100), "\""));
   }
   *out = v;
   return absl::OkStatus();

@@ -48,12 +48,11 @@ const Node* UnreadableKgslFolder(const Capture& capture, const char** path) {
   return root != nullptr && root->is_error() && root->content != "ENOENT" ? root : nullptr;
 }
 
-void AttributeQcom(const Capture& capture, const std::vector<int>& pids, GpuAttribution& out,
-                   Report& report) {
+void AttributeQcom(const Capture& capture, const std::vector<int>& pids, GpuAttribution& out, Report& report) {
   const char* unreadable_path = kKgslProcRoot;
   if (const Node* unreadable = UnreadableKgslFolder(capture, &unreadable_path); unreadable != nullptr) {
-    report.warnings.push_back(absl::StrCat(unreadable_path, ": unreadable (", unreadable->content,
-                                           "): gl_kb unknown for every process"));
+    report.warnings.push_back(
+        absl::StrCat(unreadable_path, ": unreadable (", unreadable->content, "): gl_kb unknown for every process"));
     out.device_wide_unknown = true;
   }
   for (int pid : pids) {
@@ -104,23 +103,29 @@ void AttributeQcom(const Capture& capture, const std::vector<int>& pids, GpuAttr
 
 absl::StatusOr<GpuPages> ParseGpuNode(Platform platform, std::string_view text) {
   switch (platform) {
-    case Platform::kXring: return ParseXgpuGpuMemory(text);
-    case Platform::kMali: return ParseMaliGpuMemory(text);
-    default: return ParseMtkGpuMemory(text);
+    case Platform::kXring:
+      return ParseXgpuGpuMemory(text);
+    case Platform::kMali:
+      return ParseMaliGpuMemory(text);
+    default:
+      return ParseMtkGpuMemory(text);
   }
 }
 
 const char* GpuNodePath(Platform platform) {
   switch (platform) {
-    case Platform::kXring: return kXgpuGpuMemory;
-    case Platform::kMali: return kMaliDebugfsGpuMemory;
-    default: return kMtkGpuMemory;
+    case Platform::kXring:
+      return kXgpuGpuMemory;
+    case Platform::kMali:
+      return kMaliDebugfsGpuMemory;
+    default:
+      return kMtkGpuMemory;
   }
 }
 
 // The device-wide Mali-family node: parsed pages, or nullopt when the node makes gl_kb unknown.
-std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, Platform platform,
-                                     GpuAttribution& out, Report& report) {
+std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, Platform platform, GpuAttribution& out,
+                                     Report& report) {
   const Node* node = capture.Find(path);
   if (node == nullptr) return GpuPages{};
   if (node->is_error()) {
@@ -128,15 +133,14 @@ std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, P
       report.warnings.push_back(absl::StrCat(path, ": ENOENT (no GPU contexts reported): gl_kb 0"));
       return GpuPages{};
     }
-    report.warnings.push_back(absl::StrCat(path, ": unreadable (", node->content,
-                                           "): gl_kb unknown for every process"));
+    report.warnings.push_back(
+        absl::StrCat(path, ": unreadable (", node->content, "): gl_kb unknown for every process"));
     out.device_wide_unknown = true;
     return std::nullopt;
   }
   absl::StatusOr<GpuPages> pages = ParseGpuNode(platform, node->content);
   if (!pages.ok()) {
-    report.warnings.push_back(absl::StrCat(path, ": ", pages.status().message(),
-                                           ": gl_kb unknown for every process"));
+    report.warnings.push_back(absl::StrCat(path, ": ", pages.status().message(), ": gl_kb unknown for every process"));
     out.device_wide_unknown = true;
     return std::nullopt;
   }
@@ -151,8 +155,8 @@ std::optional<GpuPages> ReadMaliNode(const Capture& capture, const char* path, P
   return *std::move(pages);
 }
 
-void AttributeMali(const Capture& capture, Platform platform, uint64_t page_size,
-                   const std::vector<int>& pids, GpuAttribution& out, Report& report) {
+void AttributeMali(const Capture& capture, Platform platform, uint64_t page_size, const std::vector<int>& pids,
+                   GpuAttribution& out, Report& report) {
   const char* path = GpuNodePath(platform);
   std::optional<GpuPages> pages = ReadMaliNode(capture, path, platform, out, report);
   for (int pid : pids) {
@@ -164,8 +168,8 @@ void AttributeMali(const Capture& capture, Platform platform, uint64_t page_size
       auto it = pages->pages_by_tgid.find(pid);
       uint64_t p = it == pages->pages_by_tgid.end() ? 0 : it->second;
       g.gl_kb = g.gl_mtrack_kb = KbFromPages(p, page_size);
-      g.gl_source = absl::StrCat(path, " (", pages->layout.empty() ? "absent" : pages->layout,
-                                 ") pages of tgid x page_size");
+      g.gl_source =
+          absl::StrCat(path, " (", pages->layout.empty() ? "absent" : pages->layout, ") pages of tgid x page_size");
     }
     if (platform != Platform::kMtk) {
       // XRing's memtrack HAL is not public, and Arm's reference HAL defines no EGL figure: no EGL
@@ -215,8 +219,8 @@ void AttributeGeneric(const Capture& capture, const std::vector<int>& pids, GpuA
 
 }  // namespace
 
-GpuAttribution AttributeGpu(const Capture& capture, Platform platform, uint64_t page_size,
-                            const std::vector<int>& pids, Report& report) {
+GpuAttribution AttributeGpu(const Capture& capture, Platform platform, uint64_t page_size, const std::vector<int>& pids,
+                            Report& report) {
   GpuAttribution out;
   switch (platform) {
     case Platform::kQcom:

@@ -35,8 +35,8 @@ struct GpuAttribution {
   Kb gpu_private_kb;  // memtrack GL of pid 0 (Qualcomm: Σ gpumem_unmapped); null where not known
 };
 
-GpuAttribution AttributeGpu(const Capture& capture, Platform platform, uint64_t page_size,
-                            const std::vector<int>& pids, Report& report);
+GpuAttribution AttributeGpu(const Capture& capture, Platform platform, uint64_t page_size, const std::vector<int>& pids,
+                            Report& report);
 
 }  // namespace memfleet::accounting
 

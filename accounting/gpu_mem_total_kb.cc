@@ -19,16 +19,14 @@ namespace memfleet::accounting {
 namespace {
 
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
-  return absl::InvalidArgumentError(absl::StrCat("dumpsys gpu --gpumem line ", line_number, ": ", what, ": \"",
-                                                 Snippet(ToStd(line), 80),
-                                                 "\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("dumpsys gpu --gpumem line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
 // "Proc <pid> total: <bytes>"; `rest` is what follows "Proc ".
 bool ParseProcLine(absl::string_view rest, int* pid, uint64_t* bytes) {
   const std::vector<absl::string_view> tokens = absl::StrSplit(rest, ' ', absl::SkipEmpty());
-  return tokens.size() == 3 && tokens[1] == "total:" && ParseDecimal(tokens[0], pid) &&
-         ParseDecimal(tokens[2], bytes);
+  return tokens.size() == 3 && tokens[1] == "total:" && ParseDecimal(tokens[0], pid) && ParseDecimal(tokens[2], bytes);
 }
 
 }  // namespace

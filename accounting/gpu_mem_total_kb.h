@@ -20,8 +20,8 @@ namespace memfleet::accounting {
 inline constexpr char kDumpsysGpuMem[] = "cmd/dumpsys_gpu_gpumem";
 
 struct GpuMemSnapshot {
-  int gpu_count = 0;                          // "Memory snapshot for GPU <n>:" sections
-  std::optional<uint64_t> global_bytes;       // Σ "Global total: <bytes>"; nullopt when a GPU says N/A
+  int gpu_count = 0;                           // "Memory snapshot for GPU <n>:" sections
+  std::optional<uint64_t> global_bytes;        // Σ "Global total: <bytes>"; nullopt when a GPU says N/A
   std::map<int, uint64_t> total_bytes_by_pid;  // Σ over GPUs of "Proc <pid> total: <bytes>"
 };
 

@@ -39,14 +39,13 @@ bool StartsWithDigit(absl::string_view s) {
   return !s.empty() && absl::ascii_isdigit(static_cast<unsigned char>(s.front()));
 }
 
-absl::Status LineError(absl::string_view node, int line_number, absl::string_view what,
-                       absl::string_view line) {
+absl::Status LineError(absl::string_view node, int line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
       absl::StrCat(node, " line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
-absl::Status AddPages(absl::string_view node, int line_number, absl::string_view line, int tgid,
-                      uint64_t pages, GpuPages* out) {
+absl::Status AddPages(absl::string_view node, int line_number, absl::string_view line, int tgid, uint64_t pages,
+                      GpuPages* out) {
   uint64_t& sum = out->pages_by_tgid[tgid];
   if (pages > std::numeric_limits<uint64_t>::max() - sum) {
     return LineError(node, line_number, "page count overflows", line);
@@ -60,24 +59,22 @@ absl::Status CheckWholeFileAnswers(absl::string_view node, absl::string_view tex
   const absl::string_view trimmed = absl::StripAsciiWhitespace(text);
   if (trimmed.empty()) return absl::InvalidArgumentError(absl::StrCat(node, ": empty text"));
   if (trimmed == kInvalid) {
-    return absl::UnavailableError(absl::StrCat(
-        node,
-        ": the driver printed <INVALID> (its context-list lock was busy); read the node again"));
+    return absl::UnavailableError(
+        absl::StrCat(node, ": the driver printed <INVALID> (its context-list lock was busy); read the node again"));
   }
   return absl::OkStatus();
 }
 
 // The first non-blank line: "<devname> <pages> [<dma-buf pages>]". Returns the index of the line
 // after it.
-absl::Status ParseDeviceLine(absl::string_view node, const std::vector<absl::string_view>& lines,
-                             size_t* next, GpuPages* out) {
+absl::Status ParseDeviceLine(absl::string_view node, const std::vector<absl::string_view>& lines, size_t* next,
+                             GpuPages* out) {
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::vector<absl::string_view> tokens = Tokens(lines[i]);
     if (tokens.empty()) continue;
     const int line_number = static_cast<int>(i) + 1;
     if (StartsWithDigit(tokens[0]) || absl::StartsWith(tokens[0], "kctx-")) {
-      return LineError(node, line_number, "expected the device line \"<device> <pages>\" first",
-                       lines[i]);
+      return LineError(node, line_number, "expected the device line \"<device> <pages>\" first", lines[i]);
     }
     uint64_t pages = 0;
     if (tokens.size() < 2 || !ParseDecimal(tokens[1], &pages)) {
@@ -105,8 +102,7 @@ absl::StatusOr<GpuPages> ParseMtkGpuMemory(std::string_view text_in) {
   if (absl::Status s = CheckWholeFileAnswers(kNode, text); !s.ok()) return s;
   if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(text), kMtkNoMemtrack)) {
     return absl::FailedPreconditionError(
-        absl::StrCat(kNode, ": the kernel is built without CONFIG_MALI_MTK_MEMTRACK (\"",
-                     kMtkNoMemtrack, "\")"));
+        absl::StrCat(kNode, ": the kernel is built without CONFIG_MALI_MTK_MEMTRACK (\"", kMtkNoMemtrack, "\")"));
   }
   const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   GpuPages out;
@@ -119,8 +115,7 @@ absl::StatusOr<GpuPages> ParseMtkGpuMemory(std::string_view text_in) {
     if (tokens.empty() || !absl::StartsWith(tokens[0], "kctx-")) continue;
     const int line_number = static_cast<int>(i) + 1;
     if (tokens.size() == 2) {
-      return LineError(kNode, line_number,
-                       "kctx line without a tgid column (upstream kbase layout, not MediaTek's)",
+      return LineError(kNode, line_number, "kctx line without a tgid column (upstream kbase layout, not MediaTek's)",
                        lines[i]);
     }
     uint64_t pages = 0;
@@ -128,8 +123,7 @@ absl::StatusOr<GpuPages> ParseMtkGpuMemory(std::string_view text_in) {
     if (tokens.size() != 3 || !ParseDecimal(tokens[1], &pages) || !ParseDecimal(tokens[2], &tgid)) {
       return LineError(kNode, line_number, "expected \"kctx-0x<ptr> <pages> <tgid>\"", lines[i]);
     }
-    if (absl::Status s = AddPages(kNode, line_number, lines[i], tgid, pages, &out); !s.ok())
-      return s;
+    if (absl::Status s = AddPages(kNode, line_number, lines[i], tgid, pages, &out); !s.ok()) return s;
   }
   return out;
 }
@@ -153,8 +147,7 @@ absl::StatusOr<GpuPages> ParseXgpuGpuMemory(std::string_view text_in) {
     if (absl::StartsWith(tokens[0], "kctx-")) {
       // A Mali context line without the leading tgid fits neither XRing layout; ignoring it would
       // silently drop that context's pages.
-      return LineError(kNode, line_number, "kctx line without a leading tgid (not an XRing layout)",
-                       lines[i]);
+      return LineError(kNode, line_number, "kctx line without a leading tgid (not an XRing layout)", lines[i]);
     }
     if (!StartsWithDigit(tokens[0])) continue;  // neither device nor process line
 
@@ -175,8 +168,7 @@ absl::StatusOr<GpuPages> ParseXgpuGpuMemory(std::string_view text_in) {
     uint64_t pages = 0;
     if (v1) {
       if (tokens.size() != 3 || !ParseDecimal(tokens[0], &tgid) || !ParseDecimal(tokens[2], &pages)) {
-        return LineError(kNode, line_number, "expected v1 \"<tgid> kctx-0x<ptr> <pages>\"",
-                         lines[i]);
+        return LineError(kNode, line_number, "expected v1 \"<tgid> kctx-0x<ptr> <pages>\"", lines[i]);
       }
     } else {
       // pss/rss are computed in a 32-bit int by the driver and wrap negative past 2 GiB: they are
@@ -185,12 +177,10 @@ absl::StatusOr<GpuPages> ParseXgpuGpuMemory(std::string_view text_in) {
       int64_t rss = 0;
       if (tokens.size() != 4 || !ParseDecimal(tokens[0], &tgid) || !ParseDecimal(tokens[1], &pages) ||
           !ParseI64(tokens[2], &pss) || !ParseI64(tokens[3], &rss)) {
-        return LineError(kNode, line_number,
-                         "expected v2 \"<tgid> <gl_pages> <pss_pages> <rss_pages>\"", lines[i]);
+        return LineError(kNode, line_number, "expected v2 \"<tgid> <gl_pages> <pss_pages> <rss_pages>\"", lines[i]);
       }
     }
-    if (absl::Status s = AddPages(kNode, line_number, lines[i], tgid, pages, &out); !s.ok())
-      return s;
+    if (absl::Status s = AddPages(kNode, line_number, lines[i], tgid, pages, &out); !s.ok()) return s;
   }
   switch (layout) {
     case Layout::kV1:

@@ -19,10 +19,10 @@
 namespace memfleet::accounting {
 
 struct GpuPages {
-  std::string device_name;                  // first line's first token ("mali0")
-  uint64_t device_pages = 0;                // first line's second token
-  std::map<int, uint64_t> pages_by_tgid;    // summed over every context line of the tgid
-  std::string layout;                       // "mtk", "xring-v1", "xring-v2" ("xring": no process line)
+  std::string device_name;                // first line's first token ("mali0")
+  uint64_t device_pages = 0;              // first line's second token
+  std::map<int, uint64_t> pages_by_tgid;  // summed over every context line of the tgid
+  std::string layout;                     // "mtk", "xring-v1", "xring-v2" ("xring": no process line)
   // False when the node's layout names no pid (Arm's stock kbase): pages_by_tgid is empty and no
   // process can be attributed, which is not the same as every process having 0.
   bool per_process = true;

@@ -19,13 +19,12 @@ namespace memfleet::accounting {
 namespace {
 
 absl::Status LineError(int line_number, absl::string_view what, absl::string_view line) {
-  return absl::InvalidArgumentError(absl::StrCat("graphics library list line ", line_number, ": ",
-                                                 what, ": \"", Snippet(ToStd(line), 80), "\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("graphics library list line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
 bool HasWhitespace(absl::string_view s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](char c) { return absl::ascii_isspace(static_cast<unsigned char>(c)); });
+  return std::any_of(s.begin(), s.end(), [](char c) { return absl::ascii_isspace(static_cast<unsigned char>(c)); });
 }
 
 }  // namespace
@@ -44,21 +43,18 @@ absl::StatusOr<GraphicsLibraries> GraphicsLibraries::Parse(std::string_view text
         return LineError(line_number, "unclosed [group]", raw);
       }
       const absl::string_view name = absl::StripAsciiWhitespace(line.substr(1, line.size() - 2));
-      if (name.empty() || HasWhitespace(name) ||
-          name.find_first_of("[]") != absl::string_view::npos) {
+      if (name.empty() || HasWhitespace(name) || name.find_first_of("[]") != absl::string_view::npos) {
         return LineError(line_number, "a group name is one word in brackets, like [qcom]", raw);
       }
       group = std::string(name);
       continue;
     }
     if (HasWhitespace(line)) {
-      return LineError(line_number, "whitespace inside a library prefix (one prefix per line)",
-                       raw);
+      return LineError(line_number, "whitespace inside a library prefix (one prefix per line)", raw);
     }
     if (line.find('/') != absl::string_view::npos) {
       // Matching is on the file's base name, so a prefix with a '/' could never match anything.
-      return LineError(line_number,
-                       "a prefix is matched against a file's base name and cannot hold '/'", raw);
+      return LineError(line_number, "a prefix is matched against a file's base name and cannot hold '/'", raw);
     }
     if (line.find('\0') != absl::string_view::npos) {
       return LineError(line_number, "NUL byte in a library prefix", raw);

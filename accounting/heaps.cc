@@ -5,9 +5,7 @@
 namespace memfleet::accounting {
 namespace {
 
-constexpr bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+constexpr bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 constexpr bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -15,9 +13,9 @@ constexpr bool EndsWith(std::string_view s, std::string_view suffix) {
 
 // The Java heap proper: the spaces the garbage collector allocates objects in.
 constexpr std::string_view kDalvikSpaces[] = {
-    "[anon:dalvik-alloc space",       "[anon:dalvik-main space",
+    "[anon:dalvik-alloc space",        "[anon:dalvik-main space",
     "[anon:dalvik-large object space", "[anon:dalvik-free list large object space",
-    "[anon:dalvik-non moving space",  "[anon:dalvik-zygote space",
+    "[anon:dalvik-non moving space",   "[anon:dalvik-zygote space",
 };
 
 MappingHeap Of(Heap heap) { return MappingHeap{heap, std::nullopt}; }
@@ -110,9 +108,9 @@ std::optional<report::Heaps> HeapTally::Figures() const {
     if (s.pss_kb > kMax || s.swap_pss_kb > kMax || s.private_clean_kb > kMax || s.private_dirty_kb > kMax) {
       return std::nullopt;
     }
-    heaps[report::kHeapNames[i]] = report::HeapFigures{
-        static_cast<int64_t>(s.pss_kb), static_cast<int64_t>(s.swap_pss_kb),
-        static_cast<int64_t>(s.private_clean_kb), static_cast<int64_t>(s.private_dirty_kb)};
+    heaps[report::kHeapNames[i]] =
+        report::HeapFigures{static_cast<int64_t>(s.pss_kb), static_cast<int64_t>(s.swap_pss_kb),
+                            static_cast<int64_t>(s.private_clean_kb), static_cast<int64_t>(s.private_dirty_kb)};
   }
   return heaps;
 }

@@ -78,8 +78,7 @@ class HeapTally {
     uint64_t private_clean_kb = 0;
     uint64_t private_dirty_kb = 0;
   };
-  void AddTo(Heap heap, uint64_t pss_kb, uint64_t swap_pss_kb, uint64_t private_clean_kb,
-             uint64_t private_dirty_kb);
+  void AddTo(Heap heap, uint64_t pss_kb, uint64_t swap_pss_kb, uint64_t private_clean_kb, uint64_t private_dirty_kb);
 
   std::array<Sums, kHeapSlots> sums_{};
   bool overflowed_ = false;

@@ -30,9 +30,7 @@ bool IsGzip(absl::string_view bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-bool IsConfigNameChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+bool IsConfigNameChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // Ends the zlib stream on every return path.
 class InflateStream {
@@ -81,9 +79,8 @@ absl::StatusOr<std::string> Gunzip(absl::string_view bytes, size_t max_inflated_
     const int rc = inflate(&zs, Z_NO_FLUSH);
     const size_t produced = sizeof(buffer) - zs.avail_out;
     if (produced > max_inflated_bytes - out.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel config: gzip inflates past ", max_inflated_bytes,
-                       " bytes; refused (not a kernel config, or a gzip bomb)"));
+      return absl::InvalidArgumentError(absl::StrCat("kernel config: gzip inflates past ", max_inflated_bytes,
+                                                     " bytes; refused (not a kernel config, or a gzip bomb)"));
     }
     out.append(buffer, produced);
 
@@ -106,21 +103,20 @@ absl::StatusOr<std::string> Gunzip(absl::string_view bytes, size_t max_inflated_
         // No progress was possible: either zlib wants more input and there is none (truncated), or
         // the output buffer was full, which cannot be since we hand it an empty one each time.
         if (zs.avail_in == 0 && consumed == bytes.size()) {
-          return absl::DataLossError(absl::StrCat("kernel config: gzip stream ends early after ",
-                                                  bytes.size(), " bytes (truncated config.gz)"));
+          return absl::DataLossError(absl::StrCat("kernel config: gzip stream ends early after ", bytes.size(),
+                                                  " bytes (truncated config.gz)"));
         }
-        return absl::DataLossError(
-            "kernel config: gzip stream makes no progress (corrupt config.gz)");
+        return absl::DataLossError("kernel config: gzip stream makes no progress (corrupt config.gz)");
       case Z_MEM_ERROR:
         return absl::ResourceExhaustedError("kernel config: zlib out of memory");
       default:  // Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_ERROR
-        return absl::DataLossError(absl::StrCat("kernel config: corrupt gzip stream: ",
-                                                zs.msg != nullptr ? zs.msg : "unknown error"));
+        return absl::DataLossError(
+            absl::StrCat("kernel config: corrupt gzip stream: ", zs.msg != nullptr ? zs.msg : "unknown error"));
     }
     if (rc == Z_OK && zs.avail_in == 0 && consumed == bytes.size() && zs.avail_out != 0) {
       // zlib took every byte, emptied its window and still has not seen the end of the stream.
-      return absl::DataLossError(absl::StrCat("kernel config: gzip stream ends early after ",
-                                              bytes.size(), " bytes (truncated config.gz)"));
+      return absl::DataLossError(
+          absl::StrCat("kernel config: gzip stream ends early after ", bytes.size(), " bytes (truncated config.gz)"));
     }
   }
 }
@@ -140,15 +136,15 @@ absl::StatusOr<KernelConfig> ParseKernelConfigText(std::string_view text_in) {
     if (line.empty() || line.front() == '#') continue;  // includes "# CONFIG_X is not set"
     const size_t eq = line.find('=');
     if (eq == absl::string_view::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel config line ", line_number,
-                       ": expected CONFIG_NAME=value or a # comment, got \"", Snippet(ToStd(line), 60), "\""));
+      return absl::InvalidArgumentError(absl::StrCat("kernel config line ", line_number,
+                                                     ": expected CONFIG_NAME=value or a # comment, got \"",
+                                                     Snippet(ToStd(line), 60), "\""));
     }
     const absl::string_view name = line.substr(0, eq);
     const absl::string_view value = line.substr(eq + 1);
     if (!std::all_of(name.begin(), name.end(), IsConfigNameChar)) {
-      return absl::InvalidArgumentError(absl::StrCat("kernel config line ", line_number,
-                                                     ": bad option name \"", Snippet(ToStd(name), 60), "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel config line ", line_number, ": bad option name \"", Snippet(ToStd(name), 60), "\""));
     }
     if (value.empty()) {
       // Kconfig always writes a value (strings as ""): an empty one is a cut line.
@@ -166,8 +162,7 @@ absl::StatusOr<KernelConfig> ParseKernelConfigGz(std::string_view bytes_in) {
   return ParseKernelConfigGz(bytes_in, kMaxInflatedBytes);
 }
 
-absl::StatusOr<KernelConfig> ParseKernelConfigGz(std::string_view bytes_in,
-                                                 size_t max_inflated_bytes) {
+absl::StatusOr<KernelConfig> ParseKernelConfigGz(std::string_view bytes_in, size_t max_inflated_bytes) {
   const absl::string_view bytes(bytes_in.data(), bytes_in.size());
   if (!IsGzip(bytes)) return ParseKernelConfigText(bytes_in);
   MEMFLEET_ASSIGN_OR_RETURN(const std::string text, Gunzip(bytes, max_inflated_bytes));

@@ -27,11 +27,16 @@ enum class Layout { kNone, kMtk, kAmlogic, kRockchip, kArm };
 
 const char* LayoutName(Layout layout) {
   switch (layout) {
-    case Layout::kMtk: return "mali-mtk";
-    case Layout::kAmlogic: return "mali-amlogic";
-    case Layout::kRockchip: return "mali-rockchip";
-    case Layout::kArm: return "mali-arm";
-    case Layout::kNone: break;
+    case Layout::kMtk:
+      return "mali-mtk";
+    case Layout::kAmlogic:
+      return "mali-amlogic";
+    case Layout::kRockchip:
+      return "mali-rockchip";
+    case Layout::kArm:
+      return "mali-arm";
+    case Layout::kNone:
+      break;
   }
   return "mali";  // no context line: nothing tells the layout, and nothing needs it
 }
@@ -80,8 +85,7 @@ std::optional<Header> ParseHeader(const std::vector<absl::string_view>& tokens) 
 
 absl::Status LineError(size_t line_number, absl::string_view what, absl::string_view line) {
   return absl::InvalidArgumentError(
-      absl::StrCat(kNode, " line ", line_number, ": ", what, ": \"",
-                   Snippet(ToStd(line), 80), "\""));
+      absl::StrCat(kNode, " line ", line_number, ": ", what, ": \"", Snippet(ToStd(line), 80), "\""));
 }
 
 class Parser {
@@ -168,9 +172,9 @@ class Parser {
       layout_ = layout;
       layout_line_ = n;
     } else if (layout_ != layout) {
-      return LineError(n, absl::StrCat("context line of another layout than line ", layout_line_, " (",
-                                       LayoutName(layout_), ")"),
-                       line);
+      return LineError(
+          n, absl::StrCat("context line of another layout than line ", layout_line_, " (", LayoutName(layout_), ")"),
+          line);
     }
     return absl::OkStatus();
   }

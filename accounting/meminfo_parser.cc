@@ -17,7 +17,6 @@
 namespace memfleet::accounting {
 namespace {
 
-
 enum class LineResult { kOk, kMalformed, kOverflow };
 
 inline bool IsBlank(char c) { return c == ' ' || c == '\t'; }
@@ -79,7 +78,6 @@ LineResult ParseLine(std::string_view line, ParsedLine* out) {
   return LineResult::kOk;
 }
 
-
 }  // namespace
 
 absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text) {
@@ -106,8 +104,7 @@ absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text) {
       // still whole when it parses and carries the unit (HugePages_* counts have none).
       const bool unit_due = parsed.key.substr(0, 10) != "HugePages_";
       if (result == LineResult::kMalformed || (unit_due && !parsed.has_unit)) {
-        return absl::DataLossError(absl::StrCat("meminfo line ", line_no,
-                                                ": text ends in the middle of this line: \"",
+        return absl::DataLossError(absl::StrCat("meminfo line ", line_no, ": text ends in the middle of this line: \"",
                                                 Snippet(line, 100), "\""));
       }
     }
@@ -124,9 +121,9 @@ absl::StatusOr<Meminfo> ParseMeminfo(std::string_view text) {
     meminfo.values.emplace(std::string(parsed.key), parsed.value);
   }
   if (meminfo.values.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "meminfo has no 'Key: value' line",
-        meminfo.skipped_lines.empty() ? "" : absl::StrCat(" (", meminfo.skipped_lines.front(), ")")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("meminfo has no 'Key: value' line",
+                     meminfo.skipped_lines.empty() ? "" : absl::StrCat(" (", meminfo.skipped_lines.front(), ")")));
   }
   return meminfo;
 }

@@ -45,8 +45,8 @@ absl::Status ParseSumLine(int line_number, absl::string_view line, RssPid* out) 
   uint64_t a = 0;
   uint64_t b = 0;
   if (t.size() >= 2 && t[1] == "userspace_pss") {
-    if (t.size() != 7 || !ParseDecimal(t[2], &a) || t[3] != "KB" || t[4] != "rss" ||
-        !ParseDecimal(t[5], &b) || t[6] != "KB") {
+    if (t.size() != 7 || !ParseDecimal(t[2], &a) || t[3] != "KB" || t[4] != "rss" || !ParseDecimal(t[5], &b) ||
+        t[6] != "KB") {
       return LineError(line_number, "expected \"--sum: userspace_pss:<kB> KB rss:<kB> KB\"", line);
     }
     out->userspace_pss_kb = a;
@@ -75,8 +75,7 @@ absl::StatusOr<RssPid> ParseMtkRssPid(std::string_view text_in) {
   size_t i = 0;
   while (i < lines.size() && absl::StripAsciiWhitespace(lines[i]).empty()) ++i;
   if (!IsHeader(lines[i])) {
-    return LineError(static_cast<int>(i) + 1, "expected the header \"PID     PSS(KB)   RSS(KB)\"",
-                     lines[i]);
+    return LineError(static_cast<int>(i) + 1, "expected the header \"PID     PSS(KB)   RSS(KB)\"", lines[i]);
   }
   ++i;
 

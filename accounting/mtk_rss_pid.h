@@ -24,10 +24,10 @@ struct RssPidRow {
 };
 
 struct RssPid {
-  std::vector<RssPidRow> rows;                 // rows between the PID header and "-----EGL memtrack data end"
-  std::optional<uint64_t> userspace_pss_kb;    // "--sum: userspace_pss:%ld KB rss:%ld KB"
+  std::vector<RssPidRow> rows;               // rows between the PID header and "-----EGL memtrack data end"
+  std::optional<uint64_t> userspace_pss_kb;  // "--sum: userspace_pss:%ld KB rss:%ld KB"
   std::optional<uint64_t> userspace_rss_kb;
-  std::optional<uint64_t> kernel_rss_kb;       // "--sum: kernel rss: %ld KB"
+  std::optional<uint64_t> kernel_rss_kb;  // "--sum: kernel rss: %ld KB"
 
   const RssPidRow* Find(int pid) const {
     for (const RssPidRow& r : rows) {

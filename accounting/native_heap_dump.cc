@@ -35,8 +35,7 @@ absl::Status LineError(size_t index, absl::string_view what, absl::string_view l
 // tolerated.
 bool ParseHex(absl::string_view token, uint64_t* out) {
   if (absl::StartsWith(token, "0x") || absl::StartsWith(token, "0X")) token.remove_prefix(2);
-  if (token.empty() || !absl::ascii_isxdigit(static_cast<unsigned char>(token.front())))
-    return false;
+  if (token.empty() || !absl::ascii_isxdigit(static_cast<unsigned char>(token.front()))) return false;
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out, 16);
   return ec == std::errc() && ptr == token.data() + token.size();
 }
@@ -49,10 +48,8 @@ std::vector<absl::string_view> Tokens(absl::string_view line) {
 absl::Status ParseRecord(size_t index, absl::string_view line, HeapRecord* out) {
   const std::vector<absl::string_view> t = Tokens(line);
   if (t.size() < 7 || t[0] != "z" || (t[1] != "0" && t[1] != "1") || t[2] != "sz" ||
-      !ParseDecimal(t[3], &out->size_bytes) || t[4] != "num" || !ParseDecimal(t[5], &out->count) ||
-      t[6] != "bt") {
-    return LineError(
-        index, "expected an allocation record \"z <0|1> sz <bytes> num <n> bt <pc>...\"", line);
+      !ParseDecimal(t[3], &out->size_bytes) || t[4] != "num" || !ParseDecimal(t[5], &out->count) || t[6] != "bt") {
+    return LineError(index, "expected an allocation record \"z <0|1> sz <bytes> num <n> bt <pc>...\"", line);
   }
   out->zygote = t[1] == "1";
   out->frames.reserve(t.size() - 7);
@@ -68,8 +65,7 @@ absl::Status ParseRecord(size_t index, absl::string_view line, HeapRecord* out) 
 absl::string_view NextField(absl::string_view* rest) {
   *rest = absl::StripLeadingAsciiWhitespace(*rest);
   size_t end = 0;
-  while (end < rest->size() && !absl::ascii_isspace(static_cast<unsigned char>((*rest)[end])))
-    ++end;
+  while (end < rest->size() && !absl::ascii_isspace(static_cast<unsigned char>((*rest)[end]))) ++end;
   const absl::string_view field = rest->substr(0, end);
   rest->remove_prefix(end);
   return field;
@@ -86,11 +82,9 @@ absl::Status ParseMapping(size_t index, absl::string_view line, HeapMapping* out
   const size_t dash = range.find('-');
   uint64_t ignored = 0;
   if (dash == absl::string_view::npos || !ParseHex(range.substr(0, dash), &out->start) ||
-      !ParseHex(range.substr(dash + 1), &out->end) || perms.size() != 4 ||
-      !ParseHex(offset, &ignored) || dev.find(':') == absl::string_view::npos ||
-      !ParseDecimal(inode, &ignored)) {
-    return LineError(index, "expected a MAPS line \"start-end perms offset dev inode [path]\"",
-                     line);
+      !ParseHex(range.substr(dash + 1), &out->end) || perms.size() != 4 || !ParseHex(offset, &ignored) ||
+      dev.find(':') == absl::string_view::npos || !ParseDecimal(inode, &ignored)) {
+    return LineError(index, "expected a MAPS line \"start-end perms offset dev inode [path]\"", line);
   }
   if (out->start > out->end) return LineError(index, "mapping ends before it starts", line);
   out->path = std::string(absl::StripAsciiWhitespace(rest));
@@ -98,14 +92,12 @@ absl::Status ParseMapping(size_t index, absl::string_view line, HeapMapping* out
 }
 
 uint64_t SaturatingMul(uint64_t a, uint64_t b) {
-  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a)
-    return std::numeric_limits<uint64_t>::max();
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return std::numeric_limits<uint64_t>::max();
   return a * b;
 }
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max()
-                                                      : a + b;
+  return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max() : a + b;
 }
 
 }  // namespace
@@ -118,8 +110,8 @@ absl::StatusOr<NativeHeapDump> ParseNativeHeapDump(std::string_view text_in) {
   size_t i = 0;
   while (i < lines.size() && absl::StripAsciiWhitespace(lines[i]).empty()) ++i;
   if (i == lines.size() || !absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]), kMagic)) {
-    return absl::InvalidArgumentError(absl::StrCat("native heap dump: does not start with \"",
-                                                   kMagic, "\" (not `am dumpheap -n` output)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("native heap dump: does not start with \"", kMagic, "\" (not `am dumpheap -n` output)"));
   }
   ++i;
 
@@ -137,9 +129,9 @@ absl::StatusOr<NativeHeapDump> ParseNativeHeapDump(std::string_view text_in) {
     }
   }
   if (end_line == lines.size()) {
-    return absl::DataLossError(absl::StrCat(
-        "native heap dump: ", maps_line == lines.size() ? "no MAPS section" : "MAPS section",
-        " not closed by END (truncated dump)"));
+    return absl::DataLossError(
+        absl::StrCat("native heap dump: ", maps_line == lines.size() ? "no MAPS section" : "MAPS section",
+                     " not closed by END (truncated dump)"));
   }
 
   NativeHeapDump dump;
@@ -179,9 +171,8 @@ uint64_t GraphicsNativeBytes(const NativeHeapDump& dump, const GraphicsLibraries
   }
   auto in_graphics = [&merged](uint64_t pc) {
     // The last interval starting at or before pc is the only one that can hold it.
-    auto it = std::upper_bound(
-        merged.begin(), merged.end(), pc,
-        [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.first; });
+    auto it = std::upper_bound(merged.begin(), merged.end(), pc,
+                               [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.first; });
     if (it == merged.begin()) return false;
     --it;
     return pc < it->second;

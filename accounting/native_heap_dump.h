@@ -20,9 +20,9 @@
 namespace memfleet::accounting {
 
 struct HeapRecord {
-  bool zygote = false;       // "z 1"
-  uint64_t size_bytes = 0;   // "sz"
-  uint64_t count = 0;        // "num"
+  bool zygote = false;           // "z 1"
+  uint64_t size_bytes = 0;       // "sz"
+  uint64_t count = 0;            // "num"
   std::vector<uint64_t> frames;  // "bt" pcs, hexadecimal in the text
 };
 

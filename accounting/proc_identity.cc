@@ -17,13 +17,8 @@
 namespace memfleet::accounting {
 namespace {
 
-
-
-
-
 constexpr int kMinOomScoreAdj = -1000;
 constexpr int kMaxOomScoreAdj = 1000;
-
 
 }  // namespace
 
@@ -62,12 +57,10 @@ absl::StatusOr<int> ParseOomScoreAdj(std::string_view text) {
         absl::StrCat("oom_score_adj \"", Snippet(value, 40), "\" is out of range [-1000, 1000]"));
   }
   if (ec != std::errc() || ptr != last) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("oom_score_adj \"", Snippet(value, 40), "\" is not an integer"));
+    return absl::InvalidArgumentError(absl::StrCat("oom_score_adj \"", Snippet(value, 40), "\" is not an integer"));
   }
   if (adj < kMinOomScoreAdj || adj > kMaxOomScoreAdj) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("oom_score_adj ", adj, " is out of range [-1000, 1000]"));
+    return absl::InvalidArgumentError(absl::StrCat("oom_score_adj ", adj, " is out of range [-1000, 1000]"));
   }
   return static_cast<int>(adj);
 }

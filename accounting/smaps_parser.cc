@@ -38,7 +38,6 @@
 namespace memfleet::accounting {
 namespace {
 
-
 enum class Mode { kSmaps, kMaps, kRollup };
 
 // The smaps keys the parsers keep; the values index kVmaFields and kRollupFields.
@@ -100,8 +99,7 @@ constexpr bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 // Characters of a smaps field key (THPeligible, Pss_Dirty, ...). Anything else in the first token
 // means the line is not a field, so it must be a header.
 constexpr bool IsKeyChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '(' || c == ')';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '(' || c == ')';
 }
 
 struct KeyCharTable {
@@ -146,8 +144,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* SkipSpaces(const char* q, const 
 }
 
 // Parses [0-9a-fA-F]+ at *pos. kOverflow when the value does not fit 64 bits.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseHex(std::string_view s, size_t* pos,
-                                                     uint64_t* out) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseHex(std::string_view s, size_t* pos, uint64_t* out) {
   size_t i = *pos;
   uint64_t v = 0;
   // 16 digits always fit; only a longer run needs the check.
@@ -170,8 +167,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseHex(std::string_view s, size_t*
 }
 
 // Parses [0-9]+ at *pos. kOverflow when the value does not fit 64 bits.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseDec(std::string_view s, size_t* pos,
-                                                     uint64_t* out) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Failure ParseDec(std::string_view s, size_t* pos, uint64_t* out) {
   size_t digit_count = 0;
   switch (ReadDecimalPrefix(std::string_view(s.data() + *pos, s.size() - *pos), out, &digit_count)) {
     case DecimalResult::kOk:
@@ -222,8 +218,7 @@ LineError ParseHeader(std::string_view line, Vma* vma) {
 
   if (line.size() - i < 4) return Malformed("VMA header: permissions cut short");
   const char* p = line.data() + i;
-  if (!IsPermChar(p[0], 'r') || !IsPermChar(p[1], 'w') || !IsPermChar(p[2], 'x') ||
-      (p[3] != 'p' && p[3] != 's')) {
+  if (!IsPermChar(p[0], 'r') || !IsPermChar(p[1], 'w') || !IsPermChar(p[2], 'x') || (p[3] != 'p' && p[3] != 's')) {
     return Malformed("VMA header: permissions are not [r-][w-][x-][ps]");
   }
   vma->perms = line.substr(i, 4);
@@ -314,8 +309,7 @@ LineError ParseKbValue(std::string_view line, size_t pos, uint64_t* out) {
 // The kernel's exact shape of a kB field, `<spaces><digits> kB\n`, parsed without looking for the
 // end of the line first. Returns the start of the next line, or nullptr for anything else, which
 // the caller then hands to the slow path.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* FastKbValue(const char* q, const char* end,
-                                                            uint64_t* out) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* FastKbValue(const char* q, const char* end, uint64_t* out) {
   q = SkipSpaces(q, end);
   uint64_t v = 0;
   size_t digit_count = 0;
@@ -393,8 +387,7 @@ struct KeyTable {
   constexpr KeyTable() {
     for (const KernelKey& k : kKernelKeys) {
       const size_t len = k.key.size();
-      KeySlot& s = slots[KeyHash(static_cast<unsigned char>(k.key[0]),
-                                 static_cast<unsigned char>(k.key[len / 2]),
+      KeySlot& s = slots[KeyHash(static_cast<unsigned char>(k.key[0]), static_cast<unsigned char>(k.key[len / 2]),
                                  static_cast<unsigned char>(k.key[len - 1]), len)];
       if (s.len != 0 || len > 15) collision = true;
       s.len = static_cast<uint8_t>(len);
@@ -420,15 +413,13 @@ static_assert(!kKeyTable.collision, "KeyHash collides on kKernelKeys: change its
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline const KeySlot* MatchKernelKey(const char* p, const char* end) {
   if (end - p < 16) return nullptr;
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const unsigned colons =
-      static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(':'))));
+  const unsigned colons = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(':'))));
   if (colons == 0) return nullptr;
   const size_t len = static_cast<size_t>(__builtin_ctz(colons));
   if (len == 0) return nullptr;
   const KeySlot& slot =
-      kKeyTable
-          .slots[KeyHash(static_cast<unsigned char>(p[0]), static_cast<unsigned char>(p[len / 2]),
-                         static_cast<unsigned char>(p[len - 1]), len)];
+      kKeyTable.slots[KeyHash(static_cast<unsigned char>(p[0]), static_cast<unsigned char>(p[len / 2]),
+                              static_cast<unsigned char>(p[len - 1]), len)];
   uint64_t word0;
   uint64_t word1;
   std::memcpy(&word0, p, sizeof(word0));
@@ -448,8 +439,8 @@ constexpr uint64_t NonZeroBytes(uint64_t x) {
 // "Rss:                2048 kB\n". For that exact layout the value is read with a few word
 // operations and no loop (SWAR; the digit conversion is Lemire's parse_eight_digits_unrolled).
 // False for any other layout (wider values, tabs, the end of the text), which FastKbValue takes.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool FixedKbValue(const char* p, const char* end,
-                                                      const KeySlot& slot, uint64_t* out) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool FixedKbValue(const char* p, const char* end, const KeySlot& slot,
+                                                      uint64_t* out) {
   if (end - p < 28 || std::memcmp(p + 24, " kB\n", 4) != 0) return false;
   constexpr uint64_t kSpaces = 0x2020202020202020ull;
   constexpr uint64_t kHighBits = 0x8080808080808080ull;
@@ -459,18 +450,16 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool FixedKbValue(const char* p, const char*
   std::memcpy(&word0, p, sizeof(word0));
   std::memcpy(&word1, p + 8, sizeof(word1));
   std::memcpy(&value, p + 16, sizeof(value));
-  if ((word0 & slot.pad0) != (kSpaces & slot.pad0) ||
-      (word1 & slot.pad1) != (kSpaces & slot.pad1)) {
+  if ((word0 & slot.pad0) != (kSpaces & slot.pad0) || (word1 & slot.pad1) != (kSpaces & slot.pad1)) {
     return false;
   }
-  const uint64_t non_digit = NonZeroBytes(
-      ((value & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
-      (((value + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull));
+  const uint64_t non_digit =
+      NonZeroBytes(((value & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
+                   (((value + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull));
   const uint64_t non_space = NonZeroBytes(value ^ kSpaces);
   const uint64_t digits = ~non_digit & kHighBits;
   // Every byte a space or a digit, the last one a digit, and no space after the first digit.
-  if ((non_digit & non_space) != 0 || (digits >> 63) == 0 ||
-      digits != (kHighBits << (__builtin_ctzll(digits) & ~7))) {
+  if ((non_digit & non_space) != 0 || (digits >> 63) == 0 || digits != (kHighBits << (__builtin_ctzll(digits) & ~7))) {
     return false;
   }
   const uint64_t digit_bytes = (digits >> 7) * 0xff;
@@ -500,7 +489,6 @@ inline const char* EndOfLine(const char* p, const char* end) {
   return nl != nullptr ? static_cast<const char*>(nl) : end;
 }
 
-
 const char* FileName(Mode mode) {
   switch (mode) {
     case Mode::kSmaps:
@@ -513,10 +501,9 @@ const char* FileName(Mode mode) {
   return "smaps";
 }
 
-absl::Status LineStatus(Mode mode, size_t line_no, bool terminated, const LineError& error,
-                        std::string_view line) {
-  std::string message = absl::StrCat(FileName(mode), " line ", line_no, ": ", error.reason, ": \"",
-                                     Snippet(line, 100), "\"");
+absl::Status LineStatus(Mode mode, size_t line_no, bool terminated, const LineError& error, std::string_view line) {
+  std::string message =
+      absl::StrCat(FileName(mode), " line ", line_no, ": ", error.reason, ": \"", Snippet(line, 100), "\"");
   // A last line without its newline that does not parse was most likely cut by a short read.
   if (!terminated && error.failure == Failure::kMalformed) {
     return absl::DataLossError(absl::StrCat(message, " (text ends in the middle of this line)"));
@@ -561,8 +548,7 @@ class VmaSink {
 // VMA's value is its last line of each key, as with VmaSink.
 class SummarySink {
  public:
-  SummarySink(SmapsSummary* summary, GpuDeviceNaming gpu_naming)
-      : summary_(summary), gpu_naming_(gpu_naming) {
+  SummarySink(SmapsSummary* summary, GpuDeviceNaming gpu_naming) : summary_(summary), gpu_naming_(gpu_naming) {
     for (uint64_t*& slot : slots_) slot = &scratch_;
   }
 
@@ -597,8 +583,8 @@ class SummarySink {
     s.overflowed |= __builtin_add_overflow(s.pss_kb, current_.pss_kb, &s.pss_kb);
     s.overflowed |= __builtin_add_overflow(s.swap_pss_kb, current_.swap_pss_kb, &s.swap_pss_kb);
     const std::string_view name = current_.name;
-    s.heaps.Add(current_.start, current_.end, name, current_.pss_kb, current_.swap_pss_kb,
-                current_.private_clean_kb, current_.private_dirty_kb);
+    s.heaps.Add(current_.start, current_.end, name, current_.pss_kb, current_.swap_pss_kb, current_.private_clean_kb,
+                current_.private_dirty_kb);
     if (IsGpuDeviceMapping(gpu_naming_, name)) {
       s.overflowed |= __builtin_add_overflow(s.gpu_device_pss_kb, current_.pss_kb, &s.gpu_device_pss_kb);
     }
@@ -675,8 +661,7 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
     if (kPath == Path::kFast && mode != Mode::kMaps && seen_header) {
       if (const KeySlot* key = MatchKernelKey(p, end)) {
         const char* after_colon = p + key->len + 1;
-        if (key->kb && key->field == FieldKey::kUnknown && IsFixedKbLine(p, end) &&
-            *after_colon == ' ') {
+        if (key->kb && key->field == FieldKey::kUnknown && IsFixedKbLine(p, end) && *after_colon == ' ') {
           p += 28;
           continue;
         }
@@ -688,11 +673,9 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
             continue;
           }
           // FastKbValue takes "Pss:12 kB" too, which the generic path rejects: insist on the blank.
-          const char* next = after_colon < end && *after_colon == ' '
-                                 ? FastKbValue(after_colon, end, &value_kb)
-                                 : nullptr;
-          if (next != nullptr &&
-              (key->field == FieldKey::kUnknown || sink->OnField(key->field, value_kb))) {
+          const char* next =
+              after_colon < end && *after_colon == ' ' ? FastKbValue(after_colon, end, &value_kb) : nullptr;
+          if (next != nullptr && (key->field == FieldKey::kUnknown || sink->OnField(key->field, value_kb))) {
             p = next;
             continue;
           }
@@ -715,21 +698,18 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
         const bool terminated = eol < end;
         const std::string_view line(p, static_cast<size_t>(eol - p));
         if (!seen_header) {
-          return LineStatus(mode, line_no, /*terminated=*/true,
-                            Malformed("field line before any VMA header"), line);
+          return LineStatus(mode, line_no, /*terminated=*/true, Malformed("field line before any VMA header"), line);
         }
         p = terminated ? eol + 1 : end;
         const FieldKey key = ClassifyKey(line.substr(0, static_cast<size_t>(q - line.data())));
         if (key == FieldKey::kUnknown) continue;  // VmFlags:, THPeligible:, Pss_Dirty: ...
         uint64_t value_kb = 0;
-        const LineError error =
-            ParseKbValue(line, static_cast<size_t>(q - line.data()) + 1, &value_kb);
+        const LineError error = ParseKbValue(line, static_cast<size_t>(q - line.data()) + 1, &value_kb);
         if (error.failure != Failure::kNone) {
           return LineStatus(mode, line_no, terminated, error, line);
         }
         if (!sink->OnField(key, value_kb)) {
-          return LineStatus(mode, line_no, terminated,
-                            Overflow("sum of the values overflows 64 bits"), line);
+          return LineStatus(mode, line_no, terminated, Overflow("sum of the values overflows 64 bits"), line);
         }
         continue;
       }
@@ -744,8 +724,7 @@ absl::Status Scan(std::string_view text, Mode mode, Sink* sink) {
     seen_header = true;
   }
   if (sink->overflowed()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(FileName(mode), ": the sum of the values overflows 64 bits"));
+    return absl::InvalidArgumentError(absl::StrCat(FileName(mode), ": the sum of the values overflows 64 bits"));
   }
   return absl::OkStatus();
 }

@@ -24,9 +24,9 @@ struct Vma {
   uint64_t end = 0;
   std::string_view perms;  // "rw-s"
   uint64_t offset = 0;
-  std::string_view dev;    // "fd:05"
+  std::string_view dev;  // "fd:05"
   uint64_t inode = 0;
-  std::string_view name;   // pathname or "[anon:...]"; may contain spaces; empty for anonymous VMAs
+  std::string_view name;  // pathname or "[anon:...]"; may contain spaces; empty for anonymous VMAs
   // smaps fields, kB; 0 when the line is absent (and always 0 from ParseMaps). Keys match exactly:
   // "Pss:" is not "Pss_Dirty:", "Swap:" is not "SwapPss:".
   uint64_t size_kb = 0;

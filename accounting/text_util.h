@@ -20,9 +20,7 @@ namespace memfleet::accounting {
 inline absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 inline std::string_view ToStd(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
-inline bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
+inline bool IsAsciiSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
 inline std::string_view StripLeadingWhitespace(std::string_view s) {
   while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);

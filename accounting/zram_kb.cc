@@ -34,11 +34,10 @@ ZramFigure ZramUsedKb(const std::vector<ZramDeviceText>& devices, std::optional<
       return out;
     }
     out.source = "unavailable: no zram node captured";
-    out.warning = swap_used_kb
-                      ? absl::StrCat("sys/block/zram0: no zram node captured while ", *swap_used_kb,
-                                     " kB of swap is in use: zram_kb null")
-                      : "sys/block/zram0: no zram node captured and swap use unknown (no SwapTotal/SwapFree): "
-                        "zram_kb null";
+    out.warning = swap_used_kb ? absl::StrCat("sys/block/zram0: no zram node captured while ", *swap_used_kb,
+                                              " kB of swap is in use: zram_kb null")
+                               : "sys/block/zram0: no zram node captured and swap use unknown (no SwapTotal/SwapFree): "
+                                 "zram_kb null";
     return out;
   }
   uint64_t total_bytes = 0;

@@ -24,7 +24,6 @@
 #include "common/version.h"
 #include "proto/capture_id.h"
 
-
 namespace memfleet::agent {
 namespace {
 
@@ -62,7 +61,8 @@ absl::Status ChooseRoot(const AgentFlags& flags, const AgentHost& host, AgentCon
     live_options.heap_dump_timeout_ms = static_cast<int>(flags.heap_dump_timeout_ms);
     config.fs = std::make_unique<DeviceRootFs>(flags.root, live_options);
     config.facts = LiveRootFacts(*config.fs, config.scheduler.page_size, host.euid_set ? host.euid : geteuid());
-    if (!config.facts.getprop_problem.empty()) LogLine(absl::StrCat("no Android facts: ", config.facts.getprop_problem));
+    if (!config.facts.getprop_problem.empty())
+      LogLine(absl::StrCat("no Android facts: ", config.facts.getprop_problem));
   }
   if (!flags.model.empty()) config.facts.model = flags.model;
   if (!flags.soc.empty()) config.facts.soc = flags.soc;
@@ -168,9 +168,11 @@ void AddAgentFlags(CLI::App& app, AgentFlags& flags) {
   app.add_option("--model", flags.model, "device model reported to the server (default: from capture.json)");
   app.add_option("--soc", flags.soc, "SoC reported to the server (default: from capture.json)");
   app.add_option("--ca-cert", flags.ca_cert_file, "PEM CA of the server's certificate: connect with TLS");
-  app.add_option("--tls-cert", flags.tls_cert_file, "PEM client certificate for a server with --client-ca (mutual TLS)");
+  app.add_option("--tls-cert", flags.tls_cert_file,
+                 "PEM client certificate for a server with --client-ca (mutual TLS)");
   app.add_option("--tls-key", flags.tls_key_file, "PEM private key of --tls-cert");
-  app.add_option("--token-file", flags.token_file, "file holding this device's agent token (memfleet-server token add)");
+  app.add_option("--token-file", flags.token_file,
+                 "file holding this device's agent token (memfleet-server token add)");
   app.add_option("--label", flags.labels,
                  "KEY=VALUE attached to every capture (repeatable, at most 16): e.g. --label rack=7. KEY is "
                  "[a-z][a-z0-9_]*, at most 32 bytes; VALUE 1-128 bytes of printable ASCII. A sweep's label of "
@@ -187,7 +189,8 @@ absl::StatusOr<AgentConfig> BuildAgentConfig(const AgentFlags& flags, const Agen
     MEMFLEET_RETURN_IF_ERROR(CheckResolvable(address));
     config.transport.servers.push_back(GrpcTarget(address));
   }
-  config.spool.dir = flags.spool_dir.empty() ? DefaultSpoolDir(flags.device_id, SpoolHost::ThisHost()) : flags.spool_dir;
+  config.spool.dir =
+      flags.spool_dir.empty() ? DefaultSpoolDir(flags.device_id, SpoolHost::ThisHost()) : flags.spool_dir;
   if (config.spool.dir.empty()) {
     return absl::InvalidArgumentError("no persistent private folder for the spool (not root, no $HOME): give --spool");
   }
@@ -233,10 +236,10 @@ std::string DescribeAgentStart(const AgentFlags& flags, const AgentConfig& confi
       facts.access.empty() ? "access unknown" : facts.access, ", selinux ",
       facts.selinux.empty() ? "unknown" : facts.selinux, ", ", TierOfAccess(facts.access), " tier",
       config.scheduler.dumpsys_every == 1 && !config.capture_tree ? ": dumpsys meminfo every capture" : "", "), ",
-      config.capture_tree ? "capture tree " : "live root ",
-      flags.root, ", server ", flags.server, ", spool ", config.spool.dir, " (", spool.count(), " captures, ",
-      spool.dropped(), " dropped), capture ids ", flags.device_id, "-<time>-", config.scheduler.capture_instance,
-      "-<seq>", flags.once ? ", once" : absl::StrCat(", every ", flags.interval_s, " s"),
+      config.capture_tree ? "capture tree " : "live root ", flags.root, ", server ", flags.server, ", spool ",
+      config.spool.dir, " (", spool.count(), " captures, ", spool.dropped(), " dropped), capture ids ", flags.device_id,
+      "-<time>-", config.scheduler.capture_instance, "-<seq>",
+      flags.once ? ", once" : absl::StrCat(", every ", flags.interval_s, " s"),
       labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels)));
 }
 

@@ -61,7 +61,7 @@ void AddAgentFlags(CLI::App& app, AgentFlags& flags);
 struct AgentHost {
   uint64_t page_size = 0;  // 0: sysconf(_SC_PAGESIZE)
   uid_t euid = 0;
-  bool euid_set = false;   // false: geteuid()
+  bool euid_set = false;  // false: geteuid()
 };
 
 struct AgentConfig {

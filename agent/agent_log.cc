@@ -2,7 +2,6 @@
 
 #include "common/log_line.h"
 
-
 namespace memfleet::agent {
 
 void LogLine(std::string_view message) { WriteLogLine("memfleet-agent", message); }

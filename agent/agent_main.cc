@@ -3,7 +3,8 @@
 //
 //   memfleet-agent --server lab:7070 --root / --device-id bench-3 --spool /var/lib/memfleet-agent
 //   memfleet-agent --server 127.0.0.1:7070 --root tests/data/captures/qcom-sm8450/tree --device-id q1 --once
-//   memfleet-agent --server lab:7070 ... --ca-cert ca.pem --token-file /data/memfleet/token [--tls-cert c.pem --tls-key c.key]
+//   memfleet-agent --server lab:7070 ... --ca-cert ca.pem --token-file /data/memfleet/token [--tls-cert c.pem --tls-key
+//   c.key]
 #include <memory>
 #include <string>
 

@@ -107,11 +107,16 @@ DeviceFacts LiveRootFacts(RootFs& fs, uint64_t page_size, uid_t euid) {
 
 std::vector<std::pair<std::string, std::string>> HeaderFactsOf(const DeviceFacts& facts) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [name, value] :
-       {std::pair<const char*, const std::string&>{"model", facts.model}, {"manufacturer", facts.manufacturer},
-        {"soc", facts.soc}, {"build_fingerprint", facts.build_fingerprint}, {"build_type", facts.build_type},
-        {"android_sdk", facts.android_sdk}, {"abi", facts.abi}, {"kernel", facts.kernel},
-        {"access", facts.access}, {"selinux", facts.selinux}}) {
+  for (const auto& [name, value] : {std::pair<const char*, const std::string&>{"model", facts.model},
+                                    {"manufacturer", facts.manufacturer},
+                                    {"soc", facts.soc},
+                                    {"build_fingerprint", facts.build_fingerprint},
+                                    {"build_type", facts.build_type},
+                                    {"android_sdk", facts.android_sdk},
+                                    {"abi", facts.abi},
+                                    {"kernel", facts.kernel},
+                                    {"access", facts.access},
+                                    {"selinux", facts.selinux}}) {
     if (!value.empty()) out.emplace_back(name, value);
   }
   return out;

@@ -183,11 +183,11 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id,
 
   MEMFLEET_RETURN_IF_ERROR(RewriteCaptureHeaderOf(*capture, options_.device_id, taken.captured_at, options_.labels));
   MEMFLEET_ASSIGN_OR_RETURN(taken.capture_id, wire::MakeCaptureId(options_.device_id, taken.captured_at,
-                                                                 options_.capture_instance, spool_.NextSequence()));
+                                                                  options_.capture_instance, spool_.NextSequence()));
   taken.node_count = capture->size();
   taken.content_bytes = capture->ContentBytes();
   std::string blob = wire::EncodeStoredCapture(*capture, taken.capture_id, options_.device_id, taken.captured_at,
-                                                 wire::kAgentCompressionLevel);
+                                               wire::kAgentCompressionLevel);
   *capture = capture::Capture();
   if (blob.empty()) return absl::InternalError(absl::StrCat("capture ", taken.capture_id, " could not be compressed"));
   taken.stored_bytes = blob.size();
@@ -202,12 +202,12 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id,
   taken.total_ms = ElapsedMs(start, end);
   taken.cpu_ms = CpuMs(thread_after) - CpuMs(thread_before);
   taken.peak_rss_kb = self.ru_maxrss;  // kilobytes on Linux
-  LogLine(absl::StrCat("capture ", taken.capture_id, " taken", sweep_id.empty() ? "" : absl::StrCat(" for sweep ", sweep_id),
-                       ": ", taken.node_count, " nodes, ", Megabytes(taken.content_bytes), " (",
-                       Megabytes(taken.stored_bytes), " compressed), collect ", taken.collect_ms, " ms, total ",
-                       taken.total_ms, " ms, cpu ", taken.cpu_ms, " ms, peak rss ",
-                       Megabytes(static_cast<uint64_t>(taken.peak_rss_kb) * 1024), "; spool: ", spool_.count(),
-                       " captures, ", Megabytes(spool_.total_bytes()), ", ", spool_.dropped(), " dropped"));
+  LogLine(absl::StrCat(
+      "capture ", taken.capture_id, " taken", sweep_id.empty() ? "" : absl::StrCat(" for sweep ", sweep_id), ": ",
+      taken.node_count, " nodes, ", Megabytes(taken.content_bytes), " (", Megabytes(taken.stored_bytes),
+      " compressed), collect ", taken.collect_ms, " ms, total ", taken.total_ms, " ms, cpu ", taken.cpu_ms,
+      " ms, peak rss ", Megabytes(static_cast<uint64_t>(taken.peak_rss_kb) * 1024), "; spool: ", spool_.count(),
+      " captures, ", Megabytes(spool_.total_bytes()), ", ", spool_.dropped(), " dropped"));
   if (!put.ok()) return put;
   if (sink_ != nullptr) sink_->CaptureSpooled(taken.capture_id);
   return taken;

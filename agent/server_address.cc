@@ -141,10 +141,10 @@ absl::Status CheckResolvable(const ServerAddress& address) {
   if (rc == 0) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat(
       "--server ", address.host, ":", address.port, ": cannot resolve host name \"", address.host, "\" (",
-      gai_strerror(rc), "). Give the server as an address instead, which needs no name lookup: 127.0.0.1:",
-      address.port, " (on a phone, after adb reverse tcp:", address.port, " tcp:", address.port,
-      "), A.B.C.D:", address.port, " or [IPV6]:", address.port,
-      ". The static agent built for phones cannot resolve names at all."));
+      gai_strerror(rc),
+      "). Give the server as an address instead, which needs no name lookup: 127.0.0.1:", address.port,
+      " (on a phone, after adb reverse tcp:", address.port, " tcp:", address.port, "), A.B.C.D:", address.port,
+      " or [IPV6]:", address.port, ". The static agent built for phones cannot resolve names at all."));
 }
 
 }  // namespace memfleet::agent

@@ -121,7 +121,8 @@ absl::Status WriteFileAtomically(int dir_fd, const std::string& dir, const std::
 std::string ForeignEntryReason(const struct stat& st) {
   if (S_ISLNK(st.st_mode)) return "a symlink (not followed)";
   if (!S_ISREG(st.st_mode)) return "not a regular file";
-  if (st.st_uid != geteuid()) return absl::StrCat("owned by uid ", st.st_uid, ", not by this agent (uid ", geteuid(), ")");
+  if (st.st_uid != geteuid())
+    return absl::StrCat("owned by uid ", st.st_uid, ", not by this agent (uid ", geteuid(), ")");
   return "";
 }
 
@@ -172,9 +173,10 @@ absl::StatusOr<ScopedFd> OpenPrivateDir(const std::string& dir) {
     int err = errno;
     struct stat st {};
     if (lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the spool folder ", dir, " is a symlink; give the folder itself (--spool), a link could lead the "
-          "agent's writes anywhere"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the spool folder ", dir,
+                       " is a symlink; give the folder itself (--spool), a link could lead the "
+                       "agent's writes anywhere"));
     }
     return absl::InternalError(absl::StrCat("cannot open the spool folder ", dir, ": ", ErrnoText(err)));
   }
@@ -190,9 +192,9 @@ absl::StatusOr<ScopedFd> OpenPrivateDir(const std::string& dir) {
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     char mode[8];
     snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the spool folder ", dir, " is writable by its group or by others (mode ", mode,
-        "): they could plant captures or symlinks in it. chmod 700 it, or give another folder (--spool)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the spool folder ", dir, " is writable by its group or by others (mode ", mode,
+                     "): they could plant captures or symlinks in it. chmod 700 it, or give another folder (--spool)"));
   }
   return fd;
 }
@@ -287,8 +289,8 @@ absl::Status Spool::Scan() {
   uint64_t lost = 0;
   for (const std::string& name : names) {
     std::string path = absl::StrCat(options_.dir, "/", name);
-    if (name.size() > strlen(kTmpSuffix) && name.compare(name.size() - strlen(kTmpSuffix), std::string::npos,
-                                                         kTmpSuffix) == 0) {
+    if (name.size() > strlen(kTmpSuffix) &&
+        name.compare(name.size() - strlen(kTmpSuffix), std::string::npos, kTmpSuffix) == 0) {
       // A write that a crash interrupted: the capture never made it into the spool. (unlinkat removes
       // a symlink itself, never its target.)
       unlinkat(dir_fd_.get(), name.c_str(), 0);

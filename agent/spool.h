@@ -47,8 +47,8 @@ namespace memfleet::agent {
 class Spool {
  public:
   struct Options {
-    std::string dir;                    // created (with its parents, mode 0700) when missing
-    uint64_t max_bytes = 64ull << 20;   // total size of the capture files
+    std::string dir;                   // created (with its parents, mode 0700) when missing
+    uint64_t max_bytes = 64ull << 20;  // total size of the capture files
   };
 
   struct Entry {

@@ -13,8 +13,8 @@ namespace {
 std::string PathSegment(const std::string& id) {
   std::string out;
   for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-              c == '.';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
     out.push_back(ok ? c : '_');
   }
   if (out.empty() || out == "." || out == "..") out = "_" + out;

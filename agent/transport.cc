@@ -36,9 +36,7 @@ std::string MegabytesText(uint64_t bytes) {
   return buf;
 }
 
-int ClampMs(std::chrono::milliseconds d) {
-  return static_cast<int>(std::clamp<int64_t>(d.count(), 1, 1 << 30));
-}
+int ClampMs(std::chrono::milliseconds d) { return static_cast<int>(std::clamp<int64_t>(d.count(), 1, 1 << 30)); }
 
 // A fresh channel per attempt, with its own subchannel: the reconnect timing is then this transport's
 // backoff, not gRPC's (which grows to two minutes and is shared process-wide by default).
@@ -66,9 +64,9 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const TransportTls&
 struct Transport::SessionState {
   uint64_t hello_dropped = 0;
   std::map<std::string, SteadyClock::time_point> in_flight;  // capture id -> when its End was written
-  std::set<std::string> sent;                                 // sent in this session (not to be resent)
-  std::map<std::string, SteadyClock::time_point> retry_at;    // rejected with retry: resend then
-  uint64_t dropped_in_flight = 0;  // reported in a DroppedReport, not yet confirmed
+  std::set<std::string> sent;                                // sent in this session (not to be resent)
+  std::map<std::string, SteadyClock::time_point> retry_at;   // rejected with retry: resend then
+  uint64_t dropped_in_flight = 0;                            // reported in a DroppedReport, not yet confirmed
 };
 
 Transport::Transport(TransportOptions options, Spool& spool, TransportEvents& events)
@@ -133,9 +131,8 @@ bool Transport::stopping() const {
 
 void Transport::Run() {
   std::random_device seed_source;
-  Backoff backoff(options_.backoff,
-                  (static_cast<uint64_t>(seed_source()) << 32) ^
-                      static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
+  Backoff backoff(options_.backoff, (static_cast<uint64_t>(seed_source()) << 32) ^
+                                        static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count()));
   const size_t server_count = options_.servers.size();
   if (server_count == 0) {
     LogLine("no server to connect to");
@@ -172,8 +169,8 @@ void Transport::Run() {
     refused_in_row = 0;
     std::chrono::milliseconds delay = backoff.Next();
     LogLine(absl::StrCat(welcomed ? "disconnected from " : "cannot connect to ", server_, ": ", why, "; ",
-                         server_count > 1 ? absl::StrCat("trying ", options_.servers[next_server]) : "retrying",
-                         " in ", SecondsText(delay)));
+                         server_count > 1 ? absl::StrCat("trying ", options_.servers[next_server]) : "retrying", " in ",
+                         SecondsText(delay)));
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::FromChrono(delay));
     if (stop_) return;
@@ -327,7 +324,8 @@ std::string Transport::Converse(Stream& stream, bool* welcomed) {
       for (const auto& [id, at] : s.retry_at) wake_at = std::min(wake_at, at);
       absl::MutexLock lock(&mu_);
       auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return (stop_ && !seen_stop) || reader_done_ || !incoming_.empty() || wake_ || (*welcomed && !outgoing_.empty());
+        return (stop_ && !seen_stop) || reader_done_ || !incoming_.empty() || wake_ ||
+               (*welcomed && !outgoing_.empty());
       };
       if (wake_at == SteadyClock::time_point::max()) {
         while (!ready()) cv_.Wait(&mu_);
@@ -417,8 +415,8 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
       LogLine(absl::StrCat("connected to ", server_, " as ", options_.device.device_id(), " (server ",
                            msg.welcome().server_version().empty() ? "?" : msg.welcome().server_version(),
                            welcome_interval_s == 0 ? ", keeps interval " : ", interval ", interval_.count(), " s",
-                           "); spool: ", spool_.count(), " captures, ",
-                           MegabytesText(spool_.total_bytes()), ", ", s.hello_dropped, " dropped reported"));
+                           "); spool: ", spool_.count(), " captures, ", MegabytesText(spool_.total_bytes()), ", ",
+                           s.hello_dropped, " dropped reported"));
       events_.OnConnected(msg.welcome().interval_s());
       // Connected: the start-up code (TLS, HTTP/2, gRPC's set-up) will not run again.
       DropCleanCodePages();
@@ -467,7 +465,8 @@ void Transport::HandleMessage(const v1::ServerMessage& msg, SessionState& s, boo
         s.sent.erase(r.capture_id());
         s.retry_at.erase(r.capture_id());
         LogLine(absl::StrCat("capture ", r.capture_id(), " rejected (code ", r.code(), ": ", r.message(),
-                             "); dropped from the spool", removed.ok() ? "" : absl::StrCat(" (", removed.message(), ")")));
+                             "); dropped from the spool",
+                             removed.ok() ? "" : absl::StrCat(" (", removed.message(), ")")));
       }
       events_.OnRejected(r.capture_id(), r.retry(), r.message());
       return;

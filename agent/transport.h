@@ -3,7 +3,8 @@
 // server acks it, and passes the server's commands (CaptureNow, SetInterval) to TransportEvents. Breaks,
 // missing acks (--ack-timeout) and stalled writes tear the stream down; it reconnects with exponential
 // backoff and jitter, to the next of its servers when it has several, and resends everything still
-// spooled (the server deduplicates by capture id). Each CaptureEnd carries the SHA-256 of the capture (proto/capture_digest.h) for the server to verify.
+// spooled (the server deduplicates by capture id). Each CaptureEnd carries the SHA-256 of the capture
+// (proto/capture_digest.h) for the server to verify.
 //
 //   Transport transport(options, spool, events);
 //   transport.Start();                    // its own thread owns the stream
@@ -77,9 +78,9 @@ struct TransportOptions {
   // (failover between servers sharing one database; each acks a resent capture as a duplicate).
   std::vector<std::string> servers;
   v1::DeviceInfo device;
-  std::string token;   // sent as `authorization: Bearer <token>` (and in Hello); "" for a server without auth
+  std::string token;  // sent as `authorization: Bearer <token>` (and in Hello); "" for a server without auth
   TransportTls tls;
-  std::chrono::milliseconds ack_timeout{30000};     // for each sent capture, for the Welcome, for a write
+  std::chrono::milliseconds ack_timeout{30000};  // for each sent capture, for the Welcome, for a write
   std::chrono::milliseconds connect_timeout{10000};
   // The agent's own capture interval (--interval): in effect until the server sets another, and named in
   // the connected line when the Welcome leaves it (interval 0).

@@ -27,8 +27,7 @@ void AddBoth(const Department& d, const ProcessBaseline& p, Assignments& out) {
 absl::StatusOr<Scheme> SchemeFromInt(int scheme) {
   if (scheme == 1) return Scheme::k1;
   if (scheme == 2) return Scheme::k2;
-  return absl::InvalidArgumentError(
-      absl::StrCat("scheme ", scheme, ": use 1 or 2 (docs/accounting.md section 6)"));
+  return absl::InvalidArgumentError(absl::StrCat("scheme ", scheme, ": use 1 or 2 (docs/accounting.md section 6)"));
 }
 
 const char* BudgetName(Budget b) {
@@ -65,18 +64,19 @@ Assignments AssignBudgets(const Baseline& baseline, Scheme scheme) {
           out.none.push_back({d.name, p.name, "unmet SR process: no baseline yet (scheme 2)"});
         }
       } else {
-        out.none.push_back({d.name, p.name,
-                            scheme == Scheme::k1
-                                ? "not an SR process of an unmet department: scheme 1 gives it no budget"
-                                : "not an SR process of an unmet department: counted in the department's target total"});
+        out.none.push_back(
+            {d.name, p.name,
+             scheme == Scheme::k1
+                 ? "not an SR process of an unmet department: scheme 1 gives it no budget"
+                 : "not an SR process of an unmet department: counted in the department's target total"});
       }
     }
   }
   return out;
 }
 
-std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name,
-                                     const std::string& figure, bool* unknown) {
+std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name, const std::string& figure,
+                                     bool* unknown) {
   std::optional<int64_t> sum;
   bool null_seen = false;
   for (const auto& [pid, p] : report.processes) {
@@ -96,14 +96,15 @@ std::optional<int64_t> ProcessFigure(const report::Report& report, const std::st
 
 // Why `item` was checked on no device: no report has its process (with the name meant, when the
 // resolver finds one), or every report that has it holds a null figure.
-static std::string UncheckedReason(const Assignment& item, const std::vector<std::string>& names,
-                            size_t reports, bool unknown_seen, bool dumpsys_tier_seen) {
+static std::string UncheckedReason(const Assignment& item, const std::vector<std::string>& names, size_t reports,
+                                   bool unknown_seen, bool dumpsys_tier_seen) {
   if (unknown_seen && dumpsys_tier_seen) {
     return absl::StrCat(BudgetFigureName(item.budget), " is not checkable: the reports that have the process are of ",
                         "the dumpsys tier (an agent reading as shell), which gives only total_kb ",
                         "(docs/accounting.md section 9)");
   }
-  if (unknown_seen) return absl::StrCat(BudgetFigureName(item.budget), " is unknown (null) in every report that has it");
+  if (unknown_seen)
+    return absl::StrCat(BudgetFigureName(item.budget), " is unknown (null) in every report that has it");
   const std::string where = absl::StrCat("in the ", reports, reports == 1 ? " report" : " reports", " checked");
   if (item.is_department()) {
     return absl::StrCat("none of department ", item.department, "'s processes is ", where);
@@ -124,10 +125,11 @@ std::vector<std::string> UnmatchedProcessNames(const Baseline& baseline, const s
     for (const ProcessBaseline& p : d.processes) {
       if (known.count(p.name) > 0) continue;
       absl::StatusOr<std::string> meant = ResolveProcessName(p.name, report_names, "in the stored reports");
-      out.push_back(meant.ok() ? absl::StrCat("\"", p.name, "\" (", d.name, ") is no process name of the stored reports; ",
-                                              "they name it \"", *meant, "\": use that name, or its budgets go unchecked")
-                               : absl::StrCat("\"", p.name, "\" (", d.name, "): ", meant.status().message(),
-                                              "; its budgets go unchecked until a report has it"));
+      out.push_back(meant.ok()
+                        ? absl::StrCat("\"", p.name, "\" (", d.name, ") is no process name of the stored reports; ",
+                                       "they name it \"", *meant, "\": use that name, or its budgets go unchecked")
+                        : absl::StrCat("\"", p.name, "\" (", d.name, "): ", meant.status().message(),
+                                       "; its budgets go unchecked until a report has it"));
     }
   }
   return out;
@@ -206,9 +208,8 @@ CheckResult CheckBaseline(const Baseline& baseline, Scheme scheme, const std::ve
         row.worst_over_kb = *value - row.item.budget_kb;
         row.worst_device = s.device_id;
         row.worst_capture_id = s.capture_id;
-        row.worst_app_summary = row.item.is_department()
-                                    ? std::nullopt
-                                    : report::NamedAppSummary(s.report, row.item.process);
+        row.worst_app_summary =
+            row.item.is_department() ? std::nullopt : report::NamedAppSummary(s.report, row.item.process);
       }
     }
   }

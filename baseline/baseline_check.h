@@ -73,14 +73,14 @@ struct CheckRow {
   std::string model;
   std::string build;
   Assignment item;
-  uint32_t devices_checked = 0;   // devices where the figure is known (process present)
+  uint32_t devices_checked = 0;  // devices where the figure is known (process present)
   uint32_t devices_over = 0;
-  uint32_t devices_unknown = 0;   // process present but the figure null
+  uint32_t devices_unknown = 0;  // process present but the figure null
   // Some device that could not check it reports the process in the dumpsys tier (docs/accounting.md
   // section 9), where only total_kb is known: the budget is not checkable there.
   bool dumpsys_tier_seen = false;
-  int64_t worst_value_kb = 0;     // the largest value seen (valid when devices_checked > 0)
-  int64_t worst_over_kb = 0;      // worst_value_kb - budget_kb (negative: headroom)
+  int64_t worst_value_kb = 0;  // the largest value seen (valid when devices_checked > 0)
+  int64_t worst_over_kb = 0;   // worst_value_kb - budget_kb (negative: headroom)
   std::string worst_device;
   std::string worst_capture_id;
   // Where the memory of a process over budget is on its worst device (docs/accounting.md section 8):
@@ -99,11 +99,11 @@ struct Unchecked {
 
 struct CheckResult {
   Scheme scheme = Scheme::k1;
-  std::vector<CheckRow> rows;    // over-budget rows first (largest excess first), then the rest
+  std::vector<CheckRow> rows;        // over-budget rows first (largest excess first), then the rest
   std::vector<Unchecked> unchecked;  // in assignment order
   std::vector<Unbudgeted> unbudgeted;
-  uint32_t devices = 0;                  // samples the baseline applies to
-  uint32_t devices_not_applicable = 0;   // samples whose model/build the baseline excludes
+  uint32_t devices = 0;                 // samples the baseline applies to
+  uint32_t devices_not_applicable = 0;  // samples whose model/build the baseline excludes
   bool AnyOver() const;
 };
 
@@ -121,8 +121,8 @@ std::vector<std::string> UnmatchedProcessNames(const Baseline& baseline, const s
 // The figure (graphics_dma_kb, non_graphics_kb, total_kb, app_summary.native_heap_kb, ...: any name of
 // report/process_figure.h) of every process named `name` summed; nullopt when none is present; `*unknown`
 // set when one is present with the figure null.
-std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name,
-                                     const std::string& figure, bool* unknown);
+std::optional<int64_t> ProcessFigure(const report::Report& report, const std::string& name, const std::string& figure,
+                                     bool* unknown);
 
 // Whether the report gives a process named `name` in the dumpsys tier (docs/accounting.md section 9): only
 // its total_kb is known there, and its figures compare only with other reports of that tier.

@@ -45,7 +45,8 @@ void CheckKnownFields(const json& object, const std::set<std::string>& known, co
                       Errors& errors) {
   for (auto it = object.begin(); it != object.end(); ++it) {
     if (known.count(it.key()) == 0) {
-      errors.Add(where, absl::StrCat("unknown field ", QuotedSnippet(it.key()), "; known fields: ", absl::StrJoin(known, ", ")));
+      errors.Add(where, absl::StrCat("unknown field ", QuotedSnippet(it.key()),
+                                     "; known fields: ", absl::StrJoin(known, ", ")));
     }
   }
 }
@@ -111,8 +112,7 @@ std::optional<MetStatus> GetStatus(const json& object, bool required, const std:
   return std::nullopt;
 }
 
-std::vector<std::string> GetStringList(const json& object, const char* key, const std::string& where,
-                                       Errors& errors) {
+std::vector<std::string> GetStringList(const json& object, const char* key, const std::string& where, Errors& errors) {
   std::vector<std::string> out;
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return out;
@@ -144,8 +144,7 @@ bool Matches(const std::vector<std::string>& patterns, const std::string& value)
   return false;
 }
 
-void ParseProcess(const json& j, const Department& dept, const std::string& where, Errors& errors,
-                  ProcessBaseline& p) {
+void ParseProcess(const json& j, const Department& dept, const std::string& where, Errors& errors, ProcessBaseline& p) {
   CheckKnownFields(j, {"name", "sr", "status", "graphics_dma_kb", "non_graphics_kb", "target_total_kb"}, where, errors);
   if (std::optional<std::string> name = GetString(j, "name", true, where, errors)) p.name = *name;
   auto sr = j.find("sr");
@@ -172,14 +171,17 @@ void ParseProcess(const json& j, const Department& dept, const std::string& wher
   if (actual_needed) {
     const char* why = met_dept ? "a process of a met department" : "a met SR process";
     if (!p.graphics_dma_kb) {
-      errors.Add(where, absl::StrCat("missing required field \"graphics_dma_kb\" (", why, " is held to its actual baseline)"));
+      errors.Add(where,
+                 absl::StrCat("missing required field \"graphics_dma_kb\" (", why, " is held to its actual baseline)"));
     }
     if (!p.non_graphics_kb) {
-      errors.Add(where, absl::StrCat("missing required field \"non_graphics_kb\" (", why, " is held to its actual baseline)"));
+      errors.Add(where,
+                 absl::StrCat("missing required field \"non_graphics_kb\" (", why, " is held to its actual baseline)"));
     }
   }
   if (target_needed && !p.target_total_kb) {
-    errors.Add(where, "missing required field \"target_total_kb\" (scheme 1 holds an unmet SR process to its target total)");
+    errors.Add(where,
+               "missing required field \"target_total_kb\" (scheme 1 holds an unmet SR process to its target total)");
   }
 }
 
@@ -222,7 +224,8 @@ absl::StatusOr<Baseline> ParseBaselineFile(std::string_view text) {
   if (format == root.end()) {
     errors.Add("top level", absl::StrCat("missing required field \"format\" (", kBaselineFormat, ")"));
   } else if (!format->is_number_integer() || format->get<int64_t>() != kBaselineFormat) {
-    errors.Add("top level", absl::StrCat("\"format\" must be ", kBaselineFormat, " (the only format this server reads)"));
+    errors.Add("top level",
+               absl::StrCat("\"format\" must be ", kBaselineFormat, " (the only format this server reads)"));
   }
   if (auto v = GetString(root, "name", true, "top level", errors)) b.name = *v;
   if (auto v = GetString(root, "version", false, "top level", errors)) b.version = *v;
@@ -263,7 +266,8 @@ absl::StatusOr<Baseline> ParseBaselineFile(std::string_view text) {
     d.status = status.value_or(MetStatus::kMet);
     d.target_total_kb = GetKb(dj, "target_total_kb", where, errors);
     if (status == MetStatus::kUnmet && !d.target_total_kb) {
-      errors.Add(where, "missing required field \"target_total_kb\" (scheme 2 holds an unmet department to its target total)");
+      errors.Add(where,
+                 "missing required field \"target_total_kb\" (scheme 2 holds an unmet department to its target total)");
     }
     auto procs = dj.find("processes");
     if (procs == dj.end() || !procs->is_array() || procs->empty()) {

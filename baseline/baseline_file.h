@@ -26,9 +26,9 @@ enum class MetStatus { kMet, kUnmet };
 const char* MetStatusName(MetStatus s);  // "met" | "unmet"
 
 struct ProcessBaseline {
-  std::string name;                  // as in the report: cmdline verbatim ("/system/bin/surfaceflinger")
-  bool sr = false;                   // an SR process: it has its own met/unmet status
-  std::optional<MetStatus> status;   // required for SR processes; optional (informational) otherwise
+  std::string name;                        // as in the report: cmdline verbatim ("/system/bin/surfaceflinger")
+  bool sr = false;                         // an SR process: it has its own met/unmet status
+  std::optional<MetStatus> status;         // required for SR processes; optional (informational) otherwise
   std::optional<int64_t> graphics_dma_kb;  // actual baseline, graphics+DMA budget
   std::optional<int64_t> non_graphics_kb;  // actual baseline, non-graphics-non-DMA budget
   std::optional<int64_t> target_total_kb;  // one target total
@@ -43,8 +43,8 @@ struct Department {
 
 struct Baseline {
   int format = kBaselineFormat;
-  std::string name;      // "R2026.10 reference"
-  std::string version;   // the lab's own label of this baseline ("2026.10-1"); may be empty
+  std::string name;             // "R2026.10 reference"
+  std::string version;          // the lab's own label of this baseline ("2026.10-1"); may be empty
   std::string reference_build;  // the release the actual baselines were measured on; may be empty
   // Which devices it applies to; empty = all. A value ending in '*' matches as a prefix.
   std::vector<std::string> models;

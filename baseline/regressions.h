@@ -28,8 +28,8 @@ struct RegressionOptions {
   int64_t floor_kb = 1024;
   uint32_t min_devices = 3;
   // The figures compared, in this order.
-  std::vector<std::string> figures = {"total_kb", "non_graphics_kb", "graphics_dma_kb", "gl_kb", "dma_kb",
-                                      "native_graphics_kb"};
+  std::vector<std::string> figures = {"total_kb", "non_graphics_kb", "graphics_dma_kb",
+                                      "gl_kb",    "dma_kb",          "native_graphics_kb"};
   // Compared after them where both builds have them (captures with full smaps): which part of the
   // process moved (docs/accounting.md section 8). Default: the seven parts of the App Summary.
   std::vector<std::string> breakdown_figures = DefaultBreakdownFigures();
@@ -42,7 +42,7 @@ struct FigureChange {
   uint32_t devices_b = 0;
   double median_a = 0;  // medians of an even count are the mean of the two middle values
   double median_b = 0;
-  int64_t p90_a = 0;    // nearest rank
+  int64_t p90_a = 0;  // nearest rank
   int64_t p90_b = 0;
   double noise_kb = 0;
   double threshold_kb = 0;
@@ -51,7 +51,7 @@ struct FigureChange {
   // medians moved ("native heap +12.4 MB on 5 of 6 devices").
   uint32_t devices_moved = 0;
   bool flagged = false;
-  std::string note;     // why not compared ("too few devices on build B (2 < 3)"), else ""
+  std::string note;  // why not compared ("too few devices on build B (2 < 3)"), else ""
 };
 
 struct ModelComparison {

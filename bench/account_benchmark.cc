@@ -108,16 +108,16 @@ BENCHMARK(BM_AccountAgainstCountLines)->Unit(benchmark::kMillisecond);
 // bound by memory bandwidth, so this ratio shows how much of the one above is the machine's memory
 // rather than the parser.
 void BM_SmapsSummaryAgainstCountLinesInCache(benchmark::State& state) {
-  static const std::string smaps =
-      testing::ReadFileForTest(Data("aosp/system/memory/libmeminfo/testdata1/smaps"));
+  static const std::string smaps = testing::ReadFileForTest(Data("aosp/system/memory/libmeminfo/testdata1/smaps"));
   double parse_s = 0, count_lines_s = 0;
   for (auto _ : state) {
     const double t0 = bench::ThreadCpuSeconds();
     benchmark::DoNotOptimize(ParseSmapsSummary(smaps, GpuDeviceNaming::kKgsl));
     const double t1 = bench::ThreadCpuSeconds();
     size_t lines = 0;
-    for (const char* p = smaps.data(); (p = static_cast<const char*>(std::memchr(
-                                            p, '\n', static_cast<size_t>(smaps.data() + smaps.size() - p)))) != nullptr;
+    for (const char* p = smaps.data();
+         (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(smaps.data() + smaps.size() - p)))) !=
+         nullptr;
          ++p) {
       ++lines;
     }
@@ -229,9 +229,8 @@ void BM_ParseXgpuGpuMemory(benchmark::State& state) {
 BENCHMARK(BM_ParseXgpuGpuMemory);
 
 void BM_ParseNativeHeapDumps(benchmark::State& state) {
-  static const auto nodes = SampleNodes([](const std::string& p) {
-    return p.find("/cmd/native_heap@") != std::string::npos && !EndsWith(p, ".err");
-  });
+  static const auto nodes = SampleNodes(
+      [](const std::string& p) { return p.find("/cmd/native_heap@") != std::string::npos && !EndsWith(p, ".err"); });
   ParseEach(state, nodes, [](std::string_view t) { return ParseNativeHeapDump(t); });
 }
 BENCHMARK(BM_ParseNativeHeapDumps);

@@ -104,8 +104,8 @@ size_t CaptureRootOnce(DeviceRootFs& fs, size_t* content_bytes) {
   absl::StatusOr<capture::Capture> c = CollectCapture(fs, RootOptions());
   if (!c.ok()) return 0;
   if (content_bytes != nullptr) *content_bytes = c->ContentBytes();
-  std::string blob = wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z",
-                                               wire::kAgentCompressionLevel);
+  std::string blob =
+      wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z", wire::kAgentCompressionLevel);
   return blob.size();
 }
 
@@ -187,8 +187,8 @@ void BM_CaptureRootAgainstCat(benchmark::State& state) {
       state.SkipWithError("cannot capture /");
       return;
     }
-    std::string blob = wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z",
-                                                 wire::kAgentCompressionLevel);
+    std::string blob =
+        wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z", wire::kAgentCompressionLevel);
     benchmark::DoNotOptimize(blob);
     const double t1 = bench::ThreadCpuSeconds();
     state.PauseTiming();
@@ -213,7 +213,9 @@ void BM_CaptureRootAgainstCat(benchmark::State& state) {
 BENCHMARK(BM_CaptureRootAgainstCat)->Unit(benchmark::kMillisecond);
 
 // The report's stored form (storage/report_codec.h), as the server keeps it.
-size_t StoredReportBytes(const report::Report& r) { return storage::CompressReportJson(report::ReportToJson(r, -1)).size(); }
+size_t StoredReportBytes(const report::Report& r) {
+  return storage::CompressReportJson(report::ReportToJson(r, -1)).size();
+}
 
 // What a full-smaps capture (--smaps full, sweep --full-smaps) costs against the default one, taken back
 // to back on this machine's `/` in each iteration (the order alternating, so neither always sees a warm
@@ -239,8 +241,8 @@ void BM_FullSmapsAgainstDefaultCapture(benchmark::State& state) {
         state.SkipWithError("cannot capture /");
         return;
       }
-      const std::string blob = wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z",
-                                                         wire::kAgentCompressionLevel);
+      const std::string blob =
+          wire::EncodeStoredCapture(*c, "bench-1", "bench", "2026-12-02T00:00:00Z", wire::kAgentCompressionLevel);
       const double t1 = bench::ThreadCpuSeconds();
       state.PauseTiming();
       report::Report r = accounting::Account(*c);
@@ -304,10 +306,10 @@ int CaptureLoop(int captures, const std::string& root) {
     if (i == 1 || i == 10 || i == 100 || i == 500 || i == captures) {
       // malloc's bytes in use tell a leak (they grow) from fragmentation (RssAnon grows, they do not).
       const struct mallinfo2 heap = mallinfo2();
-      std::printf("after capture %d: VmHWM %ld kB, VmRSS %ld kB, RssAnon %ld kB, malloc in use %zu kB "
-                  "(capture %zu bytes, stored %zu)\n",
-                  i, StatusKb("VmHWM"), StatusKb("VmRSS"), StatusKb("RssAnon"), heap.uordblks / 1024, content,
-                  stored);
+      std::printf(
+          "after capture %d: VmHWM %ld kB, VmRSS %ld kB, RssAnon %ld kB, malloc in use %zu kB "
+          "(capture %zu bytes, stored %zu)\n",
+          i, StatusKb("VmHWM"), StatusKb("VmRSS"), StatusKb("RssAnon"), heap.uordblks / 1024, content, stored);
     }
   }
   return 0;
@@ -336,8 +338,9 @@ int AgentRss(const std::string& agent) {
       return 1;
     }
     const std::string log = dir + "/agent.log";
-    std::vector<std::string> args = {agent, "--once", "--root", "/", "--server", (*lab)->address(),
-                                     "--device-id", "rss-bench", "--spool", dir + "/spool", "--once-timeout", "30"};
+    std::vector<std::string> args = {agent,      "--once",          "--root",         "/",
+                                     "--server", (*lab)->address(), "--device-id",    "rss-bench",
+                                     "--spool",  dir + "/spool",    "--once-timeout", "30"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -370,9 +373,10 @@ int AgentRss(const std::string& agent) {
       // records the old address space's peak, and a posix_spawn child's old address space is ours. The
       // agent's own peak is its VmHWM (sampled, so it may miss the last 2 ms; GNU time's %M, from a
       // small parent, is exact: bench/agent-footprint).
-      std::printf("memfleet-agent --once on /: %s, peak RSS %ld kB (VmHWM; ru_maxrss %ld kB); largest seen: "
-                  "RssAnon %ld kB, RssFile %ld kB, threads %ld\n",
-                  acked ? "capture acked" : "FAILED", hwm, usage.ru_maxrss, anon, file, threads);
+      std::printf(
+          "memfleet-agent --once on /: %s, peak RSS %ld kB (VmHWM; ru_maxrss %ld kB); largest seen: "
+          "RssAnon %ld kB, RssFile %ld kB, threads %ld\n",
+          acked ? "capture acked" : "FAILED", hwm, usage.ru_maxrss, anon, file, threads);
       std::fflush(stdout);
       if (!acked) {
         std::ifstream in(log);

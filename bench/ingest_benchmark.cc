@@ -116,10 +116,11 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     } else if (a == "--one-per-commit") {
       f.one_per_commit = true;
     } else {
-      std::fprintf(stderr,
-                   "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
-                   "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--postgres-no-fsync] [--no-breakdown] "
-                   "[--one-per-commit]\n");
+      std::fprintf(
+          stderr,
+          "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
+          "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--postgres-no-fsync] [--no-breakdown] "
+          "[--one-per-commit]\n");
       return false;
     }
   }
@@ -159,8 +160,7 @@ struct AgentLoad {
   std::vector<WireCapture> captures;
 };
 
-std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const std::string& id,
-                                              const std::string& at) {
+std::vector<v1::AgentMessage> CaptureMessages(const capture::Capture& c, const std::string& id, const std::string& at) {
   return wire::CaptureStreamMessages(c, {id, at, ""}, kChunkBytes);
 }
 
@@ -489,9 +489,8 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
       // As CaptureIngestor::Prepare (a new keyframe's digest is built at its device's next capture, read
       // back from the store: timed here too).
       timed(steps[kZstdServer], [&] {
-        server::DeltaKeyframes::StoredForm form = keyframes.Encode(capture, w.capture_id, load.device_id,
-                                                                   record.report.captured_at,
-                                                                   server::kIngestCompressionLevel);
+        server::DeltaKeyframes::StoredForm form = keyframes.Encode(
+            capture, w.capture_id, load.device_id, record.report.captured_at, server::kIngestCompressionLevel);
         record.raw_codec = form.codec;
         record.raw_blob = std::move(form.blob);
         record.raw_base = form.base;
@@ -560,8 +559,9 @@ bool Breakdown(const std::vector<AgentLoad>& loads, uint32_t keyframe_every) {
     const double cpu0 = ThreadCpuSeconds();
     const Clock::time_point t0 = Clock::now();
     for (size_t i = 0; i < records.size(); i += group) {
-      std::vector<storage::CaptureRecord> batch(records.begin() + static_cast<std::ptrdiff_t>(i),
-                                                records.begin() + static_cast<std::ptrdiff_t>(std::min(records.size(), i + group)));
+      std::vector<storage::CaptureRecord> batch(
+          records.begin() + static_cast<std::ptrdiff_t>(i),
+          records.begin() + static_cast<std::ptrdiff_t>(std::min(records.size(), i + group)));
       if (!(*g)->PutCaptures(batch).ok()) {
         std::fprintf(stderr, "breakdown: a group of %zu was not stored\n", group);
         return false;
@@ -590,8 +590,8 @@ int Main(int argc, char** argv) {
     total += l.captures.size();
     for (const WireCapture& w : l.captures) bytes += w.content_bytes;
   }
-  std::printf("ingest: %d agents x %d captures = %zu captures, %.1f MB raw, %zu server workers, %u cores\n",
-              f.agents, f.captures_per_agent, total, static_cast<double>(bytes) / 1e6, f.workers,
+  std::printf("ingest: %d agents x %d captures = %zu captures, %.1f MB raw, %zu server workers, %u cores\n", f.agents,
+              f.captures_per_agent, total, static_cast<double>(bytes) / 1e6, f.workers,
               std::thread::hardware_concurrency());
 
   std::vector<double> bare_rates, real_rates, pg_rates, one_rates, bare_cpu, real_cpu, pg_cpu, one_cpu;
@@ -625,9 +625,12 @@ int Main(int argc, char** argv) {
       }
       real_rates.push_back(r.captures_per_s());
       real_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
-      std::printf("round %d real: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents; stored %.2f%% of raw)\n",
-                  round, r.captures_per_s(), r.seconds, real_cpu.back(),
-                  r.stored_raw_bytes > 0 ? 100.0 * static_cast<double>(r.stored_blob_bytes) / static_cast<double>(r.stored_raw_bytes) : 0.0);
+      std::printf(
+          "round %d real: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents; stored %.2f%% of raw)\n",
+          round, r.captures_per_s(), r.seconds, real_cpu.back(),
+          r.stored_raw_bytes > 0
+              ? 100.0 * static_cast<double>(r.stored_blob_bytes) / static_cast<double>(r.stored_raw_bytes)
+              : 0.0);
     }
     if (f.one_per_commit && f.only != "bare") {
       Run r = RunReal(loads, f.workers, f.keyframe_every, "", /*max_batch=*/1);
@@ -637,8 +640,9 @@ int Main(int argc, char** argv) {
       }
       one_rates.push_back(r.captures_per_s());
       one_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
-      std::printf("round %d one capture a transaction: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents)\n",
-                  round, r.captures_per_s(), r.seconds, one_cpu.back());
+      std::printf(
+          "round %d one capture a transaction: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents)\n",
+          round, r.captures_per_s(), r.seconds, one_cpu.back());
     }
     if (pg != nullptr && f.only != "bare") {
       absl::StatusOr<std::string> uri = pg->NewDatabase();  // a fresh database each round, as SQLite's file
@@ -650,8 +654,10 @@ int Main(int argc, char** argv) {
       }
       pg_rates.push_back(r.captures_per_s());
       pg_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
-      std::printf("round %d postgres: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents and PostgreSQL's client side)\n",
-                  round, r.captures_per_s(), r.seconds, pg_cpu.back());
+      std::printf(
+          "round %d postgres: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents and PostgreSQL's client "
+          "side)\n",
+          round, r.captures_per_s(), r.seconds, pg_cpu.back());
     }
   }
   if (!bare_rates.empty() && !real_rates.empty()) {
@@ -663,16 +669,18 @@ int Main(int argc, char** argv) {
   }
   if (!bare_rates.empty() && !one_rates.empty()) {
     const double bare = Median(bare_rates), one = Median(one_rates);
-    std::printf("median of %d rounds: one capture a transaction %.1f captures/s, ratio to bare %.1f%%; group commit "
-                "gains %.2fx\n",
-                f.rounds, one, bare > 0 ? 100.0 * one / bare : 0.0, one > 0 ? Median(real_rates) / one : 0.0);
+    std::printf(
+        "median of %d rounds: one capture a transaction %.1f captures/s, ratio to bare %.1f%%; group commit "
+        "gains %.2fx\n",
+        f.rounds, one, bare > 0 ? 100.0 * one / bare : 0.0, one > 0 ? Median(real_rates) / one : 0.0);
     std::printf("CPU/capture (whole process, agents included): one capture a transaction %.1f ms\n", Median(one_cpu));
   }
   if (!bare_rates.empty() && !pg_rates.empty()) {
     const double bare = Median(bare_rates), stored = Median(pg_rates);
-    std::printf("median of %d rounds: bare %.1f captures/s, stored in PostgreSQL %.1f captures/s, ratio %.1f%% "
-                "(target >= 50%%)\n",
-                f.rounds, bare, stored, bare > 0 ? 100.0 * stored / bare : 0.0);
+    std::printf(
+        "median of %d rounds: bare %.1f captures/s, stored in PostgreSQL %.1f captures/s, ratio %.1f%% "
+        "(target >= 50%%)\n",
+        f.rounds, bare, stored, bare > 0 ? 100.0 * stored / bare : 0.0);
     std::printf("CPU/capture (this process; PostgreSQL's own server processes not counted): %.1f ms\n", Median(pg_cpu));
   }
   if (f.breakdown && !Breakdown(loads, f.keyframe_every)) failed = true;

@@ -64,21 +64,66 @@ struct Size {
 Size g_size;
 std::string g_db_dir;
 
-const char* const kNames[] = {
-    "system_server", "surfaceflinger", "com.android.systemui", "com.android.launcher3", "com.google.android.gms",
-    "com.google.android.gms.persistent", "com.android.phone", "android.hardware.graphics.composer@2.4-service",
-    "media.codec", "media.swcodec", "cameraserver", "audioserver", "com.android.bluetooth", "com.android.nfc",
-    "com.android.se", "com.google.android.inputmethod.latin", "com.android.chrome", "com.google.android.youtube",
-    "com.whatsapp", "com.instagram.android", "com.android.vending", "com.google.android.apps.maps",
-    "com.spotify.music", "com.netflix.mediaclient", "com.google.android.apps.photos", "logd", "lmkd", "netd",
-    "zygote64", "zygote", "installd", "vold", "statsd", "keystore2", "gpuservice", "com.android.settings",
-    "com.google.android.apps.messaging", "com.android.providers.media.module", "com.google.android.webview",
-    "com.android.camera", "com.tencent.mm", "com.facebook.katana", "com.zhiliaoapp.musically",
-    "com.google.android.apps.nexuslauncher", "com.android.networkstack.process", "com.android.wifi.resources",
-    "com.qualcomm.qti.services", "vendor.qti.hardware.display.composer-service", "android.hardware.sensors",
-    "com.google.android.tts", "com.google.android.googlequicksearchbox", "com.android.deskclock",
-    "com.android.contacts", "com.android.dialer", "com.android.email", "com.microsoft.teams",
-    "com.slack", "org.telegram.messenger", "com.amazon.mShop.android.shopping", "com.ubercab"};
+const char* const kNames[] = {"system_server",
+                              "surfaceflinger",
+                              "com.android.systemui",
+                              "com.android.launcher3",
+                              "com.google.android.gms",
+                              "com.google.android.gms.persistent",
+                              "com.android.phone",
+                              "android.hardware.graphics.composer@2.4-service",
+                              "media.codec",
+                              "media.swcodec",
+                              "cameraserver",
+                              "audioserver",
+                              "com.android.bluetooth",
+                              "com.android.nfc",
+                              "com.android.se",
+                              "com.google.android.inputmethod.latin",
+                              "com.android.chrome",
+                              "com.google.android.youtube",
+                              "com.whatsapp",
+                              "com.instagram.android",
+                              "com.android.vending",
+                              "com.google.android.apps.maps",
+                              "com.spotify.music",
+                              "com.netflix.mediaclient",
+                              "com.google.android.apps.photos",
+                              "logd",
+                              "lmkd",
+                              "netd",
+                              "zygote64",
+                              "zygote",
+                              "installd",
+                              "vold",
+                              "statsd",
+                              "keystore2",
+                              "gpuservice",
+                              "com.android.settings",
+                              "com.google.android.apps.messaging",
+                              "com.android.providers.media.module",
+                              "com.google.android.webview",
+                              "com.android.camera",
+                              "com.tencent.mm",
+                              "com.facebook.katana",
+                              "com.zhiliaoapp.musically",
+                              "com.google.android.apps.nexuslauncher",
+                              "com.android.networkstack.process",
+                              "com.android.wifi.resources",
+                              "com.qualcomm.qti.services",
+                              "vendor.qti.hardware.display.composer-service",
+                              "android.hardware.sensors",
+                              "com.google.android.tts",
+                              "com.google.android.googlequicksearchbox",
+                              "com.android.deskclock",
+                              "com.android.contacts",
+                              "com.android.dialer",
+                              "com.android.email",
+                              "com.microsoft.teams",
+                              "com.slack",
+                              "org.telegram.messenger",
+                              "com.amazon.mShop.android.shopping",
+                              "com.ubercab"};
 static_assert(sizeof(kNames) / sizeof(kNames[0]) >= kMinProcesses + kProcessSpread - 1, "enough names");
 
 std::string DeviceId(int d) {
@@ -113,8 +158,7 @@ std::string DbPath() {
 
 // One device's captures, device reports and process rows, generated inside SQLite from a counter.
 // ?1 device id, ?2 first capture (unix seconds), ?3 capture count, ?4 device number.
-constexpr char kSeq[] =
-    "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3) ";
+constexpr char kSeq[] = "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3) ";
 constexpr char kTimeOfI[] = "strftime('%Y-%m-%dT%H:%M:%SZ', ?2 + i * 600, 'unixepoch')";
 constexpr char kIdOfI[] = "printf('%s-%06d', ?1, i)";
 
@@ -132,15 +176,18 @@ std::vector<std::string> DeviceInserts() {
                    "9000000 + (i * 7919) % 500000 FROM seq"),
       // A capture's process figures are one block in its report row (schema version 17): the rows are
       // generated into bench_samples, then each capture's are packed by the migration's aggregate.
-      absl::StrCat(kSeq,
-                   "INSERT INTO bench_samples (capture_id, name_no, pid, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, "
-                   "native_graphics_kb, non_graphics_kb, graphics_dma_kb, total_kb) SELECT ", kIdOfI, ", "
-                   "(SELECT name_no FROM process_names WHERE name = n.name), 1000 + n.slot * 37 + ?4, "
-                   "20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, NULL, "
-                   "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, NULL, "
-                   "15000 + (n.slot * 7919 + i * 31) % 300000, (n.slot * 31 + i * 7) % 40000, "
-                   "25000 + (n.slot * 7919 + i * 37) % 500000 FROM seq JOIN bench_names AS n ON n.slot < ",
-                   kMinProcesses, " + (i * 7 + ?4) % ", kProcessSpread),
+      absl::StrCat(
+          kSeq,
+          "INSERT INTO bench_samples (capture_id, name_no, pid, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, "
+          "native_graphics_kb, non_graphics_kb, graphics_dma_kb, total_kb) SELECT ",
+          kIdOfI,
+          ", "
+          "(SELECT name_no FROM process_names WHERE name = n.name), 1000 + n.slot * 37 + ?4, "
+          "20000 + (n.slot * 7919 + i * 31) % 400000, (i * 13 + n.slot) % 9000, NULL, "
+          "(n.slot * 104729 + i) % 60000, (n.slot * 31 + i * 7) % 90000, NULL, "
+          "15000 + (n.slot * 7919 + i * 31) % 300000, (n.slot * 31 + i * 7) % 40000, "
+          "25000 + (n.slot * 7919 + i * 37) % 500000 FROM seq JOIN bench_names AS n ON n.slot < ",
+          kMinProcesses, " + (i * 7 + ?4) % ", kProcessSpread),
       "UPDATE device_reports SET process_count = b.n, processes = b.block FROM (SELECT capture_id, COUNT(*) AS n, "
       "memfleet_process_block(name_no, pid, total_kb, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, "
       "native_graphics_kb, non_graphics_kb, graphics_dma_kb) AS block FROM bench_samples GROUP BY capture_id) AS b "
@@ -168,12 +215,13 @@ bool BuildDatabase(const std::string& path) {
   absl::StatusOr<SqliteDb> db = SqliteDb::Open(tmp, SQLITE_OPEN_READWRITE);
   if (!db.ok()) return Fail(db.status(), "open");
   // A throwaway file being generated: no fsync per transaction needed; the result is renamed at the end.
-  if (absl::Status s = db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;"
-                                "CREATE TEMP TABLE bench_names (slot INTEGER PRIMARY KEY, name TEXT NOT NULL);"
-                                "CREATE TEMP TABLE bench_samples (capture_id TEXT, name_no INTEGER, pid INTEGER, "
-                                "pss_kb INTEGER, swap_pss_kb INTEGER, gfxdev_kb INTEGER, gl_kb INTEGER, dma_kb INTEGER, "
-                                "native_graphics_kb INTEGER, non_graphics_kb INTEGER, graphics_dma_kb INTEGER, "
-                                "total_kb INTEGER)");
+  if (absl::Status s =
+          db->Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;"
+                   "CREATE TEMP TABLE bench_names (slot INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+                   "CREATE TEMP TABLE bench_samples (capture_id TEXT, name_no INTEGER, pid INTEGER, "
+                   "pss_kb INTEGER, swap_pss_kb INTEGER, gfxdev_kb INTEGER, gl_kb INTEGER, dma_kb INTEGER, "
+                   "native_graphics_kb INTEGER, non_graphics_kb INTEGER, graphics_dma_kb INTEGER, "
+                   "total_kb INTEGER)");
       !s.ok()) {
     return Fail(s, "pragmas");
   }
@@ -244,14 +292,15 @@ bool BuildDatabase(const std::string& path) {
 // report rows with their process blocks copied from the SQLite file (a block is built in C++, not in SQL),
 // in one transaction per device, as pipelined inserts.
 constexpr char kPgSeries[] = " FROM generate_series(0, ?3::bigint - 1) AS i";
-constexpr char kPgTimeOfI[] = "to_char(to_timestamp(?2::bigint + i * 600) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+constexpr char kPgTimeOfI[] =
+    "to_char(to_timestamp(?2::bigint + i * 600) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
 constexpr char kPgIdOfI[] = "?1 || '-' || lpad(i::text, 6, '0')";
 
 std::string PgCaptureInsert() {
-  return absl::StrCat("INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
-                      "raw_blob) SELECT ",
-                      kPgIdOfI, ", ?1, ", kPgTimeOfI, ", ", kPgTimeOfI, ", 'zstd+proto', 180000, '\\x28b52ffd'::bytea",
-                      kPgSeries);
+  return absl::StrCat(
+      "INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
+      "raw_blob) SELECT ",
+      kPgIdOfI, ", ?1, ", kPgTimeOfI, ", ", kPgTimeOfI, ", 'zstd+proto', 180000, '\\x28b52ffd'::bytea", kPgSeries);
 }
 
 constexpr char kReportColumns[] =
@@ -301,14 +350,15 @@ bool BuildPgDatabase(const std::string& uri, const std::string& sqlite_path) {
     const int64_t last = FirstCaptureOf(d) + (CapturesOf(d) - 1) * kIntervalSeconds;
     absl::StatusOr<SqlTransaction> txn = SqlTransaction::Begin(**db);
     if (!txn.ok()) return Fail(txn.status(), "begin");
-    if (absl::Status s = static_cast<SqlConnection&>(**db).Send("INSERT INTO devices (device_id, model, soc, platform, page_size, last_seen_at) "
-                                     "VALUES (?1, 'Xiaomi 12', 'sm8450', 'qcom', 4096, ?2)",
-                                     {SqlValue::Text(id), SqlValue::Text(Rfc3339(last))});
+    if (absl::Status s = static_cast<SqlConnection&>(**db).Send(
+            "INSERT INTO devices (device_id, model, soc, platform, page_size, last_seen_at) "
+            "VALUES (?1, 'Xiaomi 12', 'sm8450', 'qcom', 4096, ?2)",
+            {SqlValue::Text(id), SqlValue::Text(Rfc3339(last))});
         !s.ok()) {
       return Fail(s, "insert device");
     }
-    if (absl::Status s = static_cast<SqlConnection&>(**db).Send(captures, {SqlValue::Text(id), SqlValue::Int(FirstCaptureOf(d)),
-                                                SqlValue::Int(CapturesOf(d))});
+    if (absl::Status s = static_cast<SqlConnection&>(**db).Send(
+            captures, {SqlValue::Text(id), SqlValue::Int(FirstCaptureOf(d)), SqlValue::Int(CapturesOf(d))});
         !s.ok()) {
       return Fail(s, "insert captures");
     }
@@ -394,11 +444,11 @@ Fleet& TheFleet() {
   return *fleet;
 }
 
-#define MEMFLEET_REQUIRE_FLEET(state)                        \
-  Fleet& fleet = TheFleet();                                 \
-  if (!fleet.ok) {                                           \
-    (state).SkipWithError("the fleet database is missing");  \
-    return;                                                  \
+#define MEMFLEET_REQUIRE_FLEET(state)                       \
+  Fleet& fleet = TheFleet();                                \
+  if (!fleet.ok) {                                          \
+    (state).SkipWithError("the fleet database is missing"); \
+    return;                                                 \
   }
 
 // The store a benchmark reads: range(0) 0 = SQLite, 1 = PostgreSQL (the same history in each).
@@ -440,8 +490,7 @@ void BM_ProcessTrend_1Year(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
   size_t rows = 0;
   for (auto _ : state) {
-    absl::StatusOr<std::vector<HistoryRow>> r =
-        store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", "", 0);
+    absl::StatusOr<std::vector<HistoryRow>> r = store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", "", 0);
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;

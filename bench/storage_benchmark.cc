@@ -60,8 +60,8 @@ constexpr int kFleetProcesses = 5;
 constexpr int kCapturesPerDevice = kFleetDays * 86400 / kCaptureIntervalSeconds;  // 4320
 constexpr int64_t kEpoch20240101 = 1704067200;
 
-const char* const kProcessNames[] = {"system_server", "com.android.systemui", "surfaceflinger",
-                                     "com.android.launcher3", "com.google.android.gms"};
+const char* const kProcessNames[] = {"system_server", "com.android.systemui", "surfaceflinger", "com.android.launcher3",
+                                     "com.google.android.gms"};
 
 class TempDir {
  public:
@@ -365,9 +365,12 @@ std::string SerializedStoredCapture(const capture::Capture& capture) {
   for (const auto& [path, node] : capture.nodes()) {
     v1::NodeEntry* e = stored.add_nodes();
     e->set_path(path);
-    if (node.is_file()) e->set_content(node.content);
-    else if (node.is_error()) e->set_errno_name(node.content);
-    else e->set_directory(true);
+    if (node.is_file())
+      e->set_content(node.content);
+    else if (node.is_error())
+      e->set_errno_name(node.content);
+    else
+      e->set_directory(true);
   }
   return stored.SerializeAsString();
 }
@@ -442,7 +445,8 @@ void BM_StoredCapture_Delta(benchmark::State& state) {
   double delta_sum = 0, raw_sum = 0;
   for (size_t i = 1; i < live.size(); ++i) {
     delta_sum += static_cast<double>(
-        wire::EncodeStoredCaptureDelta(live[i], "c" + std::to_string(i), "d", "2026-12-01T00:00:00Z", **keyframe).size());
+        wire::EncodeStoredCaptureDelta(live[i], "c" + std::to_string(i), "d", "2026-12-01T00:00:00Z", **keyframe)
+            .size());
     raw_sum += static_cast<double>(live[i].ContentBytes());
   }
   const capture::Capture& last = live.back();
@@ -645,7 +649,12 @@ void BM_CaptureFootprint(benchmark::State& state) {
     if (b > 0) state.counters[name] = b / captures;
   }
 }
-BENCHMARK(BM_CaptureFootprint)->Args({64, 32})->Args({640, 32})->Args({640, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CaptureFootprint)
+    ->Args({64, 32})
+    ->Args({640, 32})
+    ->Args({640, 64})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 // ---- a year of one device through retention ----
 
@@ -704,7 +713,8 @@ void BM_RetentionYear(benchmark::State& state) {
     }
     auto trend_ms = [&] {
       auto start = std::chrono::steady_clock::now();
-      absl::StatusOr<std::vector<HistoryRow>> r = (*store)->ProcessHistory("year-phone", "system_server", "total_kb", "", 0);
+      absl::StatusOr<std::vector<HistoryRow>> r =
+          (*store)->ProcessHistory("year-phone", "system_server", "total_kb", "", 0);
       benchmark::DoNotOptimize(r);
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     };

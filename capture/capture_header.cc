@@ -78,15 +78,13 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
   h.format = 1;
 
   const auto device_id = doc.find("device_id");
-  if (device_id == doc.end() || !device_id->is_string() ||
-      device_id->get_ref<const std::string&>().empty()) {
+  if (device_id == doc.end() || !device_id->is_string() || device_id->get_ref<const std::string&>().empty()) {
     return FieldError("device_id", "must be a non-empty string");
   }
   h.device_id = device_id->get<std::string>();
 
   const auto captured_at = doc.find("captured_at");
-  if (captured_at == doc.end() || !captured_at->is_string() ||
-      captured_at->get_ref<const std::string&>().empty()) {
+  if (captured_at == doc.end() || !captured_at->is_string() || captured_at->get_ref<const std::string&>().empty()) {
     return FieldError("captured_at", "must be an RFC 3339 time string");
   }
   h.captured_at = captured_at->get<std::string>();
@@ -106,15 +104,14 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
   if (ddr != doc.end() && !ddr->is_null()) {
     uint64_t v = 0;
     if (!AsUnsigned(*ddr, &v) || v == 0) {
-      return FieldError("ddr_size_kb",
-                        absl::StrCat("is ", JsonValueSnippet(*ddr), "; expected a positive integer"));
+      return FieldError("ddr_size_kb", absl::StrCat("is ", JsonValueSnippet(*ddr), "; expected a positive integer"));
     }
     if (v > kMaxDdrSizeKb) {
       // The rest of the header is sound: only the figures that need the DDR size are lost.
-      h.ddr_size_kb_problem = std::string(
-          FieldError("ddr_size_kb",
-                     absl::StrCat("is ", v, "; more than the 64 TiB (", kMaxDdrSizeKb, " kB) a device can have"))
-              .message());
+      h.ddr_size_kb_problem =
+          std::string(FieldError("ddr_size_kb", absl::StrCat("is ", v, "; more than the 64 TiB (", kMaxDdrSizeKb,
+                                                             " kB) a device can have"))
+                          .message());
     } else {
       h.ddr_size_kb = v;
     }
@@ -127,9 +124,8 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
     int parsed = 0;
     if (AsUnsigned(*android, &v) && v >= 1 && v <= 1000) {
       h.android_version = static_cast<int>(v);
-    } else if (android->is_string() &&
-               absl::SimpleAtoi(android->get_ref<const std::string&>(), &parsed) && parsed >= 1 &&
-               parsed <= 1000) {
+    } else if (android->is_string() && absl::SimpleAtoi(android->get_ref<const std::string&>(), &parsed) &&
+               parsed >= 1 && parsed <= 1000) {
       h.android_version = parsed;
     } else {
       return FieldError("android_version",
@@ -140,8 +136,8 @@ absl::StatusOr<CaptureHeader> ParseObject(const json& doc) {
   ParseLabelsField(doc, &h);
 
   for (const auto& [key, value] : doc.items()) {
-    if (key == "format" || key == "device_id" || key == "captured_at" || key == "page_size" ||
-        key == "ddr_size_kb" || key == "android_version" || key == "labels") {
+    if (key == "format" || key == "device_id" || key == "captured_at" || key == "page_size" || key == "ddr_size_kb" ||
+        key == "android_version" || key == "labels") {
       continue;
     }
     // Facts are strings; other values are fields a later format revision may define.

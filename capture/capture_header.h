@@ -23,9 +23,9 @@ inline constexpr size_t kMaxCaptureHeaderBytes = 1 << 20;
 struct CaptureHeader {
   int format = 1;
   std::string device_id;
-  std::string captured_at;             // RFC 3339 UTC, as written
-  uint64_t page_size = 4096;           // default when absent
-  bool page_size_defaulted = true;     // the header had no page_size
+  std::string captured_at;          // RFC 3339 UTC, as written
+  uint64_t page_size = 4096;        // default when absent
+  bool page_size_defaulted = true;  // the header had no page_size
   std::optional<uint64_t> ddr_size_kb;
   // Why a ddr_size_kb the header gave was not kept (above 64 TiB): "capture.json: \"ddr_size_kb\" is ...".
   std::optional<std::string> ddr_size_kb_problem;

@@ -9,9 +9,7 @@ namespace {
 
 constexpr size_t kMaxFactBytes = 256;
 
-bool IsNameChar(char c) {
-  return c != '[' && c != ']' && c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\0';
-}
+bool IsNameChar(char c) { return c != '[' && c != ']' && c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\0'; }
 
 // "[name]: [value]" → name and value; false for any other line.
 bool SplitLine(std::string_view line, std::string_view* name, std::string_view* value) {

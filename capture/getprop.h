@@ -39,12 +39,12 @@ GetpropValues ParseGetprop(std::string_view text);
 // What the header records of a device, from its properties; a property absent, empty, longer than 256
 // bytes or holding a control character leaves its fact empty (the server refuses such text in a Hello).
 struct AndroidFacts {
-  std::string model;              // ro.product.model
-  std::string manufacturer;       // ro.product.manufacturer
-  std::string soc;                // ro.soc.model (Android 12+), else ro.board.platform
-  std::string build_fingerprint;  // ro.build.fingerprint
-  std::string build_type;         // ro.build.type: user, userdebug, eng
-  std::string abi;                // ro.product.cpu.abi
+  std::string model;                   // ro.product.model
+  std::string manufacturer;            // ro.product.manufacturer
+  std::string soc;                     // ro.soc.model (Android 12+), else ro.board.platform
+  std::string build_fingerprint;       // ro.build.fingerprint
+  std::string build_type;              // ro.build.type: user, userdebug, eng
+  std::string abi;                     // ro.product.cpu.abi
   std::optional<int> android_sdk;      // ro.build.version.sdk
   std::optional<int> android_version;  // from android_sdk (AndroidVersionOfSdk)
 };

@@ -18,24 +18,26 @@ bool IsKeyByte(char c, bool first) {
 
 absl::Status CheckLabel(std::string_view key, std::string_view value) {
   if (key.empty() || key.size() > kMaxLabelKeyBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("label key ", QuotedSnippet(key, 64), " must be 1 to ", kMaxLabelKeyBytes,
-                                                   " bytes long"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("label key ", QuotedSnippet(key, 64), " must be 1 to ", kMaxLabelKeyBytes, " bytes long"));
   }
   for (size_t i = 0; i < key.size(); ++i) {
     if (!IsKeyByte(key[i], i == 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "label key ", QuotedSnippet(key, 64), " must be a lowercase letter followed by lowercase letters, digits or '_'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("label key ", QuotedSnippet(key, 64),
+                       " must be a lowercase letter followed by lowercase letters, digits or '_'"));
     }
   }
   if (value.empty() || value.size() > kMaxLabelValueBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("label ", std::string(key), "=", QuotedSnippet(value, 64), ": the value must be 1 to ",
-                                                   kMaxLabelValueBytes, " bytes long"));
+    return absl::InvalidArgumentError(absl::StrCat("label ", std::string(key), "=", QuotedSnippet(value, 64),
+                                                   ": the value must be 1 to ", kMaxLabelValueBytes, " bytes long"));
   }
   for (char c : value) {
     unsigned char u = static_cast<unsigned char>(c);
     if (u < 0x20 || u > 0x7e) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "label ", std::string(key), "=", QuotedSnippet(value, 64), ": the value must be printable ASCII (no control or non-ASCII byte)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("label ", std::string(key), "=", QuotedSnippet(value, 64),
+                       ": the value must be printable ASCII (no control or non-ASCII byte)"));
     }
   }
   return absl::OkStatus();
@@ -54,7 +56,8 @@ absl::Status CheckLabels(const Labels& labels) {
 absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view text) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("label ", QuotedSnippet(text, 64), " is not KEY=VALUE (e.g. run=1234)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("label ", QuotedSnippet(text, 64), " is not KEY=VALUE (e.g. run=1234)"));
   }
   std::string key(text.substr(0, eq));
   std::string value(text.substr(eq + 1));
@@ -77,8 +80,6 @@ absl::StatusOr<Labels> ParseLabelFlags(const std::vector<std::string>& texts) {
   return labels;
 }
 
-std::string LabelsToString(const Labels& labels) {
-  return absl::StrJoin(labels, ", ", absl::PairFormatter("="));
-}
+std::string LabelsToString(const Labels& labels) { return absl::StrJoin(labels, ", ", absl::PairFormatter("=")); }
 
 }  // namespace memfleet::capture

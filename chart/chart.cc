@@ -52,9 +52,7 @@ struct Frame {
   double width = 0, height = 0, left = 90, right = 24, top = 44, bottom = 56, plot_w = 0, plot_h = 0;
   long double vmin = 0, vmax = 1, tmin = 0, tmax = 1;
   double x_of(long double t) const { return left + static_cast<double>((t - tmin) / (tmax - tmin)) * plot_w; }
-  double y_of(long double v) const {
-    return top + plot_h - static_cast<double>((v - vmin) / (vmax - vmin)) * plot_h;
-  }
+  double y_of(long double v) const { return top + plot_h - static_cast<double>((v - vmin) / (vmax - vmin)) * plot_h; }
 };
 
 // `times` and the value range [v_lo, v_hi] of what will be drawn; the opening of the SVG document up to
@@ -79,8 +77,7 @@ Frame OpenFrame(const std::vector<int64_t>& times, int64_t v_lo, int64_t v_hi, c
   const TimeAxis time_axis = NiceTimeAxis(t_lo, t_hi);
   f.tmin = time_axis.lo_s;
   f.tmax = time_axis.hi_s;
-  const double width = f.width, height = f.height, left = f.left, top = f.top, plot_w = f.plot_w,
-               plot_h = f.plot_h;
+  const double width = f.width, height = f.height, left = f.left, top = f.top, plot_w = f.plot_w, plot_h = f.plot_h;
   auto y_of = [&](long double v) { return f.y_of(v); };
   std::string& s = *svg;
   s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -111,7 +108,9 @@ Frame OpenFrame(const std::vector<int64_t>& times, int64_t v_lo, int64_t v_hi, c
     s += "    <line x1=\"" + Num(x) + "\" y1=\"" + Num(top + plot_h) + "\" x2=\"" + Num(x) + "\" y2=\"" +
          Num(top + plot_h + 5) + "\" stroke=\"#333\"/>\n";
     // A label near an end is anchored inwards, so that it does not run past the edge of the image.
-    const char* anchor = x - left < kHalfTimeLabelPx ? "start" : left + plot_w - x < kHalfTimeLabelPx ? "end" : "middle";
+    const char* anchor = x - left < kHalfTimeLabelPx            ? "start"
+                         : left + plot_w - x < kHalfTimeLabelPx ? "end"
+                                                                : "middle";
     s += "    <text x=\"" + Num(x) + "\" y=\"" + Num(top + plot_h + 20) + "\" text-anchor=\"" + anchor + "\">" +
          XmlEscape(time_axis.labels[i]) + "</text>\n";
   }
@@ -157,11 +156,21 @@ std::string XmlEscape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters other than tab/newline are not allowed in XML 1.0 at all.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {

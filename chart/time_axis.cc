@@ -11,10 +11,10 @@ namespace memfleet::chart {
 namespace {
 
 constexpr long double kMinute = 60, kHour = 3600, kDay = 86400;
-constexpr long double kSteps[] = {kMinute,     2 * kMinute,  5 * kMinute,  10 * kMinute, 15 * kMinute,
-                                  30 * kMinute, kHour,       2 * kHour,    3 * kHour,    6 * kHour,
-                                  12 * kHour,  kDay,         2 * kDay,     7 * kDay,     14 * kDay,
-                                  30 * kDay,   60 * kDay,    90 * kDay,    180 * kDay,   365 * kDay};
+constexpr long double kSteps[] = {kMinute,      2 * kMinute, 5 * kMinute, 10 * kMinute, 15 * kMinute,
+                                  30 * kMinute, kHour,       2 * kHour,   3 * kHour,    6 * kHour,
+                                  12 * kHour,   kDay,        2 * kDay,    7 * kDay,     14 * kDay,
+                                  30 * kDay,    60 * kDay,   90 * kDay,   180 * kDay,   365 * kDay};
 
 // How many multiples of `step` lie within [lo, hi].
 long double TickCount(long double lo, long double hi, long double step) {

@@ -18,8 +18,8 @@ namespace memfleet::chart {
 inline constexpr int64_t kMinTimeSpanS = 600;
 
 struct TimeAxis {
-  long double lo_s = 0;  // the left edge of the plot, at or before the first sample
-  long double hi_s = 1;  // the right edge, at or after the last sample
+  long double lo_s = 0;              // the left edge of the plot, at or before the first sample
+  long double hi_s = 1;              // the right edge, at or after the last sample
   std::vector<long double> ticks_s;  // round UTC times within [lo_s, hi_s], ascending
   std::vector<std::string> labels;   // one per tick
 };

@@ -78,8 +78,8 @@ absl::StatusOr<AdbResult> ProcessAdb::Run(const std::vector<std::string>& args) 
   write_end.reset();
   const std::string command = absl::StrCat(program_, " ", absl::StrJoin(args, " "));
   if (rc != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot run ", program_, ": ", std::strerror(rc),
-                                                " (install Debian's adb package, or set $ADB)"));
+    return absl::UnavailableError(
+        absl::StrCat("cannot run ", program_, ": ", std::strerror(rc), " (install Debian's adb package, or set $ADB)"));
   }
 
   AdbResult result;
@@ -92,8 +92,8 @@ absl::StatusOr<AdbResult> ProcessAdb::Run(const std::vector<std::string>& args) 
     return absl::DeadlineExceededError(absl::StrCat("`", command, "` did not finish within ", timeout_.count(), " s"));
   }
   if (end == ReadEnd::kTooMuch) {
-    return absl::ResourceExhaustedError(absl::StrCat("`", command, "` printed more than ", max_output_bytes_ >> 20,
-                                                     " MiB; stopped reading it"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("`", command, "` printed more than ", max_output_bytes_ >> 20, " MiB; stopped reading it"));
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;

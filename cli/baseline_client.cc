@@ -7,8 +7,8 @@ namespace memfleet::cli {
 
 // The four calls differ only in names; a macro keeps them from drifting apart.
 #define MEMFLEET_BASELINE_RPC(Method, Request, Response)                                        \
-  absl::StatusOr<v1::Response> ServerClient::Method(const v1::Request& request) {              \
-    std::unique_ptr<v1::BaselineService::Stub> stub = v1::BaselineService::NewStub(channel_);  \
+  absl::StatusOr<v1::Response> ServerClient::Method(const v1::Request& request) {               \
+    std::unique_ptr<v1::BaselineService::Stub> stub = v1::BaselineService::NewStub(channel_);   \
     grpc::ClientContext context;                                                                \
     SetDeadline(context, deadline_);                                                            \
     v1::Response response;                                                                      \

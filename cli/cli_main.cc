@@ -20,17 +20,17 @@
 
 int main(int argc, char** argv) {
   using namespace memfleet::cli;
-  CLI::App app{"memfleet: memory accounting for Android device farms. Figures are in kB, meaning KiB (1,024 "
-               "bytes), as the kernel and dumpsys count them. Exit codes: README \"Exit codes\"."};
+  CLI::App app{
+      "memfleet: memory accounting for Android device farms. Figures are in kB, meaning KiB (1,024 "
+      "bytes), as the kernel and dumpsys count them. Exit codes: README \"Exit codes\"."};
   app.set_version_flag("--version", std::string("memfleet ") + memfleet::Version());
   app.require_subcommand(1);
   // Given before the subcommand (`memfleet --server lab:7070 devices`), as in git or kubectl.
   ServerArgs global;
   AddServerOptions(&app, global);
-  std::vector<CommandLine> commands = {RegisterAccountCommand(app), RegisterDevicesCommand(app),
-                                       RegisterSweepCommand(app),   RegisterReportCommand(app),
-                                       RegisterProcessCommand(app), RegisterTrendCommand(app),
-                                       RegisterFleetCommand(app)};
+  std::vector<CommandLine> commands = {
+      RegisterAccountCommand(app), RegisterDevicesCommand(app), RegisterSweepCommand(app), RegisterReportCommand(app),
+      RegisterProcessCommand(app), RegisterTrendCommand(app),   RegisterFleetCommand(app)};
   for (CommandLine& baseline : RegisterBaselineCommands(app)) commands.push_back(std::move(baseline));
   commands.push_back(RegisterAgentsCommands(app));
 

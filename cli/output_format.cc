@@ -166,8 +166,6 @@ std::string TextTable::Render(int indent) const {
   return out;
 }
 
-nlohmann::json KbJson(const std::optional<int64_t>& kb) {
-  return kb ? nlohmann::json(*kb) : nlohmann::json(nullptr);
-}
+nlohmann::json KbJson(const std::optional<int64_t>& kb) { return kb ? nlohmann::json(*kb) : nlohmann::json(nullptr); }
 
 }  // namespace memfleet::cli

@@ -8,9 +8,7 @@
 namespace memfleet::cli {
 namespace {
 
-bool IsCodeCacheKey(std::string_view heap) {
-  return heap == "jit_zygote_code_cache" || heap == "jit_app_code_cache";
-}
+bool IsCodeCacheKey(std::string_view heap) { return heap == "jit_zygote_code_cache" || heap == "jit_app_code_cache"; }
 
 std::string HeapsTable(const report::ProcessReport& p) {
   TextTable t({{"HEAP"},

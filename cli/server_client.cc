@@ -86,16 +86,16 @@ absl::Status TranslateRpcStatus(const grpc::Status& status, std::string_view rpc
                                                    std::string(rpc), " (is it an older memfleet-server?)"));
     case grpc::StatusCode::UNAUTHENTICATED:
       // The server's reason, and how to give a token unless the reason says it already.
-      return absl::UnauthenticatedError(absl::StrCat(
-          "memfleet: the server at ", where, " refused the call: ", detail,
-          detail.find("--token") != std::string::npos
-              ? ""
-              : " (give a token with --token T, --token-file FILE or $MEMFLEET_TOKEN)"));
+      return absl::UnauthenticatedError(
+          absl::StrCat("memfleet: the server at ", where, " refused the call: ", detail,
+                       detail.find("--token") != std::string::npos
+                           ? ""
+                           : " (give a token with --token T, --token-file FILE or $MEMFLEET_TOKEN)"));
     case grpc::StatusCode::PERMISSION_DENIED:
       return absl::PermissionDeniedError(absl::StrCat("memfleet: permission denied: ", detail));
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return absl::ResourceExhaustedError(
-          absl::StrCat("memfleet: ", std::string(rpc), " answer from ", where, " is too large or the server is busy: ", detail));
+      return absl::ResourceExhaustedError(absl::StrCat("memfleet: ", std::string(rpc), " answer from ", where,
+                                                       " is too large or the server is busy: ", detail));
     default:
       return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                           absl::StrCat("memfleet: ", std::string(rpc), " failed at ", where, ": ",
@@ -131,16 +131,17 @@ absl::Status ServerClient::Translate(const grpc::Status& status, std::string_vie
   if (s.code() != absl::StatusCode::kUnavailable) return s;
   // A failed TLS handshake looks like an unreachable server to gRPC; say what else to check.
   if (!security_.ca_cert_pem.empty()) {
-    return absl::UnavailableError(absl::StrCat(
-        s.message(), "; with --ca-cert: does the server use TLS, and is its certificate signed by that CA and "
+    return absl::UnavailableError(
+        absl::StrCat(s.message(),
+                     "; with --ca-cert: does the server use TLS, and is its certificate signed by that CA and "
                      "issued for the host name in --server?"));
   }
   // Something listens but dropped the connection unanswered: what a TLS port does to plaintext.
   if (HungUpDuringSetup(status.error_message())) {
-    return absl::UnavailableError(absl::StrCat(
-        s.message(), "; something at ", address_,
-        " closed the connection unanswered: if the server uses TLS, pass --ca-cert FILE (or set $",
-        kCaCertEnvVar, ")"));
+    return absl::UnavailableError(
+        absl::StrCat(s.message(), "; something at ", address_,
+                     " closed the connection unanswered: if the server uses TLS, pass --ca-cert FILE (or set $",
+                     kCaCertEnvVar, ")"));
   }
   return s;
 }
@@ -167,8 +168,7 @@ absl::StatusOr<v1::ProcessHistoryResponse> ServerClient::GetProcessHistory(const
   grpc::ClientContext context;
   SetDeadline(context, deadline_);
   v1::ProcessHistoryResponse response;
-  absl::Status s = Translate(stub_->GetProcessHistory(&context, request, &response), "GetProcessHistory",
-                             deadline_);
+  absl::Status s = Translate(stub_->GetProcessHistory(&context, request, &response), "GetProcessHistory", deadline_);
   if (!s.ok()) return s;
   return response;
 }

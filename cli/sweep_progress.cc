@@ -27,13 +27,20 @@ std::string RenderProgressBar(const SweepTally& tally, int width) {
 
 const char* SweepStateName(State state) {
   switch (state) {
-    case v1::SweepProgress::SENT: return "sent";
-    case v1::SweepProgress::CAPTURING: return "capturing";
-    case v1::SweepProgress::STORED: return "stored";
-    case v1::SweepProgress::FAILED: return "failed";
-    case v1::SweepProgress::OFFLINE: return "offline";
-    case v1::SweepProgress::TIMED_OUT: return "timed out";
-    default: return "pending";
+    case v1::SweepProgress::SENT:
+      return "sent";
+    case v1::SweepProgress::CAPTURING:
+      return "capturing";
+    case v1::SweepProgress::STORED:
+      return "stored";
+    case v1::SweepProgress::FAILED:
+      return "failed";
+    case v1::SweepProgress::OFFLINE:
+      return "offline";
+    case v1::SweepProgress::TIMED_OUT:
+      return "timed out";
+    default:
+      return "pending";
   }
 }
 
@@ -69,11 +76,20 @@ SweepTally SweepTracker::tally() const {
   SweepTally t;
   for (const Device& d : devices_) {
     switch (d.state) {
-      case v1::SweepProgress::STORED: ++t.stored; break;
-      case v1::SweepProgress::FAILED: ++t.failed; break;
-      case v1::SweepProgress::OFFLINE: ++t.offline; break;
-      case v1::SweepProgress::TIMED_OUT: ++t.timed_out; break;
-      default: break;
+      case v1::SweepProgress::STORED:
+        ++t.stored;
+        break;
+      case v1::SweepProgress::FAILED:
+        ++t.failed;
+        break;
+      case v1::SweepProgress::OFFLINE:
+        ++t.offline;
+        break;
+      case v1::SweepProgress::TIMED_OUT:
+        ++t.timed_out;
+        break;
+      default:
+        break;
     }
   }
   t.total = std::max<uint32_t>(total_, static_cast<uint32_t>(devices_.size()));

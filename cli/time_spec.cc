@@ -37,8 +37,8 @@ bool Digits(std::string_view text, size_t pos, size_t width, int64_t& value) {
 }
 
 absl::Status NotRfc3339(std::string_view text, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("\"", std::string(text), "\" is not an RFC 3339 time (", std::string(why),
-                                                 "); expected e.g. 2026-12-02T16:15:00Z"));
+  return absl::InvalidArgumentError(absl::StrCat("\"", std::string(text), "\" is not an RFC 3339 time (",
+                                                 std::string(why), "); expected e.g. 2026-12-02T16:15:00Z"));
 }
 
 // The milliseconds an RFC 3339 time gives after its seconds ("...:00.25Z" -> ".250"); "" without a
@@ -57,8 +57,8 @@ std::string MillisOf(std::string_view rfc3339) {
 
 absl::StatusOr<int64_t> ParseRfc3339(std::string_view text) {
   int64_t year, month, day, hour, minute, second;
-  if (!Digits(text, 0, 4, year) || text.size() < 5 || text[4] != '-' || !Digits(text, 5, 2, month) ||
-      text.size() < 8 || text[7] != '-' || !Digits(text, 8, 2, day)) {
+  if (!Digits(text, 0, 4, year) || text.size() < 5 || text[4] != '-' || !Digits(text, 5, 2, month) || text.size() < 8 ||
+      text[7] != '-' || !Digits(text, 8, 2, day)) {
     return NotRfc3339(text, "the date must be YYYY-MM-DD");
   }
   if (text.size() < 11 || (text[10] != 'T' && text[10] != 't' && text[10] != ' ')) {
@@ -106,12 +106,23 @@ absl::StatusOr<int64_t> ParseAgo(std::string_view text) {
   if (text.size() < 2) return bad("too short");
   int64_t unit_s = 0;
   switch (text.back()) {
-    case 's': unit_s = 1; break;
-    case 'm': unit_s = 60; break;
-    case 'h': unit_s = 3600; break;
-    case 'd': unit_s = kSecondsPerDay; break;
-    case 'w': unit_s = 7 * kSecondsPerDay; break;
-    default: return bad("unknown unit");
+    case 's':
+      unit_s = 1;
+      break;
+    case 'm':
+      unit_s = 60;
+      break;
+    case 'h':
+      unit_s = 3600;
+      break;
+    case 'd':
+      unit_s = kSecondsPerDay;
+      break;
+    case 'w':
+      unit_s = 7 * kSecondsPerDay;
+      break;
+    default:
+      return bad("unknown unit");
   }
   std::string_view number = text.substr(0, text.size() - 1);
   int64_t n = 0;

@@ -70,8 +70,8 @@ absl::Status CheckJsonBounds(std::string_view text, const JsonBounds& bounds) {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > bounds.max_depth) {
-        return absl::InvalidArgumentError(absl::StrCat("nested more than ", bounds.max_depth,
-                                                       " levels deep (at byte ", i, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("nested more than ", bounds.max_depth, " levels deep (at byte ", i, ")"));
       }
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;

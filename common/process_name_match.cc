@@ -35,15 +35,16 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
 }
 
 std::string Quoted(const std::vector<std::string>& names) {
-  return absl::StrJoin(names, ", ", [](std::string* out, const std::string& n) { absl::StrAppend(out, "\"", n, "\""); });
+  return absl::StrJoin(names, ", ",
+                       [](std::string* out, const std::string& n) { absl::StrAppend(out, "\"", n, "\""); });
 }
 
 std::string Ambiguous(const std::string& typed, const std::string& how, const std::vector<std::string>& matches,
                       const std::string& where) {
   std::vector<std::string> shown(matches.begin(),
                                  matches.begin() + std::min(matches.size(), kMaxSuggestedProcessNames));
-  return absl::StrCat("\"", typed, "\" is the ", how, " of ", matches.size(), " processes ", where, ": ",
-                      Quoted(shown), matches.size() > shown.size() ? ", ..." : "", "; give the full name");
+  return absl::StrCat("\"", typed, "\" is the ", how, " of ", matches.size(), " processes ", where, ": ", Quoted(shown),
+                      matches.size() > shown.size() ? ", ..." : "", "; give the full name");
 }
 
 }  // namespace

@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define MEMFLEET_RETURN_IF_ERROR(expr)             \
-  do {                                             \
-    ::absl::Status memfleet_status_ = (expr);      \
+#define MEMFLEET_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::absl::Status memfleet_status_ = (expr);            \
     if (!memfleet_status_.ok()) return memfleet_status_; \
   } while (0)
 

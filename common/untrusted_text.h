@@ -43,8 +43,8 @@ inline constexpr size_t kMaxErrnoNameBytes = 32;
 // The shape of an errno name: 'E', then [A-Z0-9_], 2..kMaxErrnoNameBytes bytes ("EACCES", "ERRNO_523").
 inline bool IsErrnoName(std::string_view text) {
   return !text.empty() && text[0] == 'E' && IsBoundedTextOf(text, 2, kMaxErrnoNameBytes, [](char c) {
-           return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-         });
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
 }
 
 // Length of the valid UTF-8 sequence at text[i] (its code point in *cp), or 0 when the byte there does

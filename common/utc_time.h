@@ -78,8 +78,8 @@ inline bool Digits(std::string_view s, size_t pos, size_t n, int64_t* value) {
 inline std::optional<int64_t> UtcMillisOf(std::string_view t) {
   using utc_time_internal::Digits;
   const bool has_millis = t.size() == 24 && t[19] == '.';
-  if ((t.size() != 20 && !has_millis) || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' ||
-      t[16] != ':' || t.back() != 'Z') {
+  if ((t.size() != 20 && !has_millis) || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' ||
+      t.back() != 'Z') {
     return std::nullopt;
   }
   int64_t year, month, day, hour, minute, second, millis = 0;
@@ -88,8 +88,7 @@ inline std::optional<int64_t> UtcMillisOf(std::string_view t) {
     return std::nullopt;
   }
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return std::nullopt;
-  const int64_t seconds =
-      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+  const int64_t seconds = DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
   return seconds * 1000 + millis;
 }
 

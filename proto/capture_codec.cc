@@ -134,12 +134,12 @@ std::vector<v1::AgentMessage> CaptureStreamMessages(const capture::Capture& capt
 absl::Status CaptureAssembler::Begin(const v1::CaptureBegin& begin) {
   if (begin.capture_id().empty()) return absl::InvalidArgumentError("capture without an id");
   if (begin.node_count() > limits_.max_nodes) {
-    return absl::ResourceExhaustedError(absl::StrCat("capture of ", begin.node_count(), " nodes exceeds the limit of ",
-                                                     limits_.max_nodes));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("capture of ", begin.node_count(), " nodes exceeds the limit of ", limits_.max_nodes));
   }
   if (begin.content_bytes() > limits_.max_capture_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("capture of ", begin.content_bytes(),
-                                                     " bytes exceeds the limit of ", limits_.max_capture_bytes));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("capture of ", begin.content_bytes(), " bytes exceeds the limit of ", limits_.max_capture_bytes));
   }
   *this = CaptureAssembler(limits_);
   active_ = true;
@@ -152,7 +152,8 @@ absl::Status CaptureAssembler::Begin(const v1::CaptureBegin& begin) {
 absl::Status CaptureAssembler::AddChunk(const v1::CaptureChunk& chunk) {
   if (!active_) return absl::FailedPreconditionError("capture chunk before its begin");
   if (chunk.capture_id() != capture_id_) {
-    return absl::InvalidArgumentError(absl::StrCat("chunk of capture ", chunk.capture_id(), " inside capture ", capture_id_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("chunk of capture ", chunk.capture_id(), " inside capture ", capture_id_));
   }
   if (chunk.seq() != next_seq_) {
     return absl::InvalidArgumentError(absl::StrCat("chunk ", chunk.seq(), " out of order (expected ", next_seq_, ")"));
@@ -168,10 +169,12 @@ absl::Status CaptureAssembler::AddChunk(const v1::CaptureChunk& chunk) {
     if (e.append()) {
       const Node* n = capture_.Find(e.path());
       if (n != nullptr && n->content.size() + e.content().size() > limits_.max_node_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat("node ", e.path(), " exceeds ", limits_.max_node_bytes, " bytes"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat("node ", e.path(), " exceeds ", limits_.max_node_bytes, " bytes"));
       }
     } else if (e.content().size() > limits_.max_node_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("node ", e.path(), " exceeds ", limits_.max_node_bytes, " bytes"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("node ", e.path(), " exceeds ", limits_.max_node_bytes, " bytes"));
     }
     absl::Status s = AddEntry(capture_, e, last_path_);
     if (!s.ok()) return s;
@@ -181,8 +184,8 @@ absl::Status CaptureAssembler::AddChunk(const v1::CaptureChunk& chunk) {
           absl::StrCat("capture exceeds ", limits_.max_nodes, " nodes (parent folders included)"));
     }
     if (capture_.held_bytes() > limits_.max_capture_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("capture exceeds ", limits_.max_capture_bytes,
-                                                       " bytes (contents, paths and error names)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("capture exceeds ", limits_.max_capture_bytes, " bytes (contents, paths and error names)"));
     }
   }
   return absl::OkStatus();
@@ -192,12 +195,12 @@ absl::StatusOr<Capture> CaptureAssembler::Finish(const v1::CaptureEnd& end) {
   if (!active_) return absl::FailedPreconditionError("capture end before its begin");
   if (end.capture_id() != capture_id_) return absl::InvalidArgumentError("capture end of another capture");
   if (end.chunk_count() != next_seq_) {
-    return absl::DataLossError(absl::StrCat("capture ", capture_id_, " ended after ", next_seq_, " chunks, expected ",
-                                            end.chunk_count()));
+    return absl::DataLossError(
+        absl::StrCat("capture ", capture_id_, " ended after ", next_seq_, " chunks, expected ", end.chunk_count()));
   }
   if (capture_.size() != expected_nodes_) {
-    return absl::DataLossError(absl::StrCat("capture ", capture_id_, " holds ", capture_.size(), " nodes, its begin announced ",
-                                            expected_nodes_));
+    return absl::DataLossError(absl::StrCat("capture ", capture_id_, " holds ", capture_.size(),
+                                            " nodes, its begin announced ", expected_nodes_));
   }
   if (content_bytes_ != expected_content_bytes_) {
     return absl::DataLossError(absl::StrCat("capture ", capture_id_, " holds ", content_bytes_,
@@ -297,7 +300,8 @@ class ZstdProtoWriter {
     if (!ok_) return false;
     ZSTD_inBuffer input{in.data(), in.size(), 0};
     for (;;) {
-      if (out_->size() - used_ < ZSTD_CStreamOutSize()) out_->resize(std::max(out_->size() * 2, used_ + ZSTD_CStreamOutSize()));
+      if (out_->size() - used_ < ZSTD_CStreamOutSize())
+        out_->resize(std::max(out_->size() * 2, used_ + ZSTD_CStreamOutSize()));
       ZSTD_outBuffer output{out_->data() + used_, out_->size() - used_, 0};
       const size_t remaining = ZSTD_compressStream2(cctx_, &output, &input, mode);
       used_ += output.pos;
@@ -414,7 +418,8 @@ std::string EncodeStoredCapture(const Capture& capture, const std::string& captu
 
 absl::StatusOr<std::string> DecompressStoredCapture(std::string_view codec, std::string_view blob) {
   if (codec != kStoredCodec) {
-    return absl::InvalidArgumentError(absl::StrCat("capture codec \"", std::string(codec), "\" is not a whole capture"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("capture codec \"", std::string(codec), "\" is not a whole capture"));
   }
   absl::StatusOr<size_t> size = FrameSize(blob);
   if (!size.ok()) return size.status();
@@ -442,7 +447,7 @@ absl::StatusOr<Capture> DecodeStoredCapture(std::string_view codec, std::string_
 }
 
 absl::StatusOr<std::unique_ptr<const DeltaKeyframe>> DeltaKeyframe::Create(std::string_view keyframe,
-                                                                          int compression_level) {
+                                                                           int compression_level) {
   if (keyframe.empty()) return absl::InvalidArgumentError("an empty keyframe");
   // Level 3's tables hold 2^17 positions: over a keyframe of tens of MB only its last few hundred kB
   // would stay findable, and for a small keyframe they are mostly empty (the server holds one per
@@ -455,8 +460,8 @@ absl::StatusOr<std::unique_ptr<const DeltaKeyframe>> DeltaKeyframe::Create(std::
   params.chainLog = table_log;
   params.windowLog = std::max(params.windowLog, 21u);
   // A StoredCapture does not start with zstd's dictionary magic, but say raw content rather than rely on it.
-  ZSTD_CDict* cdict = ZSTD_createCDict_advanced(keyframe.data(), keyframe.size(), ZSTD_dlm_byCopy,
-                                                ZSTD_dct_rawContent, params, ZSTD_defaultCMem);
+  ZSTD_CDict* cdict = ZSTD_createCDict_advanced(keyframe.data(), keyframe.size(), ZSTD_dlm_byCopy, ZSTD_dct_rawContent,
+                                                params, ZSTD_defaultCMem);
   if (cdict == nullptr) return absl::InternalError("zstd could not build a dictionary of the keyframe");
   return std::unique_ptr<const DeltaKeyframe>(new DeltaKeyframe(cdict, keyframe.size()));
 }

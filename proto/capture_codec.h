@@ -98,7 +98,7 @@ std::string EncodeStoredCapture(const capture::Capture& capture, const std::stri
 // decompressed keyframe it was encoded against (`keyframe`, from DecompressStoredCapture of that
 // keyframe's blob): FailedPrecondition without it, DataLoss with the wrong one (the checksum differs).
 absl::StatusOr<capture::Capture> DecodeStoredCapture(std::string_view codec, std::string_view blob,
-                                                        std::string_view keyframe = {});
+                                                     std::string_view keyframe = {});
 
 // ---- Delta storage (docs/performance.md, "Storage") ----
 // Consecutive captures of one device are nearly the same text, so the server stores most of them as a

@@ -12,7 +12,7 @@
 namespace memfleet::wire {
 namespace {
 
-constexpr size_t kTimeChars = 16;      // YYYYMMDDTHHMMSSZ
+constexpr size_t kTimeChars = 16;  // YYYYMMDDTHHMMSSZ
 constexpr size_t kSequenceChars = 6;
 // "-" time "-" instance "-" sequence, and the form without an instance.
 constexpr size_t kSuffixChars = 1 + kTimeChars + 1 + kCaptureInstanceChars + 1 + kSequenceChars;
@@ -79,8 +79,8 @@ absl::StatusOr<std::string> MakeCaptureId(std::string_view device_id, std::strin
   if (device_id.empty()) return absl::InvalidArgumentError("empty device id");
   // Ids name the whole second: the milliseconds of "YYYY-MM-DDTHH:MM:SS.mmmZ" are left out.
   if (!UtcMillisOf(captured_at).has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat("capture time ", QuotedSnippet(captured_at),
-                                                   " is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SS.mmmZ)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("capture time ", QuotedSnippet(captured_at), " is not RFC 3339 UTC (YYYY-MM-DDTHH:MM:SS.mmmZ)"));
   }
   std::string compact;
   compact.reserve(kTimeChars);
@@ -110,12 +110,13 @@ std::optional<std::string_view> CaptureIdDevice(std::string_view id) {
 absl::Status CheckCaptureIdOf(std::string_view device_id, std::string_view capture_id) {
   std::optional<std::string_view> named = CaptureIdDevice(capture_id);
   if (!named.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "capture id ", QuotedSnippet(capture_id), " is not <device id>-<YYYYMMDDTHHMMSSZ>-<8 hex digits>-<6 digits>"));
+    return absl::InvalidArgumentError(absl::StrCat("capture id ", QuotedSnippet(capture_id),
+                                                   " is not <device id>-<YYYYMMDDTHHMMSSZ>-<8 hex digits>-<6 digits>"));
   }
   if (*named != device_id) {
     return absl::InvalidArgumentError(absl::StrCat("capture id ", QuotedSnippet(capture_id), " names device ",
-                                                   QuotedSnippet(*named), ", not this agent's device ", QuotedSnippet(device_id)));
+                                                   QuotedSnippet(*named), ", not this agent's device ",
+                                                   QuotedSnippet(device_id)));
   }
   return absl::OkStatus();
 }

@@ -7,9 +7,7 @@
 #include "common/untrusted_text.h"
 
 namespace memfleet::wire {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 absl::Status CheckEntryShape(const v1::NodeEntry& entry) {
   const std::string& path = entry.path();
@@ -19,8 +17,8 @@ absl::Status CheckEntryShape(const v1::NodeEntry& entry) {
   }
   const size_t depth = static_cast<size_t>(std::count(path.begin(), path.end(), '/')) + 1;
   if (depth > kMaxPathDepth) {
-    return absl::InvalidArgumentError(absl::StrCat("node path \"", Snippet(path, 60), "\" has ", depth,
-                                                   " segments (at most ", kMaxPathDepth, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("node path \"", Snippet(path, 60), "\" has ", depth, " segments (at most ", kMaxPathDepth, ")"));
   }
   if (entry.value_case() == v1::NodeEntry::kErrnoName && !IsErrnoName(entry.errno_name())) {
     return absl::InvalidArgumentError(absl::StrCat("node ", Snippet(path, 60), ": error value \"",

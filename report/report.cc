@@ -7,11 +7,16 @@ namespace memfleet::report {
 
 const char* PlatformName(Platform p) {
   switch (p) {
-    case Platform::kQcom: return "qcom";
-    case Platform::kMtk: return "mtk";
-    case Platform::kXring: return "xring";
-    case Platform::kMali: return "mali";
-    case Platform::kGeneric: return "generic";
+    case Platform::kQcom:
+      return "qcom";
+    case Platform::kMtk:
+      return "mtk";
+    case Platform::kXring:
+      return "xring";
+    case Platform::kMali:
+      return "mali";
+    case Platform::kGeneric:
+      return "generic";
   }
   return "generic";
 }
@@ -25,15 +30,24 @@ bool AppSummary::operator==(const AppSummary& o) const {
 
 std::string HeapLabel(std::string_view heap) {
   static constexpr std::pair<std::string_view, std::string_view> kLabels[] = {
-      {"native", "Native Heap"},    {"dalvik", "Dalvik Heap"},
-      {"dalvik_other", "Dalvik Other"}, {"stack", "Stack"},
-      {"cursor", "Cursor"},         {"ashmem", "Ashmem"},
-      {"gfx_dev", "Gfx dev"},       {"other_dev", "Other dev"},
-      {"so", ".so mmap"},           {"jar", ".jar mmap"},
-      {"apk", ".apk mmap"},         {"ttf", ".ttf mmap"},
-      {"dex", ".dex mmap"},         {"oat", ".oat mmap"},
-      {"art", ".art mmap"},         {"other_mmap", "Other mmap"},
-      {"unknown", "Unknown"},       {"jit_zygote_code_cache", "JIT zygote code cache"},
+      {"native", "Native Heap"},
+      {"dalvik", "Dalvik Heap"},
+      {"dalvik_other", "Dalvik Other"},
+      {"stack", "Stack"},
+      {"cursor", "Cursor"},
+      {"ashmem", "Ashmem"},
+      {"gfx_dev", "Gfx dev"},
+      {"other_dev", "Other dev"},
+      {"so", ".so mmap"},
+      {"jar", ".jar mmap"},
+      {"apk", ".apk mmap"},
+      {"ttf", ".ttf mmap"},
+      {"dex", ".dex mmap"},
+      {"oat", ".oat mmap"},
+      {"art", ".art mmap"},
+      {"other_mmap", "Other mmap"},
+      {"unknown", "Unknown"},
+      {"jit_zygote_code_cache", "JIT zygote code cache"},
       {"jit_app_code_cache", "JIT app code cache"}};
   for (const auto& [name, label] : kLabels) {
     if (heap == name) return std::string(label);

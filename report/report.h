@@ -33,9 +33,25 @@ const char* PlatformName(Platform p);
 
 // Where a process's memory is (docs/accounting.md, "Heaps and the App Summary"): the heaps of
 // `dumpsys meminfo <pid>`, in its order, then the two JIT code-cache keys, which sit inside dalvik_other.
-inline constexpr const char* kHeapNames[] = {
-    "native", "dalvik", "dalvik_other", "stack", "cursor", "ashmem", "gfx_dev", "other_dev", "so", "jar",
-    "apk", "ttf", "dex", "oat", "art", "other_mmap", "unknown", "jit_zygote_code_cache", "jit_app_code_cache"};
+inline constexpr const char* kHeapNames[] = {"native",
+                                             "dalvik",
+                                             "dalvik_other",
+                                             "stack",
+                                             "cursor",
+                                             "ashmem",
+                                             "gfx_dev",
+                                             "other_dev",
+                                             "so",
+                                             "jar",
+                                             "apk",
+                                             "ttf",
+                                             "dex",
+                                             "oat",
+                                             "art",
+                                             "other_mmap",
+                                             "unknown",
+                                             "jit_zygote_code_cache",
+                                             "jit_app_code_cache"};
 
 // dumpsys' row label of a heap ("Native Heap", ".so mmap", "JIT app code cache"); the name itself when
 // it is none of kHeapNames.
@@ -161,7 +177,7 @@ struct DumpsysView {
   Kb kernel_used_kb;
   Kb lost_ram_kb;
   Kb zram_kb;
-  Kb total_pss_kb;       // unadjusted Σ dumpsys TOTAL PSS
+  Kb total_pss_kb;  // unadjusted Σ dumpsys TOTAL PSS
   Kb total_swap_pss_kb;
   Kb memtrack_graphics_kb;
   Kb memtrack_gl_kb;

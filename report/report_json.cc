@@ -55,9 +55,7 @@ json AppSummaryJson(const std::optional<AppSummary>& summary) {
   return out;
 }
 
-json KbMapJson(const std::optional<std::map<std::string, int64_t>>& kb) {
-  return kb ? json(*kb) : json(nullptr);
-}
+json KbMapJson(const std::optional<std::map<std::string, int64_t>>& kb) { return kb ? json(*kb) : json(nullptr); }
 
 // A heap object; wrong-typed or missing figures read as 0, a non-object as no heaps.
 std::optional<Heaps> HeapsFrom(const json& p) {
@@ -100,9 +98,7 @@ std::optional<std::map<std::string, int64_t>> KbMapFrom(const json& p, const cha
 }
 
 // A report from before tiers (and any name but the two) is of the kernel tier.
-std::string TierFrom(const json& obj) {
-  return StringFrom(obj, "tier") == kTierDumpsys ? kTierDumpsys : kTierKernel;
-}
+std::string TierFrom(const json& obj) { return StringFrom(obj, "tier") == kTierDumpsys ? kTierDumpsys : kTierKernel; }
 
 json DumpsysJson(const Report& r) {
   const DumpsysView& v = r.dumpsys;
@@ -203,18 +199,23 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("not a memfleet report: ", parsed.status().message()));
   }
   json& in = *parsed;
-  if (!in.is_object() || !in.contains("platform") || !in["device"].is_object() ||
-      !in["processes"].is_object()) {
+  if (!in.is_object() || !in.contains("platform") || !in["device"].is_object() || !in["processes"].is_object()) {
     return absl::InvalidArgumentError("not a memfleet report: expected an object with platform, device, processes");
   }
   Report r;
   std::string platform = StringFrom(in, "platform");
-  if (platform == "qcom") r.platform = Platform::kQcom;
-  else if (platform == "mtk") r.platform = Platform::kMtk;
-  else if (platform == "xring") r.platform = Platform::kXring;
-  else if (platform == "mali") r.platform = Platform::kMali;
-  else if (platform == "generic") r.platform = Platform::kGeneric;
-  else return absl::InvalidArgumentError(absl::StrCat("unknown platform \"", platform, "\""));
+  if (platform == "qcom")
+    r.platform = Platform::kQcom;
+  else if (platform == "mtk")
+    r.platform = Platform::kMtk;
+  else if (platform == "xring")
+    r.platform = Platform::kXring;
+  else if (platform == "mali")
+    r.platform = Platform::kMali;
+  else if (platform == "generic")
+    r.platform = Platform::kGeneric;
+  else
+    return absl::InvalidArgumentError(absl::StrCat("unknown platform \"", platform, "\""));
   r.device_id = StringFrom(in, "device_id");
   r.captured_at = StringFrom(in, "captured_at");
   if (in.contains("page_size") && in["page_size"].is_number_unsigned()) r.page_size = in["page_size"].get<uint64_t>();
@@ -234,7 +235,8 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
   if (in.contains("dumpsys") && in["dumpsys"].is_object()) {
     const json& v = in["dumpsys"];
     DumpsysView& dv = r.dumpsys;
-    if (v.contains("android_version") && v["android_version"].is_number_integer()) dv.android_version = v["android_version"].get<int>();
+    if (v.contains("android_version") && v["android_version"].is_number_integer())
+      dv.android_version = v["android_version"].get<int>();
     dv.total_ram_kb = KbFrom(v, "total_ram_kb");
     dv.free_ram_kb = KbFrom(v, "free_ram_kb");
     dv.cached_pss_kb = KbFrom(v, "cached_pss_kb");
@@ -254,7 +256,8 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
     dv.total_swap_pss_kb = KbFrom(v, "total_swap_pss_kb");
     dv.memtrack_graphics_kb = KbFrom(v, "memtrack_graphics_kb");
     dv.memtrack_gl_kb = KbFrom(v, "memtrack_gl_kb");
-    if (v.contains("identity_holds") && v["identity_holds"].is_boolean()) dv.identity_holds = v["identity_holds"].get<bool>();
+    if (v.contains("identity_holds") && v["identity_holds"].is_boolean())
+      dv.identity_holds = v["identity_holds"].get<bool>();
     for (const char* key : {"device_text", "difference_kb"}) {
       if (!v.contains(key) || !v[key].is_object()) continue;
       auto& target = std::string(key) == "device_text" ? dv.device_text_kb : dv.difference_kb;
@@ -273,7 +276,8 @@ absl::StatusOr<Report> ReportFromJson(std::string_view text) {
     ProcessReport pr;
     pr.pid = pid;
     pr.name = StringFrom(p, "name");
-    if (p.contains("oom_score_adj") && p["oom_score_adj"].is_number_integer()) pr.oom_score_adj = p["oom_score_adj"].get<int>();
+    if (p.contains("oom_score_adj") && p["oom_score_adj"].is_number_integer())
+      pr.oom_score_adj = p["oom_score_adj"].get<int>();
     pr.cached = BoolFrom(p, "cached");
     pr.pss_kb = KbFrom(p, "pss_kb");
     pr.swap_pss_kb = KbFrom(p, "swap_pss_kb");

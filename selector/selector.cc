@@ -46,7 +46,8 @@ absl::Status CheckShape(std::string_view term) {
 
 absl::Status CheckDeviceValue(std::string_view term, std::string_view key, std::string_view value) {
   if (value.empty()) {
-    return Refuse(term, absl::StrCat("give a value, e.g. ", std::string(key), "=", key == "platform" ? "qcom" : "VALUE"));
+    return Refuse(term,
+                  absl::StrCat("give a value, e.g. ", std::string(key), "=", key == "platform" ? "qcom" : "VALUE"));
   }
   if (key == "platform" && value.back() != '*' &&
       std::find(std::begin(kPlatforms), std::end(kPlatforms), value) == std::end(kPlatforms)) {
@@ -76,7 +77,8 @@ absl::StatusOr<Selector> Selector::Parse(const std::vector<std::string>& terms) 
     const bool sweep_label = key.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0;
     if (sweep_label || key.compare(0, kAgentLabelPrefix.size(), kAgentLabelPrefix) == 0) {
       const std::string name = key.substr(sweep_label ? kLabelPrefix.size() : kAgentLabelPrefix.size());
-      if (absl::Status s_label = capture::CheckLabel(name, value); !s_label.ok()) return Refuse(term, std::string(s_label.message()));
+      if (absl::Status s_label = capture::CheckLabel(name, value); !s_label.ok())
+        return Refuse(term, std::string(s_label.message()));
       (sweep_label ? s.labels_ : s.agent_labels_).emplace(name, value);
     } else if (!IsDeviceKey(key)) {
       return Refuse(term, absl::StrCat("unknown key ", QuotedSnippet(key), "; use one of ", kKeys));

@@ -10,10 +10,10 @@
 // when it ends in '*' — or label.NAME, which matches captures carrying the label NAME=VALUE exactly
 // ('*' included; capture/labels.h rules) from the sweep that asked for them, or agentlabel.NAME, the same
 // for a label the agent wrote in the capture's header (which anything holding the device's token can
-// write: a run's queries use label.NAME; docs/labels.md, "Where labels come from"). Every term must match. Refused (InvalidArgument naming the
-// term): no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two values of
-// one key match nothing), a platform other than qcom, mtk, xring, mali, generic, a control byte, more
-// than kMaxTerms terms or a term longer than kMaxTermBytes.
+// write: a run's queries use label.NAME; docs/labels.md, "Where labels come from"). Every term must match. Refused
+// (InvalidArgument naming the term): no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two
+// values of one key match nothing), a platform other than qcom, mtk, xring, mali, generic, a control byte, more than
+// kMaxTerms terms or a term longer than kMaxTermBytes.
 //
 // A plain value; thread-safe for const use.
 #ifndef MEMFLEET_SELECTOR_SELECTOR_H_

@@ -63,13 +63,14 @@ struct TokenRule {
 };
 
 absl::StatusOr<TokenRule> DecideExposure(const LabServerOptions& options, storage::TokenStore& tokens) {
-  const TokenRule rule{!options.insecure && !security::IsLoopbackListen(options.listen),
-                       !options.insecure && !options.http.listen.empty() &&
-                           !security::IsLoopbackListen(options.http.listen)};
+  const TokenRule rule{
+      !options.insecure && !security::IsLoopbackListen(options.listen),
+      !options.insecure && !options.http.listen.empty() && !security::IsLoopbackListen(options.http.listen)};
   absl::StatusOr<std::vector<storage::TokenRecord>> records = tokens.ListTokens();
   if (!rule.grpc && records.ok() && records->empty()) {
-    LogLine("no tokens: every call is allowed without one; for one machine only (a port reversed onto phones with "
-            "adb reverse is open to every app on them: docs/security.md)");
+    LogLine(
+        "no tokens: every call is allowed without one; for one machine only (a port reversed onto phones with "
+        "adb reverse is open to every app on them: docs/security.md)");
   }
   // Loopback only (or insecure): nothing to check, and a tokens table unreadable now is answered call by
   // call (UNAVAILABLE), as when it becomes unreadable later.
@@ -140,7 +141,8 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   // Before the first call: a sweep the previous process was running when it died would stay open forever.
   if (absl::StatusOr<size_t> closed = s->sweeps_->CloseInterruptedSweeps();
       !closed.ok() && closed.status().code() != absl::StatusCode::kUnimplemented) {
-    LogLine(absl::StrCat("cannot close the sweeps an earlier server process left running: ", closed.status().message()));
+    LogLine(
+        absl::StrCat("cannot close the sweeps an earlier server process left running: ", closed.status().message()));
   }
   IngestOptions ingest;
   ingest.welcome_interval_s = options.agent_interval_s;
@@ -157,7 +159,8 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
     s->inflight_ = std::make_unique<InflightBudget>(InflightBudget::Options{options.max_inflight_bytes});
     ingest.inflight = s->inflight_.get();
   }
-  s->ingest_ = std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
+  s->ingest_ =
+      std::make_unique<IngestService>(*s->store_, s->registry_, *s->pool_, s->sweeps_.get(), *s->authorizer_, ingest);
   s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,
                                                *s->authorizer_, s->fleet_.get());
   s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->store_, *s->authorizer_);
@@ -213,15 +216,15 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
 absl::Status LabServer::StartHttp(const LabServerOptions& options, bool require_tokens) {
   if (options.http.listen.empty()) return absl::OkStatus();
   // Over the same tokens, with the HTTP address's own rule (it may be exposed where gRPC is not).
-  http_authorizer_ = std::make_unique<security::Authorizer>(
-      *store_, security::AuthorizerOptions{require_tokens, false});
-  metrics_source_ = std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_,
-                                                    options.metrics_top_processes, options.metrics_app_summary,
-                                                    ingest_.get());
+  http_authorizer_ =
+      std::make_unique<security::Authorizer>(*store_, security::AuthorizerOptions{require_tokens, false});
+  metrics_source_ =
+      std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_, options.metrics_top_processes,
+                                      options.metrics_app_summary, ingest_.get());
   if (options.dashboard) {
     dashboard_sessions_ = std::make_unique<DashboardSessions>(RealSteadyClock());
-    dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_,
-                                                 baselines_.get());
+    dashboard_ =
+        std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_, baselines_.get());
   }
   MetricsHttpOptions http = options.http;
   http.tls_cert_file = options.tls_cert_file;

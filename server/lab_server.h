@@ -67,8 +67,8 @@ struct LabServerOptions {
   // What the captures in flight (received, not yet answered) of all agent streams may hold; a stream
   // whose capture does not fit waits unread (docs/performance.md, "Memory"). 0: unbounded.
   size_t max_inflight_bytes = size_t{64} << 20;
-  CaptureWriter::Options writer;  // group commit of captures (server/ingest/capture_writer.h)
-  HelloWatchdogOptions hello;  // agent streams that have not said Hello yet (docs/security.md)
+  CaptureWriter::Options writer;                   // group commit of captures (server/ingest/capture_writer.h)
+  HelloWatchdogOptions hello;                      // agent streams that have not said Hello yet (docs/security.md)
   std::chrono::milliseconds token_recheck{10000};  // tokens of open agent streams checked again (0: off)
   SteadyClock* token_recheck_clock = nullptr;      // the recheck period is measured on it; null: the real one
   // GET /metrics over HTTP(S) (docs/metrics.md); off while http.listen is "". Its TLS files are the
@@ -76,7 +76,7 @@ struct LabServerOptions {
   MetricsHttpOptions http;
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
   bool metrics_app_summary = false;  // the top processes' App Summary on /metrics (--metrics-app-summary)
-  bool dashboard = false;  // the browser dashboard on the HTTP port too (docs/dashboard.md)
+  bool dashboard = false;            // the browser dashboard on the HTTP port too (docs/dashboard.md)
 };
 
 class LabServer {
@@ -132,7 +132,7 @@ class LabServer {
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> queries_;
   std::unique_ptr<BaselineService> baselines_;  // docs/baselines.md
-  std::unique_ptr<AdminService> admin_;          // minting agent tokens (docs/deploy.md)
+  std::unique_ptr<AdminService> admin_;         // minting agent tokens (docs/deploy.md)
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<security::Authorizer> http_authorizer_;
   std::unique_ptr<MetricsSource> metrics_source_;

@@ -157,11 +157,11 @@ int RunToken(const std::string& db_path, CLI::App* add, CLI::App* list, CLI::App
       std::cerr << "memfleet-server: --kind is agent, read or admin\n";
       return memfleet::kExitUsage;
     }
-    absl::StatusOr<std::string> secret =
-        memfleet::security::AddToken(**store, {args.name, *kind, args.device_id}, now);
+    absl::StatusOr<std::string> secret = memfleet::security::AddToken(**store, {args.name, *kind, args.device_id}, now);
     if (!secret.ok()) {
       std::cerr << "memfleet-server: token add: " << secret.status().message() << "\n";
-      return secret.status().code() == absl::StatusCode::kInvalidArgument ? memfleet::kExitUsage : memfleet::kExitFailed;
+      return secret.status().code() == absl::StatusCode::kInvalidArgument ? memfleet::kExitUsage
+                                                                          : memfleet::kExitFailed;
     }
     std::cerr << "memfleet-server: added " << args.kind << " token \"" << args.name << "\""
               << (args.device_id.empty() ? "" : absl::StrCat(" for device ", args.device_id))
@@ -243,7 +243,8 @@ int RunMigrate(const MigrateArgs& args) {
     }
     PrintCopied(*copied);
   }
-  absl::StatusOr<memfleet::storage::HistoryCheck> check = memfleet::storage::VerifyHistory(*from, **to, args.report_sample);
+  absl::StatusOr<memfleet::storage::HistoryCheck> check =
+      memfleet::storage::VerifyHistory(*from, **to, args.report_sample);
   if (!check.ok()) {
     std::cerr << "memfleet-server: migrate: checking the copy: " << check.status().message() << "\n";
     return memfleet::kExitFailed;
@@ -307,15 +308,18 @@ int main(int argc, char** argv) {
   app.add_option("--max-message-mb", max_message_mb, "largest gRPC message accepted, MiB")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--max-capture-mb", max_capture_mb, "largest capture accepted, MiB: contents, error names and node paths (parent folders' included)")
+  app.add_option("--max-capture-mb", max_capture_mb,
+                 "largest capture accepted, MiB: contents, error names and node paths (parent folders' included)")
       ->check(CLI::Range(1, 16384))
       ->capture_default_str();
   app.add_option("--max-node-mb", max_node_mb, "largest single node of a capture, MiB")
       ->check(CLI::Range(1, 16384))
       ->capture_default_str();
-  app.add_option("--max-nodes", max_nodes, "most node paths in one capture, parent folders included. Fixed bounds besides: a node path has at most "
-                 "32 segments and 4096 bytes, an error value is an errno name of at most 32 bytes "
-                 "(docs/capture-format.md)")
+  app.add_option(
+         "--max-nodes", max_nodes,
+         "most node paths in one capture, parent folders included. Fixed bounds besides: a node path has at most "
+         "32 segments and 4096 bytes, an error value is an errno name of at most 32 bytes "
+         "(docs/capture-format.md)")
       ->check(CLI::Range(1u, 10000000u))
       ->capture_default_str();
   app.add_option("--max-streams-per-token", options.agent_limits.max_streams_per_key,
@@ -429,18 +433,21 @@ int main(int argc, char** argv) {
   token_revoke->add_option("NAME", token_args.revoke_name, "token name")->required();
   MigrateArgs migrate_args;
   CLI::App* migrate_cmd = app.add_subcommand(
-      "migrate", "copy a lab's SQLite history into an empty PostgreSQL database, compare the two, exit (non-zero on a "
-                 "difference)");
+      "migrate",
+      "copy a lab's SQLite history into an empty PostgreSQL database, compare the two, exit (non-zero on a "
+      "difference)");
   migrate_cmd->add_option("--from", migrate_args.from, "the SQLite file (its server stopped)")->required();
-  migrate_cmd->add_option("--to", migrate_args.to, "the PostgreSQL database, postgresql://USER@HOST:PORT/DB")->required();
+  migrate_cmd->add_option("--to", migrate_args.to, "the PostgreSQL database, postgresql://USER@HOST:PORT/DB")
+      ->required();
   migrate_cmd->add_flag("--resume", migrate_args.resume,
                         "copy into a database that holds part of the history already (a copy that stopped part way)");
   migrate_cmd->add_flag("--verify-only", migrate_args.verify_only, "copy nothing: only compare the two histories");
   migrate_cmd->add_option("--work-dir", migrate_args.work_dir,
                           "where a file of an older memfleet's schema is copied and upgraded first (the file stays "
                           "as it is; needs its size free; default $TMPDIR or /tmp)");
-  migrate_cmd->add_option("--sample-reports", migrate_args.report_sample,
-                          "captures whose report, raw capture and labels are compared, spread over the history")
+  migrate_cmd
+      ->add_option("--sample-reports", migrate_args.report_sample,
+                   "captures whose report, raw capture and labels are compared, spread over the history")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30))
       ->capture_default_str();
   // Parent options (--db) after the subcommand too: `memfleet-server token list --db F`.

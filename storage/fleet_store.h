@@ -1,7 +1,8 @@
 // FleetStore: what several servers on one shared database tell each other — which agent streams each one
 // holds (session rows with a heartbeat) and the sweep commands one server asks another to deliver
 // (relays), with the progress the delivering server writes back. Only a database that several servers
-// can share offers it (Store::fleet(): the store on PostgreSQL); a single SQLite server's in-memory registry is the truth.
+// can share offers it (Store::fleet(): the store on PostgreSQL); a single SQLite server's in-memory registry is the
+// truth.
 //
 //   store.PutSession({.device_id = "sim-101", .server_id = "a:7070", .connected_at = now, .heartbeat_ms = t});
 //   store.LiveSessions(t - 30'000);   // every session whose heartbeat is not older than 30 s
@@ -38,8 +39,8 @@ struct SessionRecord {
 struct SweepRelay {
   std::string sweep_id;
   std::string device_id;
-  std::string server_id;  // the server that is to deliver it
-  Labels labels;          // the sweep's labels, for the captures it brings
+  std::string server_id;    // the server that is to deliver it
+  Labels labels;            // the sweep's labels, for the captures it brings
   bool full_smaps = false;  // the sweep asks for full smaps of every process
   std::string state = "sent";
   std::string capture_id;

@@ -26,8 +26,8 @@ namespace memfleet::storage {
 // The process figures, in their block order; ProcessFigureIndex names them.
 inline constexpr size_t kProcessFigureCount = 9;
 inline constexpr const char* kProcessFigureNames[kProcessFigureCount] = {
-    "total_kb", "pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb", "non_graphics_kb",
-    "graphics_dma_kb"};
+    "total_kb",           "pss_kb",          "swap_pss_kb",    "gfxdev_kb", "gl_kb", "dma_kb",
+    "native_graphics_kb", "non_graphics_kb", "graphics_dma_kb"};
 
 struct ProcessSample {
   int64_t name_no = 0;

@@ -29,13 +29,12 @@ class QueryStore {
   // InvalidArgument for anything else. `since` "" = all; limit 0 = all.
   virtual absl::StatusOr<std::vector<HistoryRow>> ProcessHistory(const std::string& device_id,
                                                                  const std::string& process_name,
-                                                                 const std::string& metric,
-                                                                 const std::string& since, uint32_t limit) = 0;
+                                                                 const std::string& metric, const std::string& since,
+                                                                 uint32_t limit) = 0;
   // One device figure over time (ddr_kb, mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb,
   // kernel_kb, processes_kb, total_kb; InvalidArgument for anything else), oldest first; pid is 0.
   // `since` "" = all; limit 0 = all.
-  virtual absl::StatusOr<std::vector<HistoryRow>> DeviceHistory(const std::string& device_id,
-                                                                const std::string& metric,
+  virtual absl::StatusOr<std::vector<HistoryRow>> DeviceHistory(const std::string& device_id, const std::string& metric,
                                                                 const std::string& since, uint32_t limit) = 0;
   // The latest report of every device with a device figure (ddr_kb, mem_total_kb, gcma_kb,
   // static_reserved_kb, kernel_cma_kb, kernel_kb, processes_kb, total_kb), or with a process figure of
@@ -64,8 +63,7 @@ class QueryStore {
   // One figure of one stored report, as LatestPerDevice reads it: a device figure, or with a non-empty
   // `process_name` a process figure of that process (the lowest pid). nullopt when the figure is null or
   // the capture (or process) is not there.
-  virtual absl::StatusOr<std::optional<int64_t>> CaptureFigure(const std::string& capture_id,
-                                                               const std::string& metric,
+  virtual absl::StatusOr<std::optional<int64_t>> CaptureFigure(const std::string& capture_id, const std::string& metric,
                                                                const std::string& process_name) = 0;
 };
 

@@ -39,8 +39,8 @@ struct DeviceRecord {
   std::string kernel;
   std::string agent_version;
   uint32_t page_size = 0;
-  std::string platform;        // from the latest report
-  std::string last_seen_at;    // RFC 3339
+  std::string platform;      // from the latest report
+  std::string last_seen_at;  // RFC 3339
   // Captures the device's full spool dropped unsent. UpsertDevice adds it to the stored total (an agent
   // reports its drops since the last report); reads give the total.
   uint64_t dropped_captures = 0;
@@ -63,19 +63,19 @@ struct DeviceRecord {
 };
 
 struct CaptureRecord {
-  std::string capture_id;      // unique; with device_id, the dedup key
+  std::string capture_id;  // unique; with device_id, the dedup key
   std::string device_id;
-  std::string captured_at;     // RFC 3339 UTC
-  std::string received_at;     // RFC 3339 UTC
-  std::string sweep_id;        // "" when periodic
-  std::string raw_codec;       // how raw_blob is encoded, e.g. "zstd+proto" / "gzip+proto"
-  std::string raw_blob;        // the compressed raw capture
+  std::string captured_at;  // RFC 3339 UTC
+  std::string received_at;  // RFC 3339 UTC
+  std::string sweep_id;     // "" when periodic
+  std::string raw_codec;    // how raw_blob is encoded, e.g. "zstd+proto" / "gzip+proto"
+  std::string raw_blob;     // the compressed raw capture
   // For raw_codec "zstd-delta+proto": the capture id of the keyframe it references (stored before it,
   // same device, a whole capture). "" for a whole capture.
   std::string raw_base;
-  uint64_t raw_bytes = 0;      // uncompressed size of the capture's contents
-  report::Report report;   // the engine's report of it
-  std::string report_json;     // its JSON (ReportToJson), stored verbatim
+  uint64_t raw_bytes = 0;         // uncompressed size of the capture's contents
+  report::Report report;          // the engine's report of it
+  std::string report_json;        // its JSON (ReportToJson), stored verbatim
   std::string build_fingerprint;  // the build it was taken on (capture.json); "" = unknown, stored as NULL
   LabelSet labels;                // stored with the capture (table capture_labels, with their source)
 };
@@ -101,7 +101,7 @@ struct LabelledCapture {
 struct DeviceSummaryRow {
   DeviceRecord device;
   uint64_t capture_count = 0;
-  std::string last_capture_at;         // "" when none
+  std::string last_capture_at;  // "" when none
   std::optional<int64_t> last_total_kb;
 };
 

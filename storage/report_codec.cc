@@ -66,7 +66,8 @@ std::string CompressReportJsonAgainst(std::string_view json, std::string_view ba
 absl::StatusOr<std::string> DecompressReportJsonAgainst(std::string_view blob, std::string_view base_json) {
   MEMFLEET_ASSIGN_OR_RETURN(size_t size, CheckedContentSize(blob));
   const unsigned dict_id = ZSTD_getDictID_fromFrame(blob.data(), blob.size());
-  if (dict_id != 0) return Corrupt(absl::StrCat("a frame of dictionary ", dict_id, " where one against a base report belongs"));
+  if (dict_id != 0)
+    return Corrupt(absl::StrCat("a frame of dictionary ", dict_id, " where one against a base report belongs"));
   std::string out(size, '\0');
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
   size_t n = ZSTD_DCtx_refPrefix(dctx, base_json.data(), base_json.size());

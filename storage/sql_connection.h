@@ -110,8 +110,7 @@ class SqlConnection {
 // BEGIN ... COMMIT; rolls back on destruction unless committed.
 class SqlTransaction {
  public:
-  static absl::StatusOr<SqlTransaction> Begin(SqlConnection& db,
-                                              SqlTransactionKind kind = SqlTransactionKind::kWrite) {
+  static absl::StatusOr<SqlTransaction> Begin(SqlConnection& db, SqlTransactionKind kind = SqlTransactionKind::kWrite) {
     if (absl::Status s = db.Begin(kind); !s.ok()) return s;
     return SqlTransaction(&db);
   }
@@ -143,7 +142,8 @@ template <typename Read>
 absl::StatusOr<std::vector<SqlRowOf<Read>>> QueryAll(SqlConnection& db, std::string_view sql, SqlParams params,
                                                      const Read& read) {
   std::vector<SqlRowOf<Read>> rows;
-  absl::StatusOr<int64_t> done = db.Query(sql, std::move(params), [&](const SqlRow& row) { rows.push_back(read(row)); });
+  absl::StatusOr<int64_t> done =
+      db.Query(sql, std::move(params), [&](const SqlRow& row) { rows.push_back(read(row)); });
   if (!done.ok()) return done.status();
   return rows;
 }
@@ -160,7 +160,7 @@ absl::StatusOr<std::optional<SqlRowOf<Read>>> QueryFirst(SqlConnection& db, std:
   return first;
 }
 
-// A statement whose rows the caller does not read; the rows it changed. 
+// A statement whose rows the caller does not read; the rows it changed.
 inline absl::StatusOr<int64_t> RunSql(SqlConnection& db, std::string_view sql, SqlParams params) {
   return db.Query(sql, std::move(params), SqlRowFn());
 }

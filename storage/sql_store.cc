@@ -45,7 +45,9 @@ std::string UpsertDeviceSql(SqlDialect d) {
       "build_fingerprint = excluded.build_fingerprint, kernel = excluded.kernel, "
       "agent_version = excluded.agent_version, page_size = excluded.page_size, "
       "platform = CASE WHEN excluded.platform = '' THEN devices.platform ELSE excluded.platform END, "
-      "last_seen_at = ", GreatestOf(d), "(devices.last_seen_at, excluded.last_seen_at), "
+      "last_seen_at = ",
+      GreatestOf(d),
+      "(devices.last_seen_at, excluded.last_seen_at), "
       "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s, "
       "manufacturer = excluded.manufacturer, build_type = excluded.build_type, abi = excluded.abi, "
       "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux, retired_at = ''");
@@ -69,8 +71,10 @@ constexpr char kPurgeRetentionMarksSql[] = "DELETE FROM device_retention WHERE d
 // A capture of a device the server never registered still gets a devices row, so the device-driven
 // fleet queries see it.
 std::string TouchDeviceSql(SqlDialect d) {
-  return absl::StrCat("INSERT INTO devices (device_id, last_seen_at) VALUES (?1, ?2) ON CONFLICT (device_id) DO UPDATE SET "
-                      "last_seen_at = ", GreatestOf(d), "(devices.last_seen_at, excluded.last_seen_at)");
+  return absl::StrCat(
+      "INSERT INTO devices (device_id, last_seen_at) VALUES (?1, ?2) ON CONFLICT (device_id) DO UPDATE SET "
+      "last_seen_at = ",
+      GreatestOf(d), "(devices.last_seen_at, excluded.last_seen_at)");
 }
 
 // DeviceRecord.platform is the platform of the device's latest report.
@@ -100,7 +104,8 @@ std::string UpsertDeviceReportSql() {
       InsertDeviceReportSql(),
       " ON CONFLICT (capture_id) DO UPDATE SET device_id = excluded.device_id, captured_at = excluded.captured_at, "
       "platform = excluded.platform, ddr_kb = excluded.ddr_kb, ddr_estimated = excluded.ddr_estimated, "
-      "mem_total_kb = excluded.mem_total_kb, gcma_kb = excluded.gcma_kb, static_reserved_kb = excluded.static_reserved_kb, "
+      "mem_total_kb = excluded.mem_total_kb, gcma_kb = excluded.gcma_kb, static_reserved_kb = "
+      "excluded.static_reserved_kb, "
       "kernel_cma_kb = excluded.kernel_cma_kb, kernel_kb = excluded.kernel_kb, processes_kb = excluded.processes_kb, "
       "total_kb = excluded.total_kb, process_count = excluded.process_count, processes = excluded.processes "
       "RETURNING capture_no");
@@ -164,12 +169,15 @@ constexpr char kProcessRowCountSql[] = "SELECT COALESCE(SUM(process_count), 0) F
 std::string LatestReportsPerBuildSql(SqlDialect d) {
   const char* hint = d == SqlDialect::kSqlite ? " INDEXED BY captures_by_device_build_time" : "";
   return absl::StrCat(
-      "WITH pairs AS (SELECT DISTINCT device_id, build_fingerprint FROM captures", hint, ") "
+      "WITH pairs AS (SELECT DISTINCT device_id, build_fingerprint FROM captures", hint,
+      ") "
       "SELECT c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b WHERE "
       "b.capture_no = r.capture_no), p.build_fingerprint, (SELECT b.base_no FROM report_blobs AS b WHERE b.capture_no "
       "= r.capture_no), (SELECT k.report_zstd FROM report_blobs AS b JOIN report_blobs AS k ON k.capture_no = "
       "b.base_no WHERE b.capture_no = r.capture_no) FROM pairs p JOIN captures c ON c.capture_id = (SELECT "
-      "c2.capture_id FROM captures c2", hint, " WHERE c2.device_id = p.device_id AND c2.build_fingerprint IS NOT "
+      "c2.capture_id FROM captures c2",
+      hint,
+      " WHERE c2.device_id = p.device_id AND c2.build_fingerprint IS NOT "
       "DISTINCT FROM p.build_fingerprint ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) "
       "JOIN device_reports r ON r.capture_id = c.capture_id WHERE c.captured_at >= ?1 "
       "ORDER BY p.device_id, p.build_fingerprint NULLS FIRST");
@@ -177,18 +185,19 @@ std::string LatestReportsPerBuildSql(SqlDialect d) {
 
 // Canonical times compare as text; the larger keeps a mark from moving back, '' (none) being the least.
 std::string RecordRetentionSql(SqlDialect d) {
-  return absl::StrCat("INSERT INTO device_retention (device_id, hourly_before, daily_before) VALUES (?1, ?2, ?3) "
-                      "ON CONFLICT (device_id) DO UPDATE SET hourly_before = ", GreatestOf(d),
-                      "(device_retention.hourly_before, excluded.hourly_before), daily_before = ", GreatestOf(d),
-                      "(device_retention.daily_before, excluded.daily_before)");
+  return absl::StrCat(
+      "INSERT INTO device_retention (device_id, hourly_before, daily_before) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT (device_id) DO UPDATE SET hourly_before = ",
+      GreatestOf(d), "(device_retention.hourly_before, excluded.hourly_before), daily_before = ", GreatestOf(d),
+      "(device_retention.daily_before, excluded.daily_before)");
 }
 
 // ---- the write path ----
 
 // The figures of `p` in the block's order (kProcessFigureNames).
 std::array<std::optional<int64_t>, kProcessFigureCount> FiguresOf(const report::ProcessReport& p) {
-  return {p.total_kb, p.pss_kb, p.swap_pss_kb, p.gfxdev_kb, p.gl_kb, p.dma_kb, p.native_graphics_kb, p.non_graphics_kb,
-          p.graphics_dma_kb};
+  return {p.total_kb,           p.pss_kb,          p.swap_pss_kb,    p.gfxdev_kb, p.gl_kb, p.dma_kb,
+          p.native_graphics_kb, p.non_graphics_kb, p.graphics_dma_kb};
 }
 
 std::vector<std::string> ProcessNamesOf(const report::Report& report) {
@@ -232,7 +241,8 @@ SqlParams DeviceReportParams(const std::string& capture_id, const std::string& d
 
 // `report_json` as stored against `base_json` (its keyframe's report) when there is one that decompresses;
 // else a dictionary frame. Returns the frame and whether it is against the base.
-std::pair<std::string, bool> EncodeAgainst(const std::string& report_json, const std::optional<std::string>& base_zstd) {
+std::pair<std::string, bool> EncodeAgainst(const std::string& report_json,
+                                           const std::optional<std::string>& base_zstd) {
   if (base_zstd.has_value()) {
     absl::StatusOr<std::string> base_json = DecompressReportJson(*base_zstd);
     if (base_json.ok()) return {CompressReportJsonAgainst(report_json, *base_json), true};
@@ -271,12 +281,13 @@ SqlStore::Sql::Sql(SqlDialect d)
       record_retention(RecordRetentionSql(d)),
       // Keys checked at COMMIT, so a keyframe and its deltas may go in any order; one a remaining delta
       // needs fails the transaction (raw_base has no ON DELETE action; on PostgreSQL it is DEFERRABLE).
-      defer_foreign_keys(d == SqlDialect::kSqlite ? "PRAGMA defer_foreign_keys = ON" : "SET CONSTRAINTS ALL DEFERRED") {}
+      defer_foreign_keys(d == SqlDialect::kSqlite ? "PRAGMA defer_foreign_keys = ON" : "SET CONSTRAINTS ALL DEFERRED") {
+}
 
 // ---- process names ----
 
 absl::StatusOr<SqlStore::NameNumbers> SqlStore::ProcessNameNumbers(SqlConnection& db,
-                                                                             const std::vector<std::string>& names) {
+                                                                   const std::vector<std::string>& names) {
   NameNumbers numbers;
   std::set<std::string> missing;
   {
@@ -342,13 +353,13 @@ absl::Status SqlStore::UpsertDevice(const DeviceRecord& device) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string last_seen_at, NormalizeOptionalTimestamp(device.last_seen_at, "last_seen_at"));
   SqlConnectionPool::Lease db = writers_->Acquire();
   return RunSql(*db, sql_->upsert_device,
-             {SqlValue::Text(device.device_id), SqlValue::Text(device.model), SqlValue::Text(device.soc),
-              SqlValue::Text(device.build_fingerprint), SqlValue::Text(device.kernel),
-              SqlValue::Text(device.agent_version), SqlValue::Int(device.page_size), SqlValue::Text(device.platform),
-              SqlValue::Text(last_seen_at), SqlValue::Int(DroppedCapturesToStore(device.dropped_captures)),
-              SqlValue::OptionalInt(device.clock_skew_s), SqlValue::Text(device.manufacturer),
-              SqlValue::Text(device.build_type), SqlValue::Text(device.abi), SqlValue::Text(device.android_sdk),
-              SqlValue::Text(device.access), SqlValue::Text(device.selinux)})
+                {SqlValue::Text(device.device_id), SqlValue::Text(device.model), SqlValue::Text(device.soc),
+                 SqlValue::Text(device.build_fingerprint), SqlValue::Text(device.kernel),
+                 SqlValue::Text(device.agent_version), SqlValue::Int(device.page_size), SqlValue::Text(device.platform),
+                 SqlValue::Text(last_seen_at), SqlValue::Int(DroppedCapturesToStore(device.dropped_captures)),
+                 SqlValue::OptionalInt(device.clock_skew_s), SqlValue::Text(device.manufacturer),
+                 SqlValue::Text(device.build_type), SqlValue::Text(device.abi), SqlValue::Text(device.android_sdk),
+                 SqlValue::Text(device.access), SqlValue::Text(device.selinux)})
       .status();
 }
 
@@ -357,7 +368,8 @@ absl::StatusOr<bool> SqlStore::RetireDevice(const std::string& device_id, const 
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(retired_at, "retired_at"));
   MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeOptionalTimestamp(retired_at, "retired_at"));
   SqlConnectionPool::Lease db = writers_->Acquire();
-  MEMFLEET_ASSIGN_OR_RETURN(int64_t changed, RunSql(*db, kRetireDeviceSql, {SqlValue::Text(device_id), SqlValue::Text(at)}));
+  MEMFLEET_ASSIGN_OR_RETURN(int64_t changed,
+                            RunSql(*db, kRetireDeviceSql, {SqlValue::Text(device_id), SqlValue::Text(at)}));
   return changed == 1;
 }
 
@@ -489,12 +501,12 @@ absl::StatusOr<std::vector<bool>> SqlStore::StoreCaptures(SqlConnection& db, con
     }
     if (c.raw_base.empty()) batch_keyframes[c.capture_id] = &c.report_json;
     MEMFLEET_ASSIGN_OR_RETURN(std::string block, ProcessBlockOf(c.report, names));
-    MEMFLEET_RETURN_IF_ERROR(db.Send(sql_->insert_device_report,
-                                     DeviceReportParams(c.capture_id, c.device_id, n.times.captured_at, c.report,
-                                                        std::move(block))));
-    MEMFLEET_RETURN_IF_ERROR(db.Send(kInsertReportBlobSql,
-                                     {SqlValue::Text(c.capture_id), SqlValue::Blob(frame.first),
-                                      frame.second ? SqlValue::Text(c.raw_base) : SqlValue::Null()}));
+    MEMFLEET_RETURN_IF_ERROR(
+        db.Send(sql_->insert_device_report,
+                DeviceReportParams(c.capture_id, c.device_id, n.times.captured_at, c.report, std::move(block))));
+    MEMFLEET_RETURN_IF_ERROR(
+        db.Send(kInsertReportBlobSql, {SqlValue::Text(c.capture_id), SqlValue::Blob(frame.first),
+                                       frame.second ? SqlValue::Text(c.raw_base) : SqlValue::Null()}));
     for (const StoredLabel& label : StoredLabelsOf(c.labels)) {
       MEMFLEET_RETURN_IF_ERROR(db.Send(kInsertLabelSql, {SqlValue::Text(c.capture_id), SqlValue::Text(label.key),
                                                          SqlValue::Text(label.value), SqlValue::Text(label.source)}));
@@ -530,17 +542,16 @@ struct DependantReport {
 absl::StatusOr<std::vector<DependantReport>> ReadDependantReports(SqlConnection& db, const std::string& capture_id,
                                                                   int64_t capture_no) {
   std::vector<int64_t> numbers;
-  MEMFLEET_ASSIGN_OR_RETURN(
-      std::vector<CompressedReport> rows,
-      QueryAll(db, kReportDependantsSql, {SqlValue::Text(capture_id), SqlValue::Int(capture_no)},
-               [&numbers](const SqlRow& row) {
-                 numbers.push_back(row.ColumnInt64(0));
-                 CompressedReport r;
-                 r.report.capture_id = row.ColumnText(1);
-                 r.report_zstd = row.ColumnBlob(2);
-                 r.against_base = true;
-                 return r;
-               }));
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<CompressedReport> rows,
+                            QueryAll(db, kReportDependantsSql, {SqlValue::Text(capture_id), SqlValue::Int(capture_no)},
+                                     [&numbers](const SqlRow& row) {
+                                       numbers.push_back(row.ColumnInt64(0));
+                                       CompressedReport r;
+                                       r.report.capture_id = row.ColumnText(1);
+                                       r.report_zstd = row.ColumnBlob(2);
+                                       r.against_base = true;
+                                       return r;
+                                     }));
   if (rows.empty()) return std::vector<DependantReport>();
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<std::string> base_zstd,
                             QueryFirst(db, kOwnReportBlobSql, {SqlValue::Int(capture_no)},
@@ -563,10 +574,10 @@ absl::Status SqlStore::ReplaceReport(const std::string& capture_id, const report
   MEMFLEET_ASSIGN_OR_RETURN(NameNumbers names, ProcessNameNumbers(*db, ProcessNamesOf(report)));
   MEMFLEET_ASSIGN_OR_RETURN(std::string block, ProcessBlockOf(report, names));
   MEMFLEET_ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*db));
-  MEMFLEET_ASSIGN_OR_RETURN(auto identity, QueryFirst(*db, sql_->capture_for_replace, {SqlValue::Text(capture_id)},
-                                                      [](const SqlRow& row) {
-                                                        return std::make_pair(row.ColumnText(0), row.ColumnText(1));
-                                                      }));
+  MEMFLEET_ASSIGN_OR_RETURN(
+      auto identity, QueryFirst(*db, sql_->capture_for_replace, {SqlValue::Text(capture_id)}, [](const SqlRow& row) {
+        return std::make_pair(row.ColumnText(0), row.ColumnText(1));
+      }));
   if (!identity.has_value()) {
     return absl::NotFoundError(absl::StrCat("no stored capture \"", capture_id, "\" to replace the report of"));
   }
@@ -579,10 +590,9 @@ absl::Status SqlStore::ReplaceReport(const std::string& capture_id, const report
   if (old_no.has_value()) {
     MEMFLEET_ASSIGN_OR_RETURN(dependants, ReadDependantReports(*db, capture_id, *old_no));
   }
-  MEMFLEET_ASSIGN_OR_RETURN(auto base, QueryFirst(*db, kReportBaseSql, {SqlValue::Text(capture_id)},
-                                                  [](const SqlRow& row) {
-                                                    return std::make_pair(row.ColumnInt64(0), row.ColumnBlob(1));
-                                                  }));
+  MEMFLEET_ASSIGN_OR_RETURN(
+      auto base, QueryFirst(*db, kReportBaseSql, {SqlValue::Text(capture_id)},
+                            [](const SqlRow& row) { return std::make_pair(row.ColumnInt64(0), row.ColumnBlob(1)); }));
   const std::pair<std::string, bool> frame =
       EncodeAgainst(report_json, base.has_value() ? std::optional<std::string>(base->second) : std::nullopt);
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<int64_t> capture_no,
@@ -593,8 +603,9 @@ absl::Status SqlStore::ReplaceReport(const std::string& capture_id, const report
   MEMFLEET_RETURN_IF_ERROR(db->Send(kPutReportBlobSql, {SqlValue::Int(*capture_no), SqlValue::Blob(frame.first),
                                                         frame.second ? SqlValue::Int(base->first) : SqlValue::Null()}));
   for (const DependantReport& d : dependants) {
-    MEMFLEET_RETURN_IF_ERROR(db->Send(kRewriteReportBlobSql, {SqlValue::Int(d.capture_no),
-                                                              SqlValue::Blob(CompressReportJsonAgainst(d.json, report_json))}));
+    MEMFLEET_RETURN_IF_ERROR(
+        db->Send(kRewriteReportBlobSql,
+                 {SqlValue::Int(d.capture_no), SqlValue::Blob(CompressReportJsonAgainst(d.json, report_json))}));
   }
   MEMFLEET_RETURN_IF_ERROR(db->Send(kRefreshPlatformSql, {SqlValue::Text(device_id)}));
   return txn.Commit();
@@ -619,9 +630,9 @@ absl::Status SqlStore::ForEachRawCapture(const std::string& device_id,
   std::vector<std::string> ids;
   {
     SqlConnectionPool::Lease db = readers_->Acquire();
-    MEMFLEET_ASSIGN_OR_RETURN(ids, device_id.empty()
-                                       ? QueryAll(*db, kRawCaptureIdsAllSql, {}, ReadFirstText)
-                                       : QueryAll(*db, kRawCaptureIdsOfDeviceSql, {SqlValue::Text(device_id)}, ReadFirstText));
+    MEMFLEET_ASSIGN_OR_RETURN(
+        ids, device_id.empty() ? QueryAll(*db, kRawCaptureIdsAllSql, {}, ReadFirstText)
+                               : QueryAll(*db, kRawCaptureIdsOfDeviceSql, {SqlValue::Text(device_id)}, ReadFirstText));
   }
   for (const std::string& id : ids) {
     MEMFLEET_ASSIGN_OR_RETURN(std::optional<RawCapture> raw, GetRawCapture(id));
@@ -639,15 +650,15 @@ absl::StatusOr<Store::Stats> SqlStore::GetStats() {
   SqlConnectionPool::Lease db = readers_->Acquire();
   // Aggregates without GROUP BY always return their one row.
   MEMFLEET_ASSIGN_OR_RETURN(std::optional<Stats> stats, QueryFirst(*db, kCaptureStatsSql, {}, [](const SqlRow& row) {
-    Stats s;
-    s.captures = NonNegative(row.ColumnInt64(0));
-    s.raw_blob_bytes = NonNegative(row.ColumnInt64(1));
-    s.raw_bytes = NonNegative(row.ColumnInt64(2));
-    return s;
-  }));
-  MEMFLEET_ASSIGN_OR_RETURN(std::optional<uint64_t> process_rows,
-                            QueryFirst(*db, kProcessRowCountSql, {},
-                                       [](const SqlRow& row) { return NonNegative(row.ColumnInt64(0)); }));
+                              Stats s;
+                              s.captures = NonNegative(row.ColumnInt64(0));
+                              s.raw_blob_bytes = NonNegative(row.ColumnInt64(1));
+                              s.raw_bytes = NonNegative(row.ColumnInt64(2));
+                              return s;
+                            }));
+  MEMFLEET_ASSIGN_OR_RETURN(
+      std::optional<uint64_t> process_rows,
+      QueryFirst(*db, kProcessRowCountSql, {}, [](const SqlRow& row) { return NonNegative(row.ColumnInt64(0)); }));
   if (!stats.has_value() || !process_rows.has_value()) return absl::InternalError("a COUNT(*) returned no row");
   stats->process_rows = *process_rows;
   return *stats;

@@ -91,11 +91,9 @@ class SqlStore : public Store, public FleetStore {
   // QueryStore
   absl::StatusOr<std::vector<DeviceSummaryRow>> ListDevices() override;
   absl::StatusOr<std::optional<DeviceRecord>> GetDevice(const std::string& device_id) override;
-  absl::StatusOr<std::optional<StoredReport>> GetReport(const std::string& device_id,
-                                                        const std::string& at) override;
+  absl::StatusOr<std::optional<StoredReport>> GetReport(const std::string& device_id, const std::string& at) override;
   absl::StatusOr<std::optional<StoredReport>> GetReportByCapture(const std::string& capture_id) override;
-  absl::StatusOr<std::vector<HistoryRow>> ProcessHistory(const std::string& device_id,
-                                                         const std::string& process_name,
+  absl::StatusOr<std::vector<HistoryRow>> ProcessHistory(const std::string& device_id, const std::string& process_name,
                                                          const std::string& metric, const std::string& since,
                                                          uint32_t limit) override;
   absl::StatusOr<std::vector<HistoryRow>> DeviceHistory(const std::string& device_id, const std::string& metric,
@@ -195,8 +193,7 @@ class SqlStore : public Store, public FleetStore {
 
   // The number of each process name (process_names), adding the names it has not seen; numbers are
   // committed before any capture names them, in a transaction of their own.
-  absl::StatusOr<NameNumbers> ProcessNameNumbers(SqlConnection& db,
-                                                                    const std::vector<std::string>& names)
+  absl::StatusOr<NameNumbers> ProcessNameNumbers(SqlConnection& db, const std::vector<std::string>& names)
       ABSL_LOCKS_EXCLUDED(names_mu_);
   // The number of one name, nullopt when it was never stored (no process of that name anywhere).
   absl::StatusOr<std::optional<int64_t>> KnownNameNumber(const std::string& name) ABSL_LOCKS_EXCLUDED(names_mu_);

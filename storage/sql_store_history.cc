@@ -65,7 +65,8 @@ absl::StatusOr<size_t> SqlStore::DeleteCaptures(const std::vector<std::string>& 
     MEMFLEET_RETURN_IF_ERROR(db->Send(kDeleteCaptureSql, {SqlValue::Text(capture_ids[i])}, SqlRowFn(), &deleted[i]));
   }
   absl::Status committed = txn.Commit();
-  if (committed.code() == absl::StatusCode::kInvalidArgument || committed.code() == absl::StatusCode::kFailedPrecondition) {
+  if (committed.code() == absl::StatusCode::kInvalidArgument ||
+      committed.code() == absl::StatusCode::kFailedPrecondition) {
     return absl::FailedPreconditionError(absl::StrCat(
         "deleting ", capture_ids.size(), " captures would orphan a delta that stays (", committed.message(), ")"));
   }
@@ -78,7 +79,8 @@ absl::StatusOr<size_t> SqlStore::DeleteCaptures(const std::vector<std::string>& 
 namespace {
 
 absl::StatusOr<int64_t> QueryInt(SqlConnection& db, const char* sql) {
-  MEMFLEET_ASSIGN_OR_RETURN(std::optional<int64_t> v, QueryFirst(db, sql, {}, [](const SqlRow& row) { return row.ColumnInt64(0); }));
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<int64_t> v,
+                            QueryFirst(db, sql, {}, [](const SqlRow& row) { return row.ColumnInt64(0); }));
   if (!v.has_value()) return absl::InternalError(absl::StrCat("\"", sql, "\" returned no row"));
   return *v;
 }
@@ -160,9 +162,10 @@ absl::StatusOr<SqlStore::ReaccountRun> JoinOrStartReaccountRun(SqlConnection& db
     run.run_id = *open;
     run.joined = true;
   } else {
-    MEMFLEET_ASSIGN_OR_RETURN(std::optional<int64_t> started,
-                              QueryFirst(db, kStartReaccountRunSql, {SqlValue::Text(device_id), SqlValue::Text(started_at)},
-                                         [](const SqlRow& row) { return row.ColumnInt64(0); }));
+    MEMFLEET_ASSIGN_OR_RETURN(
+        std::optional<int64_t> started,
+        QueryFirst(db, kStartReaccountRunSql, {SqlValue::Text(device_id), SqlValue::Text(started_at)},
+                   [](const SqlRow& row) { return row.ColumnInt64(0); }));
     if (!started.has_value()) return absl::InternalError("starting a re-accounting run returned no id");
     run.run_id = *started;
     MEMFLEET_RETURN_IF_ERROR(
@@ -174,8 +177,8 @@ absl::StatusOr<SqlStore::ReaccountRun> JoinOrStartReaccountRun(SqlConnection& db
 
 absl::StatusOr<std::vector<ClaimedCapture>> ClaimReaccountBatch(SqlConnection& db, int64_t run_id) {
   MEMFLEET_ASSIGN_OR_RETURN(std::vector<ClaimedCapture> batch,
-                            QueryAll(db, kClaimReaccountBatchSql, {SqlValue::Int(run_id), SqlValue::Int(kReaccountBatch)},
-                                     [](const SqlRow& row) {
+                            QueryAll(db, kClaimReaccountBatchSql,
+                                     {SqlValue::Int(run_id), SqlValue::Int(kReaccountBatch)}, [](const SqlRow& row) {
                                        return ClaimedCapture{row.ColumnText(0), row.ColumnText(1), row.ColumnText(2)};
                                      }));
   // RETURNING keeps no order.

@@ -23,15 +23,18 @@ namespace {
 std::string ReportColumnsOfR(const char* build) {
   return absl::StrCat(
       "c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b WHERE b.capture_no = "
-      "r.capture_no), ", build, ", (SELECT b.base_no FROM report_blobs AS b WHERE b.capture_no = r.capture_no), "
+      "r.capture_no), ",
+      build,
+      ", (SELECT b.base_no FROM report_blobs AS b WHERE b.capture_no = r.capture_no), "
       "(SELECT k.report_zstd FROM report_blobs AS b JOIN report_blobs AS k ON k.capture_no = b.base_no "
       "WHERE b.capture_no = r.capture_no)");
 }
 
 std::string ReportAtSql() {
-  return absl::StrCat("SELECT ", ReportColumnsOfR("NULL"),
-                      " FROM captures AS c JOIN device_reports AS r ON r.capture_id = c.capture_id "
-                      "WHERE c.device_id = ?1 AND c.captured_at <= ?2 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1");
+  return absl::StrCat(
+      "SELECT ", ReportColumnsOfR("NULL"),
+      " FROM captures AS c JOIN device_reports AS r ON r.capture_id = c.capture_id "
+      "WHERE c.device_id = ?1 AND c.captured_at <= ?2 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1");
 }
 std::string ReportLatestSql() {
   return absl::StrCat("SELECT ", ReportColumnsOfR("NULL"),
@@ -39,15 +42,17 @@ std::string ReportLatestSql() {
                       "WHERE c.device_id = ?1 ORDER BY c.captured_at DESC, c.capture_id DESC LIMIT 1");
 }
 std::string ReportByCaptureSql() {
-  return absl::StrCat("SELECT ", ReportColumnsOfR("NULL"),
-                      " FROM captures AS c JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.capture_id = ?1");
+  return absl::StrCat(
+      "SELECT ", ReportColumnsOfR("NULL"),
+      " FROM captures AS c JOIN device_reports AS r ON r.capture_id = c.capture_id WHERE c.capture_id = ?1");
 }
 
 // Per device, its newest capture of the sweep (a device may have been captured twice in one sweep).
 // `sweep_id != ''` lets SQLite's planner use the partial index captures_by_sweep.
 std::string LatestReportsOfSweepSql() {
   return absl::StrCat(
-      "SELECT ", ReportColumnsOfR("NULL"), " FROM captures c JOIN device_reports r ON r.capture_id = c.capture_id "
+      "SELECT ", ReportColumnsOfR("NULL"),
+      " FROM captures c JOIN device_reports r ON r.capture_id = c.capture_id "
       "WHERE c.sweep_id = ?1 AND c.sweep_id != '' AND c.capture_id = (SELECT c2.capture_id FROM captures c2 "
       "WHERE c2.sweep_id = ?1 AND c2.sweep_id != '' AND c2.device_id = c.device_id ORDER BY c2.captured_at DESC, "
       "c2.capture_id DESC LIMIT 1) ORDER BY c.device_id");
@@ -55,23 +60,25 @@ std::string LatestReportsOfSweepSql() {
 
 std::string LatestReportsSinceSql() {
   return absl::StrCat(
-      "SELECT ", ReportColumnsOfR("NULL"), " FROM devices d "
+      "SELECT ", ReportColumnsOfR("NULL"),
+      " FROM devices d "
       "JOIN captures c ON c.capture_id = (SELECT c2.capture_id FROM captures c2 WHERE c2.device_id = d.device_id "
       "ORDER BY c2.captured_at DESC, c2.capture_id DESC LIMIT 1) JOIN device_reports r ON r.capture_id = c.capture_id "
       "WHERE c.captured_at >= ?1 ORDER BY d.device_id");
 }
 
 std::string ListDevicesSql() {
-  return absl::StrCat(
-      "SELECT ", kDeviceColumnsOfD,
-      ", (SELECT COUNT(*) FROM captures AS c WHERE c.device_id = d.device_id)"
-      ", (SELECT MAX(c.captured_at) FROM captures AS c WHERE c.device_id = d.device_id)"
-      ", (SELECT r.total_kb FROM device_reports AS r WHERE r.device_id = d.device_id"
-      " ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT 1)"
-      " FROM devices AS d ORDER BY d.device_id");
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD,
+                      ", (SELECT COUNT(*) FROM captures AS c WHERE c.device_id = d.device_id)"
+                      ", (SELECT MAX(c.captured_at) FROM captures AS c WHERE c.device_id = d.device_id)"
+                      ", (SELECT r.total_kb FROM device_reports AS r WHERE r.device_id = d.device_id"
+                      " ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT 1)"
+                      " FROM devices AS d ORDER BY d.device_id");
 }
 
-std::string GetDeviceSql() { return absl::StrCat("SELECT ", kDeviceColumnsOfD, " FROM devices AS d WHERE d.device_id = ?1"); }
+std::string GetDeviceSql() {
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD, " FROM devices AS d WHERE d.device_id = ?1");
+}
 
 // One page of a device's reports from a point on, in time order, each with its process block: a range of
 // device_reports_by_device_time from ?2, past (?2, ?3) — the last (time, capture id) of the page before.
@@ -115,8 +122,7 @@ std::string LatestProcessBlockSql() {
   return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.processes", kLatestReportJoin);
 }
 
-constexpr char kCaptureLabelsSql[] =
-    "SELECT key, value, source FROM capture_labels WHERE capture_id = ?1 ORDER BY key";
+constexpr char kCaptureLabelsSql[] = "SELECT key, value, source FROM capture_labels WHERE capture_id = ?1 ORDER BY key";
 
 // The captures carrying each of `count` labels from its source, bound as ?1/?2/?3 (key/value/source),
 // ?4/?5/?6, ...: one index range of capture_labels_by_key_value per label.
@@ -135,7 +141,8 @@ std::string CaptureDeviceFigureSql(const char* column) {
 }
 constexpr char kCaptureProcessesSql[] = "SELECT processes FROM device_reports WHERE capture_id = ?1";
 
-constexpr char kGetRetentionMarksSql[] = "SELECT hourly_before, daily_before FROM device_retention WHERE device_id = ?1";
+constexpr char kGetRetentionMarksSql[] =
+    "SELECT hourly_before, daily_before FROM device_retention WHERE device_id = ?1";
 
 // The figure of the processes named `name_no` in `block`, summed over their pids (a service and its
 // short-lived twin, a restart caught mid-way count together, as the baseline check counts them:
@@ -180,13 +187,15 @@ absl::StatusOr<std::vector<DeviceSummaryRow>> SqlStore::ListDevices() {
 
 absl::StatusOr<std::optional<DeviceRecord>> SqlStore::GetDevice(const std::string& device_id) {
   SqlConnectionPool::Lease db = readers_->Acquire();
-  return QueryFirst(*db, GetDeviceSql(), {SqlValue::Text(device_id)}, [](const SqlRow& row) { return ReadDevice(row, 0); });
+  return QueryFirst(*db, GetDeviceSql(), {SqlValue::Text(device_id)},
+                    [](const SqlRow& row) { return ReadDevice(row, 0); });
 }
 
 absl::StatusOr<std::optional<StoredReport>> SqlStore::GetReport(const std::string& device_id, const std::string& at) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string at_utc, NormalizeOptionalTimestamp(at, "at"));
   SqlConnectionPool::Lease db = readers_->Acquire();
-  if (at_utc.empty()) return DecodeReports(QueryFirst(*db, ReportLatestSql(), {SqlValue::Text(device_id)}, ReadStoredReport<SqlRow>));
+  if (at_utc.empty())
+    return DecodeReports(QueryFirst(*db, ReportLatestSql(), {SqlValue::Text(device_id)}, ReadStoredReport<SqlRow>));
   return DecodeReports(
       QueryFirst(*db, ReportAtSql(), {SqlValue::Text(device_id), SqlValue::Text(at_utc)}, ReadStoredReport<SqlRow>));
 }
@@ -257,10 +266,10 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::DeviceHistory(const std::strin
                              return h;
                            })));
   if (rows.empty()) return rows;
-  MEMFLEET_ASSIGN_OR_RETURN(std::vector<CaptureLabelRow> labels,
-                            QueryAll(*db, kDeviceTrendLabelsSql,
-                                     {SqlValue::Text(device_id), SqlValue::Text(rows.front().captured_at)},
-                                     ReadCaptureLabelRow<SqlRow>));
+  MEMFLEET_ASSIGN_OR_RETURN(
+      std::vector<CaptureLabelRow> labels,
+      QueryAll(*db, kDeviceTrendLabelsSql, {SqlValue::Text(device_id), SqlValue::Text(rows.front().captured_at)},
+               ReadCaptureLabelRow<SqlRow>));
   MEMFLEET_RETURN_IF_ERROR(AttachLabels(std::move(labels), rows));
   return rows;
 }
@@ -282,8 +291,8 @@ absl::StatusOr<std::vector<FleetValueRow>> SqlStore::LatestPerDevice(const std::
   {
     SqlConnectionPool::Lease db = readers_->Acquire();
     MEMFLEET_ASSIGN_OR_RETURN(rows, QueryAll(*db, LatestProcessBlockSql(), {}, [](const SqlRow& row) {
-      return std::make_pair(ReadFleetRow(row), row.ColumnBlob(kDeviceColumnCount + 2));
-    }));
+                                return std::make_pair(ReadFleetRow(row), row.ColumnBlob(kDeviceColumnCount + 2));
+                              }));
   }
   // Several processes of the name (a restarted service): summed (FigureOfName); absent from the latest
   // report (or never stored anywhere): no value.
@@ -322,7 +331,8 @@ absl::StatusOr<std::vector<StoredReport>> SqlStore::LatestReportsSince(const std
 absl::StatusOr<std::vector<StoredReport>> SqlStore::LatestReportsPerBuild(const std::string& since) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string since_utc, NormalizeOptionalTimestamp(since, "since"));
   SqlConnectionPool::Lease db = readers_->Acquire();
-  return DecodeReports(QueryAll(*db, sql_->latest_reports_per_build, {SqlValue::Text(since_utc)}, ReadStoredReport<SqlRow>));
+  return DecodeReports(
+      QueryAll(*db, sql_->latest_reports_per_build, {SqlValue::Text(since_utc)}, ReadStoredReport<SqlRow>));
 }
 
 absl::StatusOr<std::vector<LabelledCapture>> SqlStore::LabelledCaptures(const LabelSet& all_of) {

@@ -148,8 +148,8 @@ absl::Status SqlStore::PutSweep(const SweepRecord& sweep) {
   // The record is the whole state: a device no longer listed is no longer part of the sweep.
   MEMFLEET_RETURN_IF_ERROR(db->Send(kDeleteSweepDevicesSql, {SqlValue::Text(sweep.sweep_id)}));
   for (const auto& [device_id, state] : sweep.states) {
-    MEMFLEET_RETURN_IF_ERROR(db->Send(kInsertSweepDeviceSql, {SqlValue::Text(sweep.sweep_id), SqlValue::Text(device_id),
-                                                              SqlValue::Text(state)}));
+    MEMFLEET_RETURN_IF_ERROR(db->Send(
+        kInsertSweepDeviceSql, {SqlValue::Text(sweep.sweep_id), SqlValue::Text(device_id), SqlValue::Text(state)}));
   }
   return txn.Commit();
 }
@@ -168,10 +168,9 @@ absl::StatusOr<std::optional<SweepRecord>> SqlStore::GetSweep(const std::string&
                               return record;
                             }));
   if (!sweep.has_value()) return sweep;
-  MEMFLEET_ASSIGN_OR_RETURN(auto states, QueryAll(*db, kGetSweepDevicesSql, {SqlValue::Text(sweep_id)},
-                                                  [](const SqlRow& row) {
-                                                    return std::make_pair(row.ColumnText(0), row.ColumnText(1));
-                                                  }));
+  MEMFLEET_ASSIGN_OR_RETURN(
+      auto states, QueryAll(*db, kGetSweepDevicesSql, {SqlValue::Text(sweep_id)},
+                            [](const SqlRow& row) { return std::make_pair(row.ColumnText(0), row.ColumnText(1)); }));
   sweep->states.insert(states.begin(), states.end());
   MEMFLEET_RETURN_IF_ERROR(txn.Commit());
   return sweep;
@@ -199,11 +198,12 @@ absl::Status SqlStore::PutToken(const TokenRecord& token) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string created_at, NormalizeTimestamp(token.created_at, "created_at"));
   SqlConnectionPool::Lease db = writers_->Acquire();
   absl::Status s = RunSql(*db, kPutTokenSql,
-                       {SqlValue::Text(token.name), SqlValue::Text(token.kind), SqlValue::Text(token.device_id),
-                        SqlValue::Text(token.sha256_hex), SqlValue::Text(created_at)})
+                          {SqlValue::Text(token.name), SqlValue::Text(token.kind), SqlValue::Text(token.device_id),
+                           SqlValue::Text(token.sha256_hex), SqlValue::Text(created_at)})
                        .status();
   if (s.code() == absl::StatusCode::kAlreadyExists) {
-    return absl::AlreadyExistsError(absl::StrCat("a token named \"", token.name, "\" exists already (revoked names stay taken)"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("a token named \"", token.name, "\" exists already (revoked names stay taken)"));
   }
   if (s.code() == absl::StatusCode::kInvalidArgument) {
     return absl::InvalidArgumentError(absl::StrCat("token kind \"", token.kind, "\" is not agent, read or admin"));
@@ -223,7 +223,8 @@ absl::StatusOr<std::vector<TokenRecord>> SqlStore::ListTokens() {
 
 absl::StatusOr<bool> SqlStore::HasTokens() {
   SqlConnectionPool::Lease db = readers_->Acquire();
-  MEMFLEET_ASSIGN_OR_RETURN(std::optional<bool> row, QueryFirst(*db, kHasTokensSql, {}, [](const SqlRow&) { return true; }));
+  MEMFLEET_ASSIGN_OR_RETURN(std::optional<bool> row,
+                            QueryFirst(*db, kHasTokensSql, {}, [](const SqlRow&) { return true; }));
   return row.has_value();
 }
 
@@ -241,10 +242,10 @@ absl::StatusOr<int64_t> SqlStore::PutBaseline(const std::string& name, const std
   MEMFLEET_RETURN_IF_ERROR(RequireNonEmpty(name, "baseline name"));
   MEMFLEET_ASSIGN_OR_RETURN(std::string at, NormalizeTimestamp(imported_at, "imported_at"));
   SqlConnectionPool::Lease db = writers_->Acquire();
-  MEMFLEET_ASSIGN_OR_RETURN(std::optional<int64_t> version,
-                            QueryFirst(*db, kPutBaselineSql,
-                                       {SqlValue::Text(name), SqlValue::Text(at), SqlValue::Text(raw_text)},
-                                       [](const SqlRow& row) { return row.ColumnInt64(0); }));
+  MEMFLEET_ASSIGN_OR_RETURN(
+      std::optional<int64_t> version,
+      QueryFirst(*db, kPutBaselineSql, {SqlValue::Text(name), SqlValue::Text(at), SqlValue::Text(raw_text)},
+                 [](const SqlRow& row) { return row.ColumnInt64(0); }));
   if (!version.has_value()) return absl::InternalError("storing the baseline returned no version");
   return *version;
 }
@@ -262,9 +263,9 @@ absl::Status SqlStore::PutSession(const SessionRecord& s) {
   if (s.device_id.empty() || s.server_id.empty()) return absl::InvalidArgumentError("a session needs ids");
   SqlConnectionPool::Lease db = writers_->Acquire();
   return RunSql(*db, kPutSessionSql,
-             {SqlValue::Text(s.device_id), SqlValue::Text(s.server_id), SqlValue::Text(s.connected_at),
-              SqlValue::Int(s.heartbeat_ms), SqlValue::Text(s.model), SqlValue::Text(s.soc),
-              SqlValue::Text(s.build_fingerprint), SqlValue::Text(s.kernel), SqlValue::Text(s.agent_version)})
+                {SqlValue::Text(s.device_id), SqlValue::Text(s.server_id), SqlValue::Text(s.connected_at),
+                 SqlValue::Int(s.heartbeat_ms), SqlValue::Text(s.model), SqlValue::Text(s.soc),
+                 SqlValue::Text(s.build_fingerprint), SqlValue::Text(s.kernel), SqlValue::Text(s.agent_version)})
       .status();
 }
 
@@ -287,9 +288,9 @@ absl::Status SqlStore::PutSweepRelays(const std::vector<SweepRelay>& relays) {
   SqlConnectionPool::Lease db = writers_->Acquire();
   MEMFLEET_ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*db));
   for (const SweepRelay& r : relays) {
-    MEMFLEET_RETURN_IF_ERROR(db->Send(kPutRelaySql, {SqlValue::Text(r.sweep_id), SqlValue::Text(r.device_id),
-                                                     SqlValue::Text(r.server_id), SqlValue::Text(EncodeLabels(r.labels)),
-                                                     SqlValue::Int(r.full_smaps ? 1 : 0)}));
+    MEMFLEET_RETURN_IF_ERROR(
+        db->Send(kPutRelaySql, {SqlValue::Text(r.sweep_id), SqlValue::Text(r.device_id), SqlValue::Text(r.server_id),
+                                SqlValue::Text(EncodeLabels(r.labels)), SqlValue::Int(r.full_smaps ? 1 : 0)}));
   }
   return txn.Commit();
 }
@@ -304,8 +305,8 @@ absl::Status SqlStore::SetSweepRelayState(const std::string& sweep_id, const std
                                           const std::string& message) {
   SqlConnectionPool::Lease db = writers_->Acquire();
   return RunSql(*db, kSetRelayStateSql,
-             {SqlValue::Text(sweep_id), SqlValue::Text(device_id), SqlValue::Text(state), SqlValue::Text(capture_id),
-              SqlValue::Text(message)})
+                {SqlValue::Text(sweep_id), SqlValue::Text(device_id), SqlValue::Text(state), SqlValue::Text(capture_id),
+                 SqlValue::Text(message)})
       .status();
 }
 

@@ -43,8 +43,7 @@ constexpr MetricColumn kDeviceMetricColumns[] = {
 };
 
 template <size_t N>
-absl::StatusOr<const char*> LookUpColumn(const MetricColumn (&table)[N], const std::string& metric,
-                                         const char* kind) {
+absl::StatusOr<const char*> LookUpColumn(const MetricColumn (&table)[N], const std::string& metric, const char* kind) {
   for (const MetricColumn& m : table) {
     if (m.metric == metric) return m.column;
   }
@@ -53,8 +52,8 @@ absl::StatusOr<const char*> LookUpColumn(const MetricColumn (&table)[N], const s
     if (!allowed.empty()) allowed += ", ";
     allowed.append(m.metric.data(), m.metric.size());
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", kind, " metric \"", metric.substr(0, 64),
-                                                 "\"; expected one of: ", allowed));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown ", kind, " metric \"", metric.substr(0, 64), "\"; expected one of: ", allowed));
 }
 
 absl::Status TooLarge(const char* what) {
@@ -152,8 +151,9 @@ absl::StatusOr<std::vector<CaptureTimes>> ValidateCaptures(const std::vector<Cap
 }
 
 absl::Status OtherDevicesCapture(const CaptureRecord& capture, const std::string& owner) {
-  return absl::AlreadyExistsError(absl::StrCat("capture id \"", capture.capture_id, "\" is already stored for device \"",
-                                               owner, "\", not \"", capture.device_id, "\""));
+  return absl::AlreadyExistsError(absl::StrCat("capture id \"", capture.capture_id,
+                                               "\" is already stored for device \"", owner, "\", not \"",
+                                               capture.device_id, "\""));
 }
 
 int64_t DroppedCapturesToStore(uint64_t dropped) {
@@ -171,8 +171,8 @@ absl::StatusOr<std::string> DecompressStoredReport(const CompressedReport& row) 
   }
   absl::StatusOr<std::string> base_json = DecompressReportJson(*row.base_zstd);
   if (!base_json.ok()) {
-    return absl::Status(base_json.status().code(),
-                        absl::StrCat("its keyframe's report, which it is stored against: ", base_json.status().message()));
+    return absl::Status(base_json.status().code(), absl::StrCat("its keyframe's report, which it is stored against: ",
+                                                                base_json.status().message()));
   }
   return DecompressReportJsonAgainst(row.report_zstd, *base_json);
 }
@@ -182,7 +182,8 @@ absl::StatusOr<std::string> DecompressStoredReport(const CompressedReport& row) 
 absl::StatusOr<StoredReport> DecodeReport(CompressedReport row) {
   absl::StatusOr<std::string> json = DecompressStoredReport(row);
   if (!json.ok()) {
-    return absl::Status(json.status().code(), absl::StrCat("capture ", row.report.capture_id, ": ", json.status().message()));
+    return absl::Status(json.status().code(),
+                        absl::StrCat("capture ", row.report.capture_id, ": ", json.status().message()));
   }
   row.report.report_json = *std::move(json);
   return std::move(row.report);

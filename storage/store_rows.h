@@ -66,9 +66,8 @@ DeviceRecord ReadDevice(const Row& row, int first) {
   d.kernel = row.ColumnText(first + 4);
   d.agent_version = row.ColumnText(first + 5);
   const int64_t page_size = row.ColumnInt64(first + 6);
-  d.page_size = page_size >= 0 && page_size <= std::numeric_limits<uint32_t>::max()
-                    ? static_cast<uint32_t>(page_size)
-                    : 0;
+  d.page_size =
+      page_size >= 0 && page_size <= std::numeric_limits<uint32_t>::max() ? static_cast<uint32_t>(page_size) : 0;
   d.platform = row.ColumnText(first + 7);
   d.last_seen_at = row.ColumnText(first + 8);
   d.dropped_captures = NonNegative(row.ColumnInt64(first + 9));

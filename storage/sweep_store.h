@@ -16,10 +16,10 @@ namespace memfleet::storage {
 struct SweepRecord {
   std::string sweep_id;
   std::string started_at;
-  std::string selector;                       // the CLI's --where terms, joined
+  std::string selector;  // the CLI's --where terms, joined
   // device_id -> "sent" | "capturing" | "stored" | "failed" | "offline" | "timed_out" | "interrupted"
   std::map<std::string, std::string> states;
-  std::string finished_at;                    // "" while running
+  std::string finished_at;  // "" while running
 };
 
 class SweepStore {

@@ -41,8 +41,8 @@ absl::StatusOr<std::string> NormalizeTimestamp(std::string_view text, std::strin
                                                    "); expected e.g. 2024-05-01T10:00:00Z"));
   };
   int64_t year, month, day, hour, minute, second;
-  if (!Digits(text, 0, 4, &year) || !Expect(text, 4, '-') || !Digits(text, 5, 2, &month) ||
-      !Expect(text, 7, '-') || !Digits(text, 8, 2, &day)) {
+  if (!Digits(text, 0, 4, &year) || !Expect(text, 4, '-') || !Digits(text, 5, 2, &month) || !Expect(text, 7, '-') ||
+      !Digits(text, 8, 2, &day)) {
     return bad("date must be YYYY-MM-DD");
   }
   if (!(Expect(text, 10, 'T') || Expect(text, 10, 't') || Expect(text, 10, ' '))) {

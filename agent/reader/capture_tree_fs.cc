@@ -24,13 +24,12 @@ bool IsAsciiSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\
 bool IsSafeSegmentPart(std::string_view text) {
   if (text.empty() || text == "." || text == "..") return false;
   for (char c : text) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '-' || c == '.';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) return false;
   }
   return true;
 }
-
 
 // The errno recorded in a `.err` file. Text that is not an errno name makes the node EINVAL rather than
 // passing arbitrary bytes on as if they were one.
@@ -55,8 +54,7 @@ NodeRead CaptureTreeFs::ReadNode(std::string_view path, size_t max_bytes) {
 
 NodeRead CaptureTreeFs::ReadAtMost(std::string_view path, size_t max_bytes) { return ReadNode(path, max_bytes); }
 
-NodeRead CaptureTreeFs::WriteThenRead(std::string_view path, std::string_view /*request*/,
-                                      std::string_view arg) {
+NodeRead CaptureTreeFs::WriteThenRead(std::string_view path, std::string_view /*request*/, std::string_view arg) {
   if (!IsSafeRelativePath(path, /*allow_empty=*/false) || !IsSafeSegmentPart(arg)) return NodeRead::Failure("EINVAL");
   return ReadNode(Cat({path, "@", arg}));
 }
@@ -80,7 +78,8 @@ DirList CaptureTreeFs::List(std::string_view path) {
   std::vector<DirEntry> entries;
   entries.reserve(list.entries.size());
   for (DirEntry& e : list.entries) {
-    if (!e.is_directory && e.name.size() > kErrSuffix.size() && e.name.compare(e.name.size() - kErrSuffix.size(), kErrSuffix.size(), kErrSuffix) == 0) {
+    if (!e.is_directory && e.name.size() > kErrSuffix.size() &&
+        e.name.compare(e.name.size() - kErrSuffix.size(), kErrSuffix.size(), kErrSuffix) == 0) {
       e.name.resize(e.name.size() - kErrSuffix.size());
       e.is_error = true;
     }

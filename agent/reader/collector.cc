@@ -26,7 +26,7 @@ using Names = std::initializer_list<std::string_view>;
 
 const Names kPidFiles = {"cmdline", "status", "oom_score_adj", "smaps", "smaps_rollup", "maps"};
 const Names kCmaSysfsFiles = {"alloc_pages_success", "alloc_pages_fail", "release_pages_success",
-                                  "total_pages",         "available_pages",  "gcma"};
+                              "total_pages",         "available_pages",  "gcma"};
 const Names kCmaDebugFiles = {"count", "used", "order_per_bit"};
 const Names kKgslFiles = {"gpumem_mapped", "gpumem_unmapped", "imported_mem", "kernel"};
 const Names kDmabufFiles = {"size", "exporter_name"};
@@ -431,20 +431,22 @@ absl::StatusOr<Capture> Collector::Run() {
     KeepError(capture::kHeaderNode, std::move(header.errno_name));
   } else if (header.errno_name == "EINVAL") {
     // What RootedDir refuses: a link out of the root, or a FIFO / device node in place of a file.
-    return absl::FailedPreconditionError(absl::StrCat(
-        RootLabel(), " has a capture.json that is not a regular file inside it (EINVAL): a symlink that "
+    return absl::FailedPreconditionError(
+        absl::StrCat(RootLabel(),
+                     " has a capture.json that is not a regular file inside it (EINVAL): a symlink that "
                      "leads out of the tree is not followed; copy the file into the tree instead"));
   } else if (header.errno_name != "ENOENT") {
-    return absl::FailedPreconditionError(absl::StrCat(
-        RootLabel(), " has a capture.json that cannot be read (", header.errno_name,
-        "); fix its permissions, or remove it if this is a device root"));
+    return absl::FailedPreconditionError(absl::StrCat(RootLabel(), " has a capture.json that cannot be read (",
+                                                      header.errno_name,
+                                                      "); fix its permissions, or remove it if this is a device root"));
   }
 
   std::optional<DirList> proc = ListDir("proc", Presence::kOptional, false);
   bool has_meminfo = proc && FindEntry(*proc, "meminfo") != nullptr;
   if (!capture_tree_ && !has_meminfo) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        RootLabel(), " is neither a capture tree (no capture.json) nor a device root (no proc/meminfo); "
+    return absl::FailedPreconditionError(
+        absl::StrCat(RootLabel(),
+                     " is neither a capture tree (no capture.json) nor a device root (no proc/meminfo); "
                      "point the agent at a capture tree folder or at the root of a running system"));
   }
   if (!capture_tree_) {

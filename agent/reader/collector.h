@@ -31,8 +31,8 @@ struct CollectOptions {
   // For a device root (no capture.json there), the header the agent writes. Ignored when the root holds
   // a capture.json (a capture tree), which is taken verbatim.
   std::string device_id = "local";
-  std::string captured_at;      // RFC 3339 UTC; the caller's clock
-  uint64_t page_size = 4096;    // the caller's getpagesize()
+  std::string captured_at;    // RFC 3339 UTC; the caller's clock
+  uint64_t page_size = 4096;  // the caller's getpagesize()
   // Further header fields of a device root (DeviceFacts: model, build, access, ...), in this order.
   std::vector<std::pair<std::string, std::string>> header_facts;
   std::optional<int> android_version;  // the header's "android_version" (the dumpsys view's formulas)

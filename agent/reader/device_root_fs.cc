@@ -28,7 +28,6 @@ constexpr std::string_view kDumpsys = "system/bin/dumpsys";
 constexpr std::string_view kAm = "system/bin/am";
 constexpr std::string_view kGetprop = "system/bin/getprop";
 
-
 int MillisecondsUntil(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
@@ -73,8 +72,7 @@ NodeRead DeviceRootFs::ReadAtMost(std::string_view path, size_t max_bytes) { ret
 
 bool DeviceRootFs::MayActOnRoot() const { return options_.live_folder || root_.root_real() == "/"; }
 
-NodeRead DeviceRootFs::WriteThenRead(std::string_view path, std::string_view request,
-                                     std::string_view /*arg*/) {
+NodeRead DeviceRootFs::WriteThenRead(std::string_view path, std::string_view request, std::string_view /*arg*/) {
   if (!MayActOnRoot()) return NodeRead::Failure("EPERM");
   absl::MutexLock lock(&write_then_read_mu_);
   return root_.WriteThenReadFile(path, request);

@@ -16,7 +16,6 @@
 namespace memfleet::agent {
 namespace {
 
-
 // Why a capture.json symlink that RootedDir would not open is refused (`path` is its full path).
 std::string SymlinkProblem(const std::string& root_real, const std::string& path, const std::string& errno_name) {
   struct stat st {};
@@ -58,8 +57,7 @@ std::string HeaderProblem(const RootedDir& dir, const std::string& path, bool is
 absl::StatusOr<RootKind> ChooseRootKind(const std::string& root, bool live_root_flag) {
   struct stat root_st {};
   if (root.empty() || stat(root.c_str(), &root_st) != 0) {
-    return absl::NotFoundError(
-        absl::StrCat(root, ": ", root.empty() ? "no folder given" : std::strerror(errno)));
+    return absl::NotFoundError(absl::StrCat(root, ": ", root.empty() ? "no folder given" : std::strerror(errno)));
   }
   if (!S_ISDIR(root_st.st_mode)) return absl::NotFoundError(absl::StrCat(root, ": not a directory"));
   RootedDir dir(root);
@@ -69,8 +67,8 @@ absl::StatusOr<RootKind> ChooseRootKind(const std::string& root, bool live_root_
   struct stat header_st {};
   if (lstat(header_path.c_str(), &header_st) == 0) {
     if (live_root_flag) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          root, " holds a capture.json, so it is a capture tree, not a live root: leave out --live-root"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(root, " holds a capture.json, so it is a capture tree, not a live root: leave out --live-root"));
     }
     std::string problem = HeaderProblem(dir, header_path, S_ISLNK(header_st.st_mode));
     if (!problem.empty()) {
@@ -83,10 +81,11 @@ absl::StatusOr<RootKind> ChooseRootKind(const std::string& root, bool live_root_
     return absl::FailedPreconditionError(absl::StrCat(header_path, ": ", std::strerror(errno)));
   }
   if (dir.root_real() == "/" || live_root_flag) return RootKind::kLiveRoot;
-  return absl::FailedPreconditionError(absl::StrCat(
-      root, " is not a capture tree (no capture.json) and not the live root /. memfleet runs a root's programs "
-            "(system/bin/dumpsys, am) and writes its nodes (proc/dma_heap/rss_pid) only for /; if ", root,
-      " is the root of a running system (a chroot, a mounted device root), pass --live-root"));
+  return absl::FailedPreconditionError(
+      absl::StrCat(root,
+                   " is not a capture tree (no capture.json) and not the live root /. memfleet runs a root's programs "
+                   "(system/bin/dumpsys, am) and writes its nodes (proc/dma_heap/rss_pid) only for /; if ",
+                   root, " is the root of a running system (a chroot, a mounted device root), pass --live-root"));
 }
 
 }  // namespace memfleet::agent

@@ -28,7 +28,6 @@
 namespace memfleet::agent {
 namespace {
 
-
 #if MEMFLEET_HAVE_OPENAT2
 long OpenAt2(int dir_fd, const char* path, int flags, uint64_t resolve) {
   struct open_how how;
@@ -171,9 +170,9 @@ int RootedDir::OpenWithRealpath(const std::string& relative, int flags, std::str
     }
     std::string real(resolved);
     std::free(resolved);
-    bool inside = real == root_real_ ||
-                  (real.size() > root_real_.size() && real.compare(0, root_real_.size(), root_real_) == 0 &&
-                   real[root_real_.size()] == '/');
+    bool inside =
+        real == root_real_ || (real.size() > root_real_.size() && real.compare(0, root_real_.size(), root_real_) == 0 &&
+                               real[root_real_.size()] == '/');
     if (!inside) {
       *errno_name = "EINVAL";
       return -1;

@@ -1,6 +1,6 @@
 // What a benchmark's numbers depend on besides the code, printed in its context block so that two
-// machines' runs can be compared: the CPU model and family/model/stepping, the widest vector unit glibc's memchr can use, the
-// page size and the transparent huge page mode.
+// machines' runs can be compared: the CPU model and family/model/stepping, the widest vector unit glibc's memchr can
+// use, the page size and the transparent huge page mode.
 //
 //   benchmark::Initialize(&argc, argv);
 //   memfleet::bench::AddMachineContext();

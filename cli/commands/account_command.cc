@@ -104,7 +104,8 @@ int RunAccount(const AccountArgs& args, std::ostream& out, std::ostream& err) {
   collect.page_size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   absl::StatusOr<capture::Capture> capture = agent::CollectCapture(*fs, collect);
   if (!capture.ok()) {
-    err << "memfleet account: " << args.root << ": " << TerminalSafeLines(std::string(capture.status().message())) << "\n";
+    err << "memfleet account: " << args.root << ": " << TerminalSafeLines(std::string(capture.status().message()))
+        << "\n";
     return kExitFailed;
   }
   report::Report report = accounting::Account(*capture, options);
@@ -128,7 +129,8 @@ CommandLine RegisterAccountCommand(CLI::App& app) {
                 "read it live, run its system/bin/dumpsys and am, write its proc/dma_heap/rss_pid");
   cmd->add_flag("--json", args->json, "print the report JSON (docs/capture-format.md) instead of the table");
   cmd->add_option("--top", args->top, "processes shown in the table (0 = all)")->capture_default_str();
-  cmd->add_option("--graphics-libs", args->graphics_libs_file, "graphics library list to use instead of the built-in one");
+  cmd->add_option("--graphics-libs", args->graphics_libs_file,
+                  "graphics library list to use instead of the built-in one");
   cmd->add_option("--android-version", args->android_version,
                   "formulas of the dumpsys view (14 default; 16 for the Android 16 deltas)")
       ->check(CLI::Range(12, 16));

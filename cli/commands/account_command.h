@@ -24,9 +24,9 @@ struct AccountArgs {
   std::string root;
   bool json = false;
   int top = 20;
-  std::string graphics_libs_file;       // "" = built-in list
-  std::optional<int> android_version;   // dumpsys view formulas
-  std::string save_capture_dir;         // with a live root: also write the capture as a capture tree
+  std::string graphics_libs_file;      // "" = built-in list
+  std::optional<int> android_version;  // dumpsys view formulas
+  std::string save_capture_dir;        // with a live root: also write the capture as a capture tree
   // `root` is not "/" but a running system's root: run its dumpsys/am and write its nodes (--live-root).
   bool live_root = false;
 };

@@ -28,9 +28,10 @@ AgentsCli::AgentsCli(CLI::App* app) {
   deploy_ = agents_->add_subcommand(
       "deploy", "Push the static agent to each phone, tunnel it to the server (adb reverse), start it, confirm");
   AddTarget(deploy_, deploy_args_.target, "every phone adb devices lists");
-  deploy_->add_option("--server-port", deploy_args_.server_port,
-                      "the port the phones reach on their 127.0.0.1 through adb reverse: the lab server's, or a relay's "
-                      "on this host");
+  deploy_->add_option(
+      "--server-port", deploy_args_.server_port,
+      "the port the phones reach on their 127.0.0.1 through adb reverse: the lab server's, or a relay's "
+      "on this host");
   deploy_->add_option("--phone-server", deploy_args_.phone_server,
                       "A.B.C.D:PORT the phones dial themselves (on the lab network; no adb reverse)");
   deploy_->add_option("--interval", deploy_args_.interval_s, "seconds between captures")
@@ -42,18 +43,22 @@ AgentsCli::AgentsCli(CLI::App* app) {
   deploy_->add_flag("--rotate-tokens", deploy_args_.rotate_tokens,
                     "with --mint-tokens: a new token for every phone, the old one revoked");
   deploy_->add_option("--token-dir", deploy_args_.token_dir, "folder of DEVICE.token, one agent token per phone");
-  deploy_->add_option("--name-map", deploy_args_.name_map_file,
-                      "file of \"SERIAL NAME\" lines: the device id of each phone named there (others keep their serial)");
+  deploy_->add_option(
+      "--name-map", deploy_args_.name_map_file,
+      "file of \"SERIAL NAME\" lines: the device id of each phone named there (others keep their serial)");
   deploy_->add_option("--label", deploy_args_.labels, "K=V on every capture of these agents (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   deploy_->add_option("--agent-dir", deploy_args_.agent_dir,
                       "folder holding build-agent-arm64/ and build-agent-x86_64/ (scripts/build-agent); default: "
                       "the memfleet-agents package's, else the current folder's");
-  deploy_->add_option("--arm64-agent", deploy_args_.arm64_agent, "the agent for arm64-v8a phones (wins over --agent-dir)");
-  deploy_->add_option("--x86_64-agent", deploy_args_.x86_64_agent, "the agent for x86_64 phones (wins over --agent-dir)");
-  deploy_->add_option("--confirm-timeout", deploy_args_.confirm_timeout_s,
-                      "seconds to wait for the server to see each agent online")
+  deploy_->add_option("--arm64-agent", deploy_args_.arm64_agent,
+                      "the agent for arm64-v8a phones (wins over --agent-dir)");
+  deploy_->add_option("--x86_64-agent", deploy_args_.x86_64_agent,
+                      "the agent for x86_64 phones (wins over --agent-dir)");
+  deploy_
+      ->add_option("--confirm-timeout", deploy_args_.confirm_timeout_s,
+                   "seconds to wait for the server to see each agent online")
       ->check(CLI::Range(1u, 3600u))
       ->capture_default_str();
   deploy_->add_flag("--insecure-no-tokens", deploy_args_.insecure_no_tokens,
@@ -74,7 +79,9 @@ AgentsCli::AgentsCli(CLI::App* app) {
 
   logs_ = agents_->add_subcommand("logs", "The last lines of a phone's agent log");
   logs_->add_option("SERIAL", logs_args_.serial, "the phone's adb serial")->required();
-  logs_->add_option("--lines", logs_args_.lines, "how many lines (of the log's last 4 MiB)")->check(CLI::Range(1u, 100000u))->capture_default_str();
+  logs_->add_option("--lines", logs_args_.lines, "how many lines (of the log's last 4 MiB)")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
 
   supervise_ = agents_->add_subcommand(
       "supervise", "Re-run adb reverse (and adb root) and restart agents that died, every --every seconds");

@@ -29,22 +29,22 @@ struct AgentsTarget {
 
 struct AgentsDeployArgs {
   AgentsTarget target;
-  int server_port = 0;        // the lab server's port; the phones reach it at 127.0.0.1:PORT
-  std::string phone_server;   // or the address the phones dial themselves (no adb reverse)
-  uint32_t interval_s = 300;  // agent --interval
-  std::string token_dir;      // DIR/<device id>.token per phone, made by hand
-  bool mint_tokens = false;   // or one minted per phone on the server (an admin token in query)
-  bool rotate_tokens = false; // minting a new one even for a phone whose token is valid, revoking that
-  std::string name_map_file;  // lines "SERIAL NAME": the device id of each phone named there
+  int server_port = 0;              // the lab server's port; the phones reach it at 127.0.0.1:PORT
+  std::string phone_server;         // or the address the phones dial themselves (no adb reverse)
+  uint32_t interval_s = 300;        // agent --interval
+  std::string token_dir;            // DIR/<device id>.token per phone, made by hand
+  bool mint_tokens = false;         // or one minted per phone on the server (an admin token in query)
+  bool rotate_tokens = false;       // minting a new one even for a phone whose token is valid, revoking that
+  std::string name_map_file;        // lines "SERIAL NAME": the device id of each phone named there
   std::vector<std::string> labels;  // "K=V": the agents' labels, on every capture they send
-  std::string agent_dir;  // holds build-agent-arm64/ and build-agent-x86_64/; "": the packaged agents, else "."
-  std::string arm64_agent;      // override the binary of one ABI
+  std::string agent_dir;    // holds build-agent-arm64/ and build-agent-x86_64/; "": the packaged agents, else "."
+  std::string arm64_agent;  // override the binary of one ABI
   std::string x86_64_agent;
   uint32_t confirm_timeout_s = 60;  // how long to wait for the server to see each agent online
   // Deploy even to a server that answers calls without a token: through adb reverse, every app on every
   // phone could then reach it. Refused otherwise (CheckServerNeedsTokens).
   bool insecure_no_tokens = false;
-  ServerArgs query;           // where to ask whether the agents connected (default 127.0.0.1:PORT)
+  ServerArgs query;  // where to ask whether the agents connected (default 127.0.0.1:PORT)
 };
 
 struct AgentsStatusArgs {

@@ -50,11 +50,10 @@ std::string OwnBinDir() {
 }
 
 AgentBinaries BinariesOf(const AgentsDeployArgs& args) {
-  AgentBinaries binaries = !args.agent_dir.empty()
-                               ? AgentBinariesIn(args.agent_dir)
-                               : DefaultAgentBinaries(OwnBinDir(), [](const std::string& path) {
-                                   return ::access(path.c_str(), R_OK) == 0;
-                                 });
+  AgentBinaries binaries = !args.agent_dir.empty() ? AgentBinariesIn(args.agent_dir)
+                                                   : DefaultAgentBinaries(OwnBinDir(), [](const std::string& path) {
+                                                       return ::access(path.c_str(), R_OK) == 0;
+                                                     });
   if (!args.arm64_agent.empty()) binaries.arm64 = args.arm64_agent;
   if (!args.x86_64_agent.empty()) binaries.x86_64 = args.x86_64_agent;
   return binaries;
@@ -108,8 +107,7 @@ class SecretFile {
 // The phone's agent token after asking the server (--mint-tokens): the one it holds when the server
 // keeps it, else a new one pushed (mode 600, never printed). Fills the row's TOKEN.
 absl::Status MintToken(const AgentsDeployArgs& args, ServerClient& server, AgentPhone& phone, DeployRow& row) {
-  absl::StatusOr<std::string> current =
-      phone.Shell(absl::StrCat("cat ", kPhoneAgentDir, "/token 2>/dev/null; true"));
+  absl::StatusOr<std::string> current = phone.Shell(absl::StrCat("cat ", kPhoneAgentDir, "/token 2>/dev/null; true"));
   if (!current.ok()) return current.status();
   v1::MintAgentTokenRequest request;
   request.set_device_id(row.device_id);
@@ -194,8 +192,8 @@ absl::Status DeployOne(const AgentsDeployArgs& args, const capture::Labels& labe
   if (config.server.empty()) {
     if (absl::Status s = phone.Reverse(args.server_port); !s.ok()) return s;
   }
-  const std::string write_config = "printf %s " + ShellQuote(RenderPhoneAgentConfig(config)) + " >" +
-                                   kPhoneAgentDir + "/agent.conf";
+  const std::string write_config =
+      "printf %s " + ShellQuote(RenderPhoneAgentConfig(config)) + " >" + kPhoneAgentDir + "/agent.conf";
   if (absl::StatusOr<std::string> s = phone.Shell(write_config); !s.ok()) return s.status();
   absl::StatusOr<int64_t> pid = phone.StartAgent(config);
   if (!pid.ok()) return pid.status();
@@ -268,7 +266,9 @@ absl::StatusOr<DeployPlan> PlanDeploy(const AgentsDeployArgs& args) {
     text << in.rdbuf();
     if (!in) return absl::InvalidArgumentError("cannot read --name-map " + args.name_map_file);
     absl::StatusOr<std::map<std::string, std::string>> names = ParseNameMap(text.str());
-    if (!names.ok()) return absl::InvalidArgumentError(absl::StrCat("--name-map ", args.name_map_file, ": ", names.status().message()));
+    if (!names.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("--name-map ", args.name_map_file, ": ", names.status().message()));
     plan.names = *names;
   }
   return plan;
@@ -286,7 +286,8 @@ absl::Status CheckServerNeedsTokens(ServerArgs query, int server_port) {
   if (answer.code() == absl::StatusCode::kUnauthenticated) return absl::OkStatus();
   if (answer.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the server at ", query.server, " answers calls without a token, so it would take agents without one too: "
+        "the server at ", query.server,
+        " answers calls without a token, so it would take agents without one too: "
         "adb reverse puts its port on every phone's 127.0.0.1, where any app could then connect as any device and "
         "make admin calls. Give the server tokens (memfleet-server token add, docs/security.md) and deploy with "
         "--mint-tokens, or pass --insecure-no-tokens for phones nobody else installs apps on"));
@@ -346,8 +347,7 @@ int RunAgentsDeploy(const AgentsDeployArgs& args, Adb& adb, std::ostream& out, s
   }
   ConfirmOnline(args, rows);
 
-  TextTable table(
-      {{"SERIAL"}, {"DEVICE"}, {"ABI"}, {"ACCESS"}, {"TOKEN"}, {"PID", TextTable::kRight}, {"STATE"}});
+  TextTable table({{"SERIAL"}, {"DEVICE"}, {"ABI"}, {"ACCESS"}, {"TOKEN"}, {"PID", TextTable::kRight}, {"STATE"}});
   size_t failed = 0;
   for (const DeployRow& row : rows) {
     table.AddRow({row.serial, row.device_id, row.abi, row.access, row.token, row.pid, row.state});

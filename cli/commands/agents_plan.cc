@@ -29,8 +29,8 @@ bool DeviceIdByte(char c) {
 // may not signal a root agent) and not the command line (any process may put "memfleet-agent" in it). A
 // killed agent nobody reaped yet (a zombie) has no executable.
 std::string AliveFunction(const std::string& read_exe) {
-  return absl::StrCat("alive() { case \"$p\" in ''|*[!0-9]*) return 1 ;; esac; [ \"$(", read_exe, ")\" = ",
-                      kPhoneAgentDir, "/memfleet-agent ]; }; ");
+  return absl::StrCat("alive() { case \"$p\" in ''|*[!0-9]*) return 1 ;; esac; [ \"$(", read_exe,
+                      ")\" = ", kPhoneAgentDir, "/memfleet-agent ]; }; ");
 }
 
 // As the agent's own user: the start and stop commands run with its access (WithAccess) already.
@@ -112,8 +112,8 @@ absl::StatusOr<std::map<std::string, std::string>> ParseNameMap(std::string_view
       return absl::InvalidArgumentError(absl::StrCat("line ", number, ": serial \"", serial, "\" is named twice"));
     }
     if (auto [at, fresh] = serial_of_name.emplace(name, serial); !fresh) {
-      return absl::InvalidArgumentError(absl::StrCat("line ", number, ": name \"", name, "\" is given to \"",
-                                                     at->second, "\" already"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", number, ": name \"", name, "\" is given to \"", at->second, "\" already"));
     }
     names[serial] = name;
   }
@@ -122,17 +122,20 @@ absl::StatusOr<std::map<std::string, std::string>> ParseNameMap(std::string_view
 
 std::string AccessName(AccessLevel access) {
   switch (access) {
-    case AccessLevel::kAdbRoot: return "adb-root";
-    case AccessLevel::kSu: return "su";
-    case AccessLevel::kShell: return "shell";
+    case AccessLevel::kAdbRoot:
+      return "adb-root";
+    case AccessLevel::kSu:
+      return "su";
+    case AccessLevel::kShell:
+      return "shell";
   }
   return "shell";
 }
 
 std::string RenderPhoneAgentConfig(const PhoneAgentConfig& config) {
   std::string text = absl::StrCat("device_id=", config.device_id, "\nserver_port=", config.server_port,
-                      "\ninterval_s=", config.interval_s, "\naccess=", AccessName(config.access),
-                      "\ntoken=", config.token ? 1 : 0, "\nca_cert=", config.ca_cert ? 1 : 0, "\n");
+                                  "\ninterval_s=", config.interval_s, "\naccess=", AccessName(config.access),
+                                  "\ntoken=", config.token ? 1 : 0, "\nca_cert=", config.ca_cert ? 1 : 0, "\n");
   if (!config.server.empty()) absl::StrAppend(&text, "server=", config.server, "\n");
   for (const auto& [key, value] : config.labels) absl::StrAppend(&text, "label=", key, "=", value, "\n");
   return text;
@@ -157,13 +160,13 @@ absl::StatusOr<PhoneAgentConfig> ParsePhoneAgentConfig(std::string_view text) {
       ok = absl::SimpleAtoi(value, &config.interval_s) && config.interval_s > 0;
     } else if (key == "access") {
       ok = value == "adb-root" || value == "su" || value == "shell";
-      config.access = value == "adb-root" ? AccessLevel::kAdbRoot
-                                          : (value == "su" ? AccessLevel::kSu : AccessLevel::kShell);
+      config.access =
+          value == "adb-root" ? AccessLevel::kAdbRoot : (value == "su" ? AccessLevel::kSu : AccessLevel::kShell);
     } else if (key == "server") {
       ok = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-             return absl::ascii_isalnum(static_cast<unsigned char>(c)) || absl::string_view(".:_-[]/").find(c) !=
-                                                                                absl::string_view::npos;
-           });
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+               absl::string_view(".:_-[]/").find(c) != absl::string_view::npos;
+      });
       config.server = std::string(value);
     } else if (key == "label") {
       absl::StatusOr<std::pair<std::string, std::string>> label =
@@ -198,11 +201,10 @@ std::string WithAccess(AccessLevel access, const std::string& command) {
 
 std::string AgentCommandLine(const PhoneAgentConfig& config) {
   const std::string dir = kPhoneAgentDir;
-  const std::string server =
-      config.server.empty() ? absl::StrCat("127.0.0.1:", config.server_port) : config.server;
-  std::string line = absl::StrCat(dir, "/memfleet-agent --server ", ShellQuote(server), " --device-id ",
-                                  ShellQuote(config.device_id), " --root / --interval ", config.interval_s,
-                                  " --spool ", dir, "/spool");
+  const std::string server = config.server.empty() ? absl::StrCat("127.0.0.1:", config.server_port) : config.server;
+  std::string line =
+      absl::StrCat(dir, "/memfleet-agent --server ", ShellQuote(server), " --device-id ", ShellQuote(config.device_id),
+                   " --root / --interval ", config.interval_s, " --spool ", dir, "/spool");
   if (config.token) absl::StrAppend(&line, " --token-file ", dir, "/token");
   if (config.ca_cert) absl::StrAppend(&line, " --ca-cert ", dir, "/ca.pem");
   for (const auto& [key, value] : config.labels) absl::StrAppend(&line, " --label ", ShellQuote(key + "=" + value));
@@ -214,17 +216,19 @@ std::string StartAgentCommand(const PhoneAgentConfig& config) {
   // session without forking and $! is the agent's own pid.
   return absl::StrCat("cd ", kPhoneAgentDir, " || exit 1; ", AliveAsCaller(),
                       "p=$(cat agent.pid 2>/dev/null); if alive; then echo \"running $p\"; exit 0; fi; "
-                      "rm -f agent.stopped; setsid nohup ", AgentCommandLine(config),
-                      " </dev/null >>", kPhoneAgentDir, "/agent.log 2>&1 & echo $! >agent.pid; echo \"started $!\"");
+                      "rm -f agent.stopped; setsid nohup ",
+                      AgentCommandLine(config), " </dev/null >>", kPhoneAgentDir,
+                      "/agent.log 2>&1 & echo $! >agent.pid; echo \"started $!\"");
 }
 
 std::string StopAgentCommand() {
   const std::string wait = "i=0; while alive && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done";
   // agent.stopped tells supervise that nobody wants this agent to run.
-  return absl::StrCat("cd ", kPhoneAgentDir, " 2>/dev/null || { echo 'not running'; exit 0; }; : >agent.stopped; ",
-                      AliveAsCaller(), "p=$(cat agent.pid 2>/dev/null); if ! alive; then rm -f agent.pid; ",
-                      "echo 'not running'; exit 0; fi; kill \"$p\"; ", wait, "; if alive; then kill -9 \"$p\"; ", wait,
-                      "; fi; if alive; then echo \"still running $p\"; exit 1; fi; rm -f agent.pid; echo \"stopped $p\"");
+  return absl::StrCat(
+      "cd ", kPhoneAgentDir, " 2>/dev/null || { echo 'not running'; exit 0; }; : >agent.stopped; ", AliveAsCaller(),
+      "p=$(cat agent.pid 2>/dev/null); if ! alive; then rm -f agent.pid; ",
+      "echo 'not running'; exit 0; fi; kill \"$p\"; ", wait, "; if alive; then kill -9 \"$p\"; ", wait,
+      "; fi; if alive; then echo \"still running $p\"; exit 1; fi; rm -f agent.pid; echo \"stopped $p\"");
 }
 
 std::string ProbeAgentCommand() {
@@ -260,7 +264,8 @@ absl::StatusOr<int64_t> ParseStartedPid(std::string_view output) {
       absl::SimpleAtoi(line, &pid) && pid > 0) {
     return pid;
   }
-  return absl::InvalidArgumentError(absl::StrCat("the agent did not start: \"", absl::StripAsciiWhitespace(Absl(output)), "\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("the agent did not start: \"", absl::StripAsciiWhitespace(Absl(output)), "\""));
 }
 
 }  // namespace memfleet::cli

@@ -105,7 +105,7 @@ std::string ProbeAgentCommand();
 
 struct AgentProbe {
   enum State { kRunning, kStopped, kDied, kNotDeployed } state = kNotDeployed;
-  int64_t pid = 0;                        // kRunning only
+  int64_t pid = 0;                          // kRunning only
   absl::StatusOr<PhoneAgentConfig> config;  // error when not deployed or unreadable
 };
 // InvalidArgument when the output is not what ProbeAgentCommand prints (a phone shell that failed).

@@ -26,10 +26,14 @@ struct ServerView {
 
 std::string AgentState(const AgentProbe& probe) {
   switch (probe.state) {
-    case AgentProbe::kRunning: return absl::StrCat("running, pid ", probe.pid);
-    case AgentProbe::kStopped: return "stopped (agents stop)";
-    case AgentProbe::kDied: return "not running: died (agents supervise restarts it)";
-    case AgentProbe::kNotDeployed: return "not deployed";
+    case AgentProbe::kRunning:
+      return absl::StrCat("running, pid ", probe.pid);
+    case AgentProbe::kStopped:
+      return "stopped (agents stop)";
+    case AgentProbe::kDied:
+      return "not running: died (agents supervise restarts it)";
+    case AgentProbe::kNotDeployed:
+      return "not deployed";
   }
   return "not deployed";
 }
@@ -55,11 +59,11 @@ ServerView AskServer(ServerArgs query, int port_from_phones) {
 struct PhoneStatus {
   std::string serial;
   std::string device_id;
-  std::string agent;   // "running", "stopped", "died", "not deployed" or "unknown"
-  int pid = 0;         // of a running agent
-  std::string problem; // why the phone or its agent.conf could not be read
-  std::string access;  // root, su, shell
-  std::string selinux; // enforcing, permissive, none ("" when getenforce gave no such answer)
+  std::string agent;    // "running", "stopped", "died", "not deployed" or "unknown"
+  int pid = 0;          // of a running agent
+  std::string problem;  // why the phone or its agent.conf could not be read
+  std::string access;   // root, su, shell
+  std::string selinux;  // enforcing, permissive, none ("" when getenforce gave no such answer)
   std::string agent_version;
   std::string server;  // "online", "offline", "unknown device"
   std::string last_capture_at;
@@ -67,10 +71,14 @@ struct PhoneStatus {
 
 std::string AgentWord(AgentProbe::State state) {
   switch (state) {
-    case AgentProbe::kRunning: return "running";
-    case AgentProbe::kStopped: return "stopped";
-    case AgentProbe::kDied: return "died";
-    case AgentProbe::kNotDeployed: return "not deployed";
+    case AgentProbe::kRunning:
+      return "running";
+    case AgentProbe::kStopped:
+      return "stopped";
+    case AgentProbe::kDied:
+      return "died";
+    case AgentProbe::kNotDeployed:
+      return "not deployed";
   }
   return "not deployed";
 }
@@ -111,9 +119,15 @@ std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<Ag
   if (!row.problem.empty()) agent += absl::StrCat(" (", row.problem, ")");
   std::string last = row.server.empty() || row.server == "unknown device" ? chart::kNoValue
                      : row.last_capture_at.empty()                        ? chart::kNoCapture
-                                                                           : row.last_capture_at;
-  return {row.serial, row.device_id, agent, TextOrDash(row.access), TextOrDash(row.selinux),
-          TextOrDash(row.agent_version), TextOrDash(row.server), last};
+                                                                          : row.last_capture_at;
+  return {row.serial,
+          row.device_id,
+          agent,
+          TextOrDash(row.access),
+          TextOrDash(row.selinux),
+          TextOrDash(row.agent_version),
+          TextOrDash(row.server),
+          last};
 }
 
 json NullIfEmpty(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
@@ -198,8 +212,8 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
 int RunAgentsLogs(const AgentsLogsArgs& args, Adb& adb, std::ostream& out, std::ostream& err) {
   AgentPhone phone(adb, args.serial);
   // The phone sends at most the log's last kAgentLogTailBytes: a log line may be of any length.
-  absl::StatusOr<std::string> log = phone.Shell(absl::StrCat("tail -c ", kAgentLogTailBytes, " ", kPhoneAgentDir,
-                                                             "/agent.log | tail -n ", args.lines));
+  absl::StatusOr<std::string> log = phone.Shell(
+      absl::StrCat("tail -c ", kAgentLogTailBytes, " ", kPhoneAgentDir, "/agent.log | tail -n ", args.lines));
   if (!log.ok()) return PrintFailure(log.status(), "agents logs", err);
   out << TerminalSafeLines(*log);
   if (log->size() >= kAgentLogTailBytes) {

@@ -44,9 +44,8 @@ absl::StatusOr<std::string> StopOne(AgentPhone& phone) {
 }
 
 // Runs `act` on each selected phone and prints one row per phone: what was done, or why it failed.
-int ForEachPhone(const AgentsTarget& target, bool default_all, const std::string& command, Adb& adb,
-                 std::ostream& out, std::ostream& err,
-                 const std::function<absl::StatusOr<std::string>(AgentPhone&)>& act) {
+int ForEachPhone(const AgentsTarget& target, bool default_all, const std::string& command, Adb& adb, std::ostream& out,
+                 std::ostream& err, const std::function<absl::StatusOr<std::string>(AgentPhone&)>& act) {
   absl::StatusOr<std::vector<SelectedPhone>> phones = SelectPhones(target, default_all, adb);
   if (!phones.ok()) return PrintFailure(phones.status(), command, err);
   TextTable table({{"SERIAL"}, {"AGENT"}});

@@ -77,8 +77,10 @@ int RunBaselineImport(const BaselineImportArgs& args, std::ostream& out, std::os
   absl::StatusOr<v1::ImportBaselineResponse> response = (*client)->ImportBaseline(request);
   if (!response.ok()) return PrintFailure(response.status(), "baseline import", err);
   if (*format == OutputFormat::kJson) {
-    out << Dump({{"version", response->version()}, {"name", response->name()},
-                 {"departments", response->departments()}, {"processes", response->processes()},
+    out << Dump({{"version", response->version()},
+                 {"name", response->name()},
+                 {"departments", response->departments()},
+                 {"processes", response->processes()},
                  {"warnings", std::vector<std::string>(response->warnings().begin(), response->warnings().end())}});
   } else {
     out << "imported \"" << TerminalSafe(response->name()) << "\" as baseline version " << response->version() << " ("
@@ -94,7 +96,8 @@ int RunBaselineImport(const BaselineImportArgs& args, std::ostream& out, std::os
 int RunBaselineShow(const BaselineShowArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<OutputFormat> format = OutputFormatOf(args.common);
   if (!format.ok()) return PrintFailure(format.status(), "baseline show", err);
-  if (args.version < 0) return PrintFailure(absl::InvalidArgumentError("--version must be 1 or more"), "baseline show", err);
+  if (args.version < 0)
+    return PrintFailure(absl::InvalidArgumentError("--version must be 1 or more"), "baseline show", err);
   absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
   if (!client.ok()) return PrintFailure(client.status(), "baseline show", err);
   v1::GetBaselineRequest request;
@@ -103,8 +106,10 @@ int RunBaselineShow(const BaselineShowArgs& args, std::ostream& out, std::ostrea
   if (!response.ok()) return PrintFailure(response.status(), "baseline show", err);
   absl::StatusOr<baseline::Baseline> parsed = baseline::ParseBaselineFile(response->file_text());
   if (*format == OutputFormat::kJson) {
-    json j = {{"version", response->version()}, {"latest_version", response->latest_version()},
-              {"name", response->name()}, {"imported_at", response->imported_at()}};
+    json j = {{"version", response->version()},
+              {"latest_version", response->latest_version()},
+              {"name", response->name()},
+              {"imported_at", response->imported_at()}};
     j["baseline"] = parsed.ok() ? json::parse(baseline::BaselineToJson(*parsed)) : json(nullptr);
     j["file_text"] = response->file_text();
     out << Dump(j);
@@ -123,10 +128,15 @@ int RunBaselineShow(const BaselineShowArgs& args, std::ostream& out, std::ostrea
     for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
     return s.empty() ? std::string("all") : s;
   };
-  out << "  applies to models: " << TerminalSafe(list(parsed->models)) << "; builds: " << TerminalSafe(list(parsed->builds))
-      << "\n\n";
-  TextTable t({{"DEPARTMENT"}, {"STATUS"}, {"PROCESS"}, {"SR"}, {"SR STATUS"},
-               {"GRAPHICS_DMA", TextTable::kRight}, {"NON_GRAPHICS", TextTable::kRight},
+  out << "  applies to models: " << TerminalSafe(list(parsed->models))
+      << "; builds: " << TerminalSafe(list(parsed->builds)) << "\n\n";
+  TextTable t({{"DEPARTMENT"},
+               {"STATUS"},
+               {"PROCESS"},
+               {"SR"},
+               {"SR STATUS"},
+               {"GRAPHICS_DMA", TextTable::kRight},
+               {"NON_GRAPHICS", TextTable::kRight},
                {"TARGET_TOTAL", TextTable::kRight}});
   for (const baseline::Department& d : parsed->departments) {
     t.AddRow({d.name, baseline::MetStatusName(d.status), "(whole department)", "", "", "", "",
@@ -168,28 +178,42 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
   if (format == OutputFormat::kJson) {
     json rows = json::array();
     for (const v1::BaselineRow& row : r.rows()) {
-      rows.push_back({{"model", row.model()}, {"build", row.build()}, {"department", row.department()},
+      rows.push_back({{"model", row.model()},
+                      {"build", row.build()},
+                      {"department", row.department()},
                       {"process", row.process().empty() ? json(nullptr) : json(row.process())},
-                      {"budget", row.budget()}, {"budget_kb", row.budget_kb()},
-                      {"over", row.devices_over() > 0}, {"devices_checked", row.devices_checked()},
-                      {"devices_over", row.devices_over()}, {"devices_unknown", row.devices_unknown()},
-                      {"worst_value_kb", row.worst_value_kb()}, {"worst_over_kb", row.worst_over_kb()},
-                      {"worst_device", row.worst_device()}, {"worst_capture_id", row.worst_capture_id()},
+                      {"budget", row.budget()},
+                      {"budget_kb", row.budget_kb()},
+                      {"over", row.devices_over() > 0},
+                      {"devices_checked", row.devices_checked()},
+                      {"devices_over", row.devices_over()},
+                      {"devices_unknown", row.devices_unknown()},
+                      {"worst_value_kb", row.worst_value_kb()},
+                      {"worst_over_kb", row.worst_over_kb()},
+                      {"worst_device", row.worst_device()},
+                      {"worst_capture_id", row.worst_capture_id()},
                       {"worst_app_summary", SummaryJson(row)}});
     }
     json unchecked = json::array();
     for (const v1::UncheckedBudget& u : r.unchecked()) {
       unchecked.push_back({{"department", u.department()},
                            {"process", u.process().empty() ? json(nullptr) : json(u.process())},
-                           {"budget", u.budget()}, {"budget_kb", u.budget_kb()}, {"reason", u.reason()}});
+                           {"budget", u.budget()},
+                           {"budget_kb", u.budget_kb()},
+                           {"reason", u.reason()}});
     }
     json none = json::array();
     for (const v1::UnbudgetedProcess& u : r.unbudgeted()) {
       none.push_back({{"department", u.department()}, {"process", u.process()}, {"reason", u.reason()}});
     }
-    return Dump({{"baseline_version", r.version()}, {"baseline_name", r.name()}, {"scheme", r.scheme()},
-                 {"devices", r.devices()}, {"devices_not_applicable", r.devices_not_applicable()},
-                 {"any_over", r.any_over()}, {"rows", std::move(rows)}, {"unchecked", std::move(unchecked)},
+    return Dump({{"baseline_version", r.version()},
+                 {"baseline_name", r.name()},
+                 {"scheme", r.scheme()},
+                 {"devices", r.devices()},
+                 {"devices_not_applicable", r.devices_not_applicable()},
+                 {"any_over", r.any_over()},
+                 {"rows", std::move(rows)},
+                 {"unchecked", std::move(unchecked)},
                  {"unbudgeted", std::move(none)}});
   }
   if (format == OutputFormat::kCsv) {
@@ -207,8 +231,14 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
                                  r.devices(), " devices checked");
   if (r.devices_not_applicable() > 0) absl::StrAppend(&out, ", ", r.devices_not_applicable(), " not covered by it");
   out += "\n";
-  TextTable over({{"MODEL"}, {"BUILD"}, {"PROCESS / DEPARTMENT"}, {"BUDGET"}, {"LIMIT", TextTable::kRight},
-                  {"OVER ON", TextTable::kRight}, {"WORST", TextTable::kRight}, {"BY", TextTable::kRight},
+  TextTable over({{"MODEL"},
+                  {"BUILD"},
+                  {"PROCESS / DEPARTMENT"},
+                  {"BUDGET"},
+                  {"LIMIT", TextTable::kRight},
+                  {"OVER ON", TextTable::kRight},
+                  {"WORST", TextTable::kRight},
+                  {"BY", TextTable::kRight},
                   {"WORST DEVICE"}});
   size_t within = 0;
   std::string breakdowns;
@@ -220,17 +250,16 @@ std::string RenderCheck(const v1::CheckBaselineResponse& r, OutputFormat format)
     if (const std::string words = SummaryWords(row); !words.empty()) {
       absl::StrAppend(&breakdowns, "  ", ItemName(row), " on ", row.worst_device(), ": ", words, "\n");
     }
-    over.AddRow({TextOrDash(row.model()), TextOrDash(row.build()),
-                 ItemName(row), row.budget(), FormatKb(row.budget_kb()),
-                 chart::PartOfCountWithUnknown(row.devices_over(), row.devices_checked(), row.devices_unknown()), FormatKb(row.worst_value_kb()),
-                 Signed(row.worst_over_kb()), row.worst_device()});
+    over.AddRow({TextOrDash(row.model()), TextOrDash(row.build()), ItemName(row), row.budget(),
+                 FormatKb(row.budget_kb()),
+                 chart::PartOfCountWithUnknown(row.devices_over(), row.devices_checked(), row.devices_unknown()),
+                 FormatKb(row.worst_value_kb()), Signed(row.worst_over_kb()), row.worst_device()});
   }
   const std::string unchecked_note =
       r.unchecked_size() == 0 ? "" : absl::StrCat(", ", r.unchecked_size(), " not checked");
   if (over.row_count() == 0) {
-    out += r.unchecked_size() == 0
-               ? absl::StrCat("all within budget (", within, " budgets checked)\n")
-               : absl::StrCat(within, " budgets checked, all within", unchecked_note, "\n");
+    out += r.unchecked_size() == 0 ? absl::StrCat("all within budget (", within, " budgets checked)\n")
+                                   : absl::StrCat(within, " budgets checked, all within", unchecked_note, "\n");
   } else {
     out += absl::StrCat(over.row_count(), " over budget (kB), ", within, " within", unchecked_note, ":\n") +
            over.Render(2);
@@ -299,24 +328,41 @@ std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat for
     for (const v1::ModelRegressions& m : r.models()) {
       json figures = json::array();
       for (const v1::FigureChange& f : m.figures()) {
-        figures.push_back({{"figure", f.figure()}, {"devices_a", f.devices_a()}, {"devices_b", f.devices_b()},
-                           {"median_a_kb", f.median_a_kb()}, {"median_b_kb", f.median_b_kb()},
-                           {"p90_a_kb", f.p90_a_kb()}, {"p90_b_kb", f.p90_b_kb()}, {"delta_kb", f.delta_kb()},
-                           {"noise_kb", f.noise_kb()}, {"threshold_kb", f.threshold_kb()},
-                           {"flagged", f.flagged()}, {"note", f.note()}, {"devices_moved", f.devices_moved()}});
+        figures.push_back({{"figure", f.figure()},
+                           {"devices_a", f.devices_a()},
+                           {"devices_b", f.devices_b()},
+                           {"median_a_kb", f.median_a_kb()},
+                           {"median_b_kb", f.median_b_kb()},
+                           {"p90_a_kb", f.p90_a_kb()},
+                           {"p90_b_kb", f.p90_b_kb()},
+                           {"delta_kb", f.delta_kb()},
+                           {"noise_kb", f.noise_kb()},
+                           {"threshold_kb", f.threshold_kb()},
+                           {"flagged", f.flagged()},
+                           {"note", f.note()},
+                           {"devices_moved", f.devices_moved()}});
       }
       models.push_back({{"model", m.model()}, {"figures", std::move(figures)}});
     }
-    return Dump({{"process", r.process_name()}, {"build_a", r.build_a()}, {"build_b", r.build_b()},
-                 {"any_flagged", r.any_flagged()}, {"models", std::move(models)}});
+    return Dump({{"process", r.process_name()},
+                 {"build_a", r.build_a()},
+                 {"build_b", r.build_b()},
+                 {"any_flagged", r.any_flagged()},
+                 {"models", std::move(models)}});
   }
   std::string out = absl::StrCat(r.process_name(), ": build ", r.build_b(), " against ", r.build_a(),
                                  " (medians across devices; flagged when |change| > max(3 x noise, 1024 kB))\n");
   for (const v1::ModelRegressions& m : r.models()) {
     out += absl::StrCat("\nmodel ", TextOrDash(m.model()), "\n");
-    TextTable t({{"FIGURE"}, {"DEVICES A/B", TextTable::kRight}, {"MEDIAN A", TextTable::kRight},
-                 {"MEDIAN B", TextTable::kRight}, {"P90 A", TextTable::kRight}, {"P90 B", TextTable::kRight},
-                 {"CHANGE", TextTable::kRight}, {"NOISE", TextTable::kRight}, {"VERDICT"}});
+    TextTable t({{"FIGURE"},
+                 {"DEVICES A/B", TextTable::kRight},
+                 {"MEDIAN A", TextTable::kRight},
+                 {"MEDIAN B", TextTable::kRight},
+                 {"P90 A", TextTable::kRight},
+                 {"P90 B", TextTable::kRight},
+                 {"CHANGE", TextTable::kRight},
+                 {"NOISE", TextTable::kRight},
+                 {"VERDICT"}});
     for (const v1::FigureChange& f : m.figures()) {
       std::string verdict = !f.note().empty() ? f.note()
                             : f.flagged()     ? (f.delta_kb() > 0 ? "REGRESSION" : "improvement")
@@ -372,10 +418,10 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
   const std::string figure = args.metric.substr(args.metric.find('.') + 1);
   if (args.metric.rfind("process.", 0) != 0 ||
       (figure != "graphics_dma_kb" && figure != "non_graphics_kb" && figure != "total_kb")) {
-    return PrintFailure(absl::InvalidArgumentError(
-                            "--baseline compares a budgeted figure: --metric process.graphics_dma_kb, "
-                            "process.non_graphics_kb or process.total_kb (target total) with --process NAME"),
-                        "fleet", err);
+    return PrintFailure(
+        absl::InvalidArgumentError("--baseline compares a budgeted figure: --metric process.graphics_dma_kb, "
+                                   "process.non_graphics_kb or process.total_kb (target total) with --process NAME"),
+        "fleet", err);
   }
   absl::StatusOr<v1::FleetRequest> request = MakeFleetRequest(args);
   if (!request.ok()) return PrintFailure(request.status(), "fleet", err);
@@ -408,7 +454,11 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
     why = absl::StrCat("scheme ", scheme_number, " gives it no ", figure, " budget");
   }
   json rows = json::array();
-  TextTable t({{"DEVICE"}, {"MODEL"}, {"CAPTURED"}, {"VALUE", TextTable::kRight}, {"BUDGET", TextTable::kRight},
+  TextTable t({{"DEVICE"},
+               {"MODEL"},
+               {"CAPTURED"},
+               {"VALUE", TextTable::kRight},
+               {"BUDGET", TextTable::kRight},
                {"OVER", TextTable::kRight}});
   for (const v1::FleetRow& r : response->rows()) {
     // As `baseline check` decides it: the device's model and current build against applies_to.
@@ -417,8 +467,11 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
     const bool has_budget = applies && budgeted;
     const int64_t budget_kb = has_budget ? budget_value : 0;
     const int64_t over_kb = r.value_kb() - budget_kb;
-    rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"build", r.build()},
-                    {"captured_at", r.captured_at()}, {"applies", applies},
+    rows.push_back({{"device_id", r.device_id()},
+                    {"model", r.model()},
+                    {"build", r.build()},
+                    {"captured_at", r.captured_at()},
+                    {"applies", applies},
                     {"value_kb", has_value ? json(r.value_kb()) : json(nullptr)},
                     {"budget_kb", has_budget ? json(budget_kb) : json(nullptr)},
                     {"over_kb", has_value && has_budget ? json(over_kb) : json(nullptr)}});
@@ -426,15 +479,18 @@ int RunFleetWithBaseline(const FleetArgs& args, int scheme_number, std::ostream&
               has_budget ? FormatKb(budget_kb) : "-", has_value && has_budget ? Signed(over_kb) : "-"});
   }
   if (*format == OutputFormat::kJson) {
-    out << Dump({{"metric", args.metric}, {"process", process}, {"scheme", scheme_number},
-                 {"baseline_version", stored->version()}, {"budget_kb", budgeted ? json(budget_value) : json(nullptr)},
-                 {"no_budget_reason", budgeted ? json(nullptr) : json(why)}, {"rows", std::move(rows)}});
+    out << Dump({{"metric", args.metric},
+                 {"process", process},
+                 {"scheme", scheme_number},
+                 {"baseline_version", stored->version()},
+                 {"budget_kb", budgeted ? json(budget_value) : json(nullptr)},
+                 {"no_budget_reason", budgeted ? json(nullptr) : json(why)},
+                 {"rows", std::move(rows)}});
     return kExitOk;
   }
   out << TerminalSafe(args.metric + " of " + process) << " against baseline \"" << TerminalSafe(stored->name())
-      << "\" (version "
-      << stored->version() << ", scheme " << scheme_number << "): "
-      << (budgeted ? "budget " + FormatKb(budget_value) + " kB" : "no budget (" + why + ")") << "\n";
+      << "\" (version " << stored->version() << ", scheme " << scheme_number
+      << "): " << (budgeted ? "budget " + FormatKb(budget_value) + " kB" : "no budget (" + why + ")") << "\n";
   out << t.Render(2);
   return kExitOk;
 }

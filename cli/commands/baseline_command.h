@@ -38,9 +38,9 @@ struct BaselineShowArgs {
 struct BaselineCheckArgs {
   ServerArgs common;
   int scheme = 1;
-  bool allow_unchecked = false;   // budgets no device could check do not fail the check (exit 0, not 5)
+  bool allow_unchecked = false;  // budgets no device could check do not fail the check (exit 0, not 5)
   std::string sweep_id;
-  std::string since;              // a span back (24h) or RFC 3339; "" = each device's latest
+  std::string since;  // a span back (24h) or RFC 3339; "" = each device's latest
   std::vector<std::string> where;
   int64_t version = 0;
   std::optional<std::chrono::system_clock::time_point> now;  // tests fix the clock

@@ -55,8 +55,7 @@ std::string ShortBuild(const std::string& fingerprint) {
 
 }  // namespace
 
-std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered,
-                          bool retired) {
+std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat format, bool filtered, bool retired) {
   if (format == OutputFormat::kJson) {
     json devices = json::array();
     for (const v1::DeviceSummary& d : response.devices()) {
@@ -88,18 +87,38 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
     return devices.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
-    std::string out = CsvRow({"device_id", "model", "platform", "soc", "online", "last_capture_at", "last_total_kb",
-                              "capture_count", "build_fingerprint", "kernel", "agent_version",
-                              "dropped_captures", "clock_skew_s", "refused_streams", "future_captures_refused",
-                              "manufacturer", "build_type", "abi", "android_sdk", "access", "selinux", "server",
-                              "retired_at"});
+    std::string out = CsvRow({"device_id",     "model",           "platform",
+                              "soc",           "online",          "last_capture_at",
+                              "last_total_kb", "capture_count",   "build_fingerprint",
+                              "kernel",        "agent_version",   "dropped_captures",
+                              "clock_skew_s",  "refused_streams", "future_captures_refused",
+                              "manufacturer",  "build_type",      "abi",
+                              "android_sdk",   "access",          "selinux",
+                              "server",        "retired_at"});
     for (const v1::DeviceSummary& d : response.devices()) {
-      out += CsvRow({d.device_id(), d.model(), d.platform(), d.soc(), d.online() ? "true" : "false",
-                     d.last_capture_at(), CsvKb(LastTotal(d)), std::to_string(d.capture_count()),
-                     d.build_fingerprint(), d.kernel(), d.agent_version(), std::to_string(d.dropped_captures()),
-                     d.has_clock_skew_s() ? std::to_string(d.clock_skew_s()) : "", std::to_string(d.refused_streams()),
-                     std::to_string(d.future_captures_refused()), d.manufacturer(), d.build_type(), d.abi(),
-                     d.android_sdk(), d.access(), d.selinux(), d.server_id(), d.retired_at()});
+      out += CsvRow({d.device_id(),
+                     d.model(),
+                     d.platform(),
+                     d.soc(),
+                     d.online() ? "true" : "false",
+                     d.last_capture_at(),
+                     CsvKb(LastTotal(d)),
+                     std::to_string(d.capture_count()),
+                     d.build_fingerprint(),
+                     d.kernel(),
+                     d.agent_version(),
+                     std::to_string(d.dropped_captures()),
+                     d.has_clock_skew_s() ? std::to_string(d.clock_skew_s()) : "",
+                     std::to_string(d.refused_streams()),
+                     std::to_string(d.future_captures_refused()),
+                     d.manufacturer(),
+                     d.build_type(),
+                     d.abi(),
+                     d.android_sdk(),
+                     d.access(),
+                     d.selinux(),
+                     d.server_id(),
+                     d.retired_at()});
     }
     return out;
   }
@@ -108,17 +127,19 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
   for (const v1::DeviceSummary& d : response.devices()) fleet = fleet || !d.server_id().empty();
   std::vector<TextTable::Column> columns = {{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"BUILD"}, {"ACCESS"}, {"STATE"}};
   if (fleet) columns.push_back({"SERVER"});
-  for (TextTable::Column c : {TextTable::Column{"LAST CAPTURE"}, TextTable::Column{"CLOCK SKEW", TextTable::kRight},
-                              TextTable::Column{"TOTAL KB", TextTable::kRight},
-                              TextTable::Column{"CAPTURES", TextTable::kRight}}) {
+  for (TextTable::Column c :
+       {TextTable::Column{"LAST CAPTURE"}, TextTable::Column{"CLOCK SKEW", TextTable::kRight},
+        TextTable::Column{"TOTAL KB", TextTable::kRight}, TextTable::Column{"CAPTURES", TextTable::kRight}}) {
     columns.push_back(std::move(c));
   }
   TextTable table(std::move(columns));
   size_t online = 0;
   for (const v1::DeviceSummary& d : response.devices()) {
     if (d.online()) ++online;
-    std::vector<std::string> row = {d.device_id(), d.model().empty() ? "-" : d.model(),
-                                    d.platform().empty() ? "-" : d.platform(), ShortBuild(d.build_fingerprint()),
+    std::vector<std::string> row = {d.device_id(),
+                                    d.model().empty() ? "-" : d.model(),
+                                    d.platform().empty() ? "-" : d.platform(),
+                                    ShortBuild(d.build_fingerprint()),
                                     d.access().empty() ? "-" : d.access(),
                                     !d.retired_at().empty() ? "retired " + d.retired_at()
                                     : d.online()            ? "online"
@@ -192,11 +213,13 @@ int RunDevicesRetire(const DevicesRetireArgs& args, std::ostream& out, std::ostr
     // A request the server refuses (its agent is online) is the caller's to fix: a usage error.
     return absl::IsFailedPrecondition(retired.status()) ? kExitUsage : code;
   }
-  const std::vector<std::string> revoked(retired->revoked_token_names().begin(),
-                                         retired->revoked_token_names().end());
+  const std::vector<std::string> revoked(retired->revoked_token_names().begin(), retired->revoked_token_names().end());
   if (*format == OutputFormat::kJson) {
-    out << json({{"device_id", args.device_id}, {"retired_at", retired->retired_at()}, {"purged", retired->purged()},
-                 {"captures_deleted", retired->captures_deleted()}, {"revoked_tokens", revoked}})
+    out << json({{"device_id", args.device_id},
+                 {"retired_at", retired->retired_at()},
+                 {"purged", retired->purged()},
+                 {"captures_deleted", retired->captures_deleted()},
+                 {"revoked_tokens", revoked}})
                .dump(2, ' ', false, json::error_handler_t::replace)
         << "\n";
     return kExitOk;
@@ -229,7 +252,8 @@ CommandLine RegisterDevicesCommand(CLI::App& app) {
   cmd->add_flag("--retired", args->retired, "list the retired devices (`devices retire`) instead");
   auto retire = std::make_shared<DevicesRetireArgs>();
   CLI::App* retire_cmd = AddServerCommand(
-      cmd, "retire", "A device that left the farm: off devices, fleet, the dashboard and /metrics, its history kept (admin)",
+      cmd, "retire",
+      "A device that left the farm: off devices, fleet, the dashboard and /metrics, its history kept (admin)",
       retire->common);
   retire_cmd->add_option("DEVICE", retire->device_id, "device id (see `memfleet devices`)")->required();
   retire_cmd->add_flag("--purge", retire->purge, "also delete its history and the device (irreversible)");

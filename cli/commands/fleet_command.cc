@@ -40,11 +40,13 @@ absl::StatusOr<v1::FleetRequest> MakeFleetRequest(const FleetArgs& args) {
                                       "process.<figure> with --process NAME (process.total_kb, process.gl_kb, ...)");
   }
   if (process_metric && args.process_name.empty()) {
-    return absl::InvalidArgumentError("--metric " + args.metric + " is a process figure: name the process with --process NAME");
+    return absl::InvalidArgumentError("--metric " + args.metric +
+                                      " is a process figure: name the process with --process NAME");
   }
   if (device_metric && !args.process_name.empty()) {
     return absl::InvalidArgumentError("--process is for process.<figure> metrics; " + args.metric +
-                                      " is a device figure (did you mean --metric process." + args.metric.substr(7) + "?)");
+                                      " is a device figure (did you mean --metric process." + args.metric.substr(7) +
+                                      "?)");
   }
   if (args.group_by != "model" && args.group_by != "platform" && args.group_by != "soc" && args.group_by != "build") {
     return absl::InvalidArgumentError("--group-by \"" + args.group_by + "\": use model, platform, soc or build");
@@ -64,7 +66,9 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
     json groups = json::array();
     for (const v1::FleetGroup& g : response.groups()) {
       const bool any = g.devices() > 0;
-      groups.push_back({{"key", g.key()}, {"devices", g.devices()}, {"unknown", g.unknown()},
+      groups.push_back({{"key", g.key()},
+                        {"devices", g.devices()},
+                        {"unknown", g.unknown()},
                         {"min_kb", any ? json(g.min_kb()) : json(nullptr)},
                         {"p50_kb", any ? json(g.p50_kb()) : json(nullptr)},
                         {"p90_kb", any ? json(g.p90_kb()) : json(nullptr)},
@@ -73,12 +77,17 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
     json rows = json::array();
     for (const v1::FleetRow& r : response.rows()) {
       std::optional<int64_t> v = ValueOf(r);
-      rows.push_back({{"device_id", r.device_id()}, {"model", r.model()}, {"platform", r.platform()},
-                      {"captured_at", r.captured_at()}, {"value_kb", KbJson(v)}});
+      rows.push_back({{"device_id", r.device_id()},
+                      {"model", r.model()},
+                      {"platform", r.platform()},
+                      {"captured_at", r.captured_at()},
+                      {"value_kb", KbJson(v)}});
     }
-    json out = {{"metric", args.metric}, {"group_by", args.group_by},
+    json out = {{"metric", args.metric},
+                {"group_by", args.group_by},
                 {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
-                {"groups", std::move(groups)}, {"rows", std::move(rows)}};
+                {"groups", std::move(groups)},
+                {"rows", std::move(rows)}};
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
@@ -98,8 +107,8 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
     }
     return out;
   }
-  std::string out = TerminalSafe(args.metric + (args.process_name.empty() ? "" : " of " + args.process_name) +
-                                 " by " + args.group_by) +
+  std::string out = TerminalSafe(args.metric + (args.process_name.empty() ? "" : " of " + args.process_name) + " by " +
+                                 args.group_by) +
                     " (kB, latest report of each device)\n";
   TextTable groups({{absl::AsciiStrToUpper(args.group_by)},
                     {"DEVICES", TextTable::kRight},
@@ -135,11 +144,11 @@ int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<v1::FleetResponse> response = (*client)->GetFleet(*request);
   if (!response.ok()) return PrintFailure(response.status(), "fleet", err);
   if (response->groups_size() == 0 && response->rows_size() == 0) {
-    return PrintFailure(absl::NotFoundError("no stored report matches" +
-                                            std::string(args.where.empty() ? "" : " the --where terms") +
-                                            (args.process_name.empty() ? "" : " with a process named \"" + args.process_name + "\"") +
-                                            " (run `memfleet sweep` first)"),
-                        "fleet", err);
+    return PrintFailure(
+        absl::NotFoundError("no stored report matches" + std::string(args.where.empty() ? "" : " the --where terms") +
+                            (args.process_name.empty() ? "" : " with a process named \"" + args.process_name + "\"") +
+                            " (run `memfleet sweep` first)"),
+        "fleet", err);
   }
   FleetArgs shown = args;
   if (!response->process_name().empty()) shown.process_name = response->process_name();  // as resolved
@@ -160,7 +169,8 @@ CommandLine RegisterFleetCommand(CLI::App& app) {
   CLI::App* cmd = AddServerCommand(&app, "fleet", "A figure of each device's latest report, per group: min/p50/p90/max",
                                    args->common);
   AddWhereOption(cmd, args->where);
-  cmd->add_option("--metric", args->metric, "device.<figure> or process.<figure> (with --process)")->capture_default_str();
+  cmd->add_option("--metric", args->metric, "device.<figure> or process.<figure> (with --process)")
+      ->capture_default_str();
   cmd->add_option("--group-by", args->group_by, "model, platform, soc or build")->capture_default_str();
   cmd->add_option("--process", args->process_name, "process name for process.<figure> metrics");
   cmd->add_flag("--rows", args->rows, "also list each device's value, largest first");

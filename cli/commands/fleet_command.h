@@ -25,10 +25,10 @@ struct FleetArgs {
   std::string metric = "device.total_kb";
   std::string group_by = "model";  // model, platform, soc, build
   std::vector<std::string> where;
-  std::string process_name;        // for process.<figure>
-  bool rows = false;               // also the per-device rows
-  bool baseline = false;           // --baseline: each device against the baseline's budget (RunFleetWithBaseline)
-  int scheme = 1;                  // with --baseline: budget scheme 1 or 2
+  std::string process_name;  // for process.<figure>
+  bool rows = false;         // also the per-device rows
+  bool baseline = false;     // --baseline: each device against the baseline's budget (RunFleetWithBaseline)
+  int scheme = 1;            // with --baseline: budget scheme 1 or 2
 };
 
 int RunFleet(const FleetArgs& args, std::ostream& out, std::ostream& err);

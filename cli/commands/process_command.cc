@@ -27,10 +27,19 @@ using nlohmann::json;
 
 // The order of a process object in docs/capture-format.md; fields a newer server adds follow in name order.
 const std::vector<std::string>& KnownFields() {
-  static const std::vector<std::string> fields = {
-      "name",   "oom_score_adj",      "cached",                 "pss_kb",          "swap_pss_kb",
-      "gfxdev_kb", "gl_kb",           "dma_kb",                 "native_graphics_kb", "native_graphics_source",
-      "non_graphics_kb", "graphics_dma_kb", "total_kb"};
+  static const std::vector<std::string> fields = {"name",
+                                                  "oom_score_adj",
+                                                  "cached",
+                                                  "pss_kb",
+                                                  "swap_pss_kb",
+                                                  "gfxdev_kb",
+                                                  "gl_kb",
+                                                  "dma_kb",
+                                                  "native_graphics_kb",
+                                                  "native_graphics_source",
+                                                  "non_graphics_kb",
+                                                  "graphics_dma_kb",
+                                                  "total_kb"};
   return fields;
 }
 
@@ -150,7 +159,8 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
     std::vector<std::string> header = {"device_id", "captured_at", "pid"};
     header.insert(header.end(), fields.begin(), fields.end());
     for (const DumpsysCsvColumn& c : kDumpsysCsvColumns) header.push_back(c.csv_column);
-    for (const report::AppSummaryField& f : report::kAppSummaryFields) header.push_back(std::string("app_summary.") + f.name);
+    for (const report::AppSummaryField& f : report::kAppSummaryFields)
+      header.push_back(std::string("app_summary.") + f.name);
     std::string out = CsvRow(header);
     for (const Match& m : matches) {
       std::vector<std::string> row = {response.device_id(), response.captured_at(), m.pid};
@@ -159,7 +169,8 @@ absl::StatusOr<std::string> RenderProcess(const v1::GetReportResponse& response,
         row.push_back(Cell(Find(m.dumpsys, c.json_field), true, true));
       }
       const json* summary = Find(m.process, "app_summary");
-      for (const report::AppSummaryField& f : report::kAppSummaryFields) row.push_back(Cell(Find(summary, f.name), true, true));
+      for (const report::AppSummaryField& f : report::kAppSummaryFields)
+        row.push_back(Cell(Find(summary, f.name), true, true));
       out += CsvRow(row);
     }
     return out;
@@ -215,8 +226,8 @@ int RunProcess(const ProcessArgs& args, std::ostream& out, std::ostream& err) {
   std::string matched;
   absl::StatusOr<std::string> text = RenderProcess(*response, args.process_name, *format, &matched);
   if (!text.ok()) return PrintFailure(text.status(), "process", err);
-  if (matched != args.process_name) err << "memfleet process: \"" << TerminalSafe(args.process_name) << "\" is \""
-                                        << TerminalSafe(matched) << "\"\n";
+  if (matched != args.process_name)
+    err << "memfleet process: \"" << TerminalSafe(args.process_name) << "\" is \"" << TerminalSafe(matched) << "\"\n";
   out << *text;
   return kExitOk;
 }

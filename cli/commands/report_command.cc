@@ -23,9 +23,22 @@ std::string OptInt(const std::optional<int>& v) { return v ? std::to_string(*v) 
 }  // namespace
 
 std::string RenderProcessesCsv(const report::Report& report, int top) {
-  std::vector<std::string> header = {"device_id", "captured_at", "pid", "name", "oom_score_adj", "cached", "pss_kb",
-                                     "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
-                                     "native_graphics_source", "non_graphics_kb", "graphics_dma_kb", "total_kb"};
+  std::vector<std::string> header = {"device_id",
+                                     "captured_at",
+                                     "pid",
+                                     "name",
+                                     "oom_score_adj",
+                                     "cached",
+                                     "pss_kb",
+                                     "swap_pss_kb",
+                                     "gfxdev_kb",
+                                     "gl_kb",
+                                     "dma_kb",
+                                     "native_graphics_kb",
+                                     "native_graphics_source",
+                                     "non_graphics_kb",
+                                     "graphics_dma_kb",
+                                     "total_kb"};
   for (const DumpsysCsvColumn& c : kDumpsysCsvColumns) header.push_back(c.csv_column);
   std::string out = CsvRow(header);
   for (const report::ProcessReport* process : ProcessesByTotal(report, top)) {
@@ -56,7 +69,8 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   }
   if (!args.at.empty()) {
     absl::StatusOr<std::string> at = ParseTimeSpec(args.at, NowUnixSeconds(args.now));
-    if (!at.ok()) return PrintFailure(absl::InvalidArgumentError("--at: " + std::string(at.status().message())), "report", err);
+    if (!at.ok())
+      return PrintFailure(absl::InvalidArgumentError("--at: " + std::string(at.status().message())), "report", err);
     request.set_at(*at);
   }
   absl::StatusOr<std::unique_ptr<ServerClient>> client = ConnectToServer(args.common);
@@ -74,8 +88,8 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
     // sweep's labels are "labels" and its agent's "agent_labels", each only when there are some.
     if (parsed.ok() && parsed->is_object()) {
       (*parsed)["capture_id"] = response->capture_id();
-      for (const auto& [name, labels] : {std::make_pair("labels", &response->labels()),
-                                         std::make_pair("agent_labels", &response->agent_labels())}) {
+      for (const auto& [name, labels] :
+           {std::make_pair("labels", &response->labels()), std::make_pair("agent_labels", &response->agent_labels())}) {
         if (labels->empty()) continue;
         json& object = (*parsed)[name] = json::object();
         for (const v1::Label& label : *labels) object[label.key()] = label.value();
@@ -100,8 +114,8 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   out << TerminalSafe("capture " + response->capture_id() + " of " + response->device_id() + " at " +
                       response->captured_at() + " (from " + (*client)->address() + ")")
       << "\n";
-  for (const auto& [title, labels] : {std::make_pair("labels:", &response->labels()),
-                                      std::make_pair("agent labels:", &response->agent_labels())}) {
+  for (const auto& [title, labels] :
+       {std::make_pair("labels:", &response->labels()), std::make_pair("agent labels:", &response->agent_labels())}) {
     if (labels->empty()) continue;
     std::string line = title;
     for (const v1::Label& label : *labels) line += " " + label.key() + "=" + label.value();

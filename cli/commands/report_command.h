@@ -1,6 +1,6 @@
 // `memfleet report DEVICE [--at TIME] [--label KEY=VALUE ...]`: a stored report from the server — the
-// latest (carrying the labels, docs/labels.md), or the latest at or before TIME (RFC 3339, or a span back from now such as 24h) — as the table of `memfleet account`,
-// the report JSON (--json) or one CSV row per process (--csv).
+// latest (carrying the labels, docs/labels.md), or the latest at or before TIME (RFC 3339, or a span back from now such
+// as 24h) — as the table of `memfleet account`, the report JSON (--json) or one CSV row per process (--csv).
 //
 //   ReportArgs args;
 //   args.device_id = "pixel-7";
@@ -24,9 +24,9 @@ namespace memfleet::cli {
 struct ReportArgs {
   ServerArgs common;
   std::string device_id;
-  std::string at;           // "" = latest
-  std::string capture_id;   // exact capture; wins over `at` and `labels`
-  std::vector<std::string> labels;  // --label KEY=VALUE: the latest capture carrying all of them (its sweep's)
+  std::string at;                         // "" = latest
+  std::string capture_id;                 // exact capture; wins over `at` and `labels`
+  std::vector<std::string> labels;        // --label KEY=VALUE: the latest capture carrying all of them (its sweep's)
   std::vector<std::string> agent_labels;  // --agent-label KEY=VALUE: ... and all of these from its agent
   // --top: the processes of the table and of --csv, largest total first; 0 = all. Unset: 20 in the table,
   // all in CSV (a script exporting a report gets every process unless it asks for fewer).

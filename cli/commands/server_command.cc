@@ -57,8 +57,7 @@ absl::StatusOr<ClientSecurity> ClientSecurityOf(const ServerArgs& args) {
   ClientSecurity security;
   std::string ca_file = args.ca_cert.empty() ? EnvOr(args.env_ca_cert, kCaCertEnvVar) : args.ca_cert;
   if (!ca_file.empty()) {
-    absl::StatusOr<std::string> pem =
-        ReadWholeFile(ca_file, args.ca_cert.empty() ? "$MEMFLEET_CA_CERT" : "--ca-cert");
+    absl::StatusOr<std::string> pem = ReadWholeFile(ca_file, args.ca_cert.empty() ? "$MEMFLEET_CA_CERT" : "--ca-cert");
     if (!pem.ok()) return pem.status();
     security.ca_cert_pem = *pem;
   }
@@ -71,8 +70,8 @@ absl::StatusOr<ClientSecurity> ClientSecurityOf(const ServerArgs& args) {
   } else {
     security.token = EnvOr(args.env_token, kTokenEnvVar);
   }
-  while (!security.token.empty() && (security.token.back() == '\n' || security.token.back() == '\r' ||
-                                     security.token.back() == ' ')) {
+  while (!security.token.empty() &&
+         (security.token.back() == '\n' || security.token.back() == '\r' || security.token.back() == ' ')) {
     security.token.pop_back();
   }
   for (char c : security.token) {
@@ -95,10 +94,14 @@ absl::StatusOr<std::unique_ptr<ServerClient>> ConnectToServer(const ServerArgs& 
 
 int ExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kOk: return kExitOk;
-    case absl::StatusCode::kInvalidArgument: return kExitUsage;
-    case absl::StatusCode::kNotFound: return kExitNothingToCheck;
-    default: return kExitFailed;
+    case absl::StatusCode::kOk:
+      return kExitOk;
+    case absl::StatusCode::kInvalidArgument:
+      return kExitUsage;
+    case absl::StatusCode::kNotFound:
+      return kExitNothingToCheck;
+    default:
+      return kExitFailed;
   }
 }
 

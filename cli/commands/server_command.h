@@ -23,7 +23,7 @@
 namespace memfleet::cli {
 
 struct ServerArgs {
-  std::string server;                    // --server HOST:PORT; "" = $MEMFLEET_SERVER
+  std::string server;                     // --server HOST:PORT; "" = $MEMFLEET_SERVER
   std::optional<std::string> env_server;  // tests: stands in for $MEMFLEET_SERVER (nullopt: read it)
   // Security (docs/security.md): --ca-cert FILE (else $MEMFLEET_CA_CERT) turns TLS on; the token is
   // --token, else the contents of --token-file, else $MEMFLEET_TOKEN.

@@ -22,7 +22,6 @@ using nlohmann::json;
 
 constexpr uint32_t kMaxDeadlineS = 3600;
 
-
 }  // namespace
 
 void FillFromReport(const report::Report& report, SweptDevice& device) {
@@ -53,10 +52,17 @@ std::string RenderSweepResult(const std::string& sweep_id, std::vector<SweptDevi
   if (format == OutputFormat::kJson) {
     json list = json::array();
     for (const SweptDevice& d : devices) {
-      list.push_back({{"device_id", d.device_id}, {"model", d.model}, {"platform", d.platform}, {"state", d.state},
-                      {"message", d.message}, {"capture_id", d.capture_id}, {"captured_at", d.captured_at},
-                      {"has_report", d.has_report}, {"total_kb", KbJson(d.total_kb)},
-                      {"processes_kb", KbJson(d.processes_kb)}, {"kernel_kb", KbJson(d.kernel_kb)},
+      list.push_back({{"device_id", d.device_id},
+                      {"model", d.model},
+                      {"platform", d.platform},
+                      {"state", d.state},
+                      {"message", d.message},
+                      {"capture_id", d.capture_id},
+                      {"captured_at", d.captured_at},
+                      {"has_report", d.has_report},
+                      {"total_kb", KbJson(d.total_kb)},
+                      {"processes_kb", KbJson(d.processes_kb)},
+                      {"kernel_kb", KbJson(d.kernel_kb)},
                       {"static_reserved_kb", KbJson(d.static_reserved_kb)},
                       {"top_process", d.top_process.empty() ? json(nullptr) : json(d.top_process)},
                       {"top_process_total_kb", KbJson(d.top_process_total_kb)}});
@@ -97,8 +103,8 @@ std::string RenderSweepResult(const std::string& sweep_id, std::vector<SweptDevi
                   FormatKbOrDash(d.static_reserved_kb), d.top_process.empty() ? "-" : d.top_process,
                   FormatKbOrDash(d.top_process_total_kb)});
   }
-  std::string out = "sweep " + TerminalSafe(sweep_id) + ": " + std::to_string(rank) + " of " + std::to_string(devices.size()) +
-                    " devices stored a capture; ranked by total_kb\n";
+  std::string out = "sweep " + TerminalSafe(sweep_id) + ": " + std::to_string(rank) + " of " +
+                    std::to_string(devices.size()) + " devices stored a capture; ranked by total_kb\n";
   if (rank > 0) out += table.Render(2);
   if (!problems.empty()) out += "\nwithout a new report:\n" + TerminalSafeLines(problems);
   return out;
@@ -141,10 +147,10 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   if (drawn) err << "\n";
   if (!status.ok()) return PrintFailure(status, "sweep", err);
   if (tracker.devices().empty()) {
-    return PrintFailure(absl::NotFoundError(args.where.empty()
-                                                ? "no device is known to the server (start memfleet-agent on a device)"
-                                                : "no device matches the --where terms (see `memfleet devices`)"),
-                        "sweep", err);
+    return PrintFailure(
+        absl::NotFoundError(args.where.empty() ? "no device is known to the server (start memfleet-agent on a device)"
+                                               : "no device matches the --where terms (see `memfleet devices`)"),
+        "sweep", err);
   }
 
   // Model and platform come from the device list; a failure there only leaves them blank.
@@ -174,8 +180,8 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
       report_request.set_device_id(d.device_id);
       report_request.set_capture_id(d.capture_id);
       absl::StatusOr<v1::GetReportResponse> response = (*client)->GetReport(report_request);
-      absl::StatusOr<report::Report> report =
-          response.ok() ? report::ReportFromJson(response->report_json()) : absl::StatusOr<report::Report>(response.status());
+      absl::StatusOr<report::Report> report = response.ok() ? report::ReportFromJson(response->report_json())
+                                                            : absl::StatusOr<report::Report>(response.status());
       if (report.ok()) {
         row.captured_at = response->captured_at();
         if (row.capture_id.empty()) row.capture_id = response->capture_id();
@@ -198,13 +204,14 @@ int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
 
 CommandLine RegisterSweepCommand(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
-  CLI::App* cmd = AddServerCommand(&app, "sweep", "Capture every matching online device now, then rank them by total_kb",
-                                   args->common);
+  CLI::App* cmd = AddServerCommand(
+      &app, "sweep", "Capture every matching online device now, then rank them by total_kb", args->common);
   AddWhereOption(cmd, args->where);
   cmd->add_flag("--full-smaps", args->full_smaps,
                 "every device reads full smaps for every process in this capture, for the heaps and App Summary "
                 "of all (costs the phone more: docs/performance.md)");
-  AddRepeatedOption(cmd, "--label", args->labels, "KEY=VALUE put on every capture the sweep stores (repeatable): run=1234");
+  AddRepeatedOption(cmd, "--label", args->labels,
+                    "KEY=VALUE put on every capture the sweep stores (repeatable): run=1234");
   cmd->add_option("--deadline", args->deadline_s, "seconds to wait for the devices' captures")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();

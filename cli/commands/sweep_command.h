@@ -1,7 +1,7 @@
 // `memfleet sweep [--where KEY=VALUE ...] [--label KEY=VALUE ...] [--deadline S] [--full-smaps]`: asks every matching
-// online device for a capture now (with --full-smaps, one that reads full smaps for every process), follows the sweep (a redrawn bar on a terminal, plain lines otherwise, on `err`), then
-// prints the swept devices ranked by total_kb from their new reports; devices that failed, were
-// offline or timed out are listed under the table.
+// online device for a capture now (with --full-smaps, one that reads full smaps for every process), follows the sweep
+// (a redrawn bar on a terminal, plain lines otherwise, on `err`), then prints the swept devices ranked by total_kb from
+// their new reports; devices that failed, were offline or timed out are listed under the table.
 //
 //   SweepArgs args;
 //   args.where = {"platform=qcom"};
@@ -25,9 +25,9 @@ struct SweepArgs {
   ServerArgs common;
   std::vector<std::string> where;
   std::vector<std::string> labels;  // --label KEY=VALUE: on every capture the sweep stores
-  uint32_t deadline_s = 60;   // devices that have not stored a capture by then are reported as timed out
-  bool full_smaps = false;    // every device reads full smaps for every process: heaps and App Summary for all
-  bool progress_tty = false;  // err is a terminal: redraw one progress line
+  uint32_t deadline_s = 60;         // devices that have not stored a capture by then are reported as timed out
+  bool full_smaps = false;          // every device reads full smaps for every process: heaps and App Summary for all
+  bool progress_tty = false;        // err is a terminal: redraw one progress line
 };
 
 int RunSweep(const SweepArgs& args, std::ostream& out, std::ostream& err);
@@ -37,8 +37,8 @@ struct SweptDevice {
   std::string device_id;
   std::string model;
   std::string platform;
-  std::string state;       // "stored", "failed", "offline", "timed out", ...
-  std::string message;     // why it has no report
+  std::string state;    // "stored", "failed", "offline", "timed out", ...
+  std::string message;  // why it has no report
   std::string capture_id;
   std::string captured_at;
   report::Kb total_kb;

@@ -76,7 +76,6 @@ Summary Summarize(const std::vector<v1::HistoryPoint>& points) {
   return s;
 }
 
-
 std::string KbText(const std::optional<int64_t>& v) {
   return v ? FormatKb(*v) + " kB (" + FormatKbHuman(*v) + ")" : std::string(chart::kNoValue);
 }
@@ -84,8 +83,8 @@ std::string KbText(const std::optional<int64_t>& v) {
 // The name `typed` means on the device, by the names in its latest report — for when no stored capture
 // has a process named exactly `typed`. `none` is the answer for "nothing matches" (the server's, when it
 // said so: it also says "unknown device").
-absl::StatusOr<std::string> ResolveOnDevice(ServerClient& client, const std::string& device_id, const std::string& typed,
-                                            const absl::Status& none) {
+absl::StatusOr<std::string> ResolveOnDevice(ServerClient& client, const std::string& device_id,
+                                            const std::string& typed, const absl::Status& none) {
   v1::GetReportRequest request;
   request.set_device_id(device_id);
   absl::StatusOr<v1::GetReportResponse> latest = client.GetReport(request);
@@ -137,12 +136,15 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
                 {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
                 {"metric", (args.process_name.empty() ? "device." : "process.") + metric},
                 {"since", args.since.empty() ? json(nullptr) : json(args.since)},
-                {"points", std::move(list)}, {"min_kb", KbJson(summary.min)}, {"max_kb", KbJson(summary.max)},
+                {"points", std::move(list)},
+                {"min_kb", KbJson(summary.min)},
+                {"max_kb", KbJson(summary.max)},
                 {"last_kb", KbJson(summary.last)}};
-    out["thinned"] = thinned.hourly_before.empty()
-                         ? json(nullptr)
-                         : json({{"hourly_before", thinned.hourly_before},
-                                 {"daily_before", thinned.daily_before.empty() ? json(nullptr) : json(thinned.daily_before)}});
+    out["thinned"] =
+        thinned.hourly_before.empty()
+            ? json(nullptr)
+            : json({{"hourly_before", thinned.hourly_before},
+                    {"daily_before", thinned.daily_before.empty() ? json(nullptr) : json(thinned.daily_before)}});
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
@@ -153,11 +155,10 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     return out;
   }
   std::string out = TerminalSafe((args.process_name.empty() ? "device" : args.process_name) + " " + metric + " on " +
-                                 args.device_id +
-                                 (args.since.empty() ? "" : " since " + args.since)) +
+                                 args.device_id + (args.since.empty() ? "" : " since " + args.since)) +
                     "\n";
-  TextTable table({{"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight},
-                   {"NOTE"}});
+  TextTable table(
+      {{"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}});
   std::vector<std::optional<int64_t>> values;
   // One name, several pids (docs/accounting.md): a row per pid, and a restart only where a capture's set of
   // pids differs from the capture before it, not between two pids of one capture.
@@ -231,7 +232,8 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   if (!args.since.empty()) {
     absl::StatusOr<std::string> since = ParseTimeSpec(args.since, NowUnixSeconds(args.now));
     if (!since.ok()) {
-      return PrintFailure(absl::InvalidArgumentError("--since: " + std::string(since.status().message())), "trend", err);
+      return PrintFailure(absl::InvalidArgumentError("--since: " + std::string(since.status().message())), "trend",
+                          err);
     }
     request.set_since(*since);
     resolved.since = *since;
@@ -241,16 +243,17 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<v1::ProcessHistoryResponse> history = (*client)->GetProcessHistory(request);
   // The server says NotFound, or (with --since) sends no points, when no capture has the name exactly.
   // Without --process there is no name to resolve: the device's own figures.
-  const bool none_exact = args.process_name.empty() ? false : history.ok() ? history->points_size() == 0
-                                       : history.status().code() == absl::StatusCode::kNotFound;
+  const bool none_exact = args.process_name.empty() ? false
+                          : history.ok()            ? history->points_size() == 0
+                                                    : history.status().code() == absl::StatusCode::kNotFound;
   if (!history.ok() && !none_exact) return PrintFailure(history.status(), "trend", err);
   if (none_exact) {
     // Names are cmdlines verbatim; what was typed may be a base name or an end of one.
     const absl::Status none =
-        history.ok() ? absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" +
-                                           args.process_name + "\"" +
-                                           (resolved.since.empty() ? "" : " since " + resolved.since))
-                     : history.status();
+        history.ok()
+            ? absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" +
+                                  args.process_name + "\"" + (resolved.since.empty() ? "" : " since " + resolved.since))
+            : history.status();
     absl::StatusOr<std::string> name = ResolveOnDevice(**client, args.device_id, args.process_name, none);
     if (!name.ok()) return PrintFailure(name.status(), "trend", err);
     err << "memfleet trend: \"" << TerminalSafe(args.process_name) << "\" is \"" << TerminalSafe(*name) << "\"\n";
@@ -259,9 +262,10 @@ int RunTrend(const TrendArgs& args, std::ostream& out, std::ostream& err) {
     history = (*client)->GetProcessHistory(request);
     if (!history.ok()) return PrintFailure(history.status(), "trend", err);
     if (history->points_size() == 0) {
-      return PrintFailure(absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" +
-                                              *name + "\"" + (resolved.since.empty() ? "" : " since " + resolved.since)),
-                          "trend", err);
+      return PrintFailure(
+          absl::NotFoundError("no stored capture of " + args.device_id + " has a process named \"" + *name + "\"" +
+                              (resolved.since.empty() ? "" : " since " + resolved.since)),
+          "trend", err);
     }
   }
   out << RenderTrend(resolved, *history, *format);

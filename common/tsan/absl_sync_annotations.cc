@@ -93,12 +93,12 @@ bool FromExecutable(const void* return_address) {
   return pc >= text.begin && pc < text.end;
 }
 
-#define MEMFLEET_REAL(type, prefix, rest, ...)                                   \
-  static const auto real = Real<type>(prefix, rest);                             \
-  Outermost outermost;                                                           \
-  if (!outermost.outer || !FromExecutable(__builtin_return_address(0))) {        \
-    return real(__VA_ARGS__);                                                    \
-  }                                                                              \
+#define MEMFLEET_REAL(type, prefix, rest, ...)                            \
+  static const auto real = Real<type>(prefix, rest);                      \
+  Outermost outermost;                                                    \
+  if (!outermost.outer || !FromExecutable(__builtin_return_address(0))) { \
+    return real(__VA_ARGS__);                                             \
+  }                                                                       \
   static_assert(true, "")
 
 constexpr unsigned kRead = __tsan_mutex_read_lock;
@@ -180,7 +180,8 @@ void Mutex::LockWhen(const Condition& cond) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 }
 
 bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  MEMFLEET_REAL(MuCondTimeoutFn, "_ZN", "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE", this, cond, timeout);
+  MEMFLEET_REAL(MuCondTimeoutFn, "_ZN", "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE", this, cond,
+                timeout);
   __tsan_mutex_pre_lock(this, 0);
   const bool met = real(this, cond, timeout);
   __tsan_mutex_post_lock(this, 0, 0);
@@ -188,7 +189,8 @@ bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout) ABSL_NO
 }
 
 bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  MEMFLEET_REAL(MuCondDeadlineFn, "_ZN", "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE", this, cond, deadline);
+  MEMFLEET_REAL(MuCondDeadlineFn, "_ZN", "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE", this, cond,
+                deadline);
   __tsan_mutex_pre_lock(this, 0);
   const bool met = real(this, cond, deadline);
   __tsan_mutex_post_lock(this, 0, 0);
@@ -204,7 +206,8 @@ void Mutex::Await(const Condition& cond) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 }
 
 bool Mutex::AwaitWithTimeout(const Condition& cond, Duration timeout) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  MEMFLEET_REAL(MuCondTimeoutFn, "_ZN", "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE", this, cond, timeout);
+  MEMFLEET_REAL(MuCondTimeoutFn, "_ZN", "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE", this, cond,
+                timeout);
   return Waiting(this, [&] { return real(this, cond, timeout); });
 }
 

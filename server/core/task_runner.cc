@@ -107,9 +107,8 @@ void TaskRunner::OnAdvanced() {
   wake_.Signal();
   // A task that moves the clock itself cannot wait for its own thread.
   if (std::this_thread::get_id() == thread_id_) return;
-  auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || (running_ == kNoTask && !DueLocked());
-  };
+  auto settled = [this]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || (running_ == kNoTask && !DueLocked()); };
   mu_.Await(absl::Condition(&settled));
 }
 

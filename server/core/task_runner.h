@@ -84,8 +84,8 @@ class TaskRunner final : private SteadyClock::Listener {
   bool running_periodic_ ABSL_GUARDED_BY(mu_) = false;
   bool running_cancelled_ ABSL_GUARDED_BY(mu_) = false;  // cancelled during its run: not run again
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;             // started in the constructor, after everything it uses
-  std::thread::id thread_id_;      // thread_'s, set in the constructor: join() clears thread_'s own
+  std::thread thread_;         // started in the constructor, after everything it uses
+  std::thread::id thread_id_;  // thread_'s, set in the constructor: join() clears thread_'s own
   std::once_flag stopped_;
 };
 

@@ -50,8 +50,8 @@ bool SameDevice(const v1::DeviceInfo& a, const v1::DeviceInfo& b) {
 
 std::string FactsText(const v1::DeviceInfo& info) {
   return absl::StrCat("model \"", Snippet(info.model()), "\", soc \"", Snippet(info.soc()), "\", build \"",
-                      Snippet(info.build_fingerprint()), "\", kernel \"", Snippet(info.kernel()),
-                      "\", page size ", info.page_size());
+                      Snippet(info.build_fingerprint()), "\", kernel \"", Snippet(info.kernel()), "\", page size ",
+                      info.page_size());
 }
 
 absl::StatusOr<std::shared_ptr<AgentSession>> AgentRegistry::Register(std::shared_ptr<AgentSession> session) {

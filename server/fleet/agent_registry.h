@@ -58,8 +58,8 @@ class AgentSession {
  private:
   const v1::DeviceInfo info_;
   const std::string connected_at_;
-  const std::unique_ptr<MessageSink> sink_;  // Write under write_mu_, Cancel under state_mu_
-  absl::Mutex write_mu_;                     // serializes sink_->Write
+  const std::unique_ptr<MessageSink> sink_;                      // Write under write_mu_, Cancel under state_mu_
+  absl::Mutex write_mu_;                                         // serializes sink_->Write
   mutable absl::Mutex state_mu_ ABSL_ACQUIRED_AFTER(write_mu_);  // never held across a write
   bool closed_ ABSL_GUARDED_BY(state_mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(state_mu_) = false;

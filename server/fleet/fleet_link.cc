@@ -57,8 +57,8 @@ void FleetLink::Start(SweepCoordinator& sweeps) {
   }
   sweeps_ = &sweeps;
   // Sessions are written with a fresh heartbeat at Hello: the first refresh is due a period from now.
-  runner_.RunEvery(options_.heartbeat_period, [this] { Heartbeat(); },
-                   runner_.clock().Now() + options_.heartbeat_period);
+  runner_.RunEvery(
+      options_.heartbeat_period, [this] { Heartbeat(); }, runner_.clock().Now() + options_.heartbeat_period);
   runner_.RunEvery(options_.relay_poll_period, [this] { PollRelays(); });
 }
 
@@ -209,8 +209,8 @@ void FleetLink::DeliverRelays() {
     command.mutable_capture_now()->set_sweep_id(relay.sweep_id);
     command.mutable_capture_now()->set_full_smaps(relay.full_smaps);
     if (registry_.SendCommand(relay.device_id, command)) {
-      LogLine(absl::StrCat("sweep ", relay.sweep_id, ": capture requested from ", relay.device_id,
-                           " for another server"));
+      LogLine(
+          absl::StrCat("sweep ", relay.sweep_id, ": capture requested from ", relay.device_id, " for another server"));
       continue;
     }
     RecordRelayed({relay.sweep_id, relay.device_id}, SweepState::kOffline, "",
@@ -265,8 +265,8 @@ void FleetLink::PollWatched() {
   for (const std::string& sweep_id : watched) {
     absl::StatusOr<std::vector<storage::SweepRelay>> relays = store_.SweepRelays(sweep_id);
     if (!relays.ok()) {
-      LogLine(absl::StrCat("sweep ", sweep_id, ": cannot read the other servers' progress: ",
-                           relays.status().message()));
+      LogLine(
+          absl::StrCat("sweep ", sweep_id, ": cannot read the other servers' progress: ", relays.status().message()));
       continue;
     }
     for (const storage::SweepRelay& relay : *relays) {

@@ -40,7 +40,7 @@
 namespace memfleet::server {
 
 struct FleetLinkOptions {
-  std::string server_id;                                       // --server-id; default HOSTNAME:PORT
+  std::string server_id;  // --server-id; default HOSTNAME:PORT
   std::chrono::milliseconds heartbeat_period{std::chrono::seconds(10)};
   std::chrono::milliseconds session_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds relay_poll_period{std::chrono::milliseconds(500)};
@@ -72,8 +72,8 @@ class FleetLink : public RegistryListener, public SweepRelayer {
 
   // SweepRelayer
   absl::StatusOr<std::vector<RemoteAgent>> RemoteAgents() override;
-  absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents,
-                     const capture::Labels& labels, bool full_smaps) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Relay(const std::string& sweep_id, const std::vector<RemoteAgent>& agents, const capture::Labels& labels,
+                     bool full_smaps) override ABSL_LOCKS_EXCLUDED(mu_);
   void Unwatch(const std::string& sweep_id) override ABSL_LOCKS_EXCLUDED(mu_);
   void OnRelayedState(const std::string& sweep_id, const std::string& device_id, SweepState state,
                       const std::string& capture_id, const std::string& message) override ABSL_LOCKS_EXCLUDED(mu_);
@@ -96,8 +96,8 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   void DeliverRelays() ABSL_LOCKS_EXCLUDED(mu_);
   void PollWatched() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes a delivered relay's new state; a final one ends it here.
-  void RecordRelayed(const RelayKey& key, SweepState state, const std::string& capture_id,
-                     const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
+  void RecordRelayed(const RelayKey& key, SweepState state, const std::string& capture_id, const std::string& message)
+      ABSL_LOCKS_EXCLUDED(mu_);
   int64_t WallNowMs() const;
 
   storage::FleetStore& store_;
@@ -108,7 +108,7 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::set<std::string> watched_ ABSL_GUARDED_BY(mu_);  // sweeps started here with relays
+  std::set<std::string> watched_ ABSL_GUARDED_BY(mu_);            // sweeps started here with relays
   std::map<RelayKey, Delivered> delivered_ ABSL_GUARDED_BY(mu_);  // relays this server delivered
   TaskRunner runner_;  // last: its thread starts after everything its tasks use
 };

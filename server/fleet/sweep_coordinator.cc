@@ -42,7 +42,10 @@ bool IsFinalState(SweepState state) { return state != SweepState::kSent && state
 
 SweepCoordinator::SweepCoordinator(storage::SweepStore& sweeps, storage::QueryStore& devices, AgentRegistry& registry,
                                    Options options)
-    : sweep_store_(sweeps), device_store_(devices), registry_(registry), options_([&options] {
+    : sweep_store_(sweeps),
+      device_store_(devices),
+      registry_(registry),
+      options_([&options] {
         Options o = std::move(options);
         if (!o.now) o.now = NowRfc3339;
         if (o.default_deadline.count() <= 0) o.default_deadline = std::chrono::seconds(60);
@@ -153,13 +156,12 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
       sweep->expiry = deadlines_.PostAt(deadline_at, [this, id = sweep->id] { TimeOut(id); });
     }
   }
-  LogLine(absl::StrCat("sweep ", sweep->id, " started (",
-                       sweep->record.selector.empty() ? "every device" : sweep->record.selector, "): ", to_send.size(),
-                       " online here, ", to_relay.size(), " on other servers, ",
-                       sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ",
-                       DeadlineText(deadline),
-                       labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels)),
-                       full_smaps ? ", full smaps" : ""));
+  LogLine(absl::StrCat(
+      "sweep ", sweep->id, " started (", sweep->record.selector.empty() ? "every device" : sweep->record.selector,
+      "): ", to_send.size(), " online here, ", to_relay.size(), " on other servers, ",
+      sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ", DeadlineText(deadline),
+      labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels)),
+      full_smaps ? ", full smaps" : ""));
   if (finished != nullptr) Persist(*finished);
   if (!to_relay.empty()) {
     if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels, full_smaps); !s.ok()) {

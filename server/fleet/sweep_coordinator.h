@@ -101,7 +101,7 @@ class SweepCoordinator : public RegistryListener {
   struct Options {
     std::chrono::milliseconds default_deadline{std::chrono::seconds(60)};  // for a deadline of 0
     std::chrono::milliseconds max_deadline{std::chrono::hours(1)};
-    size_t keep_finished = 64;         // finished sweeps kept in memory for late WaitForProgress calls
+    size_t keep_finished = 64;  // finished sweeps kept in memory for late WaitForProgress calls
     // ... and at most this many devices over all of them (the newest finished sweep is always kept): a
     // finished sweep holds ~1 KB a device (states, events, record), so 64 sweeps of 5,000 devices would
     // hold ~300 MiB. Its results stay in the store.
@@ -112,14 +112,14 @@ class SweepCoordinator : public RegistryListener {
   };
 
   // Records sweeps in `sweeps`; selects among the devices `devices` knows.
-  SweepCoordinator(storage::SweepStore& sweeps, storage::QueryStore& devices, AgentRegistry& registry,
-                   Options options);
+  SweepCoordinator(storage::SweepStore& sweeps, storage::QueryStore& devices, AgentRegistry& registry, Options options);
   // Over one store that is both (a storage::Store).
   template <typename SweepAndQueryStore>
   SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry, Options options)
       : SweepCoordinator(store, store, registry, std::move(options)) {}
   template <typename SweepAndQueryStore>
-  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry) : SweepCoordinator(store, store, registry, Options{}) {}
+  SweepCoordinator(SweepAndQueryStore& store, AgentRegistry& registry)
+      : SweepCoordinator(store, store, registry, Options{}) {}
   SweepCoordinator(const SweepCoordinator&) = delete;
   SweepCoordinator& operator=(const SweepCoordinator&) = delete;
   ~SweepCoordinator() override;  // Shutdown()
@@ -136,8 +136,7 @@ class SweepCoordinator : public RegistryListener {
   // The labels of a sweep for a capture `device_id` sent for it; empty for an unknown (or long finished)
   // sweep, or a device the sweep did not select. Held in memory only: a capture that arrives after a
   // server restart loses its sweep's labels (the sweep itself was ended as interrupted).
-  capture::Labels LabelsFor(const std::string& sweep_id, const std::string& device_id) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  capture::Labels LabelsFor(const std::string& sweep_id, const std::string& device_id) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Whether a capture `device_id` sends naming `sweep_id` is that device's answer to a sweep that asked it:
   // the sweep (this server's, or one another server relayed here) sent the device its CaptureNow, and this
@@ -192,11 +191,11 @@ class SweepCoordinator : public RegistryListener {
     storage::SweepRecord record;  // states kept current
     std::map<std::string, SweepState> states;
     capture::Labels labels;
-    std::set<std::string> asked;                  // devices sent (or relayed) its CaptureNow
+    std::set<std::string> asked;                 // devices sent (or relayed) its CaptureNow
     std::map<std::string, std::string> answers;  // device -> the capture that answers it (ClaimAnswer)
     std::vector<SweepEvent> events;
     TaskRunner::TaskId expiry = TaskRunner::kNoTask;  // the task at its deadline
-    bool finished = false;  // every device final: no more changes
+    bool finished = false;                            // every device final: no more changes
     bool recorded = false;  // finished and written to the store: only now do waiters see the end
     uint32_t done = 0;
   };

@@ -18,7 +18,8 @@ namespace {
 constexpr size_t kMaxListedFailures = 20;
 
 // Walks raw captures, handing each to its callback; the plain walk or a shared run's claimed one.
-using RawCaptureWalk = std::function<absl::Status(const std::function<void(const storage::CaptureStore::RawCapture&)>&)>;
+using RawCaptureWalk =
+    std::function<absl::Status(const std::function<void(const storage::CaptureStore::RawCapture&)>&)>;
 
 absl::StatusOr<ReaccountResult> ReaccountWalk(storage::CaptureStore& store, const RawCaptureWalk& walk) {
   ReaccountResult result;

@@ -60,9 +60,9 @@ absl::Status ThinDevice(storage::SqlStore& store, const std::string& device_id, 
   // device's delta names it) then holds up only whole captures.
   const size_t batch = std::max<size_t>(options.batch, 1);
   const auto begin = plan.delete_ids.begin();
-  for (const auto& [from, to] : {std::make_pair(begin, begin + static_cast<std::ptrdiff_t>(plan.delete_deltas)),
-                                 std::make_pair(begin + static_cast<std::ptrdiff_t>(plan.delete_deltas),
-                                                plan.delete_ids.end())}) {
+  for (const auto& [from, to] :
+       {std::make_pair(begin, begin + static_cast<std::ptrdiff_t>(plan.delete_deltas)),
+        std::make_pair(begin + static_cast<std::ptrdiff_t>(plan.delete_deltas), plan.delete_ids.end())}) {
     for (auto first = from; first != to;) {
       const auto last = first + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(batch), to - first);
       MEMFLEET_ASSIGN_OR_RETURN(size_t deleted, store.DeleteCaptures(std::vector<std::string>(first, last)));
@@ -97,7 +97,8 @@ std::string DescribeRetentionRun(const RetentionRun& run, bool dry_run) {
   std::string text = absl::StrCat(run.devices, run.devices == 1 ? " device, " : " devices, ", run.deleted, " of ",
                                   run.captures_before, dry_run ? " captures would be deleted" : " captures deleted",
                                   " (", run.kept_for_deltas, " keyframes kept for their deltas)");
-  if (!dry_run) absl::StrAppend(&text, absl::StrFormat(", %.1f MB returned to the file system", run.file_bytes_freed / 1e6));
+  if (!dry_run)
+    absl::StrAppend(&text, absl::StrFormat(", %.1f MB returned to the file system", run.file_bytes_freed / 1e6));
   if (!run.failures.empty()) {
     absl::StrAppend(&text, ", ", run.failures.size(), run.failures.size() == 1 ? " device" : " devices", " failed");
   }

@@ -40,7 +40,7 @@ struct RetentionCandidate {
   std::string capture_id;
   int64_t captured_at_ms = 0;  // UTC milliseconds since 1970
   std::optional<int64_t> total_kb;
-  bool pinned = false;     // never deleted (a sweep's answer, a sweep's labels: retention.h says which)
+  bool pinned = false;      // never deleted (a sweep's answer, a sweep's labels: retention.h says which)
   std::string keyframe_id;  // the keyframe this delta needs; "" for a whole capture
 };
 

@@ -8,8 +8,7 @@
 namespace memfleet::server {
 
 absl::StatusOr<std::unique_ptr<RetentionWorker>> RetentionWorker::Start(RetentionWorkerOptions options) {
-  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<storage::SqlStore> store,
-                            storage::OpenSqliteStore(options.db_path));
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<storage::SqlStore> store, storage::OpenSqliteStore(options.db_path));
   if (!options.now_ms) {
     options.now_ms = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

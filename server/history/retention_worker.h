@@ -32,8 +32,8 @@ struct RetentionWorkerOptions {
   std::string db_path;
   RetentionPolicy policy;
   std::chrono::milliseconds interval = std::chrono::minutes(10);
-  SteadyClock* clock = nullptr;          // null: the real steady clock
-  std::function<int64_t()> now_ms;       // wall clock, UTC ms; null: the system clock
+  SteadyClock* clock = nullptr;     // null: the real steady clock
+  std::function<int64_t()> now_ms;  // wall clock, UTC ms; null: the system clock
 };
 
 class RetentionWorker {

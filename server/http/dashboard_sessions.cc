@@ -18,9 +18,9 @@ absl::StatusOr<std::string> DashboardSessions::Create(const std::string& token) 
   if (auto oldest = OldestIfFullLocked(token); oldest != sessions_.end()) {
     sessions_.erase(oldest);
   } else if (sessions_.size() >= capacity_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the dashboard holds ", sessions_.size(), " sessions, its most: log in again once some have ended, or send "
-        "the token as an Authorization: Bearer header"));
+    return absl::ResourceExhaustedError(absl::StrCat("the dashboard holds ", sessions_.size(),
+                                                     " sessions, its most: log in again once some have ended, or send "
+                                                     "the token as an Authorization: Bearer header"));
   }
   sessions_[*id] = Session{token, now + lifetime_};
   return id;

@@ -59,7 +59,8 @@ class DashboardSessions {
   };
   void DropExpiredLocked(std::chrono::steady_clock::time_point now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The token's oldest session when it holds per_token_ of them; sessions_.end() otherwise.
-  std::map<std::string, Session>::iterator OldestIfFullLocked(const std::string& token) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::map<std::string, Session>::iterator OldestIfFullLocked(const std::string& token)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   SteadyClock& clock_;
   const std::chrono::seconds lifetime_;

@@ -58,9 +58,12 @@ DashboardReply Redirect(std::string location) {
 // 503 when the store cannot answer.
 DashboardReply ErrorPage(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument: return Message(400, status.message());
-    case absl::StatusCode::kNotFound: return Message(404, status.message());
-    default: return Message(503, absl::StrCat("the store cannot answer now: ", status.message()));
+    case absl::StatusCode::kInvalidArgument:
+      return Message(400, status.message());
+    case absl::StatusCode::kNotFound:
+      return Message(404, status.message());
+    default:
+      return Message(503, absl::StrCat("the store cannot answer now: ", status.message()));
   }
 }
 
@@ -195,10 +198,10 @@ DashboardReply DashboardSite::Handle(const DashboardRequest& request) {
   return Page(200, std::move(*html));
 }
 
-std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest& request,
-                                                         std::string* logged_in_as) {
+std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest& request, std::string* logged_in_as) {
   if (request.authorization) {
-    absl::StatusOr<security::Principal> who = authorizer_.Authorize(security::kHttpDashboardMethod, request.authorization);
+    absl::StatusOr<security::Principal> who =
+        authorizer_.Authorize(security::kHttpDashboardMethod, request.authorization);
     if (!who.ok()) return Refusal(who.status(), true);
     return std::nullopt;
   }
@@ -223,8 +226,9 @@ std::optional<DashboardReply> DashboardSite::Authenticate(const DashboardRequest
 
 DashboardReply DashboardSite::Login(const DashboardRequest& request) {
   if (!FromThisSite(request)) {
-    return Message(403, "the browser says this login form was sent from another site: log in on this dashboard's own "
-                        "/login page");
+    return Message(403,
+                   "the browser says this login form was sent from another site: log in on this dashboard's own "
+                   "/login page");
   }
   absl::StatusOr<dashboard::Parameters> form = dashboard::ParseParameters(request.body);
   std::string token;
@@ -292,15 +296,17 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
   if (!device->has_value()) return absl::NotFoundError(absl::StrCat("no device \"", target.device_id, "\" is known"));
   // ?at=TIME: the report at or before that time ("earlier captures by time"); the latest otherwise.
   absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReport(target.device_id, target.Param("at"));
-  if (!stored.ok()) return stored.status().code() == absl::StatusCode::kInvalidArgument
-                               ? stored.status()
-                               : absl::UnavailableError(stored.status().message());
+  if (!stored.ok())
+    return stored.status().code() == absl::StatusCode::kInvalidArgument
+               ? stored.status()
+               : absl::UnavailableError(stored.status().message());
   if (!stored->has_value()) {
     return absl::NotFoundError(absl::StrCat("device \"", target.device_id, "\" has no capture stored",
                                             target.Param("at").empty() ? "" : " at or before that time"));
   }
   absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
-  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  if (!report.ok())
+    return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
   dashboard::DevicePageInput in;
   in.device = FleetDeviceOf(**device, registry_);
   in.device.last_capture_at = (*stored)->captured_at;
@@ -337,12 +343,13 @@ absl::StatusOr<std::string> DashboardSite::ProcessNameOf(const DashboardTarget& 
         absl::StrCat("no capture \"", target.capture_id, "\" is stored (retention may have thinned it)"));
   }
   absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
-  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  if (!report.ok())
+    return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
   for (const auto& [pid, process] : report->processes) {
     if (dashboard::ProcessKey(process.name) == target.process_key) return process.name;
   }
-  return absl::NotFoundError(absl::StrCat("capture \"", target.capture_id, "\" has no process with the name key ",
-                                          target.process_key));
+  return absl::NotFoundError(
+      absl::StrCat("capture \"", target.capture_id, "\" has no process with the name key ", target.process_key));
 }
 
 absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& target) {
@@ -406,12 +413,14 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
 }
 
 absl::StatusOr<std::string> DashboardSite::ResolveProcessOfLatest(const std::string& device_id,
-                                                                   const std::string& typed) {
+                                                                  const std::string& typed) {
   absl::StatusOr<std::optional<storage::StoredReport>> stored = store_.GetReport(device_id, "");
   if (!stored.ok()) return absl::UnavailableError(stored.status().message());
-  if (!stored->has_value()) return absl::NotFoundError(absl::StrCat("device \"", device_id, "\" has no capture stored"));
+  if (!stored->has_value())
+    return absl::NotFoundError(absl::StrCat("device \"", device_id, "\" has no capture stored"));
   absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
-  if (!report.ok()) return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  if (!report.ok())
+    return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
   std::vector<std::string> names;
   for (const auto& [pid, process] : report->processes) names.push_back(process.name);
   // As `memfleet process D NAME` resolves it; not found (404) or ambiguous (400) lists the closest names.

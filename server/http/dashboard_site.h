@@ -44,9 +44,9 @@ struct DashboardRequest {
 
 struct DashboardReply {
   int status = 200;
-  std::string body;          // HTML
-  std::string location;      // a redirect's target ("" for none)
-  std::string set_cookie;    // "" for none
+  std::string body;               // HTML
+  std::string location;           // a redirect's target ("" for none)
+  std::string set_cookie;         // "" for none
   bool bearer_challenge = false;  // 401 to a request that sent a token: WWW-Authenticate: Bearer
 };
 

@@ -43,7 +43,7 @@ struct Shared {
   const MetricsHttpOptions options;
   const security::Authorizer& authorizer;
   MetricsSource& source;
-  DashboardSite* const dashboard;  // null: only /metrics
+  DashboardSite* const dashboard;     // null: only /metrics
   std::unique_ptr<ssl::context> tls;  // null: plain HTTP
   ConnectionSlots slots;
 };
@@ -125,12 +125,14 @@ Response Answer(Shared& shared, const Request& req) {
   }
   std::optional<std::string> authorization;
   if (auto it = req.find(http::field::authorization); it != req.end()) authorization = ToStd(it->value());
-  if (absl::StatusOr<security::Principal> who = shared.authorizer.Authorize(security::kHttpMetricsMethod, authorization);
+  if (absl::StatusOr<security::Principal> who =
+          shared.authorizer.Authorize(security::kHttpMetricsMethod, authorization);
       !who.ok()) {
     return Refusal(who.status(), req.version(), false);  // a refusal ends its connection
   }
   absl::StatusOr<std::string> text = shared.source.Render();
-  if (!text.ok()) return PlainText(http::status::service_unavailable, std::string(text.status().message()), req.version(), false);
+  if (!text.ok())
+    return PlainText(http::status::service_unavailable, std::string(text.status().message()), req.version(), false);
   Response res{http::status::ok, req.version()};
   res.set(http::field::content_type, metrics::kExpositionContentType);
   res.keep_alive(req.keep_alive());
@@ -183,10 +185,9 @@ class Connection : public std::enable_shared_from_this<Connection<Stream>> {
   void Start() {
     beast::get_lowest_layer(stream_).expires_after(shared_->options.read_timeout);
     if constexpr (kIsTls<Stream>) {
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (!ec) self->AwaitRequest();
-                              });
+      stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (!ec) self->AwaitRequest();
+      });
     } else {
       AwaitRequest();
     }
@@ -413,8 +414,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(cons
   auto impl = std::make_unique<Impl>(std::move(shared));
   if (absl::Status s = impl->Listen(); !s.ok()) return s;
   impl->Run();
-  LogLine(absl::StrCat("serving GET /metrics", dashboard != nullptr ? " and the dashboard" : "", " on ", impl->address(),
-                       options.tls_cert_file.empty() ? " (HTTP)" : " (HTTPS)"));
+  LogLine(absl::StrCat("serving GET /metrics", dashboard != nullptr ? " and the dashboard" : "", " on ",
+                       impl->address(), options.tls_cert_file.empty() ? " (HTTP)" : " (HTTPS)"));
   return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(std::move(impl)));
 }
 

@@ -38,11 +38,11 @@ struct MetricsHttpOptions {
   std::string tls_key_file;
   std::vector<std::string> host_names;  // names a Host header may give besides addresses and localhost
   size_t threads = 2;
-  size_t max_connections = 64;          // beyond it a new connection is closed at once
-  size_t max_connections_per_peer = 16;  // from one peer address; beyond it the same
-  size_t max_header_bytes = 16 * 1024;  // request line and header fields together
-  std::chrono::milliseconds read_timeout{10000};  // a request once its first byte came, and the TLS handshake
-  std::chrono::milliseconds idle_timeout{5000};   // a connection waiting for its next request's first byte
+  size_t max_connections = 64;                        // beyond it a new connection is closed at once
+  size_t max_connections_per_peer = 16;               // from one peer address; beyond it the same
+  size_t max_header_bytes = 16 * 1024;                // request line and header fields together
+  std::chrono::milliseconds read_timeout{10000};      // a request once its first byte came, and the TLS handshake
+  std::chrono::milliseconds idle_timeout{5000};       // a connection waiting for its next request's first byte
   std::chrono::milliseconds accept_retry_delay{100};  // after a failed accept (no file descriptor left)
 };
 

@@ -27,8 +27,8 @@ const MetricsSource::CachedFigures& MetricsSource::FiguresOf(const storage::Stor
   cached.capture_id = report.capture_id;
   absl::StatusOr<report::Report> parsed = report::ReportFromJson(report.report_json);
   if (!parsed.ok()) {
-    LogLine(absl::StrCat("/metrics: the report of capture ", report.capture_id, " cannot be read: ",
-                         parsed.status().message()));
+    LogLine(absl::StrCat("/metrics: the report of capture ", report.capture_id,
+                         " cannot be read: ", parsed.status().message()));
     cached.figures.reset();
     return cached;
   }

@@ -23,7 +23,7 @@ class IngestService::Reactor::Sink : public MessageSink {
 
 IngestService::Reactor::Reactor(IngestService& service, grpc::CallbackServerContext* context)
     : service_(service), context_(context), peer_(context->peer()) {
-  tsan::HandOver(this);  // to the gRPC thread that runs OnDone
+  tsan::HandOver(this);   // to the gRPC thread that runs OnDone
   RunJob(true, nullptr);  // Start
 }
 
@@ -107,15 +107,16 @@ void IngestService::Reactor::WaitForRoom(size_t bytes, bool urgent) {
     if (cancelled_) {
       end = true;
     } else {
-      InflightBudget::Reservation r = service_.options_.inflight->Reserve(bytes, urgent, [this](InflightBudget::Lease granted) {
-        bool promoted = false;
-        {
-          absl::MutexLock lock(&wait_mu_);
-          waiter_ = 0;
-          promoted = waiting_urgent_;
-        }
-        RunJob(true, nullptr, promoted, std::make_shared<InflightBudget::Lease>(std::move(granted)));
-      });
+      InflightBudget::Reservation r =
+          service_.options_.inflight->Reserve(bytes, urgent, [this](InflightBudget::Lease granted) {
+            bool promoted = false;
+            {
+              absl::MutexLock lock(&wait_mu_);
+              waiter_ = 0;
+              promoted = waiting_urgent_;
+            }
+            RunJob(true, nullptr, promoted, std::make_shared<InflightBudget::Lease>(std::move(granted)));
+          });
       if (r.lease.has_value()) {
         now = std::move(r.lease);
       } else {
@@ -149,7 +150,8 @@ IngestService::Reactor::Next IngestService::Reactor::Start() {
   absl::StatusOr<security::Principal> principal = service_.Authorize(context_);
   if (!principal.ok()) return ToGrpcStatus(principal.status());
   principal_ = *std::move(principal);
-  absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> lease = service_.LeaseStream(principal_, context_);
+  absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> lease =
+      service_.LeaseStream(principal_, context_);
   if (!lease.ok()) return ToGrpcStatus(lease.status());
   lease_ = *std::move(lease);
   absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> waiting = service_.hello_watchdog_.Watch(context_);

@@ -129,8 +129,7 @@ absl::Status AgentStream::CheckBegin(const v1::CaptureBegin& begin) {
   // its one answer. Anything else is kept as a periodic capture, so no device can put its captures into
   // another team's sweep (its labels, `baseline check --sweep`, retention's pins) or jump the queue.
   if (!begin.sweep_id().empty()) {
-    if (deps_.sweeps != nullptr &&
-        deps_.sweeps->ClaimAnswer(begin.sweep_id(), device_.device_id, begin.capture_id())) {
+    if (deps_.sweeps != nullptr && deps_.sweeps->ClaimAnswer(begin.sweep_id(), device_.device_id, begin.capture_id())) {
       current_.sweep_id = begin.sweep_id();
     } else {
       LogLine(absl::StrCat("capture ", Snippet(begin.capture_id()), " of ", device_.device_id,
@@ -245,7 +244,8 @@ void AgentStream::OnCommandFailed(const v1::CommandFailed& failed) {
 void AgentStream::Reject(absl::StatusCode code, const std::string& message, bool retry) {
   if (deps_.options.counters != nullptr) deps_.options.counters->CountRejected();
   LogLine(absl::StrCat("capture ", Snippet(current_.capture_id), " of ", device_.device_id, " rejected: ", message));
-  if (deps_.sweeps != nullptr) deps_.sweeps->OnFailed(current_.sweep_id, device_.device_id, current_.capture_id, message);
+  if (deps_.sweeps != nullptr)
+    deps_.sweeps->OnFailed(current_.sweep_id, device_.device_id, current_.capture_id, message);
   session_->Write(MakeRejected(current_.capture_id, code, message, retry));
   skip_id_ = current_.capture_id;
   assembler_ = wire::CaptureAssembler(deps_.options.limits);

@@ -112,8 +112,8 @@ class AgentStream {
   AssembledCapture current_;
   uint64_t announced_bytes_ = 0;  // the current capture's Begin: content bytes and node count
   uint64_t announced_nodes_ = 0;
-  InflightBudget::Lease lease_;   // the current capture's share of the in-flight budget
-  std::string skip_id_;  // a rejected capture whose remaining chunks and end are dropped quietly
+  InflightBudget::Lease lease_;  // the current capture's share of the in-flight budget
+  std::string skip_id_;          // a rejected capture whose remaining chunks and end are dropped quietly
 };
 
 }  // namespace memfleet::server

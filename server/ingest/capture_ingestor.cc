@@ -25,8 +25,8 @@ v1::ServerMessage MakeRejected(const std::string& capture_id, absl::StatusCode c
   return m;
 }
 
-CaptureIngestor::CaptureIngestor(storage::CaptureStore& store, SweepCoordinator* sweeps, std::function<std::string()> now,
-                                 DeltaOptions delta)
+CaptureIngestor::CaptureIngestor(storage::CaptureStore& store, SweepCoordinator* sweeps,
+                                 std::function<std::string()> now, DeltaOptions delta)
     : store_(store),
       sweeps_(sweeps),
       now_(now ? std::move(now) : std::function<std::string()>(NowRfc3339)),
@@ -133,9 +133,9 @@ CaptureIngestor::Prepared CaptureIngestor::Prepare(AssembledCapture c) {
   record.received_at = now_();
   record.sweep_id = c.sweep_id;
   record.build_fingerprint = build_fingerprint;
-  record.labels = MergeLabels(agent_labels, sweeps_ != nullptr && !c.sweep_id.empty()
-                                                ? sweeps_->LabelsFor(c.sweep_id, c.device_id)
-                                                : capture::Labels());
+  record.labels =
+      MergeLabels(agent_labels, sweeps_ != nullptr && !c.sweep_id.empty() ? sweeps_->LabelsFor(c.sweep_id, c.device_id)
+                                                                          : capture::Labels());
   return p;
 }
 
@@ -163,8 +163,7 @@ v1::ServerMessage CaptureIngestor::Committed(const Prepared& p, const absl::Stat
                          record.raw_base.empty() ? " compressed" : " as a delta", "; total ",
                          total.has_value() ? absl::StrCat(*total, " kB") : std::string("unknown"),
                          record.sweep_id.empty() ? "" : absl::StrCat("; sweep ", record.sweep_id),
-                         record.labels.empty() ? "" : absl::StrCat("; labels ", DescribeLabels(record.labels)),
-                         ")"));
+                         record.labels.empty() ? "" : absl::StrCat("; labels ", DescribeLabels(record.labels)), ")"));
   }
   // false: the same capture arrived on another stream (an agent that reconnected) between the lookup and
   // the commit.

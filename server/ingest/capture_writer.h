@@ -5,8 +5,8 @@
 // the workers go on with the engine meanwhile, and the commit rate is no longer the capture rate.
 //
 //   CaptureWriter writer(store, ingestor, CaptureWriter::Options{});
-//   writer.Submit(std::move(prepared), /*urgent=*/false, [session](v1::ServerMessage answer) { session->Write(answer); });
-//   writer.Shutdown();   // stores what is queued, then stops
+//   writer.Submit(std::move(prepared), /*urgent=*/false, [session](v1::ServerMessage answer) { session->Write(answer);
+//   }); writer.Shutdown();   // stores what is queued, then stops
 //
 // An ack goes out only after its transaction's COMMIT. A batch the store refuses (one capture it will not
 // take, a full disk) is stored again one capture a transaction, so only the captures that fail on their

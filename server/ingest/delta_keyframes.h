@@ -47,16 +47,15 @@ struct DeltaOptions {
   uint32_t keyframe_every = 64;
   // Everything kept: every device's entry and the digests that fit (a sample device's is ~0.3 MB).
   size_t cache_bytes = size_t{128} << 20;
-  int compression_level = 3;               // of the deltas (the level the digest is built for)
-  std::chrono::seconds stale_after{3600};  // a device unused this long may make room for another
+  int compression_level = 3;                                     // of the deltas (the level the digest is built for)
+  std::chrono::seconds stale_after{3600};                        // a device unused this long may make room for another
   std::function<std::chrono::steady_clock::time_point()> clock;  // null: steady_clock::now (tests set it)
 };
 
 class DeltaKeyframes {
  public:
   // `store`: where a cold device's keyframe is read back; null: cold devices store whole captures.
-  DeltaKeyframes(DeltaOptions options, storage::CaptureStore* store)
-      : options_(std::move(options)), store_(store) {}
+  DeltaKeyframes(DeltaOptions options, storage::CaptureStore* store) : options_(std::move(options)), store_(store) {}
 
   // A raw capture in the form the server stores: codec, blob and (for a delta) its keyframe's id.
   struct StoredForm {
@@ -70,8 +69,8 @@ class DeltaKeyframes {
                     const std::string& captured_at, int whole_level) ABSL_LOCKS_EXCLUDED(mu_);
   // After the store committed a capture: a delta (`base` its keyframe) counts towards keyframe_every, a
   // whole one (`base` "") becomes the device's keyframe, digested when the device's next capture needs it.
-  void Stored(const std::string& device_id, const std::string& capture_id, const std::string& base,
-              size_t blob_bytes) ABSL_LOCKS_EXCLUDED(mu_);
+  void Stored(const std::string& device_id, const std::string& capture_id, const std::string& base, size_t blob_bytes)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t memory_bytes() const ABSL_LOCKS_EXCLUDED(mu_);  // everything, at most cache_bytes (or one device)
   size_t devices() const ABSL_LOCKS_EXCLUDED(mu_);       // devices with a keyframe

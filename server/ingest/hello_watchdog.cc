@@ -24,13 +24,13 @@ absl::StatusOr<std::unique_ptr<HelloWatchdog::Wait>> HelloWatchdog::Watch(grpc::
   std::string host = PeerHost(context->peer());
   absl::MutexLock lock(&mu_);
   if (waiting_.size() >= options_.max_waiting) {
-    return absl::ResourceExhaustedError(absl::StrCat(options_.max_waiting,
-                                                     " agent streams are already waiting for their Hello; try again later"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(options_.max_waiting, " agent streams are already waiting for their Hello; try again later"));
   }
   size_t& from_host = per_host_[host];
   if (from_host >= options_.max_waiting_per_host) {
-    return absl::ResourceExhaustedError(absl::StrCat(from_host, " agent streams from ", host,
-                                                     " are already waiting for their Hello; try again later"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(from_host, " agent streams from ", host, " are already waiting for their Hello; try again later"));
   }
   ++from_host;
   const uint64_t serial = next_serial_++;

@@ -33,7 +33,7 @@ struct IngestOptions {
   std::chrono::seconds max_clock_skew = kDefaultMaxClockSkew;
   // Per-agent stream and capture-rate limits (docs/security.md); null: none.
   security::AgentLimits* agent_limits = nullptr;
-  DeltaOptions delta;  // delta storage of raw captures (delta_keyframes.h)
+  DeltaOptions delta;          // delta storage of raw captures (delta_keyframes.h)
   HelloWatchdogOptions hello;  // streams that have not said Hello yet (hello_watchdog.h)
   // How often the tokens of open agent streams are checked again, so that a revoked token's idle stream
   // ends without waiting for its next capture (which is checked anyway). 0: only at each capture.

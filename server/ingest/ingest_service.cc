@@ -83,8 +83,8 @@ storage::DeviceRecord DeviceOfHello(const v1::Hello& hello, const std::string& n
 
 }  // namespace
 
-IngestService::IngestService(storage::CaptureStore& store, AgentRegistry& registry, WorkerPool& pool, SweepCoordinator* sweeps,
-                             const security::Authorizer& authorizer, IngestOptions options)
+IngestService::IngestService(storage::CaptureStore& store, AgentRegistry& registry, WorkerPool& pool,
+                             SweepCoordinator* sweeps, const security::Authorizer& authorizer, IngestOptions options)
     : store_(store),
       registry_(registry),
       pool_(pool),
@@ -101,8 +101,8 @@ IngestService::IngestService(storage::CaptureStore& store, AgentRegistry& regist
   if (options_.token_recheck.count() > 0) {
     recheck_runner_ = std::make_unique<TaskRunner>(
         options_.token_recheck_clock != nullptr ? *options_.token_recheck_clock : RealSteadyClock());
-    recheck_runner_->RunEvery(options_.token_recheck, [this] { RecheckTokens(); },
-                              recheck_runner_->clock().Now() + options_.token_recheck);
+    recheck_runner_->RunEvery(
+        options_.token_recheck, [this] { RecheckTokens(); }, recheck_runner_->clock().Now() + options_.token_recheck);
   }
 }
 
@@ -186,15 +186,14 @@ absl::StatusOr<v1::Hello> IngestService::CheckedHello(bool read, v1::AgentMessag
 }
 
 absl::StatusOr<IngestService::OpenedSession> IngestService::OpenSession(const security::Principal& principal,
-                                                                        const v1::Hello& hello,
-                                                                        const std::string& peer,
+                                                                        const v1::Hello& hello, const std::string& peer,
                                                                         std::unique_ptr<MessageSink> sink) {
   const v1::DeviceInfo& info = hello.device();
   const std::string& device_id = info.device_id();
   // Checked before anything is recorded: a token speaks for one device only.
   if (principal.authenticated && principal.device_id != device_id) {
-    LogLine(absl::StrCat("agent stream from ", peer, " refused: token \"", principal.token_name,
-                         "\" is for device ", principal.device_id, ", not ", device_id));
+    LogLine(absl::StrCat("agent stream from ", peer, " refused: token \"", principal.token_name, "\" is for device ",
+                         principal.device_id, ", not ", device_id));
     return absl::PermissionDeniedError(absl::StrCat("token \"", principal.token_name, "\" is for device \"",
                                                     principal.device_id, "\"; it cannot send captures as device \"",
                                                     device_id, "\""));
@@ -215,8 +214,8 @@ absl::StatusOr<IngestService::OpenedSession> IngestService::OpenSession(const se
     LogLine(absl::StrCat("agent ", device_id, " refused: cannot record the device: ", s.message()));
     return absl::UnavailableError(absl::StrCat("the server cannot record the device: ", s.message()));
   }
-  LogLine(absl::StrCat("agent ", device_id, " connected from ", peer, " (", hello.spooled_captures(),
-                       " spooled, ", hello.dropped_captures(), " dropped)",
+  LogLine(absl::StrCat("agent ", device_id, " connected from ", peer, " (", hello.spooled_captures(), " spooled, ",
+                       hello.dropped_captures(), " dropped)",
                        *replaced != nullptr ? "; it replaces the device's older stream" : ""));
   return OpenedSession{std::move(session), std::move(device)};
 }

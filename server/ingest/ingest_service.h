@@ -82,8 +82,8 @@ class IngestService final : public v1::AgentService::CallbackService {
   // The steps of a stream before the agent's messages: who calls, the stream's lease, the Hello, the
   // session (registered, device recorded). They may wait (the store): they run on the worker pool.
   absl::StatusOr<security::Principal> Authorize(grpc::CallbackServerContext* context);
-  absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> LeaseStream(
-      const security::Principal& principal, grpc::CallbackServerContext* context);
+  absl::StatusOr<std::unique_ptr<security::AgentLimits::StreamLease>> LeaseStream(const security::Principal& principal,
+                                                                                  grpc::CallbackServerContext* context);
   // The stream's first read: `read` false when it ended (or was cancelled) first, `timed_out` when the
   // Hello watchdog cancelled it.
   absl::StatusOr<v1::Hello> CheckedHello(bool read, v1::AgentMessage message, bool timed_out, const std::string& peer);

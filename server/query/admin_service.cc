@@ -20,8 +20,7 @@ std::string CallerName(const security::Principal& principal) {
 
 }  // namespace
 
-grpc::Status AdminService::Authorize(grpc::ServerContext* context, const char* method,
-                                     security::Principal* principal) {
+grpc::Status AdminService::Authorize(grpc::ServerContext* context, const char* method, security::Principal* principal) {
   grpc::Status s =
       security::AuthorizeCall(authorizer_, context, absl::StrCat("/memfleet.v1.AdminService/", method), principal);
   if (!s.ok()) LogLine(absl::StrCat(method, " from ", context->peer(), " refused: ", s.error_message()));
@@ -32,8 +31,8 @@ grpc::Status AdminService::MintAgentToken(grpc::ServerContext* context, const v1
                                           v1::MintAgentTokenResponse* response) {
   security::Principal principal;
   if (grpc::Status s = Authorize(context, "MintAgentToken", &principal); !s.ok()) return s;
-  absl::StatusOr<security::MintedAgentToken> minted = security::MintAgentToken(
-      store_, request->device_id(), request->current_token(), request->rotate(), NowRfc3339());
+  absl::StatusOr<security::MintedAgentToken> minted =
+      security::MintAgentToken(store_, request->device_id(), request->current_token(), request->rotate(), NowRfc3339());
   if (!minted.ok()) return ToGrpcStatus(minted.status());
   // The name only: the secret is the caller's to push, never the log's.
   if (!minted->secret.empty()) {
@@ -85,8 +84,7 @@ grpc::Status AdminService::RetireDevice(grpc::ServerContext* context, const v1::
   response->set_retired_at((*now_retired)->retired_at);
   // A phone that left the farm may not stream again on the token it holds; a retirement that fails here is
   // retried by running it again. An agent deployed back gets a new token (`agents deploy --mint-tokens`).
-  absl::StatusOr<std::vector<std::string>> revoked =
-      security::RevokeDeviceAgentTokens(store_, device_id, NowRfc3339());
+  absl::StatusOr<std::vector<std::string>> revoked = security::RevokeDeviceAgentTokens(store_, device_id, NowRfc3339());
   if (!revoked.ok()) return ToGrpcStatus(revoked.status());
   for (const std::string& name : *revoked) response->add_revoked_token_names(name);
   if (request->purge()) {
@@ -95,10 +93,10 @@ grpc::Status AdminService::RetireDevice(grpc::ServerContext* context, const v1::
     response->set_purged(true);
     response->set_captures_deleted(*deleted);
   }
-  LogLine(absl::StrCat("device ", device_id, " retired by ", CallerName(principal),
-                       request->purge() ? absl::StrCat(" and purged (", response->captures_deleted(), " captures)")
-                                        : "",
-                       revoked->empty() ? "" : absl::StrCat(", agent tokens revoked: ", absl::StrJoin(*revoked, ", "))));
+  LogLine(
+      absl::StrCat("device ", device_id, " retired by ", CallerName(principal),
+                   request->purge() ? absl::StrCat(" and purged (", response->captures_deleted(), " captures)") : "",
+                   revoked->empty() ? "" : absl::StrCat(", agent tokens revoked: ", absl::StrJoin(*revoked, ", "))));
   return grpc::Status::OK;
 }
 

@@ -46,9 +46,9 @@ absl::StatusOr<std::pair<storage::BaselineRecord, baseline::Baseline>> LoadBasel
   absl::StatusOr<std::optional<storage::BaselineRecord>> record = store.GetBaseline(version);
   if (!record.ok()) return record.status();
   if (!record->has_value()) {
-    return absl::NotFoundError(version == 0 ? "no baseline is stored (run `memfleet baseline import FILE` first)"
-                                            : absl::StrCat("no baseline version ", version,
-                                                           " (`memfleet baseline show` gives the latest)"));
+    return absl::NotFoundError(
+        version == 0 ? "no baseline is stored (run `memfleet baseline import FILE` first)"
+                     : absl::StrCat("no baseline version ", version, " (`memfleet baseline show` gives the latest)"));
   }
   absl::StatusOr<baseline::Baseline> parsed = baseline::ParseBaselineFile((*record)->raw_text);
   if (!parsed.ok()) {
@@ -67,8 +67,8 @@ BaselineService::BaselineService(storage::BaselineStore& baselines, storage::Que
 
 grpc::Status BaselineService::Authorize(const grpc::ServerContext* context, const char* method) {
   security::Principal principal;
-  grpc::Status s = security::AuthorizeCall(authorizer_, context,
-                                           absl::StrCat("/memfleet.v1.BaselineService/", method), &principal);
+  grpc::Status s =
+      security::AuthorizeCall(authorizer_, context, absl::StrCat("/memfleet.v1.BaselineService/", method), &principal);
   if (!s.ok()) LogLine(absl::StrCat(method, " from ", context->peer(), " refused: ", s.error_message()));
   return s;
 }
@@ -95,8 +95,8 @@ absl::StatusOr<std::vector<baseline::DeviceSample>> BaselineService::Samples(
     if (it == by_id.end() || !selector->MatchesDevice(FactsOf(it->second))) continue;
     absl::StatusOr<report::Report> report = report::ReportFromJson(r.report_json);
     if (!report.ok()) {
-      LogLine(absl::StrCat("baseline: stored report of capture ", r.capture_id, " does not parse, left out: ",
-                           report.status().message()));
+      LogLine(absl::StrCat("baseline: stored report of capture ", r.capture_id,
+                           " does not parse, left out: ", report.status().message()));
       continue;
     }
     baseline::DeviceSample s;
@@ -175,7 +175,8 @@ absl::StatusOr<v1::CheckBaselineResponse> BaselineService::Check(const v1::Check
   const v1::CheckBaselineRequest* request = &request_in;
   v1::CheckBaselineResponse out;
   v1::CheckBaselineResponse* response = &out;
-  absl::StatusOr<baseline::Scheme> scheme = baseline::SchemeFromInt(request->scheme() == 0 ? 1 : static_cast<int>(request->scheme()));
+  absl::StatusOr<baseline::Scheme> scheme =
+      baseline::SchemeFromInt(request->scheme() == 0 ? 1 : static_cast<int>(request->scheme()));
   if (!scheme.ok()) return scheme.status();
   if (request->version() < 0) return absl::InvalidArgumentError("--version must be 1 or more");
   if (!request->sweep_id().empty()) {
@@ -194,10 +195,11 @@ absl::StatusOr<v1::CheckBaselineResponse> BaselineService::Check(const v1::Check
                                     : store_.LatestReportsOfSweep(request->sweep_id());
   if (!reports.ok()) return reports.status();
   if (reports->empty()) {
-    return absl::NotFoundError(request->sweep_id().empty()
-                        ? std::string(request->since().empty() ? "no report is stored (run `memfleet sweep` first)"
-                                                               : "no device has a report since " + request->since())
-                        : "sweep " + request->sweep_id() + " stored no capture (is the id right? see `memfleet sweep`)");
+    return absl::NotFoundError(
+        request->sweep_id().empty()
+            ? std::string(request->since().empty() ? "no report is stored (run `memfleet sweep` first)"
+                                                   : "no device has a report since " + request->since())
+            : "sweep " + request->sweep_id() + " stored no capture (is the id right? see `memfleet sweep`)");
   }
   absl::StatusOr<std::vector<baseline::DeviceSample>> samples = Samples(*reports, request->selector());
   if (!samples.ok()) return samples.status();
@@ -253,13 +255,15 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
                                           v1::RegressionsResponse* response) {
   if (grpc::Status s = Authorize(context, "Regressions"); !s.ok()) return s;
   if (request->process_name().empty()) return Invalid("name the process (--process NAME)");
-  for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"process_name", &request->process_name()},
-                                     {"build_a", &request->build_a()},
-                                     {"build_b", &request->build_b()},
-                                     {"model", &request->model()}}) {
+  for (const auto& [field, value] :
+       {std::pair<const char*, const std::string*>{"process_name", &request->process_name()},
+        {"build_a", &request->build_a()},
+        {"build_b", &request->build_b()},
+        {"model", &request->model()}}) {
     if (absl::Status s = CheckText(field, *value); !s.ok()) return ToGrpcStatus(s);
   }
-  if (request->build_a().empty() != request->build_b().empty()) return Invalid("give both --build A and --vs B, or neither");
+  if (request->build_a().empty() != request->build_b().empty())
+    return Invalid("give both --build A and --vs B, or neither");
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
   if (!since.ok()) return ToGrpcStatus(since.status());
   // One sample per (device, build): a device upgraded from A to B counts for A by its last A report and
@@ -288,10 +292,9 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     if (!request->model().empty() && s.model != request->model()) continue;
     candidates.push_back(std::move(s));
   }
-  const std::string none =
-      absl::StrCat("no stored report", request->since().empty() ? "" : " since " + request->since(),
-                   " has a process named \"", request->process_name(), "\"",
-                   request->model().empty() ? "" : " on model " + request->model());
+  const std::string none = absl::StrCat(
+      "no stored report", request->since().empty() ? "" : " since " + request->since(), " has a process named \"",
+      request->process_name(), "\"", request->model().empty() ? "" : " on model " + request->model());
   absl::StatusOr<std::string> process = ResolveRegressionProcess(request->process_name(), candidates, none);
   if (!process.ok()) return ToGrpcStatus(process.status());
   std::vector<baseline::DeviceSample> samples;
@@ -312,8 +315,8 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
     std::sort(order.rbegin(), order.rend());
     if (order.size() < 2) {
       // Nothing to compare (NOT_FOUND: exit 4 "nothing to check"), not a server failure.
-      return NotFound(absl::StrCat("the devices with \"", *process, "\" are all on one build (\"",
-                                       order.front().second, "\"): nothing to compare; name two with --build A --vs B"));
+      return NotFound(absl::StrCat("the devices with \"", *process, "\" are all on one build (\"", order.front().second,
+                                   "\"): nothing to compare; name two with --build A --vs B"));
     }
     build_b = order[0].second;
     build_a = order[1].second;

@@ -113,8 +113,8 @@ QueryService::QueryService(storage::QueryStore& queries, storage::CaptureStore& 
 
 grpc::Status QueryService::Authorize(const grpc::ServerContext* context, const char* method) {
   security::Principal principal;
-  grpc::Status s = security::AuthorizeCall(authorizer_, context, absl::StrCat("/memfleet.v1.QueryService/", method),
-                                           &principal);
+  grpc::Status s =
+      security::AuthorizeCall(authorizer_, context, absl::StrCat("/memfleet.v1.QueryService/", method), &principal);
   if (!s.ok()) LogLine(absl::StrCat(method, " from ", context->peer(), " refused: ", s.error_message()));
   return s;
 }
@@ -259,10 +259,10 @@ grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::Get
     if (!r.ok()) return ToGrpcStatus(r.status());
     if (!r->has_value()) {
       const std::string carrying = labels->empty() ? "" : absl::StrCat(" carrying ", DescribeLabels(*labels));
-      return NotFound(at->empty() ? absl::StrCat("device \"", device_id, "\" has no stored capture", carrying,
-                                                 labels->empty() ? " yet" : "")
-                                  : absl::StrCat("device \"", device_id, "\" has no capture", carrying,
-                                                 " at or before ", *at));
+      return NotFound(at->empty()
+                          ? absl::StrCat("device \"", device_id, "\" has no stored capture", carrying,
+                                         labels->empty() ? " yet" : "")
+                          : absl::StrCat("device \"", device_id, "\" has no capture", carrying, " at or before ", *at));
     }
     report = std::move(*r);
   }
@@ -286,8 +286,8 @@ grpc::Status QueryService::GetProcessHistory(grpc::ServerContext* context, const
   if (request->process_name().empty()) return DeviceHistory(device_id, metric, *request, response);
   if (absl::Status s = CheckText("process name", request->process_name()); !s.ok()) return ToGrpcStatus(s);
   if (!report::IsProcessFigureName(metric)) {
-    return Invalid(absl::StrCat("unknown process metric \"", Snippet(metric),
-                                "\"; one of: ", report::ProcessFigureNamesHint()));
+    return Invalid(
+        absl::StrCat("unknown process metric \"", Snippet(metric), "\"; one of: ", report::ProcessFigureNamesHint()));
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request->since());
   if (!since.ok()) return ToGrpcStatus(since.status());
@@ -406,15 +406,17 @@ grpc::Status QueryService::DeviceHistory(const std::string& device_id, const std
                                          const v1::ProcessHistoryRequest& request,
                                          v1::ProcessHistoryResponse* response) {
   if (!Contains(DeviceFigures(), metric)) {
-    return Invalid(absl::StrCat("unknown device figure ", QuotedSnippet(metric), " (no --process); one of: ",
-                                absl::StrJoin(DeviceFigures(), ", ")));
+    return Invalid(absl::StrCat("unknown device figure ", QuotedSnippet(metric),
+                                " (no --process); one of: ", absl::StrJoin(DeviceFigures(), ", ")));
   }
   absl::StatusOr<std::string> since = CheckOptionalTime("since", request.since());
   if (!since.ok()) return ToGrpcStatus(since.status());
   if (grpc::Status s = CheckKnownDevice(device_id); !s.ok()) return s;
-  absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_.DeviceHistory(device_id, metric, *since, request.limit());
+  absl::StatusOr<std::vector<storage::HistoryRow>> rows =
+      store_.DeviceHistory(device_id, metric, *since, request.limit());
   if (!rows.ok()) return ToGrpcStatus(rows.status());
-  if (rows->empty() && since->empty()) return NotFound(absl::StrCat("device \"", device_id, "\" has no capture stored"));
+  if (rows->empty() && since->empty())
+    return NotFound(absl::StrCat("device \"", device_id, "\" has no capture stored"));
   return AnswerHistory(device_id, *rows, response);
 }
 

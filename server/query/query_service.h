@@ -82,7 +82,7 @@ class QueryService final : public v1::QueryService::Service {
   // Fleet rows narrowed to the devices the selector picks, each row's figure read, with label terms,
   // from the device's newest capture carrying them, not from its latest.
   absl::Status ScopeToSelection(const selector::Selector& selector, const std::string& figure,
-                             const std::string& process_name, std::vector<storage::FleetValueRow>& rows);
+                                const std::string& process_name, std::vector<storage::FleetValueRow>& rows);
 
   storage::QueryStore& store_;
   storage::CaptureStore& captures_;

@@ -12,7 +12,7 @@ AgentLimits::AgentLimits(AgentLimitsOptions options, Clock clock)
     : options_(options), clock_(clock ? std::move(clock) : Clock([] { return std::chrono::steady_clock::now(); })) {}
 
 absl::StatusOr<std::unique_ptr<AgentLimits::StreamLease>> AgentLimits::OpenStream(const std::string& key,
-                                                                                   const std::string& who) {
+                                                                                  const std::string& who) {
   absl::MutexLock lock(&mu_);
   uint32_t& open = streams_[key];
   if (options_.max_streams_per_key != 0 && open >= options_.max_streams_per_key) {
@@ -45,9 +45,9 @@ absl::Status AgentLimits::CountCapture(const std::string& device_id) {
   std::deque<std::chrono::steady_clock::time_point>& times = captures_[device_id];
   while (!times.empty() && now - times.front() >= std::chrono::minutes(1)) times.pop_front();
   if (times.size() >= options_.max_captures_per_minute) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "device ", device_id, " sent more than ", options_.max_captures_per_minute,
-        " captures within a minute (the server's --max-captures-per-minute); its stream is cut off"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("device ", device_id, " sent more than ", options_.max_captures_per_minute,
+                     " captures within a minute (the server's --max-captures-per-minute); its stream is cut off"));
   }
   times.push_back(now);
   // Bounded memory: a device's window holds at most max_captures_per_minute times. Devices that went

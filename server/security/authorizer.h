@@ -42,12 +42,12 @@ struct Principal {
   bool authenticated = false;  // false: auth is off and the call was let through
   std::string token_name;
   TokenKind kind = TokenKind::kRead;
-  std::string device_id;       // agent tokens: the device it may speak for
+  std::string device_id;  // agent tokens: the device it may speak for
 };
 
 struct AuthorizerOptions {
-  bool require_tokens = false;            // on even with an empty tokens table
-  bool agents_need_client_cert = false;   // mutual TLS: agent streams must present a verified certificate
+  bool require_tokens = false;           // on even with an empty tokens table
+  bool agents_need_client_cert = false;  // mutual TLS: agent streams must present a verified certificate
 };
 
 class Authorizer {

@@ -45,10 +45,10 @@ absl::Status CheckListenExposure(std::string_view listen, const Exposure& exposu
     absl::StrAppend(&missing, missing.empty() ? "" : " and ",
                     "tokens (memfleet-server --db FILE token add --kind agent|read|admin --name N ...)");
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "refusing to listen on ", std::string(listen), ", an address beyond loopback, without ", missing,
-      ": anyone on the network could send captures or read reports. Add ", missing,
-      ", or pass --insecure to accept that (docs/security.md)"));
+  return absl::FailedPreconditionError(absl::StrCat("refusing to listen on ", std::string(listen),
+                                                    ", an address beyond loopback, without ", missing,
+                                                    ": anyone on the network could send captures or read reports. Add ",
+                                                    missing, ", or pass --insecure to accept that (docs/security.md)"));
 }
 
 }  // namespace memfleet::security

@@ -82,8 +82,7 @@ absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, co
 }
 
 absl::StatusOr<std::vector<std::string>> RevokeDeviceAgentTokens(storage::TokenStore& store,
-                                                                 const std::string& device_id,
-                                                                 const std::string& now) {
+                                                                 const std::string& device_id, const std::string& now) {
   absl::StatusOr<std::vector<storage::TokenRecord>> tokens = store.ListTokens();
   if (!tokens.ok()) return tokens.status();
   std::vector<std::string> revoked;
@@ -102,8 +101,8 @@ namespace {
 std::string MintedTokenBase(const std::string& device_id) {
   std::string base = "agent-";
   for (char c : device_id.substr(0, kMaxTokenNameBytes - 10)) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     base.push_back(ok ? c : '_');
   }
   return base;

@@ -33,8 +33,7 @@ absl::Status RevokeToken(storage::TokenStore& store, const std::string& name, co
 // Revokes every valid agent token bound to `device_id` (a device retired from the farm: its phone may no
 // longer stream); returns their names, by name. Read and admin tokens are never bound to a device.
 absl::StatusOr<std::vector<std::string>> RevokeDeviceAgentTokens(storage::TokenStore& store,
-                                                                 const std::string& device_id,
-                                                                 const std::string& now);
+                                                                 const std::string& device_id, const std::string& now);
 
 // The agent token a device's phone is to hold (`memfleet agents deploy --mint-tokens`).
 struct MintedAgentToken {
@@ -46,8 +45,7 @@ struct MintedAgentToken {
 // agent token bound to the device, named "agent-DEVICE" (then "-2", "-3", ...: names stay taken), and with
 // `rotate` revokes the current one. InvalidArgument for a bad device id.
 absl::StatusOr<MintedAgentToken> MintAgentToken(storage::TokenStore& store, const std::string& device_id,
-                                                const std::string& current_secret, bool rotate,
-                                                const std::string& now);
+                                                const std::string& current_secret, bool rotate, const std::string& now);
 
 }  // namespace memfleet::security
 

@@ -67,7 +67,8 @@ absl::Status CopyBaselines(Store& from, SqlStore& to, CopiedHistory& copied) {
       ++copied.baselines_present;
       continue;
     }
-    MEMFLEET_ASSIGN_OR_RETURN(int64_t stored, to.PutBaseline(baseline->name, baseline->imported_at, baseline->raw_text));
+    MEMFLEET_ASSIGN_OR_RETURN(int64_t stored,
+                              to.PutBaseline(baseline->name, baseline->imported_at, baseline->raw_text));
     if (stored != version) {
       return absl::FailedPreconditionError(
           absl::StrCat("baseline version ", version, " was stored as version ", stored, " in PostgreSQL"));
@@ -178,7 +179,8 @@ class Checker {
   }
   // `what` compared field by field: the fields as text, joined.
   void Same(const std::string& what, const std::string& sqlite, const std::string& postgres) {
-    if (sqlite != postgres) Mismatch(absl::StrCat(what, " differs: SQLite {", sqlite, "}, PostgreSQL {", postgres, "}"));
+    if (sqlite != postgres)
+      Mismatch(absl::StrCat(what, " differs: SQLite {", sqlite, "}, PostgreSQL {", postgres, "}"));
   }
   void Checked(std::string line) { check_.checked.push_back(std::move(line)); }
   void Mismatch(std::string line) { check_.mismatches.push_back(std::move(line)); }
@@ -193,13 +195,28 @@ std::string OptionalText(const std::optional<int64_t>& v) { return v.has_value()
 
 std::string DeviceFields(const DeviceSummaryRow& row) {
   const DeviceRecord& d = row.device;
-  return absl::StrJoin(
-      {d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, absl::StrCat(d.page_size),
-       d.platform, d.last_seen_at, absl::StrCat(d.dropped_captures), OptionalText(d.clock_skew_s), d.manufacturer,
-       d.build_type, d.abi, d.android_sdk, d.access, d.selinux, d.retired_at, absl::StrCat(row.capture_count),
-       row.last_capture_at,
-       OptionalText(row.last_total_kb)},
-      "|");
+  return absl::StrJoin({d.device_id,
+                        d.model,
+                        d.soc,
+                        d.build_fingerprint,
+                        d.kernel,
+                        d.agent_version,
+                        absl::StrCat(d.page_size),
+                        d.platform,
+                        d.last_seen_at,
+                        absl::StrCat(d.dropped_captures),
+                        OptionalText(d.clock_skew_s),
+                        d.manufacturer,
+                        d.build_type,
+                        d.abi,
+                        d.android_sdk,
+                        d.access,
+                        d.selinux,
+                        d.retired_at,
+                        absl::StrCat(row.capture_count),
+                        row.last_capture_at,
+                        OptionalText(row.last_total_kb)},
+                       "|");
 }
 
 std::string TokenFields(const TokenRecord& t) {
@@ -234,8 +251,9 @@ absl::Status CheckDevices(Store& from, SqlStore& to, Checker& check) {
                mb.hourly_before + "|" + mb.daily_before);
   }
   if (check.mismatch_count() == before) {
-    check.Checked("devices: every field equal (dropped captures, clock skew, retirement, capture count, latest "
-                  "total, retention marks included)");
+    check.Checked(
+        "devices: every field equal (dropped captures, clock skew, retirement, capture count, latest "
+        "total, retention marks included)");
   }
   return absl::OkStatus();
 }
@@ -300,7 +318,8 @@ absl::Status CheckCapture(Store& from, SqlStore& to, const std::string& id, Chec
     check.Mismatch(absl::StrCat("capture ", id, ": no report in ", ra.has_value() ? "PostgreSQL" : "SQLite"));
     return absl::OkStatus();
   }
-  check.Same(absl::StrCat("capture ", id), ra->device_id + "|" + ra->captured_at, rb->device_id + "|" + rb->captured_at);
+  check.Same(absl::StrCat("capture ", id), ra->device_id + "|" + ra->captured_at,
+             rb->device_id + "|" + rb->captured_at);
   const JsonBounds bounds{report::kMaxReportJsonBytes, kMaxJsonDepth};
   absl::StatusOr<nlohmann::json> ja = ParseBoundedJson(ra->report_json, bounds);
   absl::StatusOr<nlohmann::json> jb = ParseBoundedJson(rb->report_json, bounds);
@@ -334,7 +353,8 @@ absl::Status CheckCaptureSample(MigrationSource& from, SqlStore& to, size_t samp
     next_pick = picks == 1 ? total : picked * (total - 1) / (picks - 1);
     return CheckCapture(*from.store, to, facts.capture_id, check);
   }));
-  check.Checked(absl::StrCat("reports: ", picked, " of ", total, " captures compared (report as parsed JSON, raw "
+  check.Checked(absl::StrCat("reports: ", picked, " of ", total,
+                             " captures compared (report as parsed JSON, raw "
                              "capture, labels)",
                              check.mismatch_count() == before ? ", all equal" : ""));
   return absl::OkStatus();
@@ -362,7 +382,8 @@ absl::StatusOr<int> SchemaVersionOf(const std::string& path) {
   absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
   absl::StatusOr<int> version = db.ok() ? ReadSchemaVersion(*db) : absl::StatusOr<int>(db.status());
   if (!version.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot open ", path, " read-only: ", version.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", path, " read-only: ", version.status().message()));
   }
   if (*version == 0) return absl::FailedPreconditionError(absl::StrCat(path, " is not a memfleet database"));
   return *version;
@@ -372,7 +393,8 @@ absl::StatusOr<int> SchemaVersionOf(const std::string& path) {
 absl::StatusOr<std::string> UpgradedCopy(const std::string& path, const std::string& work_dir) {
   std::string folder = work_dir + "/memfleet-migrate-XXXXXX";
   if (mkdtemp(folder.data()) == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot make a folder under ", work_dir, " for an upgraded copy"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot make a folder under ", work_dir, " for an upgraded copy"));
   }
   const std::string copy = folder + "/memfleet.db";
   absl::Status made = [&]() -> absl::Status {
@@ -403,8 +425,8 @@ absl::StatusOr<MigrationSource> OpenMigrationSource(const std::string& sqlite_pa
   options.read_only = true;
   absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(read_from, options);
   if (!store.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot open ", sqlite_path, " read-only: ",
-                                                      store.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", sqlite_path, " read-only: ", store.status().message()));
   }
   source.store = *std::move(store);
   MEMFLEET_ASSIGN_OR_RETURN(source.history, SqliteHistory::Open(read_from));

@@ -15,17 +15,17 @@ namespace {
 
 // SQLSTATE (PostgreSQL's appendix "Error Codes") -> Status code, in the spirit of SqliteStatus.
 absl::StatusCode CodeFor(std::string_view sqlstate) {
-  if (sqlstate == "23505") return absl::StatusCode::kAlreadyExists;       // unique_violation
-  if (sqlstate == "23503") return absl::StatusCode::kFailedPrecondition;  // foreign_key_violation
-  if (sqlstate == "25006") return absl::StatusCode::kFailedPrecondition;  // read_only_sql_transaction
-  if (sqlstate == "3D000") return absl::StatusCode::kNotFound;            // invalid_catalog_name
-  if (sqlstate == "42501") return absl::StatusCode::kPermissionDenied;    // insufficient_privilege
+  if (sqlstate == "23505") return absl::StatusCode::kAlreadyExists;                   // unique_violation
+  if (sqlstate == "23503") return absl::StatusCode::kFailedPrecondition;              // foreign_key_violation
+  if (sqlstate == "25006") return absl::StatusCode::kFailedPrecondition;              // read_only_sql_transaction
+  if (sqlstate == "3D000") return absl::StatusCode::kNotFound;                        // invalid_catalog_name
+  if (sqlstate == "42501") return absl::StatusCode::kPermissionDenied;                // insufficient_privilege
   if (sqlstate == "40001" || sqlstate == "40P01") return absl::StatusCode::kAborted;  // serialization, deadlock
   const std::string_view cls = sqlstate.substr(0, 2);
   if (cls == "23" || cls == "22") return absl::StatusCode::kInvalidArgument;  // other constraints, bad data
-  if (cls == "53") return absl::StatusCode::kResourceExhausted;                // disk full, out of memory
-  if (cls == "08" || cls == "57") return absl::StatusCode::kUnavailable;       // connection, shutdown
-  if (cls == "28") return absl::StatusCode::kPermissionDenied;                 // authentication
+  if (cls == "53") return absl::StatusCode::kResourceExhausted;               // disk full, out of memory
+  if (cls == "08" || cls == "57") return absl::StatusCode::kUnavailable;      // connection, shutdown
+  if (cls == "28") return absl::StatusCode::kPermissionDenied;                // authentication
   return absl::StatusCode::kInternal;
 }
 
@@ -327,8 +327,8 @@ absl::Status PgConnection::Send(std::string_view sql, SqlParams params, SqlRowFn
 
 absl::Status PgConnection::Begin(SqlTransactionKind kind) {
   if (in_transaction_) return absl::FailedPreconditionError("a transaction is already open on this connection");
-  Queue(kind == SqlTransactionKind::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, SqlRowFn(),
-        nullptr, nullptr);
+  Queue(kind == SqlTransactionKind::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {},
+        SqlRowFn(), nullptr, nullptr);
   in_transaction_ = true;
   begin_sent_ = false;
   return absl::OkStatus();

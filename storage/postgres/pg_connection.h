@@ -5,9 +5,11 @@
 // trip (libpq's pipeline mode). Every failure is a Status carrying the server's message, its SQLSTATE and
 // the first words of the SQL. No exceptions.
 //
-//   MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> db, PgConnection::Connect("postgresql://memfleet@db:5432/memfleet"));
-//   MEMFLEET_ASSIGN_OR_RETURN(auto models, QueryAll(*db, "SELECT model FROM devices WHERE device_id = ?1",
-//                                                   {SqlValue::Text(id)}, [](const SqlRow& r) { return r.ColumnText(0); }));
+//   MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> db,
+//   PgConnection::Connect("postgresql://memfleet@db:5432/memfleet")); MEMFLEET_ASSIGN_OR_RETURN(auto models,
+//   QueryAll(*db, "SELECT model FROM devices WHERE device_id = ?1",
+//                                                   {SqlValue::Text(id)}, [](const SqlRow& r) { return r.ColumnText(0);
+//                                                   }));
 //
 // A connection the server dropped (a restart, a failover) is reconnected before the next statement; the
 // statement that was running, or the transaction it was in, has failed with Unavailable.
@@ -70,8 +72,8 @@ class PgConnection : public SqlConnection {
     std::string* command_tag = nullptr;
   };
   struct PreparedStatement {
-    std::string name;       // "" until prepared on the server
-    std::string postgres;   // the text with $N placeholders
+    std::string name;      // "" until prepared on the server
+    std::string postgres;  // the text with $N placeholders
   };
 
   explicit PgConnection(PGconn* conn) : conn_(conn) {}

@@ -403,8 +403,9 @@ absl::StatusOr<bool> MigrateOneStep(SqlConnection& db, int latest) {
           "the PostgreSQL database has tables but no schema_version table: not a memfleet database (give memfleet "
           "a database of its own)");
     }
-    MEMFLEET_RETURN_IF_ERROR(db.Exec("CREATE TABLE schema_version (version BIGINT NOT NULL); "
-                                     "INSERT INTO schema_version (version) VALUES (0)"));
+    MEMFLEET_RETURN_IF_ERROR(
+        db.Exec("CREATE TABLE schema_version (version BIGINT NOT NULL); "
+                "INSERT INTO schema_version (version) VALUES (0)"));
   }
   absl::Status applied = Apply(db, AllMigrations()[static_cast<size_t>(version)]);
   if (!applied.ok()) {
@@ -424,9 +425,8 @@ absl::StatusOr<int> ReadPgSchemaVersion(SqlConnection& db) {
   MEMFLEET_ASSIGN_OR_RETURN(bool exists, HasTable(db, "schema_version"));
   if (!exists) return 0;
   MEMFLEET_ASSIGN_OR_RETURN(
-      auto row, QueryFirst(db, "SELECT COUNT(*), MAX(version) FROM schema_version", {}, [](const SqlRow& r) {
-        return std::make_pair(r.ColumnInt64(0), r.ColumnOptionalInt64(1));
-      }));
+      auto row, QueryFirst(db, "SELECT COUNT(*), MAX(version) FROM schema_version", {},
+                           [](const SqlRow& r) { return std::make_pair(r.ColumnInt64(0), r.ColumnOptionalInt64(1)); }));
   if (!row.has_value() || row->first != 1 || !row->second.has_value()) {
     return absl::DataLossError("table schema_version must hold exactly one row; the database was edited by hand");
   }

@@ -104,8 +104,8 @@ absl::Status Register(SqliteDb& db, const char* name, int arguments, int flags,
 }  // namespace
 
 absl::Status RegisterMigrationFunctions(SqliteDb& db) {
-  absl::Status s = Register(db, "memfleet_compress_report", 1, SQLITE_DETERMINISTIC, CompressReportSqlFunction,
-                            nullptr, nullptr);
+  absl::Status s =
+      Register(db, "memfleet_compress_report", 1, SQLITE_DETERMINISTIC, CompressReportSqlFunction, nullptr, nullptr);
   if (s.ok()) {
     s = Register(db, "memfleet_rebase_report", 2, SQLITE_DETERMINISTIC, RebaseReportSqlFunction, nullptr, nullptr);
   }

@@ -443,16 +443,14 @@ DROP TABLE device_numbers;
 )sql";
 
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
-  MEMFLEET_ASSIGN_OR_RETURN(Statement st,
-                            db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
+  MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
   MEMFLEET_RETURN_IF_ERROR(st.BindText(1, name));
   MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st.Step());
   return r == StepResult::kRow;
 }
 
 absl::StatusOr<bool> HasAnyTable(SqliteDb& db) {
-  MEMFLEET_ASSIGN_OR_RETURN(Statement st,
-                            db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1"));
+  MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1"));
   MEMFLEET_ASSIGN_OR_RETURN(StepResult r, st.Step());
   return r == StepResult::kRow;
 }
@@ -482,8 +480,8 @@ absl::StatusOr<bool> MigrateOneStep(SqliteDb& db) {
   }
   absl::Status applied = db.Exec(Migrations()[static_cast<size_t>(version)]);
   if (!applied.ok()) {
-    return absl::Status(applied.code(), absl::StrCat("migration to schema version ", version + 1,
-                                                     " failed: ", applied.message()));
+    return absl::Status(applied.code(),
+                        absl::StrCat("migration to schema version ", version + 1, " failed: ", applied.message()));
   }
   MEMFLEET_ASSIGN_OR_RETURN(Statement bump, db.Prepare("UPDATE schema_version SET version = ?1"));
   MEMFLEET_RETURN_IF_ERROR(bump.BindInt64(1, version + 1));
@@ -496,12 +494,10 @@ absl::StatusOr<bool> MigrateOneStep(SqliteDb& db) {
 }  // namespace
 
 const std::vector<std::string>& Migrations() {
-  static const std::vector<std::string>* const kMigrations =
-      new std::vector<std::string>{kMigration1, kMigration2, kMigration3, kMigration4, kMigration5,
-                                   kMigration6, kMigration7, kMigration8, kMigration9,
-                                   kMigration10, kMigration11, kMigration12, kMigration13,
-                                   kMigration14, kMigration15, kMigration16, kMigration17,
-                                   kMigration18, kMigration19};
+  static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
+      kMigration1,  kMigration2,  kMigration3,  kMigration4,  kMigration5,  kMigration6,  kMigration7,
+      kMigration8,  kMigration9,  kMigration10, kMigration11, kMigration12, kMigration13, kMigration14,
+      kMigration15, kMigration16, kMigration17, kMigration18, kMigration19};
   return *kMigrations;
 }
 
@@ -534,9 +530,9 @@ absl::Status CheckSchemaIsLatest(SqliteDb& db) {
   MEMFLEET_ASSIGN_OR_RETURN(int version, ReadSchemaVersion(db));
   if (version > LatestSchemaVersion()) return TooNew(version);
   if (version < LatestSchemaVersion()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "database schema version ", version, " is older than this memfleet build (", LatestSchemaVersion(),
-        "): open it read-write once to upgrade it"));
+    return absl::FailedPreconditionError(absl::StrCat("database schema version ", version,
+                                                      " is older than this memfleet build (", LatestSchemaVersion(),
+                                                      "): open it read-write once to upgrade it"));
   }
   return absl::OkStatus();
 }

@@ -91,8 +91,8 @@ absl::Status SqliteDb::Exec(std::string_view sql) {
   if (rc == SQLITE_OK) return absl::OkStatus();
   std::string detail = error != nullptr ? error : sqlite3_errmsg(db_);
   sqlite3_free(error);
-  std::string message = absl::StrCat("SQLite error ", rc, " (", sqlite3_errstr(rc), "): ", detail, " [in \"",
-                                     SqlFirstWords(sql), "\"]");
+  std::string message =
+      absl::StrCat("SQLite error ", rc, " (", sqlite3_errstr(rc), "): ", detail, " [in \"", SqlFirstWords(sql), "\"]");
   return absl::Status(CodeFor(rc), message);
 }
 
@@ -143,9 +143,7 @@ bool SqliteDb::IsReadOnly() const { return db_ != nullptr && sqlite3_db_readonly
 // ---- Statement ----
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)),
-      stmt_(std::exchange(other.stmt_, nullptr)),
-      sql_(std::move(other.sql_)) {}
+    : db_(std::exchange(other.db_, nullptr)), stmt_(std::exchange(other.stmt_, nullptr)), sql_(std::move(other.sql_)) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
@@ -208,8 +206,8 @@ absl::Status Statement::StepDone() {
   absl::StatusOr<StepResult> r = Step();
   if (!r.ok()) return r.status();
   if (*r != StepResult::kDone) {
-    return absl::InternalError(absl::StrCat("statement returned a row where none was expected [in \"",
-                                            SqlFirstWords(sql_), "\"]"));
+    return absl::InternalError(
+        absl::StrCat("statement returned a row where none was expected [in \"", SqlFirstWords(sql_), "\"]"));
   }
   return absl::OkStatus();
 }
@@ -222,9 +220,7 @@ bool Statement::ColumnIsNull(int index) const {
   return stmt_ == nullptr || sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 
-int64_t Statement::ColumnInt64(int index) const {
-  return stmt_ != nullptr ? sqlite3_column_int64(stmt_, index) : 0;
-}
+int64_t Statement::ColumnInt64(int index) const { return stmt_ != nullptr ? sqlite3_column_int64(stmt_, index) : 0; }
 
 std::optional<int64_t> Statement::ColumnOptionalInt64(int index) const {
   if (ColumnIsNull(index)) return std::nullopt;

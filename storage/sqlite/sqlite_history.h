@@ -22,7 +22,7 @@ struct CaptureFacts {
   std::string capture_id;
   std::string device_id;
   std::string received_at;
-  std::string sweep_id;           // "" when periodic
+  std::string sweep_id;  // "" when periodic
   uint64_t raw_bytes = 0;
   std::string build_fingerprint;  // "" unknown
   bool is_delta = false;          // stored as a delta of a keyframe (raw_base set)

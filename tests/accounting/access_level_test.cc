@@ -131,9 +131,9 @@ void ExpectDevice(const json& got, const json& expected, const std::set<std::str
   }
 }
 
-const char* const kProcessFigures[] = {"pss_kb",         "swap_pss_kb",     "gfxdev_kb", "gl_kb",
-                                       "dma_kb",         "native_graphics_kb", "non_graphics_kb",
-                                       "graphics_dma_kb", "total_kb"};
+const char* const kProcessFigures[] = {"pss_kb",          "swap_pss_kb",     "gfxdev_kb",
+                                       "gl_kb",           "dma_kb",          "native_graphics_kb",
+                                       "non_graphics_kb", "graphics_dma_kb", "total_kb"};
 
 // Every process of the sample: the figures `nulls` names are null, native_graphics_kb is 0 ("none")
 // when `heap_dumps_missing`, every other figure the sample's expected value. A process the sample's
@@ -200,10 +200,10 @@ TEST(AccessLevelTest, SuOnAUserBuildMissesWhatOnlyDebugfsAndHeapDumpsHave) {
 TEST(AccessLevelTest, ShellOnAUserBuildLeavesTheFiguresOfOtherAppsNull) {
   const json qcom = Accounted("qcom-sm8450", kShellUserBuild);
   ExpectDevice(qcom, Expected("qcom-sm8450"), {"processes_kb", "total_kb"});
-  ExpectProcesses(qcom, Expected("qcom-sm8450"),
-                  {"pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "non_graphics_kb", "graphics_dma_kb",
-                   "total_kb"},
-                  /*heap_dumps_missing=*/true);
+  ExpectProcesses(
+      qcom, Expected("qcom-sm8450"),
+      {"pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "non_graphics_kb", "graphics_dma_kb", "total_kb"},
+      /*heap_dumps_missing=*/true);
   EXPECT_TRUE(AnyWarningHas(qcom, "sys/class/kgsl/kgsl/proc: unreadable (EACCES)")) << qcom["warnings"];
   EXPECT_TRUE(AnyWarningHas(qcom, "/smaps: unreadable (EACCES)")) << qcom["warnings"];
   EXPECT_TRUE(AnyWarningHas(qcom, "/fdinfo unreadable (EACCES): the dma-bufs it holds cannot be seen"))
@@ -230,10 +230,10 @@ TEST(AccessLevelTest, AVendorDenyingTheGpuNodeLeavesNoDeviceTotal) {
   access.mtk_gpu_memory_denied = true;
   const json mtk = Accounted("mtk-mt6989", access);
   ExpectDevice(mtk, Expected("mtk-mt6989"), {"gcma_kb", "static_reserved_kb", "processes_kb", "total_kb"});
-  ExpectProcesses(mtk, Expected("mtk-mt6989"),
-                  {"pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "non_graphics_kb", "graphics_dma_kb",
-                   "total_kb"},
-                  /*heap_dumps_missing=*/true);
+  ExpectProcesses(
+      mtk, Expected("mtk-mt6989"),
+      {"pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "non_graphics_kb", "graphics_dma_kb", "total_kb"},
+      /*heap_dumps_missing=*/true);
   EXPECT_TRUE(AnyWarningHas(mtk, "proc/mtk_mali/gpu_memory: unreadable (EACCES)")) << mtk["warnings"];
 }
 

@@ -39,7 +39,9 @@ constexpr char kMeminfo[] =
     "VmallocUsed:       60000 kB\nSwapTotal:        100000 kB\nSwapFree:          50000 kB\n";
 
 // A device with meminfo, a plain-text kernel config (VMAP stacks) and two ordinary processes.
-Capture BaseCapture(const std::string& header_json = R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":4096,"ddr_size_kb":8388608})") {
+Capture BaseCapture(
+    const std::string& header_json =
+        R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":4096,"ddr_size_kb":8388608})") {
   Capture c;
   c.AddFile("capture.json", header_json);
   c.AddFile("proc/meminfo", kMeminfo);
@@ -82,9 +84,9 @@ TEST(PlatformTest, MaliDebugfsNodeIsMaliUnlessAVendorNodeIsThere) {
 
 TEST(ProcessTest, KernelThreadsAndExitedProcessesAreNotProcesses) {
   Capture c = BaseCapture();
-  c.AddFile("proc/2/smaps", "");            // kernel thread: empty smaps
+  c.AddFile("proc/2/smaps", "");  // kernel thread: empty smaps
   c.AddFile("proc/2/cmdline", "");
-  c.AddFile("proc/3/cmdline", "gone");      // exited: no smaps at all
+  c.AddFile("proc/3/cmdline", "gone");  // exited: no smaps at all
   c.AddFile("proc/4/smaps_rollup", "00400000-00401000 ---p 00000000 00:00 0  [rollup]\nRss: 5 kB\n");  // no Pss:
   Report r = Account(c);
   EXPECT_EQ(r.processes.size(), 2u);
@@ -107,8 +109,9 @@ TEST(ProcessTest, ProcessesThatExitedMidCaptureMakeOneCountedWarning) {
   for (const std::string& w : r.warnings) {
     if (w.find("exited") != std::string::npos) {
       ++about_exits;
-      EXPECT_EQ(w, "3 processes exited during the capture (their smaps unreadable, ENOENT or ESRCH) and are left out: "
-                   "proc/301, proc/302, proc/303");
+      EXPECT_EQ(w,
+                "3 processes exited during the capture (their smaps unreadable, ENOENT or ESRCH) and are left out: "
+                "proc/301, proc/302, proc/303");
     }
   }
   EXPECT_EQ(about_exits, 1u);
@@ -165,11 +168,11 @@ TEST(QcomTest, GlIsMappedPlusUnmappedAndGfxdevIsTheKgslMappings) {
   ASSERT_EQ(r.platform, Platform::kQcom);
   const ProcessReport& p = r.processes.at(100);
   EXPECT_EQ(p.gfxdev_kb, 300);
-  EXPECT_EQ(p.gl_kb, 1324);               // floor((307200 + 1048577) / 1024)
-  EXPECT_EQ(p.non_graphics_kb, 1000);     // 1300 pss - 300 gfx dev
+  EXPECT_EQ(p.gl_kb, 1324);            // floor((307200 + 1048577) / 1024)
+  EXPECT_EQ(p.non_graphics_kb, 1000);  // 1300 pss - 300 gfx dev
   EXPECT_EQ(p.total_kb, 1000 + 1324);
-  EXPECT_EQ(p.gl_mtrack_kb, 1024);        // dumpsys GL mtrack = gpumem_unmapped
-  EXPECT_EQ(p.egl_mtrack_kb, 2);          // EGL mtrack = imported_mem
+  EXPECT_EQ(p.gl_mtrack_kb, 1024);          // dumpsys GL mtrack = gpumem_unmapped
+  EXPECT_EQ(p.egl_mtrack_kb, 2);            // EGL mtrack = imported_mem
   EXPECT_EQ(r.processes.at(200).gl_kb, 0);  // no KGSL directory: 0
 }
 
@@ -223,7 +226,8 @@ TEST(QcomTest, AnUnlistableKgslRootMakesEveryGlNullNotZero) {
 }
 
 TEST(MtkTest, ContextsOfAProcessAreSummedInPages) {
-  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":16384,"ddr_size_kb":8388608})");
+  Capture c = BaseCapture(
+      R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":16384,"ddr_size_kb":8388608})");
   c.AddFile("proc/mtk_mali/gpu_memory",
             "mali0                 500\n  kctx-0x00000000e2b1c4a5         10        100\n"
             "  kctx-0x000000003c9d01f7          5        100\n  kctx-0x00000000a81f66d2          7        999\n");
@@ -297,7 +301,7 @@ TEST(DmaBufTest, SharedBuffersAreSplitAndOneProcessCountsABufferOnce) {
                                      {"7b20000000-7b20009000 rw-s 00000000 00:0d 11   /dmabufx", 0, 0},
                                      {"7b30000000-7b30001000 rw-s 00000000 00:0d 12   /data/dmabuf", 0, 0}}));
   Report r = Account(c);
-  EXPECT_EQ(r.processes.at(100).dma_kb, 4);           // floor(5000 / 1024)
+  EXPECT_EQ(r.processes.at(100).dma_kb, 4);  // floor(5000 / 1024)
   // Any name starting with "/dmabuf" is a dma-buf (AOSP's FileIsDmaBuf): ino 11's 0x9000 bytes count,
   // "/data/dmabuf" is a file.
   EXPECT_EQ(r.processes.at(200).dma_kb, (5000 + 12288 + 0x9000) / 1024);
@@ -319,9 +323,8 @@ TEST(DmaBufTest, DeniedFdinfoOrMapsMakesDmaNullNotZero) {
   EXPECT_EQ(r.sources.at("processes.100.dma_kb"), "unavailable: proc/100/fdinfo unreadable (EACCES)");
   EXPECT_EQ(r.processes.at(200).dma_kb, 0);
   EXPECT_TRUE(HasWarningWith(r, "proc/100/fdinfo unreadable (EACCES): the dma-bufs it holds cannot be seen"));
-  EXPECT_EQ(std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
-              return w.find("proc/200/") != std::string::npos;
-            }),
+  EXPECT_EQ(std::count_if(r.warnings.begin(), r.warnings.end(),
+                          [](const std::string& w) { return w.find("proc/200/") != std::string::npos; }),
             0);
 
   Capture rollup_only = BaseCapture();
@@ -354,8 +357,8 @@ TEST(DmaBufTest, ByExporterSplitsTheSameShares) {
   const ProcessReport& p = r.processes.at(100);
   EXPECT_EQ(p.dma_kb, (5000 + 3000 + 4096) / 1024);  // 11
   ASSERT_TRUE(p.dma_by_exporter_kb.has_value());
-  EXPECT_EQ(*p.dma_by_exporter_kb, (std::map<std::string, int64_t>{
-                                       {"qcom,system", 5000 / 1024}, {"system", 3000 / 1024}, {"unknown", 4}}));
+  EXPECT_EQ(*p.dma_by_exporter_kb,
+            (std::map<std::string, int64_t>{{"qcom,system", 5000 / 1024}, {"system", 3000 / 1024}, {"unknown", 4}}));
   // 4 + 2 + 4 = 10: each entry floored on its own, a kB less than dma_kb.
   ASSERT_TRUE(r.processes.at(200).dma_by_exporter_kb.has_value());
   EXPECT_EQ(*r.processes.at(200).dma_by_exporter_kb, (std::map<std::string, int64_t>{{"qcom,system", 4}}));
@@ -450,7 +453,10 @@ TEST(DeviceTest, ImplausibleDdrSizeIsNullWithAWarningAndTheRestComputed) {
   // figures without a word.
   for (const char* v : {"9223372036854775807", "9223372036854775808"}) {
     SCOPED_TRACE(v);
-    Capture c = BaseCapture(std::string(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":4096,"ddr_size_kb":)") + v + "}");
+    Capture c = BaseCapture(
+        std::string(
+            R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","page_size":4096,"ddr_size_kb":)") +
+        v + "}");
     Report r = Account(c);
     EXPECT_FALSE(r.device.ddr_kb.has_value());
     EXPECT_FALSE(r.device.ddr_estimated);  // the header gave a size; a guess would hide that it is wrong
@@ -486,7 +492,7 @@ TEST(DeviceTest, KernelKbWithAndWithoutVmapStack) {
   EXPECT_EQ(Account(c).device.kernel_kb, 131000);
   c.AddFile("proc/config.gz", "# CONFIG_VMAP_STACK is not set\n");
   EXPECT_EQ(Account(c).device.kernel_kb, 131000 + 9000);  // + KernelStack
-  c.AddError("proc/config.gz", "EACCES");  // unreadable: assume VMAP (GKI default) and warn
+  c.AddError("proc/config.gz", "EACCES");                 // unreadable: assume VMAP (GKI default) and warn
   Report r = Account(c);
   EXPECT_EQ(r.device.kernel_kb, 131000);
   bool warned = false;
@@ -586,8 +592,8 @@ TEST(NativeGraphicsTest, GraphicsFramesCountAndAreTakenOutOfNonGraphics) {
   Capture c = BaseCapture();
   c.AddFile("cmd/native_heap@100",
             "Android Native Heap Dump v1.2\n\nTotal memory: 1\nAllocation records: 2\nBacktrace size: 16\n\n"
-            "z 0  sz     1024  num   100  bt 1000 2000\n"   // frame 0x2000 in libGLESv2_adreno.so
-            "z 1  sz     4096  num    10  bt 9000\n"        // libc only
+            "z 0  sz     1024  num   100  bt 1000 2000\n"  // frame 0x2000 in libGLESv2_adreno.so
+            "z 1  sz     4096  num    10  bt 9000\n"       // libc only
             "MAPS\n"
             "1000-2000 r-xp 00000000 fd:05 1     /system/lib64/libc.so\n"
             "2000-3000 r-xp 00000000 fd:05 2     /vendor/lib64/egl/libGLESv2_adreno.so\n"
@@ -596,7 +602,7 @@ TEST(NativeGraphicsTest, GraphicsFramesCountAndAreTakenOutOfNonGraphics) {
   Report r = Account(c);
   const ProcessReport& p = r.processes.at(100);
   EXPECT_EQ(p.native_graphics_source, "heap_dump");
-  EXPECT_EQ(p.native_graphics_kb, 100);            // 1024 x 100 bytes
+  EXPECT_EQ(p.native_graphics_kb, 100);  // 1024 x 100 bytes
   EXPECT_EQ(p.non_graphics_kb, 1000 + 10 - 100);
   EXPECT_EQ(p.graphics_dma_kb, 100);
   EXPECT_EQ(p.total_kb, 1010);
@@ -627,8 +633,8 @@ TEST(MaliTest, RockchipContextsAreSummedPerPidAndDevMaliIsGfxDev) {
   ASSERT_EQ(r.platform, Platform::kMali);
   const ProcessReport& p = r.processes.at(100);
   EXPECT_EQ(p.gl_kb, (13639 + 12296) * 4);
-  EXPECT_EQ(p.gfxdev_kb, 40);                  // taken out of non_graphics, gl_kb counts it
-  EXPECT_EQ(p.non_graphics_kb, 1000 + 10);     // 1050 - 40
+  EXPECT_EQ(p.gfxdev_kb, 40);                      // taken out of non_graphics, gl_kb counts it
+  EXPECT_EQ(p.non_graphics_kb, 1000 + 10);         // 1050 - 40
   EXPECT_EQ(p.gl_mtrack_kb, (13639 + 12296) * 4);  // Arm's memtrack HAL reads the same counters
   EXPECT_EQ(p.egl_mtrack_kb, 0);
   EXPECT_EQ(r.processes.at(200).gl_kb, 0);
@@ -718,8 +724,9 @@ TEST(LegacyKernelTest, AnonInodeDmabufMappingMakesDmaNullForThatProcessOnly) {
 
 TEST(LegacyKernelTest, AnonInodeDmabufInMapsCountsToo) {
   Capture c = BaseCapture();
-  c.AddFile("proc/200/maps", "12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]\n"
-                             "7000-9000 rw-s 00000000 00:0a 11957  anon_inode:dmabuf\n");
+  c.AddFile("proc/200/maps",
+            "12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]\n"
+            "7000-9000 rw-s 00000000 00:0a 11957  anon_inode:dmabuf\n");
   Report r = Account(c);
   EXPECT_FALSE(r.processes.at(200).dma_kb.has_value());
   EXPECT_TRUE(HasWarningWith(r, "proc/200/maps: 1 anon_inode:dmabuf mapping (8 kB"));
@@ -786,7 +793,8 @@ TEST(DeviceTextTest, IonLineIsComparedLikeDmaBufAndCachedIonIsShown) {
   Capture c = BaseCapture();
   c.AddFile("cmd/dumpsys_meminfo",
             "Total RAM: 7,000,000K (status normal)\n"
-            " Free RAM: 3,141,292K (1,041,888K cached pss + 1,975,308K cached kernel +    34,616K cached ion +    89,480K free)\n"
+            " Free RAM: 3,141,292K (1,041,888K cached pss + 1,975,308K cached kernel +    34,616K cached ion +    "
+            "89,480K free)\n"
             "      ION:    57,896K (   57,932K mapped +       -36K unmapped +         0K pools)\n");
   c.AddFile("sys/kernel/dmabuf/buffers/7/size", "10240\n");  // one buffer nobody maps
   Report r = Account(c);

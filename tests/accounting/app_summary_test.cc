@@ -25,11 +25,11 @@ TEST(AppSummaryTest, FormulasOnEveryKindOfHeap) {
   };
   std::optional<report::AppSummary> s = AppSummaryOf(heaps);
   ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->java_heap_kb, 900 + (20 + 200));            // dalvik private dirty + art private
-  EXPECT_EQ(s->native_heap_kb, 4800);                     // native private dirty
-  EXPECT_EQ(s->code_kb, (600 + 100) + 700 + 100);           // so + dex + the app code cache, private
+  EXPECT_EQ(s->java_heap_kb, 900 + (20 + 200));    // dalvik private dirty + art private
+  EXPECT_EQ(s->native_heap_kb, 4800);              // native private dirty
+  EXPECT_EQ(s->code_kb, (600 + 100) + 700 + 100);  // so + dex + the app code cache, private
   EXPECT_EQ(s->stack_kb, 40);
-  EXPECT_EQ(s->graphics_kb, 30 + 870);                    // gfx_dev private; no memtrack rows
+  EXPECT_EQ(s->graphics_kb, 30 + 870);  // gfx_dev private; no memtrack rows
   // Total private over the heaps (the code-cache key is not a heap): 950 + 220 + 4810 + 40 + 700 + 700
   // + 900 + 300 + 60 = 8680.
   EXPECT_EQ(s->private_other_kb, 8680 - 1120 - 4800 - 1500 - 40 - 900);

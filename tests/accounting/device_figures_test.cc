@@ -103,8 +103,10 @@ ProcessReport Process(Kb total_kb, bool cached) {
 }
 
 TEST(ProcessesKbTest, CachedProcessesAreLeftOutAndUnknownTotalsAreCountedInTheWarning) {
-  std::map<int, ProcessReport> processes = {
-      {1, Process(1000, false)}, {2, Process(20000, true)}, {3, Process(300, false)}, {4, Process(std::nullopt, false)}};
+  std::map<int, ProcessReport> processes = {{1, Process(1000, false)},
+                                            {2, Process(20000, true)},
+                                            {3, Process(300, false)},
+                                            {4, Process(std::nullopt, false)}};
   ProcessesFigure f = ProcessesKb(processes, false);
   EXPECT_EQ(f.processes_kb, 1300);
   ASSERT_TRUE(f.warning.has_value());

@@ -39,16 +39,16 @@ TEST(DumpsysProcessesTest, TheShieldsAndroid13Lines) {
 TEST(DumpsysProcessesTest, EveryLineForm) {
   const std::string text =
       "Total PSS by process:\n"
-      "    52,345K: com.android.systemui (pid 1234 / activities)\n"                 // activities
-      "    40,000K: surfaceflinger (pid 600) (   1,234K in swap)\n"                 // a trailing note
-      "     8,000K: com.example (x) (pid 700 state 19 oom 999 / activities)\n"      // a name with parentheses
-      "    183873 kB: system (pid 3703)\n"                                          // Android 4.4
-      "     1,000K: a duplicate of pid 600 (pid 600)\n"                             // the first line wins
-      "     garbage line\n"                                                         // not a number: ends the section
+      "    52,345K: com.android.systemui (pid 1234 / activities)\n"             // activities
+      "    40,000K: surfaceflinger (pid 600) (   1,234K in swap)\n"             // a trailing note
+      "     8,000K: com.example (x) (pid 700 state 19 oom 999 / activities)\n"  // a name with parentheses
+      "    183873 kB: system (pid 3703)\n"                                      // Android 4.4
+      "     1,000K: a duplicate of pid 600 (pid 600)\n"                         // the first line wins
+      "     garbage line\n"                                                     // not a number: ends the section
       "     9,999K: after the section (pid 800)\n"
       "\n"
       "Total PSS by process:\n"
-      "    12,000K: no pid here\n"                                                  // skipped, counted
+      "    12,000K: no pid here\n"  // skipped, counted
       "    13,000K: bad oom (pid 900 oom x)\n"
       "\n"
       "Total PSS by OOM adjustment:\n"

@@ -14,8 +14,7 @@ using memfleet::testing::ReadTestData;
 
 // The worked example of docs/node-formats.md section 10.5, rendered in the Android 14 text layout.
 TEST(DumpsysTextTest, WorkedExampleSummary) {
-  absl::StatusOr<DumpsysSummary> s =
-      ParseDumpsysMeminfo(ReadTestData("dumpsys/meminfo_summary_a14.txt"));
+  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(ReadTestData("dumpsys/meminfo_summary_a14.txt"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->total_ram_kb, 3019740);
   EXPECT_EQ(s->free_ram_kb, 2705216);
@@ -37,8 +36,7 @@ TEST(DumpsysTextTest, WorkedExampleSummary) {
   EXPECT_FALSE(s->ion_total_kb.has_value());
   EXPECT_FALSE(s->kernel_cma_kb.has_value());
   // The identity of 5.3: MemTotal = Free + Used + Lost + ZRAM - TOTAL_SWAP_PSS (10000).
-  EXPECT_EQ(*s->free_ram_kb + *s->used_ram_kb + *s->lost_ram_kb + *s->zram_physical_kb - 10000,
-            *s->total_ram_kb);
+  EXPECT_EQ(*s->free_ram_kb + *s->used_ram_kb + *s->lost_ram_kb + *s->zram_physical_kb - 10000, *s->total_ram_kb);
 }
 
 TEST(DumpsysTextTest, IonAndKernelCmaAndNegativeLostRam) {
@@ -157,16 +155,14 @@ TEST(DumpsysTextTest, NoSummaryIsInvalid) {
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseDumpsysMeminfo(std::string("\x00\x01\xfe", 3)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseDumpsysMeminfo(std::string("\x00\x01\xfe", 3)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DumpsysTextTest, BadNumbersNameTheLine) {
   for (const char* line :
        {" Used RAM: 272,48xK (132,000K used pss + 140,488K kernel)",
         " Used RAM: 272,488K (132,000K used pss + 140,488K ker",  // cut
-        " Lost RAM: ,21,532K", " Lost RAM: 21,,532K", " Lost RAM: 21532",
-        " Lost RAM: 99,999,999,999,999,999,999K",
+        " Lost RAM: ,21,532K", " Lost RAM: 21,,532K", " Lost RAM: 21532", " Lost RAM: 99,999,999,999,999,999,999K",
         "     ZRAM:    30,504K physical used for    28,672K in swap (", "Total RAM: K"}) {
     SCOPED_TRACE(line);
     absl::StatusOr<DumpsysSummary> s =
@@ -177,8 +173,8 @@ TEST(DumpsysTextTest, BadNumbersNameTheLine) {
 }
 
 TEST(DumpsysTextTest, Int64Extremes) {
-  absl::StatusOr<DumpsysSummary> s = ParseDumpsysMeminfo(
-      " Lost RAM: -9,223,372,036,854,775,808K\nTotal RAM: 9,223,372,036,854,775,807K\n");
+  absl::StatusOr<DumpsysSummary> s =
+      ParseDumpsysMeminfo(" Lost RAM: -9,223,372,036,854,775,808K\nTotal RAM: 9,223,372,036,854,775,807K\n");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->lost_ram_kb, INT64_MIN);
   EXPECT_EQ(s->total_ram_kb, INT64_MAX);

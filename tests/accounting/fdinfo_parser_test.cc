@@ -21,9 +21,8 @@ using namespace std::string_literals;
 using testing::MessageHas;
 
 std::string Reconstructed(std::string_view test, std::string_view fd) {
-  return ReadTestData(
-      "aosp/system/memory/libmeminfo/_reconstructed/dmabufinfo_test/DmaBufProcessStatsTest." +
-      std::string(test) + "/proc/10/fdinfo/" + std::string(fd));
+  return ReadTestData("aosp/system/memory/libmeminfo/_reconstructed/dmabufinfo_test/DmaBufProcessStatsTest." +
+                      std::string(test) + "/proc/10/fdinfo/" + std::string(fd));
 }
 
 TEST(ParseFdinfoTest, DmaBufNodeSample) {
@@ -135,12 +134,9 @@ TEST(ParseFdinfoBadInputTest, NonNumericKnownKeysNameTheirLine) {
 
 TEST(ParseFdinfoBadInputTest, HugeNumbersOverflow) {
   const std::string thirty_digits = "123456789012345678901234567890";
-  EXPECT_EQ(ParseFdinfo("ino:\t" + thirty_digits + "\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseFdinfo("size:\t18446744073709551616\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseFdinfo("count:\t9223372036854775808\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseFdinfo("ino:\t" + thirty_digits + "\n").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseFdinfo("size:\t18446744073709551616\n").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseFdinfo("count:\t9223372036854775808\n").status().code(), absl::StatusCode::kInvalidArgument);
   absl::StatusOr<Fdinfo> max = ParseFdinfo("size:\t18446744073709551615\n");
   ASSERT_TRUE(max.ok()) << max.status();
   EXPECT_EQ(max->size_bytes, 18446744073709551615u);

@@ -17,7 +17,8 @@ namespace memfleet::accounting {
 namespace {
 
 TEST(GpuMemSnapshotTest, RockchipSample) {
-  absl::StatusOr<GpuMemSnapshot> s = ParseGpuMemSnapshot(ReadTestData("captures/mali-rockchip/tree/cmd/dumpsys_gpu_gpumem"));
+  absl::StatusOr<GpuMemSnapshot> s =
+      ParseGpuMemSnapshot(ReadTestData("captures/mali-rockchip/tree/cmd/dumpsys_gpu_gpumem"));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->gpu_count, 1);
   EXPECT_EQ(s->global_bytes, std::optional<uint64_t>(2154022033u));  // 2,103,537 kB in expected.json
@@ -36,12 +37,11 @@ TEST(GpuMemSnapshotTest, GlobalNotAvailableAndSeveralGpusSum) {
 }
 
 TEST(GpuMemSnapshotTest, BadLinesAreErrorsNamingTheLine) {
-  for (const char* bad : {"Memory snapshot for GPU 0:\nGlobal total: -1\n",
-                          "Memory snapshot for GPU 0:\nProc x total: 1\n",
-                          "Memory snapshot for GPU 0:\nProc 1 total 1\n",
-                          "Memory snapshot for GPU 0:\nProc 1 total: 1 2\n",
-                          "Memory snapshot for GPU 0:\nProc 99999999999 total: 1\n",
-                          "Memory snapshot for GPU 0:\nProc 1 total: 18446744073709551616\n"}) {
+  for (const char* bad :
+       {"Memory snapshot for GPU 0:\nGlobal total: -1\n", "Memory snapshot for GPU 0:\nProc x total: 1\n",
+        "Memory snapshot for GPU 0:\nProc 1 total 1\n", "Memory snapshot for GPU 0:\nProc 1 total: 1 2\n",
+        "Memory snapshot for GPU 0:\nProc 99999999999 total: 1\n",
+        "Memory snapshot for GPU 0:\nProc 1 total: 18446744073709551616\n"}) {
     SCOPED_TRACE(bad);
     absl::StatusOr<GpuMemSnapshot> s = ParseGpuMemSnapshot(bad);
     ASSERT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);

@@ -30,8 +30,7 @@ TEST(MtkGpuMemoryTest, NodeSampleSumsContextsPerTgid) {
 }
 
 TEST(MtkGpuMemoryTest, CaptureMt6989) {
-  absl::StatusOr<GpuPages> g =
-      ParseMtkGpuMemory(ReadTestData("captures-samples/mtk-mt6989/proc/mtk_mali/gpu_memory"));
+  absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(ReadTestData("captures-samples/mtk-mt6989/proc/mtk_mali/gpu_memory"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->device_pages, 384131u);
   // Summed by hand from the file's kctx lines (last column = tgid); × 4 KiB they are the gl_kb of
@@ -74,17 +73,16 @@ TEST(MtkGpuMemoryTest, BadInput) {
   EXPECT_EQ(ParseMtkGpuMemory("  kctx-0x00000000e2b1c4a5      61204       1893\n").status().code(),
             absl::StatusCode::kInvalidArgument);
   // Non-numeric pages and tgid, and a tgid too big for a pid.
-  for (const char* kctx : {"  kctx-0x1 abc 1893\n", "  kctx-0x1 12 x1893\n",
-                           "  kctx-0x1 12 99999999999\n", "  kctx-0x1 -12 1893\n",
-                           "  kctx-0x1 12 1893 7\n", "  kctx-0x1 99999999999999999999 1893\n"}) {
+  for (const char* kctx :
+       {"  kctx-0x1 abc 1893\n", "  kctx-0x1 12 x1893\n", "  kctx-0x1 12 99999999999\n", "  kctx-0x1 -12 1893\n",
+        "  kctx-0x1 12 1893 7\n", "  kctx-0x1 99999999999999999999 1893\n"}) {
     SCOPED_TRACE(kctx);
     absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(std::string("mali0  10\n") + kctx);
     EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_TRUE(MessageHas(g.status(), "line 2")) << g.status();
   }
   // Binary garbage.
-  EXPECT_EQ(ParseMtkGpuMemory(std::string("\x01\x02\x00\xff", 4)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseMtkGpuMemory(std::string("\x01\x02\x00\xff", 4)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MtkGpuMemoryTest, SumOverflowIsAnError) {
@@ -93,8 +91,8 @@ TEST(MtkGpuMemoryTest, SumOverflowIsAnError) {
 }
 
 TEST(MtkGpuMemoryTest, OtherLinesAreIgnored) {
-  absl::StatusOr<GpuPages> g = ParseMtkGpuMemory(
-      "mali0                 100\nglobal-pool 20\n  kctx-0x1 7 42\nsomething else\n");
+  absl::StatusOr<GpuPages> g =
+      ParseMtkGpuMemory("mali0                 100\nglobal-pool 20\n  kctx-0x1 7 42\nsomething else\n");
   ASSERT_TRUE(g.ok()) << g.status();
   const std::map<int, uint64_t> want = {{42, 7}};
   EXPECT_EQ(g->pages_by_tgid, want);
@@ -130,22 +128,19 @@ TEST(XgpuGpuMemoryTest, V2TakesGlColumn) {
 }
 
 TEST(XgpuGpuMemoryTest, CaptureXringO1) {
-  absl::StatusOr<GpuPages> g =
-      ParseXgpuGpuMemory(ReadTestData("captures-samples/xring-o1/proc/xgpu/gpu_memory"));
+  absl::StatusOr<GpuPages> g = ParseXgpuGpuMemory(ReadTestData("captures-samples/xring-o1/proc/xgpu/gpu_memory"));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "xring-v2");
   EXPECT_EQ(g->device_pages, 124490u);
   // Column 2 of each line, read by hand; × 4 KiB they are expected.json's gl_kb (18431: 9652 kB).
-  const std::map<int, uint64_t> want = {{18431, 2413},  {28995, 1755},  {4331, 21642},
-                                        {27852, 7609},  {22085, 37790}, {24246, 30209},
-                                        {21320, 20172}, {26673, 2900}};
+  const std::map<int, uint64_t> want = {{18431, 2413},  {28995, 1755},  {4331, 21642},  {27852, 7609},
+                                        {22085, 37790}, {24246, 30209}, {21320, 20172}, {26673, 2900}};
   EXPECT_EQ(g->pages_by_tgid, want);
 }
 
 TEST(XgpuGpuMemoryTest, LayoutComesFromProcessLinesNotDeviceLine) {
   // A three-column device line (v2 style) with v1 process lines is v1.
-  absl::StatusOr<GpuPages> g =
-      ParseXgpuGpuMemory("mali0  100  50\n7 kctx-0x0000000000000000  12\n");
+  absl::StatusOr<GpuPages> g = ParseXgpuGpuMemory("mali0  100  50\n7 kctx-0x0000000000000000  12\n");
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->layout, "xring-v1");
   EXPECT_EQ(g->pages_by_tgid.at(7), 12u);
@@ -153,8 +148,7 @@ TEST(XgpuGpuMemoryTest, LayoutComesFromProcessLinesNotDeviceLine) {
 
 TEST(XgpuGpuMemoryTest, V2WrappedPssRssAreTolerated) {
   // pss/rss are 32-bit ints in the driver and go negative past 2 GiB; gl is still right.
-  absl::StatusOr<GpuPages> g =
-      ParseXgpuGpuMemory("mali0  100  50\n1893   62736   -30212   -95874\n");
+  absl::StatusOr<GpuPages> g = ParseXgpuGpuMemory("mali0  100  50\n1893   62736   -30212   -95874\n");
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->pages_by_tgid.at(1893), 62736u);
 }
@@ -182,11 +176,10 @@ TEST(XgpuGpuMemoryTest, V2NonNumericColumnIsRejected) {
 }
 
 TEST(XgpuGpuMemoryTest, TruncatedProcessLinesAreRejected) {
-  for (const char* line : {"1893\n", "1893 kctx-0x0000\n", "1893   62736   30212\n",
-                           "1893 kctx-0x0 12 13\n", "1893 62736 30212 95874 1\n"}) {
+  for (const char* line : {"1893\n", "1893 kctx-0x0000\n", "1893   62736   30212\n", "1893 kctx-0x0 12 13\n",
+                           "1893 62736 30212 95874 1\n"}) {
     SCOPED_TRACE(line);
-    EXPECT_EQ(ParseXgpuGpuMemory(std::string("mali0 1\n") + line).status().code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(ParseXgpuGpuMemory(std::string("mali0 1\n") + line).status().code(), absl::StatusCode::kInvalidArgument);
   }
 }
 
@@ -204,17 +197,14 @@ TEST(XgpuGpuMemoryTest, UnrelatedLinesAreIgnored) {
 
 TEST(XgpuGpuMemoryTest, MtkStyleContextLineIsRejected) {
   // Without a leading tgid the line fits no XRing layout; skipping it would drop its pages.
-  EXPECT_EQ(ParseXgpuGpuMemory("mali0 1\n  kctx-0x00000000e2b1c4a5      61204       1893\n")
-                .status()
-                .code(),
+  EXPECT_EQ(ParseXgpuGpuMemory("mali0 1\n  kctx-0x00000000e2b1c4a5      61204       1893\n").status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(XgpuGpuMemoryTest, BadInput) {
   EXPECT_EQ(ParseXgpuGpuMemory("").status().code(), absl::StatusCode::kInvalidArgument);
   // The first line is a process line: no device line.
-  EXPECT_EQ(ParseXgpuGpuMemory("1893 62736 30212 95874\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseXgpuGpuMemory("1893 62736 30212 95874\n").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseXgpuGpuMemory("mali0\n").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseXgpuGpuMemory("mali0 x\n").status().code(), absl::StatusCode::kInvalidArgument);
 }

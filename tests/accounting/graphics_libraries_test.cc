@@ -16,28 +16,25 @@ namespace {
 const std::map<std::string, std::vector<std::string>>& SpecList() {
   static const auto* const kList = new std::map<std::string, std::vector<std::string>>{
       {"android",
-       {"libhwui", "libgui", "libEGL", "libGLESv1_CM", "libGLESv2", "libvulkan", "libui", "libskia",
-        "libnativewindow", "android.hardware.graphics.allocator-V2-ndk",
-        "android.hardware.graphics.bufferqueue@", "android.hardware.graphics.composer@",
-        "android.hardware.graphics.composer3"}},
+       {"libhwui", "libgui", "libEGL", "libGLESv1_CM", "libGLESv2", "libvulkan", "libui", "libskia", "libnativewindow",
+        "android.hardware.graphics.allocator-V2-ndk", "android.hardware.graphics.bufferqueue@",
+        "android.hardware.graphics.composer@", "android.hardware.graphics.composer3"}},
       {"qcom",
-       {"libGLESv2_adreno", "vulkan.adreno", "libadreno_", "libgsl", "libCB", "libRCC",
-        "libllvm-qgl", "libllvm-glnext", "mapper.qti", "libgrallocutilsng", "libgralloc.qti",
-        "libgralloc.system.qti", "libgralloccore", "vendor.qti.hardware.display.snapalloc-impl",
-        "vendor.qti.hardware.display.config", "libsdmcore", "libsdmextension", "libqservice",
-        "eglSubDriverAndroid"}},
+       {"libGLESv2_adreno", "vulkan.adreno", "libadreno_", "libgsl", "libCB", "libRCC", "libllvm-qgl", "libllvm-glnext",
+        "mapper.qti", "libgrallocutilsng", "libgralloc.qti", "libgralloc.system.qti", "libgralloccore",
+        "vendor.qti.hardware.display.snapalloc-impl", "vendor.qti.hardware.display.config", "libsdmcore",
+        "libsdmextension", "libqservice", "eglSubDriverAndroid"}},
       {"mtk",
-       {"libGLES_mali", "vulkan.mali", "libmtk_mali", "mapper.mediatek", "libgralloc_extra",
-        "libmtk_drvb", "libmtk_colortm"}},
+       {"libGLES_mali", "vulkan.mali", "libmtk_mali", "mapper.mediatek", "libgralloc_extra", "libmtk_drvb",
+        "libmtk_colortm"}},
       {"xring",
        {"libGLES_mali", "vulkan.mali", "mapper.xring", "vendor.xring.hardware.display.composerext",
         "vendor.xring.hardware.gamingplus"}},
       {"oem",
        {"vendor.xiaomi.hardware.display.mihwcextension", "vendor.xiaomi.hardware.displayfeature@",
         "vendor.xiaomi.hardware.displayfeature_aidl", "vendor.xiaomi.hardware.framecapturemanager",
-        "vendor.xiaomi.hardware.framemaster", "vendor.xiaomi.hardware.pqservice",
-        "vendor.xiaomi.hardware.prepqservice", "libpqservice", "libprepqservice", "libxdmcore",
-        "libxdmresourcemanager", "vendor.honor.hardware.hwdisplay",
+        "vendor.xiaomi.hardware.framemaster", "vendor.xiaomi.hardware.pqservice", "vendor.xiaomi.hardware.prepqservice",
+        "libpqservice", "libprepqservice", "libxdmcore", "libxdmresourcemanager", "vendor.honor.hardware.hwdisplay",
         "vendor.honor.hardware.graphics.hwcinterface@", "vendor.honor.hardware.graphics.mediacomm@",
         "vendor.honor.hardware.pixelworks_display@", "vendor.honor.hardware.pixelworks_feature@",
         "vendor.honor.hardware.airenderlaunch"}},
@@ -127,19 +124,15 @@ TEST(GraphicsLibrariesTest, ParseFormat) {
 TEST(GraphicsLibrariesTest, ParseErrorsNameTheLine) {
   absl::StatusOr<GraphicsLibraries> libs = GraphicsLibraries::Parse("libgui\nlib gui\n");
   EXPECT_EQ(libs.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(libs.status().message()).find("line 2"), std::string::npos)
-      << libs.status();
+  EXPECT_NE(std::string(libs.status().message()).find("line 2"), std::string::npos) << libs.status();
 
   libs = GraphicsLibraries::Parse("libgui\n[qcom\nlibgsl\n");
   EXPECT_EQ(libs.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(libs.status().message()).find("line 2"), std::string::npos)
-      << libs.status();
+  EXPECT_NE(std::string(libs.status().message()).find("line 2"), std::string::npos) << libs.status();
 
   EXPECT_EQ(GraphicsLibraries::Parse("[]\n").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(GraphicsLibraries::Parse("/system/lib64/libgui\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(GraphicsLibraries::Parse("libgui\tlibhwui\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GraphicsLibraries::Parse("/system/lib64/libgui\n").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GraphicsLibraries::Parse("libgui\tlibhwui\n").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -59,8 +59,8 @@ TEST(HeapOfMappingTest, EachRowOfTheTable) {
 
 // The code caches go to dalvik_other and to their own key beside it.
 TEST(HeapOfMappingTest, CodeCachesAreDalvikOtherWithTheirKey) {
-  for (std::string_view app : {"/memfd:jit-cache (deleted)", "[anon:dalvik-jit-code-cache]",
-                               "[anon:dalvik-data-code-cache]"}) {
+  for (std::string_view app :
+       {"/memfd:jit-cache (deleted)", "[anon:dalvik-jit-code-cache]", "[anon:dalvik-data-code-cache]"}) {
     MappingHeap m = HeapOfMapping(app, false);
     EXPECT_EQ(m.heap, Heap::kDalvikOther) << app;
     EXPECT_EQ(m.code_cache, Heap::kJitAppCodeCache) << app;
@@ -80,8 +80,8 @@ TEST(HeapOfMappingTest, FirstRuleThatMatchesWins) {
   EXPECT_EQ(HeapOf("/dev/ashmem/kgsl-3d0"), Heap::kGfxDev);
   EXPECT_EQ(HeapOf("/dev/ashmem/base.apk"), Heap::kApk);
   EXPECT_EQ(HeapOf("[anon:libc_malloc] x.so"), Heap::kNative);
-  EXPECT_EQ(HeapOf("/data/x.dexfoo"), Heap::kDex);  // longer than 4 characters and contains .dex
-  EXPECT_EQ(HeapOf(".dex"), Heap::kOtherMmap);       // 4 characters: not
+  EXPECT_EQ(HeapOf("/data/x.dexfoo"), Heap::kDex);                  // longer than 4 characters and contains .dex
+  EXPECT_EQ(HeapOf(".dex"), Heap::kOtherMmap);                      // 4 characters: not
   EXPECT_EQ(HeapOf("/system/lib64/libc.so (deleted)"), Heap::kSo);  // " (deleted)" is read without
 }
 
@@ -89,7 +89,7 @@ TEST(HeapOfMappingTest, FirstRuleThatMatchesWins) {
 TEST(HeapTallyTest, UnnamedMappingAfterALibraryIsItsBss) {
   HeapTally t;
   t.Add(0x1000, 0x2000, "/system/lib64/libc.so", 4, 0, 4, 0);
-  t.Add(0x2000, 0x3000, "", 8, 0, 0, 8);   // starts where libc.so ended: so
+  t.Add(0x2000, 0x3000, "", 8, 0, 0, 8);    // starts where libc.so ended: so
   t.Add(0x4000, 0x5000, "", 16, 0, 0, 16);  // a gap: unknown
   t.Add(0x5000, 0x6000, "", 32, 0, 0, 32);  // after an unknown: unknown
   std::optional<report::Heaps> h = t.Figures();
@@ -114,9 +114,9 @@ TEST(HeapTallyTest, SumBeyondTheJsonRangeIsNull) {
 // AOSP's AndroidProcHeaps.ExtractAndroidHeapStatsFromFileTest asserts, for its one-VMA smaps
 // ([anon:dalvik-main space (region space)]): pss 2652, privateDirty 2652, privateClean 84, swappedOutPss 70.
 TEST(HeapsOnAospTest, ExtractAndroidHeapStatsFromFileVma) {
-  absl::StatusOr<SmapsSummary> s =
-      ParseSmapsSummary(Libmeminfo("_inline/libmeminfo_test/AndroidProcHeaps.ExtractAndroidHeapStatsFromFileTest/smaps"),
-                        GpuDeviceNaming::kNone);
+  absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(
+      Libmeminfo("_inline/libmeminfo_test/AndroidProcHeaps.ExtractAndroidHeapStatsFromFileTest/smaps"),
+      GpuDeviceNaming::kNone);
   ASSERT_TRUE(s.ok()) << s.status();
   std::optional<report::Heaps> h = s->heaps.Figures();
   ASSERT_TRUE(h.has_value());
@@ -124,8 +124,8 @@ TEST(HeapsOnAospTest, ExtractAndroidHeapStatsFromFileVma) {
   EXPECT_EQ(h->at("dalvik"), (report::HeapFigures{2652, 70, 84, 2652}));
   std::optional<report::AppSummary> a = AppSummaryOf(*h);
   ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->java_heap_kb, 2652);    // dalvik private dirty + art private (0)
-  EXPECT_EQ(a->total_pss_kb, 2722);    // 2652 Pss + 70 SwapPss
+  EXPECT_EQ(a->java_heap_kb, 2652);  // dalvik private dirty + art private (0)
+  EXPECT_EQ(a->total_pss_kb, 2722);  // 2652 Pss + 70 SwapPss
   EXPECT_EQ(a->total_swap_pss_kb, 70);
   EXPECT_EQ(a->private_other_kb, 84);  // 84 + 2652 private - 2652 Java heap
   EXPECT_EQ(a->system_kb, -14);        // 2722 - 2736: AOSP's synthetic VMA has more private than Pss

@@ -13,11 +13,9 @@ using memfleet::testing::ReadTestData;
 
 // `zcat config.gz` of every fixture capture (they are identical) is these five lines, 95 bytes.
 TEST(KernelConfigTest, FixtureConfigGzHasVmapStack) {
-  for (const char* capture :
-       {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"}) {
+  for (const char* capture : {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"}) {
     SCOPED_TRACE(capture);
-    const std::string bytes =
-        ReadTestData(std::string("captures-samples/") + capture + "/proc/config.gz");
+    const std::string bytes = ReadTestData(std::string("captures-samples/") + capture + "/proc/config.gz");
     ASSERT_GT(bytes.size(), 2u);
     ASSERT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);  // really gzip, not plain text
     absl::StatusOr<KernelConfig> cfg = ParseKernelConfigGz(bytes);
@@ -81,8 +79,7 @@ TEST(KernelConfigTest, PlainTextIsAccepted) {
       "# CONFIG_VMAP_STACK is not set\n"
       "CONFIG_ZRAM=m\n"
       "CONFIG_LOG_BUF_SHIFT=17\n";
-  for (const auto& parse :
-       {ParseKernelConfigText, +[](std::string_view t) { return ParseKernelConfigGz(t); }}) {
+  for (const auto& parse : {ParseKernelConfigText, +[](std::string_view t) { return ParseKernelConfigGz(t); }}) {
     absl::StatusOr<KernelConfig> cfg = parse(text);
     ASSERT_TRUE(cfg.ok()) << cfg.status();
     // "is not set" is a comment, so VMAP is off: the rules then add KernelStack.
@@ -92,8 +89,7 @@ TEST(KernelConfigTest, PlainTextIsAccepted) {
     EXPECT_FALSE(cfg->IsEnabled("CONFIG_ZRAM"));  // "m" is not "y"
     EXPECT_EQ(cfg->options.at("CONFIG_ZRAM"), "m");
     EXPECT_EQ(cfg->options.at("CONFIG_LOG_BUF_SHIFT"), "17");
-    EXPECT_EQ(cfg->options.at("CONFIG_CC_VERSION_TEXT"),
-              "\"Android (8508608) clang version 14.0.7\"");
+    EXPECT_EQ(cfg->options.at("CONFIG_CC_VERSION_TEXT"), "\"Android (8508608) clang version 14.0.7\"");
   }
 }
 
@@ -105,15 +101,13 @@ TEST(KernelConfigTest, CrlfAndNoFinalNewline) {
 }
 
 TEST(KernelConfigTest, BadTextNamesTheLine) {
-  absl::StatusOr<KernelConfig> cfg =
-      ParseKernelConfigText("CONFIG_A=y\nCONFIG_B=y\nCONFIG_VMAP_ST");
+  absl::StatusOr<KernelConfig> cfg = ParseKernelConfigText("CONFIG_A=y\nCONFIG_B=y\nCONFIG_VMAP_ST");
   EXPECT_EQ(cfg.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(cfg.status().message().find("line 3"), std::string::npos) << cfg.status();
 
   EXPECT_EQ(ParseKernelConfigText("CONFIG_A=").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseKernelConfigText("=y").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseKernelConfigText("CONFIG A=y").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseKernelConfigText("CONFIG A=y").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseKernelConfigGz(std::string("\x00\x01\x02garbage", 10)).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

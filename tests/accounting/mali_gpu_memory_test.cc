@@ -93,14 +93,14 @@ TEST(MaliGpuMemoryTest, BadInputNamesTheLine) {
   EXPECT_EQ(ParseMaliGpuMemory("kctx-0x1 12 100\n").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseMaliGpuMemory("mali0 many\n").status().code(), absl::StatusCode::kInvalidArgument);
   for (const char* bad : {
-           "mali0 10\nkctx-0x1 12 100\nkctx-0x2 12\n",          // MediaTek-style, then stock
-           "mali0 10\nkctx-0x1 x 100\n",                        // pages not a number
-           "mali0 10\nkctx-0x1 12 -100\n",                      // negative tgid
-           "mali0 10\nkctx-0x1 comm 100 -4\n",                  // Rockchip, negative pages
-           "mali0 10\nkctx-0x1 comm 99999999999 4\n",           // pid beyond int
-           "mali0 10\nkctx pid used_pages\nf1dbf000 14880\n",   // Amlogic row short of a column
-           "mali0 10\nkctx pid used_pages\nf1dbf000 x 4558\n",  // Amlogic pid not a number
-           "mali0 10\nkctx-0x1 99999999999999999999 1\n",       // does not fit 64 bits
+           "mali0 10\nkctx-0x1 12 100\nkctx-0x2 12\n",                   // MediaTek-style, then stock
+           "mali0 10\nkctx-0x1 x 100\n",                                 // pages not a number
+           "mali0 10\nkctx-0x1 12 -100\n",                               // negative tgid
+           "mali0 10\nkctx-0x1 comm 100 -4\n",                           // Rockchip, negative pages
+           "mali0 10\nkctx-0x1 comm 99999999999 4\n",                    // pid beyond int
+           "mali0 10\nkctx pid used_pages\nf1dbf000 14880\n",            // Amlogic row short of a column
+           "mali0 10\nkctx pid used_pages\nf1dbf000 x 4558\n",           // Amlogic pid not a number
+           "mali0 10\nkctx-0x1 99999999999999999999 1\n",                // does not fit 64 bits
            "mali0 10\nkctx-0x1 18446744073709551615 1\nkctx-0x2 1 1\n",  // the sum overflows
        }) {
     SCOPED_TRACE(bad);

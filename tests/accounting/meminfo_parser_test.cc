@@ -19,44 +19,26 @@ using memfleet::testing::ReadTestData;
 
 using testing::MessageHas;
 
-void ExpectValues(const Meminfo& m,
-                  std::initializer_list<std::pair<std::string_view, uint64_t>> expected) {
+void ExpectValues(const Meminfo& m, std::initializer_list<std::pair<std::string_view, uint64_t>> expected) {
   for (const auto& [key, value] : expected) {
     EXPECT_EQ(m.Get(key), std::optional<uint64_t>(value)) << key;
   }
 }
 
 TEST(ParseMeminfoTest, SysMemInfoFileHasTheTwentyFiveAospValues) {
-  absl::StatusOr<Meminfo> m = ParseMeminfo(ReadTestData(
-      "aosp/system/memory/libmeminfo/_inline/libmeminfo_test/SysMemInfo.TestSysMemInfoFile/"
-      "meminfo"));
+  absl::StatusOr<Meminfo> m =
+      ParseMeminfo(ReadTestData("aosp/system/memory/libmeminfo/_inline/libmeminfo_test/SysMemInfo.TestSysMemInfoFile/"
+                                "meminfo"));
   ASSERT_TRUE(m.ok()) << m.status();
   // SysMemInfo.TestSysMemInfoFile (EXPECTED.md §7).
-  ExpectValues(*m, {{"MemTotal", 3019740},
-                    {"MemFree", 1809728},
-                    {"Buffers", 54736},
-                    {"Cached", 776052},
-                    {"Shmem", 4020},
-                    {"Slab", 86464},
-                    {"SReclaimable", 44432},
-                    {"SUnreclaim", 42032},
-                    {"SwapTotal", 32768},
-                    {"SwapFree", 4096},
-                    {"Mapped", 62624},
-                    {"VmallocUsed", 65536},
-                    {"PageTables", 2900},
-                    {"KernelStack", 4880},
-                    {"KReclaimable", 87324},
-                    {"Active", 445856},
-                    {"Inactive", 459092},
-                    {"Unevictable", 3096},
-                    {"MemAvailable", 2546560},
-                    {"Active(anon)", 78492},
-                    {"Inactive(anon)", 2240},
-                    {"Active(file)", 367364},
-                    {"Inactive(file)", 456852},
-                    {"CmaTotal", 131072},
-                    {"CmaFree", 130380}});
+  ExpectValues(*m,
+               {{"MemTotal", 3019740},    {"MemFree", 1809728},     {"Buffers", 54736},         {"Cached", 776052},
+                {"Shmem", 4020},          {"Slab", 86464},          {"SReclaimable", 44432},    {"SUnreclaim", 42032},
+                {"SwapTotal", 32768},     {"SwapFree", 4096},       {"Mapped", 62624},          {"VmallocUsed", 65536},
+                {"PageTables", 2900},     {"KernelStack", 4880},    {"KReclaimable", 87324},    {"Active", 445856},
+                {"Inactive", 459092},     {"Unevictable", 3096},    {"MemAvailable", 2546560},  {"Active(anon)", 78492},
+                {"Inactive(anon)", 2240}, {"Active(file)", 367364}, {"Inactive(file)", 456852}, {"CmaTotal", 131072},
+                {"CmaFree", 130380}});
   // Read off the fixture: HugePages_* are counts without a unit, and the last line
   // ("Hugepagesize: 2048 kB") has no newline; the file has 45 lines.
   ExpectValues(*m, {{"HugePages_Total", 0}, {"HugePages_Surp", 0}, {"Hugepagesize", 2048}});
@@ -65,8 +47,8 @@ TEST(ParseMeminfoTest, SysMemInfoFileHasTheTwentyFiveAospValues) {
 }
 
 TEST(ParseMeminfoTest, PerfettoMockMeminfoWithLeadingEmptyLine) {
-  absl::StatusOr<Meminfo> m = ParseMeminfo(ReadTestData(
-      "aosp/external/perfetto/_inline/sys_stats_data_source_unittest/kMockMeminfo/meminfo"));
+  absl::StatusOr<Meminfo> m =
+      ParseMeminfo(ReadTestData("aosp/external/perfetto/_inline/sys_stats_data_source_unittest/kMockMeminfo/meminfo"));
   ASSERT_TRUE(m.ok()) << m.status();
   // Asserted by SysStatsDataSourceTest.Meminfo (EXPECTED.md §9b).
   ExpectValues(*m, {{"MemTotal", 3744240},
@@ -95,8 +77,8 @@ TEST(ParseMeminfoTest, PerfettoMockMeminfoWithLeadingEmptyLine) {
 }
 
 TEST(ParseMeminfoTest, BenchmarkMeminfoWithoutKReclaimable) {
-  absl::StatusOr<Meminfo> m = ParseMeminfo(ReadTestData(
-      "aosp/system/memory/libmeminfo/_inline/libmeminfo_benchmark/BM_ReadMemInfo/meminfo"));
+  absl::StatusOr<Meminfo> m =
+      ParseMeminfo(ReadTestData("aosp/system/memory/libmeminfo/_inline/libmeminfo_benchmark/BM_ReadMemInfo/meminfo"));
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->Get("KernelStack"), 4880u);  // A: CHECK_EQ in BM_ReadMemInfo
   EXPECT_EQ(m->Get("SwapTotal"), 0u);
@@ -126,11 +108,9 @@ TEST(ParseMeminfoTest, KernelLayoutVariants) {
       "MemFree:   7 kB  \n"       // trailing blanks
       "MemTotal:  9 kB\n");       // a repeated key keeps the first value
   ASSERT_TRUE(m.ok()) << m.status();
-  ExpectValues(*m, {{"ShadowCallStack", 12345678},
-                    {"HardwareCorrupted", 0},
-                    {"GPUTotalUsed", 99},
-                    {"MemTotal", 5},
-                    {"MemFree", 7}});
+  ExpectValues(
+      *m,
+      {{"ShadowCallStack", 12345678}, {"HardwareCorrupted", 0}, {"GPUTotalUsed", 99}, {"MemTotal", 5}, {"MemFree", 7}});
   absl::StatusOr<Meminfo> max = ParseMeminfo("Big: 18446744073709551615 kB\n");
   ASSERT_TRUE(max.ok()) << max.status();
   EXPECT_EQ(max->Get("Big"), 18446744073709551615u);
@@ -178,10 +158,9 @@ TEST(ParseMeminfoBadInputTest, EveryPrefixIsOkOrDataLoss) {
 TEST(ParseMeminfoBadInputTest, MalformedLinesAreSkippedAndNamed) {
   using namespace std::string_literals;
   for (const std::string& bad :
-       {"MemFree 1809728 kB\n"s, "MemFree: -5 kB\n"s, "MemFree: 12 MB\n"s, "MemFree:\n"s,
-        "MemFree: abc kB\n"s, "MemFree: 12kB\n"s, "MemFree: 12 kB x\n"s, ": 12 kB\n"s,
-        "Mem\0Free: 12 kB\n"s, "\xff\xfe: 1 kB\n"s, "garbage\n"s, "\0\0\0\n"s,
-        "MemFree: 0x10 kB\n"s, "MemFree: 18446744073709551616 kB\n"s}) {
+       {"MemFree 1809728 kB\n"s, "MemFree: -5 kB\n"s, "MemFree: 12 MB\n"s, "MemFree:\n"s, "MemFree: abc kB\n"s,
+        "MemFree: 12kB\n"s, "MemFree: 12 kB x\n"s, ": 12 kB\n"s, "Mem\0Free: 12 kB\n"s, "\xff\xfe: 1 kB\n"s,
+        "garbage\n"s, "\0\0\0\n"s, "MemFree: 0x10 kB\n"s, "MemFree: 18446744073709551616 kB\n"s}) {
     SCOPED_TRACE(::testing::PrintToString(bad));
     absl::StatusOr<Meminfo> m = ParseMeminfo("MemTotal: 1 kB\n\n" + bad + "Shmem: 7 kB\n");
     ASSERT_TRUE(m.ok()) << m.status();
@@ -230,10 +209,8 @@ TEST(ParseMeminfoBadInputTest, HugeNumbersOverflow) {
   ASSERT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(MessageHas(m.status(), "line 1")) << m.status();
   // Already too long: overflow, not truncation, even without the newline.
-  EXPECT_EQ(ParseMeminfo("MemTotal: " + thirty_digits).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseMeminfo("MemTotal: 18446744073709551616 kB\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseMeminfo("MemTotal: " + thirty_digits).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseMeminfo("MemTotal: 18446744073709551616 kB\n").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

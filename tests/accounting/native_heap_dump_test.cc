@@ -125,15 +125,14 @@ TEST(NativeHeapDumpTest, OverlappingMappingsCountARecordOnce) {
 }
 
 TEST(NativeHeapDumpTest, AnonymousAndDeletedMappings) {
-  const std::string text =
-      std::string(kHeader) +
-      "z 0  sz     100  num    1  bt 1500\n"
-      "z 0  sz     200  num    1  bt 2500\n"
-      "z 0  sz     400  num    1  bt\n"
-      "MAPS\n"
-      "1000-2000 rw-p 00000000 00:00 0\n"
-      "2000-3000 r-xp 00000000 fd:05 3     /data/app/libvulkan_app.so (deleted)\n"
-      "END\n";
+  const std::string text = std::string(kHeader) +
+                           "z 0  sz     100  num    1  bt 1500\n"
+                           "z 0  sz     200  num    1  bt 2500\n"
+                           "z 0  sz     400  num    1  bt\n"
+                           "MAPS\n"
+                           "1000-2000 rw-p 00000000 00:00 0\n"
+                           "2000-3000 r-xp 00000000 fd:05 3     /data/app/libvulkan_app.so (deleted)\n"
+                           "END\n";
   absl::StatusOr<NativeHeapDump> dump = ParseNativeHeapDump(text);
   ASSERT_TRUE(dump.ok()) << dump.status();
   ASSERT_EQ(dump->maps.size(), 2u);
@@ -154,35 +153,28 @@ TEST(NativeHeapDumpTest, HugeSizesSaturate) {
                            "END\n";
   absl::StatusOr<NativeHeapDump> dump = ParseNativeHeapDump(text);
   ASSERT_TRUE(dump.ok()) << dump.status();
-  EXPECT_EQ(GraphicsNativeBytes(*dump, GraphicsLibraries::Default()),
-            std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(GraphicsNativeBytes(*dump, GraphicsLibraries::Default()), std::numeric_limits<uint64_t>::max());
 }
 
 TEST(NativeHeapDumpTest, NumberOverflowIsInvalid) {
-  const std::string text =
-      std::string(kHeader) + "z 0  sz 18446744073709551616  num 2  bt 1500\nMAPS\nEND\n";
+  const std::string text = std::string(kHeader) + "z 0  sz 18446744073709551616  num 2  bt 1500\nMAPS\nEND\n";
   EXPECT_EQ(ParseNativeHeapDump(text).status().code(), absl::StatusCode::kInvalidArgument);
-  const std::string pc =
-      std::string(kHeader) + "z 0  sz 1  num 2  bt 1ffffffffffffffff\nMAPS\nEND\n";
+  const std::string pc = std::string(kHeader) + "z 0  sz 1  num 2  bt 1ffffffffffffffff\nMAPS\nEND\n";
   EXPECT_EQ(ParseNativeHeapDump(pc).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(NativeHeapDumpTest, TruncatedIsDataLoss) {
   const std::string full = ReadTestData("captures-samples/qcom-edge/cmd/native_heap@22459");
-  for (size_t keep :
-       {full.size() - 4, full.find("MAPS") + 20, full.find("MAPS"), full.size() / 3}) {
+  for (size_t keep : {full.size() - 4, full.find("MAPS") + 20, full.find("MAPS"), full.size() / 3}) {
     SCOPED_TRACE(keep);
-    EXPECT_EQ(ParseNativeHeapDump(full.substr(0, keep)).status().code(),
-              absl::StatusCode::kDataLoss);
+    EXPECT_EQ(ParseNativeHeapDump(full.substr(0, keep)).status().code(), absl::StatusCode::kDataLoss);
   }
 }
 
 TEST(NativeHeapDumpTest, GarbageIsInvalid) {
   EXPECT_EQ(ParseNativeHeapDump("").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseNativeHeapDump("hello\nMAPS\nEND\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseNativeHeapDump(std::string("\x00\xff\x10", 3)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseNativeHeapDump("hello\nMAPS\nEND\n").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseNativeHeapDump(std::string("\x00\xff\x10", 3)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(NativeHeapDumpTest, BadLinesNameTheLine) {
@@ -190,23 +182,20 @@ TEST(NativeHeapDumpTest, BadLinesNameTheLine) {
   absl::StatusOr<NativeHeapDump> dump =
       ParseNativeHeapDump(std::string(kHeader) + "z 0  sz  12  num  x  bt 1500\nMAPS\nEND\n");
   EXPECT_EQ(dump.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(dump.status().message()).find("line 9"), std::string::npos)
-      << dump.status();
+  EXPECT_NE(std::string(dump.status().message()).find("line 9"), std::string::npos) << dump.status();
 
-  for (const char* record :
-       {"z 2  sz 1  num 1  bt 10\n", "z 0  size 1  num 1  bt 10\n", "z 0  sz 1  num 1  bt 10 zz\n",
-        "z 0  sz 1  num 1\n", "z 0  sz -1  num 1  bt\n"}) {
+  for (const char* record : {"z 2  sz 1  num 1  bt 10\n", "z 0  size 1  num 1  bt 10\n", "z 0  sz 1  num 1  bt 10 zz\n",
+                             "z 0  sz 1  num 1\n", "z 0  sz -1  num 1  bt\n"}) {
     SCOPED_TRACE(record);
     EXPECT_EQ(ParseNativeHeapDump(std::string(kHeader) + record + "MAPS\nEND\n").status().code(),
               absl::StatusCode::kInvalidArgument);
   }
   for (const char* map :
-       {"1000 r-xp 00000000 fd:05 1 /a.so\n", "1000-2000\n",
-        "2000-1000 r-xp 00000000 fd:05 1 /a.so\n", "1000-2000 r-xp 00000000 fd:05 x /a.so\n",
-        "1000-zz r-xp 00000000 fd:05 1 /a.so\n"}) {
+       {"1000 r-xp 00000000 fd:05 1 /a.so\n", "1000-2000\n", "2000-1000 r-xp 00000000 fd:05 1 /a.so\n",
+        "1000-2000 r-xp 00000000 fd:05 x /a.so\n", "1000-zz r-xp 00000000 fd:05 1 /a.so\n"}) {
     SCOPED_TRACE(map);
-    absl::StatusOr<NativeHeapDump> d = ParseNativeHeapDump(
-        std::string(kHeader) + "z 0  sz 1  num 1  bt 10\nMAPS\n" + map + "END\n");
+    absl::StatusOr<NativeHeapDump> d =
+        ParseNativeHeapDump(std::string(kHeader) + "z 0  sz 1  num 1  bt 10\nMAPS\n" + map + "END\n");
     EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(std::string(d.status().message()).find("line 11"), std::string::npos) << d.status();
   }

@@ -19,8 +19,7 @@ using namespace std::string_literals;
 TEST(ParseCmdlineNameTest, FirstNulSeparatedFieldVerbatim) {
   EXPECT_EQ(ParseCmdlineName("/system/bin/surfaceflinger\0"s), "/system/bin/surfaceflinger");
   EXPECT_EQ(ParseCmdlineName("com.android.systemui\0--flag\0value\0"s), "com.android.systemui");
-  EXPECT_EQ(ParseCmdlineName("com.google.android.gms.persistent\0"s),
-            "com.google.android.gms.persistent");
+  EXPECT_EQ(ParseCmdlineName("com.google.android.gms.persistent\0"s), "com.google.android.gms.persistent");
   // A process that rewrote its argv may leave spaces and no NUL at all.
   EXPECT_EQ(ParseCmdlineName("my daemon --verbose"), "my daemon --verbose");
   EXPECT_EQ(ParseCmdlineName(" lead\0"s), " lead");  // verbatim, not trimmed
@@ -34,13 +33,12 @@ TEST(ParseCmdlineNameTest, KernelThreadsAndGarbage) {
 }
 
 TEST(ParseStatusNameTest, AospStatusFixtures) {
-  absl::StatusOr<std::string> server =
-      ParseStatusName(ReadTestData("aosp/system/memory/libmeminfo/testdata1/status"));
+  absl::StatusOr<std::string> server = ParseStatusName(ReadTestData("aosp/system/memory/libmeminfo/testdata1/status"));
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_EQ(*server, "system_server");  // "Name:\tsystem_server", first line of the fixture
 
-  absl::StatusOr<std::string> youtube = ParseStatusName(
-      ReadTestData("aosp/frameworks/base/_inline/ProcfsMemoryUtilTest/STATUS_CONTENTS.status"));
+  absl::StatusOr<std::string> youtube =
+      ParseStatusName(ReadTestData("aosp/frameworks/base/_inline/ProcfsMemoryUtilTest/STATUS_CONTENTS.status"));
   ASSERT_TRUE(youtube.ok()) << youtube.status();
   EXPECT_EQ(*youtube, "android.youtube");
 }
@@ -48,8 +46,7 @@ TEST(ParseStatusNameTest, AospStatusFixtures) {
 TEST(ParseStatusNameTest, InvalidStatusFixturesHaveNoName) {
   for (std::string_view file : {"invalid_VmHWM.status", "invalid_VmRSS.status"}) {
     SCOPED_TRACE(file);
-    EXPECT_EQ(ParseStatusName(ReadTestData("aosp/frameworks/base/_inline/ProcfsMemoryUtilTest/" +
-                                           std::string(file)))
+    EXPECT_EQ(ParseStatusName(ReadTestData("aosp/frameworks/base/_inline/ProcfsMemoryUtilTest/" + std::string(file)))
                   .status()
                   .code(),
               absl::StatusCode::kNotFound);
@@ -84,8 +81,7 @@ TEST(ParseOomScoreAdjTest, ValidValues) {
 TEST(ParseOomScoreAdjTest, BadInput) {
   for (const std::string& bad :
        {""s, "\n"s, "   "s, "abc"s, "9 00"s, "90x"s, "+5"s, "-"s, "0x10"s, "1001"s, "-1001"s,
-        "123456789012345678901234567890"s, "-123456789012345678901234567890"s, "90\0"s, "\0"s,
-        "1e3"s, "5.0"s}) {
+        "123456789012345678901234567890"s, "-123456789012345678901234567890"s, "90\0"s, "\0"s, "1e3"s, "5.0"s}) {
     SCOPED_TRACE(::testing::PrintToString(bad));
     EXPECT_EQ(ParseOomScoreAdj(bad).status().code(), absl::StatusCode::kInvalidArgument);
   }

@@ -27,9 +27,8 @@ std::string Libmeminfo(std::string_view relative) {
 }
 
 struct Totals {
-  uint64_t vss_kb = 0, rss_kb = 0, pss_kb = 0, uss_kb = 0, private_clean_kb = 0,
-           private_dirty_kb = 0, shared_clean_kb = 0, shared_dirty_kb = 0, swap_kb = 0,
-           swap_pss_kb = 0;
+  uint64_t vss_kb = 0, rss_kb = 0, pss_kb = 0, uss_kb = 0, private_clean_kb = 0, private_dirty_kb = 0,
+           shared_clean_kb = 0, shared_dirty_kb = 0, swap_kb = 0, swap_pss_kb = 0;
 };
 
 Totals Sum(const std::vector<Vma>& vmas) {
@@ -59,18 +58,16 @@ struct ExpectedVma {
 };
 
 constexpr ExpectedVma kSmapsShort[] = {
-    {"[anon:dalvik-zygote-jit-code-cache]", 0x54c00000, 0x56c00000, "r-xp", 0x0, 0, 32768, 2048,
-     113, 0, 0, 0, 2048, 0, 0},
-    {"/system/framework/x86_64/boot-framework.art", 0x701ea000, 0x70cdb000, "rw-p", 0x0, 3165,
-     11204, 11188, 2200, 0, 1660, 80, 9448, 0, 0},
-    {"[anon:libc_malloc]", 0x70074dd8d000, 0x70074ee0d000, "rw-p", 0x0, 0, 16896, 15272, 15272, 0,
-     15272, 0, 0, 0, 0},
-    {"/system/priv-app/SettingsProvider/oat/x86_64/SettingsProvider.odex", 0x700755a2d000,
-     0x700755a6e000, "r-xp", 0x16000, 1947, 260, 260, 260, 260, 0, 0, 0, 0, 0},
-    {"/system/lib64/libhwui.so", 0x7007f85b0000, 0x7007f8b9b000, "r-xp", 0x1ee000, 1537, 6060, 4132,
-     1274, 0, 0, 4132, 0, 0, 0},
-    {"[vsyscall]", 0xffffffffff600000, 0xffffffffff601000, "r-xp", 0x0, 0, 4, 0, 0, 0, 0, 0, 0, 0,
+    {"[anon:dalvik-zygote-jit-code-cache]", 0x54c00000, 0x56c00000, "r-xp", 0x0, 0, 32768, 2048, 113, 0, 0, 0, 2048, 0,
      0},
+    {"/system/framework/x86_64/boot-framework.art", 0x701ea000, 0x70cdb000, "rw-p", 0x0, 3165, 11204, 11188, 2200, 0,
+     1660, 80, 9448, 0, 0},
+    {"[anon:libc_malloc]", 0x70074dd8d000, 0x70074ee0d000, "rw-p", 0x0, 0, 16896, 15272, 15272, 0, 15272, 0, 0, 0, 0},
+    {"/system/priv-app/SettingsProvider/oat/x86_64/SettingsProvider.odex", 0x700755a2d000, 0x700755a6e000, "r-xp",
+     0x16000, 1947, 260, 260, 260, 260, 0, 0, 0, 0, 0},
+    {"/system/lib64/libhwui.so", 0x7007f85b0000, 0x7007f8b9b000, "r-xp", 0x1ee000, 1537, 6060, 4132, 1274, 0, 0, 4132,
+     0, 0, 0},
+    {"[vsyscall]", 0xffffffffff600000, 0xffffffffff601000, "r-xp", 0x0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 void ExpectHeaderMatches(const Vma& got, const ExpectedVma& want) {
@@ -178,8 +175,7 @@ TEST(ParseSmapsRollupTest, FullSmapsSumsToPss108384) {
 
 TEST(ParseSmapsRollupTest, InlineRollupFixture) {
   // The fixture's last line ("Locked: ... kB") has no newline: still a complete field line.
-  const std::string text =
-      Libmeminfo("_inline/libmeminfo_test/ProcMemInfo.SmapsOrRollupTest/smaps_rollup");
+  const std::string text = Libmeminfo("_inline/libmeminfo_test/ProcMemInfo.SmapsOrRollupTest/smaps_rollup");
   absl::StatusOr<SmapsRollup> r = ParseSmapsRollup(text);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->has_pss);
@@ -202,9 +198,8 @@ TEST(ParseSmapsRollupTest, InlineRollupFixture) {
 }
 
 TEST(ParseSmapsRollupTest, OneVmaSmapsFixtures) {
-  for (std::string_view test :
-       {"ProcMemInfo.SmapsOrRollupSmapsTest", "ProcMemInfo.SmapsOrRollupPssRollupTest",
-        "AndroidProcHeaps.ExtractAndroidHeapStatsFromFileTest"}) {
+  for (std::string_view test : {"ProcMemInfo.SmapsOrRollupSmapsTest", "ProcMemInfo.SmapsOrRollupPssRollupTest",
+                                "AndroidProcHeaps.ExtractAndroidHeapStatsFromFileTest"}) {
     SCOPED_TRACE(test);
     const std::string text = Libmeminfo("_inline/libmeminfo_test/" + std::string(test) + "/smaps");
     absl::StatusOr<SmapsRollup> r = ParseSmapsRollup(text);
@@ -236,8 +231,7 @@ TEST(ParseSmapsRollupTest, OneVmaSmapsFixtures) {
 TEST(ParseSmapsTest, PerfettoCatSmapsWithAndWithoutFinalNewline) {
   for (std::string_view file : {"cat_smaps", "cat_smaps_noeol"}) {
     SCOPED_TRACE(file);
-    const std::string text =
-        ReadTestData("aosp/external/perfetto/src/profiling/memory/test/data/" + std::string(file));
+    const std::string text = ReadTestData("aosp/external/perfetto/src/profiling/memory/test/data/" + std::string(file));
     absl::StatusOr<std::vector<Vma>> vmas = ParseSmaps(text);
     ASSERT_TRUE(vmas.ok()) << vmas.status();
     ASSERT_EQ(vmas->size(), 3u);
@@ -258,8 +252,7 @@ TEST(ParseSmapsTest, PerfettoCatSmapsWithAndWithoutFinalNewline) {
 }
 
 TEST(ParseSmapsTest, PerfettoTestSmapsAggregatedByName) {
-  const std::string text =
-      ReadTestData("aosp/external/perfetto/_inline/smaps_unittest/kTestSmaps/smaps");
+  const std::string text = ReadTestData("aosp/external/perfetto/_inline/smaps_unittest/kTestSmaps/smaps");
   absl::StatusOr<std::vector<Vma>> vmas = ParseSmaps(text);
   ASSERT_TRUE(vmas.ok()) << vmas.status();
   ASSERT_EQ(vmas->size(), 7u);
@@ -488,12 +481,10 @@ TEST(ParseSmapsBadInputTest, TruncatedMidLine) {
   EXPECT_EQ(ParseSmaps(header + "Shared_Cl").status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(ParseSmapsRollup(header + "Rss:  1").status().code(), absl::StatusCode::kDataLoss);
   // A header cut before its inode.
-  EXPECT_EQ(ParseSmaps(header + "3000-4000 rw-p 00000000 00:").status().code(),
-            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ParseSmaps(header + "3000-4000 rw-p 00000000 00:").status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(ParseMaps("1000-2000 rw-p 0000").status().code(), absl::StatusCode::kDataLoss);
   // The same lines with their newline are malformed, not cut.
-  EXPECT_EQ(ParseSmaps(header + "Pss:                 11\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseSmaps(header + "Pss:                 11\n").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseMaps("1000-2000 rw-p 0000\n").status().code(), absl::StatusCode::kInvalidArgument);
   // Complete last lines without a newline are fine.
   EXPECT_TRUE(ParseSmaps(header + "Pss: 11 kB").ok());
@@ -504,9 +495,8 @@ TEST(ParseSmapsBadInputTest, TruncatedMidLine) {
 TEST(ParseSmapsBadInputTest, GarbageAndNulBytes) {
   using namespace std::string_literals;
   for (const std::string& text :
-       {"hello world\n"s, "\0\0\0\n"s, "\xff\xfe\x01\x02\n"s,
-        "1000-2000 rw-p 00000000 00:00 0 a\0b\n"s, "1000-2000\0rw-p 00000000 00:00 0\n"s, "-\n"s,
-        ":\n"s, " Pss: 1 kB\n"s}) {
+       {"hello world\n"s, "\0\0\0\n"s, "\xff\xfe\x01\x02\n"s, "1000-2000 rw-p 00000000 00:00 0 a\0b\n"s,
+        "1000-2000\0rw-p 00000000 00:00 0\n"s, "-\n"s, ":\n"s, " Pss: 1 kB\n"s}) {
     SCOPED_TRACE(::testing::PrintToString(text));
     EXPECT_EQ(ParseSmaps(text).status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(ParseMaps(text).status().code(), absl::StatusCode::kInvalidArgument);
@@ -523,11 +513,9 @@ TEST(ParseSmapsBadInputTest, GarbageAndNulBytes) {
 TEST(ParseSmapsBadInputTest, HugeNumbersOverflow) {
   const std::string header = "1000-2000 rw-p 00000000 00:00 0\n";
   const std::string thirty_digits = "123456789012345678901234567890";
-  EXPECT_EQ(ParseSmaps(header + "Pss: " + thirty_digits + " kB\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseSmaps(header + "Pss: " + thirty_digits + " kB\n").status().code(), absl::StatusCode::kInvalidArgument);
   // Overflow is never mistaken for truncation.
-  EXPECT_EQ(ParseSmaps(header + "Pss: " + thirty_digits).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseSmaps(header + "Pss: " + thirty_digits).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseMaps(thirty_digits + "-" + thirty_digits + " rw-p 0 00:00 0\n").status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseMaps("10000000000000000-10000000000000001 rw-p 0 00:00 0\n").status().code(),
@@ -540,8 +528,7 @@ TEST(ParseSmapsBadInputTest, HugeNumbersOverflow) {
   absl::StatusOr<std::vector<Vma>> max = ParseSmaps(header + "Pss: 18446744073709551615 kB\n");
   ASSERT_TRUE(max.ok()) << max.status();
   EXPECT_EQ((*max)[0].pss_kb, 18446744073709551615u);
-  EXPECT_EQ(ParseSmaps(header + "Pss: 18446744073709551616 kB\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseSmaps(header + "Pss: 18446744073709551616 kB\n").status().code(), absl::StatusCode::kInvalidArgument);
   // The rollup sum of two valid values can overflow too.
   const std::string big = header + "Pss: 18446744073709551615 kB\n" + header + "Pss: 1 kB\n";
   EXPECT_TRUE(ParseSmaps(big).ok());
@@ -572,9 +559,8 @@ TEST(ParseSmapsBadInputTest, MissingOrBadHeaderFields) {
 
 TEST(ParseSmapsBadInputTest, MissingOrBadFieldValues) {
   const std::string header = "1000-2000 rw-p 00000000 00:00 0\n";
-  for (const char* field :
-       {"Pss:\n", "Pss: kB\n", "Pss: abc kB\n", "Pss: -1 kB\n", "Pss: 12\n", "Pss: 12 MB\n",
-        "Pss: 12 kB extra\n", "Pss: 12kBx\n", "Rss: 0x10 kB\n"}) {
+  for (const char* field : {"Pss:\n", "Pss: kB\n", "Pss: abc kB\n", "Pss: -1 kB\n", "Pss: 12\n", "Pss: 12 MB\n",
+                            "Pss: 12 kB extra\n", "Pss: 12kBx\n", "Rss: 0x10 kB\n"}) {
     SCOPED_TRACE(field);
     absl::StatusOr<std::vector<Vma>> vmas = ParseSmaps(header + field);
     ASSERT_EQ(vmas.status().code(), absl::StatusCode::kInvalidArgument);
@@ -610,7 +596,8 @@ TEST(ParseSmapsSummaryTest, FullSmapsSumsToPss108384OnBothPaths) {
   }
   const std::string cut = "1000-2000 rw-p 00000000 00:00 0\nPss:                   4 k";
   EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, GpuDeviceNaming::kKgsl).status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, GpuDeviceNaming::kKgsl).status(), ParseSmapsSummary(cut, GpuDeviceNaming::kKgsl).status());
+  EXPECT_EQ(ParseSmapsSummaryGenericPath(cut, GpuDeviceNaming::kKgsl).status(),
+            ParseSmapsSummary(cut, GpuDeviceNaming::kKgsl).status());
 }
 
 TEST(ParseSmapsSummaryTest, GpuDevicePssDmaBufMappingsAndLastLineWins) {
@@ -667,9 +654,9 @@ TEST(ParseSmapsSummaryTest, KgslShmemFileIsTheGpuDeviceOnQcomOnly) {
 
 TEST(ParseSmapsSummaryTest, SameErrorsAsParseSmaps) {
   for (const std::string& text : {std::string("Pss: 4 kB\n"),  // a field before any header
-                                 std::string("1000-2000 rw-p 00000000 00:00 0\nPss: abc kB\n"),
-                                 std::string("1000-2000 rw-p 00000000 00:00 0\nPss: 4 k"),  // cut short
-                                 std::string("1000-2000 rw-p 00000000 00:00 x\n")}) {
+                                  std::string("1000-2000 rw-p 00000000 00:00 0\nPss: abc kB\n"),
+                                  std::string("1000-2000 rw-p 00000000 00:00 0\nPss: 4 k"),  // cut short
+                                  std::string("1000-2000 rw-p 00000000 00:00 x\n")}) {
     SCOPED_TRACE(text);
     const absl::Status want = ParseSmaps(text).status();
     ASSERT_FALSE(want.ok());
@@ -704,7 +691,8 @@ TEST(ParseSmapsSummaryTest, SkippedKeysNeverSwallowTheNextLine) {
       "Referenced:            4 kB\n"  // the kernel's 28-byte layout
       "Pss:                  16 kB\n";
   ASSERT_EQ(text.substr(32 + 24, 4), " kB\n");
-  ASSERT_EQ(text.find("Pss:                  16"), text.find("Referenced:            4") + 28);  // the first VMA's Pss line ends at Locked's 28th byte
+  ASSERT_EQ(text.find("Pss:                  16"),
+            text.find("Referenced:            4") + 28);  // the first VMA's Pss line ends at Locked's 28th byte
   absl::StatusOr<SmapsSummary> s = ParseSmapsSummary(text, GpuDeviceNaming::kKgsl);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->vma_count, 2u);

@@ -11,7 +11,8 @@ namespace {
 TEST(ZramKbTest, SumsTheThirdFieldOfMmStat) {
   // 363939603 bytes = 355409.7 kB (the Rockchip sample's zram0), + 2048 bytes of a second device.
   std::vector<ZramDeviceText> devs = {
-      {"zram0", "1452757800 363189450 363939603        0 363939603       12        3        0        0\n", std::nullopt},
+      {"zram0", "1452757800 363189450 363939603        0 363939603       12        3        0        0\n",
+       std::nullopt},
       {"zram1", std::nullopt, "2048\n"}};
   ZramFigure z = ZramUsedKb(devs, 1000);
   EXPECT_EQ(z.zram_kb, Kb(355411));  // floor((363939603 + 2048) / 1024)
@@ -40,9 +41,9 @@ TEST(ZramKbTest, NoDeviceAndSwapUnknownIsNull) {
 }
 
 TEST(ZramKbTest, AnUnreadableOrMalformedDeviceMakesItNull) {
-  for (const ZramDeviceText& bad : {ZramDeviceText{"zram1", std::nullopt, std::nullopt},
-                                    ZramDeviceText{"zram1", "12 34\n", std::nullopt},
-                                    ZramDeviceText{"zram1", std::nullopt, "-5\n"}}) {
+  for (const ZramDeviceText& bad :
+       {ZramDeviceText{"zram1", std::nullopt, std::nullopt}, ZramDeviceText{"zram1", "12 34\n", std::nullopt},
+        ZramDeviceText{"zram1", std::nullopt, "-5\n"}}) {
     ZramFigure z = ZramUsedKb({{"zram0", std::nullopt, "4096\n"}, bad}, 0);
     EXPECT_FALSE(z.zram_kb.has_value());
     ASSERT_TRUE(z.warning.has_value());

@@ -217,9 +217,9 @@ TEST(AgentFlagsHelpTest, EveryOptionWithADefaultShowsIt) {
   AddAgentFlags(app, flags);
   const std::string help = app.help();
   const std::vector<std::pair<std::string, std::string>> defaults = {
-      {"--interval", "300"},      {"--once-timeout", "60"},         {"--ack-timeout", "30"},
-      {"--spool-max-mb", "64"},   {"--max-capture-mb", "256"},      {"--max-node-mb", "64"},
-      {"--dumpsys-every", "12"},  {"--heap-dumps-per-capture", "2"}, {"--heap-dump-timeout-ms", "5000"},
+      {"--interval", "300"},     {"--once-timeout", "60"},          {"--ack-timeout", "30"},
+      {"--spool-max-mb", "64"},  {"--max-capture-mb", "256"},       {"--max-node-mb", "64"},
+      {"--dumpsys-every", "12"}, {"--heap-dumps-per-capture", "2"}, {"--heap-dump-timeout-ms", "5000"},
       {"--smaps", "gpu"},
   };
   for (const auto& [option, value] : defaults) {

@@ -20,8 +20,7 @@ namespace {
 TEST(RewriteCaptureHeaderTest, ReplacesDeviceAndTimeKeepsTheRest) {
   // tests/data/captures/qcom-sm8450/tree/capture.json: device sim-qcom-101, 2026-11-30T08:00:00Z,
   // page_size 4096, ddr_size_kb 16777216.
-  std::string original =
-      testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/tree/capture.json"));
+  std::string original = testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/tree/capture.json"));
   ASSERT_NE(original.find("sim-qcom-101"), std::string::npos);
   absl::StatusOr<std::string> rewritten = RewriteCaptureHeader(original, "lab-7", "2026-12-02T16:15:00Z");
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
@@ -101,8 +100,7 @@ TEST(RewriteCaptureHeaderTest, DeeplyNestedHeaderIsRefusedNotACrash) {
 }
 
 TEST(RewriteCaptureHeaderTest, RefusesAHeaderOverTheServersSizeCap) {
-  const std::string text =
-      R"({"format": 1, "model": ")" + std::string(capture::kMaxCaptureHeaderBytes, 'x') + "\"}";
+  const std::string text = R"({"format": 1, "model": ")" + std::string(capture::kMaxCaptureHeaderBytes, 'x') + "\"}";
   absl::StatusOr<std::string> r = RewriteCaptureHeader(text, "lab-7", "2026-12-02T16:15:00Z");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_LT(r.status().message().size(), 200u);
@@ -115,7 +113,7 @@ TEST(RewriteCaptureHeaderTest, RefusesATimeThatIsNotRfc3339Utc) {
     EXPECT_EQ(RewriteCaptureHeader("{}", "lab-7", at).status().code(), absl::StatusCode::kInvalidArgument) << at;
     EXPECT_FALSE(IsRfc3339Utc(at)) << at;
   }
-  EXPECT_TRUE(IsRfc3339Utc("2026-12-31T23:59:60Z"));  // a leap second
+  EXPECT_TRUE(IsRfc3339Utc("2026-12-31T23:59:60Z"));      // a leap second
   EXPECT_TRUE(IsRfc3339Utc("2026-12-02T16:15:00.123Z"));  // what the agent writes
   EXPECT_TRUE(IsRfc3339Utc("2026-12-02T16:15:00Z"));      // what earlier agents wrote
 }
@@ -159,8 +157,8 @@ TEST(DeviceFactsTest, FromAHeader) {
 
 TEST(DeviceFactsTest, SampleTreeHasNoBuildFacts) {
   // The bundled qcom-sm8450 header names no model or SoC: they stay empty (--model / --soc fill them).
-  absl::StatusOr<DeviceFacts> f = DeviceFactsFromHeader(
-      testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/tree/capture.json")));
+  absl::StatusOr<DeviceFacts> f =
+      DeviceFactsFromHeader(testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/tree/capture.json")));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->model, "");
   EXPECT_EQ(f->soc, "");
@@ -183,7 +181,7 @@ TEST(DeviceFactsTest, LiveRootKernelFromOsrelease) {
   fs.AddFile("proc/sys/kernel/osrelease", "6.1.0-28-amd64\n");
   DeviceFacts f = LiveRootFacts(fs, 16384, 1000);
   EXPECT_EQ(f.kernel, "6.1.0-28-amd64");  // without its newline
-  EXPECT_EQ(f.model, "linux-host");  // no cmd/getprop: the root has no getprop
+  EXPECT_EQ(f.model, "linux-host");       // no cmd/getprop: the root has no getprop
   EXPECT_EQ(f.soc, "");
   EXPECT_EQ(f.android_version, std::nullopt);
   EXPECT_EQ(f.page_size, 16384u);

@@ -76,13 +76,14 @@ TEST_F(SpoolTest, CapturesSurviveAReopenOldestFirst) {
     std::unique_ptr<Spool> spool = OpenSpool();
     ASSERT_NE(spool, nullptr);
     ASSERT_TRUE(spool->Put("d-20261202T161500Z-000001", "2026-12-02T16:15:00Z", "", "blob one").ok());
-    ASSERT_TRUE(spool->Put("d-20261202T162000Z-000002", "2026-12-02T16:20:00Z", "sweep-7", std::string("b\0two", 5)).ok());
+    ASSERT_TRUE(
+        spool->Put("d-20261202T162000Z-000002", "2026-12-02T16:20:00Z", "sweep-7", std::string("b\0two", 5)).ok());
     ASSERT_TRUE(spool->Put("d-20261202T162500Z-000003", "2026-12-02T16:25:00Z", "", "").ok());
   }
   std::unique_ptr<Spool> spool = OpenSpool();
   ASSERT_NE(spool, nullptr);
-  EXPECT_THAT(Ids(*spool), ElementsAre("d-20261202T161500Z-000001", "d-20261202T162000Z-000002",
-                                       "d-20261202T162500Z-000003"));
+  EXPECT_THAT(Ids(*spool),
+              ElementsAre("d-20261202T161500Z-000001", "d-20261202T162000Z-000002", "d-20261202T162500Z-000003"));
   EXPECT_EQ(spool->count(), 3u);
   absl::StatusOr<Spool::Loaded> second = spool->Load("d-20261202T162000Z-000002");
   ASSERT_TRUE(second.ok()) << second.status();
@@ -160,7 +161,7 @@ TEST_F(SpoolTest, CaptureDeletedWhileInFlightIsADropOnlyWithoutAnAck) {
   ASSERT_TRUE(spool->Put("c3", "2026-12-02T16:15:00Z", "", blob).ok());
   EXPECT_THAT(Ids(*spool), ElementsAre("c2", "c3"));  // the bound holds
   EXPECT_EQ(spool->dropped(), 0u);                    // c1's fate is not known yet
-  ASSERT_TRUE(spool->Remove("c1").ok());               // acked: stored, so not lost
+  ASSERT_TRUE(spool->Remove("c1").ok());              // acked: stored, so not lost
   EXPECT_EQ(spool->dropped(), 0u);
 
   ASSERT_TRUE(spool->Put("c4", "2026-12-02T16:15:00Z", "", blob).ok());

@@ -180,9 +180,7 @@ class FakeAgentService final : public v1::AgentService::Service {
   size_t hellos_locked() const { return hellos_.size(); }
 
  private:
-  Verdict NextVerdictLocked() {
-    return next_verdict_ < verdicts_.size() ? verdicts_[next_verdict_++] : Verdict::kAck;
-  }
+  Verdict NextVerdictLocked() { return next_verdict_ < verdicts_.size() ? verdicts_[next_verdict_++] : Verdict::kAck; }
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -247,11 +245,26 @@ class RecordingEvents : public TransportEvents {
     std::lock_guard<std::mutex> lock(mu_);
     intervals_.push_back(interval_s);
   }
-  std::vector<std::string> acked() { std::lock_guard<std::mutex> l(mu_); return acked_; }
-  std::vector<std::string> rejected() { std::lock_guard<std::mutex> l(mu_); return rejected_; }
-  std::vector<bool> spooled_when_rejected() { std::lock_guard<std::mutex> l(mu_); return spooled_when_rejected_; }
-  std::vector<std::string> capture_now() { std::lock_guard<std::mutex> l(mu_); return capture_now_; }
-  std::vector<uint32_t> intervals() { std::lock_guard<std::mutex> l(mu_); return intervals_; }
+  std::vector<std::string> acked() {
+    std::lock_guard<std::mutex> l(mu_);
+    return acked_;
+  }
+  std::vector<std::string> rejected() {
+    std::lock_guard<std::mutex> l(mu_);
+    return rejected_;
+  }
+  std::vector<bool> spooled_when_rejected() {
+    std::lock_guard<std::mutex> l(mu_);
+    return spooled_when_rejected_;
+  }
+  std::vector<std::string> capture_now() {
+    std::lock_guard<std::mutex> l(mu_);
+    return capture_now_;
+  }
+  std::vector<uint32_t> intervals() {
+    std::lock_guard<std::mutex> l(mu_);
+    return intervals_;
+  }
 
  private:
   Spool* spool_;
@@ -448,8 +461,8 @@ TEST_F(TransportTest, DigestMismatchIsResentAndThenAcked) {
 // from the spool and counted as dropped (and that drop reported to the server).
 TEST_F(TransportTest, DigestMismatchEveryTimeIsDroppedAndCountedAfterTheRetries) {
   FakeAgentService service;
-  service.SetVerdicts({Verdict::kRejectDigestMismatch, Verdict::kRejectDigestMismatch,
-                       Verdict::kRejectDigestMismatch, Verdict::kRejectDigestMismatch});
+  service.SetVerdicts({Verdict::kRejectDigestMismatch, Verdict::kRejectDigestMismatch, Verdict::kRejectDigestMismatch,
+                       Verdict::kRejectDigestMismatch});
   FakeServer server(service);
   ASSERT_TRUE(server.ok());
   std::string id = SpoolCapture("dev-1-20261202T161500Z-000012");
@@ -679,7 +692,8 @@ TEST_F(TransportTest, CommandsReachTheEvents) {
   ASSERT_TRUE(server.ok());
   Transport transport(Options(server.target()), *spool_, *events_);
   transport.Start();
-  ASSERT_TRUE(testing::WaitFor([&] { return events_->capture_now().size() == 2 && events_->intervals().size() == 2; }, 10s));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return events_->capture_now().size() == 2 && events_->intervals().size() == 2; }, 10s));
   EXPECT_EQ(events_->capture_now(), (std::vector<std::string>{"sweep-42", "sweep-43:full-smaps"}));
   EXPECT_EQ(events_->intervals(), (std::vector<uint32_t>{60, 30}));
 }
@@ -733,7 +747,8 @@ TEST_F(TransportTest, StopIsPromptWhileConnectedAndWhileUnreachable) {
     options.backoff.max = 5s;
     Transport transport(options, *spool_, *events_);
     transport.Start();
-    ASSERT_TRUE(testing::WaitFor([&] { return transport.failed_connects() >= 1; }, 10s));  // now in its 5 s backoff wait
+    ASSERT_TRUE(
+        testing::WaitFor([&] { return transport.failed_connects() >= 1; }, 10s));  // now in its 5 s backoff wait
     auto start = std::chrono::steady_clock::now();
     transport.Stop();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);

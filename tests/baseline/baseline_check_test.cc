@@ -291,8 +291,8 @@ TEST(BaselineCheckTest, ADumpsysTierReportChecksOnlyTotals) {
       {"name": "Speech", "status": "unmet", "target_total_kb": 200000, "processes": [
         {"name": "com.google.android.tts", "sr": true, "status": "unmet", "target_total_kb": 120000}]}]})");
   ASSERT_TRUE(b.ok()) << b.status();
-  absl::StatusOr<report::Report> shell = report::ReportFromJson(
-      testing::ReadFileForTest(testing::TestData("captures-shell/shield-shell/expected.json")));
+  absl::StatusOr<report::Report> shell =
+      report::ReportFromJson(testing::ReadFileForTest(testing::TestData("captures-shell/shield-shell/expected.json")));
   ASSERT_TRUE(shell.ok()) << shell.status();
   DeviceSample s;
   s.device_id = "shield-shell";

@@ -130,8 +130,9 @@ TEST(BaselineFileTest, InconsistentOrMalformedValues) {
   EXPECT_THAT(ErrorOf(R"({"format": 2, "name": "t", "departments": []})"), HasSubstr("\"format\" must be 1"));
   EXPECT_THAT(ErrorOf("{\"format\": 1,\n \"name\": "), HasSubstr("not valid JSON"));
   EXPECT_THAT(ErrorOf("[1, 2]"), HasSubstr("top level must be an object"));
-  EXPECT_THAT(ErrorOf(R"({"format": 1, "name": "t", "x": )" + std::string(100000, '[') + std::string(100000, ']') + "}"),
-              HasSubstr("invalid baseline file: nested more than 64 levels deep (at byte 95)"));
+  EXPECT_THAT(
+      ErrorOf(R"({"format": 1, "name": "t", "x": )" + std::string(100000, '[') + std::string(100000, ']') + "}"),
+      HasSubstr("invalid baseline file: nested more than 64 levels deep (at byte 95)"));
   EXPECT_THAT(ErrorOf(WithDepartments(R"([{"name": "D", "status": "met", "processes": [
       {"name": "p", "sr": "yes", "graphics_dma_kb": 1, "non_graphics_kb": 2}]}])")),
               HasSubstr("\"sr\" must be true or false"));

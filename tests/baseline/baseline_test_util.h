@@ -22,8 +22,8 @@ inline report::Report ExpectedReport(const std::string& capture) {
   return r.ok() ? *r : report::Report();
 }
 
-inline baseline::DeviceSample Sample(const std::string& capture, const std::string& device_id,
-                                     const std::string& model, const std::string& build) {
+inline baseline::DeviceSample Sample(const std::string& capture, const std::string& device_id, const std::string& model,
+                                     const std::string& build) {
   baseline::DeviceSample s;
   s.device_id = device_id;
   s.model = model;
@@ -43,7 +43,7 @@ inline void ScaleProcess(report::Report& report, const std::string& name, double
   for (auto& [pid, p] : report.processes) {
     if (p.name != name) continue;
     for (report::Kb* kb : {&p.pss_kb, &p.swap_pss_kb, &p.gfxdev_kb, &p.gl_kb, &p.dma_kb, &p.native_graphics_kb,
-                               &p.non_graphics_kb, &p.graphics_dma_kb, &p.total_kb}) {
+                           &p.non_graphics_kb, &p.graphics_dma_kb, &p.total_kb}) {
       ScaleKb(*kb, factor);
     }
   }
@@ -52,9 +52,9 @@ inline void ScaleProcess(report::Report& report, const std::string& name, double
 // The spec's heaps and App Summary of the capture (expected-heaps.json) put into its report, as a capture
 // with full smaps would give them.
 inline void AddExpectedHeaps(report::Report& report, const std::string& capture) {
-  absl::StatusOr<report::Report> with = report::ReportFromJson(
-      "{\"platform\":\"generic\",\"device\":{}," +
-      ReadFileForTest(TestData("captures/" + capture + "/expected-heaps.json")).substr(1));
+  absl::StatusOr<report::Report> with =
+      report::ReportFromJson("{\"platform\":\"generic\",\"device\":{}," +
+                             ReadFileForTest(TestData("captures/" + capture + "/expected-heaps.json")).substr(1));
   ASSERT_TRUE(with.ok()) << with.status();
   for (auto& [pid, p] : report.processes) {
     auto it = with->processes.find(pid);

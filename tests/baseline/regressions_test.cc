@@ -54,7 +54,8 @@ TEST(RegressionsTest, RobustStatistics) {
 }
 
 TEST(RegressionsTest, FifteenPercentGrowthOnEveryDeviceIsDetected) {
-  std::vector<DeviceSample> samples = Join(Build("A", std::vector<double>(8, 1.0)), Build("B", std::vector<double>(8, 1.15)));
+  std::vector<DeviceSample> samples =
+      Join(Build("A", std::vector<double>(8, 1.0)), Build("B", std::vector<double>(8, 1.15)));
   absl::StatusOr<std::vector<ModelComparison>> r = CompareBuilds(samples, kSf, "A", "B");
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->size(), 1u);
@@ -98,7 +99,8 @@ TEST(RegressionsTest, OneOutlierDeviceIsNoise) {
 }
 
 TEST(RegressionsTest, HalfPercentShiftIsWithinTheSpread) {
-  std::vector<DeviceSample> samples = Join(Build("A", std::vector<double>(8, 1.0)), Build("B", std::vector<double>(8, 1.005)));
+  std::vector<DeviceSample> samples =
+      Join(Build("A", std::vector<double>(8, 1.0)), Build("B", std::vector<double>(8, 1.005)));
   absl::StatusOr<std::vector<ModelComparison>> r = CompareBuilds(samples, kSf, "A", "B");
   ASSERT_TRUE(r.ok());
   // 0.5% of 182161 is about 911 kB; the spread's threshold is about 12000.
@@ -118,7 +120,8 @@ TEST(RegressionsTest, TooFewDevicesAreNotCompared) {
 }
 
 TEST(RegressionsTest, ModelsAreComparedSeparately) {
-  std::vector<DeviceSample> samples = Join(Build("A", std::vector<double>(8, 1.0)), Build("B", std::vector<double>(8, 1.15)));
+  std::vector<DeviceSample> samples =
+      Join(Build("A", std::vector<double>(8, 1.0)), Build("B", std::vector<double>(8, 1.15)));
   for (size_t i = 0; i < samples.size(); i += 2) samples[i].model = "OTHER";
   absl::StatusOr<std::vector<ModelComparison>> r = CompareBuilds(samples, kSf, "A", "B");
   ASSERT_TRUE(r.ok());
@@ -175,7 +178,8 @@ TEST(RegressionsTest, FiguresOfTwoTiersAreNeverCompared) {
       p = dumpsys;
     }
   }
-  absl::StatusOr<std::vector<ModelComparison>> r = CompareBuilds(Join(Build("A", std::vector<double>(8, 1.0)), b), kSf, "A", "B");
+  absl::StatusOr<std::vector<ModelComparison>> r =
+      CompareBuilds(Join(Build("A", std::vector<double>(8, 1.0)), b), kSf, "A", "B");
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[0].model, "SM8450");

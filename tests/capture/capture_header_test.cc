@@ -14,9 +14,7 @@ namespace {
 
 using memfleet::testing::ReadTestData;
 
-absl::StatusCode CodeOf(const std::string& json) {
-  return ParseCaptureHeader(json).status().code();
-}
+absl::StatusCode CodeOf(const std::string& json) { return ParseCaptureHeader(json).status().code(); }
 
 TEST(CaptureHeaderTest, FixtureCaptures) {
   struct Want {
@@ -34,8 +32,8 @@ TEST(CaptureHeaderTest, FixtureCaptures) {
   };
   for (const Want& w : wants) {
     SCOPED_TRACE(w.capture);
-    absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(
-        ReadTestData(std::string("captures-samples/") + w.capture + "/capture.json"));
+    absl::StatusOr<CaptureHeader> h =
+        ParseCaptureHeader(ReadTestData(std::string("captures-samples/") + w.capture + "/capture.json"));
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(h->format, 1);
     EXPECT_EQ(h->device_id, w.device_id);
@@ -69,40 +67,34 @@ TEST(CaptureHeaderTest, OptionalFieldsAndFacts) {
 }
 
 TEST(CaptureHeaderTest, PageSizeDefaults) {
-  absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(
-      R"({"format": 1, "device_id": "d", "captured_at": "2026-01-01T00:00:00Z"})");
+  absl::StatusOr<CaptureHeader> h =
+      ParseCaptureHeader(R"({"format": 1, "device_id": "d", "captured_at": "2026-01-01T00:00:00Z"})");
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->page_size, 4096u);
   EXPECT_TRUE(h->page_size_defaulted);
 }
 
 TEST(CaptureHeaderTest, AndroidVersionAsString) {
-  absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(
-      R"({"format": 1, "device_id": "d", "captured_at": "t", "android_version": "14"})");
+  absl::StatusOr<CaptureHeader> h =
+      ParseCaptureHeader(R"({"format": 1, "device_id": "d", "captured_at": "t", "android_version": "14"})");
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->android_version, 14);
-  EXPECT_EQ(
-      CodeOf(R"({"format": 1, "device_id": "d", "captured_at": "t", "android_version": "U"})"),
-      absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      CodeOf(R"({"format": 1, "device_id": "d", "captured_at": "t", "android_version": 14.5})"),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "d", "captured_at": "t", "android_version": "U"})"),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "d", "captured_at": "t", "android_version": 14.5})"),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CaptureHeaderTest, BadPageSize) {
-  for (const char* v :
-       {"0", "1000", "2048", "4095", "12288", "131072", "-4096", "4096.0", "\"4096\"", "true"}) {
+  for (const char* v : {"0", "1000", "2048", "4095", "12288", "131072", "-4096", "4096.0", "\"4096\"", "true"}) {
     SCOPED_TRACE(v);
-    EXPECT_EQ(
-        CodeOf(std::string(R"({"format": 1, "device_id": "d", "captured_at": "t", "page_size": )") +
-               v + "}"),
-        absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(CodeOf(std::string(R"({"format": 1, "device_id": "d", "captured_at": "t", "page_size": )") + v + "}"),
+              absl::StatusCode::kInvalidArgument);
   }
   for (const char* v : {"4096", "8192", "16384", "32768", "65536"}) {
     SCOPED_TRACE(v);
     absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(
-        std::string(R"({"format": 1, "device_id": "d", "captured_at": "t", "page_size": )") + v +
-        "}");
+        std::string(R"({"format": 1, "device_id": "d", "captured_at": "t", "page_size": )") + v + "}");
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(h->page_size, std::stoull(v));
   }
@@ -111,9 +103,7 @@ TEST(CaptureHeaderTest, BadPageSize) {
 TEST(CaptureHeaderTest, BadDdrSize) {
   for (const char* v : {"0", "-1", "8388608.5", "\"8388608\"", "[]", "1e400"}) {
     SCOPED_TRACE(v);
-    EXPECT_EQ(CodeOf(std::string(
-                         R"({"format": 1, "device_id": "d", "captured_at": "t", "ddr_size_kb": )") +
-                     v + "}"),
+    EXPECT_EQ(CodeOf(std::string(R"({"format": 1, "device_id": "d", "captured_at": "t", "ddr_size_kb": )") + v + "}"),
               absl::StatusCode::kInvalidArgument);
   }
 }
@@ -138,8 +128,8 @@ TEST(CaptureHeaderTest, ImplausibleDdrSizeIsDroppedWithAReasonAndTheRestKept) {
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_FALSE(h->ddr_size_kb.has_value());
     ASSERT_TRUE(h->ddr_size_kb_problem.has_value());
-    EXPECT_EQ(*h->ddr_size_kb_problem,
-              std::string("capture.json: \"ddr_size_kb\" is ") + v + "; more than the 64 TiB (68719476736 kB) a device can have");
+    EXPECT_EQ(*h->ddr_size_kb_problem, std::string("capture.json: \"ddr_size_kb\" is ") + v +
+                                           "; more than the 64 TiB (68719476736 kB) a device can have");
     EXPECT_EQ(h->device_id, "d");
     EXPECT_EQ(h->captured_at, "t");
   }
@@ -167,7 +157,8 @@ TEST(CaptureHeaderTest, DeeplyNestedHeaderIsAnErrorNotACrash) {
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->facts.at("model"), std::string(1000, '[') + "\"[");
   // 64 levels is a (strange) header; 65 is not.
-  EXPECT_TRUE(ParseCaptureHeader(R"({"format": 1, "device_id": "d", "captured_at": "t", "x": )" + DeepArray(63) + "}").ok());
+  EXPECT_TRUE(
+      ParseCaptureHeader(R"({"format": 1, "device_id": "d", "captured_at": "t", "x": )" + DeepArray(63) + "}").ok());
   EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "d", "captured_at": "t", "x": )" + DeepArray(64) + "}"),
             absl::StatusCode::kInvalidArgument);
 }
@@ -200,21 +191,17 @@ TEST(CaptureHeaderTest, MessagesQuoteABoundedSnippetOfUntrustedValues) {
   absl::StatusOr<CaptureHeader> bad = ParseCaptureHeader(R"({"format": ")" + huge + "\x01\"}");
   ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_LT(bad.status().message().size(), 250u) << bad.status().message().substr(0, 300);
-  EXPECT_EQ(bad.status().message().rfind("capture.json: not valid JSON: ", 0), 0u) << bad.status().message().substr(0, 300);
+  EXPECT_EQ(bad.status().message().rfind("capture.json: not valid JSON: ", 0), 0u)
+      << bad.status().message().substr(0, 300);
 }
 
 TEST(CaptureHeaderTest, BadFormatAndRequiredFields) {
-  EXPECT_EQ(CodeOf(R"({"format": 2, "device_id": "d", "captured_at": "t"})"),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CodeOf(R"({"format": "1", "device_id": "d", "captured_at": "t"})"),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CodeOf(R"({"device_id": "d", "captured_at": "t"})"),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(R"({"format": 2, "device_id": "d", "captured_at": "t"})"), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(R"({"format": "1", "device_id": "d", "captured_at": "t"})"), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(R"({"device_id": "d", "captured_at": "t"})"), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CodeOf(R"({"format": 1, "captured_at": "t"})"), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": 7, "captured_at": "t"})"),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "", "captured_at": "t"})"),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": 7, "captured_at": "t"})"), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "", "captured_at": "t"})"), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "d"})"), absl::StatusCode::kInvalidArgument);
 }
 
@@ -226,9 +213,8 @@ TEST(CaptureHeaderTest, NotJsonOrNotAnObject) {
   EXPECT_EQ(CodeOf("null"), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CodeOf(R"({"format": 1, "device_id": "d")"),
             absl::StatusCode::kInvalidArgument);  // cut
-  EXPECT_EQ(
-      CodeOf(std::string("{\"format\": 1, \"device_id\": \"\xff\xfe\", \"captured_at\": \"t\"}")),
-      absl::StatusCode::kInvalidArgument);  // invalid UTF-8
+  EXPECT_EQ(CodeOf(std::string("{\"format\": 1, \"device_id\": \"\xff\xfe\", \"captured_at\": \"t\"}")),
+            absl::StatusCode::kInvalidArgument);  // invalid UTF-8
   EXPECT_EQ(CodeOf(std::string(100000, '[')), absl::StatusCode::kInvalidArgument);
   const std::string full = ReadTestData("captures-samples/qcom-edge/capture.json");
   absl::StatusOr<CaptureHeader> cut = ParseCaptureHeader(full.substr(0, full.size() / 2));

@@ -63,7 +63,9 @@ TEST(GetpropTest, GarbageAndHostileValuesLeaveFactsEmpty) {
       "[two words]: [x]\n"
       "[ro.product.model]: [Evil\x1b[2Jmodel]\r\n"  // control character: no model
       "[ro.build.version.sdk]: [thirty-four]\n"
-      "[ro.product.manufacturer]: [" + std::string(257, 'm') + "]\n"
+      "[ro.product.manufacturer]: [" +
+      std::string(257, 'm') +
+      "]\n"
       "[ro.build.type]: [userdebug]\r\n";
   GetpropValues props = ParseGetprop(text);
   EXPECT_EQ(props.skipped_lines, 3u);

@@ -29,9 +29,11 @@ TEST(LabelsTest, KeysAreLowercaseIdentifiersOfAtMost32Bytes) {
 }
 
 TEST(LabelsTest, ValuesArePrintableAsciiOf1To128Bytes) {
-  for (const std::string& value :
-       {std::string(""), std::string(kMaxLabelValueBytes + 1, 'v'), std::string("a\nb"), std::string("a\tb"),
-        std::string("\x1b[31m"), std::string("a\x7f"), std::string("\xe2\x80\xae" "evil"), std::string("a\0b", 3)}) {
+  for (const std::string& value : {std::string(""), std::string(kMaxLabelValueBytes + 1, 'v'), std::string("a\nb"),
+                                   std::string("a\tb"), std::string("\x1b[31m"), std::string("a\x7f"),
+                                   std::string("\xe2\x80\xae"
+                                               "evil"),
+                                   std::string("a\0b", 3)}) {
     absl::Status s = CheckLabel("run", value);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << value;
     // The message never repeats a control byte it refused.
@@ -72,11 +74,12 @@ TEST(LabelsTest, HeaderLabelsAreRead) {
 // Bad labels do not fail the header (the engine still reads the capture): they are left out with a reason.
 TEST(LabelsTest, BadHeaderLabelsAreLeftOutWithAReason) {
   std::string too_many = R"({)";
-  for (size_t i = 0; i <= kMaxLabels; ++i) too_many += (i ? ", " : "") + std::string("\"k") + std::to_string(i) + "\": \"v\"";
+  for (size_t i = 0; i <= kMaxLabels; ++i)
+    too_many += (i ? ", " : "") + std::string("\"k") + std::to_string(i) + "\": \"v\"";
   too_many += "}";
-  for (const std::string& labels : {std::string(R"("run=1")"), std::string(R"(["run", "1"])"),
-                                    std::string(R"({"run": 1234})"), std::string(R"({"Run": "1"})"),
-                                    std::string(R"({"run": "a\u001bb"})"), too_many}) {
+  for (const std::string& labels :
+       {std::string(R"("run=1")"), std::string(R"(["run", "1"])"), std::string(R"({"run": 1234})"),
+        std::string(R"({"Run": "1"})"), std::string(R"({"run": "a\u001bb"})"), too_many}) {
     absl::StatusOr<CaptureHeader> h = ParseCaptureHeader(std::string(kHeaderStart) + ", \"labels\": " + labels + "}");
     ASSERT_TRUE(h.ok()) << labels << ": " << h.status();
     EXPECT_TRUE(h->labels.empty()) << labels;

@@ -19,8 +19,8 @@ TEST(NodePathTest, RealNodePathsAreSafe) {
 TEST(NodePathTest, PathsThatLeaveTheCaptureOrAreAmbiguousAreNot) {
   for (const std::string& path :
        {std::string(""), std::string("/proc/meminfo"), std::string("proc/"), std::string("proc//meminfo"),
-        std::string("../etc/passwd"), std::string("proc/../../etc"), std::string("proc/./meminfo"),
-        std::string("."), std::string(".."), std::string("proc/mem\0info", 13)}) {
+        std::string("../etc/passwd"), std::string("proc/../../etc"), std::string("proc/./meminfo"), std::string("."),
+        std::string(".."), std::string("proc/mem\0info", 13)}) {
     EXPECT_FALSE(IsSafeNodePath(path)) << "\"" << path << "\"";
   }
 }
@@ -30,9 +30,7 @@ TEST(NodePathTest, TheLengthLimitIsPathMax) {
   EXPECT_FALSE(IsSafeNodePath(std::string(kMaxNodePathBytes + 1, 'a')));
 }
 
-TEST(NodePathTest, ANativeHeapNodeIsNamedAfterItsPid) {
-  EXPECT_EQ(NativeHeapNode(4242), "cmd/native_heap@4242");
-}
+TEST(NodePathTest, ANativeHeapNodeIsNamedAfterItsPid) { EXPECT_EQ(NativeHeapNode(4242), "cmd/native_heap@4242"); }
 
 }  // namespace
 }  // namespace memfleet::capture

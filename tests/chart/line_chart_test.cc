@@ -91,8 +91,8 @@ TEST(LineChartTest, TimeLabelsAreRoundTimes) {
   std::vector<std::string> labels = TimeLabels(svg);
   ASSERT_FALSE(labels.empty());
   labels.pop_back();  // the axis caption
-  EXPECT_EQ(labels, (std::vector<std::string>{"12-02 08:30", "12-02 09:00", "12-02 09:30", "12-02 10:00",
-                                              "12-02 10:30"}));
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{"12-02 08:30", "12-02 09:00", "12-02 09:30", "12-02 10:00", "12-02 10:30"}));
 }
 
 }  // namespace

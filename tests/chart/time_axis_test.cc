@@ -32,7 +32,8 @@ TEST(TimeAxisTest, HalfHoursOverTwoHours) {
 // Samples at 14:07:13 and 19:52:41: the ticks are the whole hours between, not the samples' times.
 TEST(TimeAxisTest, TicksFallOnWholeHoursNotOnSampleTimes) {
   const TimeAxis axis = NiceTimeAxis(k1400 + 7 * 60 + 13, k1400 + 5 * 3600 + 52 * 60 + 41);
-  EXPECT_EQ(Ticks(axis), (std::vector<int64_t>{k1400 + 3600, k1400 + 7200, k1400 + 10800, k1400 + 14400, k1400 + 18000}));
+  EXPECT_EQ(Ticks(axis),
+            (std::vector<int64_t>{k1400 + 3600, k1400 + 7200, k1400 + 10800, k1400 + 14400, k1400 + 18000}));
   EXPECT_EQ(axis.labels,
             (std::vector<std::string>{"12-02 15:00", "12-02 16:00", "12-02 17:00", "12-02 18:00", "12-02 19:00"}));
   EXPECT_EQ(axis.lo_s, k1400 + 433);

@@ -11,9 +11,7 @@
 namespace memfleet::chart {
 namespace {
 
-std::vector<std::string> Labels(long double min_kb, long double max_kb) {
-  return NiceValueAxis(min_kb, max_kb).labels;
-}
+std::vector<std::string> Labels(long double min_kb, long double max_kb) { return NiceValueAxis(min_kb, max_kb).labels; }
 
 void ExpectCoversWithEvenSteps(const ValueAxis& axis, long double min_kb, long double max_kb) {
   ASSERT_GE(axis.ticks_kb.size(), 2u);

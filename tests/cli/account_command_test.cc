@@ -103,8 +103,8 @@ TEST(AccountCommandTest, TableShowsTheBreakdownAndWarnings) {
   ASSERT_EQ(RunAccount(args, out, err), kExitOk) << err.str();
   std::string table = out.str();
   EXPECT_NE(table.find("platform qcom"), std::string::npos);
-  EXPECT_NE(table.find("3,014,795"), std::string::npos);   // device total of expected.json
-  EXPECT_NE(table.find("546,300"), std::string::npos);     // static reserved
+  EXPECT_NE(table.find("3,014,795"), std::string::npos);  // device total of expected.json
+  EXPECT_NE(table.find("546,300"), std::string::npos);    // static reserved
   EXPECT_NE(table.find("com.android.camera"), std::string::npos);
   EXPECT_NE(table.find("proc/22459/oom_score_adj"), std::string::npos);  // the EACCES node is named
   EXPECT_NE(table.find("dumpsys meminfo view"), std::string::npos);

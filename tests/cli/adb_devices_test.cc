@@ -39,12 +39,15 @@ TEST(ParseAdbDevices, LongListingKeepsSerialAndState) {
 }
 
 TEST(ParseAdbDevices, ASerialEndsAtTheTabNotAtASpace) {
-  std::vector<AdbDevice> devices =
-      ParseAdbDevices("List of devices attached\nsp ace\tdevice\nR58 \xe2\x80\xae" "1\tunauthorized\r\n");
+  std::vector<AdbDevice> devices = ParseAdbDevices(
+      "List of devices attached\nsp ace\tdevice\nR58 \xe2\x80\xae"
+      "1\tunauthorized\r\n");
   ASSERT_EQ(devices.size(), 2u);
   EXPECT_EQ(devices[0].serial, "sp ace");
   EXPECT_EQ(devices[0].state, "device");
-  EXPECT_EQ(devices[1].serial, "R58 \xe2\x80\xae" "1");
+  EXPECT_EQ(devices[1].serial,
+            "R58 \xe2\x80\xae"
+            "1");
   EXPECT_EQ(devices[1].state, "unauthorized");
 }
 

@@ -82,7 +82,8 @@ TEST_F(AgentsCommandTest, DeployPushesTunnelsAndStartsWithTheAccessThePhoneGives
   EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitOk) << out_.str() << err_.str();
   // The order a phone needs: the binary is in place before it starts; root is asked for before the
   // tunnel (adb root restarts adbd, which drops it); the tunnel is up before the agent dials it.
-  size_t push = CallIndex(adb_, "-s ARM1 push " + dir_.path() + "/build-agent-arm64/bin/memfleet-agent "
+  size_t push = CallIndex(adb_, "-s ARM1 push " + dir_.path() +
+                                    "/build-agent-arm64/bin/memfleet-agent "
                                     "/data/local/tmp/memfleet/memfleet-agent");
   size_t chmod = CallIndex(adb_, "chmod 755 /data/local/tmp/memfleet/memfleet-agent");
   size_t root = CallIndex(adb_, "-s ARM1 root");
@@ -96,8 +97,10 @@ TEST_F(AgentsCommandTest, DeployPushesTunnelsAndStartsWithTheAccessThePhoneGives
   EXPECT_LT(su, reverse);
   EXPECT_LT(reverse, start);
   // su answered uid 0: the agent starts through su, and agent.conf says so for stop and supervise.
-  EXPECT_TRUE(absl::StartsWith(adb_.calls[start], "-s ARM1 shell su -c 'cd /data/local/tmp/memfleet")) << adb_.calls[start];
-  EXPECT_TRUE(absl::StrContains(adb_.calls[CallIndex(adb_, ">/data/local/tmp/memfleet/agent.conf")], "access=su")) << absl::StrJoin(adb_.calls, "\n");
+  EXPECT_TRUE(absl::StartsWith(adb_.calls[start], "-s ARM1 shell su -c 'cd /data/local/tmp/memfleet"))
+      << adb_.calls[start];
+  EXPECT_TRUE(absl::StrContains(adb_.calls[CallIndex(adb_, ">/data/local/tmp/memfleet/agent.conf")], "access=su"))
+      << absl::StrJoin(adb_.calls, "\n");
   EXPECT_TRUE(absl::StrContains(out_.str(), "4242")) << out_.str();
   EXPECT_TRUE(absl::StrContains(out_.str(), "not confirmed, the server could not be asked")) << out_.str();
 }
@@ -121,7 +124,8 @@ TEST_F(AgentsCommandTest, AMissingBinarySaysHowToBuildIt) {
   args_.agent_dir = dir_.path() + "/other";
   args_.target.serials = {"ARM1"};
   EXPECT_EQ(RunAgentsDeploy(args_, adb_, out_, err_), kExitFailed);
-  EXPECT_TRUE(absl::StrContains(out_.str(), "(install the memfleet-agents package, or run scripts/build-agent arm64)")) << out_.str();
+  EXPECT_TRUE(absl::StrContains(out_.str(), "(install the memfleet-agents package, or run scripts/build-agent arm64)"))
+      << out_.str();
 }
 
 TEST_F(AgentsCommandTest, DeployRefusesWhenNobodyCanTellWhetherTheServerNeedsTokens) {
@@ -186,8 +190,9 @@ TEST_F(AgentsCommandTest, StatusAsJsonAndCsvNamesEachPhonesAgentWithNullsForWhat
   status.query.json = false;
   status.query.csv = true;
   EXPECT_EQ(RunAgentsStatus(status, adb_, csv, err_), kExitOk);
-  EXPECT_TRUE(absl::StartsWith(csv.str(), "serial,device_id,agent,pid,problem,access,selinux,agent_version,server,"
-                                          "last_capture_at\r\nARM1,ARM1,running,4242,,su,permissive,,,\r\n"))
+  EXPECT_TRUE(absl::StartsWith(csv.str(),
+                               "serial,device_id,agent,pid,problem,access,selinux,agent_version,server,"
+                               "last_capture_at\r\nARM1,ARM1,running,4242,,su,permissive,,,\r\n"))
       << csv.str();
 
   status.query.json = true;

@@ -31,9 +31,7 @@ TEST(AgentBinaryForAbi, AnAbiWithoutAnAgentIsAClearError) {
 // Installed from the packages, memfleet is /usr/bin/memfleet and the agents are under /usr/share; a phone
 // ABI without a packaged agent falls back to scripts/build-agent's under the current folder.
 TEST(DefaultAgentBinaries, ThePackagedAgentWhenItIsThereElseTheBuiltOne) {
-  const auto only = [](std::string present) {
-    return [present](const std::string& path) { return path == present; };
-  };
+  const auto only = [](std::string present) { return [present](const std::string& path) { return path == present; }; };
   AgentBinaries packaged_arm =
       DefaultAgentBinaries("/usr/bin", only("/usr/bin/../share/memfleet/agents/arm64-v8a/memfleet-agent"));
   EXPECT_EQ(packaged_arm.arm64, "/usr/bin/../share/memfleet/agents/arm64-v8a/memfleet-agent");
@@ -66,9 +64,9 @@ TEST(PhoneAgentConfig, RoundTripsThroughItsFile) {
 }
 
 TEST(PhoneAgentConfig, ABadOrMissingLineIsRefused) {
-  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\n").ok());                       // no port
-  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\nserver_port=70000\n").ok());    // not a port
-  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a b\nserver_port=7070\n").ok());   // not a device id
+  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\n").ok());                      // no port
+  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\nserver_port=70000\n").ok());   // not a port
+  EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a b\nserver_port=7070\n").ok());  // not a device id
   EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\nserver_port=7070\naccess=god\n").ok());
   EXPECT_TRUE(ParsePhoneAgentConfig("device_id=a\nserver_port=7070\nlater_key=1\n").ok());
 }
@@ -85,8 +83,8 @@ std::string ThroughSh(const std::string& word) {
 }
 
 TEST(ShellQuote, TheShellGivesTheTextBack) {
-  for (const std::string& text : {std::string("it's $HOME `id` \"x\" \\ ;&|"), std::string("a\nb"),
-                                  std::string("''"), std::string()}) {
+  for (const std::string& text :
+       {std::string("it's $HOME `id` \"x\" \\ ;&|"), std::string("a\nb"), std::string("''"), std::string()}) {
     EXPECT_EQ(ThroughSh(text), text);
   }
 }
@@ -111,8 +109,7 @@ TEST(AgentCommandLine, ReachesTheServerOverTheTunnelAndCapturesTheRoot) {
 TEST(StartAgentCommand, DetachesWithLogAndPidFile) {
   std::string start = StartAgentCommand({"R58M123ABC", 7070, 60, AccessLevel::kShell, false, false, "", {}});
   EXPECT_NE(start.find("setsid nohup /data/local/tmp/memfleet/memfleet-agent "), std::string::npos) << start;
-  EXPECT_NE(start.find(" </dev/null >>/data/local/tmp/memfleet/agent.log 2>&1 & echo $! >agent.pid"),
-            std::string::npos)
+  EXPECT_NE(start.find(" </dev/null >>/data/local/tmp/memfleet/agent.log 2>&1 & echo $! >agent.pid"), std::string::npos)
       << start;
 }
 
@@ -154,7 +151,8 @@ TEST(ParseNameMap, SerialsWithSpacesCommentsAndEveryRefusal) {
   absl::StatusOr<std::map<std::string, std::string>> names =
       ParseNameMap("# lab A\nR58M123ABC lab-a-rack3-07\n\nsp ace\tlab-a-rack3-08\n");
   ASSERT_TRUE(names.ok()) << names.status();
-  EXPECT_EQ(*names, (std::map<std::string, std::string>{{"R58M123ABC", "lab-a-rack3-07"}, {"sp ace", "lab-a-rack3-08"}}));
+  EXPECT_EQ(*names,
+            (std::map<std::string, std::string>{{"R58M123ABC", "lab-a-rack3-07"}, {"sp ace", "lab-a-rack3-08"}}));
   EXPECT_NE(ParseNameMap("A lab-1\nB lab-1\n").status().message().find("line 2: name \"lab-1\" is given to \"A\""),
             std::string::npos);
   EXPECT_NE(ParseNameMap("A lab-1\nA lab-2\n").status().message().find("serial \"A\" is named twice"),

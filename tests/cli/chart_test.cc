@@ -90,8 +90,8 @@ class XmlChecker {
         size_t semi = s_.find(';', pos_);
         if (semi == std::string_view::npos) return Fail("unterminated entity");
         std::string_view ent = s_.substr(pos_ + 1, semi - pos_ - 1);
-        static const std::map<std::string, char> kNamed = {{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'},
-                                                           {"apos", '\''}};
+        static const std::map<std::string, char> kNamed = {
+            {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
         auto it = kNamed.find(std::string(ent));
         if (it != kNamed.end()) {
           out += it->second;
@@ -246,8 +246,8 @@ TEST(SparklineTest, ExtremeRangeDoesNotOverflow) {
 // ---- SVG ----
 
 TEST(SvgChartTest, WellFormedWithOnePolylineVertexPerSample) {
-  std::vector<ChartPoint> points = {{1796220000, 100000}, {1796223600, 150000}, {1796227200, 120000},
-                                    {1796230800, 200000}};
+  std::vector<ChartPoint> points = {
+      {1796220000, 100000}, {1796223600, 150000}, {1796227200, 120000}, {1796230800, 200000}};
   std::string svg = RenderSvgLineChart(points, {"surfaceflinger total_kb on pixel-7", "total_kb"});
   Parsed doc = Parse(svg);
   ASSERT_TRUE(doc.ok) << doc.error << "\n" << svg;
@@ -274,8 +274,8 @@ TEST(SvgChartTest, WellFormedWithOnePolylineVertexPerSample) {
 // Rendered in a browser, the chart of a process between 29.05 and 29.15 MB labelled two ticks
 // "29.1 MiB", and its last time label ran past the right edge.
 TEST(SvgChartTest, DistinctValueLabelsAndTimeLabelsInsideTheImage) {
-  std::string svg = RenderSvgLineChart({{1796220000, 29747}, {1796223600, 29800}, {1796227200, 29850}},
-                                       {"narrow", "kB"});
+  std::string svg =
+      RenderSvgLineChart({{1796220000, 29747}, {1796223600, 29800}, {1796227200, 29850}}, {"narrow", "kB"});
   Parsed doc = Parse(svg);
   ASSERT_TRUE(doc.ok) << doc.error;
   std::vector<std::string> value_labels, anchors;
@@ -381,8 +381,7 @@ TEST(StackedChartTest, LayersStackAndTheTopIsTheTotal) {
 }
 
 TEST(StackedChartTest, NegativePartsStackAsZeroAndTextIsEscaped) {
-  const std::string svg =
-      chart::RenderSvgStackedChart({{1796220000, {100, -40}}}, {"<Java>", "System"}, {"a&b", "kB"});
+  const std::string svg = chart::RenderSvgStackedChart({{1796220000, {100, -40}}}, {"<Java>", "System"}, {"a&b", "kB"});
   Parsed doc = Parse(svg);
   ASSERT_TRUE(doc.ok) << doc.error << "\n" << svg;
   const auto system = PolylinePoints(*doc.Find("polygon", 1));

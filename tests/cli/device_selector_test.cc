@@ -19,8 +19,8 @@ TEST(ParseWhereTest, KnownKeysPassThrough) {
   EXPECT_EQ(s->where(0), "model=Pixel 8 Pro");  // spaces inside a value are kept
   EXPECT_EQ(s->where(4), "build=google/x:14/y");
   EXPECT_EQ(ParseWhere({}).value().where_size(), 0);
-  EXPECT_EQ(ParseWhere({" model =x"}).value().where(0), "model=x");  // spaces around the key dropped
-  EXPECT_EQ(ParseWhere({"model=a=b"}).value().where(0), "model=a=b");  // only the first '=' splits
+  EXPECT_EQ(ParseWhere({" model =x"}).value().where(0), "model=x");        // spaces around the key dropped
+  EXPECT_EQ(ParseWhere({"model=a=b"}).value().where(0), "model=a=b");      // only the first '=' splits
   EXPECT_EQ(ParseWhere({"platform=q*"}).value().where(0), "platform=q*");  // a prefix is not checked as a name
 }
 

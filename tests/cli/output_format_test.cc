@@ -59,22 +59,24 @@ TEST(TerminalSafeTest, ControlCharactersBecomeVisibleEscapes) {
 }
 
 TEST(TerminalSafeTest, C1ControlsAndBidiOverridesAreEscaped) {
-  EXPECT_EQ(TerminalSafe("\xc2\x9b" "2J"), "\\u009b2J");          // U+009B CSI
-  EXPECT_EQ(TerminalSafe("\xc2\x85"), "\\u0085");                 // U+0085 NEL
-  EXPECT_EQ(TerminalSafe("abc\xe2\x80\xaegpj.exe"), "abc\\u202egpj.exe");  // U+202E RLO
+  EXPECT_EQ(TerminalSafe("\xc2\x9b"
+                         "2J"),
+            "\\u009b2J");                                                   // U+009B CSI
+  EXPECT_EQ(TerminalSafe("\xc2\x85"), "\\u0085");                           // U+0085 NEL
+  EXPECT_EQ(TerminalSafe("abc\xe2\x80\xaegpj.exe"), "abc\\u202egpj.exe");   // U+202E RLO
   EXPECT_EQ(TerminalSafe("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");  // LRI ... PDI
-  EXPECT_EQ(TerminalSafe("\xe2\x80\x8f"), "\\u200f");            // RLM
+  EXPECT_EQ(TerminalSafe("\xe2\x80\x8f"), "\\u200f");                       // RLM
 }
 
 TEST(TerminalSafeTest, ValidUtf8IsKeptAndInvalidBytesAreEscaped) {
   EXPECT_EQ(TerminalSafe("com.android.systemui"), "com.android.systemui");
   EXPECT_EQ(TerminalSafe("Café 日本 😀 ▁▂"), "Café 日本 😀 ▁▂");
   EXPECT_EQ(TerminalSafe("\xff\xfe"), "\\xff\\xfe");
-  EXPECT_EQ(TerminalSafe("cut\xe2\x80"), "cut\\xe2\\x80");   // a sequence cut short
-  EXPECT_EQ(TerminalSafe("\xc0\xaf"), "\\xc0\\xaf");         // overlong "/"
-  EXPECT_EQ(TerminalSafe("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate
+  EXPECT_EQ(TerminalSafe("cut\xe2\x80"), "cut\\xe2\\x80");              // a sequence cut short
+  EXPECT_EQ(TerminalSafe("\xc0\xaf"), "\\xc0\\xaf");                    // overlong "/"
+  EXPECT_EQ(TerminalSafe("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a UTF-16 surrogate
   EXPECT_EQ(TerminalSafe("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
-  EXPECT_EQ(TerminalSafe("\x80z"), "\\x80z");                  // a stray continuation byte
+  EXPECT_EQ(TerminalSafe("\x80z"), "\\x80z");                           // a stray continuation byte
   EXPECT_EQ(TerminalSafe(""), "");
 }
 
@@ -105,10 +107,10 @@ TEST(FormatKbHumanTest, BinaryMultiples) {
   EXPECT_EQ(FormatKbHuman(0), "0 kB");
   EXPECT_EQ(FormatKbHuman(1023), "1023 kB");
   EXPECT_EQ(FormatKbHuman(1024), "1.0 MiB");
-  EXPECT_EQ(FormatKbHuman(1536), "1.5 MiB");           // 1536 / 1024
-  EXPECT_EQ(FormatKbHuman(3014795), "2.88 GiB");       // 3014795 / 1048576 = 2.875...
+  EXPECT_EQ(FormatKbHuman(1536), "1.5 MiB");      // 1536 / 1024
+  EXPECT_EQ(FormatKbHuman(3014795), "2.88 GiB");  // 3014795 / 1048576 = 2.875...
   EXPECT_EQ(FormatKbHuman(-2048), "-2.0 MiB");
-  EXPECT_FALSE(FormatKbHuman(INT64_MIN).empty());     // no overflow on the most negative value
+  EXPECT_FALSE(FormatKbHuman(INT64_MIN).empty());  // no overflow on the most negative value
 }
 
 TEST(TextTableTest, AlignsColumnsAndTrimsTrailingSpace) {

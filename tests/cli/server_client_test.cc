@@ -80,8 +80,8 @@ TEST(TranslateRpcStatusTest, MessagesAUserCanActOn) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(s.message(), "memfleet: cannot reach the server at 127.0.0.1:7070 (is memfleet-server running?)");
 
-  s = TranslateRpcStatus(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown device \"pixel-9\""), "GetReport",
-                         "h:1", d);
+  s = TranslateRpcStatus(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown device \"pixel-9\""), "GetReport", "h:1",
+                         d);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(s.message(), "memfleet: unknown device \"pixel-9\"");
   EXPECT_EQ(ExitCodeFor(s), kExitNothingToCheck);

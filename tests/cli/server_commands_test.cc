@@ -55,7 +55,9 @@ class FakeQueryService final : public v1::QueryService::Service {
       d->set_model("=cmd|' /C calc'!A0");
       d->set_platform("\x1b[31mqcom");
       d->set_build_fingerprint("\x1b]0;owned\x07");
-      d->set_kernel("\xe2\x80\xae" "6.1");
+      d->set_kernel(
+          "\xe2\x80\xae"
+          "6.1");
       d->set_online(true);
       d->set_last_total_kb(-1);
       return grpc::Status::OK;
@@ -81,7 +83,7 @@ class FakeQueryService final : public v1::QueryService::Service {
     b->set_model("MT6989 board");
     b->set_platform("mtk");
     b->set_online(false);
-    b->set_last_total_kb(-1);  // nothing stored
+    b->set_last_total_kb(-1);                        // nothing stored
     b->set_clock_skew_s(253402300800 - 1796342400);  // a clock at year 10000
     b->set_refused_streams(24);
     b->set_refused_stream_facts("model \"Pixel 8\", soc \"gs301\"");
@@ -363,7 +365,8 @@ TEST_F(ServerCommandsTest, DevicesCsvAndJson) {
   ASSERT_EQ(RunDevices(args, out_, err_), kExitOk) << err_.str();
   EXPECT_EQ(service_.last_selector().where(0), "platform=qcom");
   std::string csv = out_.str();
-  EXPECT_EQ(csv.rfind("device_id,model,platform,soc,online,last_capture_at,last_total_kb,capture_count,", 0), 0u) << csv;
+  EXPECT_EQ(csv.rfind("device_id,model,platform,soc,online,last_capture_at,last_total_kb,capture_count,", 0), 0u)
+      << csv;
   EXPECT_NE(csv.find("sim-qcom-505,\"Edge, \"\"Q\"\"\",qcom,,true,2026-11-30T08:00:00Z,3014795,3,"), std::string::npos)
       << csv;
   EXPECT_NE(csv.find("sim-mtk-1,MT6989 board,mtk,,false,,,0,"), std::string::npos) << csv;  // unknown = empty
@@ -423,7 +426,9 @@ TEST_F(ServerCommandsTest, HostileDeviceTextIsEscapedInTheTableAndNeutralisedInC
   EXPECT_EQ(j[0]["model"], "=cmd|' /C calc'!A0");
   EXPECT_EQ(j[0]["platform"], "\x1b[31mqcom");
   EXPECT_EQ(j[0]["build_fingerprint"], "\x1b]0;owned\x07");
-  EXPECT_EQ(j[0]["kernel"], "\xe2\x80\xae" "6.1");
+  EXPECT_EQ(j[0]["kernel"],
+            "\xe2\x80\xae"
+            "6.1");
 }
 
 // A value nobody knows is spelled one way in every table ("-"), and CSV leaves its cell empty.
@@ -482,7 +487,9 @@ TEST(ReportTableTest, HostileNamesAndWarningsAreEscaped) {
   report::Report r;
   r.device_id = "dev\x1b[2J";
   report::ProcessReport p;
-  p.name = "\x1b]0;owned\x07" "com.evil\xe2\x80\xae";
+  p.name =
+      "\x1b]0;owned\x07"
+      "com.evil\xe2\x80\xae";
   p.total_kb = 1000;
   r.processes[42] = p;
   r.warnings = {"proc/42/cmdline: \x1b[31mred\nsecond line"};
@@ -504,8 +511,8 @@ TEST_F(ServerCommandsTest, ReportTableIsTheAccountTable) {
   std::string t = out_.str();
   EXPECT_NE(t.find("capture sim-qcom-505-20261130T080000Z-000003"), std::string::npos) << t;
   EXPECT_NE(t.find("platform qcom"), std::string::npos);
-  EXPECT_NE(t.find("3,014,795"), std::string::npos);  // device total_kb of expected.json
-  EXPECT_NE(t.find("546,300"), std::string::npos);    // static_reserved_kb
+  EXPECT_NE(t.find("3,014,795"), std::string::npos);   // device total_kb of expected.json
+  EXPECT_NE(t.find("546,300"), std::string::npos);     // static_reserved_kb
   EXPECT_EQ(service_.last_report_request().at(), "");  // latest
 }
 
@@ -811,7 +818,7 @@ TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {
   ASSERT_NE(qcom, std::string::npos) << t;
   EXPECT_LT(mtk, qcom);
   EXPECT_NE(t.find("4,125,309"), std::string::npos);
-  EXPECT_NE(t.find("2,970,090"), std::string::npos);  // mtk processes_kb
+  EXPECT_NE(t.find("2,970,090"), std::string::npos);     // mtk processes_kb
   EXPECT_NE(t.find("MT6989 board"), std::string::npos);  // model from ListDevices
   // Its headers are spelled as every other table's: words apart, "KB" last (`devices`: "TOTAL KB").
   EXPECT_NE(t.find("TOTAL KB  PROCESSES KB  KERNEL KB  STATIC RESERVED KB"), std::string::npos) << t;
@@ -834,7 +841,7 @@ TEST_F(ServerCommandsTest, SweepOnATerminalRedrawsOneLine) {
   args.common.json = true;
   ASSERT_EQ(RunSweep(args, out_, err_), kExitPartial) << err_.str();  // 2 of 3 stored
   std::string e = err_.str();
-  EXPECT_EQ(e.find("sim-gone: offline"), std::string::npos);  // no plain lines
+  EXPECT_EQ(e.find("sim-gone: offline"), std::string::npos);               // no plain lines
   EXPECT_NE(e.find("\r[          ] 0/3 stored"), std::string::npos) << e;  // drawn in place
   // Final state: 2 of 3 stored (6 cells), 1 offline (to 10 cells).
   EXPECT_NE(e.find("[======xxxx] 2/3 stored, 0 failed, 1 offline"), std::string::npos) << e;

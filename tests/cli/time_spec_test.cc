@@ -15,7 +15,7 @@ constexpr int64_t kNow = 1796228100;
 TEST(ParseRfc3339Test, UtcAndOffsets) {
   EXPECT_EQ(ParseRfc3339("1970-01-01T00:00:00Z").value(), 0);
   EXPECT_EQ(ParseRfc3339("2026-12-02T16:15:00Z").value(), kNow);
-  EXPECT_EQ(ParseRfc3339("2026-12-02T18:15:00+02:00").value(), kNow);   // 18:15 at +2 is 16:15 UTC
+  EXPECT_EQ(ParseRfc3339("2026-12-02T18:15:00+02:00").value(), kNow);  // 18:15 at +2 is 16:15 UTC
   EXPECT_EQ(ParseRfc3339("2026-12-02T11:45:00-04:30").value(), kNow);
   EXPECT_EQ(ParseRfc3339("2026-12-02t16:15:00.750z").value(), kNow);    // fraction dropped, lower case ok
   EXPECT_EQ(ParseRfc3339("2026-12-02 16:15:00Z").value(), kNow);        // RFC 3339 section 5.6 note
@@ -24,11 +24,10 @@ TEST(ParseRfc3339Test, UtcAndOffsets) {
 }
 
 TEST(ParseRfc3339Test, RejectsMalformedAndOutOfRange) {
-  for (const char* bad : {"", "2026", "2026-12-02", "2026-12-02T16:15Z", "2026-12-02T16:15:00",
-                          "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
-                          "2026-12-02T24:00:00Z", "2026-12-02T16:60:00Z", "2026-12-02T16:15:00+2:00",
-                          "2026-12-02T16:15:00Zjunk", "2026-12-02T16:15:00.Z", "２０２６-12-02T16:15:00Z",
-                          "\xff\xfe\x00garbage"}) {
+  for (const char* bad : {"", "2026", "2026-12-02", "2026-12-02T16:15Z", "2026-12-02T16:15:00", "2026-13-01T00:00:00Z",
+                          "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-12-02T24:00:00Z",
+                          "2026-12-02T16:60:00Z", "2026-12-02T16:15:00+2:00", "2026-12-02T16:15:00Zjunk",
+                          "2026-12-02T16:15:00.Z", "２０２６-12-02T16:15:00Z", "\xff\xfe\x00garbage"}) {
     absl::StatusOr<int64_t> t = ParseRfc3339(bad);
     EXPECT_FALSE(t.ok()) << bad;
     if (!t.ok()) {
@@ -56,8 +55,8 @@ TEST(ParseAgoTest, Units) {
 }
 
 TEST(ParseAgoTest, RejectsGarbage) {
-  for (const char* bad : {"", "d", "7", "7x", "-7d", "0d", "+7d", "7.5h", "7 d", "1e3s", "99999999999999999999d",
-                          "9999999999999w"}) {
+  for (const char* bad :
+       {"", "d", "7", "7x", "-7d", "0d", "+7d", "7.5h", "7 d", "1e3s", "99999999999999999999d", "9999999999999w"}) {
     EXPECT_FALSE(ParseAgo(bad).ok()) << bad;
   }
 }

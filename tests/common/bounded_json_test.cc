@@ -14,7 +14,7 @@ TEST(CheckJsonBoundsTest, CountsArraysAndObjectsOutsideStrings) {
   const JsonBounds bounds{1000, 3};
   EXPECT_TRUE(CheckJsonBounds(R"({"a": [{"b": 1}]})", bounds).ok());
   EXPECT_TRUE(CheckJsonBounds(R"([[1], [2], [3], {"a": []}])", bounds).ok());  // siblings are not nesting
-  EXPECT_TRUE(CheckJsonBounds(R"(["[[[[", "\"[[[[{{{{"])", bounds).ok());     // brackets in strings are text
+  EXPECT_TRUE(CheckJsonBounds(R"(["[[[[", "\"[[[[{{{{"])", bounds).ok());      // brackets in strings are text
   absl::Status deep = CheckJsonBounds(R"({"a": [{"b": [1]}]})", bounds);
   EXPECT_EQ(deep.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(deep.message(), "nested more than 3 levels deep (at byte 13)");

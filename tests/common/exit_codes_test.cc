@@ -47,9 +47,9 @@ TEST(ExitCodesTest, TheReadmeTableIsTheHeadersTable) {
 }
 
 TEST(ExitCodesTest, TheParsersOwnCodesBecomeUsage) {
-  EXPECT_EQ(UsageExitCode(0), kExitOk);        // --help, --version
-  EXPECT_EQ(UsageExitCode(106), kExitUsage);   // CLI11: a bad value
-  EXPECT_EQ(UsageExitCode(109), kExitUsage);   // CLI11: an unknown flag
+  EXPECT_EQ(UsageExitCode(0), kExitOk);       // --help, --version
+  EXPECT_EQ(UsageExitCode(106), kExitUsage);  // CLI11: a bad value
+  EXPECT_EQ(UsageExitCode(109), kExitUsage);  // CLI11: an unknown flag
 }
 
 }  // namespace

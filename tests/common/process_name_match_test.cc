@@ -15,10 +15,13 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const std::vector<std::string> kNames = {
-    "/root/.pyenv/versions/3.11.7/bin/python3", "/system/bin/surfaceflinger", "com.tencent.mm",
-    "com.tencent.mm:push", "/vendor/bin/hw/android.hardware.graphics.composer@2.4-service", "system_server",
-    "/system/bin/surfaceflinger"};  // a name twice: two pids
+const std::vector<std::string> kNames = {"/root/.pyenv/versions/3.11.7/bin/python3",
+                                         "/system/bin/surfaceflinger",
+                                         "com.tencent.mm",
+                                         "com.tencent.mm:push",
+                                         "/vendor/bin/hw/android.hardware.graphics.composer@2.4-service",
+                                         "system_server",
+                                         "/system/bin/surfaceflinger"};  // a name twice: two pids
 
 TEST(ResolveProcessNameTest, TheExactNameWinsEvenWhenItIsAlsoAnotherNamesSuffix) {
   EXPECT_EQ(*ResolveProcessName("com.tencent.mm", kNames, "here"), "com.tencent.mm");

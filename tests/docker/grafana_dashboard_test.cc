@@ -1,8 +1,9 @@
 // docker/: Docker cannot run here, so the files compose starts are checked as files. The Grafana
 // dashboard's PromQL names only series /metrics exports (ExportedSeriesNames), only labels it writes
-// and only the parts each series has (a device's total is its own series, not a part); every panel reads the provisioned data source; compose.yaml parses (Python's
-// yaml) with the three services, and every file it mounts is in the repository. That the queries also
-// run on a real Prometheus is metrics_integrationtest's PrometheusScrapesTheServerAndAnswersADevicesTotal.
+// and only the parts each series has (a device's total is its own series, not a part); every panel reads the
+// provisioned data source; compose.yaml parses (Python's yaml) with the three services, and every file it mounts is in
+// the repository. That the queries also run on a real Prometheus is metrics_integrationtest's
+// PrometheusScrapesTheServerAndAnswersADevicesTotal.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,11 +33,11 @@ const std::string kDocker = testing::TestData("../../docker");
 
 // Words of PromQL that are not series names: functions, aggregations, keywords.
 const std::set<std::string> kPromqlWords = {
-    "sum",  "count", "max",   "min",  "avg", "quantile", "topk", "bottomk", "by",   "without", "on",
-    "rate", "increase", "time", "vector", "histogram_quantile", "label_values", "or", "and", "unless",
-    "group_left", "group_right", "bool"};
-const std::set<std::string> kLabels = {"device_id", "model", "platform", "build", "part", "process", "le", "job",
-                                       "instance"};
+    "sum",          "count",   "max", "min",    "avg",        "quantile",    "topk",   "bottomk",
+    "by",           "without", "on",  "rate",   "increase",   "time",        "vector", "histogram_quantile",
+    "label_values", "or",      "and", "unless", "group_left", "group_right", "bool"};
+const std::set<std::string> kLabels = {"device_id", "model", "platform", "build",   "part",
+                                       "process",   "le",    "job",      "instance"};
 // The parts of each series that has a `part` label. A device's memory parts add up to its total (which is a
 // series of its own, as are kernel_cma and gcma, which overlap them), so part="total" is not one of them.
 const std::map<std::string, std::set<std::string>> kPartsOf = {
@@ -181,7 +182,8 @@ TEST(GrafanaDashboardTest, TotalsComeFromTheTotalSeries) {
 TEST(GrafanaDashboardTest, PanelsReadTheProvisionedDataSourceAndHaveUniqueIds) {
   const json dashboard = testing::LoadMemfleetDashboard();
   EXPECT_EQ(dashboard["uid"], "memfleet");
-  const std::string datasources = testing::ReadTestData("../../docker/grafana/provisioning/datasources/prometheus.yaml");
+  const std::string datasources =
+      testing::ReadTestData("../../docker/grafana/provisioning/datasources/prometheus.yaml");
   EXPECT_NE(datasources.find("uid: prometheus"), std::string::npos);
   std::set<int> ids;
   for (const json& panel : dashboard["panels"]) {
@@ -200,8 +202,10 @@ TEST(GrafanaDashboardTest, PanelsReadTheProvisionedDataSourceAndHaveUniqueIds) {
 TEST(DockerComposeTest, ParsesWithTheThreeServicesAndMountsOnlyFilesOfTheRepository) {
   const std::string dir = testing::MakeTempDir("memfleet-compose-");
   const std::string out = dir + "/compose.json";
-  const std::string cmd = "python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), "
-                          "open(sys.argv[2], \"w\"))' '" + kDocker + "/compose.yaml' '" + out + "'";
+  const std::string cmd =
+      "python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), "
+      "open(sys.argv[2], \"w\"))' '" +
+      kDocker + "/compose.yaml' '" + out + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "python3 with yaml (scripts/setup-deps: python3-yaml) could not parse it";
   std::ifstream in(out);
   const json compose = json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr, false);

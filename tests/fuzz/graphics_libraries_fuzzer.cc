@@ -8,8 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<memfleet::accounting::GraphicsLibraries> libs =
-      memfleet::accounting::GraphicsLibraries::Parse(text);
+  absl::StatusOr<memfleet::accounting::GraphicsLibraries> libs = memfleet::accounting::GraphicsLibraries::Parse(text);
   if (libs.ok()) {
     (void)libs->MatchesPath("/system/lib64/libgui.so");
     (void)libs->MatchesBaseName("libGLESv2_adreno.so");

@@ -11,8 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A small cap as well, so the refusal path is reached without inflating 64 MiB per input.
   (void)memfleet::accounting::ParseKernelConfigGz(bytes, 4096);
   (void)memfleet::accounting::ParseKernelConfigGz(bytes);
-  absl::StatusOr<memfleet::accounting::KernelConfig> cfg =
-      memfleet::accounting::ParseKernelConfigText(bytes);
+  absl::StatusOr<memfleet::accounting::KernelConfig> cfg = memfleet::accounting::ParseKernelConfigText(bytes);
   if (cfg.ok()) (void)cfg->IsEnabled("CONFIG_VMAP_STACK");
   return 0;
 }

@@ -8,11 +8,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<memfleet::accounting::NativeHeapDump> dump =
-      memfleet::accounting::ParseNativeHeapDump(text);
+  absl::StatusOr<memfleet::accounting::NativeHeapDump> dump = memfleet::accounting::ParseNativeHeapDump(text);
   if (dump.ok()) {
-    (void)memfleet::accounting::GraphicsNativeBytes(
-        *dump, memfleet::accounting::GraphicsLibraries::Default());
+    (void)memfleet::accounting::GraphicsNativeBytes(*dump, memfleet::accounting::GraphicsLibraries::Default());
   }
   return 0;
 }

@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const memfleet::accounting::Vma& v : *smaps) {
       if (v.start > v.end) __builtin_trap();
       // Names and perms are views into the input.
-      if (!v.name.empty() && (v.name.data() < text.data() ||
-                              v.name.data() + v.name.size() > text.data() + text.size())) {
+      if (!v.name.empty() &&
+          (v.name.data() < text.data() || v.name.data() + v.name.size() > text.data() + text.size())) {
         __builtin_trap();
       }
       if (v.perms.size() != 4) __builtin_trap();

@@ -41,7 +41,8 @@ bool SameSummary(const SmapsSummary& a, const SmapsSummary& b) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const auto fast = memfleet::accounting::ParseSmapsSummary(text, memfleet::accounting::GpuDeviceNaming::kKgsl);
-  const auto generic = memfleet::accounting::ParseSmapsSummaryGenericPath(text, memfleet::accounting::GpuDeviceNaming::kKgsl);
+  const auto generic =
+      memfleet::accounting::ParseSmapsSummaryGenericPath(text, memfleet::accounting::GpuDeviceNaming::kKgsl);
   if (fast.ok() != generic.ok()) __builtin_trap();
   if (!fast.ok()) {
     // The same error: code and message (line number, reason, snippet).

@@ -38,8 +38,8 @@ namespace memfleet {
 namespace agents_deploy_scenario {
 namespace {
 
-constexpr char kArmPhone[] = "ARM64-R58M1";       // arm64-v8a, userdebug: adb root works
-constexpr char kX86Phone[] = "emulator-5554";     // x86_64, rooted: su works
+constexpr char kArmPhone[] = "ARM64-R58M1";          // arm64-v8a, userdebug: adb root works
+constexpr char kX86Phone[] = "emulator-5554";        // x86_64, rooted: su works
 constexpr std::chrono::seconds kAgentDeadline{240};  // a first capture of this machine's / under qemu
 
 std::string ReadFile(const std::string& path) { return testing::ReadFileForTest(path); }
@@ -48,7 +48,8 @@ class AgentsDeployTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string(MEMFLEET_ARM64_AGENT_BINARY).empty()) {
-      GTEST_SKIP() << "no static arm64 agent: configure with -DMEMFLEET_ARM64_AGENT=build-agent-arm64/bin/memfleet-agent";
+      GTEST_SKIP()
+          << "no static arm64 agent: configure with -DMEMFLEET_ARM64_AGENT=build-agent-arm64/bin/memfleet-agent";
     }
     if (std::string(MEMFLEET_X86_64_AGENT_BINARY).empty()) {
       GTEST_SKIP() << "no static x86-64 agent: configure with "
@@ -147,16 +148,17 @@ class AgentsDeployTest : public ::testing::Test {
   void DeployBoth() {
     std::string out;
     // One machine's server without tokens: told so, deploy takes it.
-    ASSERT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--insecure-no-tokens", "--interval", "3600",
-                        "--confirm-timeout", "240", "--arm64-agent", MEMFLEET_ARM64_AGENT_BINARY, "--x86_64-agent",
-                        MEMFLEET_X86_64_AGENT_BINARY},
+    ASSERT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--insecure-no-tokens", "--interval",
+                        "3600", "--confirm-timeout", "240", "--arm64-agent", MEMFLEET_ARM64_AGENT_BINARY,
+                        "--x86_64-agent", MEMFLEET_X86_64_AGENT_BINARY},
                        &out),
               0)
         << out << Logs();
     EXPECT_TRUE(absl::StrContains(out, "2 of 2 phones running an agent")) << out;
     for (const char* phone : {kArmPhone, kX86Phone}) {
       ASSERT_TRUE(WaitForDevice(phone, [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 1; }))
-          << phone << "\n" << out << Logs();
+          << phone << "\n"
+          << out << Logs();
     }
   }
 
@@ -204,7 +206,8 @@ TEST_F(AgentsDeployTest, DeployStatusSuperviseStopAndLogs) {
 
   // adbd restarting kills what it started (here, the x86-64 phone's agent), drops the reverse tunnels, and
   // after a reboot runs as shell again (the arm64 phone).
-  for (const char* phone : {kArmPhone, kX86Phone}) ASSERT_EQ(std::remove((phones_ + "/" + phone + "/reverse").c_str()), 0);
+  for (const char* phone : {kArmPhone, kX86Phone})
+    ASSERT_EQ(std::remove((phones_ + "/" + phone + "/reverse").c_str()), 0);
   ASSERT_EQ(std::remove((phones_ + "/" + kArmPhone + "/adbd-root").c_str()), 0);
   const int64_t killed = AgentPid(kX86Phone);
   ASSERT_GT(killed, 0);
@@ -264,11 +267,11 @@ TEST_F(AgentsDeployTest, PerPhoneAgentTokensAndAReadTokenForTheServersAnswers) {
   ASSERT_TRUE(absl::StartsWith(read_token, "mft_")) << read_token;
 
   std::string out;
-  ASSERT_EQ(Memfleet({"agents", "deploy", "--serial", kX86Phone, "--server-port", port_, "--token-dir", dir_.path(),
-                      "--token", read_token, "--confirm-timeout", "120", "--x86_64-agent",
-                      MEMFLEET_X86_64_AGENT_BINARY},
-                     &out),
-            0)
+  ASSERT_EQ(
+      Memfleet({"agents", "deploy", "--serial", kX86Phone, "--server-port", port_, "--token-dir", dir_.path(),
+                "--token", read_token, "--confirm-timeout", "120", "--x86_64-agent", MEMFLEET_X86_64_AGENT_BINARY},
+               &out),
+      0)
       << out << Logs();
   EXPECT_TRUE(absl::StrContains(RowOf(out, kX86Phone), "connected")) << out;
   EXPECT_EQ(ReadFile(PhoneFile(kX86Phone, "token")), ReadFile(dir_.path() + "/" + kX86Phone + ".token"));
@@ -299,12 +302,29 @@ std::string TokenRow(const std::string& table, const std::string& name) { return
 TEST_F(AgentsDeployTest, MintedTokensNamesAndLabels) {
   const std::string admin = testing::AddServerToken(dir_.path(), "admin", "farm-admin");
   token_ = admin;
-  const std::string names = dir_.Write("names.txt", std::string("# lab A, rack 3\n") + kArmPhone +
-                                                        " lab-a-rack3-07\n" + kX86Phone + " lab-a-rack3-08\n");
-  const std::vector<std::string> deploy = {"agents", "deploy", "--all", "--server-port", port_, "--mint-tokens",
-                                           "--name-map", names, "--label", "rack=3", "--label", "owner=camera",
-                                           "--token", admin, "--interval", "3600", "--confirm-timeout", "240",
-                                           "--arm64-agent", MEMFLEET_ARM64_AGENT_BINARY, "--x86_64-agent",
+  const std::string names = dir_.Write("names.txt", std::string("# lab A, rack 3\n") + kArmPhone + " lab-a-rack3-07\n" +
+                                                        kX86Phone + " lab-a-rack3-08\n");
+  const std::vector<std::string> deploy = {"agents",
+                                           "deploy",
+                                           "--all",
+                                           "--server-port",
+                                           port_,
+                                           "--mint-tokens",
+                                           "--name-map",
+                                           names,
+                                           "--label",
+                                           "rack=3",
+                                           "--label",
+                                           "owner=camera",
+                                           "--token",
+                                           admin,
+                                           "--interval",
+                                           "3600",
+                                           "--confirm-timeout",
+                                           "240",
+                                           "--arm64-agent",
+                                           MEMFLEET_ARM64_AGENT_BINARY,
+                                           "--x86_64-agent",
                                            MEMFLEET_X86_64_AGENT_BINARY};
   std::string out;
   ASSERT_EQ(Memfleet(deploy, &out), 0) << out << Logs();
@@ -312,7 +332,8 @@ TEST_F(AgentsDeployTest, MintedTokensNamesAndLabels) {
   for (const auto& [phone, name] : {std::pair{kArmPhone, "lab-a-rack3-07"}, std::pair{kX86Phone, "lab-a-rack3-08"}}) {
     EXPECT_TRUE(absl::StrContains(RowOf(out, phone), std::string("agent-") + name + " (new)")) << out;
     ASSERT_TRUE(WaitForDevice(name, [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 1; }))
-        << name << "\n" << out << Logs();
+        << name << "\n"
+        << out << Logs();
     // The secret is on the phone, only its owner may read it, and it was never printed.
     const std::string secret = ReadFile(PhoneFile(phone, "token"));
     ASSERT_TRUE(absl::StartsWith(secret, "mft_")) << phone;
@@ -360,8 +381,7 @@ TEST_F(AgentsDeployTest, MintedTokensNamesAndLabels) {
 
 TEST_F(AgentsDeployTest, ANameGivenTwiceIsRefusedBeforeAnythingIsPushed) {
   const std::string admin = testing::AddServerToken(dir_.path(), "admin", "farm-admin");
-  const std::string names =
-      dir_.Write("names.txt", std::string(kArmPhone) + " lab-a-07\n" + kX86Phone + " lab-a-07\n");
+  const std::string names = dir_.Write("names.txt", std::string(kArmPhone) + " lab-a-07\n" + kX86Phone + " lab-a-07\n");
   std::string out;
   EXPECT_EQ(Memfleet({"agents", "deploy", "--all", "--server-port", port_, "--mint-tokens", "--name-map", names,
                       "--token", admin, "--x86_64-agent", MEMFLEET_X86_64_AGENT_BINARY},
@@ -389,14 +409,28 @@ TEST_F(AgentsDeployTest, ARetiredDeviceLeavesEveryViewUntilItsAgentComesBack) {
   server_->UseToken(admin);
   setenv("MEMFLEET_SERVER", server_->address().c_str(), 1);  // for devices, fleet, report and trend
   const std::string names = dir_.Write("names.txt", std::string(kX86Phone) + " lab-b-01\n");
-  const std::vector<std::string> deploy = {"agents", "deploy", "--serial", kX86Phone, "--server-port", port_,
-                                           "--mint-tokens", "--name-map", names, "--token", admin, "--interval",
-                                           "3600", "--confirm-timeout", "120", "--x86_64-agent",
+  const std::vector<std::string> deploy = {"agents",
+                                           "deploy",
+                                           "--serial",
+                                           kX86Phone,
+                                           "--server-port",
+                                           port_,
+                                           "--mint-tokens",
+                                           "--name-map",
+                                           names,
+                                           "--token",
+                                           admin,
+                                           "--interval",
+                                           "3600",
+                                           "--confirm-timeout",
+                                           "120",
+                                           "--x86_64-agent",
                                            MEMFLEET_X86_64_AGENT_BINARY};
   std::string out;
   ASSERT_EQ(Memfleet(deploy, &out), 0) << out << Logs();
-  ASSERT_TRUE(WaitForDevice("lab-b-01", [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 1; }))
-      << Logs();
+  ASSERT_TRUE(WaitForDevice("lab-b-01", [](const v1::DeviceSummary& d) {
+    return d.online() && d.capture_count() >= 1;
+  })) << Logs();
   // Another device stays in the farm: a sample tree's agent, once, with its own token.
   const std::string agent_token = testing::AddServerToken(dir_.path(), "agent", "sample", "qcom-sm8450");
   dir_.Write("sample.token", agent_token);
@@ -481,8 +515,7 @@ TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnE
   std::string out;
   // The x86-64 binary given as the arm64 one: the arm64 phone cannot execute it.
   EXPECT_EQ(Memfleet({"agents", "deploy", "--serial", kArmPhone, "--server-port", port_, "--insecure-no-tokens",
-                      "--confirm-timeout", "5",
-                      "--arm64-agent", MEMFLEET_X86_64_AGENT_BINARY},
+                      "--confirm-timeout", "5", "--arm64-agent", MEMFLEET_X86_64_AGENT_BINARY},
                      &out),
             1)
       << out;

@@ -114,8 +114,8 @@ TEST_F(AgentsHostileTest, DeployRefusesAServerThatTakesCallsWithoutAToken) {
   AddPhone("R58M1");
   testing::ServerProcess server(dir_.path());
   const std::string port = server.address().substr(server.address().rfind(':') + 1);
-  const std::vector<std::string> deploy = {"agents", "deploy", "--all", "--server-port", port, "--x86_64-agent",
-                                           "/bin/true", "--confirm-timeout", "1"};
+  const std::vector<std::string> deploy = {
+      "agents", "deploy", "--all", "--server-port", port, "--x86_64-agent", "/bin/true", "--confirm-timeout", "1"};
   CliRun run = Memfleet(deploy);
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "answers calls without a token")) << run.output;
@@ -140,8 +140,8 @@ TEST_F(AgentsHostileTest, DeployRefusesAServerThatTakesCallsWithoutAToken) {
 TEST_F(AgentsHostileTest, DeployRefusesWhenNoServerCanBeAskedWhetherItNeedsTokens) {
   AddPhone("R58M1");
   testing::LoopbackPortReservation nobody;  // bound, never listening: connections are refused
-  CliRun run = Memfleet({"agents", "deploy", "--all", "--server-port", std::to_string(nobody.port()),
-                         "--x86_64-agent", "/bin/true"});
+  CliRun run = Memfleet(
+      {"agents", "deploy", "--all", "--server-port", std::to_string(nobody.port()), "--x86_64-agent", "/bin/true"});
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "cannot tell whether the server at 127.0.0.1:")) << run.output;
   EXPECT_FALSE(std::filesystem::exists(PhoneFile("R58M1", "memfleet-agent")));
@@ -155,8 +155,8 @@ TEST_F(AgentsHostileTest, StopKillsOnlyTheAgentBinaryNotAProcessThatNamesIt) {
                             dir_.path() + "/decoy.log");
   // Wait until bash has become the decoy (its command line then names the agent).
   const std::string cmdline = "/proc/" + std::to_string(decoy.pid()) + "/cmdline";
-  ASSERT_TRUE(testing::WaitFor(
-      [&] { return absl::StrContains(testing::ReadFileForTest(cmdline), "memfleet-agent"); }, std::chrono::seconds(30)));
+  ASSERT_TRUE(testing::WaitFor([&] { return absl::StrContains(testing::ReadFileForTest(cmdline), "memfleet-agent"); },
+                               std::chrono::seconds(30)));
   Deployed("R58M1", std::to_string(decoy.pid()) + "\n");
 
   CliRun status = Memfleet({"agents", "status", "--serial", "R58M1"});
@@ -209,7 +209,9 @@ TEST_F(AgentsHostileTest, ASerialThatIsShellCodeIsNeverRun) {
 // `adb devices` ends a serial at the tab: a serial with a space is one phone, and a bidi override in a
 // serial is escaped in the table, as every table escapes device text, and exact in JSON.
 TEST_F(AgentsHostileTest, SerialsWithSpacesAndBidiControlsAreWholeAndEscaped) {
-  const std::string bidi = "R58\xe2\x80\xae" "1";
+  const std::string bidi =
+      "R58\xe2\x80\xae"
+      "1";
   AddPhone("sp ace");
   AddPhone(bidi);
   CliRun run = Memfleet({"agents", "status", "--all"});

@@ -81,10 +81,10 @@ TEST_F(AndroidRootTest, FactsFromGetpropAndAHungHeapDumpWithinItsBudget) {
   server_ = std::make_unique<testing::ServerProcess>(dir_);
   ASSERT_FALSE(server_->address().empty());
   const auto start = std::chrono::steady_clock::now();
-  Subprocess agent({Bin("memfleet-agent"), "--server", server_->address(), "--root", root_, "--live-root",
-                    "--device-id", "pixel-1", "--once", "--spool", dir_ + "/spool", "--heap-dump-timeout-ms", "500",
-                    "--heap-dumps-per-capture", "2"},
-                   dir_ + "/agent.log");
+  Subprocess agent(
+      {Bin("memfleet-agent"), "--server", server_->address(), "--root", root_, "--live-root", "--device-id", "pixel-1",
+       "--once", "--spool", dir_ + "/spool", "--heap-dump-timeout-ms", "500", "--heap-dumps-per-capture", "2"},
+      dir_ + "/agent.log");
   ASSERT_EQ(agent.WaitExit(std::chrono::seconds(120)), 0) << agent.Log() << "\n--- server ---\n" << server_->Log();
   // Two dumps of 0.5 s each, not the 600 s `am` would take.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << agent.Log();

@@ -53,8 +53,8 @@ class BaselineIntegrationTest : public ::testing::Test {
     for (const std::string& c : kCaptures) {
       agents_.push_back(std::make_unique<Subprocess>(
           std::vector<std::string>{Bin("memfleet-agent"), "--server", address_, "--root",
-                                   testing::TestData("captures/" + c + "/tree"), "--device-id", c, "--interval",
-                                   "3600", "--spool", dir_ + "/spool-" + c, "--model", "SIM"},
+                                   testing::TestData("captures/" + c + "/tree"), "--device-id", c, "--interval", "3600",
+                                   "--spool", dir_ + "/spool-" + c, "--model", "SIM"},
           dir_ + "/agent-" + c + ".log"));
     }
   }
@@ -90,8 +90,17 @@ class BaselineIntegrationTest : public ::testing::Test {
     }
   }
   std::vector<std::string> AgentArgv(const std::string& device_id) {
-    return {Bin("memfleet-agent"), "--server", address_, "--root", dir_ + "/tree-" + device_id, "--device-id",
-            device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + device_id};
+    return {Bin("memfleet-agent"),
+            "--server",
+            address_,
+            "--root",
+            dir_ + "/tree-" + device_id,
+            "--device-id",
+            device_id,
+            "--interval",
+            "3600",
+            "--spool",
+            dir_ + "/spool-" + device_id};
   }
 
   // The server's device list; nullopt when the call failed (the server may still be starting).
@@ -104,8 +113,7 @@ class BaselineIntegrationTest : public ::testing::Test {
   }
 
   // Polls until each of `device_ids` is online with `build` as its current build (its agent's Hello).
-  bool WaitOnBuild(const std::vector<std::string>& device_ids, const std::string& build,
-                   std::chrono::seconds timeout) {
+  bool WaitOnBuild(const std::vector<std::string>& device_ids, const std::string& build, std::chrono::seconds timeout) {
     return testing::WaitFor(
         [&] {
           std::optional<v1::ListDevicesResponse> resp = ListDevices();
@@ -440,8 +448,8 @@ TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {
 
   // system_server graphics_dma_kb: 156576 on five devices, 258976 on reg-b1 alone. B's median stays
   // 156576: one device is noise (exit 0), though B's p90 (3rd of 3) shows it.
-  CliRun ss = Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG",
-                        "--json"});
+  CliRun ss =
+      Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG", "--json"});
   ASSERT_EQ(ss.exit_code, 0) << ss.output;
   json r2 = json::parse(ss.output);
   for (const json& f : r2["models"][0]["figures"]) {
@@ -529,8 +537,8 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
   EXPECT_EQ(bad_since.exit_code, 2) << bad_since.output;
 
   // system_server did not change with the upgrade: the same figures on A and B, delta 0, noise (exit 0).
-  CliRun ss = Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG",
-                        "--json"});
+  CliRun ss =
+      Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG", "--json"});
   ASSERT_EQ(ss.exit_code, 0) << ss.output;
   json r2 = json::parse(ss.output);
   ASSERT_EQ(r2["models"].size(), 1u) << ss.output;

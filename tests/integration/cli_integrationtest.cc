@@ -105,8 +105,7 @@ TEST_F(CliTest, ProcessAndTrendTakeABaseNameOrAnEndOfTheCmdline) {
 
   ASSERT_EQ(Memfleet({"--server", target, "--csv", "trend", kQcomDevice, "--process", "surfaceflinger"}, &out), 0)
       << out;
-  EXPECT_NE(out.find("memfleet trend: \"surfaceflinger\" is \"/system/bin/surfaceflinger\""), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("memfleet trend: \"surfaceflinger\" is \"/system/bin/surfaceflinger\""), std::string::npos) << out;
   EXPECT_NE(out.find("captured_at,capture_id,pid,total_kb\r\n" + std::string(kStoredAt) + ","), std::string::npos)
       << out;
 }
@@ -138,8 +137,7 @@ TEST_F(CliTest, RegressionsResolvesTheProcessNameOnTheServer) {
   // One build only: nothing to check (4), not a server failure (1); the message names the process it
   // resolved to.
   EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinger"}, &out), 4) << out;
-  EXPECT_NE(out.find("the devices with \"/system/bin/surfaceflinger\" are all on one build"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("the devices with \"/system/bin/surfaceflinger\" are all on one build"), std::string::npos) << out;
   EXPECT_EQ(Memfleet({"--server", target, "regressions", "--process", "surfaceflinga"}, &out), 4) << out;
   EXPECT_NE(out.find("has a process named \"surfaceflinga\"; closest names: \"/system/bin/surfaceflinger\""),
             std::string::npos)

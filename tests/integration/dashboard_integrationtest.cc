@@ -77,7 +77,8 @@ class DashboardTest : public ::testing::Test {
   void StartServer(std::vector<std::string> extra = {}) {
     extra.insert(extra.end(), {"--http-listen", "127.0.0.1:0", "--dashboard"});
     server_ = std::make_unique<testing::ServerProcess>(dir_, extra);
-    const std::string line = server_->process().WaitForLine("memfleet-server dashboard on http", std::chrono::seconds(30));
+    const std::string line =
+        server_->process().WaitForLine("memfleet-server dashboard on http", std::chrono::seconds(30));
     const size_t colon = line.rfind(':');
     ASSERT_NE(colon, std::string::npos) << server_->Log();
     base_url_ = line.substr(line.find("http"));
@@ -94,10 +95,19 @@ class DashboardTest : public ::testing::Test {
   // output (the DOM for --dump-dom, with Chromium's own log lines) from its log file.
   std::string Chromium(const std::string& mode, const std::string& url, const std::string& name) {
     const std::string profile = dir_ + "/chromium-" + name;
-    std::vector<std::string> argv = {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                                     "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                                     "--disable-sync", "--user-data-dir=" + profile, "--window-size=1400,1000",
-                                     mode, url};
+    std::vector<std::string> argv = {kChromium,
+                                     "--headless",
+                                     "--no-sandbox",
+                                     "--disable-gpu",
+                                     "--disable-quic",
+                                     "--no-first-run",
+                                     "--disable-background-networking",
+                                     "--disable-component-update",
+                                     "--disable-sync",
+                                     "--user-data-dir=" + profile,
+                                     "--window-size=1400,1000",
+                                     mode,
+                                     url};
     Subprocess browser(argv, dir_ + "/chromium-" + name + ".log");
     EXPECT_EQ(browser.WaitExit(std::chrono::seconds(180)), 0) << browser.Log();
     return browser.Log();
@@ -187,7 +197,8 @@ TEST_F(DashboardTest, ChromiumDrawsTheAppSummaryOfAProcessWithHeaps) {
   StartServer();
   RunAgent("qcom-sm8450");
   RunAgent("qcom-sm8450");  // two captures: a chart, not a dot
-  const json heaps = json::parse(testing::ReadTestData("captures/qcom-sm8450/expected-heaps.json"))["processes"]["6225"];
+  const json heaps =
+      json::parse(testing::ReadTestData("captures/qcom-sm8450/expected-heaps.json"))["processes"]["6225"];
   ASSERT_EQ(heaps["app_summary"]["native_heap_kb"], 30805);
   const std::string path = "/device/qcom-sm8450/process/%2Fsystem%2Fbin%2Fsurfaceflinger";
   const std::string page = LoadPage(path + "?days=3650", "process-heaps");
@@ -219,10 +230,10 @@ TEST_F(DashboardTest, ChromiumShowsTheCapturesListsSweepAndLabelMarks) {
   if (access(kChromium, X_OK) != 0) GTEST_SKIP() << "chromium is not installed (scripts/setup-deps installs it)";
   ASSERT_EQ(std::system(("mkdir -p '" + ScreenshotDir() + "'").c_str()), 0);
   StartServer();
-  Subprocess agent({Bin("memfleet-agent"), "--server", server_->address(), "--root",
-                    testing::TestData("captures/qcom-sm8450/tree"), "--device-id", "lab-a", "--interval", "3600",
-                    "--spool", dir_ + "/spool-lab-a", "--label", "rack=7"},
-                   dir_ + "/agent-lab-a.log");
+  Subprocess agent(
+      {Bin("memfleet-agent"), "--server", server_->address(), "--root", testing::TestData("captures/qcom-sm8450/tree"),
+       "--device-id", "lab-a", "--interval", "3600", "--spool", dir_ + "/spool-lab-a", "--label", "rack=7"},
+      dir_ + "/agent-lab-a.log");
   const auto device = [&] {
     grpc::ClientContext ctx;
     v1::ListDevicesRequest request;

@@ -47,7 +47,7 @@ constexpr std::chrono::seconds kOnline{120};
 std::map<std::string, std::vector<std::string>> ShellBlocks(const std::string& markdown) {
   std::map<std::string, std::vector<std::string>> blocks;
   std::istringstream in(markdown);
-  bool opened = false;                     // inside a ```sh block
+  bool opened = false;                        // inside a ```sh block
   std::vector<std::string>* block = nullptr;  // and past its title line
   std::string pending;
   for (std::string line; std::getline(in, line);) {
@@ -218,10 +218,11 @@ class DeployTopologiesTest : public ::testing::Test {
       const int port = absl::StrContains(page_line, "7070,") || absl::StrContains(page_line, "127.0.0.1:7070")
                            ? local_port
                            : lab_port_.port();
-      EXPECT_TRUE(testing::WaitFor([&] { return Accepts(port) || background_.back()->Exited(); },
-                                   std::chrono::seconds(60)) &&
-                  !background_.back()->Exited())
-          << line << "\n" << background_.back()->Log();
+      EXPECT_TRUE(
+          testing::WaitFor([&] { return Accepts(port) || background_.back()->Exited(); }, std::chrono::seconds(60)) &&
+          !background_.back()->Exited())
+          << line << "\n"
+          << background_.back()->Log();
       return "";
     }
     testing::Subprocess p({"/bin/sh", "-c", "cd '" + work_ + "' && " + line}, log);
@@ -271,7 +272,7 @@ class DeployTopologiesTest : public ::testing::Test {
   std::map<std::string, std::vector<std::string>> blocks_;
   std::string db_;
   std::string work_;
-  testing::LoopbackPortReservation lab_port_;  // the lab server's 10.0.0.5:7070
+  testing::LoopbackPortReservation lab_port_;         // the lab server's 10.0.0.5:7070
   std::map<std::string, std::string> phone_folders_;  // serial -> its USB host's folder of phones
   std::vector<std::unique_ptr<testing::Subprocess>> background_;
   int lines_ = 0;
@@ -318,7 +319,8 @@ TEST_F(DeployTopologiesTest, RelayOwnServerAndDirectDialBringEveryPhoneToTheLabS
   EXPECT_EQ(ServerOf(DeviceIn(at_usb_host, "HOSTA-0001")), "lab") << at_usb_host;
   EXPECT_EQ(ServerOf(DeviceIn(at_usb_host, "HOSTB-0001")), "usb-host-3") << at_usb_host;
   EXPECT_TRUE(DeviceIn(at_usb_host, "HOSTA-0001").value("online", false)) << at_usb_host;
-  EXPECT_EQ(testing::ReadFileForTest(PhoneFile("HOSTB-0001", "reverse")), absl::StrCat("tcp:", usb_server.port(), "\n"));
+  EXPECT_EQ(testing::ReadFileForTest(PhoneFile("HOSTB-0001", "reverse")),
+            absl::StrCat("tcp:", usb_server.port(), "\n"));
 
   // (c) the phone dials the lab server itself: no tunnel.
   UsbHost("host-c", "LAN-0001");

@@ -107,9 +107,15 @@ class FaultsTest : public ::testing::Test {
   // `servers`: the agent's --server ("": address_).
   Subprocess& StartAgent(const std::string& device_id, std::vector<std::string> extra = {},
                          const std::string& servers = "") {
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", servers.empty() ? address_ : servers, "--root",
-                                     testing::TestData("captures/qcom-sm8450/tree"), "--device-id", device_id,
-                                     "--spool", spool_dir(device_id)};
+    std::vector<std::string> argv = {Bin("memfleet-agent"),
+                                     "--server",
+                                     servers.empty() ? address_ : servers,
+                                     "--root",
+                                     testing::TestData("captures/qcom-sm8450/tree"),
+                                     "--device-id",
+                                     device_id,
+                                     "--spool",
+                                     spool_dir(device_id)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::string log = dir_ + "/agent-" + device_id + "-" + std::to_string(agents_.size()) + ".log";
     agents_.push_back(std::make_unique<Subprocess>(argv, log));
@@ -197,8 +203,8 @@ class FaultsTest : public ::testing::Test {
   }
 
   std::string dir_;
-  std::string db_dir_;  // "" = dir_
-  std::string mounted_;  // a file system the test mounted, unmounted at the end
+  std::string db_dir_;                     // "" = dir_
+  std::string mounted_;                    // a file system the test mounted, unmounted at the end
   testing::LoopbackPortReservation port_;  // every server of the test listens here, agents look here
   std::string address_;
   int server_starts_ = 0;
@@ -456,7 +462,8 @@ TEST_F(FaultsTest, SweepCutByKillingTheServerIsClosedAsInterruptedAtRestart) {
             (std::map<std::string, std::string>{{"sweep-frozen", "interrupted"}, {"sweep-gone", "offline"}}));
   EXPECT_FALSE(finished_at.empty());
   EXPECT_NE(finished_at, "unread");
-  EXPECT_NE(server_->Log().find("sweep " + sweep_id + " was left running by an earlier server process: closed, 1 of 2 "
+  EXPECT_NE(server_->Log().find("sweep " + sweep_id +
+                                " was left running by an earlier server process: closed, 1 of 2 "
                                 "devices interrupted"),
             std::string::npos)
       << server_->Log();
@@ -503,7 +510,8 @@ std::vector<std::string> DroppedIds(const std::string& log) {
   for (std::string line; std::getline(in, line);) {
     size_t at = line.find(marker);
     // The id ends the line, or a note follows it (one deleted while it was sent, and then not acked).
-    if (at != std::string::npos) ids.push_back(line.substr(at + marker.size(), line.find(' ', at + marker.size()) - at - marker.size()));
+    if (at != std::string::npos)
+      ids.push_back(line.substr(at + marker.size(), line.find(' ', at + marker.size()) - at - marker.size()));
   }
   return ids;
 }
@@ -558,8 +566,7 @@ TEST_F(FaultsTest, FullSpoolDropsTheOldestAndTheServerShowsTheLoss) {
   }
 
   // No server yet: captures every second, each dropping the oldest.
-  Subprocess& agent =
-      StartAgent(device, {"--interval", "1", "--ack-timeout", "5", "--spool-max-mb", "1"});
+  Subprocess& agent = StartAgent(device, {"--interval", "1", "--ack-timeout", "5", "--spool-max-mb", "1"});
   ASSERT_TRUE(WaitFor([&] { return DroppedIds(agent.Log()).size() >= 2; }, std::chrono::seconds(40))) << agent.Log();
   StartServer();
   // Every prefilled capture that was not dropped reaches the server, and every drop was reported and

@@ -71,8 +71,7 @@ class FleetTest : public ::testing::Test {
 
   // `memfleet devices --json` through `server`: device id -> its entry.
   std::map<std::string, json> DevicesCommand(ServerProcess& server) {
-    Subprocess cli({Bin("memfleet"), "--server", server.address(), "devices", "--json"},
-                   dir_.path() + "/devices.json");
+    Subprocess cli({Bin("memfleet"), "--server", server.address(), "devices", "--json"}, dir_.path() + "/devices.json");
     EXPECT_EQ(cli.WaitExit(std::chrono::seconds(60)), 0) << cli.Log();
     std::map<std::string, json> devices;
     for (const json& d : json::parse(cli.Log(), nullptr, false)) devices[d["device_id"].get<std::string>()] = d;
@@ -146,7 +145,8 @@ class FleetTest : public ::testing::Test {
     for (const auto& [capture, preferred] : kPreferredServer) {
       EXPECT_EQ(sweep.states.count(capture) != 0 ? sweep.states.at(capture) : v1::SweepProgress::STATE_UNSPECIFIED,
                 v1::SweepProgress::STORED)
-          << capture << "\n--- lab-a ---\n" << servers_["lab-a"]->Log() << "\n--- lab-b ---\n"
+          << capture << "\n--- lab-a ---\n"
+          << servers_["lab-a"]->Log() << "\n--- lab-b ---\n"
           << servers_["lab-b"]->Log();
       auto id = sweep.capture_ids.find(capture);
       ASSERT_NE(id, sweep.capture_ids.end()) << capture;

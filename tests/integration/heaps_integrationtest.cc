@@ -59,7 +59,8 @@ class HeapsIntegrationTest : public ::testing::Test {
     ASSERT_FALSE(dir_.empty());
     server_ = std::make_unique<testing::ServerProcess>(
         dir_, std::vector<std::string>{"--http-listen", "127.0.0.1:0", "--metrics-app-summary"});
-    const std::string line = server_->process().WaitForLine("memfleet-server metrics on http", std::chrono::seconds(30));
+    const std::string line =
+        server_->process().WaitForLine("memfleet-server metrics on http", std::chrono::seconds(30));
     ASSERT_NE(line.rfind(':'), std::string::npos) << server_->Log();
     metrics_port_ = std::atoi(line.substr(line.rfind(':') + 1).c_str());
   }
@@ -73,7 +74,8 @@ class HeapsIntegrationTest : public ::testing::Test {
   // surfaceflinger has the growth mapping.
   void StartCopy(const std::string& device_id, const std::string& build) {
     const std::string root = dir_ + "/tree-" + device_id;
-    ASSERT_EQ(std::system(("cp -r '" + testing::TestData("captures/qcom-sm8450/tree") + "' '" + root + "'").c_str()), 0);
+    ASSERT_EQ(std::system(("cp -r '" + testing::TestData("captures/qcom-sm8450/tree") + "' '" + root + "'").c_str()),
+              0);
     std::ofstream(root + "/capture.json", std::ios::trunc)
         << R"({"format": 1, "device_id": ")" << device_id
         << R"(", "captured_at": "2026-11-30T08:00:00Z", "page_size": 4096, "ddr_size_kb": 16777216, "model": "REG", )"
@@ -176,18 +178,18 @@ TEST_F(HeapsIntegrationTest, SweepWithFullSmapsStoresHeapsAndEveryViewShowsThem)
 
   // trend: an App Summary field and a heap's figure, read from each stored report; the host's first
   // capture (no full smaps) is a known gap, never a 0.
-  CliRun trend = Memfleet({"--json", "trend", "reg-b1", "--process", "surfaceflinger", "--metric",
-                           "app_summary.native_heap_kb"});
+  CliRun trend =
+      Memfleet({"--json", "trend", "reg-b1", "--process", "surfaceflinger", "--metric", "app_summary.native_heap_kb"});
   ASSERT_EQ(trend.exit_code, 0) << trend.output;
   const json points = json::parse(trend.output.substr(trend.output.find('{')))["points"];
   ASSERT_EQ(points.size(), 2u) << trend.output;  // the agent's first capture and the sweep's
   for (const json& point : points) EXPECT_EQ(point["value_kb"], 30805 + kGrowthKb) << point.dump();
-  CliRun dalvik = Memfleet({"--json", "trend", "reg-a1", "--process", "surfaceflinger", "--metric",
-                            "heaps.dalvik.pss_kb"});
+  CliRun dalvik =
+      Memfleet({"--json", "trend", "reg-a1", "--process", "surfaceflinger", "--metric", "heaps.dalvik.pss_kb"});
   ASSERT_EQ(dalvik.exit_code, 0) << dalvik.output;
   EXPECT_EQ(json::parse(dalvik.output.substr(dalvik.output.find('{')))["points"].back()["value_kb"], 21414);
-  CliRun host_trend = Memfleet({"--json", "trend", "host", "--process", "memfleet-server", "--metric",
-                                "app_summary.total_pss_kb"});
+  CliRun host_trend =
+      Memfleet({"--json", "trend", "host", "--process", "memfleet-server", "--metric", "app_summary.total_pss_kb"});
   ASSERT_EQ(host_trend.exit_code, 0) << host_trend.output;
   const json host_points = json::parse(host_trend.output.substr(host_trend.output.find('{')))["points"];
   ASSERT_GE(host_points.size(), 2u);

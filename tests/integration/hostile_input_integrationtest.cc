@@ -28,8 +28,7 @@ constexpr char kNestedMessage[] = "capture.json: nested more than 64 levels deep
 // A copy of the qcom-sm8450 capture tree whose capture.json holds a "format" nested 100,000 levels deep.
 std::string DeepHeaderTree(const testing::TempDir& dir) {
   const std::string tree = dir.path() + "/tree";
-  std::filesystem::copy(testing::TestData("captures/qcom-sm8450/tree"), tree,
-                        std::filesystem::copy_options::recursive);
+  std::filesystem::copy(testing::TestData("captures/qcom-sm8450/tree"), tree, std::filesystem::copy_options::recursive);
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   dir.Write("tree/capture.json",
             R"({"format":)" + deep + R"(,"device_id":"evil","captured_at":"2026-11-30T08:00:00Z"})");
@@ -83,13 +82,12 @@ TEST(HostileTreeTest, AgentRefusesADeeplyNestedHeaderWithoutCrashing) {
   ASSERT_FALSE(dir.path().empty());
   const std::string tree = DeepHeaderTree(dir);
   // The header is read before the first connection: no server is needed to reach it.
-  Subprocess agent({Bin("memfleet-agent"), "--server", "127.0.0.1:1", "--root", tree, "--device-id", "lab-1",
-                    "--spool", dir.path() + "/spool", "--once", "--once-timeout", "5"},
+  Subprocess agent({Bin("memfleet-agent"), "--server", "127.0.0.1:1", "--root", tree, "--device-id", "lab-1", "--spool",
+                    dir.path() + "/spool", "--once", "--once-timeout", "5"},
                    dir.path() + "/agent.log");
   const int code = agent.WaitExit(std::chrono::seconds(60));
   EXPECT_EQ(code, 2) << agent.Log();  // the agent's exit code for a refused start
-  EXPECT_NE(agent.Log().find(std::string("its capture.json is not usable (") + kNestedMessage + ")"),
-            std::string::npos)
+  EXPECT_NE(agent.Log().find(std::string("its capture.json is not usable (") + kNestedMessage + ")"), std::string::npos)
       << agent.Log();
 }
 

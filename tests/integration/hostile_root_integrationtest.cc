@@ -71,8 +71,17 @@ class HostileRootTest : public ::testing::Test {
 
   std::vector<std::string> Agent(const std::vector<std::string>& extra = {}) {
     // Nothing listens on the port: the agent must stop before it would connect, or fail to deliver.
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", no_server_.address(), "--root", root_,
-                                     "--device-id", "hostile", "--once", "--once-timeout", "1", "--spool",
+    std::vector<std::string> argv = {Bin("memfleet-agent"),
+                                     "--server",
+                                     no_server_.address(),
+                                     "--root",
+                                     root_,
+                                     "--device-id",
+                                     "hostile",
+                                     "--once",
+                                     "--once-timeout",
+                                     "1",
+                                     "--spool",
                                      dir_ + "/spool"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;

@@ -47,8 +47,9 @@ class IntegrityTest : public ::testing::Test {
   // memfleet-agent --once; its exit code (0: the server acked the capture).
   int RunAgentOnce(const std::string& address, const std::string& root, const std::string& device_id,
                    std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", address, "--root", root,
-                                     "--device-id", device_id, "--once", "--spool", dir_ + "/spool-" + device_id};
+    std::vector<std::string> argv = {
+        Bin("memfleet-agent"), "--server", address,  "--root",  root,
+        "--device-id",         device_id,  "--once", "--spool", dir_ + "/spool-" + device_id};
     argv.insert(argv.end(), extra.begin(), extra.end());
     Subprocess agent(argv, dir_ + "/agent-" + device_id + ".log");
     int code = agent.WaitExit(std::chrono::seconds(120));

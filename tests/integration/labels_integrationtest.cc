@@ -79,9 +79,19 @@ class LabelsIntegrationTest : public ::testing::Test {
     ASSERT_EQ(std::system(cmd.c_str()), 0);
   }
   void StartAgent(const std::string& capture, const std::string& device_id, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", server_->address(), "--root",
-                                     CopyTree(capture, device_id), "--device-id", device_id, "--interval", "3600",
-                                     "--spool", dir_ + "/spool-" + device_id, "--model", "SIM"};
+    std::vector<std::string> argv = {Bin("memfleet-agent"),
+                                     "--server",
+                                     server_->address(),
+                                     "--root",
+                                     CopyTree(capture, device_id),
+                                     "--device-id",
+                                     device_id,
+                                     "--interval",
+                                     "3600",
+                                     "--spool",
+                                     dir_ + "/spool-" + device_id,
+                                     "--model",
+                                     "SIM"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<Subprocess>(argv, dir_ + "/agent-" + device_id + ".log"));
   }
@@ -155,9 +165,9 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
   for (const json& row : fleet_1234["rows"]) of_1234[row["device_id"]] = row["value_kb"];
   for (const json& row : fleet_1235["rows"]) of_1235[row["device_id"]] = row["value_kb"];
   EXPECT_EQ(of_1234, (std::map<std::string, int64_t>{{"lab-a", ExpectedTotalKb("qcom-sm8450")},
-                                                      {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
+                                                     {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
   EXPECT_EQ(of_1235, (std::map<std::string, int64_t>{{"lab-a", ExpectedTotalKb("qcom-edge")},
-                                                      {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
+                                                     {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
   json fleet_rack = MemfleetJson({"fleet", "--where", "agentlabel.rack=7", "--where", "label.run=1234", "--json"});
   ASSERT_EQ(fleet_rack["rows"].size(), 1u) << fleet_rack.dump();
   EXPECT_EQ(fleet_rack["rows"][0]["value_kb"], ExpectedTotalKb("qcom-sm8450"));
@@ -198,11 +208,14 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
   EXPECT_NE(none.output.find("carrying agent label rack=7"), std::string::npos) << none.output;
   CliRun no_run = Memfleet({"fleet", "--where", "label.run=9999"});
   EXPECT_EQ(no_run.exit_code, 4) << no_run.output;
-  for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{"sweep", "--label", "Run=1"}, {"sweep", "--label", "run=1", "--label", "run=2"},
-        {"report", "lab-a", "--label", "run"}, {"report", "lab-a", "--label", "run=a\tb"},
-        {"fleet", "--where", "label.run="}, {"devices", "--where", "label.bad key=1"},
-        {"devices", "--where", "agentlabel.Rack=7"}, {"report", "lab-a", "--agent-label", "rack"}}) {
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"sweep", "--label", "Run=1"},
+                                              {"sweep", "--label", "run=1", "--label", "run=2"},
+                                              {"report", "lab-a", "--label", "run"},
+                                              {"report", "lab-a", "--label", "run=a\tb"},
+                                              {"fleet", "--where", "label.run="},
+                                              {"devices", "--where", "label.bad key=1"},
+                                              {"devices", "--where", "agentlabel.Rack=7"},
+                                              {"report", "lab-a", "--agent-label", "rack"}}) {
     CliRun run = Memfleet(bad);
     EXPECT_EQ(run.exit_code, 2) << bad[0] << " " << bad[1] << " " << bad[2] << ": " << run.output;
   }

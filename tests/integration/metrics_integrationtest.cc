@@ -105,7 +105,8 @@ class MetricsTest : public ::testing::Test {
   void StartServer(std::vector<std::string> extra = {}) {
     extra.insert(extra.end(), {"--http-listen", "127.0.0.1:0"});
     server_ = std::make_unique<testing::ServerProcess>(dir_, extra);
-    const std::string line = server_->process().WaitForLine("memfleet-server metrics on http", std::chrono::seconds(30));
+    const std::string line =
+        server_->process().WaitForLine("memfleet-server metrics on http", std::chrono::seconds(30));
     http_ = EndpointOf(line);
     ASSERT_GT(http_.port, 0) << server_->Log();
   }
@@ -221,9 +222,9 @@ TEST_F(MetricsTest, OverHttpsTheEndpointNeedsAReadToken) {
 
 // The HTTP address is checked on its own: a loopback gRPC port does not make 0.0.0.0 HTTP safe.
 TEST_F(MetricsTest, AnHttpPortBeyondLoopbackNeedsTlsAndTokens) {
-  Subprocess server({Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--http-listen", "0.0.0.0:0", "--db",
-                     dir_ + "/memfleet.db"},
-                    dir_ + "/refused.log");
+  Subprocess server(
+      {Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--http-listen", "0.0.0.0:0", "--db", dir_ + "/memfleet.db"},
+      dir_ + "/refused.log");
   EXPECT_EQ(server.WaitExit(std::chrono::seconds(60)), 2) << server.Log();
   EXPECT_NE(server.Log().find("refusing to listen on 0.0.0.0:0"), std::string::npos) << server.Log();
 }
@@ -252,7 +253,7 @@ TEST_F(MetricsTest, BadRequestsGet400AndTheServerGoesOn) {
   for (int i = 0; i < 100; ++i) many_fields += "X-" + std::to_string(i) + ": a\r\n";
   const std::vector<std::string> bad = {
       "GARBAGE\r\n\r\n",
-      "GET /metrics HTTP/1.1\r\n" + many_fields + "\r\n",                      // over 64 fields
+      "GET /metrics HTTP/1.1\r\n" + many_fields + "\r\n",                     // over 64 fields
       "GET /metrics HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n",  // over the header bytes
       "GET /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",              // a body
       "GET /metrics\x01 HTTP/1.1\r\n\r\n",
@@ -307,7 +308,8 @@ class PrometheusTest : public MetricsTest {
     const std::string config = WriteFile("prometheus.yml",
                                          "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                                          "scrape_configs:\n  - job_name: memfleet\n    static_configs:\n"
-                                         "      - targets: ['127.0.0.1:" + std::to_string(http_.port) + "']\n");
+                                         "      - targets: ['127.0.0.1:" +
+                                             std::to_string(http_.port) + "']\n");
     prometheus_ = std::make_unique<Subprocess>(
         std::vector<std::string>{prometheus, "--config.file=" + config, "--storage.tsdb.path=" + dir_ + "/tsdb",
                                  "--web.listen-address=127.0.0.1:0", "--log.level=info"},

@@ -63,9 +63,17 @@ class PipelineTest : public ::testing::Test {
 
   Subprocess& StartAgent(const std::string& address, const std::string& root, const std::string& device_id,
                          std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", address, "--root", root,
-                                     "--device-id", device_id, "--interval", "3600",
-                                     "--spool", dir_ + "/spool-" + device_id};
+    std::vector<std::string> argv = {Bin("memfleet-agent"),
+                                     "--server",
+                                     address,
+                                     "--root",
+                                     root,
+                                     "--device-id",
+                                     device_id,
+                                     "--interval",
+                                     "3600",
+                                     "--spool",
+                                     dir_ + "/spool-" + device_id};
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<Subprocess>(argv, dir_ + "/agent-" + device_id + ".log"));
     return *agents_.back();

@@ -50,9 +50,9 @@ TEST_F(PostgresPipelineTest, TwoServersOnOneDatabaseStoreReportsThatMatchTheExpe
 }
 
 TEST_F(PostgresPipelineTest, RetentionIsRefusedNotIgnored) {
-  testing::Subprocess serve({testing::Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", uri_,
-                             "--retain-full-days", "30"},
-                            dir_.path() + "/serve.log");
+  testing::Subprocess serve(
+      {testing::Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", uri_, "--retain-full-days", "30"},
+      dir_.path() + "/serve.log");
   EXPECT_EQ(serve.WaitExit(std::chrono::seconds(60)), 2) << serve.Log();
   EXPECT_NE(serve.Log().find("--retain-full-days is not supported with a PostgreSQL database yet"), std::string::npos)
       << serve.Log();
@@ -64,9 +64,9 @@ TEST_F(PostgresPipelineTest, RetentionIsRefusedNotIgnored) {
 }
 
 TEST_F(PostgresPipelineTest, TokensAddedByTheTokenCommandAreInTheDatabase) {
-  testing::Subprocess add({testing::Bin("memfleet-server"), "--db", uri_, "token", "add", "--kind", "read", "--name",
-                           "ci"},
-                          dir_.path() + "/token-add.log");
+  testing::Subprocess add(
+      {testing::Bin("memfleet-server"), "--db", uri_, "token", "add", "--kind", "read", "--name", "ci"},
+      dir_.path() + "/token-add.log");
   ASSERT_EQ(add.WaitExit(std::chrono::seconds(60)), 0) << add.Log();
   testing::Subprocess list({testing::Bin("memfleet-server"), "--db", uri_, "token", "list"},
                            dir_.path() + "/token-list.log");

@@ -46,13 +46,15 @@ class PostgresRestartTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(uri_);
     if (!db.ok()) return out;
     absl::Status read =
-        (*db)->Query("SELECT c.capture_id, COUNT(*), COUNT(r.capture_id) FROM captures c LEFT JOIN device_reports r "
-                     "USING (capture_id) WHERE c.device_id = ?1 GROUP BY c.capture_id",
-                     {storage::SqlValue::Text(kDevice)},
-                     [&out](const storage::SqlRow& row) {
-                       EXPECT_EQ(row.ColumnInt64(2), 1) << "capture " << row.ColumnText(0) << " without its report";
-                       out[row.ColumnText(0)] = static_cast<int>(row.ColumnInt64(1));
-                     })
+        (*db)
+            ->Query(
+                "SELECT c.capture_id, COUNT(*), COUNT(r.capture_id) FROM captures c LEFT JOIN device_reports r "
+                "USING (capture_id) WHERE c.device_id = ?1 GROUP BY c.capture_id",
+                {storage::SqlValue::Text(kDevice)},
+                [&out](const storage::SqlRow& row) {
+                  EXPECT_EQ(row.ColumnInt64(2), 1) << "capture " << row.ColumnText(0) << " without its report";
+                  out[row.ColumnText(0)] = static_cast<int>(row.ColumnInt64(1));
+                })
             .status();
     if (!read.ok()) out.clear();
     return out;
@@ -78,10 +80,10 @@ TEST_F(PostgresRestartTest, CapturesAreRefusedRetryablyWhileItIsDownThenEachIsSt
   ASSERT_FALSE(listening.empty()) << server.Log();
   const std::string address = listening.substr(listening.rfind(' ') + 1);
   const std::string spool = dir_.path() + "/spool";
-  testing::Subprocess agent({testing::Bin("memfleet-agent"), "--server", address, "--root",
-                             testing::TestData("captures/qcom-sm8450/tree"), "--device-id", kDevice, "--spool", spool,
-                             "--interval", "1", "--ack-timeout", "3"},
-                            dir_.path() + "/agent.log");
+  testing::Subprocess agent(
+      {testing::Bin("memfleet-agent"), "--server", address, "--root", testing::TestData("captures/qcom-sm8450/tree"),
+       "--device-id", kDevice, "--spool", spool, "--interval", "1", "--ack-timeout", "3"},
+      dir_.path() + "/agent.log");
   ASSERT_TRUE(WaitFor([&] { return Stored().size() >= 2; }, std::chrono::seconds(60))) << agent.Log() << server.Log();
 
   ASSERT_TRUE(postgres_->Stop().ok());

@@ -192,8 +192,8 @@ class RetentionIntegrationTest : public ::testing::Test {
       if (unjudged.count(bucket) != 0) continue;
       const bool peak = peaks[bucket] == c;
       if (peak) {
-        EXPECT_EQ(kept.count(c->capture_id), 1u) << device << ": " << c->capture_id << " is its "
-                                                 << (width == kHourMs ? "hour" : "day") << "'s peak";
+        EXPECT_EQ(kept.count(c->capture_id), 1u)
+            << device << ": " << c->capture_id << " is its " << (width == kHourMs ? "hour" : "day") << "'s peak";
       } else if (kept.count(c->capture_id) != 0 && c != mine.back() && also_kept.count(c->capture_id) == 0) {
         EXPECT_TRUE(c->keyframe_id.empty() && named.count(c->capture_id) != 0)
             << device << ": " << c->capture_id << " (" << Utc(c->at_ms) << ") is kept but is neither its bucket's "
@@ -242,9 +242,9 @@ TEST_F(RetentionIntegrationTest, CompactThinsEveryDeviceKeepsEachLatestAndNamesT
   EXPECT_NE(dry.Log().find("captures would be deleted"), std::string::npos) << dry.Log();
   EXPECT_EQ(Stored("farm-1").size(), before) << "a dry run deleted captures";
 
-  testing::Subprocess compact({testing::Bin("memfleet-server"), "--db", db_, "compact", "--retain-full-days", "1",
-                               "--retain-hourly-days", "7"},
-                              dir_ + "/compact.log");
+  testing::Subprocess compact(
+      {testing::Bin("memfleet-server"), "--db", db_, "compact", "--retain-full-days", "1", "--retain-hourly-days", "7"},
+      dir_ + "/compact.log");
   EXPECT_EQ(compact.WaitExit(std::chrono::seconds(240)), kExitPartial) << compact.Log();  // farm-0 failed
   const std::string log = compact.Log();
   EXPECT_NE(log.find("compact: 4 devices, "), std::string::npos) << log;
@@ -352,14 +352,17 @@ TEST(RetentionPinsIntegrationTest, OnlyASweepsAnswerOutlivesThinningNotAnAgentsL
       const std::string id = testing::CaptureId(device, ++seq);
       const int64_t at_ms = minute < 0 ? NowMs() - kMinuteMs : hour_ms + minute * kMinuteMs;
       std::optional<v1::ServerMessage> answer = agent.SendCapture(c, id, Utc(at_ms), sweep_id);
-      EXPECT_TRUE(answer.has_value() && answer->has_ack()) << device << " " << minute << ": "
-                                                           << (answer ? answer->DebugString() : server.Log());
+      EXPECT_TRUE(answer.has_value() && answer->has_ack())
+          << device << " " << minute << ": " << (answer ? answer->DebugString() : server.Log());
       ids[device][minute] = id;
     };
     const nlohmann::json run_r1 = {{"run", "R1"}};
     for (int minute = 5; minute <= 55; minute += 5) {
       send(a, "sim-a", minute, minute == 20 ? sweep : "", minute == 25 ? run_r1 : nlohmann::json());
-      send(b, "sim-b", minute, minute == 20 ? sweep : minute == 30 ? "sweep-20261201T000000Z-000001" : "",
+      send(b, "sim-b", minute,
+           minute == 20   ? sweep
+           : minute == 30 ? "sweep-20261201T000000Z-000001"
+                          : "",
            minute == 20 ? run_r1 : nlohmann::json());
     }
     send(a, "sim-a", -1, "", nullptr);  // each device's latest, now

@@ -166,9 +166,9 @@ TEST_F(SecurityTest, TlsHandshakeWorksWithTheTestCaAndFailsWithAnotherCa) {
   EXPECT_EQ(Run({Bin("memfleet"), "devices", "--server", address_, "--ca-cert", std::string(Tls()) + "/ca.pem"}, &out),
             0)
       << out;
-  EXPECT_NE(Run({Bin("memfleet"), "devices", "--server", address_, "--ca-cert", std::string(Tls()) + "/other-ca.pem"},
-                &out),
-            0)
+  EXPECT_NE(
+      Run({Bin("memfleet"), "devices", "--server", address_, "--ca-cert", std::string(Tls()) + "/other-ca.pem"}, &out),
+      0)
       << out;
 }
 
@@ -293,8 +293,8 @@ TEST_F(SecurityTest, AReadTokenQueriesButCannotSweepAnAdminTokenCan) {
   EXPECT_TRUE(Sweep(admin_token).ok());
   EXPECT_TRUE(Client(admin_token).ListDevices({}).ok());
   // Re-accounting is admin-only too (no CLI command: the raw stub).
-  for (const auto& [token, code] : {std::pair{read_token, grpc::StatusCode::PERMISSION_DENIED},
-                                    std::pair{admin_token, grpc::StatusCode::OK}}) {
+  for (const auto& [token, code] :
+       {std::pair{read_token, grpc::StatusCode::PERMISSION_DENIED}, std::pair{admin_token, grpc::StatusCode::OK}}) {
     auto channel = grpc::CreateChannel(address_, TlsCredentials("ca.pem"));
     auto stub = v1::QueryService::NewStub(channel);
     grpc::ClientContext context;

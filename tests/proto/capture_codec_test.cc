@@ -527,11 +527,12 @@ TEST(StoredCaptureDeltaTest, ADeltaNeedsItsOwnKeyframe) {
   const std::string whole = EncodeStoredCapture(NoisyCapture(false), "cap-1", "d1", "2026-12-02T16:15:00Z", 3);
   std::unique_ptr<const DeltaKeyframe> keyframe = KeyframeOf(whole);
   ASSERT_NE(keyframe, nullptr);
-  const std::string delta = EncodeStoredCaptureDelta(NoisyCapture(true), "cap-2", "d1", "2026-12-02T16:25:00Z", *keyframe);
+  const std::string delta =
+      EncodeStoredCaptureDelta(NoisyCapture(true), "cap-2", "d1", "2026-12-02T16:25:00Z", *keyframe);
   EXPECT_EQ(DecodeStoredCapture(kDeltaCodec, delta).status().code(), absl::StatusCode::kFailedPrecondition);
   // Another capture's bytes as keyframe: the content checksum catches the wrong reconstruction.
-  absl::StatusOr<std::string> other =
-      DecompressStoredCapture(kStoredCodec, EncodeStoredCapture(NoisyCapture(true), "cap-9", "d2", "2026-12-02T17:00:00Z"));
+  absl::StatusOr<std::string> other = DecompressStoredCapture(
+      kStoredCodec, EncodeStoredCapture(NoisyCapture(true), "cap-9", "d2", "2026-12-02T17:00:00Z"));
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(DecodeStoredCapture(kDeltaCodec, delta, *other).status().code(), absl::StatusCode::kDataLoss);
   // A delta is not a whole capture, and a truncated one is corrupt.

@@ -39,12 +39,12 @@ TEST(CaptureIdTest, TheDeviceIsWhatPrecedesTheFixedSuffix) {
 }
 
 TEST(CaptureIdTest, IdsOffTheGrammarNameNoDevice) {
-  for (const char* id : {"", "cap-1", "phone-42", "-20261202T161500Z-3f9a0c1e-000042",
-                         "-20261202T161500Z-000042", "lab-7-20261202T161500Z-3f9a0c1e-00042",
-                         "lab-7-20261202T161500Z-3f9a0c1e-0000042", "lab-7-20261202T161500Z-3f9a0c1g-000042",
-                         "lab-7-20261302T161500Z-3f9a0c1e-000042", "lab-7-20261202T241500Z-000042",
-                         "lab-7-20261202T161500X-000042", "lab-7-20261202t161500Z-000042",
-                         "lab-7-20261202T161500Z_000042", "lab-7-20261202T161500Z-3f9a0c1e-00004x"}) {
+  for (const char* id :
+       {"", "cap-1", "phone-42", "-20261202T161500Z-3f9a0c1e-000042", "-20261202T161500Z-000042",
+        "lab-7-20261202T161500Z-3f9a0c1e-00042", "lab-7-20261202T161500Z-3f9a0c1e-0000042",
+        "lab-7-20261202T161500Z-3f9a0c1g-000042", "lab-7-20261302T161500Z-3f9a0c1e-000042",
+        "lab-7-20261202T241500Z-000042", "lab-7-20261202T161500X-000042", "lab-7-20261202t161500Z-000042",
+        "lab-7-20261202T161500Z_000042", "lab-7-20261202T161500Z-3f9a0c1e-00004x"}) {
     EXPECT_FALSE(CaptureIdDevice(id).has_value()) << id;
   }
 }

@@ -71,8 +71,7 @@ std::string PathOfDepth(int segments) {
 // string with its NUL, then per node its kind tag, the little-endian 64-bit length and bytes of its path
 // and of its content): the digest is the same whatever SHA-256 implementation computes it.
 TEST(CaptureDigestTest, KnownAnswers) {
-  EXPECT_EQ(HexDigest(CaptureSha256(Capture())),
-            "39b5608bcfa78f24ad3aa76d4c0cb4d7de537a880a228e8c51fb4dfa890d93bf");
+  EXPECT_EQ(HexDigest(CaptureSha256(Capture())), "39b5608bcfa78f24ad3aa76d4c0cb4d7de537a880a228e8c51fb4dfa890d93bf");
   Capture c;
   c.AddFile("proc/meminfo", "MemTotal: 1 kB\n");  // and its folder "proc", a node of kind D
   EXPECT_EQ(HexDigest(CaptureSha256(c)), "98dadcec83ed50d383b85510237ccac88199c4dcb592c9e4bd85a1a0dbed8ba0");
@@ -204,8 +203,8 @@ TEST(CaptureIntegrityTest, ParentFolderPathsCountAgainstTheByteLimit) {
 }
 
 TEST(CaptureIntegrityTest, ErrorValuesMustBeErrnoNames) {
-  for (const std::string& bad : {std::string(1 << 20, 'E'), std::string("EACCES\n"), std::string("eacces"),
-                                 std::string("E")}) {
+  for (const std::string& bad :
+       {std::string(1 << 20, 'E'), std::string("EACCES\n"), std::string("eacces"), std::string("E")}) {
     Capture c;
     c.AddError("proc/1/smaps", bad);
     absl::StatusOr<Capture> got = Assemble(MessagesFor(c));

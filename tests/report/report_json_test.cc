@@ -44,8 +44,10 @@ TEST(ReportFromJsonTest, MaliReportKeepsItsPlatformAndGpuMemFields) {
 }
 
 TEST(ReportFromJsonTest, NotAReportIsInvalidArgument) {
-  for (const char* text : {"", "not json", "[]", "{\"platform\":\"qcom\"}", "{\"platform\":\"qcom\",\"device\":{},"
-                           "\"processes\":{\"x\":{}}}", "{\"platform\":\"amiga\",\"device\":{},\"processes\":{}}"}) {
+  for (const char* text : {"", "not json", "[]", "{\"platform\":\"qcom\"}",
+                           "{\"platform\":\"qcom\",\"device\":{},"
+                           "\"processes\":{\"x\":{}}}",
+                           "{\"platform\":\"amiga\",\"device\":{},\"processes\":{}}"}) {
     EXPECT_EQ(ReportFromJson(text).status().code(), absl::StatusCode::kInvalidArgument) << text;
   }
 }
@@ -53,8 +55,8 @@ TEST(ReportFromJsonTest, NotAReportIsInvalidArgument) {
 // A server (or a file) may send a valid report nested 100,000 levels deep: refused before any recursive
 // walk of it (the CLI re-indents reports with dump()) could overflow the stack.
 TEST(ReportFromJsonTest, DeeplyNestedReportIsInvalidArgument) {
-  const std::string text = R"({"platform":"qcom","device":{},"processes":{"7":{"name":)" +
-                           std::string(100000, '[') + std::string(100000, ']') + "}}}";
+  const std::string text = R"({"platform":"qcom","device":{},"processes":{"7":{"name":)" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}}}";
   absl::StatusOr<Report> r = ReportFromJson(text);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(), "not a memfleet report: nested more than 64 levels deep (at byte 117)");
@@ -64,10 +66,9 @@ TEST(ReportFromJsonTest, DeeplyNestedReportIsInvalidArgument) {
 // out of ReportFromJson, which ended the CLI. A field of the wrong type is now read as absent, like a
 // non-integer figure, and the rest of the report is kept.
 TEST(ReportFromJsonTest, WrongTypedBooleansAreReadAsAbsent) {
-  absl::StatusOr<Report> r = ReportFromJson(
-      R"({"platform":"qcom","device":{"ddr_kb":100,"ddr_estimated":1},)"
-      R"("processes":{"7":{"name":"init","cached":"yes","pss_kb":12}},)"
-      R"("dumpsys":{"identity_holds":"no","processes":{"7":[1,2]}}})");
+  absl::StatusOr<Report> r = ReportFromJson(R"({"platform":"qcom","device":{"ddr_kb":100,"ddr_estimated":1},)"
+                                            R"("processes":{"7":{"name":"init","cached":"yes","pss_kb":12}},)"
+                                            R"("dumpsys":{"identity_holds":"no","processes":{"7":[1,2]}}})");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->device.ddr_estimated);
   EXPECT_EQ(r->device.ddr_kb, 100);

@@ -47,14 +47,14 @@ class StaticAgentTest : public ::testing::Test {
   }
 
   // The static agent with --once (under the emulator, when there is one); its exit code and log.
-  int RunAgentOnce(const std::string& server, const std::string& root, const std::string& device_id,
-                   std::string* log, const std::vector<std::string>& extra = {}) {
+  int RunAgentOnce(const std::string& server, const std::string& root, const std::string& device_id, std::string* log,
+                   const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv;
     if (std::string(MEMFLEET_STATIC_AGENT_EMULATOR)[0] != '\0') argv.push_back(MEMFLEET_STATIC_AGENT_EMULATOR);
-    for (const std::string& a : {std::string(MEMFLEET_STATIC_AGENT), std::string("--server"), server,
-                                 std::string("--root"), root, std::string("--device-id"), device_id,
-                                 std::string("--once"), std::string("--once-timeout"), std::string("120"),
-                                 std::string("--spool"), dir_ + "/spool-" + device_id}) {
+    for (const std::string& a :
+         {std::string(MEMFLEET_STATIC_AGENT), std::string("--server"), server, std::string("--root"), root,
+          std::string("--device-id"), device_id, std::string("--once"), std::string("--once-timeout"),
+          std::string("120"), std::string("--spool"), dir_ + "/spool-" + device_id}) {
       argv.push_back(a);
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -84,7 +84,9 @@ TEST_F(StaticAgentTest, EachCaptureTreeIsStoredWithItsExpectedReport) {
     const std::string server = i % 2 == 0 ? "ipv4:" + address : address;
     std::string log;
     ASSERT_EQ(RunAgentOnce(server, testing::TestData("captures/" + c + "/tree"), c, &log), 0)
-        << c << ":\n" << log << "\n--- server ---\n" << server_->Log();
+        << c << ":\n"
+        << log << "\n--- server ---\n"
+        << server_->Log();
     EXPECT_NE(log.find("connected to ipv4:" + address), std::string::npos) << log;
     ExpectReportOfTree(c, c);
   }
@@ -99,7 +101,8 @@ TEST_F(StaticAgentTest, ACaptureIsDeliveredOverTls) {
   ASSERT_EQ(RunAgentOnce(address, testing::TestData("captures/qcom-sm8450/tree"), "tls-1", &log,
                          {"--ca-cert", tls + "/ca.pem"}),
             0)
-      << log << "\n--- server ---\n" << server_->Log();
+      << log << "\n--- server ---\n"
+      << server_->Log();
   // The query side of the test speaks TLS too.
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = testing::ReadFileForTest(tls + "/ca.pem");
@@ -109,8 +112,7 @@ TEST_F(StaticAgentTest, ACaptureIsDeliveredOverTls) {
 
 TEST_F(StaticAgentTest, AHostNameThatDoesNotResolveIsRefusedWithAdvice) {
   std::string log;
-  EXPECT_EQ(RunAgentOnce("no-such-lab.invalid:7070", testing::TestData("captures/qcom-sm8450/tree"), "dns-1", &log),
-            2);
+  EXPECT_EQ(RunAgentOnce("no-such-lab.invalid:7070", testing::TestData("captures/qcom-sm8450/tree"), "dns-1", &log), 2);
   EXPECT_NE(log.find("cannot resolve host name \"no-such-lab.invalid\""), std::string::npos) << log;
   EXPECT_NE(log.find("Give the server as an address"), std::string::npos) << log;
 }

@@ -1,5 +1,5 @@
-// The store's baseline methods, on both backends (SQLite, PostgreSQL): versions in import order with the file kept verbatim, and
-// the report lists a baseline check reads (a sweep's newest capture per device; the latest per device
+// The store's baseline methods, on both backends (SQLite, PostgreSQL): versions in import order with the file kept
+// verbatim, and the report lists a baseline check reads (a sweep's newest capture per device; the latest per device
 // since a time; the latest per device and build of its captures).
 #include <memory>
 #include <string>
@@ -40,7 +40,6 @@ class BaselineStoreTest : public testing::StoreOnBackendTest {
     for (const StoredReport& r : reports) ids.push_back(r.capture_id);
     return ids;
   }
-
 };
 
 TEST_P(BaselineStoreTest, ImportsAreNewVersionsKeptVerbatim) {
@@ -111,7 +110,8 @@ TEST_P(BaselineStoreTest, LatestReportPerDeviceAndBuildOfItsCaptures) {
   EXPECT_EQ((*r)[1].report_json, "{\"capture\":\"a-4\"}");
   EXPECT_EQ((*r)[1].captured_at, "2026-12-02T09:00:00.000Z");
   // Since a time: a pair whose newest report is older is left out, not replaced by nothing newer.
-  EXPECT_EQ(Ids(*store_->LatestReportsPerBuild("2026-12-01T10:00:00Z")), (std::vector<std::string>{"a-4", "b-1", "c-1"}));
+  EXPECT_EQ(Ids(*store_->LatestReportsPerBuild("2026-12-01T10:00:00Z")),
+            (std::vector<std::string>{"a-4", "b-1", "c-1"}));
   EXPECT_EQ(store_->LatestReportsPerBuild("soon").status().code(), absl::StatusCode::kInvalidArgument);
   // The other lists are unchanged: per device, the latest whatever its build, no build filled in.
   absl::StatusOr<std::vector<StoredReport>> latest = store_->LatestReportsSince("");

@@ -139,7 +139,8 @@ TEST_P(DeviceRetirementTest, PurgeDeletesEveryCaptureDeltasFirstThenTheDeviceAnd
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(after->captures, 4u);
   EXPECT_EQ(after->process_rows, 4u);
-  absl::StatusOr<std::vector<HistoryRow>> trend = store_->ProcessHistory("stays-1", "surfaceflinger", "total_kb", "", 0);
+  absl::StatusOr<std::vector<HistoryRow>> trend =
+      store_->ProcessHistory("stays-1", "surfaceflinger", "total_kb", "", 0);
   ASSERT_TRUE(trend.ok()) << trend.status();
   ASSERT_EQ(trend->size(), 4u);
   EXPECT_EQ(trend->back().value_kb, 20'003);

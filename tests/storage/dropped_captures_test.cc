@@ -24,7 +24,6 @@ class DroppedCapturesTest : public testing::StoreOnBackendTest {
     d.dropped_captures = dropped;
     return d;
   }
-
 };
 
 TEST_P(DroppedCapturesTest, ReportsAddUpAndSurviveAReopen) {

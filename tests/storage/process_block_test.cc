@@ -24,9 +24,9 @@ ProcessSample Sample(int64_t name_no, int64_t pid, std::optional<int64_t> total_
 
 TEST(ProcessBlockTest, EverySampleComesBackSortedWithUnknownFiguresUnknown) {
   ProcessSample gpu = Sample(7, 1234, 90'000, std::nullopt);
-  gpu.figures[3] = 12'000;                                   // gfxdev_kb
-  gpu.figures[8] = std::numeric_limits<int64_t>::max();       // graphics_dma_kb: any int64 fits
-  ProcessSample odd = Sample(2, 5, -3, 0);                    // a negative figure and a true zero
+  gpu.figures[3] = 12'000;                               // gfxdev_kb
+  gpu.figures[8] = std::numeric_limits<int64_t>::max();  // graphics_dma_kb: any int64 fits
+  ProcessSample odd = Sample(2, 5, -3, 0);               // a negative figure and a true zero
   const std::string block = EncodeProcessBlock({gpu, Sample(7, 99, 10, 9), odd});
   absl::StatusOr<std::vector<ProcessSample>> back = DecodeProcessBlock(block);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -85,11 +85,11 @@ TEST(ProcessBlockTest, AnEmptyBlockHasNoSamples) {
 TEST(ProcessBlockTest, DamagedBlocksAreDataLoss) {
   const std::string good = EncodeProcessBlock({Sample(3, 40, 1, 2), Sample(5, 41, 3, std::nullopt)});
   const std::vector<std::string> damaged = {
-      std::string("\x02") + good.substr(1),           // an unknown layout
-      good.substr(0, good.size() - 1),                // truncated
-      good + std::string("\x00", 1),                  // trailing bytes
-      std::string("\x01\xff\xff\xff\xff\x0f", 6),     // claims 4 billion processes in no bytes
-      std::string("\x01\x01\x00\x00\xff\x7f", 6),     // a mask naming figures that do not exist
+      std::string("\x02") + good.substr(1),                // an unknown layout
+      good.substr(0, good.size() - 1),                     // truncated
+      good + std::string("\x00", 1),                       // trailing bytes
+      std::string("\x01\xff\xff\xff\xff\x0f", 6),          // claims 4 billion processes in no bytes
+      std::string("\x01\x01\x00\x00\xff\x7f", 6),          // a mask naming figures that do not exist
       std::string("\x01\x02\x0a\x00\x00\x01\x00\x00", 8),  // the second name number before the first
   };
   for (const std::string& block : damaged) {

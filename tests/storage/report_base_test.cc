@@ -137,7 +137,8 @@ TEST_F(ReportBaseTest, ADeltasReportIsStoredAgainstItsKeyframesReportAndReadsBac
   EXPECT_EQ(FrameOf("dev-a-3").base_no, std::nullopt);
   // Against a report that differs in a few figures, a fraction of the dictionary frame.
   EXPECT_LT(delta.report_zstd.size() * 3, CompressReportJson(json_["dev-a-1"]).size());
-  for (const char* id : {"dev-a-0", "dev-a-1", "dev-a-2", "dev-a-3"}) EXPECT_EQ(ReportJsonOf(*store_, id), json_[id]) << id;
+  for (const char* id : {"dev-a-0", "dev-a-1", "dev-a-2", "dev-a-3"})
+    EXPECT_EQ(ReportJsonOf(*store_, id), json_[id]) << id;
   absl::StatusOr<std::optional<StoredReport>> at = store_->GetReport(kDevice, "2026-11-30T08:02:30.000Z");
   ASSERT_TRUE(at.ok()) << at.status();
   ASSERT_TRUE(at->has_value());
@@ -216,7 +217,8 @@ class ReportBaseMigrationTest : public ReportBaseTest {
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE(RegisterMigrationFunctions(*db).ok());
     ASSERT_TRUE(db->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; "
-                         "INSERT INTO schema_version VALUES (15)").ok());
+                         "INSERT INTO schema_version VALUES (15)")
+                    .ok());
     for (int v = 0; v < 15; ++v) ASSERT_TRUE(db->Exec(Migrations()[static_cast<size_t>(v)]).ok()) << v;
     // dev-a-1 and dev-a-2 are deltas of dev-a-0; dev-a-2's report was damaged at version 15 already.
     for (int seq = 0; seq < 3; ++seq) {
@@ -243,7 +245,8 @@ class ReportBaseMigrationTest : public ReportBaseTest {
       ASSERT_TRUE(row.ok() && *row == StepResult::kRow);
       const int64_t capture_no = report->ColumnInt64(0);
       ASSERT_TRUE(report->StepDone().ok());
-      absl::StatusOr<Statement> blob = db->Prepare("INSERT INTO report_blobs (capture_no, report_zstd) VALUES (?1, ?2)");
+      absl::StatusOr<Statement> blob =
+          db->Prepare("INSERT INTO report_blobs (capture_no, report_zstd) VALUES (?1, ?2)");
       ASSERT_TRUE(blob.ok()) << blob.status();
       ASSERT_TRUE(blob->BindInt64(1, capture_no).ok());
       ASSERT_TRUE(blob->BindBlob(2, seq == 2 ? std::string("damaged") : CompressReportJson(c.report_json)).ok());

@@ -85,7 +85,8 @@ TEST_P(SampleReportTest, AReportTenMinutesLaterIsStoredAgainstTheFirstInASixthOf
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, json);
   EXPECT_EQ(ZSTD_getDictID_fromFrame(blob.data(), blob.size()), 0u);
-  EXPECT_LT(blob.size() * 6, CompressReportJson(json).size()) << blob.size() << " vs " << CompressReportJson(json).size();
+  EXPECT_LT(blob.size() * 6, CompressReportJson(json).size())
+      << blob.size() << " vs " << CompressReportJson(json).size();
   // Read as a frame of its own, or a dictionary frame read as one against a base: DataLoss, no report.
   EXPECT_EQ(DecompressReportJson(blob).status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(DecompressReportJsonAgainst(CompressReportJson(json), base_json).status().code(),
@@ -160,9 +161,11 @@ void InsertVersion12Capture(SqliteDb& db, const std::string& device, const std::
                             const std::string& sweep, const std::string& build, const std::string& json) {
   ExecOrDie(db, "INSERT INTO devices (device_id, last_seen_at) VALUES (" + Quoted(device) + ", " + Quoted(at) +
                     ") ON CONFLICT (device_id) DO NOTHING");
-  ExecOrDie(db, "INSERT INTO captures (capture_id, device_id, captured_at, sweep_id, raw_codec, report_json, raw_blob, "
-                "build_fingerprint) VALUES (" + Quoted(id) + ", " + Quoted(device) + ", " + Quoted(at) + ", " +
-                    Quoted(sweep) + ", 'zstd+proto', " + Quoted(json) + ", x'00', " + Quoted(build) + ")");
+  ExecOrDie(db,
+            "INSERT INTO captures (capture_id, device_id, captured_at, sweep_id, raw_codec, report_json, raw_blob, "
+            "build_fingerprint) VALUES (" +
+                Quoted(id) + ", " + Quoted(device) + ", " + Quoted(at) + ", " + Quoted(sweep) + ", 'zstd+proto', " +
+                Quoted(json) + ", x'00', " + Quoted(build) + ")");
   ExecOrDie(db, "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, total_kb) VALUES (" +
                     Quoted(id) + ", " + Quoted(device) + ", " + Quoted(at) + ", 'qcom', 1000)");
   ExecOrDie(db, "INSERT INTO process_reports (capture_id, device_id, captured_at, pid, name, total_kb) VALUES (" +
@@ -178,7 +181,8 @@ TEST(ReportMigrationTest, AVersion12DatabaseMigratesAndEveryReportQueryAnswersTh
   {
     absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ExecOrDie(*db, "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; INSERT INTO schema_version VALUES (12)");
+    ExecOrDie(*db,
+              "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; INSERT INTO schema_version VALUES (12)");
     for (int v = 0; v < 12; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
     InsertVersion12Capture(*db, "dev-a", "dev-a-1", "2026-11-30T08:00:00.000Z", "", "build-1", mtk);
     InsertVersion12Capture(*db, "dev-a", "dev-a-2", "2026-11-30T08:10:00.000Z", "sweep-1", "build-2", qcom);
@@ -212,7 +216,8 @@ TEST(ReportMigrationTest, AVersion12DatabaseMigratesAndEveryReportQueryAnswersTh
   EXPECT_EQ((*per_build)[0].report_json, mtk);
   EXPECT_EQ((*per_build)[1].report_json, qcom);
   // The figures the migration did not touch answer as before.
-  absl::StatusOr<std::vector<HistoryRow>> trend = (*store)->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0);
+  absl::StatusOr<std::vector<HistoryRow>> trend =
+      (*store)->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0);
   ASSERT_TRUE(trend.ok()) << trend.status();
   ASSERT_EQ(trend->size(), 2u);
   EXPECT_EQ((*trend)[1].value_kb, 777);

@@ -79,11 +79,11 @@ TEST_P(SqlConnectionTest, EveryKindOfValueRoundTripsAndNullStaysNull) {
   const std::string bytes("\0\x01\xff zstd", 8);  // a blob with a NUL and a high byte
   absl::StatusOr<int64_t> inserted =
       RunSql(*db_, "INSERT INTO t (id, name, n, b) VALUES (?1, ?2, ?3, ?4)",
-          {SqlValue::Int(7), SqlValue::Text("systemui"), SqlValue::Int(-9'000'000'000), SqlValue::Blob(bytes)});
+             {SqlValue::Int(7), SqlValue::Text("systemui"), SqlValue::Int(-9'000'000'000), SqlValue::Blob(bytes)});
   ASSERT_TRUE(inserted.ok()) << inserted.status();
   EXPECT_EQ(*inserted, 1);
   ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (id, name, n, b) VALUES (?1, ?2, ?3, ?4)",
-                  {SqlValue::Int(8), SqlValue::Text(""), SqlValue::OptionalInt(std::nullopt), SqlValue::Null()})
+                     {SqlValue::Int(8), SqlValue::Text(""), SqlValue::OptionalInt(std::nullopt), SqlValue::Null()})
                   .ok());
   struct Row {
     std::string name;
@@ -91,9 +91,10 @@ TEST_P(SqlConnectionTest, EveryKindOfValueRoundTripsAndNullStaysNull) {
     std::string b;
     bool b_null;
   };
-  absl::StatusOr<std::vector<Row>> rows = QueryAll(*db_, "SELECT name, n, b FROM t ORDER BY id", {}, [](const SqlRow& r) {
-    return Row{r.ColumnText(0), r.ColumnOptionalInt64(1), r.ColumnBlob(2), r.ColumnIsNull(2)};
-  });
+  absl::StatusOr<std::vector<Row>> rows =
+      QueryAll(*db_, "SELECT name, n, b FROM t ORDER BY id", {}, [](const SqlRow& r) {
+        return Row{r.ColumnText(0), r.ColumnOptionalInt64(1), r.ColumnBlob(2), r.ColumnIsNull(2)};
+      });
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].name, "systemui");
@@ -108,8 +109,8 @@ TEST_P(SqlConnectionTest, ParametersAreNumberedNotPositionalAndQuotedMarksAreTex
   ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (name, n) VALUES (?2, ?1)", {SqlValue::Int(5), SqlValue::Text("a")}).ok());
   // ?1 twice, ?2 before it, and a '?1' inside a string literal that is not a parameter.
   absl::StatusOr<std::vector<std::string>> rows =
-      QueryAll(*db_, "SELECT name || '?1' FROM t WHERE n = ?2 AND name = ?1 AND n >= ?2", {SqlValue::Text("a"), SqlValue::Int(5)},
-               [](const SqlRow& r) { return r.ColumnText(0); });
+      QueryAll(*db_, "SELECT name || '?1' FROM t WHERE n = ?2 AND name = ?1 AND n >= ?2",
+               {SqlValue::Text("a"), SqlValue::Int(5)}, [](const SqlRow& r) { return r.ColumnText(0); });
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(*rows, std::vector<std::string>{"a?1"});
 }

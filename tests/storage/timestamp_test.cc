@@ -50,11 +50,11 @@ TEST(NormalizeTimestampTest, LowercaseAndSpaceSeparatorAccepted) {
 TEST(NormalizeTimestampTest, LeapSecondKept) { EXPECT_EQ(Norm("2016-12-31T23:59:60Z"), "2016-12-31T23:59:60.000Z"); }
 
 TEST(NormalizeTimestampTest, MalformedIsInvalidArgumentNamingTheField) {
-  for (const char* bad : {"", "2024-05-01", "2024-05-01T10:00:00", "2024-05-01T10:00Z", "2024-13-01T10:00:00Z",
-                          "2023-02-29T10:00:00Z", "2024-04-31T10:00:00Z", "2024-05-01T24:00:00Z",
-                          "2024-05-01T10:60:00Z", "2024-05-01T10:00:61Z", "2024-05-01T10:00:00.Z",
-                          "2024-05-01T10:00:00+2:00", "2024-05-01T10:00:00+02:00junk", "99999-05-01T10:00:00Z",
-                          "\xff\xfe\x00garbage", "1714557600", "2024-05-01T10:00:00Zjunk"}) {
+  for (const char* bad :
+       {"", "2024-05-01", "2024-05-01T10:00:00", "2024-05-01T10:00Z", "2024-13-01T10:00:00Z", "2023-02-29T10:00:00Z",
+        "2024-04-31T10:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T10:60:00Z", "2024-05-01T10:00:61Z",
+        "2024-05-01T10:00:00.Z", "2024-05-01T10:00:00+2:00", "2024-05-01T10:00:00+02:00junk", "99999-05-01T10:00:00Z",
+        "\xff\xfe\x00garbage", "1714557600", "2024-05-01T10:00:00Zjunk"}) {
     absl::StatusOr<std::string> r = NormalizeTimestamp(bad, "captured_at");
     ASSERT_FALSE(r.ok()) << "accepted \"" << bad << "\" as " << *r;
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);

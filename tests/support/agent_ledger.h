@@ -1,7 +1,8 @@
 // Test support: reading a real memfleet-agent's log for the fault tests' ledger (every capture taken is
 // stored once or still spooled); WaitFor (tests/support/wait_for.h) polls it. Header-only.
 //
-//   ASSERT_TRUE(testing::WaitFor([&] { return testing::TakenIds(agent.Log()).size() >= 3; }, std::chrono::seconds(60)));
+//   ASSERT_TRUE(testing::WaitFor([&] { return testing::TakenIds(agent.Log()).size() >= 3; },
+//   std::chrono::seconds(60)));
 #ifndef MEMFLEET_TESTS_SUPPORT_AGENT_LEDGER_H_
 #define MEMFLEET_TESTS_SUPPORT_AGENT_LEDGER_H_
 

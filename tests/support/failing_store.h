@@ -87,7 +87,7 @@ class FailingStore : public storage::Store {
     return inner_->ProcessHistory(d, p, m, s, l);
   }
   absl::StatusOr<std::vector<storage::HistoryRow>> DeviceHistory(const std::string& d, const std::string& m,
-                                                                  const std::string& s, uint32_t l) override {
+                                                                 const std::string& s, uint32_t l) override {
     return inner_->DeviceHistory(d, m, s, l);
   }
   absl::StatusOr<std::vector<storage::FleetValueRow>> LatestPerDevice(const std::string& m,

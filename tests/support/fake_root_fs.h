@@ -119,9 +119,7 @@ class FakeRootFs : public agent::RootFs {
     return r;
   }
 
-  bool Exists(std::string_view path) {
-    return nodes_.count(std::string(path)) > 0 || IsDirectory(path);
-  }
+  bool Exists(std::string_view path) { return nodes_.count(std::string(path)) > 0 || IsDirectory(path); }
 
   agent::NodeRead Lookup(std::string_view path) {
     auto it = nodes_.find(std::string(path));

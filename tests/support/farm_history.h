@@ -96,12 +96,13 @@ inline absl::Status WriteFarmHistory(storage::SqlStore& store, const std::vector
   absl::StatusOr<std::string> whole_bytes = wire::DecompressStoredCapture(wire::kStoredCodec, whole.blob);
   if (!whole_bytes.ok()) return whole_bytes.status();
   const int level = server::DeltaOptions{}.compression_level;
-  absl::StatusOr<std::unique_ptr<const wire::DeltaKeyframe>> keyframe = wire::DeltaKeyframe::Create(*whole_bytes, level);
+  absl::StatusOr<std::unique_ptr<const wire::DeltaKeyframe>> keyframe =
+      wire::DeltaKeyframe::Create(*whole_bytes, level);
   if (!keyframe.ok()) return keyframe.status();
   DeltaForm delta;
   delta.codec = wire::kDeltaCodec;
-  delta.blob = wire::EncodeStoredCaptureDelta(Later(sample, 5), "farm-delta", "farm", "2026-11-30T08:05:00.000Z",
-                                              **keyframe);
+  delta.blob =
+      wire::EncodeStoredCaptureDelta(Later(sample, 5), "farm-delta", "farm", "2026-11-30T08:05:00.000Z", **keyframe);
   if (whole.blob.empty() || delta.blob.empty()) return absl::InternalError("the sample did not encode as a delta");
   const report::Report sample_report = accounting::Account(sample);
 
@@ -137,7 +138,8 @@ inline absl::Status WriteFarmHistory(storage::SqlStore& store, const std::vector
       absl::StatusOr<std::vector<bool>> inserted = store.PutCaptures(batch);
       if (!inserted.ok()) return inserted.status();
       const size_t stored = static_cast<size_t>(std::count(inserted->begin(), inserted->end(), true));
-      if (stored != batch.size()) return absl::InternalError(absl::StrCat(batch.size() - stored, " captures not stored"));
+      if (stored != batch.size())
+        return absl::InternalError(absl::StrCat(batch.size() - stored, " captures not stored"));
       batch.clear();
     }
   }

@@ -42,8 +42,8 @@ inline std::vector<DashboardQuery> DashboardQueries(const nlohmann::json& dashbo
 
 // The PromQL with the dashboard's variables set: $model and $platform to all, $device to `device`.
 inline std::string WithVariables(std::string promql, const std::string& device) {
-  for (const auto& [name, value] : {std::pair<std::string, std::string>{"$model", ".*"}, {"$platform", ".*"},
-                                    {"$device", device}}) {
+  for (const auto& [name, value] :
+       {std::pair<std::string, std::string>{"$model", ".*"}, {"$platform", ".*"}, {"$device", device}}) {
     for (size_t at = promql.find(name); at != std::string::npos; at = promql.find(name, at + value.size())) {
       promql.replace(at, name.size(), value);
     }

@@ -18,8 +18,8 @@ struct HttpOptions {
   std::string bearer;   // "": no Authorization header
   std::string ca_file;  // "": plain HTTP; else HTTPS, the server's certificate checked against this CA
   std::string method = "GET";
-  std::string cookie;  // "": no Cookie header
-  std::string body;    // sent as application/x-www-form-urlencoded when not ""
+  std::string cookie;          // "": no Cookie header
+  std::string body;            // sent as application/x-www-form-urlencoded when not ""
   std::string source_address;  // "": the system's choice; else the local address to connect from ("127.0.0.2")
   std::vector<std::pair<std::string, std::string>> headers;  // more fields; a "Host" here replaces the default
 };

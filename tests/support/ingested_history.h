@@ -44,7 +44,8 @@ inline absl::Status IngestHistory(storage::CaptureStore& store, int devices, int
       header["captured_at"] = at;
       a.capture.AddFile("capture.json", header.dump());
       const std::string id = a.capture_id;
-      if (!ingestor.Ingest(std::move(a)).has_ack()) return absl::InternalError(absl::StrCat("capture ", id, " not acked"));
+      if (!ingestor.Ingest(std::move(a)).has_ack())
+        return absl::InternalError(absl::StrCat("capture ", id, " not acked"));
     }
   }
   return absl::OkStatus();

@@ -32,7 +32,8 @@ inline capture::Capture Later(const capture::Capture& sample, int minutes) {
   for (const auto& [path, node] : sample.nodes()) {
     if (!node.is_file()) continue;
     if (path == "proc/meminfo") {
-      c.AddFile(path, BumpNumberAfter(BumpNumberAfter(node.content, "MemFree:", -12L * minutes), "Cached:", 8L * minutes));
+      c.AddFile(path,
+                BumpNumberAfter(BumpNumberAfter(node.content, "MemFree:", -12L * minutes), "Cached:", 8L * minutes));
     } else if (EndsWith(path, "/smaps") || EndsWith(path, "/smaps_rollup")) {
       c.AddFile(path, BumpNumberAfter(node.content, "Rss:", 4L * minutes));
     }

@@ -5,12 +5,12 @@
 //   absl::StatusOr<std::unique_ptr<storage::Store>> store = storage::OpenStore(uri);
 //
 // A test may stop the server and start it again (Stop, StartAgain: an operator's restart under running
-// memfleet servers). The server starts at the first NewPostgresDatabase of the binary (initdb -A trust, pg_ctl start -w, then
-// a connection loop until it answers) and a GoogleTest Environment stops it (pg_ctl stop -m immediate)
-// when the binary's tests are done. It runs with fsync=off: it is thrown away, and the tests assert what
-// the store answers, not what survives a power cut. PostgreSQL refuses to run as root, so under root its
-// programs run as the user nobody (setpriv), in a folder chowned to nobody. When its programs (Debian
-// package postgresql) are missing, NewPostgresDatabase fails the test saying so: the tests never skip.
+// memfleet servers). The server starts at the first NewPostgresDatabase of the binary (initdb -A trust, pg_ctl start
+// -w, then a connection loop until it answers) and a GoogleTest Environment stops it (pg_ctl stop -m immediate) when
+// the binary's tests are done. It runs with fsync=off: it is thrown away, and the tests assert what the store answers,
+// not what survives a power cut. PostgreSQL refuses to run as root, so under root its programs run as the user nobody
+// (setpriv), in a folder chowned to nobody. When its programs (Debian package postgresql) are missing,
+// NewPostgresDatabase fails the test saying so: the tests never skip.
 #ifndef MEMFLEET_TESTS_SUPPORT_POSTGRES_SERVER_H_
 #define MEMFLEET_TESTS_SUPPORT_POSTGRES_SERVER_H_
 
@@ -76,8 +76,8 @@ class PostgresServer {
   // Stops the server as an operator's restart does (pg_ctl stop -m fast: sessions are ended, open
   // transactions rolled back) and returns once it is down; the port stays reserved for StartAgain().
   absl::Status Stop() {
-    absl::Status stopped = RunTool({bin_ + "/pg_ctl", "stop", "-D", data_, "-m", "fast", "-w", "-t", "120"},
-                                   "pg_ctl_stop_fast.log");
+    absl::Status stopped =
+        RunTool({bin_ + "/pg_ctl", "stop", "-D", data_, "-m", "fast", "-w", "-t", "120"}, "pg_ctl_stop_fast.log");
     if (stopped.ok()) started_ = false;
     return stopped;
   }
@@ -99,7 +99,8 @@ class PostgresServer {
     std::string best;
     for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
       const std::string bin = entry.path().string() + "/bin";
-      if (std::filesystem::exists(bin + "/initdb") && std::filesystem::exists(bin + "/pg_ctl") && bin > best) best = bin;
+      if (std::filesystem::exists(bin + "/initdb") && std::filesystem::exists(bin + "/pg_ctl") && bin > best)
+        best = bin;
     }
     return best;
   }
@@ -118,22 +119,24 @@ class PostgresServer {
     if (geteuid() == 0) {
       // PostgreSQL refuses root: its programs run as nobody, who must own the folder.
       const passwd* nobody = getpwnam("nobody");
-      if (nobody == nullptr) return absl::FailedPreconditionError("running as root, and there is no user nobody to run PostgreSQL as");
+      if (nobody == nullptr)
+        return absl::FailedPreconditionError("running as root, and there is no user nobody to run PostgreSQL as");
       run_as_ = {"/usr/bin/setpriv", absl::StrCat("--reuid=", nobody->pw_uid), absl::StrCat("--regid=", nobody->pw_gid),
                  "--clear-groups", "--"};
-      if (chown(dir_.c_str(), nobody->pw_uid, nobody->pw_gid) != 0) return absl::InternalError("cannot chown the PostgreSQL folder to nobody");
+      if (chown(dir_.c_str(), nobody->pw_uid, nobody->pw_gid) != 0)
+        return absl::InternalError("cannot chown the PostgreSQL folder to nobody");
     }
-    absl::Status init = RunTool({bin_ + "/initdb", "-D", data_, "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                                 "--no-locale", "--no-sync"},
-                                "initdb.log");
+    absl::Status init = RunTool(
+        {bin_ + "/initdb", "-D", data_, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-locale", "--no-sync"},
+        "initdb.log");
     if (!init.ok()) return init;
     return StartAgain();
   }
 
   absl::Status StartServerProcess() const {
-    const std::string options = absl::StrCat("-p ", port_.port(), " -k ", dir_,
-                                             " -c listen_addresses=127.0.0.1 -c fsync=", fsync_ ? "on" : "off",
-                                             " -c max_connections=200");
+    const std::string options =
+        absl::StrCat("-p ", port_.port(), " -k ", dir_,
+                     " -c listen_addresses=127.0.0.1 -c fsync=", fsync_ ? "on" : "off", " -c max_connections=200");
     absl::Status start = RunTool({bin_ + "/pg_ctl", "start", "-D", data_, "-l", log_, "-w", "-t", "120", "-o", options},
                                  "pg_ctl_start.log");
     if (!start.ok()) return absl::Status(start.code(), absl::StrCat(start.message(), "\n", ReadFile(log_)));
@@ -174,7 +177,7 @@ class PostgresServer {
   std::string data_;
   std::string log_;
   std::vector<std::string> run_as_;  // setpriv ... -- under root; empty otherwise
-  LoopbackPortReservation port_;      // held while the server runs, so no other test takes the port
+  LoopbackPortReservation port_;     // held while the server runs, so no other test takes the port
   bool started_ = false;
   bool fsync_ = false;
   std::atomic<int> next_database_{0};

@@ -31,8 +31,8 @@ class ServerProcess {
   // PostgreSQL URI); address() is "" (and the test fails) when it never said where it listens.
   explicit ServerProcess(const std::string& dir, const std::vector<std::string>& extra = {},
                          const std::string& db = "") {
-    std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0",
-                                     "--db", db.empty() ? dir + "/memfleet.db" : db};
+    std::vector<std::string> argv = {Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db",
+                                     db.empty() ? dir + "/memfleet.db" : db};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<Subprocess>(argv, dir + "/server.log");
     std::string line = process_->WaitForLine("listening on", std::chrono::seconds(60));
@@ -78,8 +78,8 @@ class ServerProcess {
 // secret (its stdout's last line), with a test failure when there is none.
 inline std::string AddServerToken(const std::string& dir, const std::string& kind, const std::string& name,
                                   const std::string& device_id = "") {
-  std::vector<std::string> argv = {Bin("memfleet-server"), "--db", dir + "/memfleet.db",
-                                   "token", "add", "--kind", kind, "--name", name};
+  std::vector<std::string> argv = {
+      Bin("memfleet-server"), "--db", dir + "/memfleet.db", "token", "add", "--kind", kind, "--name", name};
   if (!device_id.empty()) {
     argv.push_back("--device-id");
     argv.push_back(device_id);
@@ -100,9 +100,18 @@ inline std::string AddServerToken(const std::string& dir, const std::string& kin
 // unless it exits 0.
 inline void RunAgentOnce(ServerProcess& server, const std::string& dir, const std::string& capture,
                          const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {Bin("memfleet-agent"), "--server", server.address(), "--root",
-                                   TestData("captures/" + capture + "/tree"), "--device-id", capture,
-                                   "--once", "--once-timeout", "60", "--spool", dir + "/spool-" + capture};
+  std::vector<std::string> argv = {Bin("memfleet-agent"),
+                                   "--server",
+                                   server.address(),
+                                   "--root",
+                                   TestData("captures/" + capture + "/tree"),
+                                   "--device-id",
+                                   capture,
+                                   "--once",
+                                   "--once-timeout",
+                                   "60",
+                                   "--spool",
+                                   dir + "/spool-" + capture};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Subprocess agent(argv, dir + "/agent-" + capture + ".log");
   EXPECT_EQ(agent.WaitExit(std::chrono::seconds(120)), 0) << agent.Log() << "\n--- server ---\n" << server.Log();

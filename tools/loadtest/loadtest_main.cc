@@ -128,7 +128,8 @@ class Gate {
   explicit Gate(int limit) : free_(limit) {}
   void Enter() {
     absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(+[](int* free) { return *free > 0; }, &free_));
+    mu_.Await(absl::Condition(
+        +[](int* free) { return *free > 0; }, &free_));
     --free_;
   }
   void Leave() {
@@ -164,7 +165,9 @@ class StartLine {
       int* arrived;
       int n;
     } args{&arrived_, n};
-    mu_.AwaitWithTimeout(absl::Condition(+[](Args* a) { return *a->arrived >= a->n; }, &args), timeout);
+    mu_.AwaitWithTimeout(absl::Condition(
+                             +[](Args* a) { return *a->arrived >= a->n; }, &args),
+                         timeout);
     return arrived_;
   }
   void Go() {
@@ -194,7 +197,11 @@ class SimAgent {
  public:
   SimAgent(std::shared_ptr<grpc::Channel> channel, std::string device_id, const Template& t, Totals& totals,
            Cadence cadence)
-      : channel_(std::move(channel)), device_id_(std::move(device_id)), template_(t), totals_(totals), cadence_(cadence) {}
+      : channel_(std::move(channel)),
+        device_id_(std::move(device_id)),
+        template_(t),
+        totals_(totals),
+        cadence_(cadence) {}
 
   // Runs until `stop`; then waits (bounded) for the last ack and closes the stream.
   void Run(const std::atomic<bool>& stop, Gate& hello_gate, StartLine& start_line) {
@@ -238,8 +245,8 @@ class SimAgent {
 
  private:
   struct Next {
-    std::string sweep_id;             // "" for a periodic capture
-    Clock::time_point asked_at;       // the CaptureNow's arrival; for a periodic capture, when it was due
+    std::string sweep_id;        // "" for a periodic capture
+    Clock::time_point asked_at;  // the CaptureNow's arrival; for a periodic capture, when it was due
   };
   struct InFlight {
     Clock::time_point asked_at;
@@ -277,8 +284,7 @@ class SimAgent {
     }
   }
 
-  bool SendOne(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream, uint64_t seq,
-               const Next& next) {
+  bool SendOne(grpc::ClientReaderWriter<v1::AgentMessage, v1::ServerMessage>& stream, uint64_t seq, const Next& next) {
     const std::string& sweep_id = next.sweep_id;
     std::string at = FormatUtcMillis(std::chrono::system_clock::now());
     absl::StatusOr<std::string> id = wire::MakeCaptureId(device_id_, at, instance_, seq);
@@ -364,8 +370,9 @@ class SimAgent {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"memfleet-loadtest: simulated agents against a real memfleet-server; fails on any lost or "
-               "duplicated capture"};
+  CLI::App app{
+      "memfleet-loadtest: simulated agents against a real memfleet-server; fails on any lost or "
+      "duplicated capture"};
   int agents = 500, seconds = 60, sweeps = 2, pause_ms = 1000, workers = 0, streams_per_channel = 100;
   int sweep_deadline_s = 0, interval_s = 0, sweep_every_s = 0;
   double max_server_rss_mb = 0, max_idle_kb_per_stream = 0, max_ack_p99_ms = 0;
@@ -454,8 +461,8 @@ int main(int argc, char** argv) {
   const std::string target = listening.substr(listening.rfind(' ') + 1);
   if (sweep_every_s > 0) sweeps = (seconds - 1) / sweep_every_s;
   const uint64_t rss_before_streams_kb = StatusOf(server).rss_kb;
-  std::cout << "memfleet-server pid " << server << " on " << target << ", db " << db << "; " << agents
-            << " agents for " << seconds << " s, " << sweeps << " sweeps; server RSS " << rss_before_streams_kb / 1024
+  std::cout << "memfleet-server pid " << server << " on " << target << ", db " << db << "; " << agents << " agents for "
+            << seconds << " s, " << sweeps << " sweeps; server RSS " << rss_before_streams_kb / 1024
             << " MiB before any stream" << std::endl;
 
   Totals totals;
@@ -498,8 +505,8 @@ int main(int argc, char** argv) {
       static_cast<double>(rss_idle_kb > rss_before_streams_kb ? rss_idle_kb - rss_before_streams_kb : 0) / agents;
   std::cout << arrived << " of " << agents << " streams open (or refused) after "
             << std::chrono::duration<double>(Clock::now() - connecting).count() << " s; server RSS "
-            << rss_idle_kb / 1024 << " MiB (" << idle_kb_per_stream << " KiB a stream), "
-            << StatusOf(server).threads << " threads" << std::endl;
+            << rss_idle_kb / 1024 << " MiB (" << idle_kb_per_stream << " KiB a stream), " << StatusOf(server).threads
+            << " threads" << std::endl;
   start_line.Go();
   auto started = Clock::now();
   const double cpu_at_start_s = CpuSecondsOf(server);
@@ -587,12 +594,12 @@ int main(int argc, char** argv) {
   }
 
   std::vector<double>& ms = totals.ack_ms;
-  std::printf("agents %d, %.1f s: %zu captures sent, %zu acked (%.1f captures/s), %zu stored, %llu rejected, "
-              "%llu duplicate acks, %llu stream errors\n",
-              agents, elapsed_s, totals.sent.size(), totals.acked.size(),
-              static_cast<double>(totals.acked.size()) / elapsed_s, stored.size(),
-              static_cast<unsigned long long>(totals.rejected), static_cast<unsigned long long>(totals.duplicates),
-              static_cast<unsigned long long>(totals.stream_errors));
+  std::printf(
+      "agents %d, %.1f s: %zu captures sent, %zu acked (%.1f captures/s), %zu stored, %llu rejected, "
+      "%llu duplicate acks, %llu stream errors\n",
+      agents, elapsed_s, totals.sent.size(), totals.acked.size(), static_cast<double>(totals.acked.size()) / elapsed_s,
+      stored.size(), static_cast<unsigned long long>(totals.rejected),
+      static_cast<unsigned long long>(totals.duplicates), static_cast<unsigned long long>(totals.stream_errors));
   const double ack_p99_ms = Percentile(ms, 99);
   std::printf("ack latency ms (taken or asked for -> ack): p50 %.1f, p99 %.1f, max %.1f\n", Percentile(ms, 50),
               ack_p99_ms, Percentile(ms, 100));
@@ -613,7 +620,8 @@ int main(int argc, char** argv) {
               static_cast<double>(peak_rss_kb) / 1024.0, static_cast<double>(hwm_kb) / 1024.0,
               static_cast<unsigned long long>(peak.threads));
   std::printf("server CPU during the run %.1f s (%.0f%% of one core), %.1f captures per CPU-second\n", run_cpu_s,
-              100.0 * run_cpu_s / elapsed_s, run_cpu_s > 0 ? static_cast<double>(totals.acked.size()) / run_cpu_s : 0.0);
+              100.0 * run_cpu_s / elapsed_s,
+              run_cpu_s > 0 ? static_cast<double>(totals.acked.size()) / run_cpu_s : 0.0);
   std::printf("ledger: %llu acked but not stored, %llu stored more than once, %llu stored but never sent\n",
               static_cast<unsigned long long>(lost), static_cast<unsigned long long>(multiple),
               static_cast<unsigned long long>(unknown));
@@ -624,13 +632,16 @@ int main(int argc, char** argv) {
   const bool rss_held = max_server_rss_mb <= 0 || peak_rss_mb <= max_server_rss_mb;
   const bool idle_held = max_idle_kb_per_stream <= 0 || idle_kb_per_stream <= max_idle_kb_per_stream;
   const bool p99_held = max_ack_p99_ms <= 0 || ack_p99_ms <= max_ack_p99_ms;
-  bool pass = integrity == "ok" && lost == 0 && multiple == 0 && unknown == 0 && totals.duplicates == 0 && totals.stream_errors == 0 &&
-              totals.rejected == 0 && !totals.acked.empty() && totals.acked.size() == totals.sent.size() &&
-              (!expect_sweeps_stored || sweeps_held) && rss_held && idle_held && p99_held;
+  bool pass = integrity == "ok" && lost == 0 && multiple == 0 && unknown == 0 && totals.duplicates == 0 &&
+              totals.stream_errors == 0 && totals.rejected == 0 && !totals.acked.empty() &&
+              totals.acked.size() == totals.sent.size() && (!expect_sweeps_stored || sweeps_held) && rss_held &&
+              idle_held && p99_held;
   if (expect_sweeps_stored && !sweeps_held) std::printf("not every sweep stored one capture from every agent\n");
-  if (!rss_held) std::printf("server peak RSS %.1f MiB is over --max-server-rss-mb %.0f\n", peak_rss_mb, max_server_rss_mb);
+  if (!rss_held)
+    std::printf("server peak RSS %.1f MiB is over --max-server-rss-mb %.0f\n", peak_rss_mb, max_server_rss_mb);
   if (!idle_held) {
-    std::printf("%.1f KiB an idle stream is over --max-idle-kb-per-stream %.0f\n", idle_kb_per_stream, max_idle_kb_per_stream);
+    std::printf("%.1f KiB an idle stream is over --max-idle-kb-per-stream %.0f\n", idle_kb_per_stream,
+                max_idle_kb_per_stream);
   }
   if (!p99_held) std::printf("ack p99 %.0f ms is over --max-ack-p99-ms %.0f\n", ack_p99_ms, max_ack_p99_ms);
   std::printf("%s\n", pass ? "PASS" : "FAIL");

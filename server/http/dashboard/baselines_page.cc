@@ -22,7 +22,8 @@ std::string Row(const BaselineBudgetRow& r) {
   return absl::StrCat("<tr", over ? " class=\"over\"" : "", "><td>", TextOrNoValue(r.model), "</td><td>",
                       TextOrNoValue(r.build), "</td><td>", what, "</td><td>", Html(r.budget), "</td><td class=\"num\">",
                       Kb(r.budget_kb), "</td><td class=\"num\">",
-                      chart::PartOfCountWithUnknown(r.devices_over, r.devices_checked, r.devices_unknown), "</td><td class=\"num\">", worst, "</td><td class=\"num\">",
+                      chart::PartOfCountWithUnknown(r.devices_over, r.devices_checked, r.devices_unknown),
+                      "</td><td class=\"num\">", worst, "</td><td class=\"num\">",
                       r.devices_checked > 0 ? Kb(r.worst_over_kb) : NoValue(), "</td></tr>\n");
 }
 
@@ -46,15 +47,11 @@ std::string RenderBaselinesPage(const BaselinesPageInput& in) {
   std::stable_sort(over.begin(), over.end(), [](const BaselineBudgetRow* a, const BaselineBudgetRow* b) {
     return a->worst_over_kb > b->worst_over_kb;
   });
-  std::string body = absl::StrCat("<h1>Baseline ", Html(in.name), " (version ", in.version, ", scheme ", in.scheme,
-                                  ")</h1>\n<p>Checked against the latest report of ", in.devices,
-                                  in.devices == 1 ? " device" : " devices",
-                                  in.devices_not_applicable > 0
-                                      ? absl::StrCat("; ", in.devices_not_applicable, " it does not apply to")
-                                      : "",
-                                  in.unbudgeted > 0 ? absl::StrCat("; ", in.unbudgeted, " processes without a budget")
-                                                    : "",
-                                  ".</p>\n");
+  std::string body = absl::StrCat(
+      "<h1>Baseline ", Html(in.name), " (version ", in.version, ", scheme ", in.scheme,
+      ")</h1>\n<p>Checked against the latest report of ", in.devices, in.devices == 1 ? " device" : " devices",
+      in.devices_not_applicable > 0 ? absl::StrCat("; ", in.devices_not_applicable, " it does not apply to") : "",
+      in.unbudgeted > 0 ? absl::StrCat("; ", in.unbudgeted, " processes without a budget") : "", ".</p>\n");
   absl::StrAppend(&body, "<h2>Over budget: ", over.size(), "</h2>\n");
   body += over.empty() ? "<p class=\"note\">Every checked device is within every budget.</p>\n" : Table(over);
   absl::StrAppend(&body, "<h2>Within budget: ", within.size(), "</h2>\n");

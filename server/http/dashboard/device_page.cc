@@ -61,13 +61,15 @@ std::string ProcessTable(const report::Report& r, const std::string& device_id, 
       "<th>DMA</th><th>Native gfx</th><th>GFXDEV</th><th>ADJ</th></tr>\n";
   for (const report::ProcessReport* p : procs) {
     absl::StrAppend(&t, "<tr class=\"process\"><td>", p->cached ? "C" : "", "</td><td class=\"num\">", p->pid,
-                    "</td><td><a href=\"", Html(ProcessPath(device_id, capture_id, p->name)), "\">", Html(p->name), "</a></td>");
-    for (const Kb* kb : {&p->total_kb, &p->non_graphics_kb, &p->gl_kb, &p->dma_kb, &p->native_graphics_kb,
-                         &p->gfxdev_kb}) {
+                    "</td><td><a href=\"", Html(ProcessPath(device_id, capture_id, p->name)), "\">", Html(p->name),
+                    "</a></td>");
+    for (const Kb* kb :
+         {&p->total_kb, &p->non_graphics_kb, &p->gl_kb, &p->dma_kb, &p->native_graphics_kb, &p->gfxdev_kb}) {
       t += KbCell(*kb);
     }
-    absl::StrAppend(&t, p->oom_score_adj ? absl::StrCat("<td class=\"num\">", *p->oom_score_adj, "</td>")
-                                         : absl::StrCat("<td class=\"num unset\">", chart::kNoValue, "</td>"),
+    absl::StrAppend(&t,
+                    p->oom_score_adj ? absl::StrCat("<td class=\"num\">", *p->oom_score_adj, "</td>")
+                                     : absl::StrCat("<td class=\"num unset\">", chart::kNoValue, "</td>"),
                     "</tr>\n");
   }
   return t + "</table>\n";
@@ -110,7 +112,8 @@ std::string TrendSection(const DevicePageInput& in) {
   chart::ChartOptions options;
   options.title = absl::StrCat("total_kb on ", in.device.device_id);
   options.value_label = "total_kb";
-  absl::StrAppend(&t, "<div class=\"chart\">", InlineSvg(chart::RenderSvgLineChart(in.total_trend, options)), "</div>\n");
+  absl::StrAppend(&t, "<div class=\"chart\">", InlineSvg(chart::RenderSvgLineChart(in.total_trend, options)),
+                  "</div>\n");
   return t;
 }
 
@@ -119,7 +122,8 @@ std::string TrendSection(const DevicePageInput& in) {
 std::string CaptureMarks(const EarlierCapture& c) {
   std::vector<std::string> marks;
   if (!c.sweep_id.empty()) marks.push_back(absl::StrCat("<span class=\"sweep\">sweep ", Html(c.sweep_id), "</span>"));
-  for (const auto& [title, labels] : {std::make_pair("labels:", &c.labels), std::make_pair("agent labels:", &c.agent_labels)}) {
+  for (const auto& [title, labels] :
+       {std::make_pair("labels:", &c.labels), std::make_pair("agent labels:", &c.agent_labels)}) {
     if (labels->empty()) continue;
     std::string mark = absl::StrCat("<span class=\"labels\">", title);
     for (const auto& [key, value] : *labels) absl::StrAppend(&mark, " ", Html(key), "=", Html(value));
@@ -134,8 +138,8 @@ std::string CaptureList(const DevicePageInput& in) {
   for (auto it = in.captures.rbegin(); it != in.captures.rend(); ++it) {
     absl::StrAppend(&t, "<tr", it->captured_at == in.captured_at ? " class=\"this\"" : "", "><td><a href=\"",
                     Html(DevicePath(in.device.device_id)), "?at=", UrlComponent(it->captured_at), "\">",
-                    Html(it->captured_at), "</a></td>", KbCell(it->total_kb), "<td class=\"marks\">",
-                    CaptureMarks(*it), "</td></tr>\n");
+                    Html(it->captured_at), "</a></td>", KbCell(it->total_kb), "<td class=\"marks\">", CaptureMarks(*it),
+                    "</td></tr>\n");
   }
   return t + "</table>\n";
 }
@@ -154,11 +158,10 @@ std::string BreakdownBarSvg(const report::DeviceReport& d) {
                         {"processes", d.processes_kb, "#42a5f5"}};
   const Kb whole = d.ddr_kb ? d.ddr_kb : d.total_kb;
   constexpr double kWidth = 800, kBarHeight = 28;
-  std::string svg = absl::StrCat("<svg class=\"breakdown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"", kWidth,
-                                 "\" height=\"", kBarHeight + 30, "\" font-family=\"sans-serif\" font-size=\"12\">",
-                                 "<rect x=\"0\" y=\"0\" width=\"", kWidth, "\" height=\"", kBarHeight,
-                                 "\" fill=\"#eceff1\" stroke=\"#90a4ae\"><title>DDR ", KbWithUnit(d.ddr_kb),
-                                 "</title></rect>");
+  std::string svg = absl::StrCat(
+      "<svg class=\"breakdown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"", kWidth, "\" height=\"", kBarHeight + 30,
+      "\" font-family=\"sans-serif\" font-size=\"12\">", "<rect x=\"0\" y=\"0\" width=\"", kWidth, "\" height=\"",
+      kBarHeight, "\" fill=\"#eceff1\" stroke=\"#90a4ae\"><title>DDR ", KbWithUnit(d.ddr_kb), "</title></rect>");
   double x = 0, legend_x = 0;
   for (const Part& p : parts) {
     if (p.kb && whole && *whole > 0) {
@@ -168,9 +171,9 @@ std::string BreakdownBarSvg(const report::DeviceReport& d) {
                       "</title></rect>");
       x = std::min(kWidth, x + w);
     }
-    absl::StrAppend(&svg, "<rect x=\"", Fixed(legend_x), "\" y=\"", kBarHeight + 10, "\" width=\"12\" height=\"12\" fill=\"",
-                    p.colour, "\"/><text x=\"", Fixed(legend_x + 16), "\" y=\"", kBarHeight + 21, "\">", p.name, " ",
-                    KbWithUnit(p.kb), "</text>");
+    absl::StrAppend(&svg, "<rect x=\"", Fixed(legend_x), "\" y=\"", kBarHeight + 10,
+                    "\" width=\"12\" height=\"12\" fill=\"", p.colour, "\"/><text x=\"", Fixed(legend_x + 16),
+                    "\" y=\"", kBarHeight + 21, "\">", p.name, " ", KbWithUnit(p.kb), "</text>");
     legend_x += 230;
   }
   return svg + "</svg>\n";
@@ -178,10 +181,11 @@ std::string BreakdownBarSvg(const report::DeviceReport& d) {
 
 std::string RenderDevicePage(const DevicePageInput& in) {
   const FleetDevice& d = in.device;
-  std::string body = absl::StrCat(
-      "<h1>Device ", Html(d.device_id), "</h1>\n<p>model ", TextOrNoValue(d.model), " · platform ", TextOrNoValue(d.platform), " · build ",
-      TextOrNoValue(d.build), " · ", d.online ? "<span class=\"online\">online</span>" : "<span class=\"offline\">offline</span>",
-      "</p>\n<p>Capture <code>", Html(in.capture_id), "</code> taken ", Html(in.captured_at), "</p>\n");
+  std::string body =
+      absl::StrCat("<h1>Device ", Html(d.device_id), "</h1>\n<p>model ", TextOrNoValue(d.model), " · platform ",
+                   TextOrNoValue(d.platform), " · build ", TextOrNoValue(d.build), " · ",
+                   d.online ? "<span class=\"online\">online</span>" : "<span class=\"offline\">offline</span>",
+                   "</p>\n<p>Capture <code>", Html(in.capture_id), "</code> taken ", Html(in.captured_at), "</p>\n");
   absl::StrAppend(&body, "<h2>Breakdown</h2>\n", BreakdownBarSvg(in.report.device), DeviceFigures(in.report));
   absl::StrAppend(&body, "<h2>Processes</h2>\n", ProcessTable(in.report, d.device_id, in.capture_id));
   absl::StrAppend(&body, "<h2>dumpsys meminfo view</h2>\n", DumpsysTable(in.report.dumpsys));

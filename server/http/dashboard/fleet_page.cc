@@ -16,7 +16,7 @@ struct Column {
   const char* key;
   const char* heading;
 };
-constexpr Column kColumns[] = {{"device_id", "Device"}, {"state", "State"},  {"model", "Model"},
+constexpr Column kColumns[] = {{"device_id", "Device"},  {"state", "State"}, {"model", "Model"},
                                {"platform", "Platform"}, {"build", "Build"}, {"last_capture", "Last capture"},
                                {"total", "Total (kB)"}};
 constexpr char kSparklineHeading[] = "Last week";
@@ -34,7 +34,9 @@ Less LessFor(absl::string_view key) {
     return [](const FleetDevice& a, const FleetDevice& b) { return a.last_capture_at < b.last_capture_at; };
   }
   if (key == "total") {
-    return [](const FleetDevice& a, const FleetDevice& b) { return a.total_kb.has_value() && b.total_kb.has_value() && *a.total_kb < *b.total_kb; };
+    return [](const FleetDevice& a, const FleetDevice& b) {
+      return a.total_kb.has_value() && b.total_kb.has_value() && *a.total_kb < *b.total_kb;
+    };
   }
   return nullptr;
 }
@@ -57,12 +59,12 @@ std::string HeaderRow(const FleetView& view) {
 }
 
 std::string DeviceRow(const FleetDevice& d) {
-  return absl::StrCat(
-      "<tr class=\"device\"><td><a href=\"", Html(DevicePath(d.device_id)), "\">", Html(d.device_id), "</a></td>",
-      d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>", "<td>", TextOrNoValue(d.model),
-      "</td><td>", TextOrNoValue(d.platform), "</td><td>", TextOrNoValue(d.build), "</td><td>",
-      d.last_capture_at.empty() ? chart::kNoCapture : Html(d.last_capture_at), "</td>", KbCell(d.total_kb), "<td class=\"spark\">",
-      SparklineSvg(d.recent_totals_kb), "</td></tr>\n");
+  return absl::StrCat("<tr class=\"device\"><td><a href=\"", Html(DevicePath(d.device_id)), "\">", Html(d.device_id),
+                      "</a></td>", d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>",
+                      "<td>", TextOrNoValue(d.model), "</td><td>", TextOrNoValue(d.platform), "</td><td>",
+                      TextOrNoValue(d.build), "</td><td>",
+                      d.last_capture_at.empty() ? chart::kNoCapture : Html(d.last_capture_at), "</td>",
+                      KbCell(d.total_kb), "<td class=\"spark\">", SparklineSvg(d.recent_totals_kb), "</td></tr>\n");
 }
 
 std::string GroupTable(const std::vector<FleetGroup>& groups) {
@@ -88,8 +90,9 @@ std::string WhereForm(const FleetView& view) {
       "\" placeholder=\"model=Pixel 8\"></label> <button type=\"submit\">Filter</button> "
       "<span class=\"note\">keys: model, platform, soc, build, device_id; a trailing * matches a prefix</span>"
       "</form>\n",
-      view.where.empty() ? "" : absl::StrCat("<p>Devices where <b>", Html(absl::StrJoin(view.where, " and ")),
-                                             "</b> — <a href=\"/\">all devices</a></p>\n"));
+      view.where.empty() ? ""
+                         : absl::StrCat("<p>Devices where <b>", Html(absl::StrJoin(view.where, " and ")),
+                                        "</b> — <a href=\"/\">all devices</a></p>\n"));
 }
 
 }  // namespace
@@ -100,9 +103,11 @@ absl::Status SortFleet(std::vector<FleetDevice>& rows, absl::string_view sort) {
   const Less less = LessFor(key);
   if (less == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot sort by \"", sort, "\": use device_id, state, model, platform, build, last_capture or total (- first for descending)"));
+        "cannot sort by \"", sort,
+        "\": use device_id, state, model, platform, build, last_capture or total (- first for descending)"));
   }
-  std::sort(rows.begin(), rows.end(), [](const FleetDevice& a, const FleetDevice& b) { return a.device_id < b.device_id; });
+  std::sort(rows.begin(), rows.end(),
+            [](const FleetDevice& a, const FleetDevice& b) { return a.device_id < b.device_id; });
   std::stable_sort(rows.begin(), rows.end(), [&](const FleetDevice& a, const FleetDevice& b) {
     if (key == "total" && a.total_kb.has_value() != b.total_kb.has_value()) return a.total_kb.has_value();
     return descending ? less(b, a) : less(a, b);

@@ -26,8 +26,8 @@ struct FleetDevice {
   std::string platform;
   std::string build;  // the build fingerprint
   bool online = false;
-  std::string last_capture_at;  // RFC 3339; "" when none stored
-  report::Kb total_kb;          // of the latest report; null when unknown or none
+  std::string last_capture_at;               // RFC 3339; "" when none stored
+  report::Kb total_kb;                       // of the latest report; null when unknown or none
   std::vector<report::Kb> recent_totals_kb;  // the totals of its captures of the last week, oldest first
 };
 

@@ -85,7 +85,8 @@ std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px, in
   const double step = values.size() > 1 ? (width_px - 4.0) / static_cast<double>(values.size() - 1) : 0;
   std::string lines, segment;
   const auto flush = [&] {
-    if (!segment.empty()) absl::StrAppend(&lines, "<polyline fill=\"none\" stroke=\"#1f77b4\" points=\"", segment, "\"/>");
+    if (!segment.empty())
+      absl::StrAppend(&lines, "<polyline fill=\"none\" stroke=\"#1f77b4\" points=\"", segment, "\"/>");
     segment.clear();
   };
   for (size_t i = 0; i < values.size(); ++i) {

@@ -14,7 +14,8 @@ namespace {
 const std::vector<std::string>& ChartableFigures() {
   static const std::vector<std::string> figures = [] {
     std::vector<std::string> f = {"total_kb", "non_graphics_kb", "graphics_dma_kb", "gl_kb", "dma_kb"};
-    for (const report::AppSummaryField& s : report::kAppSummaryFields) f.push_back(std::string("app_summary.") + s.name);
+    for (const report::AppSummaryField& s : report::kAppSummaryFields)
+      f.push_back(std::string("app_summary.") + s.name);
     return f;
   }();
   return figures;
@@ -33,8 +34,8 @@ std::string MetricLinks(const ProcessPageInput& in) {
       const std::string path = in.name_capture_id.empty()
                                    ? absl::StrCat(DevicePath(in.device_id), "/process/", UrlComponent(in.process_name))
                                    : ProcessPath(in.device_id, in.name_capture_id, in.process_name);
-      absl::StrAppend(&out, "<a href=\"", Html(path), "?metric=",
-                      Html(UrlComponent(figure)), "\">", Html(figure), "</a>");
+      absl::StrAppend(&out, "<a href=\"", Html(path), "?metric=", Html(UrlComponent(figure)), "\">", Html(figure),
+                      "</a>");
     }
   }
   return out + "</p>\n";
@@ -46,8 +47,8 @@ std::string FleetTable(const ProcessPageInput& in) {
   for (const ProcessOnDevice& d : in.same_model) {
     const std::string& named_in = in.name_capture_id.empty() ? d.capture_id : in.name_capture_id;
     absl::StrAppend(&t, "<tr", d.device_id == in.device_id ? " class=\"this\"" : "", "><td><a href=\"",
-                    Html(ProcessPath(d.device_id, named_in, in.process_name)), "\">", Html(d.device_id), "</a></td><td>",
-                    Html(d.captured_at), "</td>", KbCell(d.total_kb), "</tr>\n");
+                    Html(ProcessPath(d.device_id, named_in, in.process_name)), "\">", Html(d.device_id),
+                    "</a></td><td>", Html(d.captured_at), "</td>", KbCell(d.total_kb), "</tr>\n");
   }
   return t + "</table>\n";
 }
@@ -57,18 +58,20 @@ std::string MetricChart(const ProcessPageInput& in) {
   if (in.history.empty()) {
     return body + "<p class=\"note\">No capture of this device has a known value of this figure for this process" +
            (report::IsBreakdownFigureName(in.metric) ? " (heaps and the App Summary need full smaps: memfleet sweep "
-                                                      "--full-smaps)"
-                                                    : "") +
+                                                       "--full-smaps)"
+                                                     : "") +
            ".</p>\n";
   }
   chart::ChartOptions options;
   options.title = absl::StrCat(in.process_name, " ", in.metric, " on ", in.device_id);
   options.value_label = in.metric;
-  absl::StrAppend(&body, "<div class=\"chart\">", InlineSvg(chart::RenderSvgLineChart(in.history, options)), "</div>\n");
-  absl::StrAppend(&body, "<p class=\"note\">", in.history.size(), in.history.size() == 1 ? " capture" : " captures",
-                  "; latest ", KbText(in.history.back().value_kb), " kB",
-                  in.unknown_samples > 0 ? absl::StrCat("; ", in.unknown_samples, " with the figure unknown (not drawn)") : "",
-                  "</p>\n");
+  absl::StrAppend(&body, "<div class=\"chart\">", InlineSvg(chart::RenderSvgLineChart(in.history, options)),
+                  "</div>\n");
+  absl::StrAppend(
+      &body, "<p class=\"note\">", in.history.size(), in.history.size() == 1 ? " capture" : " captures", "; latest ",
+      KbText(in.history.back().value_kb), " kB",
+      in.unknown_samples > 0 ? absl::StrCat("; ", in.unknown_samples, " with the figure unknown (not drawn)") : "",
+      "</p>\n");
   return body;
 }
 
@@ -82,19 +85,19 @@ std::vector<std::string> SummaryParts() {
 std::string SummaryChart(const ProcessPageInput& in) {
   std::string body = "<h2>App Summary over time</h2>\n";
   if (in.summary_history.empty()) {
-    return body + "<p class=\"note\">No capture of this process has its heaps: they need full smaps (memfleet "
-                  "sweep --full-smaps, or memfleet-agent --smaps full).</p>\n";
+    return body +
+           "<p class=\"note\">No capture of this process has its heaps: they need full smaps (memfleet "
+           "sweep --full-smaps, or memfleet-agent --smaps full).</p>\n";
   }
   chart::ChartOptions options;
   options.title = absl::StrCat(in.process_name, " App Summary on ", in.device_id);
   options.value_label = "kB";
-  absl::StrAppend(&body, "<div class=\"chart summary\">",
-                  InlineSvg(chart::RenderSvgStackedChart(in.summary_history, SummaryParts(), options)), "</div>\n",
-                  "<p class=\"note\">", in.summary_history.size(),
-                  in.summary_history.size() == 1 ? " capture" : " captures",
-                  " with full smaps; the parts add up to TOTAL PSS (dumpsys' App Summary without memtrack)",
-                  in.summary_missing > 0 ? absl::StrCat("; ", in.summary_missing, " without (not drawn)") : "",
-                  "</p>\n");
+  absl::StrAppend(
+      &body, "<div class=\"chart summary\">",
+      InlineSvg(chart::RenderSvgStackedChart(in.summary_history, SummaryParts(), options)), "</div>\n",
+      "<p class=\"note\">", in.summary_history.size(), in.summary_history.size() == 1 ? " capture" : " captures",
+      " with full smaps; the parts add up to TOTAL PSS (dumpsys' App Summary without memtrack)",
+      in.summary_missing > 0 ? absl::StrCat("; ", in.summary_missing, " without (not drawn)") : "", "</p>\n");
   return body;
 }
 
@@ -102,15 +105,16 @@ std::string BreakdownTables(const ProcessPageInput& in) {
   if (!in.latest_breakdown || !in.latest_breakdown->heaps) return "";
   const report::ProcessReport& p = *in.latest_breakdown;
   std::string body = absl::StrCat("<h2>Heaps at ", Html(in.latest_breakdown_at), "</h2>\n");
-  body += "<table class=\"heaps\"><tr><th>Heap</th><th>Pss (kB)</th><th>SwapPss (kB)</th><th>Private dirty (kB)</th>"
-          "<th>Private clean (kB)</th></tr>\n";
+  body +=
+      "<table class=\"heaps\"><tr><th>Heap</th><th>Pss (kB)</th><th>SwapPss (kB)</th><th>Private dirty (kB)</th>"
+      "<th>Private clean (kB)</th></tr>\n";
   for (const char* heap : report::kHeapNames) {
     auto it = p.heaps->find(heap);
     if (it == p.heaps->end()) continue;
     const report::HeapFigures& h = it->second;
-    absl::StrAppend(&body, "<tr data-heap=\"", Html(heap), "\"><td>", Html(report::HeapLabel(heap)),
-                    "</td>", KbCell(h.pss_kb), KbCell(h.swap_pss_kb), KbCell(h.private_dirty_kb),
-                    KbCell(h.private_clean_kb), "</tr>\n");
+    absl::StrAppend(&body, "<tr data-heap=\"", Html(heap), "\"><td>", Html(report::HeapLabel(heap)), "</td>",
+                    KbCell(h.pss_kb), KbCell(h.swap_pss_kb), KbCell(h.private_dirty_kb), KbCell(h.private_clean_kb),
+                    "</tr>\n");
   }
   absl::StrAppend(&body, "<tr><td>GL (gl_kb)</td>", KbCell(p.gl_kb),
                   "<td></td><td></td><td></td></tr>\n<tr><td>DMA-BUF (dma_kb)</td>", KbCell(p.dma_kb),

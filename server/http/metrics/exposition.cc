@@ -70,8 +70,9 @@ std::string FormatSampleValue(double value, int max_decimals) {
 
 void ExpositionWriter::Family(std::string_view name, std::string_view type, std::string_view help) {
   const std::string escaped_help = EscapeHelp(help);
-  for (std::string_view piece : {std::string_view("# HELP "), name, std::string_view(" "), std::string_view(escaped_help),
-                                  std::string_view("\n# TYPE "), name, std::string_view(" "), type, std::string_view("\n")}) {
+  for (std::string_view piece :
+       {std::string_view("# HELP "), name, std::string_view(" "), std::string_view(escaped_help),
+        std::string_view("\n# TYPE "), name, std::string_view(" "), type, std::string_view("\n")}) {
     text_.append(piece);
   }
 }

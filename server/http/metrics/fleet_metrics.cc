@@ -181,8 +181,7 @@ void Server(ExpositionWriter& out, const RenderInput& in) {
   Counter(out, kStored, "counter", "Captures stored since the server started.", s.captures_stored);
   Counter(out, kDuplicate, "counter", "Captures acked as already stored since the server started.",
           s.captures_duplicate);
-  Counter(out, kRejected, "counter", "Captures rejected since the server started (any reason).",
-          s.captures_rejected);
+  Counter(out, kRejected, "counter", "Captures rejected since the server started (any reason).", s.captures_rejected);
   IngestLatency(out, s);
   Counter(out, kAgents, "gauge", "Agent streams connected now.", s.agents_connected);
   Counter(out, kSweepsStarted, "counter", "Sweeps started since the server started.", s.sweeps_started);
@@ -212,13 +211,28 @@ std::string RenderFleetMetrics(const RenderInput& input) {
 }
 
 std::vector<std::string> ExportedSeriesNames() {
-  return {kDeviceMemory, kDeviceTotal,   kDeviceKernelCma,   kDeviceGcma,
-          kDeviceUp,     kLastCapture,   kDropped,
-          kProcessMemory, kProcessAppSummary,
-          kStored,       kDuplicate, kRejected,
-          absl::StrCat(kLatency, "_bucket"), absl::StrCat(kLatency, "_sum"), absl::StrCat(kLatency, "_count"),
-          kAgents,       kSweepsStarted, kSweepsRunning,
-          kInflight,     kInflightCapacity, kWaiting, kCommits,
+  return {kDeviceMemory,
+          kDeviceTotal,
+          kDeviceKernelCma,
+          kDeviceGcma,
+          kDeviceUp,
+          kLastCapture,
+          kDropped,
+          kProcessMemory,
+          kProcessAppSummary,
+          kStored,
+          kDuplicate,
+          kRejected,
+          absl::StrCat(kLatency, "_bucket"),
+          absl::StrCat(kLatency, "_sum"),
+          absl::StrCat(kLatency, "_count"),
+          kAgents,
+          kSweepsStarted,
+          kSweepsRunning,
+          kInflight,
+          kInflightCapacity,
+          kWaiting,
+          kCommits,
           kUnreadable};
 }
 

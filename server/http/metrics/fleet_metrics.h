@@ -23,9 +23,9 @@ namespace memfleet::metrics {
 struct DeviceMetricsRow {
   std::string device_id;
   std::string model;
-  std::string platform;  // used when there is no report (the report's own platform wins)
-  std::string build;     // build fingerprint
-  bool up = false;       // its agent is connected now
+  std::string platform;                       // used when there is no report (the report's own platform wins)
+  std::string build;                          // build fingerprint
+  bool up = false;                            // its agent is connected now
   std::optional<double> last_capture_unix_s;  // nullopt: never captured
   uint64_t dropped_captures = 0;
   std::optional<DeviceFigures> figures;  // from the latest report; nullopt: none stored (or unreadable)

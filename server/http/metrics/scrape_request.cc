@@ -70,8 +70,7 @@ bool HostNamesThisServer(std::optional<std::string_view> host_header, const std:
 
 ScrapeRoute RouteScrapeRequest(std::string_view method, std::string_view target, size_t field_count) {
   if (field_count > kMaxRequestFields) {
-    return Answer(ScrapeAnswer::kBadRequest, 400,
-                  absl::StrCat("more than ", kMaxRequestFields, " header fields"));
+    return Answer(ScrapeAnswer::kBadRequest, 400, absl::StrCat("more than ", kMaxRequestFields, " header fields"));
   }
   if (target.size() > kMaxRequestTargetBytes) {
     return Answer(ScrapeAnswer::kBadRequest, 400,

@@ -210,10 +210,10 @@ class CaptureTreeFsPathTest : public ::testing::TestWithParam<bool> {
 TEST_P(CaptureTreeFsPathTest, RefusesPathsOutsideTheContract) {
   CaptureTreeFs fs(EdgeTree(), options());
   using namespace std::string_literals;
-  for (const std::string& path : {"/etc/passwd"s, "/proc/meminfo"s, "../qcom-sm8450/tree/proc/meminfo"s,
-                                  "proc/../capture.json"s, "proc/22459/../../capture.json"s, "./proc/meminfo"s,
-                                  "proc/./meminfo"s, "proc//meminfo"s, "proc/meminfo/"s, "proc\0/meminfo"s,
-                                  "proc/meminfo\0"s, ".."s, "."s, ""s}) {
+  for (const std::string& path :
+       {"/etc/passwd"s, "/proc/meminfo"s, "../qcom-sm8450/tree/proc/meminfo"s, "proc/../capture.json"s,
+        "proc/22459/../../capture.json"s, "./proc/meminfo"s, "proc/./meminfo"s, "proc//meminfo"s, "proc/meminfo/"s,
+        "proc\0/meminfo"s, "proc/meminfo\0"s, ".."s, "."s, ""s}) {
     EXPECT_EQ(fs.Read(path).errno_name, "EINVAL") << path;
     EXPECT_EQ(fs.WriteThenRead(path, "pid:1\n", "1").errno_name, "EINVAL") << path;
     if (!path.empty()) {

@@ -160,8 +160,9 @@ void AddDevice(FakeRootFs& fs) {
   fs.AddFile("proc/100/smaps", "00400000-00401000 r-xp 00000000 00:00 0\nPss: 4 kB\n");
   fs.AddFile("proc/100/smaps_rollup", "Pss: 4 kB\n");
   // 100 and 200 map the GPU device: GPU processes, so full smaps is read for them.
-  fs.AddFile("proc/100/maps", "00400000-00401000 r-xp 00000000 00:00 0\n"
-                              "7f100000-7f200000 rw-s 00000000 00:05 12      /dev/mali0\n");
+  fs.AddFile("proc/100/maps",
+             "00400000-00401000 r-xp 00000000 00:00 0\n"
+             "7f100000-7f200000 rw-s 00000000 00:05 12      /dev/mali0\n");
   fs.AddFile("proc/100/environ", "SECRET=1");
   fs.AddError("proc/100/fdinfo/3", "ENOENT");  // closed between the listing and the read
   fs.AddError("proc/100/fdinfo/6", "ESRCH");
@@ -172,10 +173,11 @@ void AddDevice(FakeRootFs& fs) {
   fs.AddFile("proc/200/oom_score_adj", "0\n");
   fs.AddError("proc/200/smaps", "EIO");
   fs.AddFile("proc/200/smaps_rollup", "Pss: 10 kB\n");
-  fs.AddFile("proc/200/maps", "7f000000-7f001000 rw-s 00000000 00:0a 77 /dmabuf:\n"
-                              "7f100000-7f200000 rw-s 00000000 00:05 12 /dev/kgsl-3d0\n");
+  fs.AddFile("proc/200/maps",
+             "7f000000-7f001000 rw-s 00000000 00:0a 77 /dmabuf:\n"
+             "7f100000-7f200000 rw-s 00000000 00:05 12 /dev/kgsl-3d0\n");
   fs.AddFile("proc/2/cmdline", "");
-  fs.AddFile("proc/2/smaps", "");  // a kernel thread
+  fs.AddFile("proc/2/smaps", "");     // a kernel thread
   fs.AddError("proc/300", "ENOENT");  // exited between the proc listing and its own
   fs.AddFile("proc/self/smaps", "the agent itself");
   fs.AddFile("proc/0100/smaps", "not a kernel pid name");

@@ -102,8 +102,8 @@ TEST_P(HostileNamesTest, TheRootedDirRefusesThemOrFindsNothing) {
     EXPECT_FALSE(root.ListDir(name).ok()) << name;
   }
   // Symlinks that leave the root, through absolute or relative targets, to / or in a loop.
-  for (const char* link : {"escape/shadow", "root_link/etc/passwd", "proc/meminfo_outside", "proc/1/status",
-                           "proc/self/status"}) {
+  for (const char* link :
+       {"escape/shadow", "root_link/etc/passwd", "proc/meminfo_outside", "proc/1/status", "proc/self/status"}) {
     NodeRead r = root.ReadFile(link);
     EXPECT_EQ(r.errno_name, "EINVAL") << link;
     EXPECT_TRUE(r.content.empty()) << link;
@@ -188,9 +188,9 @@ TEST(ServerCommandsTest, NoServerMessageCanNameAPath) {
   }
   // Welcome.server_version and the ack/rejection texts are logged; CaptureNow.sweep_id goes back to
   // the server and into the spool's metadata, never into a path.
-  EXPECT_EQ(string_fields, (std::vector<std::string>{"Welcome.server_version", "CaptureAck.capture_id",
-                                                     "CaptureRejected.capture_id", "CaptureRejected.message",
-                                                     "CaptureNow.sweep_id"}));
+  EXPECT_EQ(string_fields,
+            (std::vector<std::string>{"Welcome.server_version", "CaptureAck.capture_id", "CaptureRejected.capture_id",
+                                      "CaptureRejected.message", "CaptureNow.sweep_id"}));
 }
 
 }  // namespace

@@ -58,15 +58,15 @@ TEST(NodeAllowlistTest, AllowsEveryNodeOfCaptureMd) {
 TEST(NodeAllowlistTest, RefusesHostilePaths) {
   for (const std::string& path : {
            "proc/1/../../etc/shadow"s,
-           "proc/self/smaps"s,          // <pid> is numeric: "self" would be the agent itself
+           "proc/self/smaps"s,  // <pid> is numeric: "self" would be the agent itself
            "proc/thread-self/smaps"s,
-           "proc/1/environ"s,           // secrets live there
+           "proc/1/environ"s,  // secrets live there
            "proc/1/mem"s,
            "proc/1/root/etc/shadow"s,
            "proc/1a/smaps"s,
            "proc/-1/smaps"s,
            "proc/+1/smaps"s,
-           "proc/01/smaps"s,            // not how the kernel names pids
+           "proc/01/smaps"s,                     // not how the kernel names pids
            "proc/123456789012345678901/smaps"s,  // 21 digits
            "/proc/meminfo"s,
            "/etc/shadow"s,
@@ -74,7 +74,7 @@ TEST(NodeAllowlistTest, RefusesHostilePaths) {
            "proc/meminfo/"s,
            "./proc/meminfo"s,
            "proc/./meminfo"s,
-           "proc/1/fdinfo"s,            // a folder, not a node
+           "proc/1/fdinfo"s,  // a folder, not a node
            "proc/1/fdinfo/"s,
            "proc/1/fdinfo/x"s,
            "proc/1/fd/3"s,
@@ -96,7 +96,7 @@ TEST(NodeAllowlistTest, RefusesHostilePaths) {
            "sys/block/loop0/mm_stat"s,
            "sys/block/zram/mm_stat"s,
            "sys/block/zramx/mm_stat"s,
-           "proc/dma_heap/rss_pid"s,    // only as a write-then-read node for a pid
+           "proc/dma_heap/rss_pid"s,  // only as a write-then-read node for a pid
            "proc/dma_heap/rss_pid@"s,
            "proc/dma_heap/rss_pid@self"s,
            "proc/dma_heap/all_heaps"s,
@@ -139,19 +139,33 @@ TEST(NodeAllowlistTest, NumericNames) {
 }
 
 TEST(NodeAllowlistTest, DirectoriesAreOnlyTheOnesTheCollectorWalks) {
-  for (std::string_view dir : {"proc", "proc/1", "proc/1/fdinfo", "proc/dma_heap", "proc/mtk_mali", "proc/xgpu",
-                               "sys/kernel/dmabuf/buffers", "sys/kernel/dmabuf/buffers/3499",
-                               "sys/kernel/mm/cma", "sys/kernel/mm/cma/linux,cma", "sys/kernel/debug/cma",
-                               "sys/kernel/debug/cma/secure_display", "sys/class/kgsl/kgsl",
-                               "sys/class/kgsl/kgsl/proc", "sys/class/kgsl/kgsl/proc/16160", "sys/block",
-                               "sys/block/zram0", "sys/kernel/dma_heap", "sys/kernel/ion", "sys/kernel/debug/mali0",
+  for (std::string_view dir : {"proc",
+                               "proc/1",
+                               "proc/1/fdinfo",
+                               "proc/dma_heap",
+                               "proc/mtk_mali",
+                               "proc/xgpu",
+                               "sys/kernel/dmabuf/buffers",
+                               "sys/kernel/dmabuf/buffers/3499",
+                               "sys/kernel/mm/cma",
+                               "sys/kernel/mm/cma/linux,cma",
+                               "sys/kernel/debug/cma",
+                               "sys/kernel/debug/cma/secure_display",
+                               "sys/class/kgsl/kgsl",
+                               "sys/class/kgsl/kgsl/proc",
+                               "sys/class/kgsl/kgsl/proc/16160",
+                               "sys/block",
+                               "sys/block/zram0",
+                               "sys/kernel/dma_heap",
+                               "sys/kernel/ion",
+                               "sys/kernel/debug/mali0",
                                "cmd"}) {
     EXPECT_TRUE(IsAllowedDirectory(dir)) << dir;
   }
-  for (const std::string& dir : {""s, "/"s, "/proc"s, "etc"s, "proc/self"s, "proc/1/task"s, "proc/1/fd"s,
-                                 "proc/1/root"s, "proc/1/../.."s, "sys"s, "sys/kernel"s, "sys/kernel/debug"s,
-                                 "sys/kernel/mm/cma/.."s, "sys/block/loop0"s, "proc/1\0"s,
-                                 "sys/kernel/debug/mali1"s, "sys/kernel/debug/mali0/ctx"s}) {
+  for (const std::string& dir :
+       {""s, "/"s, "/proc"s, "etc"s, "proc/self"s, "proc/1/task"s, "proc/1/fd"s, "proc/1/root"s, "proc/1/../.."s,
+        "sys"s, "sys/kernel"s, "sys/kernel/debug"s, "sys/kernel/mm/cma/.."s, "sys/block/loop0"s, "proc/1\0"s,
+        "sys/kernel/debug/mali1"s, "sys/kernel/debug/mali0/ctx"s}) {
     EXPECT_FALSE(IsAllowedDirectory(dir)) << dir;
   }
   // A node is not a folder and a folder is not a node.

@@ -21,9 +21,9 @@ namespace memfleet::agent {
 namespace {
 
 namespace fs = std::filesystem;
+using memfleet::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using memfleet::testing::TempDir;
 
 std::string Message(const absl::StatusOr<RootKind>& kind) { return std::string(kind.status().message()); }
 

@@ -91,7 +91,8 @@ TEST(TaskRunnerTest, APeriodicTaskStartsAtTheTimeGiven) {
   testing::ManualSteadyClock clock;
   TaskRunner runner(clock);
   std::atomic<int> runs{0};
-  runner.RunEvery(10s, [&] { ++runs; }, clock.Now() + 10s);
+  runner.RunEvery(
+      10s, [&] { ++runs; }, clock.Now() + 10s);
   clock.Advance(10s - 1ms);
   EXPECT_EQ(runs.load(), 0);
   clock.Advance(1ms);
@@ -136,9 +137,12 @@ TEST(TaskRunnerTest, APeriodicTaskThatCancelsItselfRunsNoMore) {
   std::atomic<TaskRunner::TaskId> id{TaskRunner::kNoTask};
   std::atomic<bool> cancelled{false};
   // The id is set before the first run: that run is due only after the Advance below.
-  id = runner.RunEvery(1s, [&] {
-    if (++runs == 2) cancelled = runner.Cancel(id.load());
-  }, clock.Now() + 1s);
+  id = runner.RunEvery(
+      1s,
+      [&] {
+        if (++runs == 2) cancelled = runner.Cancel(id.load());
+      },
+      clock.Now() + 1s);
   clock.Advance(1s);
   clock.Advance(1s);
   EXPECT_EQ(runs.load(), 2);
@@ -153,7 +157,8 @@ TEST(TaskRunnerTest, StopDropsPendingTasksUnrunAndRefusesNewOnes) {
   Log log;
   auto captured = std::make_shared<int>(0);  // held by the pending tasks
   runner->PostAfter(1s, [&log, captured] { log.Add("once"); });
-  runner->RunEvery(1s, [&log, captured] { log.Add("periodic"); }, clock.Now() + 1s);
+  runner->RunEvery(
+      1s, [&log, captured] { log.Add("periodic"); }, clock.Now() + 1s);
   EXPECT_EQ(captured.use_count(), 3);
   runner->Stop();
   EXPECT_EQ(captured.use_count(), 1);  // the dropped tasks were destroyed

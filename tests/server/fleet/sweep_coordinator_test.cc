@@ -99,7 +99,8 @@ class SweepCoordinatorTest : public ::testing::Test {
     info.set_device_id(id);
     info.set_model(model);
     EXPECT_TRUE(
-        registry_.Register(std::make_shared<AgentSession>(info, "2026-12-01T10:00:00Z", std::make_unique<FakeSink>(log)))
+        registry_
+            .Register(std::make_shared<AgentSession>(info, "2026-12-01T10:00:00Z", std::make_unique<FakeSink>(log)))
             .ok());
     return log;
   }
@@ -162,8 +163,8 @@ TEST_F(SweepCoordinatorTest, SendsCaptureNowToMatchingOnlineAgentsAndMarksKnownO
 
 TEST_F(SweepCoordinatorTest, OnlyTheFirstCaptureOfADeviceTheSweepAskedIsItsAnswer) {
   Online("dev-a", "Xiaomi 12");
-  Online("dev-b", "Pixel 8");       // online, not selected
-  Known("dev-c", "Xiaomi 12");      // selected, offline: never asked
+  Online("dev-b", "Pixel 8");   // online, not selected
+  Known("dev-c", "Xiaomi 12");  // selected, offline: never asked
   SweepCoordinator c(*store_, registry_);
   absl::StatusOr<std::string> id = c.StartSweep(Select({"model=Xiaomi 12"}), 60s);
   ASSERT_TRUE(id.ok()) << id.status();
@@ -285,8 +286,8 @@ TEST_F(SweepCoordinatorTest, AnAgentThatDisconnectsMidSweepFailsAndTheSweepEndsW
   std::optional<OnlineAgent> b = registry_.Get("dev-b");
   ASSERT_TRUE(b.has_value());
   // dev-b's agent reconnects (its new stream replaces the old one), then that stream ends.
-  auto replacement = std::make_shared<AgentSession>(b->info, b->connected_at, std::make_unique<FakeSink>(
-                                                                                   std::make_shared<SinkLog>()));
+  auto replacement =
+      std::make_shared<AgentSession>(b->info, b->connected_at, std::make_unique<FakeSink>(std::make_shared<SinkLog>()));
   ASSERT_TRUE(registry_.Register(replacement).ok());
   registry_.Unregister(replacement);
   std::vector<SweepEvent> events;

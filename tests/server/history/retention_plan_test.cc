@@ -64,12 +64,10 @@ TEST(RetentionPlanTest, EverythingYoungerThanTheFullWindowIsKept) {
 
 TEST(RetentionPlanTest, AnHourBeyondTheFullWindowKeepsItsHighestTotalTiesToTheLater) {
   const int64_t hour = HourAgo(40, 5);
-  std::vector<RetentionCandidate> c = Live({At("m0", hour, 5),
-                                            At("m10", hour + 10 * kMinuteMs, 9),
-                                            At("m20", hour + 20 * kMinuteMs, 7),
-                                            At("m30", hour + 30 * kMinuteMs, 9),  // ties m10: the later one stays
-                                            At("m40", hour + 40 * kMinuteMs, std::nullopt),
-                                            At("m50", hour + 50 * kMinuteMs, 3)});
+  std::vector<RetentionCandidate> c =
+      Live({At("m0", hour, 5), At("m10", hour + 10 * kMinuteMs, 9), At("m20", hour + 20 * kMinuteMs, 7),
+            At("m30", hour + 30 * kMinuteMs, 9),  // ties m10: the later one stays
+            At("m40", hour + 40 * kMinuteMs, std::nullopt), At("m50", hour + 50 * kMinuteMs, 3)});
   RetentionPlan plan = PlanRetention(c, kPolicy, kNowMs);
   EXPECT_EQ(plan.delete_ids, (Ids{"m0", "m10", "m20", "m40", "m50"}));
   EXPECT_EQ(plan.kept, 2u);  // m30 and now
@@ -77,16 +75,16 @@ TEST(RetentionPlanTest, AnHourBeyondTheFullWindowKeepsItsHighestTotalTiesToTheLa
 
 TEST(RetentionPlanTest, AnHourWithoutTotalsKeepsItsLatestCapture) {
   const int64_t hour = HourAgo(40, 5);
-  std::vector<RetentionCandidate> c = Live({At("x", hour + kMinuteMs, std::nullopt),
-                                            At("y", hour + 2 * kMinuteMs, std::nullopt)});
+  std::vector<RetentionCandidate> c =
+      Live({At("x", hour + kMinuteMs, std::nullopt), At("y", hour + 2 * kMinuteMs, std::nullopt)});
   EXPECT_EQ(PlanRetention(c, kPolicy, kNowMs).delete_ids, (Ids{"x"}));
 }
 
 TEST(RetentionPlanTest, HoursAreUtcHoursNotSixtyMinutesFromTheFirstCapture) {
   const int64_t hour = HourAgo(40, 5);
   // 10:59 and 11:00 are two hours, each keeps its one capture; 11:00 and 11:59 are one.
-  std::vector<RetentionCandidate> c = Live({At("h10-59", hour - kMinuteMs, 1), At("h11-00", hour, 1),
-                                            At("h11-59", hour + 59 * kMinuteMs, 2)});
+  std::vector<RetentionCandidate> c =
+      Live({At("h10-59", hour - kMinuteMs, 1), At("h11-00", hour, 1), At("h11-59", hour + 59 * kMinuteMs, 2)});
   EXPECT_EQ(PlanRetention(c, kPolicy, kNowMs).delete_ids, (Ids{"h11-00"}));
 }
 
@@ -118,9 +116,9 @@ TEST(RetentionPlanTest, WithoutALongerHourlyWindowOldCapturesStayHourly) {
 
 TEST(RetentionPlanTest, PinnedCapturesStayBesideTheirHoursRepresentative) {
   const int64_t hour = HourAgo(40, 5);
-  std::vector<RetentionCandidate> c = Live({At("sweep", hour, 1, "", /*pinned=*/true), At("peak", hour + kMinuteMs, 50),
-                                            At("other", hour + 2 * kMinuteMs, 10),
-                                            At("labelled-old", kNowMs - 900 * kDayMs, 1, "", /*pinned=*/true)});
+  std::vector<RetentionCandidate> c =
+      Live({At("sweep", hour, 1, "", /*pinned=*/true), At("peak", hour + kMinuteMs, 50),
+            At("other", hour + 2 * kMinuteMs, 10), At("labelled-old", kNowMs - 900 * kDayMs, 1, "", /*pinned=*/true)});
   RetentionPlan plan = PlanRetention(c, kPolicy, kNowMs);
   EXPECT_EQ(plan.delete_ids, (Ids{"other"}));
   EXPECT_EQ(plan.kept, 4u);
@@ -129,14 +127,14 @@ TEST(RetentionPlanTest, PinnedCapturesStayBesideTheirHoursRepresentative) {
 TEST(RetentionPlanTest, AKeptDeltasKeyframeIsKeptEvenInAnotherHour) {
   const int64_t hour = HourAgo(40, 5);
   std::vector<RetentionCandidate> c = {
-      At("key", hour - 2 * kHourMs, 1),                            // alone in its hour: kept anyway
-      At("key-low", hour - 2 * kHourMs + kMinuteMs, 0, "key"),     // loses to key? no: key has 1 > 0
-      At("key2", hour, 1),                                          // a keyframe whose deltas all go
-      At("d2", hour + kMinuteMs, 2, "key2"),                        // ...but d2 is its hour's peak
-      At("d3", hour + kHourMs, 1, "key-far"),                       // keyframe not listed: nothing to keep
+      At("key", hour - 2 * kHourMs, 1),                         // alone in its hour: kept anyway
+      At("key-low", hour - 2 * kHourMs + kMinuteMs, 0, "key"),  // loses to key? no: key has 1 > 0
+      At("key2", hour, 1),                                      // a keyframe whose deltas all go
+      At("d2", hour + kMinuteMs, 2, "key2"),                    // ...but d2 is its hour's peak
+      At("d3", hour + kHourMs, 1, "key-far"),                   // keyframe not listed: nothing to keep
       At("key3", hour + 2 * kHourMs, 1),
-      At("d4", hour + 2 * kHourMs + kMinuteMs, 9, "key"),          // its hour's peak, delta of "key"
-      At("now", kNowMs - kMinuteMs, 1),                            // the latest, a whole capture
+      At("d4", hour + 2 * kHourMs + kMinuteMs, 9, "key"),  // its hour's peak, delta of "key"
+      At("now", kNowMs - kMinuteMs, 1),                    // the latest, a whole capture
   };
   RetentionPlan plan = PlanRetention(c, kPolicy, kNowMs);
   // Hour -2: key (1) beats key-low (0). Hour 0: d2 (2) beats key2, which stays as d2's keyframe.
@@ -148,8 +146,8 @@ TEST(RetentionPlanTest, AKeptDeltasKeyframeIsKeptEvenInAnotherHour) {
 
 TEST(RetentionPlanTest, AKeyframeGoesWithTheLastOfItsDeltasAndAfterThem) {
   const int64_t hour = HourAgo(40, 5);
-  std::vector<RetentionCandidate> c = Live({At("key", hour, 1), At("d1", hour + kMinuteMs, 2, "key"),
-                                            At("peak", hour + 2 * kMinuteMs, 3)});
+  std::vector<RetentionCandidate> c =
+      Live({At("key", hour, 1), At("d1", hour + kMinuteMs, 2, "key"), At("peak", hour + 2 * kMinuteMs, 3)});
   EXPECT_EQ(PlanRetention(c, kPolicy, kNowMs).delete_ids, (Ids{"d1", "key"}));
 }
 

@@ -197,7 +197,7 @@ TEST_F(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
   EXPECT_EQ(kept.count(testing::CaptureId(kDevice, kSweepSeq)), 1u);
   for (int seq : {6, 7, 9, 11, 12}) {
     EXPECT_EQ(kept.count(testing::CaptureId(kDevice, seq)), 0u) << seq << ": an agent's label or a sweep id that "
-                                                                    << "never asked this device pins nothing";
+                                                                << "never asked this device pins nothing";
   }
 }
 
@@ -226,8 +226,10 @@ TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOn
       return "INSERT INTO capture_labels (capture_id, key, value) VALUES ('" + testing::CaptureId(kDevice, seq) +
              "', 'run', 'R1');";
     };
-    ASSERT_TRUE(db->Exec(label(kSweepSeq) + label(5) + "UPDATE captures SET sweep_id = 'sweep-never-was' WHERE "
-                         "capture_id = '" + testing::CaptureId(kDevice, 5) + "'")
+    ASSERT_TRUE(db->Exec(label(kSweepSeq) + label(5) +
+                         "UPDATE captures SET sweep_id = 'sweep-never-was' WHERE "
+                         "capture_id = '" +
+                         testing::CaptureId(kDevice, 5) + "'")
                     .ok());
   }
   absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenSqliteStore(path_);

@@ -79,9 +79,10 @@ class SharedReaccountTest : public ::testing::Test {
   // capture id -> report rows written since the trigger was made.
   std::map<std::string, int64_t> ReportWrites() {
     std::map<std::string, int64_t> writes;
-    absl::Status read = admin_->Query("SELECT capture_id, n FROM report_writes", {}, [&writes](const storage::SqlRow& r) {
-                                   writes[r.ColumnText(0)] = r.ColumnInt64(1);
-                                 }).status();
+    absl::Status read = admin_
+                            ->Query("SELECT capture_id, n FROM report_writes", {},
+                                    [&writes](const storage::SqlRow& r) { writes[r.ColumnText(0)] = r.ColumnInt64(1); })
+                            .status();
     EXPECT_TRUE(read.ok()) << read;
     return writes;
   }
@@ -103,12 +104,14 @@ class SharedReaccountTest : public ::testing::Test {
 
   // Backends of this database other than the test's own.
   int64_t OtherBackends() {
-    return CountOf("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    return CountOf(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
   }
 
   // Backends of this database waiting for a lock.
   int64_t WaitingForALock() {
-    return CountOf("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+    return CountOf(
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
   }
 
   testing::TempDir dir_{"memfleet-shared-reaccount"};
@@ -178,8 +181,8 @@ TEST_F(SharedReaccountTest, TheClaimsOfAServerWhoseConnectionDiedAreClaimedAgain
     ASSERT_NE(dying, nullptr);
     // At its first capture the server's connections are ended (as when its machine goes away): the
     // batch it claimed is never marked done.
-    absl::StatusOr<storage::SqlStore::ReaccountRun> run = dying->ForEachClaimedRawCapture(
-        "", "2026-12-01T00:00:00Z", [&](const storage::CaptureStore::RawCapture& raw) {
+    absl::StatusOr<storage::SqlStore::ReaccountRun> run =
+        dying->ForEachClaimedRawCapture("", "2026-12-01T00:00:00Z", [&](const storage::CaptureStore::RawCapture& raw) {
           handed_to_dead.push_back(raw.capture_id);
           if (handed_to_dead.size() == 1) {
             ASSERT_TRUE(storage::RunSql(*admin_,

@@ -163,7 +163,7 @@ TEST_F(DashboardSiteTest, TheFleetPageSelectsAsTheCliDoes) {
   HttpReply labelled = Get("/?where=label.run%3DNOSUCH");
   ASSERT_EQ(labelled.status, 200) << labelled.body;
   EXPECT_EQ(labelled.body.find("sim-qcom-101</a>"), std::string::npos) << labelled.body;
-  EXPECT_EQ(Get("/?where=label.Run%3D1").status, 400);          // the grammar's refusal, as the CLI's
+  EXPECT_EQ(Get("/?where=label.Run%3D1").status, 400);  // the grammar's refusal, as the CLI's
   EXPECT_EQ(Get("/?where=platform%3Dqualcomm").status, 400);
   EXPECT_NE(Get("/?where=platform%3Dqcom").body.find("sim-qcom-101</a>"), std::string::npos);
 }
@@ -199,8 +199,8 @@ TEST_F(DashboardSiteTest, TheBaselinesPageChecksTheLatestBaselineAgainstTheLates
 
   // surfaceflinger's graphics_dma_kb budget is 180000 (tests/data/baselines/sample-lab.json); the sample's
   // expected report gives it 182161: over by 2161, on its one device.
-  absl::StatusOr<int64_t> version = server_->store().PutBaseline(
-      "sample lab reference", kNow, testing::ReadTestData("baselines/sample-lab.json"));
+  absl::StatusOr<int64_t> version =
+      server_->store().PutBaseline("sample lab reference", kNow, testing::ReadTestData("baselines/sample-lab.json"));
   ASSERT_TRUE(version.ok()) << version.status();
   HttpReply page = Get("/baselines");
   ASSERT_EQ(page.status, 200) << page.body;
@@ -439,12 +439,9 @@ TEST_F(DashboardSiteTest, ALoginPostedFromAnotherSiteIsRefused) {
   const std::pair<std::string, std::string> host = {"Host", "127.0.0.1:" + std::to_string(HttpPort())};
   const std::string here = "http://" + host.second;
   const std::vector<std::vector<std::pair<std::string, std::string>>> cross_site = {
-      {{"Origin", "http://evil.example"}, host},
-      {{"Origin", "null"}, host},
-      {{"Origin", "http://127.0.0.1:1"}, host},
-      {{"Origin", "https://" + host.second}, host},
-      {{"Sec-Fetch-Site", "cross-site"}, host},
-      {{"Sec-Fetch-Site", "same-site"}, {"Origin", here}, host},
+      {{"Origin", "http://evil.example"}, host}, {{"Origin", "null"}, host},
+      {{"Origin", "http://127.0.0.1:1"}, host},  {{"Origin", "https://" + host.second}, host},
+      {{"Sec-Fetch-Site", "cross-site"}, host},  {{"Sec-Fetch-Site", "same-site"}, {"Origin", here}, host},
   };
   for (const auto& headers : cross_site) {
     const HttpReply refused = Login(read, headers);

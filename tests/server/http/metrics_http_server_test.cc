@@ -322,13 +322,16 @@ TEST(MetricsHttpServerTest, BidiControlsInDeviceTextAreEscapedInLabels) {
   absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::Start(WithHttp());
   ASSERT_TRUE(server.ok()) << server.status();
   testing::RawAgent agent((*server)->target());
-  ASSERT_TRUE(agent.Hello("sim-qcom-101", "Pixel \xe2\x80\xae" "7gnp.exe"));
+  ASSERT_TRUE(agent.Hello("sim-qcom-101",
+                          "Pixel \xe2\x80\xae"
+                          "7gnp.exe"));
   testing::HttpReply reply = HttpGet("127.0.0.1", HttpPort(**server), "/metrics");
   ASSERT_EQ(reply.status, 200) << reply.error;
   EXPECT_EQ(reply.body.find("\xe2\x80\xae"), std::string::npos) << "the raw U+202E is not sent";
   const std::vector<testing::PromSample> samples = testing::ParsePrometheusText(reply.body);
-  EXPECT_EQ(FindSample(samples, "memfleet_device_up", {{"device_id", "sim-qcom-101"}, {"model", "Pixel \\u202e7gnp.exe"}}),
-            1.0)
+  EXPECT_EQ(
+      FindSample(samples, "memfleet_device_up", {{"device_id", "sim-qcom-101"}, {"model", "Pixel \\u202e7gnp.exe"}}),
+      1.0)
       << reply.body;
 }
 

@@ -57,8 +57,9 @@ class AgentStreamTest : public ::testing::Test {
     device.device_id = kDevice;
     device.last_seen_at = options_.now();
     ASSERT_TRUE(store_->UpsertDevice(device).ok());
-    stream_ = std::make_unique<AgentStream>(AgentStreamDeps{*store_, registry_, writer_.get(), nullptr, *ingestor_, *authorizer_, options_},
-                                            session_, device, security::Principal{});
+    stream_ = std::make_unique<AgentStream>(
+        AgentStreamDeps{*store_, registry_, writer_.get(), nullptr, *ingestor_, *authorizer_, options_}, session_,
+        device, security::Principal{});
     sample_ = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
   }
 
@@ -137,7 +138,8 @@ TEST_F(AgentStreamTest, ARefusedBeginIsRejectedOnceAndItsChunksAreDroppedQuietly
 TEST_F(AgentStreamTest, ACaptureIdOfAnotherDeviceIsRejectedAndTheNextCaptureStillStored) {
   std::vector<v1::AgentMessage> foreign =
       testing::RawAgent::CaptureMessages(sample_, testing::CaptureId("sim-qcom-1010", 1), kCapturedAt);
-  std::vector<v1::AgentMessage> own = testing::RawAgent::CaptureMessages(sample_, testing::CaptureId(kDevice, 2), kCapturedAt);
+  std::vector<v1::AgentMessage> own =
+      testing::RawAgent::CaptureMessages(sample_, testing::CaptureId(kDevice, 2), kCapturedAt);
   ASSERT_TRUE(Feed(foreign).ok());
   ASSERT_TRUE(Feed(own).ok());
   stream_->Finish();

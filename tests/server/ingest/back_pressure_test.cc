@@ -222,8 +222,8 @@ TEST_F(BackPressureTest, ACaptureWaitingForItsCommitHoldsOnlyItsRecordAndTheNext
   ASSERT_TRUE(testing::WaitFor([&] { return budget_->peak_used_bytes() > first_peak; }, 60s));
   // ... and it was read, accounted and encoded while the first commit is held: its own room shrank too
   // (nothing is answered before that commit).
-  EXPECT_TRUE(testing::WaitFor(
-      [&] { return budget_->waiting() == 0 && budget_->used_bytes() < first_held + charge_; }, 60s));
+  EXPECT_TRUE(
+      testing::WaitFor([&] { return budget_->waiting() == 0 && budget_->used_bytes() < first_held + charge_; }, 60s));
   EXPECT_FALSE(second.Answered());
   EXPECT_FALSE(Stored(first.id()));
   EXPECT_FALSE(Stored(second.id()));

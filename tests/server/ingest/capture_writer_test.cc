@@ -166,8 +166,8 @@ TEST_F(CaptureWriterTest, ABatchTheStoreRefusesFailsOnlyTheCaptureThatFailsOnIts
   std::vector<Answers::Answer> got = answers.AwaitCount(4);
   std::map<std::string, Answers::Answer> by_id;
   for (Answers::Answer& a : got) by_id[a.capture_id] = a;
-  for (const std::string& id : {testing::CaptureId("dev-a", 0), testing::CaptureId("dev-b", 1),
-                               testing::CaptureId("dev-b", 3)}) {
+  for (const std::string& id :
+       {testing::CaptureId("dev-a", 0), testing::CaptureId("dev-b", 1), testing::CaptureId("dev-b", 3)}) {
     EXPECT_TRUE(by_id[id].message.has_ack()) << id << ": " << by_id[id].message.DebugString();
     EXPECT_TRUE(by_id[id].stored_when_answered) << id;
   }

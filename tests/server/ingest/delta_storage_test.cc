@@ -60,7 +60,8 @@ class DeltaStorageTest : public ::testing::Test {
   }
 
   storage::Store::RawCapture Raw(const std::string& device, int seq) {
-    absl::StatusOr<std::optional<storage::Store::RawCapture>> raw = store_->GetRawCapture(testing::CaptureId(device, seq));
+    absl::StatusOr<std::optional<storage::Store::RawCapture>> raw =
+        store_->GetRawCapture(testing::CaptureId(device, seq));
     EXPECT_TRUE(raw.ok() && raw->has_value()) << testing::CaptureId(device, seq);
     return raw.ok() && raw->has_value() ? **raw : storage::Store::RawCapture();
   }
@@ -95,7 +96,8 @@ TEST_F(DeltaStorageTest, EveryDeltaDecodesToItsCaptureSoReaccountingGivesTheSame
   std::vector<std::string> reports;
   for (int seq = 0; seq < 6; ++seq) {
     ASSERT_TRUE(IngestLater(ingestor, seq));
-    absl::StatusOr<std::optional<storage::StoredReport>> r = store_->GetReportByCapture(testing::CaptureId(kDevice, seq));
+    absl::StatusOr<std::optional<storage::StoredReport>> r =
+        store_->GetReportByCapture(testing::CaptureId(kDevice, seq));
     ASSERT_TRUE(r.ok() && r->has_value());
     reports.push_back((*r)->report_json);
   }
@@ -105,7 +107,8 @@ TEST_F(DeltaStorageTest, EveryDeltaDecodesToItsCaptureSoReaccountingGivesTheSame
   // The decoded capture is the one ingested, byte for byte.
   absl::StatusOr<std::optional<storage::Store::RawCapture>> keyframe = store_->GetRawCapture(Raw(kDevice, 5).raw_base);
   ASSERT_TRUE(keyframe.ok() && keyframe->has_value());
-  absl::StatusOr<std::string> keyframe_bytes = wire::DecompressStoredCapture((*keyframe)->raw_codec, (*keyframe)->raw_blob);
+  absl::StatusOr<std::string> keyframe_bytes =
+      wire::DecompressStoredCapture((*keyframe)->raw_codec, (*keyframe)->raw_blob);
   ASSERT_TRUE(keyframe_bytes.ok()) << keyframe_bytes.status();
   absl::StatusOr<capture::Capture> decoded =
       wire::DecodeStoredCapture(wire::kDeltaCodec, Raw(kDevice, 5).raw_blob, *keyframe_bytes);
@@ -123,7 +126,8 @@ TEST_F(DeltaStorageTest, EveryDeltaDecodesToItsCaptureSoReaccountingGivesTheSame
   EXPECT_EQ(result->reaccounted, 6u);
   EXPECT_EQ(result->failed, 0u) << (result->failures.empty() ? "" : result->failures[0]);
   for (int seq = 0; seq < 6; ++seq) {
-    absl::StatusOr<std::optional<storage::StoredReport>> r = store_->GetReportByCapture(testing::CaptureId(kDevice, seq));
+    absl::StatusOr<std::optional<storage::StoredReport>> r =
+        store_->GetReportByCapture(testing::CaptureId(kDevice, seq));
     ASSERT_TRUE(r.ok() && r->has_value());
     EXPECT_EQ((*r)->report_json, reports[static_cast<size_t>(seq)]) << seq;
   }
@@ -236,7 +240,8 @@ TEST_F(DeltaStorageTest, AKeyframeThatCannotBeReadBackMakesTheNextCaptureWholeAn
   {
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(dir_.path() + "/memfleet.db", SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
-    absl::StatusOr<storage::Statement> st = db->Prepare("UPDATE captures SET raw_blob = X'28B52FFD00' WHERE capture_id = ?1");
+    absl::StatusOr<storage::Statement> st =
+        db->Prepare("UPDATE captures SET raw_blob = X'28B52FFD00' WHERE capture_id = ?1");
     ASSERT_TRUE(st.ok());
     ASSERT_TRUE(st->BindText(1, testing::CaptureId("bench-a", 0)).ok());
     ASSERT_TRUE(st->StepDone().ok());
@@ -294,7 +299,8 @@ TEST_F(DeltaStorageTest, ACorruptKeyframeFailsOnlyItselfAndItsDeltas) {
   {
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(dir_.path() + "/memfleet.db", SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
-    absl::StatusOr<storage::Statement> st = db->Prepare("UPDATE captures SET raw_blob = X'28B52FFD00' WHERE capture_id = ?1");
+    absl::StatusOr<storage::Statement> st =
+        db->Prepare("UPDATE captures SET raw_blob = X'28B52FFD00' WHERE capture_id = ?1");
     ASSERT_TRUE(st.ok());
     ASSERT_TRUE(st->BindText(1, testing::CaptureId(kDevice, 0)).ok());
     ASSERT_TRUE(st->StepDone().ok());

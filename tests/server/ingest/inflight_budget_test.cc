@@ -142,7 +142,7 @@ TEST(InflightBudgetTest, AnUrgentReservationLargerThanItsShareGoesOnceNoOtherUrg
   std::optional<Lease> sweep = budget.Reserve(100, true, nullptr).lease;
   ASSERT_TRUE(periodic.has_value() && sweep.has_value());
   EXPECT_FALSE(budget.Reserve(900, true, granted.For(1)).lease.has_value());  // 1,100 > 1,000
-  sweep->Release();  // 100 + 900 <= 1,000, though 900 > 875
+  sweep->Release();                                                           // 100 + 900 <= 1,000, though 900 > 875
   EXPECT_EQ(granted.Tags(), (std::vector<int>{1}));
   EXPECT_EQ(budget.used_bytes(), 1000u);
 }
@@ -214,7 +214,7 @@ TEST(InflightBudgetTest, AShrunkLeaseGivesBackTheRestAndGrantsTheWaiting) {
   std::optional<Lease> lease = budget.Reserve(700, false, nullptr).lease;
   ASSERT_TRUE(lease.has_value());
   EXPECT_FALSE(budget.Reserve(300, false, granted.For(1)).lease.has_value());  // 1,000 > 750
-  lease->ShrinkTo(100);  // accounted: only its record is left
+  lease->ShrinkTo(100);                                                        // accounted: only its record is left
   EXPECT_EQ(lease->bytes(), 100u);
   EXPECT_EQ(granted.Tags(), (std::vector<int>{1}));
   EXPECT_EQ(budget.used_bytes(), 400u);

@@ -50,7 +50,7 @@ constexpr int64_t kQcomTotalKb = 3567646;
 std::string MtkTree() { return testing::TestData("captures/mtk-mt6989/tree"); }
 constexpr char kMtkDevice[] = "sim-mtk-202";
 constexpr int64_t kMtkTotalKb = 4125309;
-constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";  // both trees' capture.json
+constexpr char kCapturedAt[] = "2026-11-30T08:00:00Z";    // both trees' capture.json
 constexpr char kStoredAt[] = "2026-11-30T08:00:00.000Z";  // kCapturedAt as the store keeps it
 
 using memfleet::testing::CaptureId;

@@ -95,7 +95,8 @@ TEST_F(LabelsServerTest, SweepLabelsJoinTheAgentsAndWinOnAClash) {
   ASSERT_TRUE(command.has_value() && command->has_capture_now()) << (command ? command->DebugString() : "ended");
   ASSERT_EQ(command->capture_now().sweep_id(), *sweep);
 
-  std::optional<v1::ServerMessage> answer = Send(Tree("qcom-sm8450", {{"rack", "7"}, {"run", "agent-says"}}), 1, *sweep);
+  std::optional<v1::ServerMessage> answer =
+      Send(Tree("qcom-sm8450", {{"rack", "7"}, {"run", "agent-says"}}), 1, *sweep);
   ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "ended");
   absl::StatusOr<storage::LabelSet> stored = server_->store().CaptureLabels(testing::CaptureId(kDevice, 1));
   ASSERT_TRUE(stored.ok()) << stored.status();
@@ -112,8 +113,8 @@ TEST_F(LabelsServerTest, BadHeaderLabelsRefuseTheCaptureWithTheReason) {
   int seq = 0;
   for (const json& labels : bad) {
     std::optional<v1::ServerMessage> answer = Send(Tree("qcom-sm8450", labels), ++seq);
-    ASSERT_TRUE(answer.has_value() && answer->has_rejected()) << labels.dump() << ": "
-                                                              << (answer ? answer->DebugString() : "ended");
+    ASSERT_TRUE(answer.has_value() && answer->has_rejected())
+        << labels.dump() << ": " << (answer ? answer->DebugString() : "ended");
     EXPECT_EQ(answer->rejected().code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT)) << labels.dump();
     EXPECT_FALSE(answer->rejected().retry()) << labels.dump();
     EXPECT_NE(answer->rejected().message().find("\"labels\""), std::string::npos) << answer->rejected().message();

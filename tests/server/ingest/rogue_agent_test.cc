@@ -114,7 +114,9 @@ TEST_F(RogueAgentTest, BytesThatAreNotAProtobufEndTheStreamWithAnError) {
   call->StartCall(reinterpret_cast<void*>(1));
   step(reinterpret_cast<void*>(1));
   // Field 1 (Hello) as a length-delimited value whose length runs past the end: not a valid message.
-  const std::string garbage = "\x0a\xff\xff\xff\x0f" "not a protobuf at all";
+  const std::string garbage =
+      "\x0a\xff\xff\xff\x0f"
+      "not a protobuf at all";
   grpc::Slice slice(garbage);
   grpc::ByteBuffer buffer(&slice, 1);
   call->Write(buffer, reinterpret_cast<void*>(2));
@@ -219,8 +221,9 @@ capture::Capture AsDevice(capture::Capture capture, const std::string& device) {
   const std::string* header = capture.FileContent("capture.json");
   EXPECT_NE(header, nullptr);
   if (header == nullptr) return capture;
-  capture.AddFile("capture.json", absl::StrReplaceAll(*header, {{absl::StrCat("\"", kGoodDevice, "\""), "\"" + device + "\""},
-                                                                {absl::StrCat("\"", kRogueDevice, "\""), "\"" + device + "\""}}));
+  capture.AddFile("capture.json",
+                  absl::StrReplaceAll(*header, {{absl::StrCat("\"", kGoodDevice, "\""), "\"" + device + "\""},
+                                                {absl::StrCat("\"", kRogueDevice, "\""), "\"" + device + "\""}}));
   return capture;
 }
 
@@ -230,7 +233,8 @@ TEST_F(RogueAgentTest, ADeviceIdThatIsAPrefixOfAnotherCannotPreemptItsCaptures) 
   const std::string victim_id = *wire::MakeCaptureId("phone-42", kCapturedAt, "3f9a0c1e", 1);
   RawAgent rogue(server_->target());
   ASSERT_TRUE(rogue.Hello("phone"));
-  std::optional<v1::ServerMessage> answer = rogue.SendCapture(AsDevice(rogue_capture_, "phone"), victim_id, kCapturedAt);
+  std::optional<v1::ServerMessage> answer =
+      rogue.SendCapture(AsDevice(rogue_capture_, "phone"), victim_id, kCapturedAt);
   ASSERT_TRUE(answer.has_value());
   ASSERT_TRUE(answer->has_rejected()) << answer->DebugString();
   EXPECT_EQ(answer->rejected().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));

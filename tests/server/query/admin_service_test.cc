@@ -110,8 +110,8 @@ TEST_F(RetireDeviceTest, LeavesTheListsWhileItsHistoryStaysAndItsAgentBringsItBa
     EXPECT_EQ(online.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << online.error_message();
     EXPECT_NE(online.error_message().find("stop its agent first"), std::string::npos) << online.error_message();
   }
-  ASSERT_TRUE(testing::WaitFor([&] { return !server_->server().registry().IsOnline("gone-1"); },
-                               std::chrono::seconds(30)));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return !server_->server().registry().IsOnline("gone-1"); }, std::chrono::seconds(30)));
   grpc::Status s = Retire("gone-1", false, &retired);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_FALSE(retired.retired_at().empty());
@@ -159,10 +159,14 @@ TEST_F(RetireDeviceTest, RevokesTheDevicesAgentTokensAndNoOthers) {
   const std::string now = "2026-11-30T09:00:00Z";
   absl::StatusOr<std::string> admin = security::AddToken(store, {"farm-admin", security::TokenKind::kAdmin, ""}, now);
   absl::StatusOr<std::string> reader = security::AddToken(store, {"reader", security::TokenKind::kRead, ""}, now);
-  absl::StatusOr<std::string> gone = security::AddToken(store, {"agent-gone-1", security::TokenKind::kAgent, "gone-1"}, now);
-  absl::StatusOr<std::string> spare = security::AddToken(store, {"bench-gone", security::TokenKind::kAgent, "gone-1"}, now);
-  absl::StatusOr<std::string> old = security::AddToken(store, {"agent-gone-1-old", security::TokenKind::kAgent, "gone-1"}, now);
-  absl::StatusOr<std::string> stays = security::AddToken(store, {"agent-stays-1", security::TokenKind::kAgent, "stays-1"}, now);
+  absl::StatusOr<std::string> gone =
+      security::AddToken(store, {"agent-gone-1", security::TokenKind::kAgent, "gone-1"}, now);
+  absl::StatusOr<std::string> spare =
+      security::AddToken(store, {"bench-gone", security::TokenKind::kAgent, "gone-1"}, now);
+  absl::StatusOr<std::string> old =
+      security::AddToken(store, {"agent-gone-1-old", security::TokenKind::kAgent, "gone-1"}, now);
+  absl::StatusOr<std::string> stays =
+      security::AddToken(store, {"agent-stays-1", security::TokenKind::kAgent, "stays-1"}, now);
   for (const auto* t : {&admin, &reader, &gone, &spare, &old, &stays}) ASSERT_TRUE(t->ok()) << t->status();
   ASSERT_TRUE(security::RevokeToken(store, "agent-gone-1-old", now).ok());
   {
@@ -170,8 +174,8 @@ TEST_F(RetireDeviceTest, RevokesTheDevicesAgentTokensAndNoOthers) {
     testing::RawAgent agent(server_->target(), grpc::InsecureChannelCredentials(), *gone);
     ASSERT_TRUE(agent.Hello("gone-1"));
   }
-  ASSERT_TRUE(testing::WaitFor([&] { return !server_->server().registry().IsOnline("gone-1"); },
-                               std::chrono::seconds(30)));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return !server_->server().registry().IsOnline("gone-1"); }, std::chrono::seconds(30)));
 
   v1::RetireDeviceRequest request;
   request.set_device_id("gone-1");
@@ -226,9 +230,9 @@ TEST_F(RetireDeviceTest, AnAgentHeldByAnotherServerOfTheDatabaseBlocksIt) {
   session.device_id = "far-1";
   session.server_id = "lab-b:7070";
   session.connected_at = "2026-11-30T08:00:00Z";
-  session.heartbeat_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+  session.heartbeat_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   ASSERT_TRUE((*lab_b)->fleet()->PutSession(session).ok());
 
   v1::RetireDeviceResponse retired;

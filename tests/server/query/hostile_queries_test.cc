@@ -61,9 +61,9 @@ class HostileQueriesTest : public ::testing::Test {
 };
 
 TEST_F(HostileQueriesTest, HostileWhereTermsAreRefusedOrMatchNothing) {
-  for (const std::string& bad : {"model"s, "=x"s, "model=="s + "", "colour=red"s, "model="s, "model=x\ny"s,
-                                 "model=Xiaomi 12\r"s, "model=\0x"s, "model=x\x1b[2J"s, "MODEL=x"s,
-                                 "model=" + std::string(600, 'a'), "device_id=..\n/etc"s}) {
+  for (const std::string& bad :
+       {"model"s, "=x"s, "model=="s + "", "colour=red"s, "model="s, "model=x\ny"s, "model=Xiaomi 12\r"s, "model=\0x"s,
+        "model=x\x1b[2J"s, "MODEL=x"s, "model=" + std::string(600, 'a'), "device_id=..\n/etc"s}) {
     grpc::Status s = ListWhere({bad});
     if (bad == "model==") {
       // "model" = "=": a legal value that matches nothing.
@@ -75,8 +75,8 @@ TEST_F(HostileQueriesTest, HostileWhereTermsAreRefusedOrMatchNothing) {
     EXPECT_EQ(s.error_message().find('\n'), std::string::npos) << bad;
   }
   // SQL in a value is only ever a value: it matches nothing and drops nothing.
-  for (const std::string& sql : {"model='; DROP TABLE devices; --"s, "model=x' OR '1'='1"s, "device_id=%"s,
-                                 "model=*' OR 1=1 --"s}) {
+  for (const std::string& sql :
+       {"model='; DROP TABLE devices; --"s, "model=x' OR '1'='1"s, "device_id=%"s, "model=*' OR 1=1 --"s}) {
     v1::ListDevicesResponse r;
     ASSERT_TRUE(ListWhere({sql}, &r).ok()) << sql;
     EXPECT_EQ(r.devices_size(), 0) << sql;
@@ -95,8 +95,8 @@ TEST_F(HostileQueriesTest, HostileIdsMetricsNamesAndTimesAreInvalidArgument) {
     EXPECT_EQ(stub_->GetReport(Context().get(), request, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT)
         << id;
   }
-  for (const std::string& at : {"yesterday"s, "2026-13-01T00:00:00Z"s, "2026-11-30T08:00:00Z; DROP TABLE x"s,
-                                std::string(100, '9')}) {
+  for (const std::string& at :
+       {"yesterday"s, "2026-13-01T00:00:00Z"s, "2026-11-30T08:00:00Z; DROP TABLE x"s, std::string(100, '9')}) {
     v1::GetReportRequest request;
     request.set_device_id("sim-qcom-101");
     request.set_at(at);

@@ -50,8 +50,8 @@ TEST(TokenTest, SecretsAreFreshPrefixedHex) {
 TEST(TokenTest, BearerParsing) {
   EXPECT_EQ(*ParseBearer("Bearer mft_abc"), "mft_abc");
   EXPECT_EQ(*ParseBearer("bearer   mft_abc  "), "mft_abc");
-  for (const char* bad : {"", "Bearer", "Bearer ", "Basic dXNlcjpwdw==", "mft_abc", "Bearer mft abc",
-                          "Bearer mft_\x01", "Bearer mft_\xc3\xa9"}) {
+  for (const char* bad : {"", "Bearer", "Bearer ", "Basic dXNlcjpwdw==", "mft_abc", "Bearer mft abc", "Bearer mft_\x01",
+                          "Bearer mft_\xc3\xa9"}) {
     absl::StatusOr<std::string> t = ParseBearer(bad);
     EXPECT_EQ(t.status().code(), absl::StatusCode::kUnauthenticated) << bad;
   }
@@ -325,8 +325,8 @@ Exposure Exposed(bool tls, bool tokens, bool insecure) {
 }
 
 TEST(ExposureTest, LoopbackIsOnlyLoopback) {
-  for (const char* yes : {"127.0.0.1:7420", "127.0.0.1:0", "127.1.2.3:1", "localhost:7420", "[::1]:7420",
-                          "unix:/run/memfleet.sock"}) {
+  for (const char* yes :
+       {"127.0.0.1:7420", "127.0.0.1:0", "127.1.2.3:1", "localhost:7420", "[::1]:7420", "unix:/run/memfleet.sock"}) {
     EXPECT_TRUE(IsLoopbackListen(yes)) << yes;
   }
   for (const char* no : {"0.0.0.0:7420", "[::]:7420", "10.0.0.5:7420", "lab-server:7420", "127.0.0.1.evil.com:1",

@@ -44,14 +44,14 @@ class HistoryMigrationTest : public ::testing::Test {
   // Two devices of the qcom sample, kRounds captures each a minute apart, every third stored whole and the
   // others as deltas; bench-b's carry labels and its last two a sweep's id.
   void FillSqlite() {
-    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store =
-        storage::OpenSqliteStore(sqlite_path_);
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(sqlite_path_);
     ASSERT_TRUE(store.ok()) << store.status();
     capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree").c_str());
     ASSERT_GT(sample.size(), 100u);
     DeltaOptions delta;
     delta.keyframe_every = 3;
-    CaptureIngestor ingestor(**store, nullptr, [] { return std::string("2026-11-30T12:00:00.000Z"); }, delta);
+    CaptureIngestor ingestor(
+        **store, nullptr, [] { return std::string("2026-11-30T12:00:00.000Z"); }, delta);
     for (int seq = 0; seq < kRounds; ++seq) {
       for (const std::string device : {"bench-a", "bench-b"}) {
         AssembledCapture a;
@@ -83,20 +83,23 @@ class HistoryMigrationTest : public ::testing::Test {
     ASSERT_TRUE((*store)->UpsertDevice(hello).ok());
     reader_hash_ = security::Sha256Hex("reader-secret");
     ASSERT_TRUE((*store)->PutToken({"ci-reader", "read", "", reader_hash_, "2026-11-29T10:00:00Z", ""}).ok());
-    ASSERT_TRUE((*store)->PutToken({"bench-a", "agent", "bench-a", security::Sha256Hex("agent-secret"),
-                                    "2026-11-29T10:01:00Z", ""}).ok());
+    ASSERT_TRUE(
+        (*store)
+            ->PutToken({"bench-a", "agent", "bench-a", security::Sha256Hex("agent-secret"), "2026-11-29T10:01:00Z", ""})
+            .ok());
     ASSERT_TRUE((*store)->RevokeToken("bench-a", "2026-11-30T07:00:00Z").value());
     ASSERT_EQ((*store)->PutBaseline("lab", "2026-11-29T11:00:00Z", "{\"name\": \"lab\", \"v\": 1}").value(), 1);
     ASSERT_EQ((*store)->PutBaseline("lab", "2026-11-29T12:00:00Z", "{\"name\": \"lab\", \"v\": 2}").value(), 2);
-    storage::SweepRecord sweep{kSweep, "2026-11-30T08:05:00Z", "rack=7", {{"bench-b", "stored"}}, "2026-11-30T08:07:00Z"};
+    storage::SweepRecord sweep{
+        kSweep, "2026-11-30T08:05:00Z", "rack=7", {{"bench-b", "stored"}}, "2026-11-30T08:07:00Z"};
     ASSERT_TRUE((*store)->PutSweep(sweep).ok());
     ASSERT_TRUE((*store)->RecordRetention("bench-a", {"2026-11-01T00:00:00Z", ""}).ok());
   }
 
   // memfleet-server migrate with `extra` flags; its exit code, its output in `log`.
   int Migrate(const std::vector<std::string>& extra, std::string* log, const std::string& from = "") {
-    std::vector<std::string> argv = {testing::Bin("memfleet-server"), "migrate", "--from",
-                                     from.empty() ? sqlite_path_ : from, "--to", uri_};
+    std::vector<std::string> argv = {testing::Bin("memfleet-server"),    "migrate", "--from",
+                                     from.empty() ? sqlite_path_ : from, "--to",    uri_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     testing::Subprocess migrate(argv, dir_.path() + "/migrate-" + std::to_string(++runs_) + ".log");
     const int code = migrate.WaitExit(std::chrono::seconds(120));
@@ -122,7 +125,9 @@ class HistoryMigrationTest : public ::testing::Test {
   int runs_ = 0;
 };
 
-nlohmann::json Parsed(const std::string& text) { return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false); }
+nlohmann::json Parsed(const std::string& text) {
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
 
 // A StoredReport as comparable text: its identity and its parsed report.
 std::string ReportText(const storage::StoredReport& r) {
@@ -177,8 +182,8 @@ TEST_F(HistoryMigrationTest, EveryQueryAnswersTheSameOnBothAfterTheCopy) {
   std::unique_ptr<storage::SqlStore> pg = OpenPostgres();
   ASSERT_NE(sqlite, nullptr);
   ASSERT_NE(pg, nullptr);
-  for (storage::QueryStore* store : {static_cast<storage::QueryStore*>(sqlite.get()),
-                                     static_cast<storage::QueryStore*>(pg.get())}) {
+  for (storage::QueryStore* store :
+       {static_cast<storage::QueryStore*>(sqlite.get()), static_cast<storage::QueryStore*>(pg.get())}) {
     absl::StatusOr<std::vector<storage::DeviceSummaryRow>> devices = store->ListDevices();
     ASSERT_TRUE(devices.ok()) << devices.status();
     ASSERT_EQ(devices->size(), 2u);

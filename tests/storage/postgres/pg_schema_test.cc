@@ -191,11 +191,12 @@ TEST_F(PgVersion3MigrationTest, TheDatabaseIsAtTheLatestVersionWithoutTheOldTabl
             0);
   EXPECT_EQ(CountOf(*db, "SELECT COUNT(*) FROM process_names"), 3);
   // The compressed columns are stored out of line without pglz, and raw_base's key may wait for COMMIT.
-  EXPECT_EQ(CountOf(*db, "SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'captures'::regclass AND "
-                         "attname = 'raw_blob' AND attstorage = 'e'"),
+  EXPECT_EQ(CountOf(*db,
+                    "SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'captures'::regclass AND "
+                    "attname = 'raw_blob' AND attstorage = 'e'"),
             1);
-  EXPECT_EQ(CountOf(*db, "SELECT COUNT(*) FROM pg_constraint WHERE conname = 'captures_raw_base_fkey' AND condeferrable"),
-            1);
+  EXPECT_EQ(
+      CountOf(*db, "SELECT COUNT(*) FROM pg_constraint WHERE conname = 'captures_raw_base_fkey' AND condeferrable"), 1);
 }
 
 TEST_F(PgVersion3MigrationTest, TrendsFleetAndFiguresAnswerWhatVersion3Stored) {
@@ -262,8 +263,9 @@ TEST_F(PgVersion3MigrationTest, MigratedCapturesAreDeletedReplacedAndBuiltOnAsNe
   EXPECT_EQ((*report)->report_json, "{\"replaced\":2}");
   std::unique_ptr<PgConnection> db = Connect(uri_);
   ASSERT_NE(db, nullptr);
-  EXPECT_EQ(CountOf(*db, "SELECT COUNT(*) FROM report_blobs b JOIN device_reports r USING (capture_no) "
-                         "WHERE r.capture_id = 'dev-b-2' AND b.base_no IS NOT NULL"),
+  EXPECT_EQ(CountOf(*db,
+                    "SELECT COUNT(*) FROM report_blobs b JOIN device_reports r USING (capture_no) "
+                    "WHERE r.capture_id = 'dev-b-2' AND b.base_no IS NOT NULL"),
             1);
 }
 

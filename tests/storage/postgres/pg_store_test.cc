@@ -51,8 +51,8 @@ TEST(PgStoreTest, ServersStoringTheSameCapturesAtOnceStoreEachOnceAndSayNewOnce)
     threads.emplace_back([&, s] {
       for (int k = 0; k < kCaptures; ++k) {
         const int id = (k + s * 11) % kCaptures;  // each server in another order
-        absl::StatusOr<bool> r = servers[static_cast<size_t>(s)]->PutCapture(
-            MakeCapture("cap-" + std::to_string(id), "dev-1", id));
+        absl::StatusOr<bool> r =
+            servers[static_cast<size_t>(s)]->PutCapture(MakeCapture("cap-" + std::to_string(id), "dev-1", id));
         answers[static_cast<size_t>(s)][static_cast<size_t>(id)] = r.ok() ? (*r ? 1 : 0) : 2;
         if (!r.ok()) ADD_FAILURE() << r.status();
       }

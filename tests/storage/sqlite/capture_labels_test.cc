@@ -67,7 +67,6 @@ class CaptureLabelsTest : public testing::StoreOnBackendTest {
     EXPECT_TRUE(captures.ok()) << captures.status();
     return captures.ok() ? Ids(*captures) : std::vector<std::string>{"error"};
   }
-
 };
 
 // What only SQLite shows: its file read directly, its query plans.
@@ -140,8 +139,8 @@ TEST_P(CaptureLabelsTest, LabelledCaptureRowsCarryTheirTimeAndDevice) {
 TEST_P(CaptureLabelsTest, DeviceHistoryCarriesEachCapturesSweepAndLabels) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T09:00:00.000Z", 900, {{"run", "1233"}}));
   Put(MakeCapture("a-2", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {}));
-  CaptureRecord swept = MakeCapture("a-3", "dev-a", "2026-12-01T11:00:00.000Z", 2000, {{"run", "1234"}, {"suite", "camera"}},
-                                    {{"rack", "7"}});
+  CaptureRecord swept = MakeCapture("a-3", "dev-a", "2026-12-01T11:00:00.000Z", 2000,
+                                    {{"run", "1234"}, {"suite", "camera"}}, {{"rack", "7"}});
   swept.sweep_id = "sweep-1";
   Put(swept);
   Put(MakeCapture("a-4", "dev-a", "2026-12-01T12:00:00.000Z", 3000, {}, {{"rack", "8"}}));
@@ -278,8 +277,8 @@ TEST(CaptureLabelsMigrationTest, Version12DatabaseKeepsItsCapturesAndGainsLabels
   absl::StatusOr<LabelSet> old_labels = (*store)->CaptureLabels("old-1");
   ASSERT_TRUE(old_labels.ok()) << old_labels.status();
   EXPECT_TRUE(old_labels->empty());
-  absl::StatusOr<bool> put = (*store)->PutCapture(
-      MakeCapture("new-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}}));
+  absl::StatusOr<bool> put =
+      (*store)->PutCapture(MakeCapture("new-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}}));
   ASSERT_TRUE(put.ok()) << put.status();
   absl::StatusOr<std::vector<LabelledCapture>> run = (*store)->LabelledCaptures(LabelSet{{{"run", "1234"}}, {}});
   ASSERT_TRUE(run.ok());

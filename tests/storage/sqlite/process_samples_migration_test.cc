@@ -88,14 +88,15 @@ std::vector<std::string> Points(const absl::StatusOr<std::vector<HistoryRow>>& r
 // A file at schema `version` (14 or later): written at 14 by `fill`, then migrated by the later migrations
 // alone, as a server of that version left it; then opened by the store, which migrates it to the latest.
 std::unique_ptr<SqlStore> OpenOldFile(const std::string& path, int version,
-                                         const std::function<void(SqliteDb&)>& fill) {
+                                      const std::function<void(SqliteDb&)>& fill) {
   {
     absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     EXPECT_TRUE(db.ok()) << db.status();
     if (!db.ok()) return nullptr;
     EXPECT_TRUE(RegisterMigrationFunctions(*db).ok());  // migration 14 names the function
-    ExecOrDie(*db, "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; INSERT INTO schema_version VALUES (" +
-                       std::to_string(version) + ")");
+    ExecOrDie(*db,
+              "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT; INSERT INTO schema_version VALUES (" +
+                  std::to_string(version) + ")");
     for (int v = 0; v < 14; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
     fill(*db);
     for (int v = 14; v < version; ++v) ExecOrDie(*db, Migrations()[static_cast<size_t>(v)]);
@@ -116,8 +117,10 @@ class ProcessSamplesMigrationTest : public ::testing::Test {
                              {{42, "surfaceflinger", 700, 600}, {1000, "system_server", 5000, 4000}});
       InsertVersion14Capture(db, "dev-a", "dev-a-2", "2026-11-30T08:10:00.250Z", 9100,
                              {{42, "surfaceflinger", 710, std::nullopt}, {43, "surfaceflinger", 20, 10}});
-      InsertVersion14Capture(db, "dev-a", "dev-a-3", "2026-11-30T08:10:00.250Z", 9200, {{42, "surfaceflinger", 720, 620}});
-      InsertVersion14Capture(db, "dev-b", "dev-b-1", "2026-11-30T08:05:00.000Z", 8000, {{42, "surfaceflinger", 900, 800}});
+      InsertVersion14Capture(db, "dev-a", "dev-a-3", "2026-11-30T08:10:00.250Z", 9200,
+                             {{42, "surfaceflinger", 720, 620}});
+      InsertVersion14Capture(db, "dev-b", "dev-b-1", "2026-11-30T08:05:00.000Z", 8000,
+                             {{42, "surfaceflinger", 900, 800}});
     });
     ASSERT_NE(store_, nullptr);
   }
@@ -128,25 +131,25 @@ class ProcessSamplesMigrationTest : public ::testing::Test {
 
 TEST_F(ProcessSamplesMigrationTest, TrendsAnswerWhatVersion14Stored) {
   // Ordered by time, then capture id (at one time the lower id first), then pid: a capture's points together.
-  EXPECT_EQ(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0)),
-            (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/42=700",
-                                      "dev-a-2@2026-11-30T08:10:00.250Z/42=710",
-                                      "dev-a-2@2026-11-30T08:10:00.250Z/43=20",
-                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=720"}));
+  EXPECT_EQ(
+      Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0)),
+      (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/42=700", "dev-a-2@2026-11-30T08:10:00.250Z/42=710",
+                                "dev-a-2@2026-11-30T08:10:00.250Z/43=20", "dev-a-3@2026-11-30T08:10:00.250Z/42=720"}));
   // A limit keeps the newest two, in the same order.
-  EXPECT_EQ(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "pss_kb", "2026-11-30T08:10:00.250Z", 2)),
-            (std::vector<std::string>{"dev-a-2@2026-11-30T08:10:00.250Z/43=10",
-                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=620"}));
+  EXPECT_EQ(
+      Points(store_->ProcessHistory("dev-a", "surfaceflinger", "pss_kb", "2026-11-30T08:10:00.250Z", 2)),
+      (std::vector<std::string>{"dev-a-2@2026-11-30T08:10:00.250Z/43=10", "dev-a-3@2026-11-30T08:10:00.250Z/42=620"}));
   // `since` one millisecond later excludes the 08:10:00.250 captures.
-  EXPECT_TRUE(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "2026-11-30T08:10:00.251Z", 0)).empty());
+  EXPECT_TRUE(
+      Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "2026-11-30T08:10:00.251Z", 0)).empty());
   EXPECT_EQ(Points(store_->ProcessHistory("dev-b", "surfaceflinger", "total_kb", "", 0)),
             (std::vector<std::string>{"dev-b-1@2026-11-30T08:05:00.000Z/42=900"}));
   EXPECT_TRUE(Points(store_->ProcessHistory("dev-b", "system_server", "total_kb", "", 0)).empty());
   EXPECT_TRUE(Points(store_->ProcessHistory("dev-z", "surfaceflinger", "total_kb", "", 0)).empty());
-  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 0)),
-            (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
-                                      "dev-a-2@2026-11-30T08:10:00.250Z/0=9100",
-                                      "dev-a-3@2026-11-30T08:10:00.250Z/0=9200"}));
+  EXPECT_EQ(
+      Points(store_->DeviceHistory("dev-a", "total_kb", "", 0)),
+      (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000", "dev-a-2@2026-11-30T08:10:00.250Z/0=9100",
+                                "dev-a-3@2026-11-30T08:10:00.250Z/0=9200"}));
 }
 
 TEST_F(ProcessSamplesMigrationTest, FleetAndCaptureFiguresAnswerWhatVersion14Stored) {
@@ -190,9 +193,9 @@ TEST_F(ProcessSamplesMigrationTest, MigratedRowsGoWithTheirCaptureAndAreReplaced
   replacement.processes[42].name = "surfaceflinger";
   replacement.processes[42].total_kb = 711;
   ASSERT_TRUE(store_->ReplaceReport("dev-a-2", replacement, "{}").ok());
-  EXPECT_EQ(Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0)),
-            (std::vector<std::string>{"dev-a-2@2026-11-30T08:10:00.250Z/42=711",
-                                      "dev-a-3@2026-11-30T08:10:00.250Z/42=720"}));
+  EXPECT_EQ(
+      Points(store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0)),
+      (std::vector<std::string>{"dev-a-2@2026-11-30T08:10:00.250Z/42=711", "dev-a-3@2026-11-30T08:10:00.250Z/42=720"}));
   EXPECT_TRUE(Points(store_->ProcessHistory("dev-a", "system_server", "total_kb", "", 0)).empty());
   absl::StatusOr<Store::Stats> stats = store_->GetStats();
   ASSERT_TRUE(stats.ok()) << stats.status();
@@ -207,9 +210,12 @@ class Version15TiesTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
     store_ = OpenOldFile(dir_.path() + "/memfleet.db", 15, [](SqliteDb& db) {
-      InsertVersion14Capture(db, "dev-a", "dev-a-1", "2026-11-30T08:00:00.000Z", 9000, {{42, "surfaceflinger", 700, 600}});
-      InsertVersion14Capture(db, "dev-a", "dev-a-9", "2026-11-30T08:10:00.250Z", 9900, {{42, "surfaceflinger", 790, 690}});
-      InsertVersion14Capture(db, "dev-a", "dev-a-5", "2026-11-30T08:10:00.250Z", 9500, {{42, "surfaceflinger", 750, 650}});
+      InsertVersion14Capture(db, "dev-a", "dev-a-1", "2026-11-30T08:00:00.000Z", 9000,
+                             {{42, "surfaceflinger", 700, 600}});
+      InsertVersion14Capture(db, "dev-a", "dev-a-9", "2026-11-30T08:10:00.250Z", 9900,
+                             {{42, "surfaceflinger", 790, 690}});
+      InsertVersion14Capture(db, "dev-a", "dev-a-5", "2026-11-30T08:10:00.250Z", 9500,
+                             {{42, "surfaceflinger", 750, 650}});
       ExecOrDie(db, "UPDATE captures SET build_fingerprint = CASE capture_id WHEN 'dev-a-1' THEN 'old' ELSE 'new' END");
     });
     ASSERT_NE(store_, nullptr);
@@ -220,13 +226,13 @@ class Version15TiesTest : public ::testing::Test {
 };
 
 TEST_F(Version15TiesTest, TiesOnTimeStillGoToTheCaptureIdOrder) {
-  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 0)),
-            (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000",
-                                      "dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
-                                      "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
-  EXPECT_EQ(Points(store_->DeviceHistory("dev-a", "total_kb", "", 2)),  // the newest two
-            (std::vector<std::string>{"dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
-                                      "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
+  EXPECT_EQ(
+      Points(store_->DeviceHistory("dev-a", "total_kb", "", 0)),
+      (std::vector<std::string>{"dev-a-1@2026-11-30T08:00:00.000Z/0=9000", "dev-a-5@2026-11-30T08:10:00.250Z/0=9500",
+                                "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
+  EXPECT_EQ(
+      Points(store_->DeviceHistory("dev-a", "total_kb", "", 2)),  // the newest two
+      (std::vector<std::string>{"dev-a-5@2026-11-30T08:10:00.250Z/0=9500", "dev-a-9@2026-11-30T08:10:00.250Z/0=9900"}));
   absl::StatusOr<std::vector<FleetValueRow>> fleet = store_->LatestPerDevice("total_kb", "");
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   ASSERT_EQ(fleet->size(), 1u);

@@ -1,9 +1,9 @@
-// EXPLAIN QUERY PLAN of the exact statements the store (storage/sql_store.h) runs on SQLite for its hot queries (ExplainHotQuery), on a
-// file database shaped like a fleet — many devices, many captures per device, many processes per
-// capture — both as a fresh server leaves it (no statistics) and after ANALYZE, when SQLite's planner
-// weighs the indexes by real row counts and could prefer a scan. The fleet queries must stay one index
-// probe per device, the trend one index range already in time order (no sort), at any database size:
-// that is what keeps them at milliseconds on 100 devices x 30 days (bench/query_benchmark.cc).
+// EXPLAIN QUERY PLAN of the exact statements the store (storage/sql_store.h) runs on SQLite for its hot queries
+// (ExplainHotQuery), on a file database shaped like a fleet — many devices, many captures per device, many processes
+// per capture — both as a fresh server leaves it (no statistics) and after ANALYZE, when SQLite's planner weighs the
+// indexes by real row counts and could prefer a scan. The fleet queries must stay one index probe per device, the trend
+// one index range already in time order (no sort), at any database size: that is what keeps them at milliseconds on 100
+// devices x 30 days (bench/query_benchmark.cc).
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -70,7 +70,8 @@ std::vector<std::string> Sorts(const std::vector<std::string>& plan) {
 std::string TimeOf(int i) {
   const int minutes = i * 10;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "2024-05-%02dT%02d:%02d:00.000Z", 1 + minutes / 1440, (minutes / 60) % 24, minutes % 60);
+  std::snprintf(buf, sizeof buf, "2024-05-%02dT%02d:%02d:00.000Z", 1 + minutes / 1440, (minutes / 60) % 24,
+                minutes % 60);
   return buf;
 }
 
@@ -146,8 +147,8 @@ TEST_P(QueryPlanOnFleetTest, ProcessTrendIsOneIndexRangeInTimeOrder) {
   // The range is bounded by device (and `since` and the page's end), not a filter over other devices' rows:
   // the device's range of its reports' time index (schema version 19: each report row carries its process
   // block), walked newest first, a tie sorted by capture id.
-  EXPECT_TRUE(Mentions(plan, std::string("USING INDEX ") + kLatestReportIndex +
-                                 " (device_id=? AND captured_at>? AND captured_at<?)"))
+  EXPECT_TRUE(Mentions(
+      plan, std::string("USING INDEX ") + kLatestReportIndex + " (device_id=? AND captured_at>? AND captured_at<?)"))
       << Join(plan);
   EXPECT_TRUE(FullScans(plan).empty()) << Join(plan);
   EXPECT_TRUE(Sorts(plan).empty()) << Join(plan);
@@ -189,8 +190,8 @@ TEST_P(QueryPlanOnFleetTest, ReportAtTimeIsOneProbeOfTheCapturesIndex) {
 
 // The plans above are of the statements that answer: check those answers on this database too.
 TEST_P(QueryPlanOnFleetTest, TheExplainedStatementsAnswerCorrectly) {
-  absl::StatusOr<std::vector<HistoryRow>> trend = store_->ProcessHistory("dev-7", "surfaceflinger", "total_kb",
-                                                                         TimeOf(kCapturesPerDevice - 10), 0);
+  absl::StatusOr<std::vector<HistoryRow>> trend =
+      store_->ProcessHistory("dev-7", "surfaceflinger", "total_kb", TimeOf(kCapturesPerDevice - 10), 0);
   ASSERT_TRUE(trend.ok()) << trend.status();
   ASSERT_EQ(trend->size(), 10u);  // captures 50..59
   EXPECT_EQ(trend->front().capture_id, "dev-7-50");

@@ -95,7 +95,6 @@ void ExpectLatestSchema(SqliteDb& db) {
   for (const char* table : {"process_samples", "device_process_names", "device_numbers"}) {
     EXPECT_FALSE(HasObject(db, "table", table)) << table;
   }
-
 }
 
 class SchemaTest : public ::testing::Test {

@@ -211,7 +211,8 @@ TEST(SqliteDbOpenTest, GarbageFileIsDataLoss) {
 
 TEST(SqlFirstWordsTest, CollapsesWhitespaceAndShortens) {
   EXPECT_EQ(SqlFirstWords("SELECT 1"), "SELECT 1");
-  EXPECT_EQ(SqlFirstWords("  INSERT\n  INTO   captures (a, b, c) VALUES (1, 2, 3)"), "INSERT INTO captures (a, b, c) ...");
+  EXPECT_EQ(SqlFirstWords("  INSERT\n  INTO   captures (a, b, c) VALUES (1, 2, 3)"),
+            "INSERT INTO captures (a, b, c) ...");
   EXPECT_EQ(SqlFirstWords(""), "");
 }
 

@@ -61,8 +61,8 @@ Report MakeReport(const std::string& device_id, const std::string& captured_at, 
   return r;
 }
 
-CaptureRecord MakeCapture(const std::string& capture_id, const std::string& device_id,
-                          const std::string& captured_at, std::optional<int64_t> total_kb = 1'000'000) {
+CaptureRecord MakeCapture(const std::string& capture_id, const std::string& device_id, const std::string& captured_at,
+                          std::optional<int64_t> total_kb = 1'000'000) {
   CaptureRecord c;
   c.capture_id = capture_id;
   c.device_id = device_id;
@@ -311,8 +311,7 @@ TEST_P(StoreTest, TheSameCaptureIdOfAnotherDeviceIsNotADuplicate) {
   Put(MakeCapture("cap-1", "dev-1", At(10), 111));
   absl::StatusOr<bool> other = store_->PutCapture(MakeCapture("cap-1", "dev-2", At(11), 222));
   EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists) << other.status();
-  EXPECT_NE(other.status().message().find("already stored for device \"dev-1\""), std::string::npos)
-      << other.status();
+  EXPECT_NE(other.status().message().find("already stored for device \"dev-1\""), std::string::npos) << other.status();
 
   absl::StatusOr<std::optional<std::string>> owner = store_->CaptureDevice("cap-1");
   ASSERT_TRUE(owner.ok()) << owner.status();
@@ -487,12 +486,12 @@ TEST_P(StoreTest, MetricWhitelistRejectsInjectionAndNonFigures) {
   ASSERT_TRUE(still_there.ok()) << still_there.status();
   EXPECT_TRUE(*still_there);
   // Every whitelisted process figure works.
-  for (const char* metric : {"total_kb", "pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb",
-                             "native_graphics_kb", "non_graphics_kb", "graphics_dma_kb"}) {
+  for (const char* metric : {"total_kb", "pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "native_graphics_kb",
+                             "non_graphics_kb", "graphics_dma_kb"}) {
     EXPECT_TRUE(store_->ProcessHistory("dev-1", "surfaceflinger", metric, "", 0).ok()) << metric;
   }
-  for (const char* metric : {"ddr_kb", "mem_total_kb", "gcma_kb", "static_reserved_kb", "kernel_cma_kb",
-                             "kernel_kb", "processes_kb", "total_kb"}) {
+  for (const char* metric : {"ddr_kb", "mem_total_kb", "gcma_kb", "static_reserved_kb", "kernel_cma_kb", "kernel_kb",
+                             "processes_kb", "total_kb"}) {
     EXPECT_TRUE(store_->LatestPerDevice(metric, "").ok()) << metric;
   }
 }
@@ -550,7 +549,7 @@ TEST_P(StoreTest, ReplaceReportSwapsReportAndProcessRows) {
   absl::StatusOr<std::optional<StoredReport>> r = store_->GetReportByCapture("cap-1");
   ASSERT_TRUE(r.ok() && r->has_value());
   EXPECT_EQ((*r)->report_json, "{\"v\":2}");
-  EXPECT_EQ((*r)->device_id, "dev-1");        // the capture's identity, not the report's
+  EXPECT_EQ((*r)->device_id, "dev-1");  // the capture's identity, not the report's
   EXPECT_EQ((*r)->captured_at, At(10));
   absl::StatusOr<std::vector<FleetValueRow>> total = store_->LatestPerDevice("total_kb", "");
   ASSERT_TRUE(total.ok());
@@ -579,12 +578,14 @@ TEST_P(StoreTest, ForEachRawCaptureIsOldestFirstAndMayReplaceReports) {
   absl::Status s = store_->ForEachRawCapture("", [&](const Store::RawCapture& raw) {
     seen.push_back(raw.capture_id);
     EXPECT_EQ(raw.raw_blob, std::string("\x1f\x8b\x00\xff", 4) + raw.capture_id);
-    EXPECT_TRUE(store_->ReplaceReport(raw.capture_id, MakeReport(raw.device_id, raw.captured_at, 7), "{\"re\":1}").ok());
+    EXPECT_TRUE(
+        store_->ReplaceReport(raw.capture_id, MakeReport(raw.device_id, raw.captured_at, 7), "{\"re\":1}").ok());
   });
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(seen, (std::vector<std::string>{"early", "middle", "late"}));
   seen.clear();
-  ASSERT_TRUE(store_->ForEachRawCapture("dev-1", [&](const Store::RawCapture& raw) { seen.push_back(raw.capture_id); }).ok());
+  ASSERT_TRUE(
+      store_->ForEachRawCapture("dev-1", [&](const Store::RawCapture& raw) { seen.push_back(raw.capture_id); }).ok());
   EXPECT_EQ(seen, (std::vector<std::string>{"early", "late"}));
   absl::StatusOr<std::optional<StoredReport>> r = store_->GetReportByCapture("middle");
   ASSERT_TRUE(r.ok() && r->has_value());
@@ -793,9 +794,8 @@ TEST_P(StoreTest, ConcurrentWritersAndReaders) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        absl::StatusOr<bool> ok =
-            store_->PutCapture(MakeCapture("t" + std::to_string(t) + "-" + std::to_string(i),
-                                           "dev-" + std::to_string(t), At(i / 60, i % 60)));
+        absl::StatusOr<bool> ok = store_->PutCapture(MakeCapture("t" + std::to_string(t) + "-" + std::to_string(i),
+                                                                 "dev-" + std::to_string(t), At(i / 60, i % 60)));
         if (!ok.ok() || !*ok) ++failures;
         if (!store_->LatestPerDevice("total_kb", "").ok()) ++failures;
       }
@@ -821,9 +821,11 @@ TEST(SqliteStoreMemoryTest, InMemoryDatabaseWorks) {
   EXPECT_EQ((*r)->capture_id, "cap-1");
   // Reads share the writer's connection here; the callback still may write.
   EXPECT_TRUE((*store)
-                  ->ForEachRawCapture("", [&](const Store::RawCapture& raw) {
-                    EXPECT_TRUE((*store)->ReplaceReport(raw.capture_id, MakeReport("dev-1", At(10), 1), "{}").ok());
-                  })
+                  ->ForEachRawCapture(
+                      "",
+                      [&](const Store::RawCapture& raw) {
+                        EXPECT_TRUE((*store)->ReplaceReport(raw.capture_id, MakeReport("dev-1", At(10), 1), "{}").ok());
+                      })
                   .ok());
   EXPECT_EQ(OpenSqliteStore("").status().code(), absl::StatusCode::kInvalidArgument);
 }
@@ -871,7 +873,9 @@ class QueryPlanTest : public SqliteStoreTest {
 TEST_F(QueryPlanTest, ProcessTrendIsTheDevicesRangeOfReportsInTimeOrder) {
   absl::StatusOr<std::vector<std::string>> plan = store_->ExplainHotQuery(HotQuery::kProcessTrend);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_TRUE(Mentions(*plan, "USING INDEX device_reports_by_device_time (device_id=? AND captured_at>? AND captured_at<?)")) << Join(*plan);
+  EXPECT_TRUE(
+      Mentions(*plan, "USING INDEX device_reports_by_device_time (device_id=? AND captured_at>? AND captured_at<?)"))
+      << Join(*plan);
   EXPECT_FALSE(Mentions(*plan, "SCAN")) << Join(*plan);
   // In captured_at order already: only the rows of one time are sorted by capture_id.
   EXPECT_FALSE(Mentions(*plan, "USE TEMP B-TREE FOR ORDER BY")) << Join(*plan);

@@ -36,7 +36,8 @@ json Expected(const std::string& capture) {
 }
 
 report::Report ReportOf(const std::string& capture) {
-  absl::StatusOr<report::Report> r = report::ReportFromJson(testing::ReadTestData("captures/" + capture + "/expected.json"));
+  absl::StatusOr<report::Report> r =
+      report::ReportFromJson(testing::ReadTestData("captures/" + capture + "/expected.json"));
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : report::Report();
 }
@@ -231,7 +232,8 @@ TEST(FleetPageTest, SparklinesScaleTheWeekAndLeaveGapsForUnknownTotals) {
             "<polyline fill=\"none\" stroke=\"#1f77b4\" points=\"2.0,22.0 60.0,2.0 118.0,12.0\"/></svg>");
   const std::string gap = SparklineSvg({100, std::nullopt, 300});
   EXPECT_NE(gap.find("points=\"2.0,22.0\"/><polyline fill=\"none\" stroke=\"#1f77b4\" points=\"118.0,2.0\""),
-            std::string::npos) << gap;
+            std::string::npos)
+      << gap;
   EXPECT_NE(SparklineSvg({5, 5}).find("points=\"2.0,12.0 118.0,12.0\""), std::string::npos) << "flat: the middle";
   EXPECT_NE(SparklineSvg({INT64_MIN, INT64_MAX}).find("points=\"2.0,22.0 118.0,2.0\""), std::string::npos);
   EXPECT_EQ(SparklineSvg({std::nullopt}), "");
@@ -252,9 +254,12 @@ TEST(DevicePageTest, TotalTrendAndCapturesByTime) {
   EXPECT_NE(html.find("<h2>Total over the last 7 days</h2>"), std::string::npos);
   EXPECT_NE(html.find("<title>total_kb on qcom-sm8450</title>"), std::string::npos);
   EXPECT_EQ(html.find("<?xml"), std::string::npos);
-  const size_t newest = html.find("<tr class=\"this\"><td><a href=\"/device/qcom-sm8450?at=2026-11-30T09%3A00%3A00.000Z\">");
-  const size_t unknown = html.find("?at=2026-11-30T08%3A30%3A00.000Z\">2026-11-30T08:30:00.000Z</a></td><td class=\"num unset\">-</td>");
-  const size_t oldest = html.find("?at=2026-11-30T08%3A00%3A00.000Z\">2026-11-30T08:00:00.000Z</a></td><td class=\"num\">3,500,000");
+  const size_t newest =
+      html.find("<tr class=\"this\"><td><a href=\"/device/qcom-sm8450?at=2026-11-30T09%3A00%3A00.000Z\">");
+  const size_t unknown =
+      html.find("?at=2026-11-30T08%3A30%3A00.000Z\">2026-11-30T08:30:00.000Z</a></td><td class=\"num unset\">-</td>");
+  const size_t oldest =
+      html.find("?at=2026-11-30T08%3A00%3A00.000Z\">2026-11-30T08:00:00.000Z</a></td><td class=\"num\">3,500,000");
   ASSERT_NE(newest, std::string::npos) << html;
   ASSERT_NE(unknown, std::string::npos);
   ASSERT_NE(oldest, std::string::npos);
@@ -324,7 +329,8 @@ TEST(DevicePageTest, ProcessLinksAreShortWhateverTheNameIsLong) {
   std::string name = "/system/bin/indexer";
   while (name.size() < 6000) name += " --path=/data/\xe2\x98\x83/" + std::to_string(name.size());
   r.processes.begin()->second.name = name;
-  const std::string html = RenderDevicePage(Input(DeviceOf("qcom-sm8450"), r, "qcom-sm8450:17", "2026-11-30T08:00:00Z"));
+  const std::string html =
+      RenderDevicePage(Input(DeviceOf("qcom-sm8450"), r, "qcom-sm8450:17", "2026-11-30T08:00:00Z"));
   const std::string link = "<a href=\"/device/qcom-sm8450/capture/qcom-sm8450%3A17/process/" + ProcessKey(name) + "\">";
   const size_t at = html.find(link);
   ASSERT_NE(at, std::string::npos) << "the link by capture and name key";
@@ -426,7 +432,8 @@ TEST(BaselinesPageTest, BudgetsOverComeFirstWorstExcessFirstAndTextIsEscaped) {
   EXPECT_LT(department, slightly) << "the larger excess (2,500 kB) first";
   EXPECT_LT(slightly, html.find("<h2>Within budget"));
   EXPECT_GT(within, html.find("<h2>Within budget"));
-  EXPECT_NE(html.find("<td class=\"num\">2 of 3 (+1 unknown)</td>"), std::string::npos) << "as the CLI and the fleet groups";
+  EXPECT_NE(html.find("<td class=\"num\">2 of 3 (+1 unknown)</td>"), std::string::npos)
+      << "as the CLI and the fleet groups";
   EXPECT_NE(html.find("<td class=\"num\">1 of 4</td>"), std::string::npos) << "no unknown: no note";
   EXPECT_NE(html.find("7,500 on <a href=\"/device/%3Cd3%3E\">&lt;d3&gt;</a>"), std::string::npos) << html;
   EXPECT_NE(html.find("<td class=\"num\">-100</td>"), std::string::npos) << "headroom shows as a negative excess";

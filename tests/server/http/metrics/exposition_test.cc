@@ -18,10 +18,14 @@ TEST(ExpositionTest, LabelValuesEscapeBackslashQuoteAndNewline) {
 TEST(ExpositionTest, ControlsAndBidiFormattingAreWrittenAsVisibleEscapes) {
   EXPECT_EQ(EscapeLabelValue("abc\xe2\x80\xaegpj.exe"), "abc\\\\u202egpj.exe") << "U+202E RLO";
   EXPECT_EQ(EscapeLabelValue("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad"),
-            "\\\\u202a\\\\u202b\\\\u202c\\\\u202d") << "LRE RLE PDF LRO";
+            "\\\\u202a\\\\u202b\\\\u202c\\\\u202d")
+      << "LRE RLE PDF LRO";
   EXPECT_EQ(EscapeLabelValue("\xe2\x81\xa6x\xe2\x81\xa9"), "\\\\u2066x\\\\u2069") << "LRI, PDI";
   EXPECT_EQ(EscapeLabelValue("\xe2\x80\x8f\xd8\x9c\xe2\x80\xa8"), "\\\\u200f\\\\u061c\\\\u2028") << "RLM ALM LS";
-  EXPECT_EQ(EscapeLabelValue("\xc2\x9b" "2J"), "\\\\u009b2J") << "C1 CSI";
+  EXPECT_EQ(EscapeLabelValue("\xc2\x9b"
+                             "2J"),
+            "\\\\u009b2J")
+      << "C1 CSI";
   EXPECT_EQ(EscapeLabelValue("tab\tand\rcr\x1b[0m\x7f"), "tab\\\\x09and\\\\x0dcr\\\\x1b[0m\\\\x7f");
   EXPECT_EQ(EscapeLabelValue(std::string("a\0b", 3)), "a\\\\x00b");
   EXPECT_EQ(EscapeLabelValue("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"), "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d")

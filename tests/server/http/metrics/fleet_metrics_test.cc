@@ -38,7 +38,8 @@ json Expected(const std::string& capture) {
 }
 
 DeviceMetricsRow RowOf(const std::string& capture, size_t top_processes) {
-  absl::StatusOr<report::Report> r = report::ReportFromJson(testing::ReadTestData("captures/" + capture + "/expected.json"));
+  absl::StatusOr<report::Report> r =
+      report::ReportFromJson(testing::ReadTestData("captures/" + capture + "/expected.json"));
   EXPECT_TRUE(r.ok()) << r.status();
   DeviceMetricsRow row;
   row.device_id = capture;
@@ -131,9 +132,10 @@ TEST(FleetMetricsTest, DeviceLabelsCarryModelPlatformAndBuild) {
   const std::vector<PromSample> samples = ParsePrometheusText(RenderAll(20));
   for (const std::string& c : kCaptures) {
     const std::string platform = Expected(c)["platform"];
-    EXPECT_EQ(FindSample(samples, "memfleet_device_up",
-                         {{"device_id", c}, {"model", "model of " + c}, {"platform", platform}, {"build", "build/" + c}}),
-              1.0)
+    EXPECT_EQ(
+        FindSample(samples, "memfleet_device_up",
+                   {{"device_id", c}, {"model", "model of " + c}, {"platform", platform}, {"build", "build/" + c}}),
+        1.0)
         << c;
     EXPECT_EQ(FindSample(samples, "memfleet_device_last_capture_timestamp_seconds", {{"device_id", c}}), 1764892800.0);
     EXPECT_EQ(FindSample(samples, "memfleet_device_dropped_captures_total", {{"device_id", c}}), 0.0);
@@ -170,7 +172,8 @@ TEST(FleetMetricsTest, AppSummaryOnlyWhenAskedAndOnlyWithFullSmaps) {
   RenderInput in;
   in.app_summary = true;
   for (const std::string& c : kCaptures) {
-    absl::StatusOr<report::Report> r = report::ReportFromJson(testing::ReadTestData("captures/" + c + "/expected.json"));
+    absl::StatusOr<report::Report> r =
+        report::ReportFromJson(testing::ReadTestData("captures/" + c + "/expected.json"));
     ASSERT_TRUE(r.ok()) << r.status();
     const json heaps = json::parse(testing::ReadTestData("captures/" + c + "/expected-heaps.json"))["processes"];
     for (auto& [pid, p] : r->processes) {
@@ -234,7 +237,8 @@ TEST(FleetMetricsTest, TopProcessesAreTheBiggestTotalsOfEachDevice) {
     for (size_t i = 0; i < totals.size() && i < 3; ++i) expected_names.insert(totals[i].second);
     std::set<std::string> names;
     for (const PromSample& s : samples) {
-      if (s.name == "memfleet_process_memory_bytes" && s.labels.at("device_id") == c) names.insert(s.labels.at("process"));
+      if (s.name == "memfleet_process_memory_bytes" && s.labels.at("device_id") == c)
+        names.insert(s.labels.at("process"));
     }
     if (totals.size() >= 3) {
       EXPECT_EQ(names, expected_names) << c;
@@ -275,7 +279,8 @@ TEST(FleetMetricsTest, HostileDeviceTextStaysInsideItsLabel) {
   row.figures = DeviceFigures();
   row.figures->platform = "qcom";
   row.figures->total_kb = 1;
-  row.figures->top_processes.push_back({"name\nwith \"quotes\"", 1, 2, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt});
+  row.figures->top_processes.push_back(
+      {"name\nwith \"quotes\"", 1, 2, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt});
   in.devices.push_back(row);
   const std::string text = RenderFleetMetrics(in);
   EXPECT_NE(text.find("memfleet_device_up{device_id=\"phone\\\"} 1\\nmemfleet_device_up{device_id=\\\"x\","
