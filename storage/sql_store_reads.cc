@@ -239,7 +239,12 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
                     }
                     for (auto s = named->rbegin(); s != named->rend(); ++s) {
                       if (limit != 0 && points.size() >= limit) break;
-                      points.push_back({before_id, before_at, static_cast<int>(s->pid), s->figures[figure]});
+                      HistoryRow point;
+                      point.capture_id = before_id;
+                      point.captured_at = before_at;
+                      point.pid = static_cast<int>(s->pid);
+                      point.value_kb = s->figures[figure];
+                      points.push_back(std::move(point));
                     }
                   })
             .status());
