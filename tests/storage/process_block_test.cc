@@ -94,7 +94,7 @@ TEST(ProcessBlockTest, DamagedBlocksAreDataLoss) {
   };
   for (const std::string& block : damaged) {
     absl::StatusOr<std::vector<ProcessSample>> back = DecodeProcessBlock(block);
-    ASSERT_FALSE(back.ok()) << testing::PrintToString(block);
+    ASSERT_FALSE(back.ok()) << ::testing::PrintToString(block);
     EXPECT_EQ(back.status().code(), absl::StatusCode::kDataLoss) << back.status();
   }
 }
