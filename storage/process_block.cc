@@ -16,7 +16,9 @@ constexpr char kFormat = 1;
 // Per process: the name's number as the difference from the previous process's (blocks are sorted by
 // it), the pid (zigzag), a mask of the figures present (bit i: figure i), then each present figure (zigzag).
 void AppendSample(std::string& out, const ProcessSample& s, int64_t previous_name_no) {
-  AppendVarint(out, ZigZag(s.name_no - previous_name_no));
+  // Wraps as ReadSamples adds it back: a block decoded from damaged bytes may hold any two name numbers.
+  AppendVarint(
+      out, ZigZag(static_cast<int64_t>(static_cast<uint64_t>(s.name_no) - static_cast<uint64_t>(previous_name_no))));
   AppendVarint(out, ZigZag(s.pid));
   uint64_t mask = 0;
   for (size_t i = 0; i < kProcessFigureCount; ++i) {
@@ -42,6 +44,7 @@ absl::Status ReadSamples(std::string_view block, const Fn& fn) {
   // Each sample takes at least three bytes: a count beyond that is a lie, not an allocation to make.
   if (!count.has_value() || *count > block.size() / 3) return Corrupt("bad process count");
   int64_t name_no = 0;
+  int64_t pid_no = 0;
   for (uint64_t n = 0; n < *count; ++n) {
     ProcessSample s;
     std::optional<uint64_t> name_delta = ReadVarint(block);
@@ -51,9 +54,12 @@ absl::Status ReadSamples(std::string_view block, const Fn& fn) {
     if (*mask >> kProcessFigureCount != 0) return Corrupt("unknown figure");
     // Wraps rather than overflows on a damaged delta; the order check below then fails it.
     s.name_no = static_cast<int64_t>(static_cast<uint64_t>(name_no) + static_cast<uint64_t>(UnZigZag(*name_delta)));
-    if (n > 0 && s.name_no < name_no) return Corrupt("out of order");
-    name_no = s.name_no;
     s.pid = UnZigZag(*pid);
+    // EncodeProcessBlock writes samples sorted by (name, pid), a pid once: any other order is damage, and
+    // accepting it would give a block that does not encode back to itself.
+    if (n > 0 && std::tie(s.name_no, s.pid) <= std::tie(name_no, pid_no)) return Corrupt("out of order");
+    name_no = s.name_no;
+    pid_no = s.pid;
     for (size_t i = 0; i < kProcessFigureCount; ++i) {
       if ((*mask >> i & 1) == 0) continue;
       std::optional<uint64_t> figure = ReadVarint(block);
