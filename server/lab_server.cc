@@ -121,6 +121,7 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
   if (!credentials.ok()) return credentials.status();
   std::unique_ptr<LabServer> s(new LabServer());
+  s->heap_ = std::make_unique<HeapPolicy>(options.heap);
   s->store_ = std::move(store);
   s->authorizer_ = std::make_unique<security::Authorizer>(
       *s->store_, security::AuthorizerOptions{token_rule.grpc, !options.client_ca_file.empty()});
@@ -261,6 +262,7 @@ void LabServer::Stop() {
   }
   if (pool_ != nullptr) pool_->Shutdown();
   if (fleet_ != nullptr) fleet_->Stop();
+  if (heap_ != nullptr) heap_->Stop();
   LogLine("stopped");
   {
     absl::MutexLock lock(&stop_mu_);

@@ -35,6 +35,7 @@
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
 #include "server/fleet/sweep_coordinator.h"
+#include "server/core/heap_policy.h"
 #include "server/core/worker_pool.h"
 #include "storage/store.h"
 
@@ -77,6 +78,9 @@ struct LabServerOptions {
   size_t metrics_top_processes = kDefaultMetricsTopProcesses;  // per device
   bool metrics_app_summary = false;  // the top processes' App Summary on /metrics (--metrics-app-summary)
   bool dashboard = false;            // the browser dashboard on the HTTP port too (docs/dashboard.md)
+  // The malloc heap's arenas and trims (server/core/heap_policy.h), set before the server's threads start
+  // and stopped with it; tests inject the trim and its clock.
+  HeapPolicyOptions heap;
 };
 
 class LabServer {
@@ -111,7 +115,7 @@ class LabServer {
   size_t agent_streams_waiting_for_hello() const { return ingest_->streams_waiting_for_hello(); }
 
   // Graceful stop: no new agent streams, open streams cancelled (in-flight captures still stored),
-  // RPCs given shutdown_grace to finish, the worker pool drained, running sweeps ended.
+  // RPCs given shutdown_grace to finish, the worker pool drained, running sweeps ended, heap trims over.
   void Stop() ABSL_LOCKS_EXCLUDED(stop_mu_);
   // Blocks until Stop has been called (from another thread) and completed.
   void Wait() ABSL_LOCKS_EXCLUDED(stop_mu_);
@@ -120,6 +124,7 @@ class LabServer {
   LabServer() = default;
   absl::Status StartHttp(const LabServerOptions& options, bool require_tokens);
 
+  std::unique_ptr<HeapPolicy> heap_;  // first: set before the other parts start their threads
   std::unique_ptr<storage::Store> store_;
   metrics::ServerCounters counters_;  // counted by the ingest (so it outlives it), shown on /metrics
   std::unique_ptr<security::Authorizer> authorizer_;

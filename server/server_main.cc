@@ -15,13 +15,8 @@
 // main() only parses flags and wires a LabServer (lab_server.h).
 #include <pthread.h>
 #include <signal.h>
-#include <cstdlib>  // defines __GLIBC__ (features.h) on glibc
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -257,30 +252,9 @@ int RunMigrate(const MigrateArgs& args) {
   return check->ok() ? memfleet::kExitOk : memfleet::kExitFailed;
 }
 
-// glibc gives each thread that allocates an arena of its own (up to 8 a core), and the pages an arena once
-// touched stay resident. A capture passes between threads (gRPC's reads it, a worker accounts it, the
-// writer stores it): at 5,000 agents and a sweep the heap held 2.0x the bytes in use with an arena a
-// thread, 1.5x with two (docs/performance.md, "Memory").
-void LimitMallocArenas() {
-#if defined(__GLIBC__)
-  mallopt(M_ARENA_MAX, 2);
-#endif
-}
-
-// Even so the freed pages inside the arenas stay resident: at 5,000 agents and a sweep the two arenas held
-// 581 MB for 335 MB in use. Handed back to the kernel once a second, the resident heap follows what is in
-// use (docs/performance.md, "Memory").
-constexpr timespec kHeapTrimPeriod{1, 0};
-void ReturnFreeHeapPages() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  LimitMallocArenas();
   CLI::App app{
       "memfleet-server: receives captures from memfleet agents, runs the memory accounting engine on "
       "them, stores captures and reports in SQLite or PostgreSQL and answers the memfleet CLI."};
@@ -535,10 +509,7 @@ int main(int argc, char** argv) {
   }
 
   int signal_number = -1;
-  while (signal_number < 0) {
-    signal_number = sigtimedwait(&stop_signals, nullptr, &kHeapTrimPeriod);
-    if (signal_number < 0) ReturnFreeHeapPages();  // the period passed (or another signal came)
-  }
+  while (signal_number < 0) signal_number = sigwaitinfo(&stop_signals, nullptr);  // -1: interrupted (EINTR)
   memfleet::server::LogLine(absl::StrCat("received ", signal_number == SIGINT ? "SIGINT" : "SIGTERM", ", stopping"));
   retention_worker.reset();
   (*server)->Stop();

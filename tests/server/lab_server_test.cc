@@ -1,10 +1,11 @@
 // LabServer, the wiring memfleet-server runs: listening (real port for port 0, a port already taken), the
-// security exposure it accepts (beyond loopback: TLS and tokens, or insecure), and a graceful Stop with
-// agents connected and a sweep running.
+// security exposure it accepts (beyond loopback: TLS and tokens, or insecure), a graceful Stop with
+// agents connected and a sweep running, and the heap trims it starts and stops with it.
 #include "server/lab_server.h"
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/security/token_admin.h"
 #include "storage/backends/open_store.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
@@ -188,6 +190,26 @@ TEST(LabServerTest, StopEndsAgentStreamsAndRunningSweepsWithoutWaitingForTheGrac
   EXPECT_EQ(m->capture_now().sweep_id(), last->sweep_id());
   EXPECT_FALSE(agent.Read().has_value());
   (*s)->Stop();  // idempotent
+}
+
+TEST(LabServerTest, TrimsItsHeapOnceAPeriodFromItsStartUntilItStops) {
+  testing::ManualSteadyClock clock;
+  std::atomic<int> trims{0};
+  LabServerOptions options;
+  options.heap.clock = &clock;
+  options.heap.trim = [&trims] { ++trims; };
+  const std::chrono::milliseconds period = options.heap.trim_period;
+  absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start(options);
+  ASSERT_TRUE(s.ok()) << s.status();
+  clock.Advance(period - 1ms);
+  EXPECT_EQ(trims.load(), 0);
+  clock.Advance(1ms);
+  EXPECT_EQ(trims.load(), 1);
+  clock.Advance(period);
+  EXPECT_EQ(trims.load(), 2);
+  (*s)->Stop();
+  clock.Advance(10 * period);
+  EXPECT_EQ(trims.load(), 2) << "a stopped server trims no more";
 }
 
 }  // namespace
