@@ -165,7 +165,8 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   s->queries_ = std::make_unique<QueryService>(*s->store_, *s->store_, s->registry_, *s->sweeps_, *s->pool_,
                                                *s->authorizer_, s->fleet_.get());
   s->baselines_ = std::make_unique<BaselineService>(*s->store_, *s->store_, *s->authorizer_);
-  s->admin_ = std::make_unique<AdminService>(*s->store_, *s->authorizer_, s->registry_, s->fleet_.get());
+  s->admin_ = std::make_unique<AdminService>(*s->store_, *s->store_, *s->store_, *s->authorizer_, s->registry_,
+                                             s->fleet_.get());
 
   grpc::ServerBuilder builder;
   int selected_port = 0;

@@ -31,8 +31,8 @@ grpc::Status AdminService::MintAgentToken(grpc::ServerContext* context, const v1
                                           v1::MintAgentTokenResponse* response) {
   security::Principal principal;
   if (grpc::Status s = Authorize(context, "MintAgentToken", &principal); !s.ok()) return s;
-  absl::StatusOr<security::MintedAgentToken> minted =
-      security::MintAgentToken(store_, request->device_id(), request->current_token(), request->rotate(), NowRfc3339());
+  absl::StatusOr<security::MintedAgentToken> minted = security::MintAgentToken(
+      tokens_, request->device_id(), request->current_token(), request->rotate(), NowRfc3339());
   if (!minted.ok()) return ToGrpcStatus(minted.status());
   // The name only: the secret is the caller's to push, never the log's.
   if (!minted->secret.empty()) {
@@ -61,7 +61,7 @@ grpc::Status AdminService::RetireDevice(grpc::ServerContext* context, const v1::
   if (grpc::Status s = Authorize(context, "RetireDevice", &principal); !s.ok()) return s;
   const std::string& device_id = request->device_id();
   if (absl::Status s = CheckDeviceId(device_id); !s.ok()) return ToGrpcStatus(s);
-  absl::StatusOr<std::optional<storage::DeviceRecord>> device = store_.GetDevice(device_id);
+  absl::StatusOr<std::optional<storage::DeviceRecord>> device = devices_.GetDevice(device_id);
   if (!device.ok()) return ToGrpcStatus(device.status());
   if (!device->has_value()) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("unknown device \"", device_id, "\""));
@@ -74,9 +74,9 @@ grpc::Status AdminService::RetireDevice(grpc::ServerContext* context, const v1::
                         absl::StrCat("device \"", device_id, "\" is online (its agent is connected to ", *server,
                                      "): stop its agent first (memfleet agents stop), then retire it"));
   }
-  absl::StatusOr<bool> retired = store_.RetireDevice(device_id, NowRfc3339());
+  absl::StatusOr<bool> retired = captures_.RetireDevice(device_id, NowRfc3339());
   if (!retired.ok()) return ToGrpcStatus(retired.status());
-  absl::StatusOr<std::optional<storage::DeviceRecord>> now_retired = store_.GetDevice(device_id);
+  absl::StatusOr<std::optional<storage::DeviceRecord>> now_retired = devices_.GetDevice(device_id);
   if (!now_retired.ok()) return ToGrpcStatus(now_retired.status());
   if (!*retired || !now_retired->has_value()) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("device \"", device_id, "\" went meanwhile"));
@@ -84,11 +84,12 @@ grpc::Status AdminService::RetireDevice(grpc::ServerContext* context, const v1::
   response->set_retired_at((*now_retired)->retired_at);
   // A phone that left the farm may not stream again on the token it holds; a retirement that fails here is
   // retried by running it again. An agent deployed back gets a new token (`agents deploy --mint-tokens`).
-  absl::StatusOr<std::vector<std::string>> revoked = security::RevokeDeviceAgentTokens(store_, device_id, NowRfc3339());
+  absl::StatusOr<std::vector<std::string>> revoked =
+      security::RevokeDeviceAgentTokens(tokens_, device_id, NowRfc3339());
   if (!revoked.ok()) return ToGrpcStatus(revoked.status());
   for (const std::string& name : *revoked) response->add_revoked_token_names(name);
   if (request->purge()) {
-    absl::StatusOr<uint64_t> deleted = store_.PurgeDevice(device_id);
+    absl::StatusOr<uint64_t> deleted = captures_.PurgeDevice(device_id);
     if (!deleted.ok()) return ToGrpcStatus(deleted.status());
     response->set_purged(true);
     response->set_captures_deleted(*deleted);
