@@ -152,7 +152,8 @@ class SqlStore : public Store, public FleetStore {
   // also converts it but holds the write lock while it copies the database; returns the bytes the file
   // shrank by (0 when it would have needed a VACUUM it was not allowed). PostgreSQL: VACUUM of the
   // history's tables, which makes their free space reusable by new rows (the files shrink only when
-  // their last pages are free); returns the bytes the database shrank by.
+  // their last pages are free); returns the bytes the database shrank by (0 when other servers' captures
+  // grew it more meanwhile).
   absl::StatusOr<int64_t> ReturnFreePages(bool allow_vacuum);
 
   // Rows of the kinds the Store interfaces cannot count, for a history copied between databases.

@@ -103,7 +103,8 @@ absl::StatusOr<int64_t> SqlStore::ReturnFreePages(bool allow_vacuum) {
     // Not FULL: that rewrites the tables under a lock every server's ingest would wait on.
     MEMFLEET_RETURN_IF_ERROR(db->Exec(kVacuumHistorySql));
     MEMFLEET_ASSIGN_OR_RETURN(int64_t after, QueryInt(*db, "SELECT pg_database_size(current_database())"));
-    return before - after;
+    // Other servers' ingest may grow the database meanwhile: that is not space this call took.
+    return std::max<int64_t>(before - after, 0);
   }
   MEMFLEET_ASSIGN_OR_RETURN(int64_t before, SqliteFileBytes(*db));
   MEMFLEET_ASSIGN_OR_RETURN(int64_t mode, QueryInt(*db, "PRAGMA auto_vacuum"));
@@ -114,7 +115,7 @@ absl::StatusOr<int64_t> SqlStore::ReturnFreePages(bool allow_vacuum) {
     MEMFLEET_RETURN_IF_ERROR(db->Exec("VACUUM"));
   }
   MEMFLEET_ASSIGN_OR_RETURN(int64_t after, SqliteFileBytes(*db));
-  return before - after;
+  return std::max<int64_t>(before - after, 0);
 }
 
 // ---- re-accounting shared between servers (PostgreSQL) ----
