@@ -39,7 +39,6 @@
 #include "server/security/token_admin.h"
 #include "storage/backends/history_migration.h"
 #include "storage/backends/open_store.h"
-#include "storage/sqlite/sqlite_store.h"
 
 namespace {
 
@@ -89,29 +88,15 @@ int64_t WallClockMs() {
       .count();
 }
 
-// Retention deletes through SqlStore (server/history/retention.h): on PostgreSQL its options are refused, never
-// silently ignored. True (after saying so) when `db_path` is PostgreSQL and retention was asked for.
-bool RefuseRetentionOnPostgres(const std::string& db_path, const RetentionArgs& args, bool compact) {
-  if (!memfleet::storage::IsPostgresUri(db_path)) return false;
-  if (compact) {
-    std::cerr << "memfleet-server: compact is not supported with a PostgreSQL database yet\n";
-    return true;
-  }
-  if (args.full_days > 0 || args.hourly_days > 0) {
-    std::cerr << "memfleet-server: " << (args.full_days > 0 ? "--retain-full-days" : "--retain-hourly-days")
-              << " is not supported with a PostgreSQL database yet\n";
-    return true;
-  }
-  return false;
-}
-
 int RunCompact(const std::string& db_path, const RetentionArgs& args) {
-  if (RefuseRetentionOnPostgres(db_path, args, /*compact=*/true)) return memfleet::kExitUsage;
   if (args.full_days <= 0) {
     std::cerr << "memfleet-server: compact: --retain-full-days N is required (the days kept at full resolution)\n";
     return memfleet::kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<memfleet::storage::SqlStore>> store = memfleet::storage::OpenSqliteStore(db_path);
+  // One writer: compaction deletes in one transaction at a time, whatever the backend.
+  memfleet::storage::OpenStoreOptions open;
+  open.writers = 1;
+  absl::StatusOr<std::unique_ptr<memfleet::storage::SqlStore>> store = memfleet::storage::OpenStore(db_path, open);
   if (!store.ok()) {
     std::cerr << "memfleet-server: cannot open the database " << db_path << ": " << store.status().message() << "\n";
     return memfleet::kExitFailed;
@@ -443,7 +428,6 @@ int main(int argc, char** argv) {
   if (*token_cmd) return RunToken(options.db_path, token_add, token_list, token_revoke, token_args);
   if (*compact_cmd) return RunCompact(options.db_path, retention);
   if (reaccount) return RunReaccount(options.db_path);
-  if (RefuseRetentionOnPostgres(options.db_path, retention, /*compact=*/false)) return memfleet::kExitUsage;
   if (options.listen.empty()) {
     std::cerr << "memfleet-server: --listen HOST:PORT is required (e.g. --listen 127.0.0.1:7070)\n";
     return memfleet::kExitUsage;

@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/history/retention_plan.h"
-#include "storage/sqlite/sqlite_store.h"
+#include "storage/sql_store.h"
 
 namespace memfleet::server {
 
@@ -28,8 +28,9 @@ struct RetentionOptions {
   // Captures deleted per transaction: each holds the write lock briefly, so ingest is never blocked for
   // long (a capture's commit waits at most one batch).
   size_t batch = 100;
-  // Give the freed pages back to the file system afterwards (SqlStore::ReturnFreePages), with one
-  // VACUUM if the file predates incremental vacuuming (`allow_vacuum`: it blocks ingest while it runs).
+  // Give the freed pages back afterwards (SqlStore::ReturnFreePages): to the file system on SQLite, with
+  // one VACUUM if the file predates incremental vacuuming (`allow_vacuum`: it blocks ingest while it runs);
+  // to the next captures on PostgreSQL (a plain VACUUM, which ingest does not wait for).
   bool return_free_pages = true;
   bool allow_vacuum = true;
 };

@@ -4,11 +4,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "storage/backends/open_store.h"
 
 namespace memfleet::server {
 
 absl::StatusOr<std::unique_ptr<RetentionWorker>> RetentionWorker::Start(RetentionWorkerOptions options) {
-  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<storage::SqlStore> store, storage::OpenSqliteStore(options.db_path));
+  // Its own connections, whichever backend --db names: one writer, as its deletes are one transaction at a
+  // time.
+  storage::OpenStoreOptions open;
+  open.writers = 1;
+  MEMFLEET_ASSIGN_OR_RETURN(std::unique_ptr<storage::SqlStore> store, storage::OpenStore(options.db_path, open));
   if (!options.now_ms) {
     options.now_ms = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -1,7 +1,9 @@
 // RetentionWorker: the server's background thinning (`memfleet-server --retain-full-days N`): every
-// `interval` on the injected clock, ApplyRetention over its own connection to the database, in small
-// transactions, so ingest (the server's own writer) waits at most one batch for the write lock. Frees
-// pages incrementally; it never runs a blocking VACUUM (`memfleet-server compact` does that once).
+// `interval` on the injected clock, ApplyRetention over its own connection to the database (an SQLite
+// file or PostgreSQL, as --db says), in small transactions, so ingest (the server's own writers) waits at
+// most one batch for a lock. Frees space without blocking ingest: SQLite's incremental vacuum, never its
+// blocking VACUUM (`memfleet-server compact` does that once); PostgreSQL's plain VACUUM, which takes no
+// lock ingest waits on.
 //
 //   absl::StatusOr<std::unique_ptr<RetentionWorker>> w = RetentionWorker::Start(options);
 //
@@ -24,12 +26,12 @@
 #include "server/core/clock.h"
 #include "server/core/task_runner.h"
 #include "server/history/retention.h"
-#include "storage/sqlite/sqlite_store.h"
+#include "storage/sql_store.h"
 
 namespace memfleet::server {
 
 struct RetentionWorkerOptions {
-  std::string db_path;
+  std::string db_path;  // the server's --db: an SQLite file or a postgresql:// URI
   RetentionPolicy policy;
   std::chrono::milliseconds interval = std::chrono::minutes(10);
   SteadyClock* clock = nullptr;     // null: the real steady clock

@@ -1,7 +1,7 @@
 // End to end on PostgreSQL, with the real binaries: two memfleet-server processes on one database of a
 // real PostgreSQL (tests/support/postgres_server.h), as two lab servers sharing it, and memfleet-agent
 // --once on sample capture trees into each. Each stored report equals its tree's expected.json, read
-// through either server. Retention, which PostgreSQL does not have yet, is refused, not ignored.
+// through either server. Retention on PostgreSQL (`compact`, `--retain-*`): retention_integrationtest.cc.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -47,20 +47,6 @@ TEST_F(PostgresPipelineTest, TwoServersOnOneDatabaseStoreReportsThatMatchTheExpe
     testing::ExpectReportMatchesExpected(server->Report("qcom-sm8450"), "qcom-sm8450");
     testing::ExpectReportMatchesExpected(server->Report("mtk-mt6989"), "mtk-mt6989");
   }
-}
-
-TEST_F(PostgresPipelineTest, RetentionIsRefusedNotIgnored) {
-  testing::Subprocess serve(
-      {testing::Bin("memfleet-server"), "--listen", "127.0.0.1:0", "--db", uri_, "--retain-full-days", "30"},
-      dir_.path() + "/serve.log");
-  EXPECT_EQ(serve.WaitExit(std::chrono::seconds(60)), 2) << serve.Log();
-  EXPECT_NE(serve.Log().find("--retain-full-days is not supported with a PostgreSQL database yet"), std::string::npos)
-      << serve.Log();
-  testing::Subprocess compact({testing::Bin("memfleet-server"), "--db", uri_, "compact", "--retain-full-days", "30"},
-                              dir_.path() + "/compact.log");
-  EXPECT_EQ(compact.WaitExit(std::chrono::seconds(60)), 2) << compact.Log();
-  EXPECT_NE(compact.Log().find("compact is not supported with a PostgreSQL database yet"), std::string::npos)
-      << compact.Log();
 }
 
 TEST_F(PostgresPipelineTest, TokensAddedByTheTokenCommandAreInTheDatabase) {

@@ -1,7 +1,8 @@
 // Retention on a farm's history, through the real binaries: `memfleet-server compact` and the background
 // thinning of `memfleet-server --retain-full-days 1 --retain-hourly-days 7` (docs/reliability.md, "What
-// retention keeps"). The history (tests/support/farm_history.h) is two weeks of 5-minute captures of four
-// devices, a keyframe every 64, written into the SQLite file before the binary opens it:
+// retention keeps"), on both backends: `--db` an SQLite file, or a database on a real PostgreSQL
+// (tests/support/store_backends.h). The history (tests/support/farm_history.h) is two weeks of 5-minute
+// captures of four devices, a keyframe every 64, written into the database before the binary opens it:
 //   farm-0..2  capturing until two minutes ago;
 //   farm-quiet silent for nine days: its last capture is not its day's peak and reports another platform
 //              than the ones before, so a deletion of it would move `devices` and `report` back and leave
@@ -33,12 +34,13 @@
 #include "common/utc_time.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "storage/sqlite/sqlite_store.h"
+#include "storage/backends/open_store.h"
 #include "tests/support/farm_history.h"
 #include "tests/support/load_tree.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/server_process.h"
+#include "tests/support/store_backends.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
 
@@ -69,7 +71,7 @@ std::string Utc(int64_t ms) {
   return FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
 
-class RetentionIntegrationTest : public ::testing::Test {
+class RetentionIntegrationTest : public ::testing::TestWithParam<testing::StoreBackend> {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTempDir("memfleet-retention-e2e-");
@@ -103,8 +105,9 @@ class RetentionIntegrationTest : public ::testing::Test {
     ASSERT_FALSE(farm2_last->keyframe_id.empty());
     farm2_last->keyframe_id = shared_keyframe_;
 
-    db_ = dir_ + "/memfleet.db";
-    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(db_);
+    db_ = testing::NewStoreLocation(GetParam(), dir_);
+    ASSERT_FALSE(db_.empty());
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenStore(db_);
     ASSERT_TRUE(store.ok()) << store.status();
     absl::Status written = testing::WriteFarmHistory(**store, plan_);
     ASSERT_TRUE(written.ok()) << written;
@@ -136,7 +139,7 @@ class RetentionIntegrationTest : public ::testing::Test {
 
   // The stored captures of `device`: id -> the keyframe it names ("" for a whole one).
   std::map<std::string, std::string> Stored(const std::string& device) {
-    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(db_);
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenStore(db_);
     EXPECT_TRUE(store.ok()) << store.status();
     std::map<std::string, std::string> ids;
     if (!store.ok()) return ids;
@@ -226,14 +229,14 @@ class RetentionIntegrationTest : public ::testing::Test {
   }
 
   std::string dir_;
-  std::string db_;
+  std::string db_;  // --db: DIR/memfleet.db, or the PostgreSQL database's URI
   int64_t now_ms_ = 0;
   std::vector<FarmCapture> plan_;
   FarmCapture quiet_last_;
   std::string shared_keyframe_;
 };
 
-TEST_F(RetentionIntegrationTest, CompactThinsEveryDeviceKeepsEachLatestAndNamesTheOneItCouldNotFinish) {
+TEST_P(RetentionIntegrationTest, CompactThinsEveryDeviceKeepsEachLatestAndNamesTheOneItCouldNotFinish) {
   const size_t before = Stored("farm-1").size();
   testing::Subprocess dry({testing::Bin("memfleet-server"), "--db", db_, "compact", "--retain-full-days", "1",
                            "--retain-hourly-days", "7", "--dry-run"},
@@ -254,7 +257,7 @@ TEST_F(RetentionIntegrationTest, CompactThinsEveryDeviceKeepsEachLatestAndNamesT
   ExpectFarmThinned();
 
   // The quiet device's facts are still those of its last capture.
-  absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(db_);
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenStore(db_);
   ASSERT_TRUE(store.ok()) << store.status();
   absl::StatusOr<std::optional<storage::StoredReport>> report = (*store)->GetReport("farm-quiet", "");
   ASSERT_TRUE(report.ok() && report->has_value()) << report.status();
@@ -269,8 +272,8 @@ TEST_F(RetentionIntegrationTest, CompactThinsEveryDeviceKeepsEachLatestAndNamesT
   }
 }
 
-TEST_F(RetentionIntegrationTest, TheServersBackgroundThinningDoesTheSameWhileTheServerAnswers) {
-  testing::ServerProcess server(dir_, {"--retain-full-days", "1", "--retain-hourly-days", "7"});
+TEST_P(RetentionIntegrationTest, TheServersBackgroundThinningDoesTheSameWhileTheServerAnswers) {
+  testing::ServerProcess server(dir_, {"--retain-full-days", "1", "--retain-hourly-days", "7"}, db_);
   ASSERT_FALSE(server.address().empty());
   // The worker runs at start: its summary, then the device it could not finish.
   ASSERT_FALSE(server.process().WaitForLine("retention: 4 devices, ", std::chrono::seconds(240)).empty())
@@ -299,6 +302,8 @@ TEST_F(RetentionIntegrationTest, TheServersBackgroundThinningDoesTheSameWhileThe
   EXPECT_EQ(report.value("captured_at", ""), Utc(quiet_last_.at_ms)) << report.dump().substr(0, 300);
   EXPECT_EQ(report.value("platform", ""), "mtk");
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, RetentionIntegrationTest, testing::kBothBackends, testing::StoreBackendName);
 
 // Two devices with agent tokens, one hour of captures each three days back (the moving sample: each
 // capture's total above the one before, so the hour's peak is its last) and one capture now. sim-a answers
@@ -375,7 +380,7 @@ TEST(RetentionPinsIntegrationTest, OnlyASweepsAnswerOutlivesThinningNotAnAgentsL
                                "--retain-full-days", "1", "--retain-hourly-days", "2"},
                               dir + "/compact.log");
   ASSERT_EQ(compact.WaitExit(std::chrono::seconds(120)), 0) << compact.Log();
-  absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(dir + "/memfleet.db");
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenStore(dir + "/memfleet.db");
   ASSERT_TRUE(store.ok()) << store.status();
   std::map<std::string, std::set<std::string>> kept;
   for (const char* device : {"sim-a", "sim-b"}) {

@@ -1,11 +1,13 @@
-// Retention on a real SQLite file (server/history/retention.h): captures of the qcom-sm8450 sample ingested as the
-// server does (engine, delta storage) at simulated times, then thinned. Checks what a dry run leaves
+// Retention on both backends (server/history/retention.h), a real SQLite file and a database on a real
+// PostgreSQL (tests/support/store_backends.h): captures of the qcom-sm8450 sample ingested as the server does
+// (engine, delta storage) at simulated times, then thinned. Checks what a dry run leaves
 // (everything), what a run deletes and keeps (one capture an hour past the full window, the answer to a
 // recorded sweep, keyframes of kept deltas), what pins a capture and what does not (a sweep's labels and
 // a sweep that asked the device do; an agent's labels and a sweep id that never asked it do not), that
 // every kept capture still decodes and re-accounts, that the reports and trends answer for the kept ones,
-// and that the freed pages go back to the file system. Farm-sized histories through the real binaries:
-// tests/integration/retention_integrationtest.cc.
+// and that the freed space is given back: to the file system on SQLite, to new captures on PostgreSQL
+// (VACUUM). Several devices over weeks: farm_retention_test.cc; farm-sized histories through the real
+// binaries: tests/integration/retention_integrationtest.cc.
 #include "server/history/retention.h"
 
 #include <sqlite3.h>
@@ -24,11 +26,13 @@
 #include "server/ingest/capture_ingestor.h"
 #include "server/history/reaccount.h"
 #include "server/history/retention_worker.h"
+#include "storage/backends/open_store.h"
+#include "storage/postgres/pg_connection.h"
 #include "storage/sqlite/sqlite_db.h"
-#include "storage/sqlite/sqlite_store.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/sample_capture.h"
+#include "tests/support/store_backends.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
 
@@ -44,12 +48,13 @@ constexpr int64_t kStartMs = int64_t{1'795'996'800'000};
 constexpr int kCaptures = 3 * 24 * 3;
 constexpr int kSweepSeq = 10;  // 03:20 on the first day, a sweep's capture
 
-class RetentionTest : public ::testing::Test {
+class RetentionTest : public ::testing::TestWithParam<testing::StoreBackend> {
  protected:
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
-    path_ = dir_.path() + "/memfleet.db";
-    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenSqliteStore(path_);
+    path_ = testing::NewStoreLocation(GetParam(), dir_.path());
+    ASSERT_FALSE(path_.empty());
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenStore(path_);
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = std::move(*s);
     const capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
@@ -78,12 +83,48 @@ class RetentionTest : public ::testing::Test {
     return store_->PutSweep(sweep);
   }
 
-  // Runs `sql` on the database file directly: a history written before labels had a source, or by a
-  // server that stored any sweep id an agent named.
+  // Runs `sql` on the database directly: a history written before labels had a source, or by a server
+  // that stored any sweep id an agent named.
   void Exec(const std::string& sql) {
+    if (GetParam() == testing::StoreBackend::kPostgres) {
+      absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(path_);
+      ASSERT_TRUE(db.ok()) << db.status();
+      ASSERT_TRUE((*db)->Exec(sql).ok()) << sql;
+      return;
+    }
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE(db->Exec(sql).ok()) << sql;
+  }
+
+  // PostgreSQL: the bytes of the history's tables (rows and their out-of-line values, not indexes).
+  int64_t PgHistoryTableBytes() {
+    absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(path_);
+    EXPECT_TRUE(db.ok()) << db.status();
+    if (!db.ok()) return 0;
+    absl::StatusOr<std::optional<int64_t>> bytes =
+        storage::QueryFirst(**db,
+                            "SELECT pg_table_size('captures') + pg_table_size('device_reports') + "
+                            "pg_table_size('report_blobs')",
+                            {}, [](const storage::SqlRow& row) { return row.ColumnInt64(0); });
+    EXPECT_TRUE(bytes.ok() && bytes->has_value()) << bytes.status();
+    return bytes.ok() ? bytes->value_or(0) : 0;
+  }
+
+  // Ingests `n` more captures of the moving sample, from `first_seq` on, at their times.
+  void IngestMore(int first_seq, int n) {
+    const capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
+    DeltaOptions delta;
+    delta.keyframe_every = 8;
+    CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
+    for (int seq = first_seq; seq < first_seq + n; ++seq) {
+      AssembledCapture a;
+      a.device_id = kDevice;
+      a.capture_id = testing::CaptureId(kDevice, seq);
+      a.captured_at = FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(At(seq))));
+      a.capture = testing::Later(sample, seq * 20);
+      ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack()) << seq;
+    }
   }
 
   static int64_t At(int seq) { return kStartMs + seq * 20 * kMinuteMs; }
@@ -99,16 +140,21 @@ class RetentionTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"memfleet-retention"};
-  std::string path_;
+  std::string path_;  // the SQLite file or the PostgreSQL database's URI
   std::unique_ptr<storage::SqlStore> store_;
 };
+
+// A file of an older SQLite schema, migrated when opened: SQLite only.
+class RetentionOnSqliteTest : public RetentionTest {};
+// How PostgreSQL gives the space back (SQLite's file shrinks: ThinsByAge...).
+class RetentionOnPostgresTest : public RetentionTest {};
 
 // Full resolution for the last day, hourly for the day before, daily before that; "now" is the end of
 // the third day, so day 3 stays whole, day 2 keeps one an hour, day 1 one capture (plus pins).
 const RetentionPolicy kPolicy{std::chrono::hours(24), std::chrono::hours(48)};
 constexpr int64_t kNowMs = kStartMs + 3 * kDayMs;
 
-TEST_F(RetentionTest, ADryRunDeletesNothingAndCountsWhatWouldGo) {
+TEST_P(RetentionTest, ADryRunDeletesNothingAndCountsWhatWouldGo) {
   RetentionOptions options;
   options.dry_run = true;
   absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, options);
@@ -119,7 +165,7 @@ TEST_F(RetentionTest, ADryRunDeletesNothingAndCountsWhatWouldGo) {
   EXPECT_NE(DescribeRetentionRun(*run, true).find("would be deleted"), std::string::npos);
 }
 
-TEST_F(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads) {
+TEST_P(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads) {
   absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
   ASSERT_TRUE(run.ok()) << run.status();
   const std::set<std::string> kept = StoredIds();
@@ -158,8 +204,10 @@ TEST_F(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads
       store_->GetReportByCapture(testing::CaptureId(kDevice, kSweepSeq));
   ASSERT_TRUE(sweep_report.ok() && sweep_report->has_value());
   EXPECT_FALSE((*sweep_report)->report_json.empty());
-  // The space went back to the file system.
-  EXPECT_GT(run->file_bytes_freed, 0);
+  if (GetParam() == testing::StoreBackend::kSqlite) {
+    // The space went back to the file system.
+    EXPECT_GT(run->file_bytes_freed, 0);
+  }
 
   // The device's history says how far it is thinned, for trends over it.
   absl::StatusOr<storage::RetentionMarks> marks = store_->GetRetentionMarks(kDevice);
@@ -173,7 +221,7 @@ TEST_F(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads
   EXPECT_EQ(again->deleted, 0u);
 }
 
-TEST_F(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
+TEST_P(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
   // Day 1, none its day's peak nor a keyframe (every 8th): only what pins it could keep it.
   const auto id = [](int seq) { return "'" + testing::CaptureId(kDevice, seq) + "'"; };
   Exec("INSERT INTO capture_labels (capture_id, key, value, source) VALUES (" + id(5) + ", 'run', 'R1', 'sweep')");
@@ -201,7 +249,7 @@ TEST_F(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
   }
 }
 
-TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOnlyOnASweepsAnswer) {
+TEST_P(RetentionOnSqliteTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOnlyOnASweepsAnswer) {
   // A file of schema version 16 (no source column), migrated when opened: a capture's labels count as a
   // sweep's only when its sweep had asked its device. Version 19's process blocks become version 16's
   // tables, left empty: only the labels are read here.
@@ -232,7 +280,7 @@ TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOn
                          testing::CaptureId(kDevice, 5) + "'")
                     .ok());
   }
-  absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenSqliteStore(path_);
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenStore(path_);
   ASSERT_TRUE(s.ok()) << s.status();
   store_ = std::move(*s);
   absl::StatusOr<storage::LabelSet> answer = store_->CaptureLabels(testing::CaptureId(kDevice, kSweepSeq));
@@ -243,7 +291,7 @@ TEST_F(RetentionTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOn
   EXPECT_EQ(*claimed, (storage::LabelSet{{}, {{"run", "R1"}}}));
 }
 
-TEST_F(RetentionTest, DeletingAKeyframeAKeptDeltaNeedsFailsAndDeletesNothing) {
+TEST_P(RetentionTest, DeletingAKeyframeAKeptDeltaNeedsFailsAndDeletesNothing) {
   absl::StatusOr<std::vector<storage::RetentionRow>> rows = store_->RetentionRows(kDevice);
   ASSERT_TRUE(rows.ok()) << rows.status();
   std::string keyframe;
@@ -259,7 +307,7 @@ TEST_F(RetentionTest, DeletingAKeyframeAKeptDeltaNeedsFailsAndDeletesNothing) {
   EXPECT_EQ(StoredIds().size(), static_cast<size_t>(kCaptures));
 }
 
-TEST_F(RetentionTest, TheServersWorkerThinsAtOnceAndAgainEachIntervalOnItsClock) {
+TEST_P(RetentionTest, TheServersWorkerThinsAtOnceAndAgainEachIntervalOnItsClock) {
   testing::ManualSteadyClock clock;
   std::atomic<int64_t> now_ms{kNowMs};
   RetentionWorkerOptions options;
@@ -285,6 +333,33 @@ TEST_F(RetentionTest, TheServersWorkerThinsAtOnceAndAgainEachIntervalOnItsClock)
   ASSERT_TRUE((*worker)->WaitForRuns(2, absl::ZeroDuration()));
   EXPECT_LT(StoredIds().size(), after_first - 40);
 }
+
+// PostgreSQL's VACUUM (ReturnFreePages) truncates only free pages at a table's end, which the oldest captures
+// are not: what it gives back is their space, to the captures stored next. Without it (return_free_pages
+// false) the next captures are appended after the dead rows of the deleted ones, and this test fails.
+TEST_P(RetentionOnPostgresTest, TheSpaceOfDeletedCapturesHoldsTheNextOnes) {
+  const int64_t ingested = PgHistoryTableBytes();
+  ASSERT_GT(ingested, 0);
+  absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_GT(run->deleted, 100u);
+  const int64_t thinned = PgHistoryTableBytes();
+  // A third of a day more, far fewer captures than were deleted; the tables grow by less than half of what
+  // they cost when first stored.
+  constexpr int kMore = 24;
+  IngestMore(kCaptures, kMore);
+  const int64_t grown = PgHistoryTableBytes() - thinned;
+  RecordProperty("grown_bytes", std::to_string(grown));
+  EXPECT_LT(grown, ingested / kCaptures * kMore / 2)
+      << "stored " << ingested << " B for " << kCaptures << " captures; " << kMore << " more grew the tables by "
+      << grown << " B after " << run->deleted << " were deleted";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RetentionTest, testing::kBothBackends, testing::StoreBackendName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, RetentionOnSqliteTest, ::testing::Values(testing::StoreBackend::kSqlite),
+                         testing::StoreBackendName);
+INSTANTIATE_TEST_SUITE_P(Postgres, RetentionOnPostgresTest, ::testing::Values(testing::StoreBackend::kPostgres),
+                         testing::StoreBackendName);
 
 }  // namespace
 }  // namespace memfleet::server
