@@ -30,4 +30,10 @@ absl::Status AddLabelFlags(const std::vector<std::string>& flags, google::protob
   return absl::OkStatus();
 }
 
+capture::Labels LabelMapOf(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
+  capture::Labels map;
+  for (const v1::Label& label : labels) map.emplace(label.key(), label.value());
+  return map;
+}
+
 }  // namespace memfleet::cli

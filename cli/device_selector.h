@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "capture/labels.h"
 #include "memfleet/v1/query_service.pb.h"
 
 namespace memfleet::cli {
@@ -23,6 +24,10 @@ absl::StatusOr<v1::DeviceSelector> ParseWhere(const std::vector<std::string>& te
 // InvalidArgument naming the flag (`flag`) otherwise.
 absl::Status AddLabelFlags(const std::vector<std::string>& flags, google::protobuf::RepeatedPtrField<v1::Label>* out,
                            std::string_view flag = "--label");
+
+// A capture's labels as the server sent them (repeated Label, by key) back into key -> value, for
+// report::CaptureMarks; a key sent twice keeps its first value.
+capture::Labels LabelMapOf(const google::protobuf::RepeatedPtrField<v1::Label>& labels);
 
 }  // namespace memfleet::cli
 

@@ -11,6 +11,7 @@
 #include "cli/time_spec.h"
 #include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
+#include "report/capture_marks.h"
 #include "report/report_json.h"
 
 namespace memfleet::cli {
@@ -114,12 +115,10 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   out << TerminalSafe("capture " + response->capture_id() + " of " + response->device_id() + " at " +
                       response->captured_at() + " (from " + (*client)->address() + ")")
       << "\n";
-  for (const auto& [title, labels] :
-       {std::make_pair("labels:", &response->labels()), std::make_pair("agent labels:", &response->agent_labels())}) {
-    if (labels->empty()) continue;
-    std::string line = title;
-    for (const v1::Label& label : *labels) line += " " + label.key() + "=" + label.value();
-    out << TerminalSafe(line) << "\n";
+  // Its labels a line each, worded as the dashboard and `trend` mark a capture.
+  for (const report::CaptureMark& mark :
+       report::CaptureMarks("", LabelMapOf(response->labels()), LabelMapOf(response->agent_labels()))) {
+    out << TerminalSafe(mark.text) << "\n";
   }
   TableOptions table;
   table.top_processes = args.top.value_or(table.top_processes);

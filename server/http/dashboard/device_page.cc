@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "chart/figure_text.h"
+#include "report/capture_marks.h"
 #include "server/http/dashboard/html.h"
 
 namespace memfleet::dashboard {
@@ -117,19 +118,15 @@ std::string TrendSection(const DevicePageInput& in) {
   return t;
 }
 
-// "sweep S · labels: run=1234 · agent labels: rack=7", as `memfleet report` heads a capture; "" for a
-// periodic capture without labels.
+// "sweep S · labels: run=1234 · agent labels: rack=7", worded as every view words them
+// (report/capture_marks.h); "" for a periodic capture without labels.
 std::string CaptureMarks(const EarlierCapture& c) {
   std::vector<std::string> marks;
-  if (!c.sweep_id.empty()) marks.push_back(absl::StrCat("<span class=\"sweep\">sweep ", Html(c.sweep_id), "</span>"));
-  for (const auto& [title, labels] :
-       {std::make_pair("labels:", &c.labels), std::make_pair("agent labels:", &c.agent_labels)}) {
-    if (labels->empty()) continue;
-    std::string mark = absl::StrCat("<span class=\"labels\">", title);
-    for (const auto& [key, value] : *labels) absl::StrAppend(&mark, " ", Html(key), "=", Html(value));
-    marks.push_back(mark + "</span>");
+  for (const report::CaptureMark& mark : report::CaptureMarks(c.sweep_id, c.labels, c.agent_labels)) {
+    const char* css = mark.kind == report::CaptureMark::Kind::kSweep ? "sweep" : "labels";
+    marks.push_back(absl::StrCat("<span class=\"", css, "\">", Html(mark.text), "</span>"));
   }
-  return absl::StrJoin(marks, " · ");
+  return absl::StrJoin(marks, report::kCaptureMarkSeparator);
 }
 
 std::string CaptureList(const DevicePageInput& in) {
