@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -19,8 +20,10 @@
 #include "cli/output_format.h"
 #include "common/process_name_match.h"
 #include "chart/chart.h"
+#include "cli/device_selector.h"
 #include "cli/time_spec.h"
 #include "nlohmann/json.hpp"
+#include "report/capture_marks.h"
 
 namespace memfleet::cli {
 namespace {
@@ -74,6 +77,17 @@ Summary Summarize(const std::vector<v1::HistoryPoint>& points) {
     s.last = v;
   }
   return s;
+}
+
+// What marks a point's capture (report/capture_marks.h): its sweep and its labels by source.
+std::string MarksOf(const v1::HistoryPoint& p) {
+  return report::CaptureMarksText(p.sweep_id(), LabelMapOf(p.labels()), LabelMapOf(p.agent_labels()));
+}
+
+json LabelsJson(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
+  json object = json::object();
+  for (const auto& [key, value] : LabelMapOf(labels)) object[key] = value;
+  return object;
 }
 
 std::string KbText(const std::optional<int64_t>& v) {
@@ -130,7 +144,10 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
       list.push_back({{"captured_at", p.captured_at()},
                       {"capture_id", p.capture_id()},
                       {"pid", p.pid()},
-                      {"value_kb", KbJson(ValueOf(p))}});
+                      {"value_kb", KbJson(ValueOf(p))},
+                      {"sweep_id", p.sweep_id().empty() ? json(nullptr) : json(p.sweep_id())},
+                      {"labels", LabelsJson(p.labels())},
+                      {"agent_labels", LabelsJson(p.agent_labels())}});
     }
     json out = {{"device_id", args.device_id},
                 {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
@@ -148,17 +165,24 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
   if (format == OutputFormat::kCsv) {
-    std::string out = CsvRow({"captured_at", "capture_id", "pid", metric});
+    std::string out = CsvRow({"captured_at", "capture_id", "pid", metric, "sweep_id", "labels", "agent_labels"});
     for (const v1::HistoryPoint& p : points) {
-      out += CsvRow({p.captured_at(), p.capture_id(), std::to_string(p.pid()), CsvKb(ValueOf(p))});
+      out += CsvRow({p.captured_at(), p.capture_id(), std::to_string(p.pid()), CsvKb(ValueOf(p)), p.sweep_id(),
+                     report::LabelTerms(LabelMapOf(p.labels())), report::LabelTerms(LabelMapOf(p.agent_labels()))});
     }
     return out;
   }
   std::string out = TerminalSafe((args.process_name.empty() ? "device" : args.process_name) + " " + metric + " on " +
                                  args.device_id + (args.since.empty() ? "" : " since " + args.since)) +
                     "\n";
-  TextTable table(
-      {{"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}});
+  // The sweep and labels of a capture, as the dashboard's list of captures shows them: a column only when
+  // some capture has them, once per capture (not on each of its pids' rows).
+  const bool marked =
+      std::any_of(points.begin(), points.end(), [](const v1::HistoryPoint& p) { return !MarksOf(p).empty(); });
+  std::vector<TextTable::Column> columns = {
+      {"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}};
+  if (marked) columns.push_back({"SWEEP AND LABELS"});
+  TextTable table(std::move(columns));
   std::vector<std::optional<int64_t>> values;
   // One name, several pids (docs/accounting.md): a row per pid, and a restart only where a capture's set of
   // pids differs from the capture before it, not between two pids of one capture.
@@ -177,7 +201,8 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     }
     if (!p.value_known()) note = note.empty() ? "figure unknown in that report" : note + "; figure unknown";
     table.AddRow({p.captured_at(), args.process_name.empty() ? "" : std::to_string(p.pid()),
-                  p.value_known() ? FormatKb(p.value_kb()) : chart::kNoValue, note});
+                  p.value_known() ? FormatKb(p.value_kb()) : chart::kNoValue, note,
+                  first_of_capture ? MarksOf(p) : ""});
     values.push_back(ValueOf(p));
   }
   out += table.Render(2) + "\n";

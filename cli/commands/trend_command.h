@@ -1,7 +1,9 @@
 // `memfleet trend DEVICE [--process NAME] [--metric total_kb] [--since 7d|24h|RFC3339] [--limit N] [--svg FILE]`:
 // one process figure (or, without --process, one device figure) over the device's stored captures, as a
 // table and a terminal sparkline with min, max and last; --limit keeps the newest N; --svg FILE also
-// writes an SVG line chart.
+// writes an SVG line chart. A point whose capture answered a sweep or carries labels is marked as the
+// dashboard's list of captures marks it ("sweep S · labels: run=1234 · agent labels: rack=7"; JSON and CSV:
+// sweep_id, labels, agent_labels).
 //
 //   TrendArgs args;
 //   args.device_id = "pixel-7";

@@ -757,8 +757,11 @@ TEST_F(ServerCommandsTest, TrendCsvAndNoHistory) {
   ASSERT_EQ(RunTrend(args, out_, err_), kExitOk) << err_.str();
   EXPECT_EQ(service_.last_history_request().metric(), "gl_kb");
   EXPECT_EQ(service_.last_history_request().since(), "");
-  EXPECT_EQ(out_.str().rfind("captured_at,capture_id,pid,gl_kb\r\n2026-11-30T08:00:00Z,", 0), 0u) << out_.str();
-  EXPECT_NE(out_.str().find(",31002,\r\n"), std::string::npos);  // the unknown value is an empty field
+  EXPECT_EQ(
+      out_.str().rfind("captured_at,capture_id,pid,gl_kb,sweep_id,labels,agent_labels\r\n2026-11-30T08:00:00Z,", 0), 0u)
+      << out_.str();
+  // The unknown value is an empty field, and so are a periodic capture's sweep and labels.
+  EXPECT_NE(out_.str().find(",31002,,,,\r\n"), std::string::npos) << out_.str();
 
   std::ostringstream out, err;
   args.process_name = "com.absent";
