@@ -24,16 +24,16 @@ class QueryStore {
   virtual absl::StatusOr<std::optional<StoredReport>> GetReport(const std::string& device_id,
                                                                 const std::string& at) = 0;
   virtual absl::StatusOr<std::optional<StoredReport>> GetReportByCapture(const std::string& capture_id) = 0;
-  // One process figure over time, oldest first. `metric` is a process figure column (total_kb, pss_kb,
-  // swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb, non_graphics_kb, graphics_dma_kb);
-  // InvalidArgument for anything else. `since` "" = all; limit 0 = all.
+  // One process figure over time, oldest first, each point with its capture's sweep and labels. `metric`
+  // is a process figure column (total_kb, pss_kb, swap_pss_kb, gfxdev_kb, gl_kb, dma_kb, native_graphics_kb,
+  // non_graphics_kb, graphics_dma_kb); InvalidArgument for anything else. `since` "" = all; limit 0 = all.
   virtual absl::StatusOr<std::vector<HistoryRow>> ProcessHistory(const std::string& device_id,
                                                                  const std::string& process_name,
                                                                  const std::string& metric, const std::string& since,
                                                                  uint32_t limit) = 0;
   // One device figure over time (ddr_kb, mem_total_kb, gcma_kb, static_reserved_kb, kernel_cma_kb,
   // kernel_kb, processes_kb, total_kb; InvalidArgument for anything else), oldest first; pid is 0.
-  // `since` "" = all; limit 0 = all.
+  // `since` "" = all; limit 0 = all. Each point carries its capture's sweep and labels.
   virtual absl::StatusOr<std::vector<HistoryRow>> DeviceHistory(const std::string& device_id, const std::string& metric,
                                                                 const std::string& since, uint32_t limit) = 0;
   // The latest report of every device with a device figure (ddr_kb, mem_total_kb, gcma_kb,

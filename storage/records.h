@@ -110,7 +110,7 @@ struct HistoryRow {
   std::string captured_at;
   int pid = 0;
   std::optional<int64_t> value_kb;
-  // What marks the capture, as `memfleet report` heads it; filled by DeviceHistory only.
+  // What marks the capture, as `memfleet report` heads it (report/capture_marks.h).
   std::string sweep_id;  // "" when periodic
   LabelSet labels;
 };

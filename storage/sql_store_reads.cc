@@ -83,10 +83,12 @@ std::string GetDeviceSql() {
 // One page of a device's reports from a point on, in time order, each with its process block: a range of
 // device_reports_by_device_time from ?2, past (?2, ?3) — the last (time, capture id) of the page before.
 // Newest first, so that a limit keeps the newest points: each page ends before (?3, ?4), the last report
-// of the page before ("~" sorts after every time: the first page starts at the newest).
+// of the page before ("~" sorts after every time: the first page starts at the newest). Each capture's
+// sweep by one probe of captures' capture_id, as DeviceTrendSql.
 constexpr char kProcessTrendPageSql[] =
-    "SELECT capture_id, captured_at, processes FROM device_reports WHERE device_id = ?1 AND captured_at >= ?2 AND "
-    "captured_at <= ?3 AND (captured_at < ?3 OR capture_id < ?4) ORDER BY captured_at DESC, capture_id DESC LIMIT ?5";
+    "SELECT r.capture_id, r.captured_at, r.processes, (SELECT c.sweep_id FROM captures AS c WHERE c.capture_id = "
+    "r.capture_id) FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2 AND r.captured_at <= ?3 "
+    "AND (r.captured_at < ?3 OR r.capture_id < ?4) ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?5";
 constexpr char kNewestTrendPage[] = "~";
 // Reports read a page: enough that a trend is few statements, few enough that a short one reads little.
 constexpr int64_t kTrendPage = 2048;
@@ -100,8 +102,8 @@ std::string DeviceTrendSql(const char* column) {
                       " ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?3");
 }
 
-// The labels of a device's captures at or after ?2 (the oldest of a DeviceTrendSql answer): the same
-// index range, each capture's labels by capture_labels' primary key.
+// The labels of a device's captures at or after ?2 (the oldest point of a DeviceTrendSql answer or of a
+// process's history): the same index range, each capture's labels by capture_labels' primary key.
 constexpr char kDeviceTrendLabelsSql[] =
     "SELECT l.capture_id, l.key, l.value, l.source FROM device_reports AS r"
     " JOIN capture_labels AS l ON l.capture_id = r.capture_id WHERE r.device_id = ?1 AND r.captured_at >= ?2";
@@ -231,6 +233,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
                     before_id = row.ColumnText(0);
                     before_at = row.ColumnText(1);
                     if (!decoded.ok() || (limit != 0 && points.size() >= limit)) return;
+                    const std::string sweep_id = row.ColumnText(3);
                     absl::StatusOr<std::vector<ProcessSample>> named = ProcessSamplesNamed(row.ColumnBlob(2), *name_no);
                     if (!named.ok()) {
                       decoded = absl::Status(named.status().code(),
@@ -244,13 +247,22 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
                       point.captured_at = before_at;
                       point.pid = static_cast<int>(s->pid);
                       point.value_kb = s->figures[figure];
+                      point.sweep_id = sweep_id;
                       points.push_back(std::move(point));
                     }
                   })
             .status());
     MEMFLEET_RETURN_IF_ERROR(decoded);
-    if (rows < kTrendPage || (limit != 0 && points.size() >= limit)) return OldestFirst(std::move(points));
+    if (rows < kTrendPage || (limit != 0 && points.size() >= limit)) break;
   }
+  MEMFLEET_ASSIGN_OR_RETURN(points, OldestFirst(std::move(points)));
+  if (points.empty()) return points;
+  MEMFLEET_ASSIGN_OR_RETURN(
+      std::vector<CaptureLabelRow> labels,
+      QueryAll(*db, kDeviceTrendLabelsSql, {SqlValue::Text(device_id), SqlValue::Text(points.front().captured_at)},
+               ReadCaptureLabelRow<SqlRow>));
+  MEMFLEET_RETURN_IF_ERROR(AttachLabels(std::move(labels), points));
+  return points;
 }
 
 absl::StatusOr<std::vector<HistoryRow>> SqlStore::DeviceHistory(const std::string& device_id, const std::string& metric,

@@ -171,6 +171,47 @@ TEST_P(CaptureLabelsTest, DeviceHistoryCarriesEachCapturesSweepAndLabels) {
   EXPECT_EQ(all->front().labels.sweep, (Labels{{"run", "1233"}}));
 }
 
+// A process's history carries its captures' marks as the device's does: each point its capture's sweep
+// and labels, also a capture's second pid of the name, and also with a limit that starts mid-history.
+TEST_P(CaptureLabelsTest, ProcessHistoryCarriesEachCapturesSweepAndLabels) {
+  Put(MakeCapture("a-1", "dev-a", "2026-12-01T09:00:00.000Z", 900, {{"run", "1233"}}));
+  CaptureRecord swept = MakeCapture("a-2", "dev-a", "2026-12-01T10:00:00.000Z", 2000,
+                                    {{"run", "1234"}, {"suite", "camera"}}, {{"rack", "7"}});
+  swept.sweep_id = "sweep-1";
+  report::ProcessReport twin = swept.report.processes[100];
+  twin.pid = 101;
+  twin.total_kb = 7;
+  swept.report.processes[101] = twin;
+  Put(swept);
+  Put(MakeCapture("a-3", "dev-a", "2026-12-01T11:00:00.000Z", 3000, {}, {{"rack", "8"}}));
+  Put(MakeCapture("b-1", "dev-b", "2026-12-01T10:00:00.000Z", 4000, {{"run", "other"}}));
+
+  absl::StatusOr<std::vector<HistoryRow>> rows = store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 3);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  for (int i : {0, 1}) {
+    const HistoryRow& pid = (*rows)[static_cast<size_t>(i)];
+    EXPECT_EQ(pid.capture_id, "a-2");
+    EXPECT_EQ(pid.pid, 100 + i);
+    EXPECT_EQ(pid.sweep_id, "sweep-1");
+    EXPECT_EQ(pid.labels.sweep, (Labels{{"run", "1234"}, {"suite", "camera"}}));
+    EXPECT_EQ(pid.labels.agent, (Labels{{"rack", "7"}}));
+  }
+  EXPECT_EQ((*rows)[0].value_kb, 200);
+  EXPECT_EQ((*rows)[1].value_kb, 7);
+  const HistoryRow& agent = (*rows)[2];
+  EXPECT_EQ(agent.capture_id, "a-3");
+  EXPECT_EQ(agent.sweep_id, "");
+  EXPECT_TRUE(agent.labels.sweep.empty());
+  EXPECT_EQ(agent.labels.agent, (Labels{{"rack", "8"}}));
+
+  absl::StatusOr<std::vector<HistoryRow>> all = store_->ProcessHistory("dev-a", "surfaceflinger", "total_kb", "", 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 4u);
+  EXPECT_EQ(all->front().sweep_id, "");
+  EXPECT_EQ(all->front().labels.sweep, (Labels{{"run", "1233"}})) << "a sweep's labels, though no sweep id";
+}
+
 TEST_P(CaptureLabelsTest, CaptureLabelsReadBackAndADuplicateKeepsTheFirstLabels) {
   Put(MakeCapture("a-1", "dev-a", "2026-12-01T10:00:00.000Z", 1000, {{"run", "1234"}, {"suite", "camera"}}));
   absl::StatusOr<LabelSet> labels = store_->CaptureLabels("a-1");
