@@ -15,12 +15,17 @@
 // and this machine's own "/"), zstd at the server's level beside gzip -6 of the same serialized bytes,
 // and the bytes one process-report row costs on disk (BM_ProcessRowBytes, from SQLite's dbstat).
 //   ./bin/storage_benchmark --benchmark_filter='StoredCapture|ProcessRowBytes'
+//
+// And a device's history with the marks of its captures (sweep id, labels) against the same history
+// without them (BM_DeviceHistory_30Days, BM_ProcessHistory_Marked_30Days: 30 days every 5 minutes).
+//   ./bin/storage_benchmark --benchmark_filter='History_'
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -29,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/reader/capture_tree_fs.h"
@@ -328,6 +334,121 @@ void BM_LatestPerDevice_Process(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LatestPerDevice_Process)->Unit(benchmark::kMicrosecond);
+
+// ---- a device's history with its marks ----
+
+// One device over 30 days, a capture every 5 minutes (8,640 captures, 30 processes each, figures moving
+// from capture to capture), twice: "dev-marked", whose agent was started with --label rack=7 --label
+// pool=camera (its two labels on every capture) and which answered a sweep a day (30 captures with a
+// sweep id and its labels run=N suite=camera), and "dev-plain", the same captures without a label or a
+// sweep. Reading each one's history is the same index range; the marked one's also reads its captures'
+// labels (one more index range, two to four rows a capture) and attaches them: the ratio of the two is
+// what the marks cost the trend and the dashboard's device page.
+constexpr int kMarkedDays = 30;
+constexpr int kMarkedIntervalSeconds = 300;
+constexpr int kMarkedCaptures = kMarkedDays * 86400 / kMarkedIntervalSeconds;  // 8,640
+constexpr int kMarkedProcesses = 30;
+
+bool BuildMarkedDevice(SqlStore& store, const std::string& device_id, bool marked) {
+  constexpr int kPerDay = 86400 / kMarkedIntervalSeconds;
+  for (int day = 0; day < kMarkedDays; ++day) {
+    std::vector<CaptureRecord> batch;
+    batch.reserve(kPerDay);
+    for (int i = day * kPerDay; i < (day + 1) * kPerDay; ++i) {
+      CaptureRecord c = MakeCapture(device_id, i, kMarkedProcesses);
+      c.captured_at = TimeAt(static_cast<int64_t>(i) * kMarkedIntervalSeconds);
+      c.received_at = c.captured_at;
+      c.report.captured_at = c.captured_at;
+      c.report.device.total_kb = 9'000'000 + (i * 7919) % 500'000;
+      if (marked) {
+        c.labels.agent = {{"pool", "camera"}, {"rack", "7"}};
+        // The day's sweep, mid-afternoon (a different capture of each day's).
+        if (i == day * kPerDay + 180 + day % 7) {
+          c.sweep_id = "sweep-" + std::to_string(day);
+          c.labels.sweep = {{"run", std::to_string(1200 + day)}, {"suite", "camera"}};
+        }
+      }
+      batch.push_back(std::move(c));
+    }
+    absl::StatusOr<std::vector<bool>> inserted = store.PutCaptures(batch);
+    if (!inserted.ok()) {
+      std::fprintf(stderr, "build %s: %s\n", device_id.c_str(), inserted.status().ToString().c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+struct MarkedDb {
+  TempDir dir;
+  std::unique_ptr<SqlStore> store;
+  bool ok = false;
+};
+
+// Built on first use and removed at exit (a few seconds: 60 transactions of 288 captures).
+MarkedDb& MarkedHistory() {
+  static MarkedDb db;
+  static const bool built = [] {
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = OpenSqliteStore(db.dir.path() + "/marked.db");
+    if (!store.ok()) {
+      std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
+      return true;
+    }
+    db.store = std::move(*store);
+    db.ok = BuildMarkedDevice(*db.store, "dev-plain", false) && BuildMarkedDevice(*db.store, "dev-marked", true);
+    return true;
+  }();
+  (void)built;
+  return db;
+}
+
+// range(0): 0 = dev-plain (the baseline), 1 = dev-marked. A device figure's 30 days (8,640 points).
+void BM_DeviceHistory_30Days(benchmark::State& state) {
+  MarkedDb& db = MarkedHistory();
+  if (!db.ok) {
+    state.SkipWithError("the marked history could not be built");
+    return;
+  }
+  const std::string device = state.range(0) == 1 ? "dev-marked" : "dev-plain";
+  size_t points = 0, marked = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<HistoryRow>> r = db.store->DeviceHistory(device, "total_kb", "", 0);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      break;
+    }
+    points = r->size();
+    marked =
+        static_cast<size_t>(std::count_if(r->begin(), r->end(), [](const HistoryRow& h) { return !h.labels.empty(); }));
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["points"] = static_cast<double>(points);
+  state.counters["labelled"] = static_cast<double>(marked);
+}
+BENCHMARK(BM_DeviceHistory_30Days)->ArgName("marked")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The same for one process of the device (surfaceflinger, one pid: 8,640 points), whose points carry
+// their captures' marks too.
+void BM_ProcessHistory_Marked_30Days(benchmark::State& state) {
+  MarkedDb& db = MarkedHistory();
+  if (!db.ok) {
+    state.SkipWithError("the marked history could not be built");
+    return;
+  }
+  const std::string device = state.range(0) == 1 ? "dev-marked" : "dev-plain";
+  size_t points = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<HistoryRow>> r = db.store->ProcessHistory(device, "surfaceflinger", "total_kb", "", 0);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      break;
+    }
+    points = r->size();
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["points"] = static_cast<double>(points);
+}
+BENCHMARK(BM_ProcessHistory_Marked_30Days)->ArgName("marked")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // ---- stored size of raw captures ----
 
