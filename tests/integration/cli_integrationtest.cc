@@ -106,7 +106,9 @@ TEST_F(CliTest, ProcessAndTrendTakeABaseNameOrAnEndOfTheCmdline) {
   ASSERT_EQ(Memfleet({"--server", target, "--csv", "trend", kQcomDevice, "--process", "surfaceflinger"}, &out), 0)
       << out;
   EXPECT_NE(out.find("memfleet trend: \"surfaceflinger\" is \"/system/bin/surfaceflinger\""), std::string::npos) << out;
-  EXPECT_NE(out.find("captured_at,capture_id,pid,total_kb\r\n" + std::string(kStoredAt) + ","), std::string::npos)
+  EXPECT_NE(
+      out.find("captured_at,capture_id,pid,total_kb,sweep_id,labels,agent_labels\r\n" + std::string(kStoredAt) + ","),
+      std::string::npos)
       << out;
 }
 

@@ -242,6 +242,76 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
   }
 }
 
+// `memfleet trend` marks the captures as the dashboard's device page does (report/capture_marks.h): an
+// agent started with --label rack=7 stores a periodic capture, then a sweep labelled run=1234 stores
+// another; the device trend and the process trend show the sweep and its labels on the sweep's point
+// only, the agent's label on both, in the table, the JSON and the CSV.
+TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
+  StartAgent("qcom-sm8450", "lab-a", {"--label", "rack=7"});
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        json devices = MemfleetJson({"devices", "--json"});
+        return devices.is_array() && devices.size() == 1 && devices[0].value("online", false) &&
+               devices[0].value("capture_count", 0) == 1;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200)))
+      << server_->Log();
+  CliRun sweep = Memfleet({"sweep", "--label", "run=1234", "--deadline", "90"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.output << server_->Log();
+  // "sweep ID: 1 of 1 devices stored a capture; ..."
+  const size_t stored = sweep.output.find(": 1 of 1 devices stored a capture");
+  ASSERT_NE(stored, std::string::npos) << sweep.output;
+  const size_t id_at = sweep.output.rfind("sweep ", stored) + 6;
+  const std::string sweep_id = sweep.output.substr(id_at, stored - id_at);
+  ASSERT_FALSE(sweep_id.empty()) << sweep.output;
+
+  const int64_t total = ExpectedTotalKb("qcom-sm8450");
+  json device = MemfleetJson({"trend", "lab-a", "--json"});
+  ASSERT_EQ(device["points"].size(), 2u) << device.dump(1);
+  const json& periodic = device["points"][0];
+  const json& swept = device["points"][1];
+  EXPECT_EQ(periodic["value_kb"], total);
+  EXPECT_TRUE(periodic["sweep_id"].is_null()) << periodic.dump();
+  EXPECT_EQ(periodic["labels"], json::object());
+  EXPECT_EQ(periodic["agent_labels"], (json{{"rack", "7"}}));
+  EXPECT_EQ(swept["value_kb"], total);
+  EXPECT_EQ(swept["sweep_id"], sweep_id);
+  EXPECT_EQ(swept["labels"], (json{{"run", "1234"}}));
+  EXPECT_EQ(swept["agent_labels"], (json{{"rack", "7"}}));
+
+  CliRun table = Memfleet({"trend", "lab-a"});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const auto line_of = [](const std::string& text, const std::string& time) {
+    const size_t at = text.find(time);
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  const std::string swept_line = line_of(table.output, swept["captured_at"].get<std::string>());
+  const std::string periodic_line = line_of(table.output, periodic["captured_at"].get<std::string>());
+  EXPECT_NE(swept_line.find("sweep " + sweep_id + " · labels: run=1234 · agent labels: rack=7"), std::string::npos)
+      << table.output;
+  EXPECT_NE(periodic_line.find("agent labels: rack=7"), std::string::npos) << table.output;
+  EXPECT_EQ(periodic_line.find("sweep"), std::string::npos) << table.output;
+  EXPECT_EQ(periodic_line.find("run=1234"), std::string::npos) << table.output;
+
+  // The process trend: surfaceflinger's points carry their capture's marks as the device's do.
+  json process = MemfleetJson({"trend", "lab-a", "--process", "/system/bin/surfaceflinger", "--json"});
+  ASSERT_FALSE(process["points"].empty()) << process.dump(1);
+  size_t swept_points = 0;
+  for (const json& p : process["points"]) {
+    const bool of_sweep = p["capture_id"] == swept["capture_id"];
+    swept_points += of_sweep ? 1 : 0;
+    EXPECT_EQ(p["sweep_id"], of_sweep ? json(sweep_id) : json(nullptr)) << p.dump();
+    EXPECT_EQ(p["labels"], (of_sweep ? json{{"run", "1234"}} : json::object())) << p.dump();
+    EXPECT_EQ(p["agent_labels"], (json{{"rack", "7"}})) << p.dump();
+  }
+  EXPECT_GE(swept_points, 1u) << process.dump(1);
+  CliRun csv = Memfleet({"trend", "lab-a", "--process", "/system/bin/surfaceflinger", "--csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_NE(csv.output.find("captured_at,capture_id,pid,total_kb,sweep_id,labels,agent_labels\r\n"), std::string::npos)
+      << csv.output;
+  EXPECT_NE(csv.output.find("," + sweep_id + ",run=1234,rack=7\r\n"), std::string::npos) << csv.output;
+}
+
 TEST_F(LabelsIntegrationTest, AnAgentWithABadLabelDoesNotStart) {
   for (const char* label : {"bad key=1", "rack", "rack=", "Rack=7"}) {
     Subprocess agent({Bin("memfleet-agent"), "--server", server_->address(), "--root",
