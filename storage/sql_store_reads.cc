@@ -108,6 +108,16 @@ constexpr char kDeviceTrendLabelsSql[] =
     "SELECT l.capture_id, l.key, l.value, l.source FROM device_reports AS r"
     " JOIN capture_labels AS l ON l.capture_id = r.capture_id WHERE r.device_id = ?1 AND r.captured_at >= ?2";
 
+// The labels of each point of a device's history (oldest first), device or process alike.
+absl::Status AttachHistoryLabels(SqlConnection& db, const std::string& device_id, std::vector<HistoryRow>& points) {
+  if (points.empty()) return absl::OkStatus();
+  MEMFLEET_ASSIGN_OR_RETURN(
+      std::vector<CaptureLabelRow> labels,
+      QueryAll(db, kDeviceTrendLabelsSql, {SqlValue::Text(device_id), SqlValue::Text(points.front().captured_at)},
+               ReadCaptureLabelRow<SqlRow>));
+  return AttachLabels(std::move(labels), points);
+}
+
 // Per device, the latest report is the last entry of its range in device_reports_by_device_time (a
 // correlated LIMIT 1 subquery: one index probe per device, not a scan of every report), joined back by
 // its unique capture_id. Ties on captured_at go to the greater capture_id, as in GetReport.
@@ -256,12 +266,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
     if (rows < kTrendPage || (limit != 0 && points.size() >= limit)) break;
   }
   MEMFLEET_ASSIGN_OR_RETURN(points, OldestFirst(std::move(points)));
-  if (points.empty()) return points;
-  MEMFLEET_ASSIGN_OR_RETURN(
-      std::vector<CaptureLabelRow> labels,
-      QueryAll(*db, kDeviceTrendLabelsSql, {SqlValue::Text(device_id), SqlValue::Text(points.front().captured_at)},
-               ReadCaptureLabelRow<SqlRow>));
-  MEMFLEET_RETURN_IF_ERROR(AttachLabels(std::move(labels), points));
+  MEMFLEET_RETURN_IF_ERROR(AttachHistoryLabels(*db, device_id, points));
   return points;
 }
 
@@ -282,12 +287,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::DeviceHistory(const std::strin
                              h.sweep_id = row.ColumnText(4);
                              return h;
                            })));
-  if (rows.empty()) return rows;
-  MEMFLEET_ASSIGN_OR_RETURN(
-      std::vector<CaptureLabelRow> labels,
-      QueryAll(*db, kDeviceTrendLabelsSql, {SqlValue::Text(device_id), SqlValue::Text(rows.front().captured_at)},
-               ReadCaptureLabelRow<SqlRow>));
-  MEMFLEET_RETURN_IF_ERROR(AttachLabels(std::move(labels), rows));
+  MEMFLEET_RETURN_IF_ERROR(AttachHistoryLabels(*db, device_id, rows));
   return rows;
 }
 
