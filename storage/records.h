@@ -58,6 +58,12 @@ struct DeviceRecord {
   // When `memfleet devices retire` took the device out of the fleet's views (RFC 3339); "" while it is
   // active. Its history stays; UpsertDevice (its agent's next Hello) makes it active again.
   std::string retired_at;
+  // The tier of its latest report's figures (kTierKernel / kTierDumpsys, common/figure_tier.h); "" when
+  // unknown: no capture stored, or its latest one stored before the store kept tiers. Kept by the store
+  // from the reports (UpsertDevice ignores it).
+  std::string tier;
+  // The tier its agent said in its latest Hello; "" when it did not say (an older agent).
+  std::string agent_tier;
 
   bool retired() const { return !retired_at.empty(); }
 };

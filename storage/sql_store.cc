@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/figure_tier.h"
 #include "common/status_macros.h"
 #include "report/report.h"
 #include "storage/process_block.h"
@@ -39,8 +40,8 @@ using sql_store_internal::ReadFirstText;
 std::string UpsertDeviceSql(SqlDialect d) {
   return absl::StrCat(
       "INSERT INTO devices (device_id, model, soc, build_fingerprint, kernel, agent_version, page_size, platform, "
-      "last_seen_at, dropped_captures, clock_skew_s, manufacturer, build_type, abi, android_sdk, access, selinux) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
+      "last_seen_at, dropped_captures, clock_skew_s, manufacturer, build_type, abi, android_sdk, access, selinux, "
+      "agent_tier) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
       "ON CONFLICT (device_id) DO UPDATE SET model = excluded.model, soc = excluded.soc, "
       "build_fingerprint = excluded.build_fingerprint, kernel = excluded.kernel, "
       "agent_version = excluded.agent_version, page_size = excluded.page_size, "
@@ -50,7 +51,8 @@ std::string UpsertDeviceSql(SqlDialect d) {
       "(devices.last_seen_at, excluded.last_seen_at), "
       "dropped_captures = devices.dropped_captures + excluded.dropped_captures, clock_skew_s = excluded.clock_skew_s, "
       "manufacturer = excluded.manufacturer, build_type = excluded.build_type, abi = excluded.abi, "
-      "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux, retired_at = ''");
+      "android_sdk = excluded.android_sdk, access = excluded.access, selinux = excluded.selinux, "
+      "agent_tier = excluded.agent_tier, retired_at = ''");
 }
 
 // A device retired already keeps the time it was first retired.
@@ -77,10 +79,12 @@ std::string TouchDeviceSql(SqlDialect d) {
       GreatestOf(d), "(devices.last_seen_at, excluded.last_seen_at)");
 }
 
-// DeviceRecord.platform is the platform of the device's latest report.
-constexpr char kRefreshPlatformSql[] =
+// DeviceRecord.platform and .tier are those of the device's latest report (a tier NULL, unknown, when that
+// report was stored before tiers were).
+constexpr char kRefreshFromLatestReportSql[] =
     "UPDATE devices SET platform = COALESCE((SELECT r.platform FROM device_reports AS r WHERE r.device_id = ?1 "
-    "ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT 1), platform) WHERE device_id = ?1";
+    "ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT 1), platform), tier = (SELECT r.tier FROM device_reports "
+    "AS r WHERE r.device_id = ?1 ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT 1) WHERE device_id = ?1";
 
 // ON CONFLICT (capture_id) DO NOTHING, not INSERT OR IGNORE: OR IGNORE would also swallow NOT NULL
 // violations and report them as duplicates. On PostgreSQL a concurrent insert of the same id by another
@@ -91,11 +95,11 @@ constexpr char kInsertCaptureSql[] =
 
 constexpr char kDeviceReportColumns[] =
     "capture_id, device_id, captured_at, platform, ddr_kb, ddr_estimated, mem_total_kb, gcma_kb, static_reserved_kb, "
-    "kernel_cma_kb, kernel_kb, processes_kb, total_kb, process_count, processes";
+    "kernel_cma_kb, kernel_kb, processes_kb, total_kb, process_count, processes, tier";
 
 std::string InsertDeviceReportSql() {
   return absl::StrCat("INSERT INTO device_reports (", kDeviceReportColumns,
-                      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+                      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
 }
 
 // ReplaceReport's: an upsert, so that a replaced report keeps its capture_no.
@@ -107,7 +111,8 @@ std::string UpsertDeviceReportSql() {
       "mem_total_kb = excluded.mem_total_kb, gcma_kb = excluded.gcma_kb, static_reserved_kb = "
       "excluded.static_reserved_kb, "
       "kernel_cma_kb = excluded.kernel_cma_kb, kernel_kb = excluded.kernel_kb, processes_kb = excluded.processes_kb, "
-      "total_kb = excluded.total_kb, process_count = excluded.process_count, processes = excluded.processes "
+      "total_kb = excluded.total_kb, process_count = excluded.process_count, processes = excluded.processes, "
+      "tier = excluded.tier "
       "RETURNING capture_no");
 }
 
@@ -218,6 +223,10 @@ absl::StatusOr<std::string> ProcessBlockOf(const report::Report& report, const s
   return EncodeProcessBlock(std::move(samples));
 }
 
+// A report's tier as device_reports.tier keeps it: the report's model reads any other name as the
+// kernel tier (report/report_json.cc), and so does the store.
+const char* TierToStore(const std::string& tier) { return tier == kTierDumpsys ? kTierDumpsys : kTierKernel; }
+
 // The parameters of a device_reports row, in kDeviceReportColumns' order.
 SqlParams DeviceReportParams(const std::string& capture_id, const std::string& device_id,
                              const std::string& captured_at, const report::Report& report, std::string block) {
@@ -236,7 +245,8 @@ SqlParams DeviceReportParams(const std::string& capture_id, const std::string& d
           SqlValue::OptionalInt(d.processes_kb),
           SqlValue::OptionalInt(d.total_kb),
           SqlValue::Int(static_cast<int64_t>(report.processes.size())),
-          SqlValue::Blob(block)};
+          SqlValue::Blob(block),
+          SqlValue::Text(TierToStore(d.tier))};
 }
 
 // `report_json` as stored against `base_json` (its keyframe's report) when there is one that decompresses;
@@ -359,7 +369,7 @@ absl::Status SqlStore::UpsertDevice(const DeviceRecord& device) {
                  SqlValue::Text(last_seen_at), SqlValue::Int(DroppedCapturesToStore(device.dropped_captures)),
                  SqlValue::OptionalInt(device.clock_skew_s), SqlValue::Text(device.manufacturer),
                  SqlValue::Text(device.build_type), SqlValue::Text(device.abi), SqlValue::Text(device.android_sdk),
-                 SqlValue::Text(device.access), SqlValue::Text(device.selinux)})
+                 SqlValue::Text(device.access), SqlValue::Text(device.selinux), SqlValue::Text(device.agent_tier)})
       .status();
 }
 
@@ -522,7 +532,7 @@ absl::StatusOr<std::vector<bool>> SqlStore::StoreCaptures(SqlConnection& db, con
   // another device's, so concurrent batches do not lock devices in opposite orders.
   for (const auto& [device_id, at] : seen_at) {
     MEMFLEET_RETURN_IF_ERROR(db.Send(sql_->touch_device, {SqlValue::Text(device_id), SqlValue::Text(at)}));
-    MEMFLEET_RETURN_IF_ERROR(db.Send(kRefreshPlatformSql, {SqlValue::Text(device_id)}));
+    MEMFLEET_RETURN_IF_ERROR(db.Send(kRefreshFromLatestReportSql, {SqlValue::Text(device_id)}));
   }
   MEMFLEET_RETURN_IF_ERROR(txn.Commit());
   return inserted;
@@ -607,7 +617,7 @@ absl::Status SqlStore::ReplaceReport(const std::string& capture_id, const report
         db->Send(kRewriteReportBlobSql,
                  {SqlValue::Int(d.capture_no), SqlValue::Blob(CompressReportJsonAgainst(d.json, report_json))}));
   }
-  MEMFLEET_RETURN_IF_ERROR(db->Send(kRefreshPlatformSql, {SqlValue::Text(device_id)}));
+  MEMFLEET_RETURN_IF_ERROR(db->Send(kRefreshFromLatestReportSql, {SqlValue::Text(device_id)}));
   return txn.Commit();
 }
 

@@ -53,8 +53,8 @@ uint64_t NonNegative(int64_t v);
 inline constexpr char kDeviceColumnsOfD[] =
     "d.device_id, d.model, d.soc, d.build_fingerprint, d.kernel, d.agent_version, d.page_size, d.platform, "
     "d.last_seen_at, d.dropped_captures, d.clock_skew_s, d.manufacturer, d.build_type, d.abi, d.android_sdk, "
-    "d.access, d.selinux, d.retired_at";
-inline constexpr int kDeviceColumnCount = 18;
+    "d.access, d.selinux, d.retired_at, d.tier, d.agent_tier";
+inline constexpr int kDeviceColumnCount = 20;
 
 template <typename Row>
 DeviceRecord ReadDevice(const Row& row, int first) {
@@ -79,6 +79,8 @@ DeviceRecord ReadDevice(const Row& row, int first) {
   d.access = row.ColumnText(first + 15);
   d.selinux = row.ColumnText(first + 16);
   d.retired_at = row.ColumnText(first + 17);
+  d.tier = row.ColumnText(first + 18);  // NULL: unknown
+  d.agent_tier = row.ColumnText(first + 19);
   return d;
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/figure_tier.h"
 #include "server/ingest/agent_reactor.h"
 #include "server/ingest/agent_stream.h"
 #include "server/core/clock.h"
@@ -34,7 +35,8 @@ absl::Status CheckHello(const v1::Hello& hello) {
                           {"abi", d.abi(), 64},
                           {"android_sdk", d.android_sdk(), 16},
                           {"access", d.access(), 16},
-                          {"selinux", d.selinux(), 16}};
+                          {"selinux", d.selinux(), 16},
+                          {"tier", d.tier(), 16}};
   for (const Field& f : fields) {
     if (absl::Status s = CheckText(f.name, f.value, f.max_bytes); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("Hello: ", s.message()));
@@ -69,6 +71,8 @@ storage::DeviceRecord DeviceOfHello(const v1::Hello& hello, const std::string& n
   device.android_sdk = info.android_sdk();
   device.access = info.access();
   device.selinux = info.selinux();
+  // A name this server does not know (a newer agent's) is not a tier it can show: unknown.
+  if (info.tier() == kTierKernel || info.tier() == kTierDumpsys) device.agent_tier = info.tier();
   device.last_seen_at = now;
   // Recorded before the Welcome, on which the agent forgets the count: a loss is never silent. A Welcome
   // lost after this counts the drops twice, which overstates a loss rather than hiding one.

@@ -213,6 +213,7 @@ std::string DeviceFields(const DeviceSummaryRow& row) {
                         d.access,
                         d.selinux,
                         d.retired_at,
+                        d.agent_tier,
                         absl::StrCat(row.capture_count),
                         row.last_capture_at,
                         OptionalText(row.last_total_kb)},

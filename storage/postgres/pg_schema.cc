@@ -292,6 +292,13 @@ ALTER TABLE captures ALTER COLUMN raw_blob SET STORAGE EXTERNAL;
 ALTER TABLE report_blobs ALTER COLUMN report_zstd SET STORAGE EXTERNAL;
 )sql";
 
+// Version 8: each capture's tier, its device's latest and its agent's, as SQLite's version 20.
+constexpr char kPgMigration8[] = R"sql(
+ALTER TABLE device_reports ADD COLUMN tier TEXT COLLATE "C" CHECK (tier IN ('kernel', 'dumpsys'));
+ALTER TABLE devices ADD COLUMN tier TEXT COLLATE "C" CHECK (tier IN ('kernel', 'dumpsys'));
+ALTER TABLE devices ADD COLUMN agent_tier TEXT COLLATE "C" NOT NULL DEFAULT '';
+)sql";
+
 // Any constant, the same in every memfleet server: the lock that serializes migrations ("memf").
 constexpr char kMigrationLockSql[] = "SELECT pg_advisory_xact_lock(1835363686)";
 
@@ -377,6 +384,7 @@ const std::vector<PgMigration>& AllMigrations() {
       {kPgMigration5, nullptr, ""},
       {kPgMigration6, nullptr, ""},
       {kPgMigration7, MigrateProcessBlocks, kPgMigration7End},
+      {kPgMigration8, nullptr, ""},
   };
   return *kMigrations;
 }

@@ -442,6 +442,17 @@ DROP TABLE device_process_names;
 DROP TABLE device_numbers;
 )sql";
 
+// Version 20: the tier of each capture's figures (docs/accounting.md section 9), from the report the engine
+// made of it at ingest: device_reports.tier is 'kernel' or 'dumpsys', NULL for a report stored before
+// (unknown here: its JSON says, and `memfleet-server --reaccount` stores it). devices.tier is the tier of the
+// device's latest report (kept like devices.platform), which `memfleet devices` shows and `--where tier=`
+// selects on; devices.agent_tier the tier its agent said in its latest Hello ('' when it did not say).
+constexpr char kMigration20[] = R"sql(
+ALTER TABLE device_reports ADD COLUMN tier TEXT CHECK (tier IN ('kernel', 'dumpsys'));
+ALTER TABLE devices ADD COLUMN tier TEXT CHECK (tier IN ('kernel', 'dumpsys'));
+ALTER TABLE devices ADD COLUMN agent_tier TEXT NOT NULL DEFAULT '';
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
   MEMFLEET_RETURN_IF_ERROR(st.BindText(1, name));
@@ -497,7 +508,7 @@ const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
       kMigration1,  kMigration2,  kMigration3,  kMigration4,  kMigration5,  kMigration6,  kMigration7,
       kMigration8,  kMigration9,  kMigration10, kMigration11, kMigration12, kMigration13, kMigration14,
-      kMigration15, kMigration16, kMigration17, kMigration18, kMigration19};
+      kMigration15, kMigration16, kMigration17, kMigration18, kMigration19, kMigration20};
   return *kMigrations;
 }
 
