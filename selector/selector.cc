@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/figure_tier.h"
 #include "common/untrusted_text.h"
 
 namespace memfleet::selector {
@@ -15,19 +16,21 @@ namespace {
 
 constexpr std::string_view kLabelPrefix = "label.";            // a label the server gave (a sweep's)
 constexpr std::string_view kAgentLabelPrefix = "agentlabel.";  // a label the agent wrote in its header
-constexpr char kKeys[] = "model, platform, soc, device_id, build, label.NAME, agentlabel.NAME";
+constexpr char kKeys[] = "model, platform, soc, device_id, build, tier, label.NAME, agentlabel.NAME";
 constexpr std::string_view kPlatforms[] = {"qcom", "mtk", "xring", "mali", "generic"};
+constexpr std::string_view kTiers[] = {kTierKernel, kTierDumpsys};
 
 std::string_view FieldOf(const DeviceFacts& d, std::string_view key) {
   if (key == "model") return d.model;
   if (key == "platform") return d.platform;
   if (key == "soc") return d.soc;
+  if (key == "tier") return d.tier;
   if (key == "device_id") return d.device_id;
   return d.build;
 }
 
 bool IsDeviceKey(std::string_view key) {
-  return key == "model" || key == "platform" || key == "soc" || key == "device_id" || key == "build";
+  return key == "model" || key == "platform" || key == "soc" || key == "device_id" || key == "build" || key == "tier";
 }
 
 absl::Status Refuse(std::string_view term, const std::string& why) {
@@ -46,12 +49,16 @@ absl::Status CheckShape(std::string_view term) {
 
 absl::Status CheckDeviceValue(std::string_view term, std::string_view key, std::string_view value) {
   if (value.empty()) {
-    return Refuse(term,
-                  absl::StrCat("give a value, e.g. ", std::string(key), "=", key == "platform" ? "qcom" : "VALUE"));
+    const char* example = key == "platform" ? "qcom" : key == "tier" ? kTierDumpsys : "VALUE";
+    return Refuse(term, absl::StrCat("give a value, e.g. ", std::string(key), "=", example));
   }
   if (key == "platform" && value.back() != '*' &&
       std::find(std::begin(kPlatforms), std::end(kPlatforms), value) == std::end(kPlatforms)) {
     return Refuse(term, "platform is one of qcom, mtk, xring, mali, generic");
+  }
+  // Two names only, so no prefix: a tier is the one or the other.
+  if (key == "tier" && std::find(std::begin(kTiers), std::end(kTiers), value) == std::end(kTiers)) {
+    return Refuse(term, absl::StrCat("tier is one of ", kTierKernel, ", ", kTierDumpsys));
   }
   return absl::OkStatus();
 }

@@ -7,13 +7,15 @@
 //
 // Grammar: each term is KEY=VALUE (split at the first '='; spaces around KEY dropped, VALUE kept as
 // written). KEY is one of model, platform, soc, device_id, build — VALUE matches exactly, or as a prefix
-// when it ends in '*' — or label.NAME, which matches captures carrying the label NAME=VALUE exactly
-// ('*' included; capture/labels.h rules) from the sweep that asked for them, or agentlabel.NAME, the same
-// for a label the agent wrote in the capture's header (which anything holding the device's token can
-// write: a run's queries use label.NAME; docs/labels.md, "Where labels come from"). Every term must match. Refused
-// (InvalidArgument naming the term): no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two
-// values of one key match nothing), a platform other than qcom, mtk, xring, mali, generic, a control byte, more than
-// kMaxTerms terms or a term longer than kMaxTermBytes.
+// when it ends in '*' — or tier, the tier of the device's latest capture (kernel or dumpsys, exactly:
+// docs/accounting.md section 9; a device whose tier is unknown matches neither), or label.NAME, which
+// matches captures carrying the label NAME=VALUE exactly ('*' included; capture/labels.h rules) from the
+// sweep that asked for them, or agentlabel.NAME, the same for a label the agent wrote in the capture's
+// header (which anything holding the device's token can write: a run's queries use label.NAME;
+// docs/labels.md, "Where labels come from"). Every term must match. Refused (InvalidArgument naming the
+// term): no '=', an unknown key, an empty value, a key given twice (terms are ANDed, so two values of one
+// key match nothing), a platform other than qcom, mtk, xring, mali, generic, a tier other than kernel,
+// dumpsys, a control byte, more than kMaxTerms terms or a term longer than kMaxTermBytes.
 //
 // A plain value; thread-safe for const use.
 #ifndef MEMFLEET_SELECTOR_SELECTOR_H_
@@ -36,6 +38,7 @@ struct DeviceFacts {
   std::string_view soc;
   std::string_view device_id;
   std::string_view build;  // build fingerprint
+  std::string_view tier;   // of its latest capture: "kernel", "dumpsys", "" unknown
 };
 
 class Selector {
@@ -67,7 +70,7 @@ class Selector {
 
  private:
   struct Term {
-    std::string key;    // model, platform, soc, device_id, build
+    std::string key;    // model, platform, soc, device_id, build, tier
     std::string value;  // without the trailing '*'
     bool prefix = false;
   };

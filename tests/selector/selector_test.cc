@@ -21,7 +21,7 @@ Selector Select(const std::vector<std::string>& terms) {
 }
 
 const DeviceFacts kXiaomi = {"Xiaomi 12", "qcom", "sm8450", "sim-qcom-101",
-                             "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys"};
+                             "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys", ""};
 
 TEST(SelectorTest, TermsAreKeptInTheirCanonicalForm) {
   Selector s = Select({"model=Pixel 8 Pro", " soc =sm8450", "build=a=b", "label.run=12*"});
@@ -43,6 +43,9 @@ TEST(SelectorTest, RefusalsNameTheTermAndTheFix) {
                                          {{"model="}, "give a value, e.g. model=VALUE"},
                                          {{"=x"}, "unknown key"},
                                          {{"platform=qualcomm"}, "qcom, mtk, xring, mali, generic"},
+                                         {{"tier=dumsys"}, "tier is one of kernel, dumpsys"},
+                                         {{"tier=dumpsys*"}, "tier is one of kernel, dumpsys"},
+                                         {{"tier="}, "give a value, e.g. tier=dumpsys"},
                                          {{"model=a", "model=b"}, "given twice"},
                                          {{"label.run=1", "label.run=2"}, "given twice"},
                                          {{"label.Run=1"}, "label"},
@@ -71,6 +74,21 @@ TEST(SelectorTest, EveryDeviceTermMustMatchAndStarIsAPrefix) {
   EXPECT_TRUE(Select({"build=Xiaomi/cupid/*"}).MatchesDevice(kXiaomi));
   EXPECT_FALSE(Select({"device_id=sim-qcom-1010"}).MatchesDevice(kXiaomi));
   EXPECT_TRUE(Select({"label.run=1"}).MatchesDevice(kXiaomi));  // label terms are matched on captures
+}
+
+// tier= is the tier of the device's latest capture (docs/accounting.md section 9): one of the two names,
+// exactly; a device whose tier is unknown (nothing stored since the store kept tiers) matches neither.
+TEST(SelectorTest, TierTermsMatchTheLatestCapturesTierExactly) {
+  DeviceFacts shell = kXiaomi;
+  shell.tier = "dumpsys";
+  DeviceFacts rooted = kXiaomi;
+  rooted.tier = "kernel";
+  EXPECT_TRUE(Select({"tier=dumpsys"}).MatchesDevice(shell));
+  EXPECT_FALSE(Select({"tier=dumpsys"}).MatchesDevice(rooted));
+  EXPECT_TRUE(Select({"tier=kernel", "platform=qcom"}).MatchesDevice(rooted));
+  EXPECT_FALSE(Select({"tier=kernel"}).MatchesDevice(kXiaomi));
+  EXPECT_FALSE(Select({"tier=dumpsys"}).MatchesDevice(kXiaomi));
+  EXPECT_EQ(Select({" tier =kernel"}).ToString(), "tier=kernel");
 }
 
 TEST(SelectorTest, LabelTermsMatchACapturesLabelsExactly) {
