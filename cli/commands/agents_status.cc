@@ -65,6 +65,7 @@ struct PhoneStatus {
   std::string access;   // root, su, shell
   std::string selinux;  // enforcing, permissive, none ("" when getenforce gave no such answer)
   std::string agent_version;
+  std::string tier;    // the tier its agent said in its latest Hello: kernel, dumpsys
   std::string server;  // "online", "offline", "unknown device"
   std::string last_capture_at;
 };
@@ -104,6 +105,7 @@ PhoneStatus StatusOf(const std::string& serial, const absl::StatusOr<AgentProbe>
   auto known = server.devices.find(row.device_id);
   if (known != server.devices.end()) {
     row.agent_version = known->second.agent_version();
+    row.tier = known->second.agent_tier();
     row.server = known->second.online() ? "online" : "offline";
     row.last_capture_at = known->second.last_capture_at();
   } else if (server.unavailable.empty()) {
@@ -112,7 +114,7 @@ PhoneStatus StatusOf(const std::string& serial, const absl::StatusOr<AgentProbe>
   return row;
 }
 
-// SERIAL, DEVICE, AGENT, ACCESS, SELINUX, VERSION, SERVER, LAST CAPTURE.
+// SERIAL, DEVICE, AGENT, ACCESS, SELINUX, TIER, VERSION, SERVER, LAST CAPTURE.
 std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<AgentProbe>& probe) {
   if (!probe.has_value()) return {row.serial, chart::kNoValue, absl::StrCat("unknown: ", row.problem)};
   std::string agent = AgentState(*probe);
@@ -125,6 +127,7 @@ std::vector<std::string> TableRow(const PhoneStatus& row, const std::optional<Ag
           agent,
           TextOrDash(row.access),
           TextOrDash(row.selinux),
+          TextOrDash(row.tier),
           TextOrDash(row.agent_version),
           TextOrDash(row.server),
           last};
@@ -142,6 +145,7 @@ std::string RenderJson(const std::vector<PhoneStatus>& rows, const ServerView& s
                       {"problem", NullIfEmpty(r.problem)},
                       {"access", NullIfEmpty(r.access)},
                       {"selinux", NullIfEmpty(r.selinux)},
+                      {"tier", NullIfEmpty(r.tier)},
                       {"agent_version", NullIfEmpty(r.agent_version)},
                       {"server", NullIfEmpty(r.server)},
                       {"last_capture_at", NullIfEmpty(r.last_capture_at)}});
@@ -151,11 +155,11 @@ std::string RenderJson(const std::vector<PhoneStatus>& rows, const ServerView& s
 }
 
 std::string RenderCsv(const std::vector<PhoneStatus>& rows) {
-  std::string out = CsvRow({"serial", "device_id", "agent", "pid", "problem", "access", "selinux", "agent_version",
-                            "server", "last_capture_at"});
+  std::string out = CsvRow({"serial", "device_id", "agent", "pid", "problem", "access", "selinux", "tier",
+                            "agent_version", "server", "last_capture_at"});
   for (const PhoneStatus& r : rows) {
     out += CsvRow({r.serial, r.device_id, r.agent, r.pid > 0 ? std::to_string(r.pid) : "", r.problem, r.access,
-                   r.selinux, r.agent_version, r.server, r.last_capture_at});
+                   r.selinux, r.tier, r.agent_version, r.server, r.last_capture_at});
   }
   return out;
 }
@@ -193,8 +197,15 @@ int RunAgentsStatus(const AgentsStatusArgs& args, Adb& adb, std::ostream& out, s
   } else if (*format == OutputFormat::kCsv) {
     out << RenderCsv(rows);
   } else {
-    TextTable table(
-        {{"SERIAL"}, {"DEVICE"}, {"AGENT"}, {"ACCESS"}, {"SELINUX"}, {"VERSION"}, {"SERVER"}, {"LAST CAPTURE"}});
+    TextTable table({{"SERIAL"},
+                     {"DEVICE"},
+                     {"AGENT"},
+                     {"ACCESS"},
+                     {"SELINUX"},
+                     {"TIER"},
+                     {"VERSION"},
+                     {"SERVER"},
+                     {"LAST CAPTURE"}});
     for (size_t i = 0; i < rows.size(); ++i) {
       const absl::StatusOr<AgentProbe>& probe = probes[i].second;
       table.AddRow(TableRow(rows[i], probe.ok() ? std::optional<AgentProbe>(*probe) : std::nullopt));

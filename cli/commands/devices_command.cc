@@ -82,7 +82,9 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                          {"access", d.access()},
                          {"selinux", d.selinux()},
                          {"server", d.server_id().empty() ? json(nullptr) : json(d.server_id())},
-                         {"retired_at", d.retired_at().empty() ? json(nullptr) : json(d.retired_at())}});
+                         {"retired_at", d.retired_at().empty() ? json(nullptr) : json(d.retired_at())},
+                         {"tier", d.tier().empty() ? json(nullptr) : json(d.tier())},
+                         {"agent_tier", d.agent_tier().empty() ? json(nullptr) : json(d.agent_tier())}});
     }
     return devices.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
@@ -94,7 +96,8 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                               "clock_skew_s",  "refused_streams", "future_captures_refused",
                               "manufacturer",  "build_type",      "abi",
                               "android_sdk",   "access",          "selinux",
-                              "server",        "retired_at"});
+                              "server",        "retired_at",      "tier",
+                              "agent_tier"});
     for (const v1::DeviceSummary& d : response.devices()) {
       out += CsvRow({d.device_id(),
                      d.model(),
@@ -118,14 +121,17 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                      d.access(),
                      d.selinux(),
                      d.server_id(),
-                     d.retired_at()});
+                     d.retired_at(),
+                     d.tier(),
+                     d.agent_tier()});
     }
     return out;
   }
   // Servers sharing one database say which holds each online agent: a SERVER column then.
   bool fleet = false;
   for (const v1::DeviceSummary& d : response.devices()) fleet = fleet || !d.server_id().empty();
-  std::vector<TextTable::Column> columns = {{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"BUILD"}, {"ACCESS"}, {"STATE"}};
+  std::vector<TextTable::Column> columns = {{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"BUILD"},
+                                            {"ACCESS"}, {"TIER"},  {"STATE"}};
   if (fleet) columns.push_back({"SERVER"});
   for (TextTable::Column c :
        {TextTable::Column{"LAST CAPTURE"}, TextTable::Column{"CLOCK SKEW", TextTable::kRight},
@@ -141,6 +147,7 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, OutputFormat 
                                     d.platform().empty() ? "-" : d.platform(),
                                     ShortBuild(d.build_fingerprint()),
                                     d.access().empty() ? "-" : d.access(),
+                                    d.tier().empty() ? "-" : d.tier(),
                                     !d.retired_at().empty() ? "retired " + d.retired_at()
                                     : d.online()            ? "online"
                                                             : "offline"};

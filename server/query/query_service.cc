@@ -170,6 +170,8 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     d->set_online(server != servers.end() || registry_.IsOnline(row.device.device_id));
     if (server != servers.end()) d->set_server_id(server->second);
     d->set_retired_at(row.device.retired_at);
+    d->set_tier(row.device.tier);
+    d->set_agent_tier(row.device.agent_tier);
     d->set_last_capture_at(row.last_capture_at);
     d->set_last_total_kb(row.last_total_kb.value_or(-1));
     d->set_capture_count(row.capture_count);

@@ -14,6 +14,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "grpcpp/grpcpp.h"
+#include "memfleet/v1/query_service.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/temp_dir.h"
 
@@ -182,6 +184,7 @@ TEST_F(AgentsCommandTest, StatusAsJsonAndCsvNamesEachPhonesAgentWithNullsForWhat
   EXPECT_TRUE(doc["phones"][1]["selinux"].is_null()) << out_.str();
   EXPECT_TRUE(arm["server"].is_null()) << arm.dump();
   EXPECT_TRUE(arm["last_capture_at"].is_null()) << arm.dump();
+  EXPECT_TRUE(arm["tier"].is_null()) << arm.dump();  // what its agent said is the server's to tell
   EXPECT_EQ(doc["phones"][1]["agent"], "not deployed");
   EXPECT_TRUE(doc["phones"][1]["pid"].is_null());
   EXPECT_TRUE(doc["server_unavailable"].is_string()) << out_.str();
@@ -191,13 +194,56 @@ TEST_F(AgentsCommandTest, StatusAsJsonAndCsvNamesEachPhonesAgentWithNullsForWhat
   status.query.csv = true;
   EXPECT_EQ(RunAgentsStatus(status, adb_, csv, err_), kExitOk);
   EXPECT_TRUE(absl::StartsWith(csv.str(),
-                               "serial,device_id,agent,pid,problem,access,selinux,agent_version,server,"
-                               "last_capture_at\r\nARM1,ARM1,running,4242,,su,permissive,,,\r\n"))
+                               "serial,device_id,agent,pid,problem,access,selinux,tier,agent_version,server,"
+                               "last_capture_at\r\nARM1,ARM1,running,4242,,su,permissive,,,,\r\n"))
       << csv.str();
 
   status.query.json = true;
   std::ostringstream both;
   EXPECT_EQ(RunAgentsStatus(status, adb_, both, err_), 2) << err_.str();
+}
+
+// A server that knows ARM1 as online, with the tier its agent said in Hello (the server's side of it:
+// tests/integration/tiers_integrationtest.cc).
+class TierListingService final : public v1::QueryService::Service {
+ public:
+  grpc::Status ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest*,
+                           v1::ListDevicesResponse* response) override {
+    v1::DeviceSummary* d = response->add_devices();
+    d->set_device_id("ARM1");
+    d->set_online(true);
+    d->set_agent_version("1.0");
+    d->set_agent_tier("dumpsys");
+    d->set_tier("kernel");  // its latest capture's, not what `agents status` shows
+    return grpc::Status::OK;
+  }
+};
+
+TEST_F(AgentsCommandTest, StatusShowsTheTierTheAgentSaidInItsHello) {
+  TierListingService service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  adb_.Answer("agent.conf", 0, "running 4242\n---\ndevice_id=ARM1\nserver_port=7070\naccess=shell\n");
+  adb_.Answer("ARM1 shell getenforce", 0, "Enforcing\n");
+  AgentsStatusArgs status;
+  status.target.serials = {"ARM1"};
+  status.query = args_.query;
+  status.query.server = "127.0.0.1:" + std::to_string(port);
+  EXPECT_EQ(RunAgentsStatus(status, adb_, out_, err_), kExitOk) << err_.str();
+  const std::string table = out_.str();
+  EXPECT_NE(table.find("SELINUX    TIER     VERSION"), std::string::npos) << table;
+  EXPECT_NE(table.find("enforcing  dumpsys  1.0"), std::string::npos) << table;
+
+  status.query.json = true;
+  std::ostringstream json;
+  EXPECT_EQ(RunAgentsStatus(status, adb_, json, err_), kExitOk) << err_.str();
+  const nlohmann::json doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc["phones"][0]["tier"], "dumpsys") << json.str();
+  server->Shutdown();
 }
 
 // getenforce's three answers in the words `memfleet devices` uses; anything else (a phone's own text) is no

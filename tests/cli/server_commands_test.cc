@@ -259,7 +259,7 @@ class ServerCommandsTest : public ::testing::Test {
 };
 
 // `devices --retired`: the state says since when, the count says where their history is; --json and
-// --csv carry retired_at.
+// --csv carry retired_at (then its tier and its agent's, unknown here).
 TEST(RenderDevicesTest, RetiredDevicesSayWhenTheyWereRetired) {
   v1::ListDevicesResponse response;
   v1::DeviceSummary* d = response.add_devices();
@@ -272,7 +272,7 @@ TEST(RenderDevicesTest, RetiredDevicesSayWhenTheyWereRetired) {
   EXPECT_EQ(table.find("online"), std::string::npos) << table;
   EXPECT_EQ(json::parse(RenderDevices(response, OutputFormat::kJson, false, true))[0]["retired_at"],
             "2026-12-01T09:00:00.000Z");
-  EXPECT_NE(RenderDevices(response, OutputFormat::kCsv, false, true).find(",2026-12-01T09:00:00.000Z\r\n"),
+  EXPECT_NE(RenderDevices(response, OutputFormat::kCsv, false, true).find(",2026-12-01T09:00:00.000Z,,\r\n"),
             std::string::npos);
   EXPECT_EQ(RenderDevices(v1::ListDevicesResponse(), OutputFormat::kTable, false, true), "no retired devices\n");
   // Active devices have no retirement: null in JSON.
@@ -336,13 +336,14 @@ TEST_F(ServerCommandsTest, DevicesShowBuildAndAccess) {
   EXPECT_EQ(t.find("google/panther"), std::string::npos) << t;
 
   const std::string csv = Devices(true, false);
-  // The columns server (a server alone with its database names none) and retired_at (active) are empty.
+  // The columns server (a server alone with its database names none), retired_at (active), tier (no
+  // capture stored) and agent_tier (not said) are empty.
   EXPECT_NE(csv.find(",future_captures_refused,manufacturer,build_type,abi,android_sdk,access,selinux,server,"
-                     "retired_at\r\n"),
+                     "retired_at,tier,agent_tier\r\n"),
             std::string::npos)
       << csv;
-  EXPECT_NE(csv.find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing,,\r\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",0,251605958400,24,2,,,,,,,,\r\n"), std::string::npos) << csv;  // an older agent
+  EXPECT_NE(csv.find(",0,-3,0,0,Google,user,arm64-v8a,34,shell,enforcing,,,,\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0,251605958400,24,2,,,,,,,,,,\r\n"), std::string::npos) << csv;  // an older agent
   EXPECT_EQ(t.find("SERVER"), std::string::npos) << t;
 
   json j = json::parse(Devices(false, true));

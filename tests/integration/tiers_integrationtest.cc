@@ -1,0 +1,181 @@
+// The two tiers of figures in the fleet's views (docs/accounting.md section 9), with the real binaries:
+// memfleet-server on 127.0.0.1 over a SQLite file, one memfleet-agent on a copy of a rooted capture tree
+// (qcom-sm8450) and one on a tree recorded as shell (shield-shell: other processes' smaps denied, the
+// phone's own dumpsys text), and the memfleet CLI as a lab types it. `devices` shows each device's tier and
+// the tier its agent said, `--where tier=dumpsys` picks the shell phone alone (in `devices` and in a sweep,
+// which captures only it), and a misspelt tier is refused with the two names. Expected figures and tiers
+// are the trees' expected.json values (qcom-sm8450's, written before tiers, is of the kernel tier).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tests/support/load_tree.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/test_paths.h"
+#include "tests/support/wait_for.h"
+
+namespace memfleet {
+namespace tiers_scenario {
+namespace {
+
+using nlohmann::json;
+using testing::Bin;
+using testing::Subprocess;
+
+constexpr char kRootedTree[] = "captures/qcom-sm8450";
+constexpr char kShellTree[] = "captures-shell/shield-shell";
+
+json Expected(const std::string& capture) {
+  return json::parse(testing::ReadFileForTest(testing::TestData(capture + "/expected.json")));
+}
+
+// A report's tier as its JSON says it: one written before tiers (no field) is of the kernel tier
+// (docs/capture-format.md).
+std::string ExpectedTier(const std::string& capture) {
+  const json expected = Expected(capture);
+  return expected["device"].value("tier", "kernel");
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+class TiersIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("memfleet-tiers-e2e-");
+    ASSERT_FALSE(dir_.empty());
+    server_ = std::make_unique<testing::ServerProcess>(dir_);
+    ASSERT_FALSE(server_->address().empty());
+  }
+  void TearDown() override {
+    agents_.clear();
+    server_.reset();
+    const std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+
+  void StartAgent(const std::string& capture, const std::string& device_id) {
+    const std::string root = dir_ + "/tree-" + device_id;
+    const std::string cmd = "cp -r '" + testing::TestData(capture + "/tree") + "' '" + root + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    agents_.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{Bin("memfleet-agent"), "--server", server_->address(), "--root", root, "--device-id",
+                                 device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + device_id},
+        dir_ + "/agent-" + device_id + ".log"));
+  }
+
+  CliRun Memfleet(std::vector<std::string> args) {
+    args.insert(args.begin(), {Bin("memfleet"), "--server", server_->address()});
+    Subprocess cli(args, dir_ + "/cli-" + std::to_string(++cli_runs_) + ".log");
+    CliRun run;
+    run.exit_code = cli.WaitExit(std::chrono::seconds(120));
+    run.output = cli.Log();
+    return run;
+  }
+  json MemfleetJson(const std::vector<std::string>& args) {
+    CliRun run = Memfleet(args);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    // The document starts a line of its own (a sweep's progress lines come first, on stderr).
+    size_t start = std::string::npos;
+    for (const char open : {'{', '['}) {
+      const size_t at = run.output.find(std::string("\n") + open);
+      const size_t line = !run.output.empty() && run.output[0] == open ? 0 : at == std::string::npos ? at : at + 1;
+      start = std::min(start, line);
+    }
+    if (run.exit_code != 0 || start == std::string::npos) return json();
+    return json::parse(run.output.substr(start), nullptr, /*allow_exceptions=*/false);
+  }
+  // `devices --json [--where TERM]`, by device id.
+  std::map<std::string, json> Devices(const std::string& where = "") {
+    std::vector<std::string> args = {"devices", "--json"};
+    if (!where.empty()) args.insert(args.end(), {"--where", where});
+    std::map<std::string, json> by_id;
+    json listed = MemfleetJson(args);
+    if (listed.is_array()) {
+      for (const json& d : listed) by_id[d["device_id"].get<std::string>()] = d;
+    }
+    return by_id;
+  }
+
+  bool WaitOnline(size_t n) {
+    return testing::WaitFor(
+        [&] {
+          size_t online = 0;
+          for (const auto& [id, d] : Devices()) online += d.value("online", false) ? 1 : 0;
+          return online >= n;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(200));
+  }
+
+  std::string dir_;
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::vector<std::unique_ptr<Subprocess>> agents_;
+  int cli_runs_ = 0;
+};
+
+TEST_F(TiersIntegrationTest, DevicesShowEachTierAndWhereTierSelectsTheShellPhoneAlone) {
+  StartAgent(kRootedTree, "rooted-1");
+  StartAgent(kShellTree, "shell-1");
+  ASSERT_TRUE(WaitOnline(2)) << server_->Log();
+  CliRun first = Memfleet({"sweep", "--deadline", "90"});
+  ASSERT_EQ(first.exit_code, 0) << first.output << server_->Log();
+
+  std::map<std::string, json> devices = Devices();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(ExpectedTier(kShellTree), "dumpsys");
+  EXPECT_EQ(devices["shell-1"]["tier"], ExpectedTier(kShellTree));
+  EXPECT_EQ(devices["rooted-1"]["tier"], ExpectedTier(kRootedTree));
+  EXPECT_EQ(devices["shell-1"]["last_total_kb"], Expected(kShellTree)["device"]["total_kb"]);
+  EXPECT_EQ(devices["rooted-1"]["last_total_kb"], Expected(kRootedTree)["device"]["total_kb"]);
+  // What each agent said in its Hello: the shell tree's header says it was read as shell.
+  EXPECT_EQ(devices["shell-1"]["agent_tier"], "dumpsys");
+  EXPECT_EQ(devices["rooted-1"]["agent_tier"], "kernel");
+
+  CliRun table = Memfleet({"devices"});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find(" TIER "), std::string::npos) << table.output;
+  const size_t shell_row = table.output.find("\nshell-1 ");
+  ASSERT_NE(shell_row, std::string::npos) << table.output;
+  const std::string row = table.output.substr(shell_row + 1, table.output.find('\n', shell_row + 1) - shell_row - 1);
+  EXPECT_NE(row.find(" dumpsys "), std::string::npos) << table.output;
+
+  // --where tier=dumpsys: the shell phone alone, in devices and in a sweep, which captures it alone.
+  std::map<std::string, json> shell_only = Devices("tier=dumpsys");
+  ASSERT_EQ(shell_only.size(), 1u);
+  EXPECT_EQ(shell_only.begin()->first, "shell-1");
+  std::map<std::string, json> rooted_only = Devices("tier=kernel");
+  ASSERT_EQ(rooted_only.size(), 1u);
+  EXPECT_EQ(rooted_only.begin()->first, "rooted-1");
+  const int64_t shell_captures = devices["shell-1"]["capture_count"].get<int64_t>();
+  const int64_t rooted_captures = devices["rooted-1"]["capture_count"].get<int64_t>();
+  json swept = MemfleetJson({"sweep", "--where", "tier=dumpsys", "--deadline", "90", "--json"});
+  ASSERT_EQ(swept["devices"].size(), 1u) << swept.dump();
+  EXPECT_EQ(swept["devices"][0]["device_id"], "shell-1");
+  EXPECT_EQ(swept["devices"][0]["total_kb"], Expected(kShellTree)["device"]["total_kb"]);
+  devices = Devices();
+  EXPECT_EQ(devices["shell-1"]["capture_count"].get<int64_t>(), shell_captures + 1);
+  EXPECT_EQ(devices["rooted-1"]["capture_count"].get<int64_t>(), rooted_captures);
+
+  // A misspelt tier is a usage error (exit 2) naming the two tiers, in every command that takes --where.
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"devices", "--where", "tier=dumsys"},
+                                              {"sweep", "--where", "tier=dumsys"},
+                                              {"fleet", "--where", "tier=Dumpsys"}}) {
+    CliRun run = Memfleet(bad);
+    EXPECT_EQ(run.exit_code, 2) << bad[0] << ": " << run.output;
+    EXPECT_NE(run.output.find("tier is one of kernel, dumpsys"), std::string::npos) << bad[0] << ": " << run.output;
+  }
+}
+
+}  // namespace
+}  // namespace tiers_scenario
+}  // namespace memfleet
