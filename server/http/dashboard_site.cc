@@ -85,6 +85,7 @@ dashboard::FleetDevice FleetDeviceOf(const storage::DeviceRecord& d, const Agent
   row.model = d.model;
   row.platform = d.platform;
   row.build = d.build_fingerprint;
+  row.tier = d.tier;
   row.online = registry.IsOnline(d.device_id);
   return row;
 }

@@ -80,6 +80,7 @@ absl::StatusOr<std::string> MetricsSource::Render() {
     d.build = row.device.build_fingerprint;
     d.up = online.count(d.device_id) != 0;
     d.dropped_captures = row.device.dropped_captures;
+    d.tier = row.device.tier;
     d.last_capture_unix_s = UnixSeconds(row.last_capture_at);
     auto it = latest.find(d.device_id);
     if (it != latest.end()) {

@@ -16,9 +16,9 @@ struct Column {
   const char* key;
   const char* heading;
 };
-constexpr Column kColumns[] = {{"device_id", "Device"},  {"state", "State"}, {"model", "Model"},
-                               {"platform", "Platform"}, {"build", "Build"}, {"last_capture", "Last capture"},
-                               {"total", "Total (kB)"}};
+constexpr Column kColumns[] = {{"device_id", "Device"},          {"state", "State"},     {"model", "Model"},
+                               {"platform", "Platform"},         {"build", "Build"},     {"tier", "Tier"},
+                               {"last_capture", "Last capture"}, {"total", "Total (kB)"}};
 constexpr char kSparklineHeading[] = "Last week";
 
 // Orders a before b by the key's column; false when they tie.
@@ -30,6 +30,7 @@ Less LessFor(absl::string_view key) {
   if (key == "model") return [](const FleetDevice& a, const FleetDevice& b) { return a.model < b.model; };
   if (key == "platform") return [](const FleetDevice& a, const FleetDevice& b) { return a.platform < b.platform; };
   if (key == "build") return [](const FleetDevice& a, const FleetDevice& b) { return a.build < b.build; };
+  if (key == "tier") return [](const FleetDevice& a, const FleetDevice& b) { return a.tier < b.tier; };
   if (key == "last_capture") {
     return [](const FleetDevice& a, const FleetDevice& b) { return a.last_capture_at < b.last_capture_at; };
   }
@@ -62,7 +63,7 @@ std::string DeviceRow(const FleetDevice& d) {
   return absl::StrCat("<tr class=\"device\"><td><a href=\"", Html(DevicePath(d.device_id)), "\">", Html(d.device_id),
                       "</a></td>", d.online ? "<td class=\"online\">online</td>" : "<td class=\"offline\">offline</td>",
                       "<td>", TextOrNoValue(d.model), "</td><td>", TextOrNoValue(d.platform), "</td><td>",
-                      TextOrNoValue(d.build), "</td><td>",
+                      TextOrNoValue(d.build), "</td><td>", TextOrNoValue(d.tier), "</td><td>",
                       d.last_capture_at.empty() ? chart::kNoCapture : Html(d.last_capture_at), "</td>",
                       KbCell(d.total_kb), "<td class=\"spark\">", SparklineSvg(d.recent_totals_kb), "</td></tr>\n");
 }
@@ -88,7 +89,8 @@ std::string WhereForm(const FleetView& view) {
       Html(view.sort), "\"><label>where <input type=\"text\" name=\"where\" value=\"",
       Html(view.where.empty() ? "" : view.where.front()),
       "\" placeholder=\"model=Pixel 8\"></label> <button type=\"submit\">Filter</button> "
-      "<span class=\"note\">keys: model, platform, soc, build, device_id; a trailing * matches a prefix</span>"
+      "<span class=\"note\">keys: model, platform, soc, build, device_id, tier (kernel or dumpsys); a trailing * "
+      "matches a prefix</span>"
       "</form>\n",
       view.where.empty() ? ""
                          : absl::StrCat("<p>Devices where <b>", Html(absl::StrJoin(view.where, " and ")),
@@ -104,7 +106,7 @@ absl::Status SortFleet(std::vector<FleetDevice>& rows, absl::string_view sort) {
   if (less == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot sort by \"", sort,
-        "\": use device_id, state, model, platform, build, last_capture or total (- first for descending)"));
+        "\": use device_id, state, model, platform, build, tier, last_capture or total (- first for descending)"));
   }
   std::sort(rows.begin(), rows.end(),
             [](const FleetDevice& a, const FleetDevice& b) { return a.device_id < b.device_id; });

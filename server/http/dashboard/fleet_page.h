@@ -25,6 +25,7 @@ struct FleetDevice {
   std::string model;
   std::string platform;
   std::string build;  // the build fingerprint
+  std::string tier;   // of its latest capture's figures: "kernel", "dumpsys"; "" unknown
   bool online = false;
   std::string last_capture_at;               // RFC 3339; "" when none stored
   report::Kb total_kb;                       // of the latest report; null when unknown or none
@@ -47,7 +48,7 @@ struct FleetView {
   std::vector<std::string> where;  // the selector terms applied
 };
 
-// The sort keys: device_id, state, model, platform, build, last_capture, total; "-" first: descending.
+// The sort keys: device_id, state, model, platform, build, tier, last_capture, total; "-" first: descending.
 // Ties (and unknown totals, always last) keep device id order. InvalidArgument naming the keys.
 absl::Status SortFleet(std::vector<FleetDevice>& rows, absl::string_view sort);
 

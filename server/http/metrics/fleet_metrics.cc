@@ -17,6 +17,7 @@ constexpr char kDeviceGcma[] = "memfleet_device_gcma_bytes";
 constexpr char kDeviceUp[] = "memfleet_device_up";
 constexpr char kLastCapture[] = "memfleet_device_last_capture_timestamp_seconds";
 constexpr char kDropped[] = "memfleet_device_dropped_captures_total";
+constexpr char kDeviceTier[] = "memfleet_device_tier";
 constexpr char kProcessMemory[] = "memfleet_process_memory_bytes";
 constexpr char kProcessAppSummary[] = "memfleet_process_app_summary_bytes";
 constexpr char kStored[] = "memfleet_captures_stored_total";
@@ -114,6 +115,21 @@ void DeviceState(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& dev
   }
 }
 
+// An info series, so the figures' series keep their labels: a query joins it on device_id to split or
+// filter by tier (docs/metrics.md).
+void DeviceTier(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
+  out.Family(kDeviceTier, "gauge",
+             "1, with the tier of the figures of the device's latest report in `tier`: kernel, or dumpsys (the "
+             "phone's own dumpsys meminfo, vendor memtrack included; docs/accounting.md section 9). Absent while "
+             "unknown.");
+  for (const DeviceMetricsRow& d : devices) {
+    if (d.tier.empty()) continue;
+    Labels labels = DeviceLabels(d);
+    labels.emplace_back("tier", d.tier);
+    out.Sample(kDeviceTier, labels, int64_t{1});
+  }
+}
+
 void ProcessMemory(ExpositionWriter& out, const std::vector<DeviceMetricsRow>& devices) {
   out.Family(kProcessMemory, "gauge",
              "Memory of the device's biggest processes by part (total, gl, dma, native_graphics, non_graphics), "
@@ -204,6 +220,7 @@ std::string RenderFleetMetrics(const RenderInput& input) {
   ExpositionWriter out;
   DeviceSeries(out, input.devices);
   DeviceState(out, input.devices);
+  DeviceTier(out, input.devices);
   ProcessMemory(out, input.devices);
   if (input.app_summary) ProcessAppSummary(out, input.devices);
   Server(out, input);
@@ -218,6 +235,7 @@ std::vector<std::string> ExportedSeriesNames() {
           kDeviceUp,
           kLastCapture,
           kDropped,
+          kDeviceTier,
           kProcessMemory,
           kProcessAppSummary,
           kStored,

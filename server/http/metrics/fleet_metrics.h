@@ -28,6 +28,7 @@ struct DeviceMetricsRow {
   bool up = false;                            // its agent is connected now
   std::optional<double> last_capture_unix_s;  // nullopt: never captured
   uint64_t dropped_captures = 0;
+  std::string tier;                      // of its latest report's figures: "kernel", "dumpsys"; "" unknown
   std::optional<DeviceFigures> figures;  // from the latest report; nullopt: none stored (or unreadable)
 };
 

@@ -65,6 +65,7 @@ FleetDevice DeviceOf(const std::string& capture) {
   const json expected = Expected(capture);
   const json& total = expected["device"]["total_kb"];
   if (!total.is_null()) d.total_kb = total.get<int64_t>();
+  d.tier = expected["device"].value("tier", "kernel");  // a report written before tiers is of the kernel tier
   return d;
 }
 
@@ -134,6 +135,22 @@ TEST(FleetPageTest, NoValueIsTheClisDashMutedNotRed) {
   EXPECT_EQ(html.find("#b71c1c"), std::string::npos) << "no red in the style sheet but for problems";
   EXPECT_NE(html.find(".warn {"), std::string::npos);
   EXPECT_EQ(NoValue(), "<span class=\"unset\">-</span>");
+}
+
+// Each device's tier in its own column, after the build; one not known yet (nothing stored since the server
+// kept tiers) is the CLI's muted "-", never a guessed "kernel".
+TEST(FleetPageTest, EachDeviceShowsTheTierOfItsLatestCapture) {
+  FleetDevice shell = DeviceOf("qcom-sm8450");
+  shell.device_id = "shell-phone";
+  shell.tier = "dumpsys";
+  FleetDevice unknown = DeviceOf("qcom-sm8450");
+  unknown.device_id = "old-phone";
+  unknown.tier.clear();
+  const std::string html = RenderFleetPage({DeviceOf("qcom-sm8450"), shell, unknown}, {}, {});
+  EXPECT_NE(html.find(">Build</a></th><th><a href=\"/?sort=tier\">Tier</a></th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>build/qcom-sm8450</td><td>kernel</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>build/qcom-sm8450</td><td>dumpsys</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>build/qcom-sm8450</td><td><span class=\"unset\">-</span></td>"), std::string::npos) << html;
 }
 
 // A device that has stored no capture yet: its last capture is "never", as `memfleet devices` writes it,

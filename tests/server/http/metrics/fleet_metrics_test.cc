@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -312,6 +313,32 @@ TEST(FleetMetricsTest, ADeviceWithoutAReportHasStateButNoMemory) {
   EXPECT_FALSE(FindSample(samples, "memfleet_device_total_bytes", {}).has_value());
 }
 
+// The tier of each device's figures is one info series per device, so no figure's series changes its
+// labels when a phone changes tier; a device whose tier is unknown has none (never a guessed "kernel").
+TEST(FleetMetricsTest, EachDeviceOfAKnownTierHasOneTierSeries) {
+  RenderInput in;
+  for (const auto& [id, tier] :
+       {std::pair<std::string, std::string>{"shell-phone", "dumpsys"}, {"rooted-phone", "kernel"}, {"old-phone", ""}}) {
+    DeviceMetricsRow row;
+    row.device_id = id;
+    row.platform = "generic";
+    row.tier = tier;
+    in.devices.push_back(row);
+  }
+  const std::vector<PromSample> samples = ParsePrometheusText(RenderFleetMetrics(in));
+  EXPECT_EQ(FindSample(samples, "memfleet_device_tier", {{"device_id", "shell-phone"}, {"tier", "dumpsys"}}), 1.0);
+  EXPECT_EQ(FindSample(samples, "memfleet_device_tier", {{"device_id", "rooted-phone"}, {"tier", "kernel"}}), 1.0);
+  EXPECT_FALSE(FindSample(samples, "memfleet_device_tier", {{"device_id", "old-phone"}}).has_value());
+  int tier_series = 0;
+  for (const PromSample& s : samples) {
+    tier_series += s.name == "memfleet_device_tier";
+    if (s.name != "memfleet_device_tier") {
+      for (const auto& [name, value] : s.labels) EXPECT_NE(name, "tier") << s.name;
+    }
+  }
+  EXPECT_EQ(tier_series, 2);
+}
+
 TEST(FleetMetricsTest, ServerCountersAndTheLatencyHistogram) {
   ServerCounters counters;
   counters.CountStored();
@@ -378,7 +405,7 @@ TEST(FleetMetricsTest, FamiliesHaveHelpAndTypeAndAreContiguous) {
         << name << " outside its family " << current;
     EXPECT_NE(std::find(exported.begin(), exported.end(), name), exported.end()) << name;
   }
-  EXPECT_EQ(done.size(), 20u);
+  EXPECT_EQ(done.size(), 21u);
 }
 
 }  // namespace
