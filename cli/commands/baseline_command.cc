@@ -342,7 +342,7 @@ std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat for
                            {"note", f.note()},
                            {"devices_moved", f.devices_moved()}});
       }
-      models.push_back({{"model", m.model()}, {"figures", std::move(figures)}});
+      models.push_back({{"model", m.model()}, {"tier", m.tier()}, {"figures", std::move(figures)}});
     }
     return Dump({{"process", r.process_name()},
                  {"build_a", r.build_a()},
@@ -353,7 +353,7 @@ std::string RenderRegressions(const v1::RegressionsResponse& r, OutputFormat for
   std::string out = absl::StrCat(r.process_name(), ": build ", r.build_b(), " against ", r.build_a(),
                                  " (medians across devices; flagged when |change| > max(3 x noise, 1024 kB))\n");
   for (const v1::ModelRegressions& m : r.models()) {
-    out += absl::StrCat("\nmodel ", TextOrDash(m.model()), "\n");
+    out += absl::StrCat("\nmodel ", TextOrDash(m.model()), ", ", TextOrDash(m.tier()), " tier\n");
     TextTable t({{"FIGURE"},
                  {"DEVICES A/B", TextTable::kRight},
                  {"MEDIAN A", TextTable::kRight},

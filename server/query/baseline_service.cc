@@ -331,6 +331,7 @@ grpc::Status BaselineService::Regressions(grpc::ServerContext* context, const v1
   for (const baseline::ModelComparison& mc : *result) {
     v1::ModelRegressions* m = response->add_models();
     m->set_model(mc.model);
+    m->set_tier(mc.tier);
     any = any || mc.AnyFlagged();
     for (const baseline::FigureChange& f : mc.figures) {
       v1::FigureChange* out = m->add_figures();

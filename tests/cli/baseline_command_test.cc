@@ -142,6 +142,25 @@ TEST(BaselineCommandTest, RegressionVerdicts) {
   EXPECT_EQ(t.find("which part moved"), std::string::npos) << t;  // no App Summary field flagged
 }
 
+// Each comparison names the tier of the figures it compares (docs/accounting.md section 9): a model
+// whose devices report in both tiers is two comparisons, each saying which.
+TEST(BaselineCommandTest, RegressionsNameTheTierOfEachComparison) {
+  v1::RegressionsResponse r;
+  r.set_process_name("system_server");
+  for (const char* tier : {"kernel", "dumpsys"}) {
+    v1::ModelRegressions* m = r.add_models();
+    m->set_model("SHIELD Android TV");
+    m->set_tier(tier);
+    m->add_figures()->set_figure("total_kb");
+  }
+  const std::string t = RenderRegressions(r, OutputFormat::kTable);
+  EXPECT_NE(t.find("\nmodel SHIELD Android TV, kernel tier\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\nmodel SHIELD Android TV, dumpsys tier\n"), std::string::npos) << t;
+  nlohmann::json j = nlohmann::json::parse(RenderRegressions(r, OutputFormat::kJson));
+  EXPECT_EQ(j["models"][0]["tier"], "kernel");
+  EXPECT_EQ(j["models"][1]["tier"], "dumpsys");
+}
+
 // With heaps on both builds, the flagged App Summary parts are said in words.
 TEST(BaselineCommandTest, RegressionsSayWhichSummaryPartMoved) {
   v1::RegressionsResponse r;
