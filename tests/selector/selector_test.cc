@@ -20,8 +20,8 @@ Selector Select(const std::vector<std::string>& terms) {
   return s.ok() ? *s : Selector();
 }
 
-const DeviceFacts kXiaomi = {"Xiaomi 12", "qcom", "sm8450", "sim-qcom-101",
-                             "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys", ""};
+const DeviceFacts kXiaomi = {
+    "Xiaomi 12", "qcom", "sm8450", "sim-qcom-101", "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys", ""};
 
 TEST(SelectorTest, TermsAreKeptInTheirCanonicalForm) {
   Selector s = Select({"model=Pixel 8 Pro", " soc =sm8450", "build=a=b", "label.run=12*"});

@@ -50,7 +50,7 @@ CaptureRecord CaptureOf(const std::string& expected_json, const std::string& dev
 constexpr char kShellReport[] = "captures-shell/shield-shell/expected.json";
 constexpr char kRootReport[] = "captures/qcom-sm8450/expected.json";
 
-DeviceRecord Hello(const std::string& device_id, const std::string& agent_tier) {
+DeviceRecord HelloWithAgentTier(const std::string& device_id, const std::string& agent_tier) {
   DeviceRecord d;
   d.device_id = device_id;
   d.model = "SHIELD Android TV";
@@ -79,9 +79,9 @@ class CaptureTierTest : public testing::StoreOnBackendTest {
 };
 
 TEST_P(CaptureTierTest, EachDeviceShowsItsLatestCapturesTierAndItsAgentsApart) {
-  ASSERT_TRUE(store_->UpsertDevice(Hello("shell-phone", kTierDumpsys)).ok());
-  ASSERT_TRUE(store_->UpsertDevice(Hello("root-phone", kTierKernel)).ok());
-  ASSERT_TRUE(store_->UpsertDevice(Hello("old-agent", "")).ok());
+  ASSERT_TRUE(store_->UpsertDevice(HelloWithAgentTier("shell-phone", kTierDumpsys)).ok());
+  ASSERT_TRUE(store_->UpsertDevice(HelloWithAgentTier("root-phone", kTierKernel)).ok());
+  ASSERT_TRUE(store_->UpsertDevice(HelloWithAgentTier("old-agent", "")).ok());
   // No capture yet: the tier of the figures is unknown, whatever the agent said.
   EXPECT_EQ(Tiers(), (std::map<std::string, std::string>{
                          {"old-agent", "/"}, {"root-phone", "/kernel"}, {"shell-phone", "/dumpsys"}}));
@@ -99,7 +99,7 @@ TEST_P(CaptureTierTest, EachDeviceShowsItsLatestCapturesTierAndItsAgentsApart) {
   Put(CaptureOf(kShellReport, "shell-phone", "shell-0", "2026-12-05T09:30:00.000Z"));
   EXPECT_EQ(Tiers()["shell-phone"], "kernel/dumpsys");
   // A Hello does not change the figures' tier; the agent's is its latest Hello's.
-  ASSERT_TRUE(store_->UpsertDevice(Hello("shell-phone", kTierKernel)).ok());
+  ASSERT_TRUE(store_->UpsertDevice(HelloWithAgentTier("shell-phone", kTierKernel)).ok());
   EXPECT_EQ(Tiers()["shell-phone"], "kernel/kernel");
 
   // Re-accounting replaces a report and its tier with it.
