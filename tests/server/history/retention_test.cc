@@ -252,12 +252,14 @@ TEST_P(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
 TEST_P(RetentionOnSqliteTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOnlyOnASweepsAnswer) {
   // A file of schema version 16 (no source column), migrated when opened: a capture's labels count as a
   // sweep's only when its sweep had asked its device. Version 19's process blocks become version 16's
-  // tables, left empty: only the labels are read here.
+  // tables, left empty, and version 20's tiers go: only the labels are read here.
   store_.reset();
   {
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE(db->Exec("ALTER TABLE device_reports DROP COLUMN processes; "
+    ASSERT_TRUE(db->Exec("ALTER TABLE device_reports DROP COLUMN tier; ALTER TABLE devices DROP COLUMN tier; "
+                         "ALTER TABLE devices DROP COLUMN agent_tier; "
+                         "ALTER TABLE device_reports DROP COLUMN processes; "
                          "ALTER TABLE device_reports DROP COLUMN process_count; "
                          "CREATE TABLE process_samples (capture_no INTEGER, name_no INTEGER, pid INTEGER, "
                          "total_kb INTEGER, pss_kb INTEGER, swap_pss_kb INTEGER, gfxdev_kb INTEGER, gl_kb INTEGER, "
