@@ -691,6 +691,50 @@ void BM_ReportCodec(benchmark::State& state) {
 }
 BENCHMARK(BM_ReportCodec)->DenseRange(0, kLiveRoot - 1)->Unit(benchmark::kMicrosecond);
 
+// The ingest's report compression, against its keyframe's report (CompressReportJsonAgainst), on one
+// sample device's (qcom-sm8450) reports over a day (one every 10 minutes, figures moving:
+// tests/support/moving_capture.h), each against the report 8 captures before it. range(0) 1: the codec, whose thread
+// keeps its zstd context; 0: the baseline, in the same run, a new context per report as the codec did before (the same
+// parameters: level 3, checksum, the base as prefix). The blobs are the same bytes either way.
+void BM_ReportAgainstBase(benchmark::State& state) {
+  const bool reused = state.range(0) == 1;
+  const capture::Capture& sample = SampleCaptures()[3];
+  if (sample.size() == 0) {
+    state.SkipWithError("capture could not be collected");
+    return;
+  }
+  std::vector<std::string> jsons;
+  for (int minute = 0; minute < 24 * 60; minute += 10) {
+    jsons.push_back(report::ReportToJson(accounting::Account(testing::Later(sample, minute)), -1));
+  }
+  const auto fresh_context = [](std::string_view json, std::string_view base) {
+    std::string out(ZSTD_compressBound(json.size()), '\0');
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_refPrefix(cctx, base.data(), base.size());
+    const size_t n = ZSTD_compress2(cctx, out.data(), out.size(), json.data(), json.size());
+    ZSTD_freeCCtx(cctx);
+    out.resize(ZSTD_isError(n) ? 0 : n);
+    return out;
+  };
+  size_t i = 8;
+  size_t blob_bytes = 0;
+  for (auto _ : state) {
+    const std::string& json = jsons[i];
+    const std::string& base = jsons[i - 8];
+    std::string blob = reused ? CompressReportJsonAgainst(json, base) : fresh_context(json, base);
+    blob_bytes += blob.size();
+    benchmark::DoNotOptimize(blob.data());
+    i = i + 1 < jsons.size() ? i + 1 : 8;
+  }
+  state.SetLabel(reused ? "codec (context kept per thread)" : "baseline: a new context per report");
+  state.counters["json_B"] = static_cast<double>(jsons[8].size());
+  state.counters["blob_B"] = static_cast<double>(blob_bytes) / static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ReportAgainstBase)->ArgName("reused")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 // ---- bytes per stored capture, by table and index ----
 
 // Page bytes of every table and index (dbstat), by name, of the database at `path`; empty on error.
