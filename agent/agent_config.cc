@@ -129,6 +129,11 @@ void AddAgentFlags(CLI::App& app, AgentFlags& flags) {
   app.add_option("--ack-timeout", flags.ack_timeout_s, "reconnect when a sent capture is not acked within this many s")
       ->check(CLI::Range(1u, 3600u))
       ->capture_default_str();
+  app.add_option("--resend-refused-after", flags.resend_refused_after_s,
+                 "a capture the server refused for now (its database down, its disk full) stays spooled and is "
+                 "sent again after this many s")
+      ->check(CLI::Range(1u, 3600u))
+      ->capture_default_str();
   app.add_option("--spool", flags.spool_dir,
                  "folder of captures not yet acked: the agent's own, writable by no one else (missing folders "
                  "are made 0700). Default: /data/local/tmp/memfleet/spool on a phone, /var/lib/memfleet-agent/<id> "
@@ -222,6 +227,7 @@ absl::StatusOr<AgentConfig> BuildAgentConfig(const AgentFlags& flags, const Agen
 
   MEMFLEET_RETURN_IF_ERROR(ReadSecurityFiles(flags, config.transport));
   config.transport.ack_timeout = std::chrono::seconds(flags.ack_timeout_s);
+  config.transport.rejected_retry_delay = std::chrono::seconds(flags.resend_refused_after_s);
   config.transport.interval = scheduler.interval;
   DescribeDevice(flags, config.facts, config.transport.device);
   return config;

@@ -38,6 +38,7 @@ struct AgentFlags {
   bool once = false;
   uint32_t once_timeout_s = 60;
   uint32_t ack_timeout_s = 30;
+  uint32_t resend_refused_after_s = 30;
   std::string spool_dir;  // "": DefaultSpoolDir
   uint64_t spool_max_mb = 64;
   uint64_t max_capture_mb = kDefaultMaxCaptureBytes >> 20;

@@ -107,6 +107,17 @@ TEST_F(AgentConfigTest, ModelAndSocFlagsWinOverTheCaptureJson) {
   EXPECT_EQ(config->transport.device.soc(), "sm8450");
 }
 
+// A refusal for now (the server's database down, its disk full) is answered by a resend after the flag's
+// seconds, and the ack deadline keeps its own flag.
+TEST_F(AgentConfigTest, RefusedCapturesAreResentAfterTheirFlagsSeconds) {
+  flags_.resend_refused_after_s = 4;
+  flags_.ack_timeout_s = 9;
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->transport.rejected_retry_delay, std::chrono::seconds(4));
+  EXPECT_EQ(config->transport.ack_timeout, std::chrono::seconds(9));
+}
+
 TEST_F(AgentConfigTest, SeveralServersAreTriedInTheOrderGiven) {
   flags_.server = "127.0.0.1:7070,[::1]:7071";
   absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
@@ -217,9 +228,16 @@ TEST(AgentFlagsHelpTest, EveryOptionWithADefaultShowsIt) {
   AddAgentFlags(app, flags);
   const std::string help = app.help();
   const std::vector<std::pair<std::string, std::string>> defaults = {
-      {"--interval", "300"},     {"--once-timeout", "60"},          {"--ack-timeout", "30"},
-      {"--spool-max-mb", "64"},  {"--max-capture-mb", "256"},       {"--max-node-mb", "64"},
-      {"--dumpsys-every", "12"}, {"--heap-dumps-per-capture", "2"}, {"--heap-dump-timeout-ms", "5000"},
+      {"--interval", "300"},
+      {"--once-timeout", "60"},
+      {"--ack-timeout", "30"},
+      {"--resend-refused-after", "30"},
+      {"--spool-max-mb", "64"},
+      {"--max-capture-mb", "256"},
+      {"--max-node-mb", "64"},
+      {"--dumpsys-every", "12"},
+      {"--heap-dumps-per-capture", "2"},
+      {"--heap-dump-timeout-ms", "5000"},
       {"--smaps", "gpu"},
   };
   for (const auto& [option, value] : defaults) {

@@ -389,7 +389,9 @@ TEST_F(FaultsTest, FullDiskRefusesCapturesUntilSpaceIsFreedThenStoresThemWithout
   db_dir_ = disk;
   StartServer();
   const pid_t server_pid = server_->pid();
-  Subprocess& agent = StartAgent("full-disk", {"--interval", "2", "--ack-timeout", "10"});
+  // Refused captures come back after 2 s, not the default 30: the resend is what the test waits for.
+  Subprocess& agent =
+      StartAgent("full-disk", {"--interval", "2", "--ack-timeout", "10", "--resend-refused-after", "2"});
   ASSERT_TRUE(WaitFor([&] { return !Stored("full-disk").empty(); }, std::chrono::seconds(60))) << agent.Log();
 
   const std::string filler = disk + "/filler";

@@ -80,10 +80,10 @@ TEST_F(PostgresRestartTest, CapturesAreRefusedRetryablyWhileItIsDownThenEachIsSt
   ASSERT_FALSE(listening.empty()) << server.Log();
   const std::string address = listening.substr(listening.rfind(' ') + 1);
   const std::string spool = dir_.path() + "/spool";
-  testing::Subprocess agent(
-      {testing::Bin("memfleet-agent"), "--server", address, "--root", testing::TestData("captures/qcom-sm8450/tree"),
-       "--device-id", kDevice, "--spool", spool, "--interval", "1", "--ack-timeout", "3"},
-      dir_.path() + "/agent.log");
+  testing::Subprocess agent({testing::Bin("memfleet-agent"), "--server", address, "--root",
+                             testing::TestData("captures/qcom-sm8450/tree"), "--device-id", kDevice, "--spool", spool,
+                             "--interval", "1", "--ack-timeout", "3", "--resend-refused-after", "2"},
+                            dir_.path() + "/agent.log");
   ASSERT_TRUE(WaitFor([&] { return Stored().size() >= 2; }, std::chrono::seconds(60))) << agent.Log() << server.Log();
 
   ASSERT_TRUE(postgres_->Stop().ok());
