@@ -27,6 +27,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -101,12 +102,9 @@ class AgentsDeployTest : public ::testing::Test {
 
   // bin/memfleet with `args`; stdout and stderr in *output; the exit code.
   int Memfleet(const std::vector<std::string>& args, std::string* output) {
-    std::vector<std::string> argv = {testing::Bin("memfleet")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    testing::Subprocess p(argv, dir_.path() + "/cli-" + std::to_string(++runs_) + ".log");
-    int code = p.WaitExit(std::chrono::seconds(300));
-    *output = p.Log();
-    return code;
+    testing::ProcessRun run = cli_.Run(args);
+    *output = run.output;
+    return run.exit_code;
   }
 
   std::string PhoneFile(const std::string& phone, const std::string& name) {
@@ -167,7 +165,7 @@ class AgentsDeployTest : public ::testing::Test {
   std::unique_ptr<testing::ServerProcess> server_;
   std::string port_;
   std::string token_;  // sent with the fixture's own questions to the server, once it has tokens
-  int runs_ = 0;
+  testing::MemfleetCli cli_{dir_.path(), {}, std::chrono::seconds(300)};
 };
 
 // A line of `out` that starts with `serial` ("" when none).

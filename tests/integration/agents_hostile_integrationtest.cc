@@ -5,10 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/agent_ledger.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -33,13 +31,7 @@ namespace memfleet {
 namespace agents_hostile_scenario {
 namespace {
 
-// What a run of the CLI left: its exit code, its output (stdout and stderr) and its peak RSS, which
-// wait4 reports over the process and the children it waited for (adb and the phone's shell).
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-  long peak_rss_kb = 0;
-};
+using testing::ProcessRun;
 
 class AgentsHostileTest : public ::testing::Test {
  protected:
@@ -67,35 +59,13 @@ class AgentsHostileTest : public ::testing::Test {
   }
 
   // bin/memfleet with `args`, in the folder `cwd` (the test's folder when empty).
-  CliRun Memfleet(const std::vector<std::string>& args, const std::string& cwd = "") {
-    std::vector<std::string> argv = {testing::Bin("memfleet")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::string log = dir_.path() + "/cli-" + std::to_string(++runs_) + ".log";
-    const std::string folder = cwd.empty() ? dir_.path() : cwd;
-    pid_t pid = fork();
-    if (pid == 0) {
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(folder.c_str()) != 0) _exit(126);
-      std::vector<char*> raw;
-      for (const std::string& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
-      raw.push_back(nullptr);
-      execv(raw[0], raw.data());
-      _exit(127);
-    }
-    CliRun run;
-    int status = 0;
-    struct rusage usage = {};
-    if (pid > 0 && wait4(pid, &status, 0, &usage) == pid) {
-      run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      run.peak_rss_kb = usage.ru_maxrss;
-    }
-    run.output = testing::ReadFileForTest(log);
-    return run;
+  ProcessRun Memfleet(const std::vector<std::string>& args, const std::string& cwd = "") {
+    return cli_.Run(args, cwd.empty() ? dir_.path() : cwd);
   }
 
   testing::TempDir dir_{"agents_hostile"};
   std::string phones_;
-  int runs_ = 0;
+  testing::MemfleetCli cli_{dir_.path(), {}, std::chrono::seconds(300)};
 };
 
 // The line of `out` that starts with `serial` ("" when none).
@@ -116,7 +86,7 @@ TEST_F(AgentsHostileTest, DeployRefusesAServerThatTakesCallsWithoutAToken) {
   const std::string port = server.address().substr(server.address().rfind(':') + 1);
   const std::vector<std::string> deploy = {
       "agents", "deploy", "--all", "--server-port", port, "--x86_64-agent", "/bin/true", "--confirm-timeout", "1"};
-  CliRun run = Memfleet(deploy);
+  ProcessRun run = Memfleet(deploy);
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "answers calls without a token")) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "--insecure-no-tokens")) << run.output;
@@ -140,7 +110,7 @@ TEST_F(AgentsHostileTest, DeployRefusesAServerThatTakesCallsWithoutAToken) {
 TEST_F(AgentsHostileTest, DeployRefusesWhenNoServerCanBeAskedWhetherItNeedsTokens) {
   AddPhone("R58M1");
   testing::LoopbackPortReservation nobody;  // bound, never listening: connections are refused
-  CliRun run = Memfleet(
+  ProcessRun run = Memfleet(
       {"agents", "deploy", "--all", "--server-port", std::to_string(nobody.port()), "--x86_64-agent", "/bin/true"});
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_TRUE(absl::StrContains(run.output, "cannot tell whether the server at 127.0.0.1:")) << run.output;
@@ -159,9 +129,9 @@ TEST_F(AgentsHostileTest, StopKillsOnlyTheAgentBinaryNotAProcessThatNamesIt) {
                                std::chrono::seconds(30)));
   Deployed("R58M1", std::to_string(decoy.pid()) + "\n");
 
-  CliRun status = Memfleet({"agents", "status", "--serial", "R58M1"});
+  ProcessRun status = Memfleet({"agents", "status", "--serial", "R58M1"});
   EXPECT_TRUE(absl::StrContains(RowOf(status.output, "R58M1"), "not running: died")) << status.output;
-  CliRun stop = Memfleet({"agents", "stop", "--serial", "R58M1"});
+  ProcessRun stop = Memfleet({"agents", "stop", "--serial", "R58M1"});
   EXPECT_EQ(stop.exit_code, 0) << stop.output;
   EXPECT_TRUE(absl::StrContains(RowOf(stop.output, "R58M1"), "not running")) << stop.output;
   EXPECT_FALSE(decoy.Exited()) << "stop killed a process that only named the agent";
@@ -183,7 +153,7 @@ TEST_F(AgentsHostileTest, LogsReadsABoundedAmountOfAHugeLog) {
     for (int i = 0; i < 150; ++i) log << mib;
     log << "\nthe last line\n";
   }
-  CliRun run = Memfleet({"agents", "logs", "R58M1", "--lines", "2"});
+  ProcessRun run = Memfleet({"agents", "logs", "R58M1", "--lines", "2"});
   ASSERT_EQ(run.exit_code, 0) << run.output.substr(0, 2000);
   EXPECT_TRUE(absl::StrContains(run.output, "the last line\n"));
   EXPECT_TRUE(absl::StrContains(run.output, "the last 4 MiB of agent.log only"));
@@ -199,7 +169,7 @@ TEST_F(AgentsHostileTest, ASerialThatIsShellCodeIsNeverRun) {
   AddPhone(serial);
   const std::string cwd = dir_.path() + "/cwd";
   std::filesystem::create_directories(cwd);
-  CliRun run = Memfleet({"agents", "status", "--all"}, cwd);
+  ProcessRun run = Memfleet({"agents", "status", "--all"}, cwd);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_TRUE(absl::StrContains(RowOf(run.output, serial), "not deployed")) << run.output;
   EXPECT_FALSE(std::filesystem::exists(cwd + "/pwned")) << run.output;
@@ -214,7 +184,7 @@ TEST_F(AgentsHostileTest, SerialsWithSpacesAndBidiControlsAreWholeAndEscaped) {
       "1";
   AddPhone("sp ace");
   AddPhone(bidi);
-  CliRun run = Memfleet({"agents", "status", "--all"});
+  ProcessRun run = Memfleet({"agents", "status", "--all"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_TRUE(absl::StrContains(RowOf(run.output, "sp ace"), "not deployed")) << run.output;
   EXPECT_FALSE(absl::StrContains(run.output, "\xe2\x80\xae")) << run.output;

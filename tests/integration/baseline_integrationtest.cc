@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "server/core/clock.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/wait_for.h"
@@ -31,11 +32,7 @@ using testing::Subprocess;
 const std::vector<std::string> kCaptures = {"generic-noddr", "mtk-mt6989", "qcom-edge", "qcom-sm8450", "xring-o1"};
 
 using testing::Bin;
-
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using testing::ProcessRun;
 
 class BaselineIntegrationTest : public ::testing::Test {
  protected:
@@ -48,6 +45,7 @@ class BaselineIntegrationTest : public ::testing::Test {
     std::string line = server_->WaitForLine("listening on", std::chrono::seconds(60));
     ASSERT_FALSE(line.empty()) << server_->Log();
     address_ = line.substr(line.rfind(' ') + 1);
+    cli_ = testing::MemfleetCli(dir_, {"--server", address_}, std::chrono::seconds(60));
     stub_ = v1::QueryService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
     // Every capture as the same model, so the check groups them together.
     for (const std::string& c : kCaptures) {
@@ -165,21 +163,6 @@ class BaselineIntegrationTest : public ::testing::Test {
     return sweep_id;
   }
 
-  // The real `memfleet` binary against this server.
-  CliRun Memfleet(std::vector<std::string> args) {
-    static int n = 0;
-    std::vector<std::string> argv = {Bin("memfleet")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.push_back("--server");
-    argv.push_back(address_);
-    std::string log = dir_ + "/cli-" + std::to_string(++n) + ".log";
-    Subprocess cli(argv, log);
-    CliRun run;
-    run.exit_code = cli.WaitExit(std::chrono::seconds(60));
-    run.output = testing::ReadFileForTest(log);
-    return run;
-  }
-
   std::string WriteFile(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
@@ -189,6 +172,7 @@ class BaselineIntegrationTest : public ::testing::Test {
   size_t extra_devices_ = 0;  // StartCopy devices, also in every sweep
   std::string dir_;
   std::string address_;
+  testing::MemfleetCli cli_;
   std::unique_ptr<Subprocess> server_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
   std::unique_ptr<v1::QueryService::Stub> stub_;
@@ -212,16 +196,16 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
   ASSERT_FALSE(sweep_id.empty());
 
   // Nothing imported yet: not found (4), saying what to run.
-  CliRun none = Memfleet({"baseline", "check", "--sweep", sweep_id});
+  ProcessRun none = cli_.Run({"baseline", "check", "--sweep", sweep_id});
   EXPECT_EQ(none.exit_code, 4) << none.output;
   EXPECT_NE(none.output.find("baseline import"), std::string::npos) << none.output;
 
-  CliRun import = Memfleet({"baseline", "import", testing::TestData("baselines/sample-lab.json")});
+  ProcessRun import = cli_.Run({"baseline", "import", testing::TestData("baselines/sample-lab.json")});
   ASSERT_EQ(import.exit_code, 0) << import.output;
   EXPECT_NE(import.output.find("as baseline version 1"), std::string::npos) << import.output;
 
   // Scheme 1 over the sweep: over budget, exit 3.
-  CliRun check = Memfleet({"baseline", "check", "--sweep", sweep_id, "--json"});
+  ProcessRun check = cli_.Run({"baseline", "check", "--sweep", sweep_id, "--json"});
   ASSERT_EQ(check.exit_code, 3) << check.output;
   json r = json::parse(check.output);
   EXPECT_EQ(r["baseline_version"], 1);
@@ -249,7 +233,7 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
 
   // Scheme 2: the Framework department as a whole against 500000. mtk: system_server 217760 + systemui
   // 364155 + miui.home 442826 = 1024741, the worst, over by 524741.
-  CliRun check2 = Memfleet({"baseline", "check", "--scheme", "2", "--sweep", sweep_id, "--json"});
+  ProcessRun check2 = cli_.Run({"baseline", "check", "--scheme", "2", "--sweep", sweep_id, "--json"});
   ASSERT_EQ(check2.exit_code, 3) << check2.output;
   json r2 = json::parse(check2.output);
   const json* dept = FindRow(r2, "", "target_total_kb", "Framework");
@@ -260,12 +244,12 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
   EXPECT_EQ(FindRow(r2, "com.android.systemui", "target_total_kb"), nullptr);
 
   // The table form names the over-budget rows; --where narrows the devices.
-  CliRun table = Memfleet({"baseline", "check", "--since", "3650d", "--where", "device_id=qcom-sm8450"});
+  ProcessRun table = cli_.Run({"baseline", "check", "--since", "3650d", "--where", "device_id=qcom-sm8450"});
   EXPECT_EQ(table.exit_code, 3) << table.output;
   EXPECT_NE(table.output.find("1 devices checked"), std::string::npos) << table.output;
   EXPECT_NE(table.output.find("/system/bin/surfaceflinger"), std::string::npos) << table.output;
   EXPECT_NE(table.output.find("+2,161"), std::string::npos) << table.output;
-  CliRun nobody = Memfleet({"baseline", "check", "--sweep", sweep_id, "--where", "model=NOPE"});
+  ProcessRun nobody = cli_.Run({"baseline", "check", "--sweep", sweep_id, "--where", "model=NOPE"});
   EXPECT_EQ(nobody.exit_code, 4) << nobody.output;
 
   // A baseline every device meets: version 2, exit 0.
@@ -278,29 +262,29 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
       }
     }
   }
-  CliRun import2 = Memfleet({"baseline", "import", WriteFile("generous.json", generous.dump(2))});
+  ProcessRun import2 = cli_.Run({"baseline", "import", WriteFile("generous.json", generous.dump(2))});
   ASSERT_EQ(import2.exit_code, 0) << import2.output;
-  CliRun ok = Memfleet({"baseline", "check", "--sweep", sweep_id, "--scheme", "2"});
+  ProcessRun ok = cli_.Run({"baseline", "check", "--sweep", sweep_id, "--scheme", "2"});
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_NE(ok.output.find("all within budget"), std::string::npos) << ok.output;
   // The first version is still there and still over.
-  EXPECT_EQ(Memfleet({"baseline", "check", "--sweep", sweep_id, "--version", "1"}).exit_code, 3);
+  EXPECT_EQ(cli_.Run({"baseline", "check", "--sweep", sweep_id, "--version", "1"}).exit_code, 3);
 
-  CliRun show = Memfleet({"baseline", "show", "--version", "1"});
+  ProcessRun show = cli_.Run({"baseline", "show", "--version", "1"});
   EXPECT_EQ(show.exit_code, 0) << show.output;
   EXPECT_NE(show.output.find("version 1 of 2"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("com.android.systemui"), std::string::npos) << show.output;
 
   // A bad file: usage error naming the problem, nothing stored.
-  CliRun bad = Memfleet({"baseline", "import", WriteFile("bad.json", R"({"format": 1, "name": "x", "departments": [
+  ProcessRun bad = cli_.Run({"baseline", "import", WriteFile("bad.json", R"({"format": 1, "name": "x", "departments": [
       {"name": "D", "status": "met", "processes": [{"name": "p", "graphics_dma_kb": -3, "non_graphics_kb": 1}]}]})")});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("is negative"), std::string::npos) << bad.output;
-  EXPECT_NE(Memfleet({"baseline", "show"}).output.find("version 2 of 2"), std::string::npos);
+  EXPECT_NE(cli_.Run({"baseline", "show"}).output.find("version 2 of 2"), std::string::npos);
 
   // The fleet table against the baseline (version 2: every budget 9000000).
-  CliRun fleet = Memfleet({"fleet", "--baseline", "--metric", "process.graphics_dma_kb", "--process",
-                           "/system/bin/surfaceflinger", "--json"});
+  ProcessRun fleet = cli_.Run({"fleet", "--baseline", "--metric", "process.graphics_dma_kb", "--process",
+                               "/system/bin/surfaceflinger", "--json"});
   ASSERT_EQ(fleet.exit_code, 0) << fleet.output;
   json f = json::parse(fleet.output);
   EXPECT_EQ(f["budget_kb"], 9000000);
@@ -316,9 +300,9 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
   // a budget (as `baseline check` would count them not applicable).
   json other_builds = generous;
   other_builds["applies_to"] = {{"builds", {"UQ1A.*"}}};
-  ASSERT_EQ(Memfleet({"baseline", "import", WriteFile("other-builds.json", other_builds.dump(2))}).exit_code, 0);
-  CliRun fleet3 = Memfleet({"fleet", "--baseline", "--metric", "process.graphics_dma_kb", "--process",
-                            "/system/bin/surfaceflinger", "--json"});
+  ASSERT_EQ(cli_.Run({"baseline", "import", WriteFile("other-builds.json", other_builds.dump(2))}).exit_code, 0);
+  ProcessRun fleet3 = cli_.Run({"fleet", "--baseline", "--metric", "process.graphics_dma_kb", "--process",
+                                "/system/bin/surfaceflinger", "--json"});
   ASSERT_EQ(fleet3.exit_code, 0) << fleet3.output;
   json f3 = json::parse(fleet3.output);
   ASSERT_EQ(f3["rows"].size(), 5u);
@@ -335,7 +319,7 @@ TEST_F(BaselineIntegrationTest, ImportThenCheckASweepThroughTheCli) {
 // devices stored.
 TEST_F(BaselineIntegrationTest, BudgetsThatMatchNoProcessFailTheCheck) {
   ASSERT_TRUE(WaitOnline(kCaptures.size(), std::chrono::seconds(60))) << server_->Log();
-  CliRun swept = Memfleet({"sweep"});
+  ProcessRun swept = cli_.Run({"sweep"});
   EXPECT_EQ(swept.exit_code, 0) << swept.output;  // all 5 stored
   std::string sweep_id = Sweep();
   ASSERT_FALSE(sweep_id.empty());
@@ -345,7 +329,7 @@ TEST_F(BaselineIntegrationTest, BudgetsThatMatchNoProcessFailTheCheck) {
         {"name": "/system/bin/surfaceflinger", "graphics_dma_kb": 9000000, "non_graphics_kb": 9000000},
         {"name": "systemui", "graphics_dma_kb": 9000000, "non_graphics_kb": 9000000},
         {"name": "com.android.systemuii", "graphics_dma_kb": 9000000, "non_graphics_kb": 9000000}]}]})");
-  CliRun import = Memfleet({"baseline", "import", WriteFile("typos.json", typos.dump(2))});
+  ProcessRun import = cli_.Run({"baseline", "import", WriteFile("typos.json", typos.dump(2))});
   ASSERT_EQ(import.exit_code, 0) << import.output;
   EXPECT_NE(import.output.find("warning: \"systemui\" (Display) is no process name of the stored reports; they name "
                                "it \"com.android.systemui\""),
@@ -358,7 +342,7 @@ TEST_F(BaselineIntegrationTest, BudgetsThatMatchNoProcessFailTheCheck) {
   EXPECT_NE(import.output.find("closest: \"com.android.systemui\""), std::string::npos) << import.output;
 
   // 2 of 6 budgets checked on no device per process: 4 budgets unchecked, 2 within.
-  CliRun check = Memfleet({"baseline", "check", "--sweep", sweep_id});
+  ProcessRun check = cli_.Run({"baseline", "check", "--sweep", sweep_id});
   EXPECT_EQ(check.exit_code, 5) << check.output;
   EXPECT_NE(check.output.find("2 budgets checked, all within, 4 not checked"), std::string::npos) << check.output;
   EXPECT_EQ(check.output.find("all within budget"), std::string::npos) << check.output;
@@ -369,7 +353,7 @@ TEST_F(BaselineIntegrationTest, BudgetsThatMatchNoProcessFailTheCheck) {
   EXPECT_NE(check.output.find("4 budgets could not be checked; --allow-unchecked to pass anyway"), std::string::npos)
       << check.output;
 
-  CliRun as_json = Memfleet({"baseline", "check", "--sweep", sweep_id, "--json"});
+  ProcessRun as_json = cli_.Run({"baseline", "check", "--sweep", sweep_id, "--json"});
   EXPECT_EQ(as_json.exit_code, 5) << as_json.output;
   // The JSON on stdout; stderr's one line (no braces) may come before it in the shared log.
   const size_t open = as_json.output.find('{');
@@ -381,26 +365,26 @@ TEST_F(BaselineIntegrationTest, BudgetsThatMatchNoProcessFailTheCheck) {
   EXPECT_EQ(r["unchecked"][2]["process"], "com.android.systemuii");
   EXPECT_EQ(r["rows"].size(), 2u);
 
-  CliRun allowed = Memfleet({"baseline", "check", "--sweep", sweep_id, "--allow-unchecked"});
+  ProcessRun allowed = cli_.Run({"baseline", "check", "--sweep", sweep_id, "--allow-unchecked"});
   EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
   EXPECT_NE(allowed.output.find("4 not checked"), std::string::npos) << allowed.output;  // still said
 
   // No budget checkable at all: nothing to check (4).
   json none = json::parse(R"({"format": 1, "name": "none", "departments": [{"name": "D", "status": "met",
       "processes": [{"name": "no.such.process", "graphics_dma_kb": 1, "non_graphics_kb": 1}]}]})");
-  ASSERT_EQ(Memfleet({"baseline", "import", WriteFile("none.json", none.dump(2))}).exit_code, 0);
-  CliRun nothing = Memfleet({"baseline", "check", "--sweep", sweep_id});
+  ASSERT_EQ(cli_.Run({"baseline", "import", WriteFile("none.json", none.dump(2))}).exit_code, 0);
+  ProcessRun nothing = cli_.Run({"baseline", "check", "--sweep", sweep_id});
   EXPECT_EQ(nothing.exit_code, 4) << nothing.output;
 
   // A sweep where some devices store nothing is partial (5); where none do, nothing was checked (4).
   agents_[0].reset();  // generic-noddr and mtk-mt6989 go offline
   agents_[1].reset();
   ASSERT_TRUE(WaitOnline(kCaptures.size() - 2, std::chrono::seconds(30), /*at_most=*/true));
-  CliRun partial = Memfleet({"sweep", "--deadline", "30"});
+  ProcessRun partial = cli_.Run({"sweep", "--deadline", "30"});
   EXPECT_EQ(partial.exit_code, 5) << partial.output;
   EXPECT_NE(partial.output.find("memfleet sweep: 3 of 5 devices stored a capture"), std::string::npos)
       << partial.output;
-  CliRun offline = Memfleet({"sweep", "--deadline", "30", "--where", "device_id=" + kCaptures[0]});
+  ProcessRun offline = cli_.Run({"sweep", "--deadline", "30", "--where", "device_id=" + kCaptures[0]});
   EXPECT_EQ(offline.exit_code, 4) << offline.output;
   EXPECT_NE(offline.output.find("memfleet sweep: 0 of 1 devices stored a capture"), std::string::npos)
       << offline.output;
@@ -421,8 +405,8 @@ TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {
 
   // surfaceflinger graphics_dma_kb: 182161 on every A device, 182161 + 102400 = 284561 on every B device.
   // No device-to-device spread: the threshold is the 1024 kB floor; +102400 is flagged (exit 3).
-  CliRun sf = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
-                        "--model", "REG", "--json"});
+  ProcessRun sf = cli_.Run({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
+                            "--model", "REG", "--json"});
   ASSERT_EQ(sf.exit_code, 3) << sf.output;
   json r = json::parse(sf.output);
   ASSERT_EQ(r["models"].size(), 1u);
@@ -448,8 +432,8 @@ TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {
 
   // system_server graphics_dma_kb: 156576 on five devices, 258976 on reg-b1 alone. B's median stays
   // 156576: one device is noise (exit 0), though B's p90 (3rd of 3) shows it.
-  CliRun ss =
-      Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG", "--json"});
+  ProcessRun ss =
+      cli_.Run({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG", "--json"});
   ASSERT_EQ(ss.exit_code, 0) << ss.output;
   json r2 = json::parse(ss.output);
   for (const json& f : r2["models"][0]["figures"]) {
@@ -464,7 +448,7 @@ TEST_F(BaselineIntegrationTest, RegressionsAcrossBuildsThroughTheCli) {
   // captured once more, after it, to make B the newer. (The sample devices have no build, so they are left
   // out by --model.)
   ASSERT_FALSE(Sweep({"build=B"}, 3).empty());
-  CliRun table = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG"});
+  ProcessRun table = cli_.Run({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG"});
   EXPECT_EQ(table.exit_code, 3) << table.output;
   EXPECT_NE(table.output.find("REGRESSION"), std::string::npos) << table.output;
 }
@@ -497,8 +481,8 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
 
   // surfaceflinger graphics_dma_kb: 182161 on each device's A capture, 182161 + 102400 = 284561 on its B
   // capture; three devices on each build, no spread, so the 1024 kB floor is the threshold: flagged.
-  CliRun sf = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
-                        "--model", "REG", "--json"});
+  ProcessRun sf = cli_.Run({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
+                            "--model", "REG", "--json"});
   ASSERT_EQ(sf.exit_code, 3) << sf.output;
   json r = json::parse(sf.output);
   ASSERT_EQ(r["models"].size(), 1u) << sf.output;
@@ -521,8 +505,8 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
 
   // --since after the A captures: B's three devices remain and A has none, so nothing can be compared
   // (and nothing is flagged: exit 0) — the window, not the builds, decides which reports count.
-  CliRun recent = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
-                            "--model", "REG", "--since", after_a, "--json"});
+  ProcessRun recent = cli_.Run({"regressions", "--process", "/system/bin/surfaceflinger", "--build", "A", "--vs", "B",
+                                "--model", "REG", "--since", after_a, "--json"});
   ASSERT_EQ(recent.exit_code, 0) << recent.output;
   json rr = json::parse(recent.output);
   ASSERT_EQ(rr["models"].size(), 1u) << recent.output;
@@ -533,12 +517,12 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
       EXPECT_EQ(f["devices_b"], 3) << f.dump();
     }
   }
-  CliRun bad_since = Memfleet({"regressions", "--process", "system_server", "--since", "yesterday"});
+  ProcessRun bad_since = cli_.Run({"regressions", "--process", "system_server", "--since", "yesterday"});
   EXPECT_EQ(bad_since.exit_code, 2) << bad_since.output;
 
   // system_server did not change with the upgrade: the same figures on A and B, delta 0, noise (exit 0).
-  CliRun ss =
-      Memfleet({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG", "--json"});
+  ProcessRun ss =
+      cli_.Run({"regressions", "--process", "system_server", "--build", "A", "--vs", "B", "--model", "REG", "--json"});
   ASSERT_EQ(ss.exit_code, 0) << ss.output;
   json r2 = json::parse(ss.output);
   ASSERT_EQ(r2["models"].size(), 1u) << ss.output;
@@ -552,7 +536,7 @@ TEST_F(BaselineIntegrationTest, RegressionsAfterTheFleetUpgraded) {
     }
   }
   // Without --build/--vs: B (the newest capture) against A.
-  CliRun table = Memfleet({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG", "--json"});
+  ProcessRun table = cli_.Run({"regressions", "--process", "/system/bin/surfaceflinger", "--model", "REG", "--json"});
   ASSERT_EQ(table.exit_code, 3) << table.output;
   json r3 = json::parse(table.output);
   EXPECT_EQ(r3["build_a"], "A") << table.output;

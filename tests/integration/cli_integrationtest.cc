@@ -12,6 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "server/security/token_admin.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/subprocess.h"
@@ -35,6 +36,7 @@ class CliTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<testing::TestServer>> s = testing::TestServer::Start();
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
+    cli_ = testing::MemfleetCli(server_->dir(), {}, std::chrono::seconds(60));
     testing::RawAgent agent(server_->target());
     ASSERT_TRUE(agent.Hello(kQcomDevice));
     std::optional<v1::ServerMessage> answer =
@@ -45,16 +47,13 @@ class CliTest : public ::testing::Test {
 
   // Runs bin/memfleet with `args`; its stdout and stderr go to *output. Returns the exit code.
   int Memfleet(const std::vector<std::string>& args, std::string* output) {
-    std::vector<std::string> argv = {testing::Bin("memfleet")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    testing::Subprocess p(argv, server_->dir() + "/cli-" + std::to_string(++runs_) + ".log");
-    int code = p.WaitExit(std::chrono::seconds(60));
-    *output = p.Log();
-    return code;
+    testing::ProcessRun run = cli_.Run(args);
+    *output = run.output;
+    return run.exit_code;
   }
 
   std::unique_ptr<testing::TestServer> server_;
-  int runs_ = 0;
+  testing::MemfleetCli cli_;
 };
 
 TEST_F(CliTest, GlobalOptionsWorkBeforeTheSubcommandAsWellAsAfterIt) {

@@ -18,6 +18,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/support/expected_report.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -71,10 +72,9 @@ class FleetTest : public ::testing::Test {
 
   // `memfleet devices --json` through `server`: device id -> its entry.
   std::map<std::string, json> DevicesCommand(ServerProcess& server) {
-    Subprocess cli({Bin("memfleet"), "--server", server.address(), "devices", "--json"}, dir_.path() + "/devices.json");
-    EXPECT_EQ(cli.WaitExit(std::chrono::seconds(60)), 0) << cli.Log();
+    testing::MemfleetCli cli(dir_.path(), {"--server", server.address()}, std::chrono::seconds(60));
     std::map<std::string, json> devices;
-    for (const json& d : json::parse(cli.Log(), nullptr, false)) devices[d["device_id"].get<std::string>()] = d;
+    for (const json& d : cli.Json({"devices", "--json"})) devices[d["device_id"].get<std::string>()] = d;
     return devices;
   }
 

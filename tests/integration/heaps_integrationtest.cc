@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -29,16 +30,12 @@ namespace {
 
 using nlohmann::json;
 using testing::Bin;
+using testing::ProcessRun;
 using testing::Subprocess;
 
 constexpr char kSurfaceflinger[] = "/system/bin/surfaceflinger";
 constexpr int kSurfaceflingerPid = 6225;
 constexpr int64_t kGrowthKb = 12698;  // 12.4 MiB of native heap on build B
-
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
 
 // A native heap mapping of kGrowthKb, all of it private dirty, in the kernel's smaps layout.
 std::string GrowthMapping() {
@@ -59,6 +56,7 @@ class HeapsIntegrationTest : public ::testing::Test {
     ASSERT_FALSE(dir_.empty());
     server_ = std::make_unique<testing::ServerProcess>(
         dir_, std::vector<std::string>{"--http-listen", "127.0.0.1:0", "--metrics-app-summary"});
+    cli_ = testing::MemfleetCli(dir_, {"--server", server_->address()});
     const std::string line =
         server_->process().WaitForLine("memfleet-server metrics on http", std::chrono::seconds(30));
     ASSERT_NE(line.rfind(':'), std::string::npos) << server_->Log();
@@ -92,23 +90,11 @@ class HeapsIntegrationTest : public ::testing::Test {
         dir_ + "/agent-" + device_id + ".log"));
   }
 
-  CliRun Memfleet(std::vector<std::string> args) {
-    static int n = 0;
-    std::vector<std::string> argv = {Bin("memfleet"), "--server", server_->address()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::string log = dir_ + "/cli-" + std::to_string(++n) + ".log";
-    Subprocess cli(argv, log);
-    CliRun run;
-    run.exit_code = cli.WaitExit(std::chrono::seconds(120));
-    run.output = testing::ReadFileForTest(log);
-    return run;
-  }
-
   // Polls `memfleet devices --json` until `n` devices are online, each with a stored capture.
   bool WaitReady(size_t n) {
     return testing::WaitFor(
         [&] {
-          CliRun devices = Memfleet({"--json", "devices"});
+          ProcessRun devices = cli_.Run({"--json", "devices"});
           if (devices.exit_code != 0) return false;
           size_t ready = 0;
           for (const json& d : json::parse(devices.output.substr(devices.output.find('[')))) {
@@ -123,6 +109,7 @@ class HeapsIntegrationTest : public ::testing::Test {
   std::unique_ptr<testing::ServerProcess> server_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
   int metrics_port_ = 0;
+  testing::MemfleetCli cli_;
 };
 
 // The processes of a report with heaps, and those whose figures are known at all.
@@ -146,7 +133,7 @@ TEST_F(HeapsIntegrationTest, SweepWithFullSmapsStoresHeapsAndEveryViewShowsThem)
   ASSERT_GT(before_known, 5u);
   EXPECT_LT(before_with, before_known) << "a default capture reads full smaps for GPU processes only";
 
-  CliRun sweep = Memfleet({"sweep", "--full-smaps", "--deadline", "120"});
+  ProcessRun sweep = cli_.Run({"sweep", "--full-smaps", "--deadline", "120"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.output << "\n--- server ---\n" << server_->Log();
   for (const auto& agent : agents_) {
     EXPECT_FALSE(agent->WaitForLine("full smaps)", std::chrono::seconds(10)).empty()) << agent->Log();
@@ -164,12 +151,12 @@ TEST_F(HeapsIntegrationTest, SweepWithFullSmapsStoresHeapsAndEveryViewShowsThem)
 
   // process: the heaps table and the App Summary, and both in --json (the memfleet-server process itself
   // on the host: its TOTAL PSS is its Pss + SwapPss).
-  CliRun table = Memfleet({"process", "reg-b1", "surfaceflinger"});
+  ProcessRun table = cli_.Run({"process", "reg-b1", "surfaceflinger"});
   ASSERT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find("Native Heap"), std::string::npos) << table.output;
   EXPECT_NE(table.output.find("APP SUMMARY"), std::string::npos) << table.output;
   EXPECT_NE(table.output.find("43,503"), std::string::npos) << table.output;  // 30805 + 12698
-  CliRun own = Memfleet({"--json", "process", "host", "memfleet-server"});
+  ProcessRun own = cli_.Run({"--json", "process", "host", "memfleet-server"});
   ASSERT_EQ(own.exit_code, 0) << own.output;
   const json p = json::parse(own.output.substr(own.output.find('{')))["processes"][0];
   ASSERT_TRUE(p["app_summary"].is_object()) << p.dump();
@@ -178,28 +165,29 @@ TEST_F(HeapsIntegrationTest, SweepWithFullSmapsStoresHeapsAndEveryViewShowsThem)
 
   // trend: an App Summary field and a heap's figure, read from each stored report; the host's first
   // capture (no full smaps) is a known gap, never a 0.
-  CliRun trend =
-      Memfleet({"--json", "trend", "reg-b1", "--process", "surfaceflinger", "--metric", "app_summary.native_heap_kb"});
+  ProcessRun trend =
+      cli_.Run({"--json", "trend", "reg-b1", "--process", "surfaceflinger", "--metric", "app_summary.native_heap_kb"});
   ASSERT_EQ(trend.exit_code, 0) << trend.output;
   const json points = json::parse(trend.output.substr(trend.output.find('{')))["points"];
   ASSERT_EQ(points.size(), 2u) << trend.output;  // the agent's first capture and the sweep's
   for (const json& point : points) EXPECT_EQ(point["value_kb"], 30805 + kGrowthKb) << point.dump();
-  CliRun dalvik =
-      Memfleet({"--json", "trend", "reg-a1", "--process", "surfaceflinger", "--metric", "heaps.dalvik.pss_kb"});
+  ProcessRun dalvik =
+      cli_.Run({"--json", "trend", "reg-a1", "--process", "surfaceflinger", "--metric", "heaps.dalvik.pss_kb"});
   ASSERT_EQ(dalvik.exit_code, 0) << dalvik.output;
   EXPECT_EQ(json::parse(dalvik.output.substr(dalvik.output.find('{')))["points"].back()["value_kb"], 21414);
-  CliRun host_trend =
-      Memfleet({"--json", "trend", "host", "--process", "memfleet-server", "--metric", "app_summary.total_pss_kb"});
+  ProcessRun host_trend =
+      cli_.Run({"--json", "trend", "host", "--process", "memfleet-server", "--metric", "app_summary.total_pss_kb"});
   ASSERT_EQ(host_trend.exit_code, 0) << host_trend.output;
   const json host_points = json::parse(host_trend.output.substr(host_trend.output.find('{')))["points"];
   ASSERT_GE(host_points.size(), 2u);
   EXPECT_TRUE(host_points.front()["value_kb"].is_null()) << host_points.dump();
   EXPECT_FALSE(host_points.back()["value_kb"].is_null()) << host_points.dump();
-  EXPECT_EQ(Memfleet({"trend", "reg-a1", "--process", "surfaceflinger", "--metric", "app_summary.heap_kb"}).exit_code,
+  EXPECT_EQ(cli_.Run({"trend", "reg-a1", "--process", "surfaceflinger", "--metric", "app_summary.heap_kb"}).exit_code,
             2);
 
   // regressions: which part moved, in words.
-  CliRun reg = Memfleet({"regressions", "--process", "surfaceflinger", "--build", "A", "--vs", "B", "--model", "REG"});
+  ProcessRun reg =
+      cli_.Run({"regressions", "--process", "surfaceflinger", "--build", "A", "--vs", "B", "--model", "REG"});
   EXPECT_EQ(reg.exit_code, 3) << reg.output;
   EXPECT_NE(reg.output.find("native heap +12.4 M"), std::string::npos) << reg.output;
   EXPECT_NE(reg.output.find("on 3 of 3 devices"), std::string::npos) << reg.output;

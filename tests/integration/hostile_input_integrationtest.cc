@@ -36,9 +36,9 @@ std::string DeepHeaderTree(const testing::TempDir& dir) {
 }
 
 nlohmann::json AccountJson(const std::string& tree, const std::string& log, int* exit_code) {
-  Subprocess cli({Bin("memfleet"), "account", "--json", tree}, log);
-  *exit_code = cli.WaitExit(std::chrono::seconds(60));
-  return nlohmann::json::parse(cli.Log(), nullptr, /*allow_exceptions=*/false);
+  testing::ProcessRun run = testing::RunToExit({Bin("memfleet"), "account", "--json", tree}, log);
+  *exit_code = run.exit_code;
+  return nlohmann::json::parse(run.output, nullptr, /*allow_exceptions=*/false);
 }
 
 TEST(HostileTreeTest, AccountOnADeeplyNestedHeaderReportsTheRest) {

@@ -22,7 +22,6 @@ namespace hostile_root_scenario {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::Subprocess;
 
 using testing::Bin;
 
@@ -62,11 +61,9 @@ class HostileRootTest : public ::testing::Test {
   }
 
   int Run(const std::vector<std::string>& argv, std::string* output) {
-    std::string log = dir_ + "/run-" + std::to_string(++runs_) + ".log";
-    Subprocess p(argv, log);
-    int code = p.WaitExit(std::chrono::seconds(60));
-    *output = p.Log();
-    return code;
+    testing::ProcessRun run = testing::RunToExit(argv, dir_ + "/run-" + std::to_string(++runs_) + ".log");
+    *output = run.output;
+    return run.exit_code;
   }
 
   std::vector<std::string> Agent(const std::vector<std::string>& extra = {}) {

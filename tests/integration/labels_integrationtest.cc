@@ -18,6 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/http_get.h"
 #include "tests/support/load_tree.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/prometheus_text.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -30,17 +31,13 @@ namespace {
 
 using nlohmann::json;
 using testing::Bin;
+using testing::ProcessRun;
 using testing::Subprocess;
 
 int64_t ExpectedTotalKb(const std::string& capture) {
   json expected = json::parse(testing::ReadFileForTest(testing::TestData("captures/" + capture + "/expected.json")));
   return expected["device"]["total_kb"].get<int64_t>();
 }
-
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
 
 class LabelsIntegrationTest : public ::testing::Test {
  protected:
@@ -49,6 +46,7 @@ class LabelsIntegrationTest : public ::testing::Test {
     ASSERT_FALSE(dir_.empty());
     server_ = std::make_unique<testing::ServerProcess>(dir_, std::vector<std::string>{"--http-listen", "127.0.0.1:0"});
     ASSERT_FALSE(server_->address().empty());
+    cli_ = testing::MemfleetCli(dir_, {"--server", server_->address()});
     const std::string line =
         server_->process().WaitForLine("memfleet-server metrics on http", std::chrono::seconds(30));
     // "... metrics on http://127.0.0.1:PORT/metrics"
@@ -96,27 +94,11 @@ class LabelsIntegrationTest : public ::testing::Test {
     agents_.push_back(std::make_unique<Subprocess>(argv, dir_ + "/agent-" + device_id + ".log"));
   }
 
-  CliRun Memfleet(std::vector<std::string> args) {
-    args.insert(args.begin(), {Bin("memfleet"), "--server", server_->address()});
-    Subprocess cli(args, dir_ + "/cli-" + std::to_string(++cli_runs_) + ".log");
-    CliRun run;
-    run.exit_code = cli.WaitExit(std::chrono::seconds(120));
-    run.output = cli.Log();
-    return run;
-  }
-  json MemfleetJson(const std::vector<std::string>& args) {
-    CliRun run = Memfleet(args);
-    EXPECT_EQ(run.exit_code, 0) << run.output;
-    const size_t start = run.output.find_first_of("{[");
-    if (run.exit_code != 0 || start == std::string::npos) return json();
-    return json::parse(run.output.substr(start), nullptr, /*allow_exceptions=*/false);
-  }
-
   // Polls `memfleet devices` until `n` devices are online (their agents said Hello).
   bool WaitOnline(size_t n) {
     return testing::WaitFor(
         [&] {
-          json devices = MemfleetJson({"devices", "--json"});
+          json devices = cli_.Json({"devices", "--json"});
           size_t online = 0;
           if (devices.is_array()) {
             for (const json& d : devices) online += d.value("online", false) ? 1 : 0;
@@ -130,7 +112,7 @@ class LabelsIntegrationTest : public ::testing::Test {
   int http_port_ = 0;
   std::unique_ptr<testing::ServerProcess> server_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
-  int cli_runs_ = 0;
+  testing::MemfleetCli cli_;
 };
 
 TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
@@ -138,29 +120,29 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
   StartAgent("mtk-mt6989", "lab-b");
   ASSERT_TRUE(WaitOnline(2)) << server_->Log();
 
-  CliRun first = Memfleet({"sweep", "--label", "run=1234", "--label", "suite=camera", "--deadline", "90"});
+  ProcessRun first = cli_.Run({"sweep", "--label", "run=1234", "--label", "suite=camera", "--deadline", "90"});
   ASSERT_EQ(first.exit_code, 0) << first.output << server_->Log();
   ReplaceTree("lab-a", "qcom-edge");
-  CliRun second = Memfleet({"sweep", "--label", "run=1235", "--deadline", "90"});
+  ProcessRun second = cli_.Run({"sweep", "--label", "run=1235", "--deadline", "90"});
   ASSERT_EQ(second.exit_code, 0) << second.output << server_->Log();
 
   // The capture of run 1234 is lab-a's sm8450 capture, though its latest is the edge tree's.
-  json run_1234 = MemfleetJson({"report", "lab-a", "--label", "run=1234", "--json"});
+  json run_1234 = cli_.Json({"report", "lab-a", "--label", "run=1234", "--json"});
   EXPECT_EQ(run_1234["device"]["total_kb"], ExpectedTotalKb("qcom-sm8450"));
   EXPECT_EQ(run_1234["labels"], (json{{"run", "1234"}, {"suite", "camera"}}));
   EXPECT_EQ(run_1234["agent_labels"], (json{{"rack", "7"}}));
-  json run_1235 = MemfleetJson({"report", "lab-a", "--label", "run=1235", "--json"});
+  json run_1235 = cli_.Json({"report", "lab-a", "--label", "run=1235", "--json"});
   EXPECT_EQ(run_1235["device"]["total_kb"], ExpectedTotalKb("qcom-edge"));
   EXPECT_EQ(run_1235["labels"], (json{{"run", "1235"}}));
   EXPECT_EQ(run_1235["agent_labels"], (json{{"rack", "7"}}));
-  json lab_b = MemfleetJson({"report", "lab-b", "--label", "run=1234", "--label", "suite=camera", "--json"});
+  json lab_b = cli_.Json({"report", "lab-b", "--label", "run=1234", "--label", "suite=camera", "--json"});
   EXPECT_EQ(lab_b["device"]["total_kb"], ExpectedTotalKb("mtk-mt6989"));
   EXPECT_EQ(lab_b["labels"], (json{{"run", "1234"}, {"suite", "camera"}}));
   EXPECT_FALSE(lab_b.contains("agent_labels")) << "its agent has no labels";
 
   // --where label.run=... in fleet: each device's capture of that run.
-  json fleet_1234 = MemfleetJson({"fleet", "--where", "label.run=1234", "--json"});
-  json fleet_1235 = MemfleetJson({"fleet", "--where", "label.run=1235", "--json"});
+  json fleet_1234 = cli_.Json({"fleet", "--where", "label.run=1234", "--json"});
+  json fleet_1235 = cli_.Json({"fleet", "--where", "label.run=1235", "--json"});
   std::map<std::string, int64_t> of_1234, of_1235;
   for (const json& row : fleet_1234["rows"]) of_1234[row["device_id"]] = row["value_kb"];
   for (const json& row : fleet_1235["rows"]) of_1235[row["device_id"]] = row["value_kb"];
@@ -168,16 +150,16 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
                                                      {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
   EXPECT_EQ(of_1235, (std::map<std::string, int64_t>{{"lab-a", ExpectedTotalKb("qcom-edge")},
                                                      {"lab-b", ExpectedTotalKb("mtk-mt6989")}}));
-  json fleet_rack = MemfleetJson({"fleet", "--where", "agentlabel.rack=7", "--where", "label.run=1234", "--json"});
+  json fleet_rack = cli_.Json({"fleet", "--where", "agentlabel.rack=7", "--where", "label.run=1234", "--json"});
   ASSERT_EQ(fleet_rack["rows"].size(), 1u) << fleet_rack.dump();
   EXPECT_EQ(fleet_rack["rows"][0]["value_kb"], ExpectedTotalKb("qcom-sm8450"));
 
   // baseline check --where label.run=1234 checks the run's captures, not the latest. surfaceflinger's
   // graphics_dma_kb against its 180000 budget (tests/data/baselines/sample-lab.json): 182161 on the
   // sm8450 tree and 394754 on the mtk tree, both over; in run 1235 lab-a's edge tree has 82185, within.
-  ASSERT_EQ(Memfleet({"baseline", "import", testing::TestData("baselines/sample-lab.json")}).exit_code, 0);
+  ASSERT_EQ(cli_.Run({"baseline", "import", testing::TestData("baselines/sample-lab.json")}).exit_code, 0);
   for (const auto& [run, over] : {std::pair<std::string, int>{"1234", 2}, {"1235", 1}}) {
-    CliRun check = Memfleet({"baseline", "check", "--where", "label.run=" + run, "--json"});
+    ProcessRun check = cli_.Run({"baseline", "check", "--where", "label.run=" + run, "--json"});
     EXPECT_EQ(check.exit_code, 3) << check.output;
     json result = json::parse(check.output.substr(check.output.find('{')), nullptr, false);
     EXPECT_EQ(result["devices"], 2) << check.output;
@@ -190,23 +172,23 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
   }
 
   // The agent's own label is on its captures only, and is the agent's, not a run's.
-  json racked = MemfleetJson({"devices", "--where", "agentlabel.rack=7", "--json"});
+  json racked = cli_.Json({"devices", "--where", "agentlabel.rack=7", "--json"});
   ASSERT_EQ(racked.size(), 1u) << racked.dump();
   EXPECT_EQ(racked[0]["device_id"], "lab-a");
-  EXPECT_TRUE(MemfleetJson({"devices", "--where", "label.rack=7", "--json"}).empty()) << "no sweep gave rack=7";
-  json lab_a_rack = MemfleetJson({"report", "lab-a", "--agent-label", "rack=7", "--json"});
+  EXPECT_TRUE(cli_.Json({"devices", "--where", "label.rack=7", "--json"}).empty()) << "no sweep gave rack=7";
+  json lab_a_rack = cli_.Json({"report", "lab-a", "--agent-label", "rack=7", "--json"});
   EXPECT_EQ(lab_a_rack["labels"], (json{{"run", "1235"}}));
 
   // The table names the labels of the capture it shows.
-  CliRun table = Memfleet({"report", "lab-a"});
+  ProcessRun table = cli_.Run({"report", "lab-a"});
   EXPECT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find("labels: run=1235\nagent labels: rack=7"), std::string::npos) << table.output;
 
   // A label matching nothing is "not found" (exit 4); a bad one a usage error (exit 2).
-  CliRun none = Memfleet({"report", "lab-b", "--agent-label", "rack=7"});
+  ProcessRun none = cli_.Run({"report", "lab-b", "--agent-label", "rack=7"});
   EXPECT_EQ(none.exit_code, 4) << none.output;
   EXPECT_NE(none.output.find("carrying agent label rack=7"), std::string::npos) << none.output;
-  CliRun no_run = Memfleet({"fleet", "--where", "label.run=9999"});
+  ProcessRun no_run = cli_.Run({"fleet", "--where", "label.run=9999"});
   EXPECT_EQ(no_run.exit_code, 4) << no_run.output;
   for (const std::vector<std::string>& bad : {std::vector<std::string>{"sweep", "--label", "Run=1"},
                                               {"sweep", "--label", "run=1", "--label", "run=2"},
@@ -216,7 +198,7 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
                                               {"devices", "--where", "label.bad key=1"},
                                               {"devices", "--where", "agentlabel.Rack=7"},
                                               {"report", "lab-a", "--agent-label", "rack"}}) {
-    CliRun run = Memfleet(bad);
+    ProcessRun run = cli_.Run(bad);
     EXPECT_EQ(run.exit_code, 2) << bad[0] << " " << bad[1] << " " << bad[2] << ": " << run.output;
   }
 
@@ -250,13 +232,13 @@ TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
   StartAgent("qcom-sm8450", "lab-a", {"--label", "rack=7"});
   ASSERT_TRUE(testing::WaitFor(
       [&] {
-        json devices = MemfleetJson({"devices", "--json"});
+        json devices = cli_.Json({"devices", "--json"});
         return devices.is_array() && devices.size() == 1 && devices[0].value("online", false) &&
                devices[0].value("capture_count", 0) == 1;
       },
       std::chrono::seconds(60), std::chrono::milliseconds(200)))
       << server_->Log();
-  CliRun sweep = Memfleet({"sweep", "--label", "run=1234", "--deadline", "90"});
+  ProcessRun sweep = cli_.Run({"sweep", "--label", "run=1234", "--deadline", "90"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.output << server_->Log();
   // "sweep ID: 1 of 1 devices stored a capture; ..."
   const size_t stored = sweep.output.find(": 1 of 1 devices stored a capture");
@@ -266,7 +248,7 @@ TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
   ASSERT_FALSE(sweep_id.empty()) << sweep.output;
 
   const int64_t total = ExpectedTotalKb("qcom-sm8450");
-  json device = MemfleetJson({"trend", "lab-a", "--json"});
+  json device = cli_.Json({"trend", "lab-a", "--json"});
   ASSERT_EQ(device["points"].size(), 2u) << device.dump(1);
   const json& periodic = device["points"][0];
   const json& swept = device["points"][1];
@@ -279,7 +261,7 @@ TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
   EXPECT_EQ(swept["labels"], (json{{"run", "1234"}}));
   EXPECT_EQ(swept["agent_labels"], (json{{"rack", "7"}}));
 
-  CliRun table = Memfleet({"trend", "lab-a"});
+  ProcessRun table = cli_.Run({"trend", "lab-a"});
   ASSERT_EQ(table.exit_code, 0) << table.output;
   const auto line_of = [](const std::string& text, const std::string& time) {
     const size_t at = text.find(time);
@@ -294,7 +276,7 @@ TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
   EXPECT_EQ(periodic_line.find("run=1234"), std::string::npos) << table.output;
 
   // The process trend: surfaceflinger's points carry their capture's marks as the device's do.
-  json process = MemfleetJson({"trend", "lab-a", "--process", "/system/bin/surfaceflinger", "--json"});
+  json process = cli_.Json({"trend", "lab-a", "--process", "/system/bin/surfaceflinger", "--json"});
   ASSERT_FALSE(process["points"].empty()) << process.dump(1);
   size_t swept_points = 0;
   for (const json& p : process["points"]) {
@@ -305,7 +287,7 @@ TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
     EXPECT_EQ(p["agent_labels"], (json{{"rack", "7"}})) << p.dump();
   }
   EXPECT_GE(swept_points, 1u) << process.dump(1);
-  CliRun csv = Memfleet({"trend", "lab-a", "--process", "/system/bin/surfaceflinger", "--csv"});
+  ProcessRun csv = cli_.Run({"trend", "lab-a", "--process", "/system/bin/surfaceflinger", "--csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
   EXPECT_NE(csv.output.find("captured_at,capture_id,pid,total_kb,sweep_id,labels,agent_labels\r\n"), std::string::npos)
       << csv.output;

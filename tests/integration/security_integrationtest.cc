@@ -79,11 +79,9 @@ class SecurityTest : public ::testing::Test {
 
   // Runs a binary to its end; returns the exit code, its output in *output.
   int Run(const std::vector<std::string>& argv, std::string* output = nullptr) {
-    std::string log = dir_ + "/run-" + std::to_string(++runs_) + ".log";
-    Subprocess p(argv, log);
-    int code = p.WaitExit(std::chrono::seconds(60));
-    if (output != nullptr) *output = p.Log();
-    return code;
+    testing::ProcessRun run = testing::RunToExit(argv, dir_ + "/run-" + std::to_string(++runs_) + ".log");
+    if (output != nullptr) *output = run.output;
+    return run.exit_code;
   }
 
   // `memfleet-server token add`; returns the secret.

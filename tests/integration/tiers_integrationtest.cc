@@ -17,6 +17,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/support/load_tree.h"
+#include "tests/support/memfleet_cli.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_paths.h"
@@ -28,6 +29,7 @@ namespace {
 
 using nlohmann::json;
 using testing::Bin;
+using testing::ProcessRun;
 using testing::Subprocess;
 
 constexpr char kRootedTree[] = "captures/qcom-sm8450";
@@ -44,11 +46,6 @@ std::string ExpectedTier(const std::string& capture) {
   return expected["device"].value("tier", "kernel");
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
 class TiersIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -56,6 +53,7 @@ class TiersIntegrationTest : public ::testing::Test {
     ASSERT_FALSE(dir_.empty());
     server_ = std::make_unique<testing::ServerProcess>(dir_);
     ASSERT_FALSE(server_->address().empty());
+    cli_ = testing::MemfleetCli(dir_, {"--server", server_->address()});
   }
   void TearDown() override {
     agents_.clear();
@@ -74,33 +72,12 @@ class TiersIntegrationTest : public ::testing::Test {
         dir_ + "/agent-" + device_id + ".log"));
   }
 
-  CliRun Memfleet(std::vector<std::string> args) {
-    args.insert(args.begin(), {Bin("memfleet"), "--server", server_->address()});
-    Subprocess cli(args, dir_ + "/cli-" + std::to_string(++cli_runs_) + ".log");
-    CliRun run;
-    run.exit_code = cli.WaitExit(std::chrono::seconds(120));
-    run.output = cli.Log();
-    return run;
-  }
-  json MemfleetJson(const std::vector<std::string>& args) {
-    CliRun run = Memfleet(args);
-    EXPECT_EQ(run.exit_code, 0) << run.output;
-    // The document starts a line of its own (a sweep's progress lines come first, on stderr).
-    size_t start = std::string::npos;
-    for (const char open : {'{', '['}) {
-      const size_t at = run.output.find(std::string("\n") + open);
-      const size_t line = !run.output.empty() && run.output[0] == open ? 0 : at == std::string::npos ? at : at + 1;
-      start = std::min(start, line);
-    }
-    if (run.exit_code != 0 || start == std::string::npos) return json();
-    return json::parse(run.output.substr(start), nullptr, /*allow_exceptions=*/false);
-  }
   // `devices --json [--where TERM]`, by device id.
   std::map<std::string, json> Devices(const std::string& where = "") {
     std::vector<std::string> args = {"devices", "--json"};
     if (!where.empty()) args.insert(args.end(), {"--where", where});
     std::map<std::string, json> by_id;
-    json listed = MemfleetJson(args);
+    json listed = cli_.Json(args);
     if (listed.is_array()) {
       for (const json& d : listed) by_id[d["device_id"].get<std::string>()] = d;
     }
@@ -120,14 +97,14 @@ class TiersIntegrationTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<testing::ServerProcess> server_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
-  int cli_runs_ = 0;
+  testing::MemfleetCli cli_;
 };
 
 TEST_F(TiersIntegrationTest, DevicesShowEachTierAndWhereTierSelectsTheShellPhoneAlone) {
   StartAgent(kRootedTree, "rooted-1");
   StartAgent(kShellTree, "shell-1");
   ASSERT_TRUE(WaitOnline(2)) << server_->Log();
-  CliRun first = Memfleet({"sweep", "--deadline", "90"});
+  ProcessRun first = cli_.Run({"sweep", "--deadline", "90"});
   ASSERT_EQ(first.exit_code, 0) << first.output << server_->Log();
 
   std::map<std::string, json> devices = Devices();
@@ -141,7 +118,7 @@ TEST_F(TiersIntegrationTest, DevicesShowEachTierAndWhereTierSelectsTheShellPhone
   EXPECT_EQ(devices["shell-1"]["agent_tier"], "dumpsys");
   EXPECT_EQ(devices["rooted-1"]["agent_tier"], "kernel");
 
-  CliRun table = Memfleet({"devices"});
+  ProcessRun table = cli_.Run({"devices"});
   ASSERT_EQ(table.exit_code, 0) << table.output;
   EXPECT_NE(table.output.find(" TIER "), std::string::npos) << table.output;
   const size_t shell_row = table.output.find("\nshell-1 ");
@@ -158,7 +135,7 @@ TEST_F(TiersIntegrationTest, DevicesShowEachTierAndWhereTierSelectsTheShellPhone
   EXPECT_EQ(rooted_only.begin()->first, "rooted-1");
   const int64_t shell_captures = devices["shell-1"]["capture_count"].get<int64_t>();
   const int64_t rooted_captures = devices["rooted-1"]["capture_count"].get<int64_t>();
-  json swept = MemfleetJson({"sweep", "--where", "tier=dumpsys", "--deadline", "90", "--json"});
+  json swept = cli_.Json({"sweep", "--where", "tier=dumpsys", "--deadline", "90", "--json"});
   ASSERT_EQ(swept["devices"].size(), 1u) << swept.dump();
   EXPECT_EQ(swept["devices"][0]["device_id"], "shell-1");
   EXPECT_EQ(swept["devices"][0]["total_kb"], Expected(kShellTree)["device"]["total_kb"]);
@@ -170,7 +147,7 @@ TEST_F(TiersIntegrationTest, DevicesShowEachTierAndWhereTierSelectsTheShellPhone
   for (const std::vector<std::string>& bad : {std::vector<std::string>{"devices", "--where", "tier=dumsys"},
                                               {"sweep", "--where", "tier=dumsys"},
                                               {"fleet", "--where", "tier=Dumpsys"}}) {
-    CliRun run = Memfleet(bad);
+    ProcessRun run = cli_.Run(bad);
     EXPECT_EQ(run.exit_code, 2) << bad[0] << ": " << run.output;
     EXPECT_NE(run.output.find("tier is one of kernel, dumpsys"), std::string::npos) << bad[0] << ": " << run.output;
   }

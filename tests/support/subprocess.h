@@ -1,8 +1,9 @@
 // Test support: starts a real binary (memfleet-server, memfleet-agent) as a child process with its
-// output captured to a file, waits for a line, and stops it. Header-only; POSIX.
+// output captured to a file, waits for a line, and stops it; or runs one to its end. Header-only; POSIX.
 //
 //   Subprocess server({bin + "/memfleet-server", "--listen", "127.0.0.1:0", "--db", db});
 //   std::string line = server.WaitForLine("listening on", std::chrono::seconds(30));
+//   ProcessRun token = RunToExit({bin + "/memfleet-server", "--db", db, "token", "list"}, dir + "/list.log");
 #ifndef MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_
 #define MEMFLEET_TESTS_SUPPORT_SUBPROCESS_H_
 
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,8 +29,9 @@ namespace memfleet::testing {
 
 class Subprocess {
  public:
-  // stdout and stderr both go to `log_path` (a fresh file).
-  Subprocess(const std::vector<std::string>& argv, const std::string& log_path) : log_path_(log_path) {
+  // stdout and stderr both go to `log_path` (a fresh file). It runs in `cwd` (this process's when "").
+  Subprocess(const std::vector<std::string>& argv, const std::string& log_path, const std::string& cwd = "")
+      : log_path_(log_path) {
     pid_ = fork();
     if (pid_ == 0) {
       int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -37,6 +40,7 @@ class Subprocess {
         dup2(fd, 2);
         close(fd);
       }
+      if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
       std::vector<char*> args;
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -87,10 +91,12 @@ class Subprocess {
     if (pid_ <= 0) return true;
     if (exited_) return true;
     int status = 0;
-    pid_t r = waitpid(pid_, &status, WNOHANG);
+    struct rusage usage = {};
+    pid_t r = wait4(pid_, &status, WNOHANG, &usage);
     if (r == pid_) {
       exited_ = true;
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      peak_rss_kb_ = usage.ru_maxrss;
     }
     return exited_;
   }
@@ -116,13 +122,36 @@ class Subprocess {
   }
 
   pid_t pid() const { return pid_; }
+  // The most the process had resident, once it has exited (0 before).
+  long peak_rss_kb() const { return peak_rss_kb_; }
 
  private:
   std::string log_path_;
   pid_t pid_ = -1;
   bool exited_ = false;
   int exit_code_ = -1;
+  long peak_rss_kb_ = 0;
 };
+
+// What a binary run to its end left.
+struct ProcessRun {
+  int exit_code = -1;    // -1: still running at the timeout (then killed); 128+N: ended by signal N
+  std::string output;    // stdout and stderr
+  long peak_rss_kb = 0;  // the most it, or a child it waited for (adb, a shell), had resident
+};
+
+// Runs `argv` in `cwd` (this process's when "") until it exits, its output in `log_path`, which stays for a
+// failing test to point at. Past `timeout` it is killed and its exit code is -1.
+inline ProcessRun RunToExit(const std::vector<std::string>& argv, const std::string& log_path,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(60), const std::string& cwd = "") {
+  Subprocess process(argv, log_path, cwd);
+  ProcessRun run;
+  run.exit_code = process.WaitExit(timeout);
+  if (run.exit_code < 0) process.Kill(SIGKILL);
+  run.output = process.Log();
+  run.peak_rss_kb = process.peak_rss_kb();
+  return run;
+}
 
 inline std::string MakeTempDir(const std::string& prefix) {
   std::string tmpl =
