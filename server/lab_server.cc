@@ -212,7 +212,19 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
   s->port_ = selected_port;
   s->address_ = absl::StrCat(options.listen.substr(0, colon), ":", selected_port);
   if (absl::Status http = s->StartHttp(options, token_rule.http); !http.ok()) return http;  // ~LabServer stops the rest
+  if (absl::Status retention = s->StartRetention(options); !retention.ok()) return retention;
   return s;
+}
+
+absl::Status LabServer::StartRetention(const LabServerOptions& options) {
+  if (options.retention.policy.full <= std::chrono::milliseconds::zero()) return absl::OkStatus();
+  RetentionWorkerOptions retention = options.retention;
+  if (retention.db_path.empty()) retention.db_path = options.db_path;
+  if (retention.db_path.empty()) return absl::InvalidArgumentError("retention: no database path (--db)");
+  absl::StatusOr<std::unique_ptr<RetentionWorker>> worker = RetentionWorker::Start(std::move(retention));
+  if (!worker.ok()) return absl::Status(worker.status().code(), absl::StrCat("retention: ", worker.status().message()));
+  retention_ = std::move(*worker);
+  return absl::OkStatus();
 }
 
 absl::Status LabServer::StartHttp(const LabServerOptions& options, bool require_tokens) {
@@ -250,6 +262,8 @@ void LabServer::Stop() {
     }
     stopping_ = true;
   }
+  // First: its batches would compete with the last captures' writes for the database.
+  if (retention_ != nullptr) retention_->Stop();
   if (http_ != nullptr) http_->Stop();
   if (ingest_ != nullptr) ingest_->StopAccepting();
   // Running sweeps end first, so their progress streams finish instead of holding Shutdown up.

@@ -35,6 +35,7 @@
 #include "server/security/agent_limits.h"
 #include "server/security/authorizer.h"
 #include "server/fleet/sweep_coordinator.h"
+#include "server/history/retention_worker.h"
 #include "server/core/heap_policy.h"
 #include "server/core/worker_pool.h"
 #include "storage/store.h"
@@ -81,6 +82,10 @@ struct LabServerOptions {
   // The malloc heap's arenas and trims (server/core/heap_policy.h), set before the server's threads start
   // and stopped with it; tests inject the trim and its clock.
   HeapPolicyOptions heap;
+  // Background thinning of stored history (--retain-full-days, docs/performance.md "Retention"), over a
+  // connection of its own to the database; off while retention.policy.full is 0. Its db_path "" is
+  // db_path. Tests inject its clock.
+  RetentionWorkerOptions retention;
 };
 
 class LabServer {
@@ -109,13 +114,16 @@ class LabServer {
   const WorkerPool& pool() const { return *pool_; }
   // Null unless the database is shared by several servers (PostgreSQL).
   FleetLink* fleet() { return fleet_.get(); }
+  // Null unless retention is on (options.retention).
+  const RetentionWorker* retention() const { return retention_.get(); }
   // The in-flight budget of the agent streams' captures; null when unbounded (max_inflight_bytes 0).
   const InflightBudget* inflight() const { return inflight_.get(); }
   // Agent streams the server has started that have not said Hello yet.
   size_t agent_streams_waiting_for_hello() const { return ingest_->streams_waiting_for_hello(); }
 
   // Graceful stop: no new agent streams, open streams cancelled (in-flight captures still stored),
-  // RPCs given shutdown_grace to finish, the worker pool drained, running sweeps ended, heap trims over.
+  // RPCs given shutdown_grace to finish, the worker pool drained, running sweeps ended, heap trims and
+  // retention runs over.
   void Stop() ABSL_LOCKS_EXCLUDED(stop_mu_);
   // Blocks until Stop has been called (from another thread) and completed.
   void Wait() ABSL_LOCKS_EXCLUDED(stop_mu_);
@@ -123,6 +131,7 @@ class LabServer {
  private:
   LabServer() = default;
   absl::Status StartHttp(const LabServerOptions& options, bool require_tokens);
+  absl::Status StartRetention(const LabServerOptions& options);
 
   std::unique_ptr<HeapPolicy> heap_;  // first: set before the other parts start their threads
   std::unique_ptr<storage::Store> store_;
@@ -144,6 +153,7 @@ class LabServer {
   std::unique_ptr<DashboardSessions> dashboard_sessions_;
   std::unique_ptr<DashboardSite> dashboard_;  // null unless options.dashboard
   std::unique_ptr<MetricsHttpServer> http_;
+  std::unique_ptr<RetentionWorker> retention_;  // null unless options.retention is on
   std::chrono::milliseconds shutdown_grace_{5000};
   int port_ = 0;
   std::string address_;

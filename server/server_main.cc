@@ -35,7 +35,6 @@
 #include "server/lab_server.h"
 #include "server/history/reaccount.h"
 #include "server/history/retention.h"
-#include "server/history/retention_worker.h"
 #include "server/security/token_admin.h"
 #include "storage/backends/history_migration.h"
 #include "storage/backends/open_store.h"
@@ -452,6 +451,7 @@ int main(int argc, char** argv) {
     return memfleet::kExitFailed;
   }
   options.insecure = insecure;
+  options.retention.policy = retention.Policy();  // off while --retain-full-days is 0
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.
@@ -468,19 +468,6 @@ int main(int argc, char** argv) {
     // Refused to listen beyond loopback without TLS and tokens: a usage error, as a bad flag is.
     return absl::IsFailedPrecondition(server.status()) ? memfleet::kExitUsage : memfleet::kExitFailed;
   }
-  std::unique_ptr<memfleet::server::RetentionWorker> retention_worker;
-  if (retention.full_days > 0) {
-    memfleet::server::RetentionWorkerOptions retention_options;
-    retention_options.db_path = options.db_path;
-    retention_options.policy = retention.Policy();
-    absl::StatusOr<std::unique_ptr<memfleet::server::RetentionWorker>> worker =
-        memfleet::server::RetentionWorker::Start(retention_options);
-    if (!worker.ok()) {
-      std::cerr << "memfleet-server: retention: " << worker.status().message() << "\n";
-      return memfleet::kExitFailed;
-    }
-    retention_worker = std::move(*worker);
-  }
   // Scripts and tests parse this line for the real port (with --listen HOST:0).
   std::cout << "memfleet-server listening on " << (*server)->address() << std::endl;
   if (!options.http.listen.empty()) {
@@ -495,7 +482,6 @@ int main(int argc, char** argv) {
   int signal_number = -1;
   while (signal_number < 0) signal_number = sigwaitinfo(&stop_signals, nullptr);  // -1: interrupted (EINTR)
   memfleet::server::LogLine(absl::StrCat("received ", signal_number == SIGINT ? "SIGINT" : "SIGTERM", ", stopping"));
-  retention_worker.reset();
   (*server)->Stop();
   return memfleet::kExitOk;
 }

@@ -31,12 +31,19 @@ RetentionWorker::RetentionWorker(RetentionWorkerOptions options, std::unique_ptr
 }
 
 // Before the members the runs use go.
-RetentionWorker::~RetentionWorker() { runner_.Stop(); }
+RetentionWorker::~RetentionWorker() { Stop(); }
+
+void RetentionWorker::Stop() { runner_.Stop(); }
 
 bool RetentionWorker::WaitForRuns(size_t n, absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
   auto done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return runs_ >= n; };
   return mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+}
+
+size_t RetentionWorker::runs() const {
+  absl::MutexLock lock(&mu_);
+  return runs_;
 }
 
 RetentionRun RetentionWorker::last_run() const {

@@ -7,8 +7,9 @@
 //
 //   absl::StatusOr<std::unique_ptr<RetentionWorker>> w = RetentionWorker::Start(options);
 //
-// Thread-safe. Its runs are a TaskRunner's periodic task (server/core/task_runner.h); the destructor stops
-// it (a run in progress finishes its batch first).
+// Thread-safe. Its runs are a TaskRunner's periodic task (server/core/task_runner.h), the first at its
+// start; Stop (or the destructor) ends them (a run in progress finishes its batch first). LabServer owns
+// one when retention is on (LabServerOptions::retention).
 #ifndef MEMFLEET_SERVER_HISTORY_RETENTION_WORKER_H_
 #define MEMFLEET_SERVER_HISTORY_RETENTION_WORKER_H_
 
@@ -41,10 +42,14 @@ struct RetentionWorkerOptions {
 class RetentionWorker {
  public:
   static absl::StatusOr<std::unique_ptr<RetentionWorker>> Start(RetentionWorkerOptions options);
-  ~RetentionWorker();
+  ~RetentionWorker();  // Stop()
+
+  // Waits for a run in progress, then no run starts again. Idempotent.
+  void Stop();
 
   // Blocks until `n` runs have finished or `timeout` passed (real time); whether they had.
   bool WaitForRuns(size_t n, absl::Duration timeout) const;
+  size_t runs() const;  // finished so far
   RetentionRun last_run() const;
 
  private:

@@ -20,6 +20,7 @@
 #include "storage/backends/open_store.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/raw_agent.h"
+#include "tests/support/sample_capture.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/test_server.h"
@@ -210,6 +211,51 @@ TEST(LabServerTest, TrimsItsHeapOnceAPeriodFromItsStartUntilItStops) {
   (*s)->Stop();
   clock.Advance(10 * period);
   EXPECT_EQ(trims.load(), 2) << "a stopped server trims no more";
+}
+
+// Three captures of one device stored long ago, two of them in one hour: with full resolution for a day and
+// hourly after it, a run deletes the earlier of the two (a tie in totals goes to the later one) and keeps the
+// device's latest. The runs start with the server, follow its injected clock and end when it stops.
+TEST(LabServerTest, ThinsItsHistoryOnceAnIntervalFromItsStartUntilItStops) {
+  testing::ManualSteadyClock clock;
+  LabServerOptions options;
+  options.retention.policy.full = 24h;
+  options.retention.clock = &clock;
+  options.delta.enabled = false;  // whole captures: no keyframe kept for a delta's sake
+  const std::chrono::milliseconds interval = options.retention.interval;
+  absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start(options);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const RetentionWorker* retention = (*s)->server().retention();
+  ASSERT_NE(retention, nullptr);
+  clock.Advance({});
+  EXPECT_EQ(retention->runs(), 1u) << "the first run is at the start";
+  EXPECT_EQ(retention->last_run().captures_before, 0u);
+
+  RawAgent agent((*s)->target());
+  ASSERT_TRUE(agent.Hello("sim-qcom-101"));
+  const capture::Capture capture = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
+  int seq = 0;
+  for (const char* at : {"2026-11-01T08:00:00Z", "2026-11-01T08:10:00Z", "2026-11-01T09:00:00Z"}) {
+    std::optional<v1::ServerMessage> answer = agent.SendCapture(capture, testing::CaptureId("sim-qcom-101", ++seq), at);
+    ASSERT_TRUE(answer.has_value() && answer->has_ack()) << (answer ? answer->DebugString() : "stream ended");
+  }
+  ASSERT_TRUE(agent.Close().ok());
+
+  clock.Advance(interval - 1ms);
+  EXPECT_EQ(retention->runs(), 1u);
+  clock.Advance(1ms);
+  EXPECT_EQ(retention->runs(), 2u);
+  EXPECT_EQ(retention->last_run().captures_before, 3u);
+  EXPECT_EQ(retention->last_run().deleted, 1u);
+  (*s)->Stop();
+  clock.Advance(10 * interval);
+  EXPECT_EQ(retention->runs(), 2u) << "a stopped server thins no more";
+}
+
+TEST(LabServerTest, RetentionIsOffUnlessItKeepsCapturesForALimitedTime) {
+  absl::StatusOr<std::unique_ptr<TestServer>> s = TestServer::Start();
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)->server().retention(), nullptr);
 }
 
 }  // namespace
