@@ -28,6 +28,7 @@
 #include "tests/support/prometheus_text.h"
 #include "tests/support/raw_agent.h"
 #include "tests/support/sample_capture.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/test_data.h"
 #include "tests/support/test_server.h"
 
@@ -150,20 +151,8 @@ class FileDescriptorsExhausted {
 // The sanitizers' runtimes need file descriptors of their own (UBSan's check of a dynamic type probes
 // memory through a pipe, and reads an object as invalid when it cannot make one), so with none left
 // they report errors that are not the server's. The plain build runs this test; CI runs that build.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizerRuntime = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitizerRuntime = true;
-#else
-constexpr bool kSanitizerRuntime = false;
-#endif
-#else
-constexpr bool kSanitizerRuntime = false;
-#endif
-
 TEST(MetricsHttpServerTest, OutOfFileDescriptorsThePortWaitsAndServesOnceTheyAreBack) {
-  if (kSanitizerRuntime) GTEST_SKIP() << "a sanitizer runtime needs file descriptors this test takes away";
+  if (testing::kSanitizerRuntime) GTEST_SKIP() << "a sanitizer runtime needs file descriptors this test takes away";
   server::LabServerOptions options = WithHttp();
   options.http.accept_retry_delay = std::chrono::milliseconds(200);
   absl::StatusOr<std::unique_ptr<TestServer>> server = TestServer::Start(options);
