@@ -93,6 +93,9 @@ struct StoredReport {
   std::string report_json;
   // The capture's own build; only LatestReportsPerBuild fills it ("" there: stored before schema 8).
   std::string build_fingerprint;
+  // The tier stored with it (kTierKernel / kTierDumpsys); "" when unknown, stored before the store kept
+  // tiers. GetReport, GetReportByCapture and the other reads by ReportColumnsOfR fill it.
+  std::string tier;
 };
 
 // A capture carrying every label asked for (QueryStore::LabelledCaptures).

@@ -122,7 +122,7 @@ struct CompressedReport {
 };
 
 // capture_id, device_id, captured_at, report_zstd[, build_fingerprint (or NULL)[, base_no (NULL: a frame
-// of its own), the base's report_zstd]].
+// of its own), the base's report_zstd[, tier (NULL: unknown)]]].
 template <typename Row>
 CompressedReport ReadStoredReport(const Row& row) {
   CompressedReport r;
@@ -135,6 +135,7 @@ CompressedReport ReadStoredReport(const Row& row) {
     r.against_base = true;
     if (!row.ColumnIsNull(6)) r.base_zstd = row.ColumnBlob(6);
   }
+  if (row.ColumnCount() > 7 && !row.ColumnIsNull(7)) r.report.tier = row.ColumnText(7);
   return r;
 }
 

@@ -115,6 +115,8 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   out << TerminalSafe("capture " + response->capture_id() + " of " + response->device_id() + " at " +
                       response->captured_at() + " (from " + (*client)->address() + ")")
       << "\n";
+  // The tier stored with it (docs/accounting.md section 9): figures of the two tiers do not compare.
+  out << "tier " << (response->tier().empty() ? std::string("unknown") : TerminalSafe(response->tier())) << "\n";
   // Its labels a line each, worded as the dashboard and `trend` mark a capture.
   for (const report::CaptureMark& mark :
        report::CaptureMarks("", LabelMapOf(response->labels()), LabelMapOf(response->agent_labels()))) {

@@ -274,6 +274,7 @@ grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::Get
   response->set_device_id(report->device_id);
   response->set_captured_at(report->captured_at);
   response->set_report_json(report->report_json);
+  response->set_tier(report->tier);
   LabelsToProto(stored_labels->sweep, response->mutable_labels());
   LabelsToProto(stored_labels->agent, response->mutable_agent_labels());
   return grpc::Status::OK;

@@ -41,6 +41,7 @@ class FakeQueryService final : public v1::QueryService::Service {
   FakeQueryService() {
     qcom_edge_ = testing::ReadFileForTest(testing::TestData("captures/qcom-edge/expected.json"));
     mtk_ = testing::ReadFileForTest(testing::TestData("captures/mtk-mt6989/expected.json"));
+    shield_shell_ = testing::ReadFileForTest(testing::TestData("captures-shell/shield-shell/expected.json"));
   }
 
   grpc::Status ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest* request,
@@ -101,6 +102,10 @@ class FakeQueryService final : public v1::QueryService::Service {
       response->set_report_json(qcom_edge_);
     } else if (request->device_id() == "sim-mtk-1") {
       response->set_report_json(mtk_);
+    } else if (request->device_id() == "sim-shield") {
+      // A report of the dumpsys tier, stored with its tier as the server stores it: the report's own.
+      response->set_report_json(shield_shell_);
+      response->set_tier(json::parse(shield_shell_)["device"]["tier"].get<std::string>());
     } else if (request->device_id() == "sim-empty") {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "nothing stored for device \"sim-empty\" yet");
     } else {
@@ -217,7 +222,7 @@ class FakeQueryService final : public v1::QueryService::Service {
     last_selector_ = s;
   }
 
-  std::string qcom_edge_, mtk_;
+  std::string qcom_edge_, mtk_, shield_shell_;
   std::mutex mu_;
   v1::GetReportRequest last_report_request_;
   v1::ProcessHistoryRequest last_history_request_;
@@ -515,6 +520,34 @@ TEST_F(ServerCommandsTest, ReportTableIsTheAccountTable) {
   EXPECT_NE(t.find("3,014,795"), std::string::npos);   // device total_kb of expected.json
   EXPECT_NE(t.find("546,300"), std::string::npos);     // static_reserved_kb
   EXPECT_EQ(service_.last_report_request().at(), "");  // latest
+}
+
+// The header names the tier stored with the capture (docs/accounting.md section 9): the shell phone's
+// report is of the dumpsys tier, as its expected.json says; qcom-edge's, stored before tiers (its
+// expected.json has none), has no stored tier and reads as unknown, not as kernel.
+TEST_F(ServerCommandsTest, ReportHeaderNamesTheStoredTier) {
+  const json shield =
+      json::parse(testing::ReadFileForTest(testing::TestData("captures-shell/shield-shell/expected.json")));
+  ASSERT_EQ(shield["device"]["tier"], "dumpsys");
+  ReportArgs args;
+  args.common = common_;
+  args.device_id = "sim-shield";
+  ASSERT_EQ(RunReport(args, out_, err_), kExitOk) << err_.str();
+  std::string t = out_.str();
+  EXPECT_NE(t.find("capture sim-shield-20261130T080000Z-000003 of sim-shield at 2026-11-30T08:00:00Z"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("\ntier dumpsys\n"), std::string::npos) << t;
+  EXPECT_LT(t.find("\ntier dumpsys\n"), t.find("Device                        kB"))
+      << t;  // a header line, before the table
+
+  std::ostringstream out, err;
+  args.device_id = "sim-qcom-505";
+  ASSERT_EQ(RunReport(args, out, err), kExitOk) << err.str();
+  const json qcom_edge = json::parse(testing::ReadFileForTest(testing::TestData("captures/qcom-edge/expected.json")));
+  ASSERT_FALSE(qcom_edge["device"].contains("tier"));
+  EXPECT_NE(out.str().find("\ntier unknown\n"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("tier kernel"), std::string::npos) << out.str();
 }
 
 TEST_F(ServerCommandsTest, ReportJsonAndRelativeAt) {

@@ -76,6 +76,13 @@ class CaptureTierTest : public testing::StoreOnBackendTest {
     }
     return tiers;
   }
+
+  // The tier GetReportByCapture gives with the capture's report.
+  std::string StoredTierOf(const std::string& capture_id) {
+    absl::StatusOr<std::optional<StoredReport>> report = store_->GetReportByCapture(capture_id);
+    EXPECT_TRUE(report.ok() && report->has_value()) << capture_id << ": " << report.status();
+    return report.ok() && report->has_value() ? (*report)->tier : "(none)";
+  }
 };
 
 TEST_P(CaptureTierTest, EachDeviceShowsItsLatestCapturesTierAndItsAgentsApart) {
@@ -92,6 +99,9 @@ TEST_P(CaptureTierTest, EachDeviceShowsItsLatestCapturesTierAndItsAgentsApart) {
   EXPECT_EQ(Tiers(),
             (std::map<std::string, std::string>{
                 {"old-agent", "kernel/"}, {"root-phone", "kernel/kernel"}, {"shell-phone", "dumpsys/dumpsys"}}));
+  // A report read back carries the tier stored with it (what `memfleet report` heads its table with).
+  EXPECT_EQ(StoredTierOf("shell-1"), "dumpsys");
+  EXPECT_EQ(StoredTierOf("root-1"), "kernel");
 
   // The shell phone is rooted: its next capture is of the kernel tier, and a capture of before that
   // arrives late (a spooled backlog) does not move the device back.
@@ -106,6 +116,7 @@ TEST_P(CaptureTierTest, EachDeviceShowsItsLatestCapturesTierAndItsAgentsApart) {
   const CaptureRecord shell = CaptureOf(kShellReport, "root-phone", "root-1", "2026-12-05T10:00:00.000Z");
   ASSERT_TRUE(store_->ReplaceReport("root-1", shell.report, shell.report_json).ok());
   EXPECT_EQ(Tiers()["root-phone"], "dumpsys/kernel");
+  EXPECT_EQ(StoredTierOf("root-1"), "dumpsys");
 
   Reopen();
   EXPECT_EQ(Tiers(),
