@@ -8,9 +8,11 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "chart/figure_text.h"
 #include "cli/device_selector.h"
 #include "cli/output_format.h"
+#include "common/figure_tier.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
@@ -26,6 +28,27 @@ bool ValidFigure(std::string_view figure) {
 
 std::optional<int64_t> ValueOf(const v1::FleetRow& row) {
   return row.value_known() ? std::optional<int64_t>(row.value_kb()) : std::nullopt;
+}
+
+// The tiers a group's figures come from (docs/accounting.md section 9), when they are both: "kernel 2,
+// dumpsys 1" (devices of an unknown tier added as "unknown 1"); "" when the figures are of one tier.
+std::string TierMix(const v1::FleetGroup& g) {
+  const auto& tiers = g.tier_devices();
+  const auto count = [&tiers](const std::string& tier) {
+    auto it = tiers.find(tier);
+    return it == tiers.end() ? 0u : it->second;
+  };
+  if (count(kTierKernel) == 0 || count(kTierDumpsys) == 0) return "";
+  std::string mix = absl::StrCat(kTierKernel, " ", count(kTierKernel), ", ", kTierDumpsys, " ", count(kTierDumpsys));
+  if (count("") > 0) absl::StrAppend(&mix, ", unknown ", count(""));
+  return mix;
+}
+
+// Its devices by tier for --json: {"kernel": 2, "dumpsys": 1}, "unknown" for those of no known tier.
+json TiersJson(const v1::FleetGroup& g) {
+  json tiers = json::object();
+  for (const auto& [tier, devices] : g.tier_devices()) tiers[tier.empty() ? "unknown" : tier] = devices;
+  return tiers;
 }
 
 }  // namespace
@@ -72,7 +95,9 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
                         {"min_kb", any ? json(g.min_kb()) : json(nullptr)},
                         {"p50_kb", any ? json(g.p50_kb()) : json(nullptr)},
                         {"p90_kb", any ? json(g.p90_kb()) : json(nullptr)},
-                        {"max_kb", any ? json(g.max_kb()) : json(nullptr)}});
+                        {"max_kb", any ? json(g.max_kb()) : json(nullptr)},
+                        {"tiers", TiersJson(g)},
+                        {"mixed_tiers", !TierMix(g).empty()}});
     }
     json rows = json::array();
     for (const v1::FleetRow& r : response.rows()) {
@@ -123,6 +148,15 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
                    any ? FormatKb(g.p90_kb()) : chart::kNoValue, any ? FormatKb(g.max_kb()) : chart::kNoValue});
   }
   out += groups.Render(2);
+  // A group of both tiers is two populations in one row: said under the table, with the way to split it.
+  for (const v1::FleetGroup& g : response.groups()) {
+    const std::string mix = TierMix(g);
+    if (mix.empty()) continue;
+    out += TerminalSafe(absl::StrCat(TextOrDash(g.key()), " mixes tiers (", mix,
+                                     "): its figures do not compare; split it with --where tier=kernel or "
+                                     "--where tier=dumpsys")) +
+           "\n";
+  }
   if (args.rows) {
     TextTable rows({{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"CAPTURED"}, {"VALUE", TextTable::kRight}});
     for (const v1::FleetRow& r : response.rows()) {

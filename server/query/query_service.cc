@@ -362,6 +362,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
   std::vector<const storage::FleetValueRow*> selected;
   std::map<std::string, std::vector<int64_t>> groups;
   std::map<std::string, uint32_t> unknown;
+  std::map<std::string, std::map<std::string, uint32_t>> tiers;  // group -> tier -> devices in its figures
   for (const storage::FleetValueRow& row : *rows) {
     if (row.device.retired()) continue;  // left the farm (`devices retire`)
     selected.push_back(&row);
@@ -374,6 +375,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
       continue;
     }
     groups[key].push_back(*row.value_kb);
+    ++tiers[key][row.device.tier];
   }
   for (auto& [key, values] : groups) {
     std::sort(values.begin(), values.end());
@@ -381,6 +383,7 @@ grpc::Status QueryService::GetFleet(grpc::ServerContext* context, const v1::Flee
     g->set_key(key);
     g->set_devices(static_cast<uint32_t>(values.size()));
     g->set_unknown(unknown[key]);
+    for (const auto& [tier, devices] : tiers[key]) (*g->mutable_tier_devices())[tier] = devices;
     if (values.empty()) continue;
     g->set_min_kb(values.front());
     g->set_p50_kb(NearestRankPercentile(values, 50));

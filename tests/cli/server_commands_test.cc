@@ -837,6 +837,42 @@ TEST_F(ServerCommandsTest, FleetGroups) {
   EXPECT_EQ(RunFleet(args, out, err2), kExitNothingToCheck);
 }
 
+// A group whose figures come from devices of both tiers (docs/accounting.md section 9) says so under the
+// table and in --json, naming the way to split it; a group of one tier says nothing.
+TEST(RenderFleetTest, AGroupMixingTiersSaysSoInTheTextAndTheJson) {
+  v1::FleetResponse response;
+  v1::FleetGroup* mixed = response.add_groups();
+  mixed->set_key("SHIELD Android TV");
+  mixed->set_devices(3);
+  mixed->set_min_kb(966011);
+  mixed->set_p50_kb(966011);
+  mixed->set_p90_kb(3567646);
+  mixed->set_max_kb(3567646);
+  (*mixed->mutable_tier_devices())["kernel"] = 1;
+  (*mixed->mutable_tier_devices())["dumpsys"] = 2;
+  v1::FleetGroup* rooted = response.add_groups();
+  rooted->set_key("SM8450 HDK");
+  rooted->set_devices(2);
+  (*rooted->mutable_tier_devices())["kernel"] = 1;
+  (*rooted->mutable_tier_devices())[""] = 1;  // a capture stored before tiers
+  FleetArgs args;
+  args.metric = "device.total_kb";
+  args.group_by = "model";
+
+  const std::string text = RenderFleet(args, response, OutputFormat::kTable);
+  EXPECT_NE(text.find("\nSHIELD Android TV mixes tiers (kernel 1, dumpsys 2): its figures do not compare; split it "
+                      "with --where tier=kernel or --where tier=dumpsys\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("SM8450 HDK mixes"), std::string::npos) << text;
+
+  const json j = json::parse(RenderFleet(args, response, OutputFormat::kJson));
+  EXPECT_EQ(j["groups"][0]["mixed_tiers"], true);
+  EXPECT_EQ(j["groups"][0]["tiers"], json({{"dumpsys", 2}, {"kernel", 1}}));
+  EXPECT_EQ(j["groups"][1]["mixed_tiers"], false);
+  EXPECT_EQ(j["groups"][1]["tiers"], json({{"kernel", 1}, {"unknown", 1}}));
+}
+
 TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {
   SweepArgs args;
   args.common = common_;
