@@ -24,7 +24,8 @@ std::string_view FieldOf(const DeviceFacts& d, std::string_view key) {
   if (key == "model") return d.model;
   if (key == "platform") return d.platform;
   if (key == "soc") return d.soc;
-  if (key == "tier") return d.tier;
+  // A phone online with nothing stored yet is picked by what its agent said it reads.
+  if (key == "tier") return d.tier.empty() ? d.agent_tier : d.tier;
   if (key == "device_id") return d.device_id;
   return d.build;
 }

@@ -8,7 +8,8 @@
 // Grammar: each term is KEY=VALUE (split at the first '='; spaces around KEY dropped, VALUE kept as
 // written). KEY is one of model, platform, soc, device_id, build — VALUE matches exactly, or as a prefix
 // when it ends in '*' — or tier, the tier of the device's latest capture (kernel or dumpsys, exactly:
-// docs/accounting.md section 9; a device whose tier is unknown matches neither), or label.NAME, which
+// docs/accounting.md section 9), or while that is unknown (no capture yet, or one stored before tiers) the
+// tier its agent said in its Hello; a device of neither matches neither — or label.NAME, which
 // matches captures carrying the label NAME=VALUE exactly ('*' included; capture/labels.h rules) from the
 // sweep that asked for them, or agentlabel.NAME, the same for a label the agent wrote in the capture's
 // header (which anything holding the device's token can write: a run's queries use label.NAME;
@@ -37,8 +38,9 @@ struct DeviceFacts {
   std::string_view platform;
   std::string_view soc;
   std::string_view device_id;
-  std::string_view build;  // build fingerprint
-  std::string_view tier;   // of its latest capture: "kernel", "dumpsys", "" unknown
+  std::string_view build;       // build fingerprint
+  std::string_view tier;        // of its latest capture: "kernel", "dumpsys", "" unknown
+  std::string_view agent_tier;  // its agent's in its Hello, the tier term's while `tier` is unknown; "" unsaid
 };
 
 class Selector {

@@ -26,7 +26,7 @@ CLI::App* AddServerCommand(CLI::App* parent, const std::string& name, const std:
 void AddWhereOption(CLI::App* command, std::vector<std::string>& where) {
   AddRepeatedOption(command, "--where", where,
                     "select devices: KEY=VALUE with KEY model, platform, soc, device_id or build (VALUE* = prefix), "
-                    "tier (kernel or dumpsys: its latest capture's), "
+                    "tier (kernel or dumpsys: its latest capture's, else its agent's), "
                     "or label.NAME (captures carrying label NAME=VALUE from their sweep) or agentlabel.NAME (from "
                     "their agent); repeat to AND");
 }

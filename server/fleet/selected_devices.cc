@@ -7,7 +7,8 @@
 namespace memfleet::server {
 
 selector::DeviceFacts FactsOf(const storage::DeviceRecord& device) {
-  return {device.model, device.platform, device.soc, device.device_id, device.build_fingerprint, device.tier};
+  return {device.model, device.platform,  device.soc, device.device_id, device.build_fingerprint,
+          device.tier,  device.agent_tier};
 }
 
 absl::StatusOr<SelectedDevices> SelectedDevices::Of(storage::QueryStore& store, const selector::Selector& selector) {

@@ -21,7 +21,7 @@ Selector Select(const std::vector<std::string>& terms) {
 }
 
 const DeviceFacts kXiaomi = {
-    "Xiaomi 12", "qcom", "sm8450", "sim-qcom-101", "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys", ""};
+    "Xiaomi 12", "qcom", "sm8450", "sim-qcom-101", "Xiaomi/cupid/cupid:14/UKQ1/V816:user/release-keys", "", ""};
 
 TEST(SelectorTest, TermsAreKeptInTheirCanonicalForm) {
   Selector s = Select({"model=Pixel 8 Pro", " soc =sm8450", "build=a=b", "label.run=12*"});
@@ -89,6 +89,19 @@ TEST(SelectorTest, TierTermsMatchTheLatestCapturesTierExactly) {
   EXPECT_FALSE(Select({"tier=kernel"}).MatchesDevice(kXiaomi));
   EXPECT_FALSE(Select({"tier=dumpsys"}).MatchesDevice(kXiaomi));
   EXPECT_EQ(Select({" tier =kernel"}).ToString(), "tier=kernel");
+}
+
+// While the stored tier is unknown (a phone online with no capture yet, or its latest stored before
+// tiers), tier= takes the tier its agent said in its Hello; a stored tier wins over the agent's.
+TEST(SelectorTest, TierTermsFallBackToTheAgentsTierWhileTheStoredOneIsUnknown) {
+  DeviceFacts new_shell = kXiaomi;
+  new_shell.agent_tier = "dumpsys";
+  EXPECT_TRUE(Select({"tier=dumpsys"}).MatchesDevice(new_shell));
+  EXPECT_FALSE(Select({"tier=kernel"}).MatchesDevice(new_shell));
+  DeviceFacts rooted_since = new_shell;  // its latest capture is of the kernel tier, its agent says dumpsys
+  rooted_since.tier = "kernel";
+  EXPECT_TRUE(Select({"tier=kernel"}).MatchesDevice(rooted_since));
+  EXPECT_FALSE(Select({"tier=dumpsys"}).MatchesDevice(rooted_since));
 }
 
 TEST(SelectorTest, LabelTermsMatchACapturesLabelsExactly) {

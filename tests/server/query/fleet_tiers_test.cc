@@ -116,5 +116,26 @@ TEST_F(FleetTiersTest, AGroupCountsItsDevicesByTheTierOfTheirFigures) {
   EXPECT_EQ(split.groups(0).tier_devices().at("dumpsys"), 1u);
 }
 
+// A phone online with no capture yet has no stored tier: --where tier= takes the tier its agent said in
+// its Hello (selector/selector.h), so a first sweep of the shell phones reaches it; a stored tier wins.
+TEST_F(FleetTiersTest, WhereTierTakesTheAgentsTierWhileNothingIsStored) {
+  AddDevice("new-shell", kModel, "dumpsys", "");
+  AddDevice("new-rooted", kModel, "kernel", "");
+  AddDevice("old-agent", kModel, "", "");
+  AddDevice("rooted-since", kModel, "dumpsys", kRootReport);  // its agent's Hello is older than its capture
+  const auto listed = [&](const std::string& where) {
+    v1::ListDevicesRequest request;
+    request.mutable_selector()->add_where(where);
+    v1::ListDevicesResponse response;
+    grpc::Status s = stub_->ListDevices(Context().get(), request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::string ids;
+    for (const v1::DeviceSummary& d : response.devices()) ids += d.device_id() + " ";
+    return ids;
+  };
+  EXPECT_EQ(listed("tier=dumpsys"), "new-shell ");
+  EXPECT_EQ(listed("tier=kernel"), "new-rooted rooted-since ");
+}
+
 }  // namespace
 }  // namespace memfleet
