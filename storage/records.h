@@ -84,6 +84,9 @@ struct CaptureRecord {
   std::string report_json;        // its JSON (ReportToJson), stored verbatim
   std::string build_fingerprint;  // the build it was taken on (capture.json); "" = unknown, stored as NULL
   LabelSet labels;                // stored with the capture (table capture_labels, with their source)
+  // The tier to store with it when not its report's (report.device.tier): a copy of a stored capture
+  // (memfleet-server migrate) keeps the tier stored with it, "" (unknown, stored as NULL) included.
+  std::optional<std::string> stored_tier;
 };
 
 struct StoredReport {

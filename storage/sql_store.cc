@@ -227,9 +227,11 @@ absl::StatusOr<std::string> ProcessBlockOf(const report::Report& report, const s
 // kernel tier (report/report_json.cc), and so does the store.
 const char* TierToStore(const std::string& tier) { return tier == kTierDumpsys ? kTierDumpsys : kTierKernel; }
 
-// The parameters of a device_reports row, in kDeviceReportColumns' order.
+// The parameters of a device_reports row, in kDeviceReportColumns' order; its tier the report's unless
+// `stored_tier` is given (CaptureRecord::stored_tier).
 SqlParams DeviceReportParams(const std::string& capture_id, const std::string& device_id,
-                             const std::string& captured_at, const report::Report& report, std::string block) {
+                             const std::string& captured_at, const report::Report& report, std::string block,
+                             const std::optional<std::string>& stored_tier = std::nullopt) {
   const report::DeviceReport& d = report.device;
   return {SqlValue::Text(capture_id),
           SqlValue::Text(device_id),
@@ -246,7 +248,7 @@ SqlParams DeviceReportParams(const std::string& capture_id, const std::string& d
           SqlValue::OptionalInt(d.total_kb),
           SqlValue::Int(static_cast<int64_t>(report.processes.size())),
           SqlValue::Blob(block),
-          SqlValue::Text(TierToStore(d.tier))};
+          stored_tier.has_value() ? SqlValue::TextOrNull(*stored_tier) : SqlValue::Text(TierToStore(d.tier))};
 }
 
 // `report_json` as stored against `base_json` (its keyframe's report) when there is one that decompresses;
@@ -511,9 +513,9 @@ absl::StatusOr<std::vector<bool>> SqlStore::StoreCaptures(SqlConnection& db, con
     }
     if (c.raw_base.empty()) batch_keyframes[c.capture_id] = &c.report_json;
     MEMFLEET_ASSIGN_OR_RETURN(std::string block, ProcessBlockOf(c.report, names));
-    MEMFLEET_RETURN_IF_ERROR(
-        db.Send(sql_->insert_device_report,
-                DeviceReportParams(c.capture_id, c.device_id, n.times.captured_at, c.report, std::move(block))));
+    MEMFLEET_RETURN_IF_ERROR(db.Send(
+        sql_->insert_device_report,
+        DeviceReportParams(c.capture_id, c.device_id, n.times.captured_at, c.report, std::move(block), c.stored_tier)));
     MEMFLEET_RETURN_IF_ERROR(
         db.Send(kInsertReportBlobSql, {SqlValue::Text(c.capture_id), SqlValue::Blob(frame.first),
                                        frame.second ? SqlValue::Text(c.raw_base) : SqlValue::Null()}));

@@ -120,6 +120,8 @@ absl::StatusOr<CaptureRecord> ReadCapture(Store& from, const CaptureFacts& facts
   capture.raw_bytes = facts.raw_bytes;
   capture.report = *std::move(parsed);
   capture.report_json = std::move(report->report_json);
+  // As stored, not as the report reads: a capture stored before tiers stays unknown in the copy.
+  capture.stored_tier = std::move(report->tier);
   capture.build_fingerprint = facts.build_fingerprint;
   MEMFLEET_ASSIGN_OR_RETURN(capture.labels, from.CaptureLabels(id));
   return capture;
@@ -319,8 +321,8 @@ absl::Status CheckCapture(Store& from, SqlStore& to, const std::string& id, Chec
     check.Mismatch(absl::StrCat("capture ", id, ": no report in ", ra.has_value() ? "PostgreSQL" : "SQLite"));
     return absl::OkStatus();
   }
-  check.Same(absl::StrCat("capture ", id), ra->device_id + "|" + ra->captured_at,
-             rb->device_id + "|" + rb->captured_at);
+  check.Same(absl::StrCat("capture ", id), ra->device_id + "|" + ra->captured_at + "|" + ra->tier,
+             rb->device_id + "|" + rb->captured_at + "|" + rb->tier);
   const JsonBounds bounds{report::kMaxReportJsonBytes, kMaxJsonDepth};
   absl::StatusOr<nlohmann::json> ja = ParseBoundedJson(ra->report_json, bounds);
   absl::StatusOr<nlohmann::json> jb = ParseBoundedJson(rb->report_json, bounds);

@@ -3,6 +3,8 @@
 // writes for what ingest does not make (tokens, baselines, dropped captures, retention marks), copied into
 // a real PostgreSQL; then every query answers the same on both, re-accounting the copy decodes every
 // delta, and a copy that differs, a non-empty target or a file that is not memfleet's fails.
+#include <sqlite3.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -17,7 +19,9 @@
 #include "server/history/reaccount.h"
 #include "server/security/token.h"
 #include "storage/postgres/pg_store.h"
+#include "storage/sqlite/sqlite_db.h"
 #include "storage/sqlite/sqlite_store.h"
+#include "tests/support/load_tree.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/sample_capture.h"
@@ -263,6 +267,40 @@ TEST_F(HistoryMigrationTest, AChangedReportOrTokenInTheCopyIsFound) {
   EXPECT_NE(log.find("MISMATCH capture " + first + ": the reports differ (parsed JSON)"), std::string::npos) << log;
   EXPECT_NE(log.find("MISMATCH token ci-reader differs"), std::string::npos) << log;
   EXPECT_NE(log.find("does NOT match"), std::string::npos) << log;
+}
+
+// A capture stored before the store kept tiers has none (NULL, unknown: docs/accounting.md section 9);
+// its report, read by the engine, would say kernel. The copy keeps the stored tier as it is: unknown stays
+// unknown (and so does its device's), a known tier is copied. bench-b's captures are of the qcom-sm8450
+// tree, whose expected.json (written before tiers) is of the kernel tier.
+TEST_F(HistoryMigrationTest, EachCaptureKeepsItsStoredTierUnknownIncluded) {
+  {
+    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(sqlite_path_, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok()) << db.status();
+    absl::Status pre_tier = db->Exec(
+        "UPDATE device_reports SET tier = NULL WHERE device_id = 'bench-a';"
+        "UPDATE devices SET tier = NULL WHERE device_id = 'bench-a'");
+    ASSERT_TRUE(pre_tier.ok()) << pre_tier;
+  }
+  std::string log;
+  ASSERT_EQ(Migrate({}, &log), 0) << log;
+  std::unique_ptr<storage::SqlStore> pg = OpenPostgres();
+  ASSERT_NE(pg, nullptr);
+  const nlohmann::json expected =
+      Parsed(testing::ReadFileForTest(testing::TestData("captures/qcom-sm8450/expected.json")));
+  ASSERT_FALSE(expected["device"].contains("tier"));  // before tiers: the kernel tier
+  for (int seq = 0; seq < kRounds; ++seq) {
+    for (const auto& [device, tier] : {std::pair<std::string, std::string>{"bench-a", ""}, {"bench-b", "kernel"}}) {
+      const std::string id = testing::CaptureId(device, seq);
+      absl::StatusOr<std::optional<storage::StoredReport>> copied = pg->GetReportByCapture(id);
+      ASSERT_TRUE(copied.ok() && copied->has_value()) << id;
+      EXPECT_EQ((*copied)->tier, tier) << id;
+    }
+  }
+  EXPECT_EQ(pg->GetDevice("bench-a").value()->tier, "");
+  EXPECT_EQ(pg->GetDevice("bench-b").value()->tier, "kernel");
+  // The check after the copy compares the stored tiers too: it passed.
+  EXPECT_NE(log.find("the PostgreSQL history matches the SQLite file"), std::string::npos) << log;
 }
 
 TEST_F(HistoryMigrationTest, AFileThatIsNotMemfleetsFailsAndWritesNothing) {
