@@ -2,9 +2,10 @@
 // memfleet-server on 127.0.0.1 over a SQLite file, one memfleet-agent on a copy of a rooted capture tree
 // (qcom-sm8450) and one on a tree recorded as shell (shield-shell: other processes' smaps denied, the
 // phone's own dumpsys text), and the memfleet CLI as a lab types it. `devices` shows each device's tier and
-// the tier its agent said, `--where tier=dumpsys` picks the shell phone alone (in `devices` and in a sweep,
-// which captures only it), and a misspelt tier is refused with the two names. Expected figures and tiers
-// are the trees' expected.json values (qcom-sm8450's, written before tiers, is of the kernel tier).
+// the tier its agent said, `report` heads its table with the capture's, `--where tier=dumpsys` picks the shell phone
+// alone (in `devices` and in a sweep, which captures only it), and a misspelt tier is refused with the two names.
+// Expected figures and tiers are the trees' expected.json values (qcom-sm8450's, written before tiers, is of the kernel
+// tier).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +126,14 @@ TEST_F(TiersIntegrationTest, DevicesShowEachTierAndWhereTierSelectsTheShellPhone
   ASSERT_NE(shell_row, std::string::npos) << table.output;
   const std::string row = table.output.substr(shell_row + 1, table.output.find('\n', shell_row + 1) - shell_row - 1);
   EXPECT_NE(row.find(" dumpsys "), std::string::npos) << table.output;
+
+  // `report` heads each phone's table with the tier stored with its capture.
+  for (const auto& [device, tree] :
+       {std::pair<std::string, std::string>{"shell-1", kShellTree}, {"rooted-1", kRootedTree}}) {
+    ProcessRun report = cli_.Run({"report", device});
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    EXPECT_NE(report.output.find("\ntier " + ExpectedTier(tree) + "\n"), std::string::npos) << report.output;
+  }
 
   // --where tier=dumpsys: the shell phone alone, in devices and in a sweep, which captures it alone.
   std::map<std::string, json> shell_only = Devices("tier=dumpsys");
