@@ -1,7 +1,7 @@
 // The one `--where` selector: the grammar every surface that selects devices parses (the CLI before it
 // sends, the server's queries and sweeps, the dashboard's ?where=) and the matcher they all apply, so a
-// term means the same thing wherever it is typed (docs/labels.md, README "Selecting devices"). /metrics
-// takes no selector: it gives every device, and a Prometheus query filters by label.
+// term means the same thing wherever it is typed (docs/labels.md, "Queries"; the tier key: docs/accounting.md
+// section 9). /metrics takes no selector: it gives every device, and a Prometheus query filters by label.
 //
 //   absl::StatusOr<Selector> s = Selector::Parse({"model=Pixel*", "label.run=1234"});
 //   if (s->MatchesDevice({.model = "Pixel 8", .platform = "qcom"}) && s->MatchesLabels(capture_labels)) ...
