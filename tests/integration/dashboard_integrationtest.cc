@@ -91,9 +91,10 @@ class DashboardTest : public ::testing::Test {
     testing::RunAgentOnce(*server_, dir_, capture, extra);
   }
 
-  // Headless Chromium on `url` with a fresh profile: `mode` is --dump-dom or --screenshot=FILE; its
-  // output (the DOM for --dump-dom, with Chromium's own log lines) from its log file.
-  std::string Chromium(const std::string& mode, const std::string& url, const std::string& name) {
+  // Headless Chromium on `url` with a fresh profile, given `modes` (--dump-dom, --screenshot=FILE, or both:
+  // one launch serves both); its output (the DOM for --dump-dom, with Chromium's own log lines) from its
+  // log file.
+  std::string Chromium(const std::vector<std::string>& modes, const std::string& url, const std::string& name) {
     const std::string profile = dir_ + "/chromium-" + name;
     std::vector<std::string> argv = {kChromium,
                                      "--headless",
@@ -105,20 +106,19 @@ class DashboardTest : public ::testing::Test {
                                      "--disable-component-update",
                                      "--disable-sync",
                                      "--user-data-dir=" + profile,
-                                     "--window-size=1400,1000",
-                                     mode,
-                                     url};
+                                     "--window-size=1400,1000"};
+    argv.insert(argv.end(), modes.begin(), modes.end());
+    argv.push_back(url);
     Subprocess browser(argv, dir_ + "/chromium-" + name + ".log");
     EXPECT_EQ(browser.WaitExit(std::chrono::seconds(180)), 0) << browser.Log();
     return browser.Log();
   }
 
-  // The page's DOM as Chromium built it, and a screenshot of it under the build folder.
+  // The page's DOM as Chromium built it, and a screenshot of that same load under the build folder.
   std::string LoadPage(const std::string& path, const std::string& name) {
-    const std::string dom = Chromium("--dump-dom", base_url_ + path, name + "-dom");
     const std::string png = ScreenshotDir() + "/" + name + ".png";
     std::remove(png.c_str());
-    Chromium("--screenshot=" + png, base_url_ + path, name + "-png");
+    const std::string dom = Chromium({"--dump-dom", "--screenshot=" + png}, base_url_ + path, name);
     std::ifstream in(png, std::ios::binary);
     std::string header(8, '\0');
     in.read(header.data(), 8);
