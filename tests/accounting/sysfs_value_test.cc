@@ -11,6 +11,7 @@
 #include "tests/support/test_data.h"
 
 namespace memfleet::accounting {
+namespace sysfs_value_test {
 namespace {
 
 using memfleet::testing::ReadTestData;
@@ -102,4 +103,5 @@ TEST(TrimSysfsStringTest, ExporterNames) {
 }
 
 }  // namespace
+}  // namespace sysfs_value_test
 }  // namespace memfleet::accounting

@@ -6,6 +6,7 @@
 #include <string>
 
 namespace memfleet::cli {
+namespace time_spec_test {
 namespace {
 
 // 2026-12-02T16:15:00Z. By hand: 2026-12-02 is day 20789 since 1970-01-01 (56 years with 14 leap days
@@ -87,4 +88,5 @@ TEST(ParseTimeSpecTest, GarbageIsAUsageErrorWithAnExample) {
 }
 
 }  // namespace
+}  // namespace time_spec_test
 }  // namespace memfleet::cli

@@ -37,6 +37,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet::server {
+namespace retention_test {
 namespace {
 
 constexpr char kDevice[] = "sim-qcom-101";
@@ -364,4 +365,5 @@ INSTANTIATE_TEST_SUITE_P(Postgres, RetentionOnPostgresTest, ::testing::Values(te
                          testing::StoreBackendName);
 
 }  // namespace
+}  // namespace retention_test
 }  // namespace memfleet::server

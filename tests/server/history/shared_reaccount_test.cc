@@ -24,6 +24,7 @@
 #include "tests/support/wait_for.h"
 
 namespace memfleet::server {
+namespace shared_reaccount_test {
 namespace {
 
 constexpr int kDevices = 3;
@@ -217,4 +218,5 @@ TEST_F(SharedReaccountTest, TheClaimsOfAServerWhoseConnectionDiedAreClaimedAgain
 }
 
 }  // namespace
+}  // namespace shared_reaccount_test
 }  // namespace memfleet::server

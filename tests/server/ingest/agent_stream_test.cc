@@ -19,6 +19,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet::server {
+namespace agent_stream_test {
 namespace {
 
 constexpr char kDevice[] = "sim-qcom-101";  // the qcom-sm8450 sample's capture.json device_id
@@ -165,4 +166,5 @@ TEST_F(AgentStreamTest, ADropReportIsRecordedThenConfirmed) {
 }
 
 }  // namespace
+}  // namespace agent_stream_test
 }  // namespace memfleet::server

@@ -29,6 +29,7 @@
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
+namespace back_pressure_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -326,4 +327,5 @@ TEST_F(BackPressureTest, AStreamCancelledWhileItWaitsEndsAtOnceAndItsCaptureIsNo
 }
 
 }  // namespace
+}  // namespace back_pressure_test
 }  // namespace memfleet::server

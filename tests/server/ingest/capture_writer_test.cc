@@ -23,6 +23,7 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet::server {
+namespace capture_writer_test {
 namespace {
 
 // Holds the store's first `held` commits until Open(); counts every commit that started.
@@ -251,4 +252,5 @@ TEST_F(CaptureWriterTest, ShutdownStoresWhatIsQueuedAndRefusesWhatComesAfter) {
 }
 
 }  // namespace
+}  // namespace capture_writer_test
 }  // namespace memfleet::server

@@ -21,6 +21,7 @@
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
+namespace clock_skew_test {
 namespace {
 
 using testing::RawAgent;
@@ -151,4 +152,5 @@ TEST_F(FutureCaptureTest, AHelloWithATimeThatIsNotOneIsRefused) {
 }
 
 }  // namespace
+}  // namespace clock_skew_test
 }  // namespace memfleet::server

@@ -21,6 +21,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace memfleet::server {
+namespace delta_storage_test {
 namespace {
 
 constexpr char kDevice[] = "sim-qcom-101";  // the device id of the qcom-sm8450 sample's capture.json
@@ -317,4 +318,5 @@ TEST_F(DeltaStorageTest, ACorruptKeyframeFailsOnlyItselfAndItsDeltas) {
 }
 
 }  // namespace
+}  // namespace delta_storage_test
 }  // namespace memfleet::server

@@ -35,6 +35,7 @@
 #include "tests/support/sample_capture.h"
 
 namespace memfleet::server {
+namespace ingest_service_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -664,4 +665,5 @@ TEST_F(IngestServiceTest, ASweepStoresTheAnsweringDeviceAndTimesOutTheSilentOne)
 }
 
 }  // namespace
+}  // namespace ingest_service_test
 }  // namespace memfleet::server

@@ -28,6 +28,7 @@
 #include "tests/support/sample_capture.h"
 
 namespace memfleet::server {
+namespace rogue_agent_test {
 namespace {
 
 using testing::RawAgent;
@@ -317,4 +318,5 @@ TEST_F(RogueAgentTest, ADeeplyNestedCaptureHeaderIsAccountedWithAWarningAndTheSe
 }
 
 }  // namespace
+}  // namespace rogue_agent_test
 }  // namespace memfleet::server

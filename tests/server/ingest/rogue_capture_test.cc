@@ -19,6 +19,7 @@
 #include "tests/support/test_server.h"
 
 namespace memfleet::server {
+namespace rogue_capture_test {
 namespace {
 
 using testing::CaptureId;
@@ -258,4 +259,5 @@ TEST_F(RogueCaptureTest, AnEmptyCaptureIsRefused) {
 }
 
 }  // namespace
+}  // namespace rogue_capture_test
 }  // namespace memfleet::server

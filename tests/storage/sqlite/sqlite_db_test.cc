@@ -14,6 +14,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
+namespace sqlite_db_test {
 namespace {
 
 using memfleet::testing::TempDir;
@@ -229,4 +230,5 @@ TEST_F(SqliteDbTest, ExplainQueryPlanShowsScanVersusIndex) {
 }
 
 }  // namespace
+}  // namespace sqlite_db_test
 }  // namespace memfleet::storage

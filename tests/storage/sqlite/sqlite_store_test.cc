@@ -23,6 +23,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace memfleet::storage {
+namespace sqlite_store_test {
 namespace {
 
 using report::Platform;
@@ -1023,4 +1024,5 @@ TEST_P(StoreTest, ARefusedCaptureFailsAloneInItsGroup) {
 }
 
 }  // namespace
+}  // namespace sqlite_store_test
 }  // namespace memfleet::storage
