@@ -1,6 +1,5 @@
 #include "accounting/account.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -11,10 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "capture/node_path.h"
 #include "accounting/app_summary.h"
 #include "accounting/cma_accounting.h"
+#include "accounting/counted_warnings.h"
 #include "accounting/ddr_kb.h"
 #include "accounting/dma_by_exporter_kb.h"
 #include "accounting/dmabuf_share.h"
@@ -62,6 +61,10 @@ struct ProcessInput {
 
 // How a process whose smaps vanished (ENOENT, ESRCH) is said: CountExitedProcesses finds these.
 constexpr char kExitedMidCapture[] = ": process left out (it exited during the capture)";
+// How a process whose smaps was denied is said, and one whose dma-bufs its fdinfo or maps hid:
+// CountDeniedProcesses finds these.
+constexpr char kDenied[] = ": unreadable (EACCES)";
+constexpr char kDmaBufsUnseen[] = ": the dma-bufs it holds cannot be seen; dma_kb null";
 
 std::string Warn(Report& report, std::string message) {
   report.warnings.push_back(message);
@@ -471,7 +474,7 @@ void DmaFigure(const Capture& capture, const ProcessInput& in, const DmaBufShare
   if (const std::string unseen = UnseenDmaBufRefs(capture, in); !unseen.empty()) {
     p.dma_kb = std::nullopt;
     report.sources[key] = absl::StrCat("unavailable: ", unseen);
-    Warn(report, absl::StrCat(unseen, ": the dma-bufs it holds cannot be seen; dma_kb null"));
+    Warn(report, absl::StrCat(unseen, kDmaBufsUnseen));
     return;
   }
   if (in.legacy_dmabuf.count > 0) {
@@ -647,22 +650,49 @@ void DumpsysFigures(const Capture& capture, const DeviceInputs& in, const Accoun
 // The processes that exited while the capture read them (a live root's everyday churn: dozens a capture)
 // make one counted warning, not one line each, so the warnings that need a reader stand out.
 void CountExitedProcesses(Report& report) {
-  const auto exited_one = [](const std::string& w) { return absl::EndsWith(w, kExitedMidCapture); };
-  if (std::count_if(report.warnings.begin(), report.warnings.end(), exited_one) > 1) {
-    std::vector<std::string> kept, exited;
-    for (std::string& w : report.warnings) {
-      if (exited_one(w)) {
-        exited.push_back(w.substr(0, w.find('/', w.find('/') + 1)));  // "proc/1234"
-      } else {
-        kept.push_back(std::move(w));
-      }
+  const std::vector<int> exited =
+      TakeProcessWarnings(report.warnings, [](const std::string& w) { return absl::EndsWith(w, kExitedMidCapture); });
+  if (exited.empty()) return;
+  Warn(report, absl::StrCat(exited.size(), " processes exited during the capture (their smaps unreadable, ENOENT ",
+                            "or ESRCH) and are left out: ",
+                            NameSomeProcesses(exited, [](int pid) { return absl::StrCat("proc/", pid); })));
+}
+
+// "3703 system": a process of the report by pid and name.
+std::string PidAndName(const Report& report, int pid) {
+  auto p = report.processes.find(pid);
+  return p == report.processes.end() || p->second.name.empty() ? absl::StrCat(pid)
+                                                               : absl::StrCat(pid, " ", p->second.name);
+}
+
+// As shell every other process's smaps and its fdinfo or maps answer EACCES: hundreds of processes on a
+// phone, so each kind makes one counted warning that says where their figures come from instead.
+void CountDeniedProcesses(Report& report) {
+  const auto named = [&report](int pid) { return PidAndName(report, pid); };
+  const std::vector<int> denied = TakeProcessWarnings(report.warnings, [](const std::string& w) {
+    return absl::EndsWith(w, absl::StrCat("/smaps", kDenied)) ||
+           absl::EndsWith(w, absl::StrCat("/smaps_rollup", kDenied));
+  });
+  if (!denied.empty()) {
+    std::vector<int> from_dumpsys, unknown;
+    for (int pid : denied) {
+      auto p = report.processes.find(pid);
+      const bool dumpsys = p != report.processes.end() && p->second.tier == report::kTierDumpsys;
+      (dumpsys ? from_dumpsys : unknown).push_back(pid);
     }
-    constexpr size_t kListed = 8;
-    std::vector<std::string> listed(exited.begin(), exited.begin() + std::min(exited.size(), kListed));
-    kept.push_back(absl::StrCat(exited.size(), " processes exited during the capture (their smaps unreadable, ENOENT ",
-                                "or ESRCH) and are left out: ", absl::StrJoin(listed, ", "),
-                                exited.size() > kListed ? ", ..." : ""));
-    report.warnings = std::move(kept);
+    const std::string where =
+        unknown.empty() ? absl::StrCat("their figures come from dumpsys: ", NameSomeProcesses(from_dumpsys, named))
+        : from_dumpsys.empty() ? absl::StrCat("their figures are null: ", NameSomeProcesses(unknown, named))
+                               : absl::StrCat(from_dumpsys.size(), " take their figures from dumpsys, ", unknown.size(),
+                                              " have them null: ", NameSomeProcesses(unknown, named));
+    Warn(report, absl::StrCat("smaps unreadable for ", denied.size(), " processes (EACCES): ", where));
+  }
+  const std::vector<int> unseen = TakeProcessWarnings(report.warnings, [](const std::string& w) {
+    return absl::EndsWith(w, absl::StrCat(" unreadable (EACCES)", kDmaBufsUnseen));
+  });
+  if (!unseen.empty()) {
+    Warn(report, absl::StrCat("fdinfo or maps unreadable for ", unseen.size(), " processes (EACCES): the dma-bufs ",
+                              "they hold cannot be seen; their dma_kb null: ", NameSomeProcesses(unseen, named)));
   }
 }
 
@@ -693,6 +723,7 @@ Report Account(const Capture& capture, const AccountOptions& options) {
     report.processes.emplace(p.pid, std::move(p));
   }
   DumpsysTier(capture, header, inputs, report);
+  CountDeniedProcesses(report);
   if (rollup_only > 0) {
     Warn(report, absl::StrCat(rollup_only, " of ", inputs.size(), " processes have only smaps_rollup: their heaps and ",
                               "app_summary are null (full smaps: memfleet-agent --smaps full, memfleet sweep ",

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "accounting/account.h"
 #include "capture/capture.h"
@@ -205,9 +206,19 @@ TEST(AccessLevelTest, ShellOnAUserBuildLeavesTheFiguresOfOtherAppsNull) {
       {"pss_kb", "swap_pss_kb", "gfxdev_kb", "gl_kb", "dma_kb", "non_graphics_kb", "graphics_dma_kb", "total_kb"},
       /*heap_dumps_missing=*/true);
   EXPECT_TRUE(AnyWarningHas(qcom, "sys/class/kgsl/kgsl/proc: unreadable (EACCES)")) << qcom["warnings"];
-  EXPECT_TRUE(AnyWarningHas(qcom, "/smaps: unreadable (EACCES)")) << qcom["warnings"];
-  EXPECT_TRUE(AnyWarningHas(qcom, "/fdinfo unreadable (EACCES): the dma-bufs it holds cannot be seen"))
+  // Every process denied: one counted line for their smaps and one for their fdinfo, not a line each.
+  // The processes of expected.json and kthreadd (pid 2), whose empty smaps this simulation denies too
+  // (31777 has no smaps: an exited process).
+  const size_t processes = Expected("qcom-sm8450")["processes"].size() + 1;
+  EXPECT_TRUE(AnyWarningHas(
+      qcom, absl::StrCat("smaps unreadable for ", processes, " processes (EACCES): their figures are null: ")))
       << qcom["warnings"];
+  EXPECT_TRUE(AnyWarningHas(qcom, absl::StrCat("fdinfo or maps unreadable for ", processes,
+                                               " processes (EACCES): the dma-bufs they hold cannot be seen")))
+      << qcom["warnings"];
+  size_t denials = 0;  // those two and the KGSL folder's
+  for (const json& w : qcom["warnings"]) denials += absl::StrContains(w.get<std::string>(), "EACCES");
+  EXPECT_EQ(denials, 3u) << qcom["warnings"];
 }
 
 // MediaTek as shell: its GPU node is readable (0444), so gl_kb is the sample's; the processes' own

@@ -3,8 +3,11 @@
 // Shield (tests/data/captures-shell/shield-shell: its expected.json works the figures out by hand).
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "accounting/account.h"
 #include "accounting/dumpsys_tier.h"
 #include "nlohmann/json.hpp"
@@ -113,6 +116,64 @@ TEST(DumpsysTierTest, OlderTextTakesCachedFromTheOomTable) {
   EXPECT_EQ(r.device.processes_kb, 185893);
   EXPECT_FALSE(r.processes.at(3387).total_kb.has_value());
   EXPECT_EQ(r.processes.at(3387).tier, "kernel");
+}
+
+// The warnings of a shell capture whose text names `part`, how many.
+size_t WarningsContaining(const Report& r, const std::string& part) {
+  size_t n = 0;
+  for (const std::string& w : r.warnings) n += w.find(part) != std::string::npos;
+  return n;
+}
+
+// As shell every other process answers EACCES (hundreds on a phone): the report says so in one counted
+// line for smaps and one for fdinfo or maps, naming a few, where their figures come from; never a line
+// each. The six denied pids are the tree's (their smaps.err), the names those expected.json gives.
+TEST(DumpsysTierTest, DeniedProcessesMakeOneCountedWarningEach) {
+  const json expected = json::parse(testing::ReadFileForTest(kDir + "/expected.json"));
+  const Capture tree = testing::LoadTree(kDir + "/tree");
+  std::string named;  // "3387 vendor.nvidia..., 3407 surfaceflinger, ...": the denied pids, in pid order
+  std::set<int> denied;
+  for (const std::string& child : tree.Children("proc")) {
+    int pid = 0;
+    const Node* smaps = tree.Find("proc/" + child + "/smaps");
+    if (absl::SimpleAtoi(child, &pid) && smaps != nullptr && smaps->is_error() && smaps->content == "EACCES") {
+      denied.insert(pid);
+    }
+  }
+  ASSERT_EQ(denied.size(), 6u);
+  for (int pid : denied) {
+    absl::StrAppend(&named, named.empty() ? "" : ", ", pid, " ",
+                    expected["processes"][std::to_string(pid)]["name"].get<std::string>());
+  }
+  const Report r = Account(tree);
+  EXPECT_EQ(WarningsContaining(r, "EACCES"), 2u) << json(r.warnings).dump(1);
+  EXPECT_TRUE(
+      HasWarningContaining(r, "smaps unreadable for 6 processes (EACCES): their figures come from dumpsys: " + named))
+      << json(r.warnings).dump(1);
+  EXPECT_TRUE(HasWarningContaining(r,
+                                   "fdinfo or maps unreadable for 6 processes (EACCES): the dma-bufs they hold "
+                                   "cannot be seen; their dma_kb null: " +
+                                       named))
+      << json(r.warnings).dump(1);
+
+  // Without the text their figures are null, and the line says so.
+  const Report without = Account(WithDumpsysText(nullptr));
+  EXPECT_EQ(WarningsContaining(without, "EACCES"), 2u) << json(without.warnings).dump(1);
+  EXPECT_TRUE(HasWarningContaining(without, "smaps unreadable for 6 processes (EACCES): their figures are null: 3387 "))
+      << json(without.warnings).dump(1);
+  // The per-process reason is still in sources.
+  EXPECT_EQ(without.sources.at("processes.3703.dma_kb"), "unavailable: proc/3703/maps unreadable (EACCES)");
+
+  // A text naming only two of them: the line counts both kinds and names those left null.
+  const std::string text =
+      "Total PSS by process:\n"
+      "    183,873K: system (pid 3703 state 0 oom -900)\n"
+      "     38,580K: com.android.vending:background (pid 6822 state 19 oom 955)\n";
+  const Report some = Account(WithDumpsysText(&text));
+  EXPECT_TRUE(HasWarningContaining(
+      some, "smaps unreadable for 6 processes (EACCES): 2 take their figures from dumpsys, 4 have them null: 3387 "))
+      << json(some.warnings).dump(1);
+  EXPECT_EQ(WarningsContaining(some, ", 3703 "), 1u) << json(some.warnings).dump(1);  // the maps line only
 }
 
 // A pid the kernel tier can read keeps its rules even when dumpsys lists it too.
