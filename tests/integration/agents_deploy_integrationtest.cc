@@ -1,5 +1,5 @@
 // `memfleet agents deploy|status|supervise|stop|logs` end to end on stand-in phones: the real memfleet CLI
-// runs the stand-in adb (tests/support/fake_adb/adb), which plays two phones in folders of this machine,
+// runs the stand-in adb (tests/support/fake_adb/adb), which plays phones in folders of this machine,
 // and the real static agents of scripts/build-agent run there (the arm64 one under qemu-aarch64-static)
 // against a real memfleet-server on 127.0.0.1. What the stand-in covers and what it does not:
 // docs/deploy.md.
@@ -8,9 +8,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -41,6 +43,7 @@ namespace {
 
 constexpr char kArmPhone[] = "ARM64-R58M1";          // arm64-v8a, userdebug: adb root works
 constexpr char kX86Phone[] = "emulator-5554";        // x86_64, rooted: su works
+constexpr char kShellPhone[] = "emulator-5556";      // x86_64, a user build: no su, no adb root
 constexpr std::chrono::seconds kAgentDeadline{240};  // a first capture of this machine's / under qemu
 
 std::string ReadFile(const std::string& path) { return testing::ReadFileForTest(path); }
@@ -92,7 +95,7 @@ class AgentsDeployTest : public ::testing::Test {
 
   void TearDown() override {
     // A failed test must not leave agents behind: kill whatever the pid files name.
-    for (const char* phone : {kArmPhone, kX86Phone}) {
+    for (const char* phone : {kArmPhone, kX86Phone, kShellPhone}) {
       int64_t pid = AgentPid(phone);
       if (pid > 0 && absl::StrContains(ReadFile(absl::StrCat("/proc/", pid, "/cmdline")), "memfleet-agent")) {
         kill(static_cast<pid_t>(pid), SIGKILL);
@@ -507,6 +510,115 @@ TEST_F(AgentsDeployTest, ARetiredDeviceLeavesEveryViewUntilItsAgentComesBack) {
   ASSERT_EQ(Memfleet({"--token", admin, "--json", "devices", "--retired"}, &out), 0) << out;
   EXPECT_EQ(nlohmann::json::parse(out).size(), 0u) << out;
   EXPECT_EQ(Device("qcom-sm8450").capture_count(), 1u);
+}
+
+// A user build (no su, no adb root): the agent runs as shell. The stand-in phone's "/" is a folder (the fake
+// adb's root/) laid out as the shell capture of an NVIDIA Shield in tests/data/captures-shell/shield-shell:
+// where that tree recorded EACCES the file is there with mode 000, which the fake adb's shell user
+// (`nobody`) may not read, so the kernel itself answers EACCES; its system/bin/dumpsys prints the Shield's
+// real text. The agent comes online as shell, says the dumpsys tier, and the server stores reports of that
+// tier with the figures expected.json works out from the text (docs/accounting.md section 9).
+void LayOutShellPhoneRoot(const std::string& tree, const std::string& root) {
+  namespace fs = std::filesystem;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(tree)) {
+    if (!entry.is_regular_file()) continue;
+    std::string rel = fs::relative(entry.path(), tree).string();
+    // A live root has no capture.json (the agent would take it for a capture tree), and its dumpsys text
+    // comes from running system/bin/dumpsys.
+    if (rel == "capture.json" || absl::StartsWith(rel, "cmd/")) continue;
+    if (absl::EndsWith(rel, ".err")) {
+      rel.resize(rel.size() - 4);
+      ASSERT_EQ(absl::StripAsciiWhitespace(ReadFile(entry.path().string())), "EACCES") << rel;
+      const std::string denied = root + "/" + rel;
+      fs::create_directories(fs::path(denied).parent_path());
+      std::ofstream(denied) << "00400000-00401000 r-xp 00000000 00:00 0\n";
+      ASSERT_EQ(chmod(denied.c_str(), 0), 0) << denied;  // as another app's smaps is to the shell user
+      continue;
+    }
+    fs::create_directories((fs::path(root) / rel).parent_path());
+    fs::copy_file(entry.path(), fs::path(root) / rel);
+  }
+}
+
+TEST_F(AgentsDeployTest, AShellPhoneStoresDumpsysTierReports) {
+  const std::string shield = testing::TestData("captures-shell/shield-shell");
+  const nlohmann::json expected = nlohmann::json::parse(ReadFile(shield + "/expected.json"));
+  const std::string phone = phones_ + "/" + kShellPhone;
+  dir_.Write(std::string("phones/") + kShellPhone + "/props", "ro.product.cpu.abi=x86_64\nro.debuggable=0\n");
+  ASSERT_NO_FATAL_FAILURE(LayOutShellPhoneRoot(shield + "/tree", phone + "/root"));
+  dir_.Write(std::string("phones/") + kShellPhone + "/dumpsys_meminfo.txt",
+             ReadFile(shield + "/tree/cmd/dumpsys_meminfo"));
+  dir_.Write(std::string("phones/") + kShellPhone + "/root/system/bin/dumpsys",
+             "#!/bin/sh\n[ \"$1\" = meminfo ] && exec cat \"$(dirname \"$0\")/../../../dumpsys_meminfo.txt\"\n"
+             "echo \"Can't find service: $1\" >&2\nexit 1\n",
+             /*executable=*/true);
+  // The shell user must reach the phone's folders, and the stand-in must really deny it the mode-000
+  // files: an agent that could read them would make this test pass on the kernel tier.
+  for (const std::string& folder : {dir_.path(), phones_, phone}) ASSERT_EQ(chmod(folder.c_str(), 0755), 0) << folder;
+  // The shell user: `nobody` when the tests run as root (the fake adb drops to it), else the tests' user.
+  const uid_t shell_uid = geteuid() == 0 ? 65534 : geteuid();
+  std::vector<std::string> as_shell = {"/bin/cat", phone + "/root/proc/3703/smaps_rollup"};
+  if (geteuid() == 0) {
+    as_shell.insert(as_shell.begin(), {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  }
+  testing::ProcessRun denied = testing::RunToExit(as_shell, dir_.path() + "/denied.log");
+  ASSERT_NE(denied.exit_code, 0) << denied.output;
+  EXPECT_TRUE(absl::StrContains(denied.output, "Permission denied")) << denied.output;
+
+  std::string out;
+  ASSERT_EQ(Memfleet({"agents", "deploy", "--serial", kShellPhone, "--server-port", port_, "--insecure-no-tokens",
+                      "--interval", "3600", "--confirm-timeout", "120", "--x86_64-agent", MEMFLEET_X86_64_AGENT_BINARY},
+                     &out),
+            0)
+      << out << Logs() << ReadFile(PhoneFile(kShellPhone, "agent.log"));
+  EXPECT_TRUE(absl::StrContains(ReadFile(PhoneFile(kShellPhone, "agent.conf")), "access=shell\n"));
+  ASSERT_TRUE(
+      WaitForDevice(kShellPhone, [](const v1::DeviceSummary& d) { return d.online() && d.capture_count() >= 1; }))
+      << ReadFile(PhoneFile(kShellPhone, "agent.log")) << Logs();
+  // The agent runs as the shell user, not as root, and said so in its start-up line.
+  const int64_t pid = AgentPid(kShellPhone);
+  EXPECT_TRUE(absl::StrContains(ReadFile(absl::StrCat("/proc/", pid, "/status")),
+                                absl::StrCat("\nUid:\t", shell_uid, "\t", shell_uid, "\t", shell_uid, "\t")))
+      << ReadFile(absl::StrCat("/proc/", pid, "/status"));
+  EXPECT_TRUE(
+      absl::StrContains(ReadFile(PhoneFile(kShellPhone, "agent.log")), "dumpsys tier: dumpsys meminfo every capture"))
+      << ReadFile(PhoneFile(kShellPhone, "agent.log"));
+  // Its Hello said the tier: the server keeps it for the device, and `agents status` shows it.
+  EXPECT_EQ(Device(kShellPhone).agent_tier(), "dumpsys");
+  ASSERT_EQ(Memfleet({"agents", "status", "--json"}, &out), 0) << out;
+  const nlohmann::json status = nlohmann::json::parse(out, nullptr, false);
+  bool listed = false;
+  for (const nlohmann::json& row :
+       status.is_object() ? status.value("phones", nlohmann::json::array()) : nlohmann::json::array()) {
+    if (row.value("serial", "") != kShellPhone) continue;
+    listed = true;
+    EXPECT_EQ(row.value("tier", nlohmann::json()), "dumpsys") << row;
+    EXPECT_EQ(row.value("access", nlohmann::json()), "shell") << row;
+  }
+  EXPECT_TRUE(listed) << out;
+
+  // The stored report: every process of expected.json with its figures (the agent's own process, 9999, the
+  // one process the shell user may read, on the kernel tier), and the device's processes_kb and tier. The kernel
+  // side differs: this live root has no DDR size, so total_kb is not compared.
+  const nlohmann::json report = server_->Report(kShellPhone);
+  EXPECT_EQ(report["device"]["tier"], expected["device"]["tier"]) << report["warnings"].dump(1);
+  EXPECT_EQ(report["device"]["processes_kb"], expected["device"]["processes_kb"]) << report["warnings"].dump(1);
+  EXPECT_EQ(report["processes"].size(), expected["processes"].size()) << report["processes"].dump(1);
+  for (const auto& [pid_text, want] : expected["processes"].items()) {
+    const nlohmann::json got = report["processes"].value(pid_text, nlohmann::json::object());
+    for (const auto& [figure, value] : want.items()) {
+      EXPECT_EQ(got.value(figure, nlohmann::json()), value) << "pid " << pid_text << " " << figure;
+    }
+  }
+  // The six processes the kernel denied make one counted warning for their smaps_rollup and one for their
+  // maps, not a line each.
+  size_t about_denied = 0;
+  for (const nlohmann::json& w : report["warnings"]) about_denied += absl::StrContains(w.get<std::string>(), "EACCES");
+  EXPECT_EQ(about_denied, 2u) << report["warnings"].dump(1);
+  EXPECT_TRUE(absl::StrContains(report["warnings"].dump(),
+                                "smaps unreadable for 6 processes (EACCES): their figures come from dumpsys"))
+      << report["warnings"].dump(1);
+  ASSERT_EQ(Memfleet({"agents", "stop", "--serial", kShellPhone}, &out), 0) << out;
 }
 
 TEST_F(AgentsDeployTest, ABinaryForAnotherMachineFailsThatPhoneWithTheAgentsOwnError) {
