@@ -125,6 +125,8 @@ struct HistoryRow {
   // What marks the capture, as `memfleet report` heads it (report/capture_marks.h).
   std::string sweep_id;  // "" when periodic
   LabelSet labels;
+  // The tier stored with the capture (kTierKernel / kTierDumpsys); "" when unknown (stored before tiers).
+  std::string tier;
 };
 
 struct FleetValueRow {

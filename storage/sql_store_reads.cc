@@ -84,11 +84,12 @@ std::string GetDeviceSql() {
 // device_reports_by_device_time from ?2, past (?2, ?3) — the last (time, capture id) of the page before.
 // Newest first, so that a limit keeps the newest points: each page ends before (?3, ?4), the last report
 // of the page before ("~" sorts after every time: the first page starts at the newest). Each capture's
-// sweep by one probe of captures' capture_id, as DeviceTrendSql.
+// sweep by one probe of captures' capture_id, as DeviceTrendSql, and its stored tier (NULL: unknown).
 constexpr char kProcessTrendPageSql[] =
     "SELECT r.capture_id, r.captured_at, r.processes, (SELECT c.sweep_id FROM captures AS c WHERE c.capture_id = "
-    "r.capture_id) FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2 AND r.captured_at <= ?3 "
-    "AND (r.captured_at < ?3 OR r.capture_id < ?4) ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?5";
+    "r.capture_id), r.tier FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2 "
+    "AND r.captured_at <= ?3 AND (r.captured_at < ?3 OR r.capture_id < ?4) "
+    "ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?5";
 constexpr char kNewestTrendPage[] = "~";
 // Reports read a page: enough that a trend is few statements, few enough that a short one reads little.
 constexpr int64_t kTrendPage = 2048;
@@ -97,7 +98,7 @@ constexpr int64_t kTrendPage = 2048;
 // puts the rows in time order (OldestFirst). Each capture's sweep by one probe of captures' capture_id.
 std::string DeviceTrendSql(const char* column) {
   return absl::StrCat("SELECT r.capture_id, r.captured_at, 0, r.", column,
-                      ", (SELECT c.sweep_id FROM captures AS c WHERE c.capture_id = r.capture_id)"
+                      ", (SELECT c.sweep_id FROM captures AS c WHERE c.capture_id = r.capture_id), r.tier"
                       " FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2"
                       " ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?3");
 }
@@ -244,6 +245,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
                     before_at = row.ColumnText(1);
                     if (!decoded.ok() || (limit != 0 && points.size() >= limit)) return;
                     const std::string sweep_id = row.ColumnText(3);
+                    const std::string tier = row.ColumnIsNull(4) ? "" : row.ColumnText(4);
                     absl::StatusOr<std::vector<ProcessSample>> named = ProcessSamplesNamed(row.ColumnBlob(2), *name_no);
                     if (!named.ok()) {
                       decoded = absl::Status(named.status().code(),
@@ -258,6 +260,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
                       point.pid = static_cast<int>(s->pid);
                       point.value_kb = s->figures[figure];
                       point.sweep_id = sweep_id;
+                      point.tier = tier;
                       points.push_back(std::move(point));
                     }
                   })
@@ -285,6 +288,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::DeviceHistory(const std::strin
                              h.captured_at = row.ColumnText(1);
                              h.value_kb = row.ColumnOptionalInt64(3);
                              h.sweep_id = row.ColumnText(4);
+                             if (!row.ColumnIsNull(5)) h.tier = row.ColumnText(5);
                              return h;
                            })));
   MEMFLEET_RETURN_IF_ERROR(AttachHistoryLabels(*db, device_id, rows));

@@ -32,7 +32,7 @@ absl::StatusOr<std::vector<ProcessSnapshot>> ProcessReportHistory(storage::Query
       }
       it = reports.emplace(row.capture_id, std::move(parsed)).first;
     }
-    ProcessSnapshot snapshot{row.capture_id, row.captured_at, row.pid, std::nullopt};
+    ProcessSnapshot snapshot{row.capture_id, row.captured_at, row.pid, std::nullopt, row.tier};
     if (it->second) {
       auto p = it->second->processes.find(row.pid);
       if (p != it->second->processes.end()) snapshot.process = p->second;
@@ -57,6 +57,7 @@ absl::StatusOr<std::vector<storage::HistoryRow>> ReportFigureHistory(storage::Qu
     row.capture_id = s.capture_id;
     row.captured_at = s.captured_at;
     row.pid = s.pid;
+    row.tier = s.tier;
     if (s.process) row.value_kb = report::ProcessFigureValue(*s.process, figure);
     rows.push_back(std::move(row));
   }

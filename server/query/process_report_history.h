@@ -28,6 +28,7 @@ struct ProcessSnapshot {
   std::string captured_at;
   int pid = 0;
   std::optional<report::ProcessReport> process;
+  std::string tier;  // stored with the capture: "kernel", "dumpsys"; "" unknown
 };
 
 // The captures of the process's history (as ProcessHistory lists them: oldest first, one per pid),

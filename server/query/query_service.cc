@@ -440,6 +440,7 @@ grpc::Status QueryService::AnswerHistory(const std::string& device_id, const std
     p->set_value_known(row.value_kb.has_value());
     p->set_value_kb(row.value_kb.value_or(0));
     p->set_sweep_id(row.sweep_id);
+    p->set_tier(row.tier);
     LabelsToProto(row.labels.sweep, p->mutable_labels());
     LabelsToProto(row.labels.agent, p->mutable_agent_labels());
   }

@@ -124,6 +124,60 @@ TEST_P(CaptureTierTest, EachDeviceShowsItsLatestCapturesTierAndItsAgentsApart) {
                 {"old-agent", "kernel/"}, {"root-phone", "dumpsys/kernel"}, {"shell-phone", "kernel/kernel"}}));
 }
 
+// The process both fixtures have: qcom-sm8450 names it by its path, the shell text by its base name; the
+// shell report's is renamed as its kernel-tier report names it, so that one history holds both.
+constexpr char kSurfaceflinger[] = "/system/bin/surfaceflinger";
+
+CaptureRecord WithSurfaceflingerNamed(CaptureRecord c) {
+  for (auto& [pid, p] : c.report.processes) {
+    if (p.name == "surfaceflinger") p.name = kSurfaceflinger;
+  }
+  c.report_json = report::ReportToJson(c.report, -1);
+  return c;
+}
+
+std::optional<int64_t> SurfaceflingerTotalOf(const CaptureRecord& c) {
+  for (const auto& [pid, p] : c.report.processes) {
+    if (p.name == kSurfaceflinger) return p.total_kb;
+  }
+  return std::nullopt;
+}
+
+// A phone rooted later: each point of its history, the device's figures and a process's alike, carries the
+// tier stored with its capture (what `memfleet trend` and the dashboard mark where it changes).
+TEST_P(CaptureTierTest, HistoryPointsCarryTheTierOfTheirCapture) {
+  const CaptureRecord shell_1 =
+      WithSurfaceflingerNamed(CaptureOf(kShellReport, "rooted-later", "rl-1", "2026-12-05T09:00:00.000Z"));
+  const CaptureRecord shell_2 =
+      WithSurfaceflingerNamed(CaptureOf(kShellReport, "rooted-later", "rl-2", "2026-12-05T10:00:00.000Z"));
+  const CaptureRecord rooted = CaptureOf(kRootReport, "rooted-later", "rl-3", "2026-12-05T11:00:00.000Z");
+  for (const CaptureRecord* c : {&shell_1, &shell_2, &rooted}) Put(*c);
+  ASSERT_TRUE(SurfaceflingerTotalOf(shell_1).has_value() && SurfaceflingerTotalOf(rooted).has_value());
+
+  absl::StatusOr<std::vector<HistoryRow>> device = store_->DeviceHistory("rooted-later", "total_kb", "", 0);
+  ASSERT_TRUE(device.ok()) << device.status();
+  ASSERT_EQ(device->size(), 3u);
+  const std::vector<std::string> expected_tiers = {"dumpsys", "dumpsys", "kernel"};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ((*device)[i].tier, expected_tiers[i]) << i;
+    EXPECT_EQ((*device)[i].value_kb, (i < 2 ? shell_1 : rooted).report.device.total_kb) << i;
+  }
+
+  absl::StatusOr<std::vector<HistoryRow>> process =
+      store_->ProcessHistory("rooted-later", kSurfaceflinger, "total_kb", "", 0);
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_EQ(process->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ((*process)[i].tier, expected_tiers[i]) << i;
+    EXPECT_EQ((*process)[i].value_kb, SurfaceflingerTotalOf(i < 2 ? shell_1 : rooted)) << i;
+  }
+  // The newest points only (a limit): each still carries its own tier.
+  process = store_->ProcessHistory("rooted-later", kSurfaceflinger, "total_kb", "", 2);
+  ASSERT_TRUE(process.ok() && process->size() == 2u) << process.status();
+  EXPECT_EQ((*process)[0].tier, "dumpsys");
+  EXPECT_EQ((*process)[1].tier, "kernel");
+}
+
 // ---- a database of the previous schema ----
 
 // A device and one capture as the previous schema (SQLite 19, PostgreSQL 7: the same tables) stored them,
@@ -215,6 +269,11 @@ TEST_P(PreviousSchemaTierTest, StoredCapturesMigrateWithTheirTierUnknownAndNewOn
   ASSERT_TRUE(rows.ok() && rows->size() == 1u) << rows.status();
   EXPECT_EQ((*rows)[0].device.tier, "dumpsys");
   EXPECT_EQ(CountAt(GetParam(), location, kUnknownTierCountSql), 1);  // the old capture stays unknown
+  // Its history says so point by point: unknown ("") for the old capture, the new one's tier after it.
+  absl::StatusOr<std::vector<HistoryRow>> history = store->DeviceHistory("old-phone", "total_kb", "", 0);
+  ASSERT_TRUE(history.ok() && history->size() == 2u) << history.status();
+  EXPECT_EQ((*history)[0].tier, "");
+  EXPECT_EQ((*history)[1].tier, "dumpsys");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CaptureTierTest, testing::kBothBackends, testing::StoreBackendName);
