@@ -12,7 +12,7 @@
 #include "chart/figure_text.h"
 #include "cli/device_selector.h"
 #include "cli/output_format.h"
-#include "common/figure_tier.h"
+#include "report/tier_mix.h"
 #include "nlohmann/json.hpp"
 
 namespace memfleet::cli {
@@ -30,18 +30,25 @@ std::optional<int64_t> ValueOf(const v1::FleetRow& row) {
   return row.value_known() ? std::optional<int64_t>(row.value_kb()) : std::nullopt;
 }
 
-// The tiers a group's figures come from (docs/accounting.md section 9), when they are both: "kernel 2,
-// dumpsys 1" (devices of an unknown tier added as "unknown 1"); "" when the figures are of one tier.
-std::string TierMix(const v1::FleetGroup& g) {
-  const auto& tiers = g.tier_devices();
-  const auto count = [&tiers](const std::string& tier) {
-    auto it = tiers.find(tier);
-    return it == tiers.end() ? 0u : it->second;
-  };
-  if (count(kTierKernel) == 0 || count(kTierDumpsys) == 0) return "";
-  std::string mix = absl::StrCat(kTierKernel, " ", count(kTierKernel), ", ", kTierDumpsys, " ", count(kTierDumpsys));
-  if (count("") > 0) absl::StrAppend(&mix, ", unknown ", count(""));
-  return mix;
+// The tiers of a group's figures (docs/accounting.md section 9), its devices of unknown tier counted apart.
+report::TierCounts TierCountsOf(const v1::FleetGroup& g) {
+  report::TierCounts counts;
+  for (const auto& [tier, devices] : g.tier_devices()) counts.Add(tier, devices);
+  return counts;
+}
+
+// What the table says under it of a group whose figures may not compare: one of both tiers, with the way to
+// split it, or one of a tier with devices of unknown tier beside it, with the way to know theirs. "" else.
+std::string TierSentence(const v1::FleetGroup& g) {
+  const report::TierCounts counts = TierCountsOf(g);
+  const std::string group = TextOrDash(g.key());
+  if (counts.Mixed()) {
+    return report::MixedTiersSentence(group, counts) + "; split it with --where tier=kernel or --where tier=dumpsys";
+  }
+  if (counts.PartlyUnknown()) {
+    return report::UnknownTiersSentence(group, counts) + " (memfleet-server --reaccount stores their tier)";
+  }
+  return "";
 }
 
 // Its devices by tier for --json: {"kernel": 2, "dumpsys": 1}, "unknown" for those of no known tier.
@@ -97,7 +104,8 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
                         {"p90_kb", any ? json(g.p90_kb()) : json(nullptr)},
                         {"max_kb", any ? json(g.max_kb()) : json(nullptr)},
                         {"tiers", TiersJson(g)},
-                        {"mixed_tiers", !TierMix(g).empty()}});
+                        {"mixed_tiers", TierCountsOf(g).Mixed()},
+                        {"unknown_tiers", TierCountsOf(g).PartlyUnknown()}});
     }
     json rows = json::array();
     for (const v1::FleetRow& r : response.rows()) {
@@ -123,12 +131,16 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
       }
       return out;
     }
-    std::string out = CsvRow({args.group_by, "devices", "unknown", "min_kb", "p50_kb", "p90_kb", "max_kb"});
+    // The tier columns come last, so that a script reading the columns before them by position still reads them.
+    std::string out = CsvRow({args.group_by, "devices", "unknown", "min_kb", "p50_kb", "p90_kb", "max_kb",
+                              "devices_kernel", "devices_dumpsys", "devices_unknown"});
     for (const v1::FleetGroup& g : response.groups()) {
       const bool any = g.devices() > 0;
+      const report::TierCounts tiers = TierCountsOf(g);
       out += CsvRow({g.key(), std::to_string(g.devices()), std::to_string(g.unknown()),
                      any ? std::to_string(g.min_kb()) : "", any ? std::to_string(g.p50_kb()) : "",
-                     any ? std::to_string(g.p90_kb()) : "", any ? std::to_string(g.max_kb()) : ""});
+                     any ? std::to_string(g.p90_kb()) : "", any ? std::to_string(g.max_kb()) : "",
+                     std::to_string(tiers.kernel), std::to_string(tiers.dumpsys), std::to_string(tiers.unknown)});
     }
     return out;
   }
@@ -148,14 +160,11 @@ std::string RenderFleet(const FleetArgs& args, const v1::FleetResponse& response
                    any ? FormatKb(g.p90_kb()) : chart::kNoValue, any ? FormatKb(g.max_kb()) : chart::kNoValue});
   }
   out += groups.Render(2);
-  // A group of both tiers is two populations in one row: said under the table, with the way to split it.
+  // A group of both tiers is two populations in one row, and one with devices of unknown tier may be: said
+  // under the table.
   for (const v1::FleetGroup& g : response.groups()) {
-    const std::string mix = TierMix(g);
-    if (mix.empty()) continue;
-    out += TerminalSafe(absl::StrCat(TextOrDash(g.key()), " mixes tiers (", mix,
-                                     "): its figures do not compare; split it with --where tier=kernel or "
-                                     "--where tier=dumpsys")) +
-           "\n";
+    const std::string sentence = TierSentence(g);
+    if (!sentence.empty()) out += TerminalSafe(sentence) + "\n";
   }
   if (args.rows) {
     TextTable rows({{"DEVICE"}, {"MODEL"}, {"PLATFORM"}, {"CAPTURED"}, {"VALUE", TextTable::kRight}});

@@ -79,10 +79,22 @@ Summary Summarize(const std::vector<v1::HistoryPoint>& points) {
   return s;
 }
 
-// What marks a point's capture (report/capture_marks.h): its sweep and its labels by source.
-std::string MarksOf(const v1::HistoryPoint& p) {
-  return report::CaptureMarksText(p.sweep_id(), LabelMapOf(p.labels()), LabelMapOf(p.agent_labels()));
+// What marks a point's capture (report/capture_marks.h): a change of tier there (TierChangesOf), its
+// sweep and its labels by source.
+std::string MarksOf(const v1::HistoryPoint& p, const std::string& tier_change) {
+  return report::CaptureMarksText(p.sweep_id(), LabelMapOf(p.labels()), LabelMapOf(p.agent_labels()), tier_change);
 }
+
+// The tier change each of the sorted points marks ("" for none): a phone rooted later, or the reverse,
+// gives figures that do not compare with those before (docs/accounting.md section 9).
+std::vector<std::string> TierChangesOf(const std::vector<v1::HistoryPoint>& points) {
+  std::vector<std::string> tiers;
+  tiers.reserve(points.size());
+  for (const v1::HistoryPoint& p : points) tiers.push_back(p.tier());
+  return report::TierChanges(tiers);
+}
+
+json TextOrNull(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 json LabelsJson(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
   json object = json::object();
@@ -138,16 +150,20 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
   const std::string metric = MetricName(args.metric);
   const Summary summary = Summarize(points);
   const Thinned thinned = ThinnedOf(points, history);
+  const std::vector<std::string> tier_changes = TierChangesOf(points);
   if (format == OutputFormat::kJson) {
     json list = json::array();
-    for (const v1::HistoryPoint& p : points) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      const v1::HistoryPoint& p = points[i];
       list.push_back({{"captured_at", p.captured_at()},
                       {"capture_id", p.capture_id()},
                       {"pid", p.pid()},
                       {"value_kb", KbJson(ValueOf(p))},
-                      {"sweep_id", p.sweep_id().empty() ? json(nullptr) : json(p.sweep_id())},
+                      {"sweep_id", TextOrNull(p.sweep_id())},
                       {"labels", LabelsJson(p.labels())},
-                      {"agent_labels", LabelsJson(p.agent_labels())}});
+                      {"agent_labels", LabelsJson(p.agent_labels())},
+                      {"tier", TextOrNull(p.tier())},
+                      {"tier_change", TextOrNull(tier_changes[i])}});
     }
     json out = {{"device_id", args.device_id},
                 {"process", args.process_name.empty() ? json(nullptr) : json(args.process_name)},
@@ -175,13 +191,14 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
   std::string out = TerminalSafe((args.process_name.empty() ? "device" : args.process_name) + " " + metric + " on " +
                                  args.device_id + (args.since.empty() ? "" : " since " + args.since)) +
                     "\n";
-  // The sweep and labels of a capture, as the dashboard's list of captures shows them: a column only when
-  // some capture has them, once per capture (not on each of its pids' rows).
-  const bool marked =
-      std::any_of(points.begin(), points.end(), [](const v1::HistoryPoint& p) { return !MarksOf(p).empty(); });
+  // A change of tier, the sweep and the labels of a capture, as the dashboard's list of captures shows
+  // them: a column only when some capture has them, once per capture (not on each of its pids' rows).
+  std::vector<std::string> marks;
+  for (size_t i = 0; i < points.size(); ++i) marks.push_back(MarksOf(points[i], tier_changes[i]));
+  const bool marked = std::any_of(marks.begin(), marks.end(), [](const std::string& m) { return !m.empty(); });
   std::vector<TextTable::Column> columns = {
       {"TIME"}, {args.process_name.empty() ? "" : "PID", TextTable::kRight}, {metric, TextTable::kRight}, {"NOTE"}};
-  if (marked) columns.push_back({"SWEEP AND LABELS"});
+  if (marked) columns.push_back({"MARKS"});
   TextTable table(std::move(columns));
   std::vector<std::optional<int64_t>> values;
   // One name, several pids (docs/accounting.md): a row per pid, and a restart only where a capture's set of
@@ -201,8 +218,7 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     }
     if (!p.value_known()) note = note.empty() ? "figure unknown in that report" : note + "; figure unknown";
     table.AddRow({p.captured_at(), args.process_name.empty() ? "" : std::to_string(p.pid()),
-                  p.value_known() ? FormatKb(p.value_kb()) : chart::kNoValue, note,
-                  first_of_capture ? MarksOf(p) : ""});
+                  p.value_known() ? FormatKb(p.value_kb()) : chart::kNoValue, note, first_of_capture ? marks[i] : ""});
     values.push_back(ValueOf(p));
   }
   out += table.Render(2) + "\n";

@@ -93,10 +93,12 @@ dashboard::FleetDevice FleetDeviceOf(const storage::DeviceRecord& d, const Agent
 std::vector<dashboard::FleetGroup> GroupsByModel(const std::vector<dashboard::FleetDevice>& rows) {
   std::map<std::string, std::vector<int64_t>> totals;
   std::map<std::string, size_t> unknown;
+  std::map<std::string, report::TierCounts> tiers;  // of the known totals, as `memfleet fleet` counts them
   for (const dashboard::FleetDevice& d : rows) {
     std::vector<int64_t>& values = totals[d.model];  // a model of unknown totals only is still listed
     if (d.total_kb) {
       values.push_back(*d.total_kb);
+      tiers[d.model].Add(d.tier);
     } else {
       ++unknown[d.model];  // counted, never dropped
     }
@@ -106,6 +108,7 @@ std::vector<dashboard::FleetGroup> GroupsByModel(const std::vector<dashboard::Fl
     std::sort(values.begin(), values.end());
     dashboard::FleetGroup g{model, values.size()};
     g.unknown = unknown[model];
+    g.tiers = tiers[model];
     if (!values.empty()) {
       g.min_kb = values.front();
       g.p50_kb = NearestRankPercentile(values, 50);
@@ -326,6 +329,7 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
     capture.sweep_id = row.sweep_id;
     capture.labels = row.labels.sweep;
     capture.agent_labels = row.labels.agent;
+    capture.tier = row.tier;
     in.captures.push_back(std::move(capture));
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (row.value_kb && at_ms) in.total_trend.push_back({*at_ms / 1000, *row.value_kb});
@@ -397,6 +401,7 @@ absl::StatusOr<std::string> DashboardSite::ProcessPage(const DashboardTarget& ta
   if (in.name_capture_id.empty() && !totals->empty()) in.name_capture_id = totals->back().capture_id;
   if (in.name_capture_id.empty() && !history->empty()) in.name_capture_id = history->back().capture_id;
   for (const storage::HistoryRow& row : *history) {
+    in.history_tiers.push_back({row.captured_at, row.tier});
     const std::optional<int64_t> at_ms = UtcMillisOf(row.captured_at);
     if (!row.value_kb || !at_ms) {
       ++in.unknown_samples;

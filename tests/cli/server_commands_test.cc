@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -157,6 +158,7 @@ class FakeQueryService final : public v1::QueryService::Service {
     g->set_p90_kb(3567646);
     g->set_max_kb(3567646);
     g->set_unknown(1);  // a third qcom device whose total is null
+    (*g->mutable_tier_devices())["kernel"] = 2;  // the two known, of rooted phones
     v1::FleetGroup* none_known = response->add_groups();
     none_known->set_key("mtk");
     none_known->set_unknown(2);
@@ -471,7 +473,8 @@ TEST(NoValueTest, TablesSpellItOneWayAndCsvLeavesTheCellEmpty) {
   EXPECT_EQ(table.find("(none)"), std::string::npos) << table;
   args.rows = false;
   EXPECT_EQ(RenderFleet(args, fleet, OutputFormat::kCsv),
-            "model,devices,unknown,min_kb,p50_kb,p90_kb,max_kb\r\n,1,0,10,10,10,10\r\n");
+            "model,devices,unknown,min_kb,p50_kb,p90_kb,max_kb,devices_kernel,devices_dumpsys,devices_unknown\r\n"
+            ",1,0,10,10,10,10,0,0,0\r\n");
 
   // A trend whose only sample has the figure null.
   v1::ProcessHistoryResponse history;
@@ -822,8 +825,9 @@ TEST_F(ServerCommandsTest, FleetGroups) {
   args.common.csv = true;
   ASSERT_EQ(RunFleet(args, csv, err_), kExitOk);
   EXPECT_EQ(csv.str(),
-            "platform,devices,unknown,min_kb,p50_kb,p90_kb,max_kb\r\nqcom,2,1,3014795,3014795,3567646,3567646\r\n"
-            "mtk,0,2,,,,\r\n");
+            "platform,devices,unknown,min_kb,p50_kb,p90_kb,max_kb,devices_kernel,devices_dumpsys,devices_unknown\r\n"
+            "qcom,2,1,3014795,3014795,3567646,3567646,2,0,0\r\n"
+            "mtk,0,2,,,,,0,0,0\r\n");
 
   std::ostringstream out, err;
   args.common.csv = false;
@@ -871,6 +875,66 @@ TEST(RenderFleetTest, AGroupMixingTiersSaysSoInTheTextAndTheJson) {
   EXPECT_EQ(j["groups"][0]["tiers"], json({{"dumpsys", 2}, {"kernel", 1}}));
   EXPECT_EQ(j["groups"][1]["mixed_tiers"], false);
   EXPECT_EQ(j["groups"][1]["tiers"], json({{"kernel", 1}, {"unknown", 1}}));
+}
+
+// A group of `key` whose devices are of these tiers ("" unknown), as GetFleet gives it.
+void AddTierGroup(v1::FleetResponse& response, const std::string& key, const std::map<std::string, uint32_t>& tiers) {
+  v1::FleetGroup* g = response.add_groups();
+  g->set_key(key);
+  for (const auto& [tier, devices] : tiers) {
+    g->set_devices(g->devices() + devices);
+    (*g->mutable_tier_devices())[tier] = devices;
+  }
+}
+
+// A group of one tier with devices of unknown tier beside it (stored before tiers) is not a mix of the two
+// tiers, but its figures may not compare: said under the table, and `unknown_tiers` in --json. A group of
+// both tiers says only that it mixes them (its unknowns counted there); one of one tier says nothing.
+TEST(RenderFleetTest, AGroupWithDevicesOfUnknownTierSaysSo) {
+  v1::FleetResponse response;
+  AddTierGroup(response, "SM8450 HDK", {{"kernel", 1}, {"", 2}});
+  AddTierGroup(response, "SHIELD Android TV", {{"kernel", 1}, {"dumpsys", 1}, {"", 1}});
+  AddTierGroup(response, "Pixel 8", {{"kernel", 2}});
+  FleetArgs args;
+  args.metric = "device.total_kb";
+  args.group_by = "model";
+
+  const std::string text = RenderFleet(args, response, OutputFormat::kTable);
+  EXPECT_NE(text.find("\nSM8450 HDK has 2 devices of unknown tier (stored before tiers): their figures may not "
+                      "compare (memfleet-server --reaccount stores their tier)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nSHIELD Android TV mixes tiers (kernel 1, dumpsys 1, unknown 1): its figures do not "
+                      "compare; split it with --where tier=kernel or --where tier=dumpsys\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("SHIELD Android TV has"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Pixel 8 has"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Pixel 8 mixes"), std::string::npos) << text;
+
+  const json j = json::parse(RenderFleet(args, response, OutputFormat::kJson));
+  EXPECT_EQ(j["groups"][0]["unknown_tiers"], true);
+  EXPECT_EQ(j["groups"][0]["mixed_tiers"], false);
+  EXPECT_EQ(j["groups"][1]["unknown_tiers"], false);
+  EXPECT_EQ(j["groups"][1]["mixed_tiers"], true);
+  EXPECT_EQ(j["groups"][2]["unknown_tiers"], false);
+  EXPECT_EQ(j["groups"][2]["mixed_tiers"], false);
+}
+
+// --csv: each group's devices by tier in three columns after max_kb.
+TEST(RenderFleetTest, CsvGroupsEndWithTheirDevicesByTier) {
+  v1::FleetResponse response;
+  AddTierGroup(response, "SHIELD Android TV", {{"kernel", 1}, {"dumpsys", 2}, {"", 1}});
+  v1::FleetGroup* g = response.mutable_groups(0);
+  g->set_min_kb(966011);
+  g->set_p50_kb(966011);
+  g->set_p90_kb(3567646);
+  g->set_max_kb(3567646);
+  FleetArgs args;
+  args.group_by = "model";
+  EXPECT_EQ(RenderFleet(args, response, OutputFormat::kCsv),
+            "model,devices,unknown,min_kb,p50_kb,p90_kb,max_kb,devices_kernel,devices_dumpsys,devices_unknown\r\n"
+            "SHIELD Android TV,4,0,966011,966011,3567646,3567646,1,2,1\r\n");
 }
 
 TEST_F(ServerCommandsTest, SweepRanksStoredDevicesAndListsTheRest) {

@@ -1,7 +1,9 @@
 // `memfleet trend` marks a point whose capture answered a sweep or carries labels (RenderTrend,
 // cli/commands/trend_command.h) as the dashboard's list of captures marks it (report/capture_marks.h):
-// the table in a SWEEP AND LABELS column (once per capture, only when some capture has a mark), JSON and
-// CSV in fields named like the query API's (sweep_id, labels, agent_labels).
+// the table in a MARKS column (once per capture, only when some capture has a mark), JSON and CSV in
+// fields named like the query API's (sweep_id, labels, agent_labels). A point whose stored tier is not
+// that of the points before it (a phone rooted later) is marked first, in the table and in JSON
+// (tier_change), since the figures before and after do not compare (docs/accounting.md section 9).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -62,7 +64,7 @@ std::string LineOf(const std::string& text, const std::string& time) {
 
 TEST(TrendMarksTest, TheTableMarksTheSweepsPointWithItsSweepAndLabels) {
   const std::string text = RenderTrend(DeviceArgs(), DeviceHistory(), OutputFormat::kTable);
-  EXPECT_NE(text.find("SWEEP AND LABELS"), std::string::npos) << text;
+  EXPECT_NE(text.find("MARKS"), std::string::npos) << text;
   const std::string swept = LineOf(text, "2026-12-01T10:00:00.000Z");
   EXPECT_NE(swept.find("3,100,000"), std::string::npos) << text;
   EXPECT_NE(swept.find("sweep sw-42 · labels: run=1234 suite=camera · agent labels: rack=7"), std::string::npos)
@@ -80,7 +82,7 @@ TEST(TrendMarksTest, AHistoryWithoutMarksHasNoMarksColumn) {
   v1::ProcessHistoryResponse history;
   AddPoint(history, "2026-12-01T09:00:00.000Z", "c1", 0, 3000000);
   const std::string text = RenderTrend(DeviceArgs(), history, OutputFormat::kTable);
-  EXPECT_EQ(text.find("SWEEP AND LABELS"), std::string::npos) << text;
+  EXPECT_EQ(text.find("MARKS"), std::string::npos) << text;
 }
 
 TEST(TrendMarksTest, JsonPointsCarrySweepIdAndLabelsByTheirSource) {
@@ -127,6 +129,64 @@ TEST(TrendMarksTest, AProcessTrendMarksEachCaptureOnce) {
   }
   EXPECT_EQ(marks, 1u) << text;
   EXPECT_NE(LineOf(text, "2026-12-01T10:00:00.000Z").find("sweep sw-42"), std::string::npos) << text;
+}
+
+// A shell phone rooted later, then a process of it: two captures of the dumpsys tier, one stored before
+// tiers, then two of the kernel tier, the first answering a sweep. The tiers and totals are those of the
+// fixtures' expected.json (captures-shell/shield-shell: dumpsys, 966,011 kB; captures/qcom-sm8450, written
+// before tiers: kernel, 3,567,646 kB).
+v1::ProcessHistoryResponse RootedLater() {
+  v1::ProcessHistoryResponse history;
+  AddPoint(history, "2026-12-01T09:00:00.000Z", "c1", 0, 966011)->set_tier("dumpsys");
+  AddPoint(history, "2026-12-01T10:00:00.000Z", "c2", 0, 966011)->set_tier("dumpsys");
+  AddPoint(history, "2026-12-01T10:30:00.000Z", "c3", 0, 966011);  // stored before tiers: unknown
+  v1::HistoryPoint* rooted = AddPoint(history, "2026-12-01T11:00:00.000Z", "c4", 0, 3567646);
+  rooted->set_tier("kernel");
+  rooted->set_sweep_id("sw-9");
+  AddPoint(history, "2026-12-01T12:00:00.000Z", "c5", 0, 3567646)->set_tier("kernel");
+  return history;
+}
+
+constexpr char kRootedMark[] = "tier dumpsys -> kernel: figures before and after do not compare";
+
+TEST(TrendMarksTest, TheTableMarksThePointWhereTheTierChanges) {
+  const std::string text = RenderTrend(DeviceArgs(), RootedLater(), OutputFormat::kTable);
+  EXPECT_NE(text.find("MARKS"), std::string::npos) << text;
+  EXPECT_NE(LineOf(text, "2026-12-01T11:00:00.000Z").find(std::string(kRootedMark) + " · sweep sw-9"),
+            std::string::npos)
+      << text;
+  for (const char* at : {"2026-12-01T09:00:00.000Z", "2026-12-01T10:00:00.000Z", "2026-12-01T10:30:00.000Z",
+                         "2026-12-01T12:00:00.000Z"}) {
+    EXPECT_EQ(LineOf(text, at).find("tier"), std::string::npos) << at << " marks no change: " << text;
+  }
+}
+
+TEST(TrendMarksTest, JsonPointsCarryTheirTierAndTheChange) {
+  const json out = json::parse(RenderTrend(DeviceArgs(), RootedLater(), OutputFormat::kJson));
+  ASSERT_EQ(out["points"].size(), 5u) << out.dump(1);
+  EXPECT_EQ(out["points"][0]["tier"], "dumpsys");
+  EXPECT_TRUE(out["points"][2]["tier"].is_null()) << "unknown: null, never \"\" nor a guess";
+  EXPECT_EQ(out["points"][3]["tier"], "kernel");
+  for (size_t i : {0u, 1u, 2u, 4u}) EXPECT_TRUE(out["points"][i]["tier_change"].is_null()) << i << out.dump(1);
+  EXPECT_EQ(out["points"][3]["tier_change"], kRootedMark);
+}
+
+// A process trend: a capture of two pids marks the change once, and the reverse change (a phone whose
+// root went away) is marked as well.
+TEST(TrendMarksTest, AProcessTrendMarksTheChangeOncePerCapture) {
+  v1::ProcessHistoryResponse history;
+  AddPoint(history, "2026-12-01T09:00:00.000Z", "c1", 100, 161015)->set_tier("kernel");
+  for (int pid : {100, 200}) AddPoint(history, "2026-12-01T10:00:00.000Z", "c2", pid, 161015)->set_tier("dumpsys");
+  TrendArgs args = DeviceArgs();
+  args.process_name = "surfaceflinger";
+  const std::string text = RenderTrend(args, history, OutputFormat::kTable);
+  const std::string mark = "tier kernel -> dumpsys: figures before and after do not compare";
+  size_t marks = 0;
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + 1)) ++marks;
+  EXPECT_EQ(marks, 1u) << text;
+  const json out = json::parse(RenderTrend(args, history, OutputFormat::kJson));
+  EXPECT_EQ(out["points"][1]["tier_change"], mark);
+  EXPECT_TRUE(out["points"][2]["tier_change"].is_null()) << "the same capture's second pid";
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // phone's own dumpsys text), and the memfleet CLI as a lab types it. `devices` shows each device's tier and
 // the tier its agent said, `report` heads its table with the capture's, `--where tier=dumpsys` picks the shell phone
 // alone (in `devices` and in a sweep, which captures only it), and a misspelt tier is refused with the two names.
+// A phone rooted later (its shell agent stopped, an agent of the rooted tree started under its device id) has a
+// `trend` that marks the first capture of the new tier, in the table and in --json, and no other.
 // Expected figures and tiers are the trees' expected.json values (qcom-sm8450's, written before tiers, is of the kernel
 // tier).
 #include <gtest/gtest.h>
@@ -63,14 +65,16 @@ class TiersIntegrationTest : public ::testing::Test {
     ASSERT_EQ(std::system(cmd.c_str()), 0);
   }
 
-  void StartAgent(const std::string& capture, const std::string& device_id) {
-    const std::string root = dir_ + "/tree-" + device_id;
+  // `instance` tells apart two agents of one device id started one after the other (their trees, spools, logs).
+  void StartAgent(const std::string& capture, const std::string& device_id, const std::string& instance = "") {
+    const std::string name = device_id + instance;
+    const std::string root = dir_ + "/tree-" + name;
     const std::string cmd = "cp -r '" + testing::TestData(capture + "/tree") + "' '" + root + "'";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
     agents_.push_back(std::make_unique<Subprocess>(
         std::vector<std::string>{Bin("memfleet-agent"), "--server", server_->address(), "--root", root, "--device-id",
-                                 device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + device_id},
-        dir_ + "/agent-" + device_id + ".log"));
+                                 device_id, "--interval", "3600", "--spool", dir_ + "/spool-" + name},
+        dir_ + "/agent-" + name + ".log"));
   }
 
   // `devices --json [--where TERM]`, by device id.
@@ -160,6 +164,62 @@ TEST_F(TiersIntegrationTest, DevicesShowEachTierAndWhereTierSelectsTheShellPhone
     EXPECT_EQ(run.exit_code, 2) << bad[0] << ": " << run.output;
     EXPECT_NE(run.output.find("tier is one of kernel, dumpsys"), std::string::npos) << bad[0] << ": " << run.output;
   }
+}
+
+TEST_F(TiersIntegrationTest, TrendMarksThePointWhereAPhoneRootedLaterChangesTier) {
+  StartAgent(kShellTree, "phone-1");
+  ASSERT_TRUE(WaitOnline(1)) << server_->Log();
+  ProcessRun shell_sweep = cli_.Run({"sweep", "--deadline", "90"});
+  ASSERT_EQ(shell_sweep.exit_code, 0) << shell_sweep.output << server_->Log();
+
+  // Rooted: the shell agent goes away, and the phone comes back with an agent that reads as root.
+  agents_.clear();
+  ASSERT_TRUE(testing::WaitFor([&] { return !Devices()["phone-1"].value("online", true); }, std::chrono::seconds(60),
+                               std::chrono::milliseconds(200)))
+      << server_->Log();
+  StartAgent(kRootedTree, "phone-1", "-rooted");
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const json d = Devices()["phone-1"];
+        return d.value("online", false) && d.value("agent_tier", "") == "kernel";
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200)))
+      << server_->Log();
+  ProcessRun rooted_sweep = cli_.Run({"sweep", "--deadline", "90"});
+  ASSERT_EQ(rooted_sweep.exit_code, 0) << rooted_sweep.output << server_->Log();
+
+  const std::string from = ExpectedTier(kShellTree), to = ExpectedTier(kRootedTree);
+  ASSERT_EQ(from, "dumpsys");
+  ASSERT_EQ(to, "kernel");
+  const std::string mark = "tier " + from + " -> " + to + ": figures before and after do not compare";
+  const json trend = cli_.Json({"trend", "phone-1", "--json"});
+  ASSERT_TRUE(trend["points"].is_array()) << trend.dump();
+  ASSERT_GE(trend["points"].size(), 2u) << trend.dump(1);
+  size_t first_rooted = trend["points"].size();
+  for (size_t i = 0; i < trend["points"].size(); ++i) {
+    const json& p = trend["points"][i];
+    const bool rooted = p["tier"] == to;
+    EXPECT_EQ(p["value_kb"], Expected(rooted ? kRootedTree : kShellTree)["device"]["total_kb"]) << p.dump();
+    if (rooted && first_rooted == trend["points"].size()) first_rooted = i;
+    if (!rooted) {
+      EXPECT_EQ(p["tier"], from) << p.dump();
+    }
+    if (i == first_rooted) {
+      EXPECT_EQ(p["tier_change"], mark) << p.dump();
+    } else {
+      EXPECT_TRUE(p["tier_change"].is_null()) << p.dump();
+    }
+  }
+  ASSERT_GT(first_rooted, 0u) << "shell points first: " << trend.dump(1);
+  ASSERT_LT(first_rooted, trend["points"].size()) << trend.dump(1);
+
+  ProcessRun table = cli_.Run({"trend", "phone-1"});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const std::string at = trend["points"][first_rooted]["captured_at"].get<std::string>();
+  const size_t row = table.output.find(at);
+  ASSERT_NE(row, std::string::npos) << table.output;
+  EXPECT_NE(table.output.substr(row, table.output.find('\n', row) - row).find(mark), std::string::npos) << table.output;
+  EXPECT_EQ(table.output.find(mark), table.output.rfind(mark)) << "marked once: " << table.output;
 }
 
 }  // namespace

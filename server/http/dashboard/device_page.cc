@@ -115,28 +115,43 @@ std::string TrendSection(const DevicePageInput& in) {
   options.value_label = "total_kb";
   absl::StrAppend(&t, "<div class=\"chart\">", InlineSvg(chart::RenderSvgLineChart(in.total_trend, options)),
                   "</div>\n");
-  return t;
+  std::vector<CaptureTier> tiers;
+  for (const EarlierCapture& c : in.captures) tiers.push_back({c.captured_at, c.tier});
+  return t + TierChangeNotes(tiers);
 }
 
-// "sweep S · labels: run=1234 · agent labels: rack=7", worded as every view words them
-// (report/capture_marks.h); "" for a periodic capture without labels.
-std::string CaptureMarks(const EarlierCapture& c) {
+const char* MarkClass(report::CaptureMark::Kind kind) {
+  switch (kind) {
+    case report::CaptureMark::Kind::kTierChange:
+      return "tier-change warn";
+    case report::CaptureMark::Kind::kSweep:
+      return "sweep";
+    default:
+      return "labels";
+  }
+}
+
+// "tier dumpsys -> kernel: ... · sweep S · labels: run=1234 · agent labels: rack=7", worded as every view
+// words them (report/capture_marks.h); "" for a periodic capture without labels nor a change of tier.
+std::string CaptureMarks(const EarlierCapture& c, const std::string& tier_change) {
   std::vector<std::string> marks;
-  for (const report::CaptureMark& mark : report::CaptureMarks(c.sweep_id, c.labels, c.agent_labels)) {
-    const char* css = mark.kind == report::CaptureMark::Kind::kSweep ? "sweep" : "labels";
-    marks.push_back(absl::StrCat("<span class=\"", css, "\">", Html(mark.text), "</span>"));
+  for (const report::CaptureMark& mark : report::CaptureMarks(c.sweep_id, c.labels, c.agent_labels, tier_change)) {
+    marks.push_back(absl::StrCat("<span class=\"", MarkClass(mark.kind), "\">", Html(mark.text), "</span>"));
   }
   return absl::StrJoin(marks, report::kCaptureMarkSeparator);
 }
 
 std::string CaptureList(const DevicePageInput& in) {
   std::string t = absl::StrCat("<h2>Captures (", in.captures.size(), ")</h2>\n<table class=\"captures\">",
-                               "<tr><th>Captured</th><th>Total (kB)</th><th>Sweep and labels</th></tr>\n");
+                               "<tr><th>Captured</th><th>Total (kB)</th><th>Marks</th></tr>\n");
+  std::vector<std::string> tiers;
+  for (const EarlierCapture& c : in.captures) tiers.push_back(c.tier);
+  const std::vector<std::string> tier_changes = report::TierChanges(tiers);  // oldest first, as `captures`
   for (auto it = in.captures.rbegin(); it != in.captures.rend(); ++it) {
     absl::StrAppend(&t, "<tr", it->captured_at == in.captured_at ? " class=\"this\"" : "", "><td><a href=\"",
                     Html(DevicePath(in.device.device_id)), "?at=", UrlComponent(it->captured_at), "\">",
-                    Html(it->captured_at), "</a></td>", KbCell(it->total_kb), "<td class=\"marks\">", CaptureMarks(*it),
-                    "</td></tr>\n");
+                    Html(it->captured_at), "</a></td>", KbCell(it->total_kb), "<td class=\"marks\">",
+                    CaptureMarks(*it, tier_changes[static_cast<size_t>(in.captures.rend() - it - 1)]), "</td></tr>\n");
   }
   return t + "</table>\n";
 }

@@ -19,14 +19,15 @@
 
 namespace memfleet::dashboard {
 
-// A capture of the list, with what marks it as `memfleet report` does: the sweep it answered and its
-// labels, by where they came from (docs/labels.md).
+// A capture of the list, with what marks it as `memfleet trend` does: a change of tier from the captures
+// before it, the sweep it answered and its labels, by where they came from (docs/labels.md).
 struct EarlierCapture {
   std::string captured_at;
   report::Kb total_kb;
   std::string sweep_id;                             // "" for a periodic capture
   std::map<std::string, std::string> labels;        // given by its sweep
   std::map<std::string, std::string> agent_labels;  // written by its agent
+  std::string tier;  // stored with it: "kernel", "dumpsys"; "" unknown (a change of tier is marked)
 };
 
 struct DevicePageInput {

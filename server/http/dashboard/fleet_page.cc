@@ -80,7 +80,18 @@ std::string GroupTable(const std::vector<FleetGroup>& groups) {
                     chart::CountWithUnknown(g.devices, g.unknown), "</td>", kb(g.min_kb), kb(g.p50_kb), kb(g.p90_kb),
                     kb(g.max_kb), "</tr>\n");
   }
-  return t + "</table>\n";
+  t += "</table>\n";
+  // As `memfleet fleet` says under its table: a model of both tiers is two populations in one row.
+  for (const FleetGroup& g : groups) {
+    const std::string group = g.model.empty() ? chart::kNoValue : g.model;
+    if (g.tiers.Mixed()) {
+      absl::StrAppend(&t, "<p class=\"warn tiers\">", Html(report::MixedTiersSentence(group, g.tiers)),
+                      "; split it with where tier=kernel or tier=dumpsys</p>\n");
+    } else if (g.tiers.PartlyUnknown()) {
+      absl::StrAppend(&t, "<p class=\"warn tiers\">", Html(report::UnknownTiersSentence(group, g.tiers)), "</p>\n");
+    }
+  }
+  return t;
 }
 
 std::string WhereForm(const FleetView& view) {

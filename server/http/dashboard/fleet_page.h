@@ -1,6 +1,7 @@
 // The fleet page (GET /): every device with its state, model, platform, build, last capture and total,
 // sortable by a column (?sort=KEY, ?sort=-KEY for descending, links in the headers: no scripts), the
-// `--where` terms it was filtered by, and per-model min/p50/p90/max of the total.
+// `--where` terms it was filtered by, and per-model min/p50/p90/max of the total, saying under it which
+// model's totals mix tiers or have devices of unknown tier beside known ones (report/tier_mix.h).
 //
 //   std::vector<FleetDevice> rows = ...;   // already filtered by the where terms
 //   if (absl::Status s = SortFleet(rows, "-total"); !s.ok()) ...   // 400: unknown column
@@ -17,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "report/report.h"
+#include "report/tier_mix.h"
 
 namespace memfleet::dashboard {
 
@@ -41,6 +43,7 @@ struct FleetGroup {
   int64_t p90_kb = 0;
   int64_t max_kb = 0;
   size_t unknown = 0;  // devices of the model whose total is unknown: not in `devices` nor the figures
+  report::TierCounts tiers = {};  // the `devices` by the tier of their latest capture's figures
 };
 
 struct FleetView {

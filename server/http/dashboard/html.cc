@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "chart/chart.h"
 #include "chart/figure_text.h"
+#include "report/capture_marks.h"
 #include "server/http/dashboard/target.h"
 
 namespace memfleet::dashboard {
@@ -114,6 +115,20 @@ std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px, in
 std::string InlineSvg(std::string svg) {
   if (svg.rfind("<?xml", 0) == 0) svg.erase(0, svg.find('\n') + 1);
   return svg;
+}
+
+std::string TierChangeNotes(const std::vector<CaptureTier>& captures) {
+  std::vector<std::string> tiers;
+  tiers.reserve(captures.size());
+  for (const CaptureTier& c : captures) tiers.push_back(c.tier);
+  const std::vector<std::string> changes = report::TierChanges(tiers);
+  std::string notes;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    if (changes[i].empty()) continue;
+    absl::StrAppend(&notes, "<p class=\"warn tier-change\">at ", Html(captures[i].captured_at), ": ", Html(changes[i]),
+                    "</p>\n");
+  }
+  return notes;
 }
 
 std::string HtmlPage(absl::string_view title, absl::string_view body_html) {

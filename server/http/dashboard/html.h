@@ -54,6 +54,17 @@ std::string SparklineSvg(const std::vector<report::Kb>& values, int width_px = 1
 // An SVG document (chart::RenderSvgLineChart) as an element of a page: without its XML declaration.
 std::string InlineSvg(std::string svg);
 
+// A capture of a trend chart: when it was taken and the tier stored with it ("" unknown).
+struct CaptureTier {
+  std::string captured_at;
+  std::string tier;
+};
+
+// Under a trend chart, a warning per capture whose tier is not that of the captures before it
+// (report::TierChanges): <p class="warn tier-change">at TIME: tier dumpsys -> kernel: figures before and
+// after do not compare</p>. `captures` oldest first; "" when the chart crosses no change of tier.
+std::string TierChangeNotes(const std::vector<CaptureTier>& captures);
+
 // A whole document: title, the navigation bar, `body_html` (already escaped), inline CSS. The bar is a
 // visitor's (a Log in link).
 std::string HtmlPage(absl::string_view title, absl::string_view body_html);

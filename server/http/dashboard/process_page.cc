@@ -72,7 +72,7 @@ std::string MetricChart(const ProcessPageInput& in) {
       KbText(in.history.back().value_kb), " kB",
       in.unknown_samples > 0 ? absl::StrCat("; ", in.unknown_samples, " with the figure unknown (not drawn)") : "",
       "</p>\n");
-  return body;
+  return body + TierChangeNotes(in.history_tiers);
 }
 
 // The parts of the App Summary that add up to its TOTAL PSS, in dumpsys' order.

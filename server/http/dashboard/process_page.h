@@ -18,6 +18,7 @@
 
 #include "chart/chart.h"
 #include "report/report.h"
+#include "server/http/dashboard/html.h"
 
 namespace memfleet::dashboard {
 
@@ -35,6 +36,7 @@ struct ProcessPageInput {
   std::string metric = "total_kb";         // the figure `history` holds
   std::vector<chart::ChartPoint> history;  // `metric` over time on this device, oldest first; known values only
   size_t unknown_samples = 0;              // captures where the figure was null (not drawn)
+  std::vector<CaptureTier> history_tiers;  // each capture of the history's tier, oldest first (changes marked)
   // The App Summary's parts (java heap ... system, report::kAppSummaryFields without the two totals) over
   // time, oldest first, and how many captures had none (no full smaps): not drawn.
   std::vector<chart::StackedPoint> summary_history;

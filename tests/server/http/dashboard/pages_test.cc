@@ -35,6 +35,11 @@ json Expected(const std::string& capture) {
   return json::parse(testing::ReadTestData("captures/" + capture + "/expected.json"));
 }
 
+// A report's tier as its expected.json says it: one written before tiers (no field) is of the kernel tier.
+// The shell phone's (captures-shell/shield-shell) is of the dumpsys tier.
+std::string TierOf(const json& expected) { return expected["device"].value("tier", "kernel"); }
+json ShellExpected() { return json::parse(testing::ReadTestData("captures-shell/shield-shell/expected.json")); }
+
 report::Report ReportOf(const std::string& capture) {
   absl::StatusOr<report::Report> r =
       report::ReportFromJson(testing::ReadTestData("captures/" + capture + "/expected.json"));
@@ -212,6 +217,30 @@ TEST(FleetPageTest, GroupsCountTheirUnknownTotals) {
       << html;
 }
 
+// As `memfleet fleet` says it (report/tier_mix.h): a model of both tiers, and one of a tier with devices
+// of unknown tier beside it; a model of one tier says nothing.
+TEST(FleetPageTest, AModelMixingTiersSaysSoUnderTheGroups) {
+  FleetGroup mixed{"SHIELD <TV>", 3, 966011, 966011, 3567646, 3567646};
+  mixed.tiers.Add(TierOf(ShellExpected()), 2);
+  mixed.tiers.Add(TierOf(Expected("qcom-sm8450")), 1);
+  FleetGroup partly{"SM8450 HDK", 3, 1, 1, 1, 1};
+  partly.tiers.Add(TierOf(Expected("qcom-sm8450")), 1);
+  partly.tiers.Add("", 2);  // stored before tiers
+  FleetGroup rooted{"Pixel 8", 2, 1, 1, 1, 1};
+  rooted.tiers.Add("kernel", 2);
+  const std::string html = RenderFleetPage(Fleet(), {mixed, partly, rooted}, {});
+  EXPECT_NE(html.find("<p class=\"warn tiers\">SHIELD &lt;TV&gt; mixes tiers (kernel 1, dumpsys 2): its figures do "
+                      "not compare; split it with where tier=kernel or tier=dumpsys</p>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<p class=\"warn tiers\">SM8450 HDK has 2 devices of unknown tier (stored before tiers): "
+                      "their figures may not compare</p>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html.find("Pixel 8 mixes"), std::string::npos);
+  EXPECT_EQ(html.find("Pixel 8 has"), std::string::npos);
+}
+
 TEST(FleetPageTest, HostileDeviceTextIsEscapedEverywhere) {
   FleetDevice d = DeviceOf("qcom-sm8450");
   d.device_id = d.model = d.platform = d.build = kHostile;
@@ -296,7 +325,7 @@ TEST(DevicePageTest, CapturesListMarksSweepAndLabelledCaptures) {
   agent_labelled.agent_labels = {{"rack", "7"}};
   in.captures = {periodic, swept, agent_labelled};
   const std::string html = RenderDevicePage(in);
-  EXPECT_NE(html.find("<th>Sweep and labels</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th>Marks</th>"), std::string::npos) << html;
   EXPECT_NE(html.find(">3,500,000</td><td class=\"marks\"></td></tr>"), std::string::npos) << "periodic: no mark";
   EXPECT_NE(html.find(">3,500,001</td><td class=\"marks\"><span class=\"sweep\">sweep sw-&lt;7&gt;</span> · "
                       "<span class=\"labels\">labels: build=a&amp;b run=1234</span></td></tr>"),
@@ -305,6 +334,41 @@ TEST(DevicePageTest, CapturesListMarksSweepAndLabelledCaptures) {
   EXPECT_NE(html.find(">3,500,002</td><td class=\"marks\"><span class=\"labels\">agent labels: rack=7</span></td>"),
             std::string::npos)
       << html;
+}
+
+// A phone rooted later: its shell captures (the dumpsys tier) then its rooted ones (the kernel tier). The
+// first capture of the new tier is marked in the list, first of its marks, and under the chart; a capture
+// stored before tiers (unknown) marks nothing.
+TEST(DevicePageTest, ACaptureWhoseTierChangesIsMarkedInTheListAndUnderTheChart) {
+  const json shell = ShellExpected();
+  const json rooted = Expected("qcom-sm8450");
+  ASSERT_EQ(TierOf(shell), "dumpsys");
+  ASSERT_EQ(TierOf(rooted), "kernel");
+  DevicePageInput in = Input(DeviceOf("qcom-sm8450"), ReportOf("qcom-sm8450"), "c4", "2026-11-30T11:00:00.000Z");
+  in.total_trend = {{1796205600, shell["device"]["total_kb"].get<int64_t>()},
+                    {1796216400, rooted["device"]["total_kb"].get<int64_t>()}};
+  EarlierCapture before_tiers = Periodic("2026-11-30T07:00:00.000Z", shell["device"]["total_kb"].get<int64_t>());
+  EarlierCapture shell_capture = Periodic("2026-11-30T08:00:00.000Z", shell["device"]["total_kb"].get<int64_t>());
+  shell_capture.tier = TierOf(shell);
+  EarlierCapture rooted_capture = Periodic("2026-11-30T10:00:00.000Z", rooted["device"]["total_kb"].get<int64_t>());
+  rooted_capture.tier = TierOf(rooted);
+  rooted_capture.sweep_id = "sw-1";
+  EarlierCapture rooted_again = Periodic("2026-11-30T11:00:00.000Z", rooted["device"]["total_kb"].get<int64_t>());
+  rooted_again.tier = TierOf(rooted);
+  in.captures = {before_tiers, shell_capture, rooted_capture, rooted_again};
+  const std::string html = RenderDevicePage(in);
+  const std::string mark = "tier dumpsys -&gt; kernel: figures before and after do not compare";
+  EXPECT_NE(html.find(">" + Grouped(rooted["device"]["total_kb"].get<int64_t>()) +
+                      "</td><td class=\"marks\"><span class=\"tier-change warn\">" + mark +
+                      "</span> · <span class=\"sweep\">sweep sw-1</span></td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<p class=\"warn tier-change\">at 2026-11-30T10:00:00.000Z: " + mark + "</p>"), std::string::npos)
+      << html;
+  size_t marks = 0;
+  for (size_t at = html.find(mark); at != std::string::npos; at = html.find(mark, at + 1)) ++marks;
+  EXPECT_EQ(marks, 2u) << "once in the list, once under the chart: " << html;
+  EXPECT_EQ(html.find("tier -&gt;"), std::string::npos) << "the capture of unknown tier marks nothing";
 }
 
 TEST(DevicePageTest, NullFiguresReadAsInTheCliNotZero) {
@@ -382,6 +446,24 @@ TEST(ProcessPageTest, DrawsTheTrendChartInlineAndListsTheModel) {
             std::string::npos);
   EXPECT_EQ(RenderProcessPage(in).find("other%3A7"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num unset\">-</td>"), std::string::npos);
+}
+
+// The process's chart crosses the phone's rooting: the capture where the tier changes is said under it.
+TEST(ProcessPageTest, AChangeOfTierIsSaidUnderTheChart) {
+  ProcessPageInput in;
+  in.device_id = "shield";
+  in.model = "SHIELD Android TV";
+  in.process_name = "surfaceflinger";
+  in.history = {{1796220000, 161015}, {1796223600, 150000}};
+  in.history_tiers = {{"2026-11-30T08:00:00.000Z", TierOf(ShellExpected())},
+                      {"2026-11-30T09:00:00.000Z", TierOf(Expected("qcom-sm8450"))}};
+  const std::string html = RenderProcessPage(in);
+  EXPECT_NE(html.find("<p class=\"warn tier-change\">at 2026-11-30T09:00:00.000Z: tier dumpsys -&gt; kernel: "
+                      "figures before and after do not compare</p>"),
+            std::string::npos)
+      << html;
+  in.history_tiers[1].tier = in.history_tiers[0].tier;
+  EXPECT_EQ(RenderProcessPage(in).find("tier-change"), std::string::npos) << "one tier: nothing to say";
 }
 
 // With heaps: the App Summary's seven parts as stacked layers, the latest heaps and App Summary tables,
