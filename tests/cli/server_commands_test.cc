@@ -157,7 +157,7 @@ class FakeQueryService final : public v1::QueryService::Service {
     g->set_p50_kb(3014795);
     g->set_p90_kb(3567646);
     g->set_max_kb(3567646);
-    g->set_unknown(1);  // a third qcom device whose total is null
+    g->set_unknown(1);                           // a third qcom device whose total is null
     (*g->mutable_tier_devices())["kernel"] = 2;  // the two known, of rooted phones
     v1::FleetGroup* none_known = response->add_groups();
     none_known->set_key("mtk");

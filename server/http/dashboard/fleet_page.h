@@ -42,7 +42,7 @@ struct FleetGroup {
   int64_t p50_kb = 0;
   int64_t p90_kb = 0;
   int64_t max_kb = 0;
-  size_t unknown = 0;  // devices of the model whose total is unknown: not in `devices` nor the figures
+  size_t unknown = 0;             // devices of the model whose total is unknown: not in `devices` nor the figures
   report::TierCounts tiers = {};  // the `devices` by the tier of their latest capture's figures
 };
 
