@@ -13,6 +13,7 @@
 #include "capture/node_path.h"
 #include "accounting/app_summary.h"
 #include "accounting/cma_accounting.h"
+#include "accounting/android_device.h"
 #include "accounting/counted_warnings.h"
 #include "accounting/ddr_kb.h"
 #include "accounting/dma_by_exporter_kb.h"
@@ -590,7 +591,7 @@ void DeviceFigures(const Capture& capture, const DeviceInputs& in, Report& repor
   d.gcma_kb = cma.gcma_kb;
   d.kernel_cma_kb = cma.kernel_cma_kb;
 
-  DdrFigure ddr = DdrKb(in.header, d.mem_total_kb, d.gcma_kb);
+  DdrFigure ddr = DdrKb(in.header, d.mem_total_kb, d.gcma_kb, AndroidEvidenceOf(in.header, capture, report.processes));
   d.ddr_kb = ddr.ddr_kb;
   d.ddr_estimated = ddr.estimated;
   report.sources["device.ddr_kb"] = ddr.source;

@@ -34,7 +34,7 @@ DdrFigure Estimated(Kb mem_total_kb, Kb gcma_kb) {
 
 }  // namespace
 
-DdrFigure DdrKb(const CaptureHeader& header, Kb mem_total_kb, Kb gcma_kb) {
+DdrFigure DdrKb(const CaptureHeader& header, Kb mem_total_kb, Kb gcma_kb, const AndroidEvidence& android) {
   if (header.ddr_size_kb_problem) {
     // The header gave a size, and a wrong one: an estimate would hide that.
     DdrFigure ddr;
@@ -46,6 +46,17 @@ DdrFigure DdrKb(const CaptureHeader& header, Kb mem_total_kb, Kb gcma_kb) {
     DdrFigure ddr;
     ddr.ddr_kb = ToKb(*header.ddr_size_kb);
     ddr.source = "capture.json ddr_size_kb";
+    return ddr;
+  }
+  if (!android.android) {
+    // A PC's memory comes in any size, and MemTotal says nothing of its firmware's share: a guess would
+    // show a static reserved figure the host does not have.
+    DdrFigure ddr;
+    ddr.source = "unavailable: no ddr_size_kb in capture.json and not an Android device";
+    ddr.warning =
+        "ddr_kb: no ddr_size_kb in capture.json, and the capture shows no Android device (no build properties, "
+        "no getprop, no system_server): a host's DDR size is not estimated, so static_reserved_kb and total_kb "
+        "are null";
     return ddr;
   }
   return Estimated(mem_total_kb, gcma_kb);

@@ -24,6 +24,8 @@ bool IsSafeNodePath(std::string_view path);
 inline constexpr char kHeaderNode[] = "capture.json";
 // `dumpsys meminfo` as the device printed it, for reconciliation.
 inline constexpr char kDumpsysMeminfoNode[] = "cmd/dumpsys_meminfo";
+// `getprop` as the device printed it: only an Android device has it.
+inline constexpr char kGetpropNode[] = "cmd/getprop";
 // `am dumpheap -n` of one process (native allocations with their frames).
 std::string NativeHeapNode(int pid);
 std::string NativeHeapNode(std::string_view pid);  // the pid as a proc folder names it

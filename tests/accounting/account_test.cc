@@ -416,7 +416,7 @@ TEST(DmaBufTest, AospReadDmaBufMapRefsTree) {
 }
 
 TEST(DeviceTest, DdrEstimatedFromMemTotalAndGcma) {
-  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t"})");
+  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","android_sdk":"34"})");
   Report r = Account(c);
   EXPECT_TRUE(r.device.ddr_estimated);
   EXPECT_EQ(r.device.ddr_kb, 8LL * 1048576);  // 7000000 kB fits in 8 GiB, not in 6 GiB
@@ -424,8 +424,42 @@ TEST(DeviceTest, DdrEstimatedFromMemTotalAndGcma) {
   EXPECT_EQ(r.page_size, 4096u);
 }
 
+// A capture with no DDR size and nothing Android in it is a Linux host's: MemTotal rounded up to a phone's
+// DDR size would be a made-up static reserved figure, so it is null, and the device total with it.
+TEST(DeviceTest, NoDdrSizeAndNoAndroidDeviceIsNullNotAnEstimate) {
+  const std::string host_header = R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","model":"linux-host","kernel":"6.8.0"})";
+  Report r = Account(BaseCapture(host_header));
+  EXPECT_FALSE(r.device.ddr_kb.has_value());
+  EXPECT_FALSE(r.device.ddr_estimated);
+  EXPECT_FALSE(r.device.static_reserved_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_TRUE(HasWarningWith(r, "ddr_kb: no ddr_size_kb in capture.json, and the capture shows no Android device"));
+  EXPECT_EQ(r.sources.at("device.ddr_kb"), "unavailable: no ddr_size_kb in capture.json and not an Android device");
+  // The figures that do not need the DDR size are all there.
+  EXPECT_EQ(r.device.mem_total_kb, 7000000);
+  EXPECT_EQ(r.device.kernel_kb, 131000);
+  EXPECT_EQ(r.device.processes_kb, 2020);
+
+  // Each sign of an Android device brings the estimate back: a build property in the header, getprop's
+  // output, or system_server among the processes (a tree with no build facts, as the spec's generic one).
+  Capture with_getprop = BaseCapture(host_header);
+  with_getprop.AddFile("cmd/getprop", "[ro.build.version.sdk]: [34]\n");
+  Capture with_system_server = BaseCapture(host_header);
+  with_system_server.AddFile("proc/300/cmdline", std::string("system_server\0", 14));
+  with_system_server.AddFile("proc/300/oom_score_adj", "-900\n");
+  with_system_server.AddFile("proc/300/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10}}));
+  for (const Capture* android : {&with_getprop, &with_system_server}) {
+    Report a = Account(*android);
+    EXPECT_TRUE(a.device.ddr_estimated);
+    EXPECT_EQ(a.device.static_reserved_kb, 8LL * 1048576 - 7000000);
+  }
+  Report fingerprint = Account(BaseCapture(
+      R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","build_fingerprint":"google/panther/panther:14/UQ1A/1:user/release-keys"})"));
+  EXPECT_EQ(fingerprint.device.static_reserved_kb, 8LL * 1048576 - 7000000);
+}
+
 TEST(DeviceTest, DdrAbove64GiBIsNull) {
-  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t"})");
+  Capture c = BaseCapture(R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","android_sdk":"34"})");
   std::string big = kMeminfo;
   big.replace(big.find("7000000"), 7, "70000000");  // ~66.8 GiB
   c.AddFile("proc/meminfo", big);

@@ -12,29 +12,30 @@ namespace memfleet::accounting {
 namespace {
 
 constexpr int64_t kGiB = 1048576;  // in kB
+const AndroidEvidence kPhone{true, "capture.json android_sdk"};
 
 TEST(DdrKbTest, EstimateIsTheSmallestStandardSizeAtLeastWhatTheKernelSees) {
   // 11,400,000 kB of MemTotal + 300,000 kB of GCMA is above 10 GiB: a 12 GiB phone, not 11.
-  DdrFigure ddr = DdrKb(CaptureHeader{}, 11'400'000, 300'000);
+  DdrFigure ddr = DdrKb(CaptureHeader{}, 11'400'000, 300'000, kPhone);
   EXPECT_EQ(ddr.ddr_kb, 12 * kGiB);
   EXPECT_TRUE(ddr.estimated);
   EXPECT_FALSE(ddr.warning.has_value());
   // Exactly 8 GiB seen is an 8 GiB phone.
-  EXPECT_EQ(DdrKb(CaptureHeader{}, 8 * kGiB, 0).ddr_kb, 8 * kGiB);
+  EXPECT_EQ(DdrKb(CaptureHeader{}, 8 * kGiB, 0, kPhone).ddr_kb, 8 * kGiB);
   // 18 GiB exists between 16 and 24.
-  EXPECT_EQ(DdrKb(CaptureHeader{}, 16 * kGiB + 1, 0).ddr_kb, 18 * kGiB);
+  EXPECT_EQ(DdrKb(CaptureHeader{}, 16 * kGiB + 1, 0, kPhone).ddr_kb, 18 * kGiB);
 }
 
 TEST(DdrKbTest, TheHeadersSizeWinsAndAnImplausibleOneIsNullNotEstimated) {
   CaptureHeader given;
   given.ddr_size_kb = 16 * kGiB;
-  DdrFigure ddr = DdrKb(given, 11'400'000, 0);
+  DdrFigure ddr = DdrKb(given, 11'400'000, 0, kPhone);
   EXPECT_EQ(ddr.ddr_kb, 16 * kGiB);
   EXPECT_FALSE(ddr.estimated);
 
   CaptureHeader wrong;
   wrong.ddr_size_kb_problem = "capture.json: ddr_size_kb 9223372036854775807 is above 64 TiB";
-  DdrFigure none = DdrKb(wrong, 11'400'000, 0);
+  DdrFigure none = DdrKb(wrong, 11'400'000, 0, kPhone);
   EXPECT_FALSE(none.ddr_kb.has_value());
   EXPECT_FALSE(none.estimated);
   ASSERT_TRUE(none.warning.has_value());
@@ -42,12 +43,25 @@ TEST(DdrKbTest, TheHeadersSizeWinsAndAnImplausibleOneIsNullNotEstimated) {
 }
 
 TEST(DdrKbTest, AboveTheLargestStandardSizeOrUnknownInputsIsNull) {
-  DdrFigure huge = DdrKb(CaptureHeader{}, 64 * kGiB + 1, 0);
+  DdrFigure huge = DdrKb(CaptureHeader{}, 64 * kGiB + 1, 0, kPhone);
   EXPECT_FALSE(huge.ddr_kb.has_value());
   EXPECT_TRUE(huge.warning.has_value());
-  DdrFigure unknown = DdrKb(CaptureHeader{}, std::nullopt, 0);
+  DdrFigure unknown = DdrKb(CaptureHeader{}, std::nullopt, 0, kPhone);
   EXPECT_FALSE(unknown.ddr_kb.has_value());
   EXPECT_FALSE(unknown.warning.has_value());  // the missing MemTotal has its own warning
+}
+
+TEST(DdrKbTest, AHostThatIsNoAndroidDeviceGetsNoEstimate) {
+  // A PC with 7.6 GB of MemTotal: rounding it up to 8 GiB would make up a static reserved figure.
+  DdrFigure host = DdrKb(CaptureHeader{}, 7'623'304, 0, AndroidEvidence{});
+  EXPECT_FALSE(host.ddr_kb.has_value());
+  EXPECT_FALSE(host.estimated);
+  ASSERT_TRUE(host.warning.has_value());
+  EXPECT_NE(host.warning->find("no Android device"), std::string::npos) << *host.warning;
+  // A size the header gives is a known size, Android or not.
+  CaptureHeader given;
+  given.ddr_size_kb = 16 * kGiB;
+  EXPECT_EQ(DdrKb(given, 11'400'000, 0, AndroidEvidence{}).ddr_kb, 16 * kGiB);
 }
 
 TEST(StaticReservedKbTest, IsDdrMinusMemTotalMinusGcmaAndNeverNegative) {

@@ -153,6 +153,11 @@ TEST_F(PipelineTest, SweepStoresReportsThatMatchTheExpectedOnes) {
   EXPECT_EQ(live["platform"], "generic");
   EXPECT_GT(live["processes"].size(), 1u);
   EXPECT_TRUE(live["device"]["mem_total_kb"].is_number());
+  // This host is no phone and its capture gives no DDR size: no static reserved figure guessed from
+  // MemTotal, so no device total either (docs/accounting.md section 3).
+  EXPECT_TRUE(live["device"]["static_reserved_kb"].is_null()) << live["device"];
+  EXPECT_TRUE(live["device"]["ddr_kb"].is_null()) << live["device"];
+  EXPECT_EQ(live["device"]["ddr_estimated"], false);
 
   // The fleet view ranks the latest device totals.
   grpc::ClientContext ctx;

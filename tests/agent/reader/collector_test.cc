@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accounting/account.h"
+#include "agent/device_facts.h"
 #include "agent/reader/capture_tree_fs.h"
 #include "agent/reader/device_root_fs.h"
 #include "agent/reader/node_allowlist.h"
@@ -587,6 +589,33 @@ TEST(CollectorTest, LiveNodesKeepNoReadBuffer) {
     EXPECT_LE(node.content.capacity(), std::max<size_t>(15, size + size / 8 + 64)) << path << ": " << size << " bytes";
   }
   EXPECT_GT(files, 10u);
+}
+
+// This machine is a Linux host, not a phone: what an agent with --root / writes of it holds no Android
+// build property and no system_server, and no DDR size. Its static reserved figure is null with the
+// reason, not MemTotal rounded up to a phone's DDR size; the figures /proc gives are all there.
+TEST(CollectorTest, ThisHostsCaptureHasNoGuessedStaticReserved) {
+  DeviceRootFs fs("/");
+  const DeviceFacts facts = LiveRootFacts(fs, static_cast<uint64_t>(sysconf(_SC_PAGESIZE)), geteuid());
+  ASSERT_EQ(facts.model, kLiveRootModel) << "this test needs a Linux host without system/bin/getprop";
+  CollectOptions options = DeviceOptions();
+  options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  options.header_facts = HeaderFactsOf(facts);
+  absl::StatusOr<Capture> c = CollectCapture(fs, options);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const report::Report r = accounting::Account(*c);
+  EXPECT_FALSE(r.device.ddr_kb.has_value());
+  EXPECT_FALSE(r.device.ddr_estimated);
+  EXPECT_FALSE(r.device.static_reserved_kb.has_value());
+  EXPECT_FALSE(r.device.total_kb.has_value());
+  EXPECT_NE(std::find_if(r.warnings.begin(), r.warnings.end(),
+                         [](const std::string& w) {
+                           return w.rfind("ddr_kb: no ddr_size_kb in capture.json, and the capture shows no Android "
+                                          "device", 0) == 0;
+                         }),
+            r.warnings.end());
+  EXPECT_GT(r.device.mem_total_kb.value_or(0), 0);
+  EXPECT_TRUE(r.device.kernel_kb.has_value());
 }
 
 // No per-capture growth. malloc's bytes in use after 220 collections of a sample tree against
