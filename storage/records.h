@@ -99,6 +99,8 @@ struct StoredReport {
   // The tier stored with it (kTierKernel / kTierDumpsys); "" when unknown, stored before the store kept
   // tiers. GetReport, GetReportByCapture and the other reads by ReportColumnsOfR fill it.
   std::string tier;
+  // The sweep the capture answered, "" when periodic; filled by the same reads as `tier`.
+  std::string sweep_id;
 };
 
 // A capture carrying every label asked for (QueryStore::LabelledCaptures).

@@ -19,7 +19,7 @@ namespace {
 
 // A report is the compressed JSON in report_blobs, one probe by capture_no from the capture's
 // device_reports row, and its base's frame when it is stored against one (a probe more). The columns
-// ReadStoredReport reads, `build` the fifth, the stored tier the eighth.
+// ReadStoredReport reads, `build` the fifth, the stored tier the eighth, the capture's sweep the ninth.
 std::string ReportColumnsOfR(const char* build) {
   return absl::StrCat(
       "c.capture_id, c.device_id, c.captured_at, (SELECT b.report_zstd FROM report_blobs AS b WHERE b.capture_no = "
@@ -27,7 +27,7 @@ std::string ReportColumnsOfR(const char* build) {
       build,
       ", (SELECT b.base_no FROM report_blobs AS b WHERE b.capture_no = r.capture_no), "
       "(SELECT k.report_zstd FROM report_blobs AS b JOIN report_blobs AS k ON k.capture_no = b.base_no "
-      "WHERE b.capture_no = r.capture_no), r.tier");
+      "WHERE b.capture_no = r.capture_no), r.tier, c.sweep_id");
 }
 
 std::string ReportAtSql() {

@@ -122,7 +122,7 @@ struct CompressedReport {
 };
 
 // capture_id, device_id, captured_at, report_zstd[, build_fingerprint (or NULL)[, base_no (NULL: a frame
-// of its own), the base's report_zstd[, tier (NULL: unknown)]]].
+// of its own), the base's report_zstd[, tier (NULL: unknown)[, sweep_id (NULL or '': periodic)]]]].
 template <typename Row>
 CompressedReport ReadStoredReport(const Row& row) {
   CompressedReport r;
@@ -136,6 +136,7 @@ CompressedReport ReadStoredReport(const Row& row) {
     if (!row.ColumnIsNull(6)) r.base_zstd = row.ColumnBlob(6);
   }
   if (row.ColumnCount() > 7 && !row.ColumnIsNull(7)) r.report.tier = row.ColumnText(7);
+  if (row.ColumnCount() > 8 && !row.ColumnIsNull(8)) r.report.sweep_id = row.ColumnText(8);
   return r;
 }
 

@@ -86,9 +86,11 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
         ParseBoundedJson(response->report_json(), JsonBounds{report::kMaxReportJsonBytes, kMaxJsonDepth});
     // The stored capture's id and labels join the report object (`memfleet account --json`'s, with what
     // only a stored capture has): a script can then name the capture it read (`report --capture ID`). Its
-    // sweep's labels are "labels" and its agent's "agent_labels", each only when there are some.
+    // sweep's id is "sweep_id" (null for a periodic capture, as `trend --json` says it), its labels
+    // "labels" and its agent's "agent_labels", each only when there are some.
     if (parsed.ok() && parsed->is_object()) {
       (*parsed)["capture_id"] = response->capture_id();
+      (*parsed)["sweep_id"] = response->sweep_id().empty() ? json(nullptr) : json(response->sweep_id());
       for (const auto& [name, labels] :
            {std::make_pair("labels", &response->labels()), std::make_pair("agent_labels", &response->agent_labels())}) {
         if (labels->empty()) continue;
@@ -117,9 +119,9 @@ int RunReport(const ReportArgs& args, std::ostream& out, std::ostream& err) {
       << "\n";
   // The tier stored with it (docs/accounting.md section 9): figures of the two tiers do not compare.
   out << "tier " << (response->tier().empty() ? std::string("unknown") : TerminalSafe(response->tier())) << "\n";
-  // Its labels a line each, worded as the dashboard and `trend` mark a capture.
-  for (const report::CaptureMark& mark :
-       report::CaptureMarks("", LabelMapOf(response->labels()), LabelMapOf(response->agent_labels()))) {
+  // Its sweep and labels a line each, worded as the dashboard and `trend` mark a capture.
+  for (const report::CaptureMark& mark : report::CaptureMarks(response->sweep_id(), LabelMapOf(response->labels()),
+                                                              LabelMapOf(response->agent_labels()))) {
     out << TerminalSafe(mark.text) << "\n";
   }
   TableOptions table;

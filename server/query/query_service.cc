@@ -275,6 +275,7 @@ grpc::Status QueryService::GetReport(grpc::ServerContext* context, const v1::Get
   response->set_captured_at(report->captured_at);
   response->set_report_json(report->report_json);
   response->set_tier(report->tier);
+  response->set_sweep_id(report->sweep_id);
   LabelsToProto(stored_labels->sweep, response->mutable_labels());
   LabelsToProto(stored_labels->agent, response->mutable_agent_labels());
   return grpc::Status::OK;

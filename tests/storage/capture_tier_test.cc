@@ -2,7 +2,8 @@
 // every capture keeps the tier of the report the engine made of it, the device shows its latest capture's
 // (a phone rooted later changes tier, a late capture of before does not move it back, a re-accounted report
 // does), the tier its agent said in Hello is kept apart, and a database of the previous schema (SQLite 19,
-// PostgreSQL 7) migrates with its captures' tier unknown, never guessed. The reports are the fixtures'
+// PostgreSQL 7) migrates with its captures' tier unknown, never guessed; the sweep a capture answered is read
+// back with its report too. The reports are the fixtures'
 // expected.json: shield-shell's is of the dumpsys tier, qcom-sm8450's (written before tiers) the kernel's.
 #include <sqlite3.h>
 
@@ -176,6 +177,33 @@ TEST_P(CaptureTierTest, HistoryPointsCarryTheTierOfTheirCapture) {
   ASSERT_TRUE(process.ok() && process->size() == 2u) << process.status();
   EXPECT_EQ((*process)[0].tier, "dumpsys");
   EXPECT_EQ((*process)[1].tier, "kernel");
+}
+
+// The sweep a capture answered is read back with its report as its tier is: what lets `memfleet report`
+// head a capture with its sweep as `trend` and the dashboard mark it. A periodic capture has none ("").
+TEST_P(CaptureTierTest, EveryReadOfAReportCarriesTheSweepItsCaptureAnswered) {
+  ASSERT_TRUE(store_->UpsertDevice(HelloWithAgentTier("lab-a", kTierKernel)).ok());
+  Put(CaptureOf(kRootReport, "lab-a", "periodic-1", "2026-12-05T10:00:00.000Z"));
+  CaptureRecord swept = CaptureOf(kRootReport, "lab-a", "swept-1", "2026-12-05T11:00:00.000Z");
+  swept.sweep_id = "sw-42";
+  Put(swept);
+  // "capture_id/sweep_id" of a read's report, "(none)" when it found none.
+  const auto of = [](const absl::StatusOr<std::optional<StoredReport>>& read) {
+    EXPECT_TRUE(read.ok()) << read.status();
+    return read.ok() && read->has_value() ? (*read)->capture_id + "/" + (*read)->sweep_id : std::string("(none)");
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    SCOPED_TRACE(pass == 0 ? "as stored" : "reopened");
+    EXPECT_EQ(of(store_->GetReport("lab-a", "")), "swept-1/sw-42");
+    EXPECT_EQ(of(store_->GetReport("lab-a", "2026-12-05T10:30:00.000Z")), "periodic-1/");
+    EXPECT_EQ(of(store_->GetReportByCapture("swept-1")), "swept-1/sw-42");
+    EXPECT_EQ(of(store_->GetReportByCapture("periodic-1")), "periodic-1/");
+    absl::StatusOr<std::vector<StoredReport>> of_sweep = store_->LatestReportsOfSweep("sw-42");
+    ASSERT_TRUE(of_sweep.ok()) << of_sweep.status();
+    ASSERT_EQ(of_sweep->size(), 1u);
+    EXPECT_EQ((*of_sweep)[0].sweep_id, "sw-42");
+    Reopen();
+  }
 }
 
 // ---- a database of the previous schema ----
