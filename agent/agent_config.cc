@@ -20,6 +20,7 @@
 #include "capture/labels.h"
 #include "capture/node_path.h"
 #include "common/figure_tier.h"
+#include "common/label_text.h"
 #include "common/status_macros.h"
 #include "common/version.h"
 #include "proto/capture_id.h"
@@ -246,7 +247,7 @@ std::string DescribeAgentStart(const AgentFlags& flags, const AgentConfig& confi
       config.spool.dir, " (", spool.count(), " captures, ", spool.dropped(), " dropped), capture ids ", flags.device_id,
       "-<time>-", config.scheduler.capture_instance, "-<seq>",
       flags.once ? ", once" : absl::StrCat(", every ", flags.interval_s, " s"),
-      labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels)));
+      labels.empty() ? "" : absl::StrCat(", labels ", LabelsText(labels)));
 }
 
 }  // namespace memfleet::agent

@@ -1,9 +1,10 @@
 #include "capture/labels.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "common/label_text.h"
 #include "common/untrusted_text.h"
 
 namespace memfleet::capture {
@@ -60,9 +61,13 @@ absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view 
         absl::StrCat("label ", QuotedSnippet(text, 64), " is not KEY=VALUE (e.g. run=1234)"));
   }
   std::string key(text.substr(0, eq));
-  std::string value(text.substr(eq + 1));
-  if (absl::Status s = CheckLabel(key, value); !s.ok()) return s;
-  return std::make_pair(std::move(key), std::move(value));
+  std::optional<std::string> value = LabelValueFromText(text.substr(eq + 1));
+  if (!value) {
+    return absl::InvalidArgumentError(absl::StrCat("label ", QuotedSnippet(text, 64), ": ", kQuotedLabelValueRule,
+                                                   " (e.g. suite=\"camera smoke\")"));
+  }
+  if (absl::Status s = CheckLabel(key, *value); !s.ok()) return s;
+  return std::make_pair(std::move(key), *std::move(value));
 }
 
 absl::StatusOr<Labels> ParseLabelFlags(const std::vector<std::string>& texts) {
@@ -79,7 +84,5 @@ absl::StatusOr<Labels> ParseLabelFlags(const std::vector<std::string>& texts) {
   }
   return labels;
 }
-
-std::string LabelsToString(const Labels& labels) { return absl::StrJoin(labels, ", ", absl::PairFormatter("=")); }
 
 }  // namespace memfleet::capture

@@ -35,15 +35,12 @@ absl::Status CheckLabel(std::string_view key, std::string_view value);
 // CheckLabel for each, and at most kMaxLabels.
 absl::Status CheckLabels(const Labels& labels);
 
-// "key=value" (split at the first '='), checked. The value may hold '='.
+// "key=value" (split at the first '='), checked. The value may hold '='; one that starts with '"' is read
+// as LabelsText writes a quoted value (common/label_text.h), so what a view shows reads back.
 absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view text);
 
 // Repeated --label flags: each parsed, no key twice, at most kMaxLabels.
 absl::StatusOr<Labels> ParseLabelFlags(const std::vector<std::string>& texts);
-
-// "key=value" terms joined by ", " (log lines, tables). Labels are checked printable before they are
-// stored, so the text needs no escaping.
-std::string LabelsToString(const Labels& labels);
 
 }  // namespace memfleet::capture
 

@@ -4,20 +4,19 @@
 
 #include "absl/strings/str_join.h"
 #include "common/figure_tier.h"
+#include "common/label_text.h"
 #include "report/tier_mix.h"
 
 namespace memfleet::report {
-
-std::string LabelTerms(const MarkLabels& labels) { return absl::StrJoin(labels, " ", absl::PairFormatter("=")); }
 
 std::vector<CaptureMark> CaptureMarks(const std::string& sweep_id, const MarkLabels& labels,
                                       const MarkLabels& agent_labels, const std::string& tier_change) {
   std::vector<CaptureMark> marks;
   if (!tier_change.empty()) marks.push_back({CaptureMark::Kind::kTierChange, tier_change});
   if (!sweep_id.empty()) marks.push_back({CaptureMark::Kind::kSweep, "sweep " + sweep_id});
-  if (!labels.empty()) marks.push_back({CaptureMark::Kind::kLabels, "labels: " + LabelTerms(labels)});
+  if (!labels.empty()) marks.push_back({CaptureMark::Kind::kLabels, "labels: " + LabelsText(labels)});
   if (!agent_labels.empty()) {
-    marks.push_back({CaptureMark::Kind::kAgentLabels, "agent labels: " + LabelTerms(agent_labels)});
+    marks.push_back({CaptureMark::Kind::kAgentLabels, "agent labels: " + LabelsText(agent_labels)});
   }
   return marks;
 }

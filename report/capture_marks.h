@@ -29,13 +29,10 @@ struct CaptureMark {
   std::string text;
 };
 
-// "key=value" terms joined by one space, in key order: the label list of a mark.
-std::string LabelTerms(const MarkLabels& labels);
-
 // The marks of a capture, in this order, each only when it has something to say: `tier_change` (a
 // history's point whose tier changed, TierChanges), "sweep S" (a sweep's capture), "labels: k=v ..." (its
-// sweep gave them), "agent labels: k=v ..." (its agent wrote them). None for a periodic capture without
-// labels.
+// sweep gave them; LabelsText of common/label_text.h), "agent labels: k=v ..." (its agent wrote them). None
+// for a periodic capture without labels.
 std::vector<CaptureMark> CaptureMarks(const std::string& sweep_id, const MarkLabels& labels,
                                       const MarkLabels& agent_labels, const std::string& tier_change = "");
 

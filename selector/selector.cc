@@ -1,6 +1,7 @@
 #include "selector/selector.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/figure_tier.h"
+#include "common/label_text.h"
 #include "common/untrusted_text.h"
 
 namespace memfleet::selector {
@@ -85,17 +87,22 @@ absl::StatusOr<Selector> Selector::Parse(const std::vector<std::string>& terms) 
     const bool sweep_label = key.compare(0, kLabelPrefix.size(), kLabelPrefix) == 0;
     if (sweep_label || key.compare(0, kAgentLabelPrefix.size(), kAgentLabelPrefix) == 0) {
       const std::string name = key.substr(sweep_label ? kLabelPrefix.size() : kAgentLabelPrefix.size());
-      if (absl::Status s_label = capture::CheckLabel(name, value); !s_label.ok())
+      // A label value as `report` and `trend` print it (quoted when it holds a space) reads back.
+      const std::optional<std::string> label_value = LabelValueFromText(value);
+      if (!label_value) {
+        return Refuse(term, absl::StrCat(kQuotedLabelValueRule, " (e.g. label.suite=\"camera smoke\")"));
+      }
+      if (absl::Status s_label = capture::CheckLabel(name, *label_value); !s_label.ok())
         return Refuse(term, std::string(s_label.message()));
-      (sweep_label ? s.labels_ : s.agent_labels_).emplace(name, value);
-    } else if (!IsDeviceKey(key)) {
-      return Refuse(term, absl::StrCat("unknown key ", QuotedSnippet(key), "; use one of ", kKeys));
-    } else {
-      if (absl::Status checked = CheckDeviceValue(term, key, value); !checked.ok()) return checked;
-      Term t{key, value, value.back() == '*'};
-      if (t.prefix) t.value.pop_back();
-      s.device_terms_.push_back(std::move(t));
+      (sweep_label ? s.labels_ : s.agent_labels_).emplace(name, *label_value);
+      s.text_.push_back(absl::StrCat(key, "=", LabelValueText(*label_value)));
+      continue;
     }
+    if (!IsDeviceKey(key)) return Refuse(term, absl::StrCat("unknown key ", QuotedSnippet(key), "; use one of ", kKeys));
+    if (absl::Status checked = CheckDeviceValue(term, key, value); !checked.ok()) return checked;
+    Term t{key, value, value.back() == '*'};
+    if (t.prefix) t.value.pop_back();
+    s.device_terms_.push_back(std::move(t));
     s.text_.push_back(absl::StrCat(key, "=", value));
   }
   return s;

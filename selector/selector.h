@@ -11,7 +11,8 @@
 // when it ends in '*' — or tier, the tier of the device's latest capture (kernel or dumpsys, exactly:
 // docs/accounting.md section 9), or while that is unknown (no capture yet, or one stored before tiers) the
 // tier its agent said in its Hello; a device of neither matches neither — or label.NAME, which
-// matches captures carrying the label NAME=VALUE exactly ('*' included; capture/labels.h rules) from the
+// matches captures carrying the label NAME=VALUE exactly ('*' included; capture/labels.h rules; a VALUE
+// quoted as the views print it, common/label_text.h, is read without its quotes) from the
 // sweep that asked for them, or agentlabel.NAME, the same for a label the agent wrote in the capture's
 // header (which anything holding the device's token can write: a run's queries use label.NAME;
 // docs/labels.md, "Where labels come from"). Every term must match. Refused (InvalidArgument naming the

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/label_text.h"
 
 namespace memfleet::cli {
 namespace {
@@ -137,7 +138,9 @@ std::string RenderPhoneAgentConfig(const PhoneAgentConfig& config) {
                                   "\ninterval_s=", config.interval_s, "\naccess=", AccessName(config.access),
                                   "\ntoken=", config.token ? 1 : 0, "\nca_cert=", config.ca_cert ? 1 : 0, "\n");
   if (!config.server.empty()) absl::StrAppend(&text, "server=", config.server, "\n");
-  for (const auto& [key, value] : config.labels) absl::StrAppend(&text, "label=", key, "=", value, "\n");
+  // As the label parsers read it back (common/label_text.h): a value with a space, or one that starts with
+  // a quote, in quotes.
+  for (const auto& [key, value] : config.labels) absl::StrAppend(&text, "label=", key, "=", LabelValueText(value), "\n");
   return text;
 }
 
@@ -207,7 +210,9 @@ std::string AgentCommandLine(const PhoneAgentConfig& config) {
                    " --root / --interval ", config.interval_s, " --spool ", dir, "/spool");
   if (config.token) absl::StrAppend(&line, " --token-file ", dir, "/token");
   if (config.ca_cert) absl::StrAppend(&line, " --ca-cert ", dir, "/ca.pem");
-  for (const auto& [key, value] : config.labels) absl::StrAppend(&line, " --label ", ShellQuote(key + "=" + value));
+  for (const auto& [key, value] : config.labels) {
+    absl::StrAppend(&line, " --label ", ShellQuote(key + "=" + LabelValueText(value)));
+  }
   return line;
 }
 

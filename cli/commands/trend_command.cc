@@ -18,6 +18,7 @@
 #include "cli/commands/process_command.h"
 #include "chart/figure_text.h"
 #include "cli/output_format.h"
+#include "common/label_text.h"
 #include "common/process_name_match.h"
 #include "chart/chart.h"
 #include "cli/device_selector.h"
@@ -184,7 +185,7 @@ std::string RenderTrend(const TrendArgs& args, const v1::ProcessHistoryResponse&
     std::string out = CsvRow({"captured_at", "capture_id", "pid", metric, "sweep_id", "labels", "agent_labels"});
     for (const v1::HistoryPoint& p : points) {
       out += CsvRow({p.captured_at(), p.capture_id(), std::to_string(p.pid()), CsvKb(ValueOf(p)), p.sweep_id(),
-                     report::LabelTerms(LabelMapOf(p.labels())), report::LabelTerms(LabelMapOf(p.agent_labels()))});
+                     LabelsText(LabelMapOf(p.labels())), LabelsText(LabelMapOf(p.agent_labels()))});
     }
     return out;
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/label_text.h"
 #include "storage/timestamp.h"
 
 namespace memfleet::server {
@@ -56,9 +57,10 @@ storage::LabelSet LabelTermsOf(const selector::Selector& selector) {
 }
 
 std::string DescribeLabels(const storage::LabelSet& labels) {
-  std::string text = capture::LabelsToString(labels.sweep);
-  for (const auto& [key, value] : labels.agent) {
-    absl::StrAppend(&text, text.empty() ? "" : ", ", "agent label ", key, "=", value);
+  std::string text = LabelsText(labels.sweep);
+  if (!labels.agent.empty()) {
+    absl::StrAppend(&text, text.empty() ? "" : ", ", labels.agent.size() == 1 ? "agent label " : "agent labels ",
+                    LabelsText(labels.agent));
   }
   return text;
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/label_text.h"
 #include "server/core/clock.h"
 #include "server/fleet/selected_devices.h"
 
@@ -160,7 +161,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
       "sweep ", sweep->id, " started (", sweep->record.selector.empty() ? "every device" : sweep->record.selector,
       "): ", to_send.size(), " online here, ", to_relay.size(), " on other servers, ",
       sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ", DeadlineText(deadline),
-      labels.empty() ? "" : absl::StrCat(", labels ", capture::LabelsToString(labels)),
+      labels.empty() ? "" : absl::StrCat(", labels ", LabelsText(labels)),
       full_smaps ? ", full smaps" : ""));
   if (finished != nullptr) Persist(*finished);
   if (!to_relay.empty()) {

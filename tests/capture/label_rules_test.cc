@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "capture/capture_header.h"
+#include "common/label_text.h"
 #include "gtest/gtest.h"
 
 namespace memfleet::capture {
@@ -45,7 +46,37 @@ TEST(LabelsTest, FlagsParseSplitAtTheFirstEquals) {
   absl::StatusOr<Labels> labels = ParseLabelFlags({"run=1234", "suite=camera", "expr=a=b"});
   ASSERT_TRUE(labels.ok()) << labels.status();
   EXPECT_EQ(*labels, (Labels{{"run", "1234"}, {"suite", "camera"}, {"expr", "a=b"}}));
-  EXPECT_EQ(LabelsToString(*labels), "expr=a=b, run=1234, suite=camera");
+  EXPECT_EQ(LabelsText(*labels), "expr=a=b run=1234 suite=camera");
+}
+
+// A value with a space is printed quoted (common/label_text.h); the flag reads that text back to the
+// same value, and a value typed without quotes is taken as written.
+TEST(LabelsTest, AQuotedValueAsPrintedReadsBack) {
+  const Labels labels = {{"note", "say \"hi\" \\o/"}, {"suite", "camera smoke"}};
+  const std::string text = LabelsText(labels);
+  EXPECT_EQ(text, "note=\"say \\\"hi\\\" \\\\o/\" suite=\"camera smoke\"");
+  absl::StatusOr<Labels> back = ParseLabelFlags({"note=\"say \\\"hi\\\" \\\\o/\"", "suite=\"camera smoke\""});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, labels);
+  absl::StatusOr<Labels> unquoted = ParseLabelFlags({"suite=camera smoke", "path=a\\b"});
+  ASSERT_TRUE(unquoted.ok()) << unquoted.status();
+  EXPECT_EQ(*unquoted, (Labels{{"suite", "camera smoke"}, {"path", "a\\b"}}));
+  // A value that starts with a quote is quoted on output, so it too reads back as itself.
+  const Labels literal = {{"note", "\"draft"}};
+  EXPECT_EQ(LabelsText(literal), "note=\"\\\"draft\"");
+  absl::StatusOr<Labels> literal_back = ParseLabelFlags({LabelsText(literal)});
+  ASSERT_TRUE(literal_back.ok()) << literal_back.status();
+  EXPECT_EQ(*literal_back, literal);
+}
+
+TEST(LabelsTest, AQuoteThatIsNotClosedOrBadlyEscapedIsRefused) {
+  for (const char* text : {"suite=\"camera smoke", "suite=\"camera\" smoke", "suite=\"a\\b\"", "suite=\""}) {
+    absl::Status s = ParseLabelFlags({text}).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(s.message().find("quoted"), std::string::npos) << s.message();
+  }
+  // An empty quoted value is an empty value, which the rules refuse.
+  EXPECT_EQ(ParseLabelFlags({"suite=\"\""}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(LabelsTest, BadFlagsAreRefused) {

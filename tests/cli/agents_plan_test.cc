@@ -164,14 +164,17 @@ TEST(ParseNameMap, SerialsWithSpacesCommentsAndEveryRefusal) {
 TEST(PhoneAgentConfig, ServerAndLabelsGoToTheAgentAndSurviveTheFile) {
   PhoneAgentConfig config{"lab-a-07", 7070, 60, AccessLevel::kSu, true, false, "", {}};
   config.server = "10.0.0.5:7070";
-  config.labels = {{"rack", "3"}, {"owner", "camera team"}};
+  // A value with a space, and one that starts with a quote, go out as the label parsers read them back.
+  config.labels = {{"rack", "3"}, {"owner", "camera team"}, {"note", "\"draft"}};
   absl::StatusOr<PhoneAgentConfig> back = ParsePhoneAgentConfig(RenderPhoneAgentConfig(config));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->server, "10.0.0.5:7070");
   EXPECT_EQ(back->labels, config.labels);
   const std::string line = AgentCommandLine(config);
   EXPECT_NE(line.find("--server '10.0.0.5:7070'"), std::string::npos) << line;
-  EXPECT_NE(line.find(" --label 'owner=camera team' --label 'rack=3'"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --label 'note=\"\\\"draft\"' --label 'owner=\"camera team\"' --label 'rack=3'"),
+            std::string::npos)
+      << line;
   EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\nserver_port=1\nlabel=Bad=1\n").ok());
   EXPECT_FALSE(ParsePhoneAgentConfig("device_id=a\nserver_port=1\nserver=1.2.3.4:1;reboot\n").ok());
 }

@@ -1,5 +1,6 @@
 // libFuzzer target: the label rules (capture/labels.h) on any bytes, as --label flags (one per line)
-// and as one KEY=VALUE; whatever the bytes, the result is an error or labels that pass CheckLabels.
+// and as one KEY=VALUE; whatever the bytes, the result is an error or labels that pass CheckLabels, and
+// labels as LabelsText prints them (common/label_text.h: quoted, escaped) read back to the same labels.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "capture/labels.h"
+#include "common/label_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -21,6 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   absl::StatusOr<memfleet::capture::Labels> labels = memfleet::capture::ParseLabelFlags(flags);
   if (labels.ok() && !memfleet::capture::CheckLabels(*labels).ok()) std::abort();
+  if (labels.ok()) {
+    std::vector<std::string> printed;
+    for (const auto& [key, value] : *labels) printed.push_back(key + "=" + memfleet::LabelValueText(value));
+    absl::StatusOr<memfleet::capture::Labels> back = memfleet::capture::ParseLabelFlags(printed);
+    if (!back.ok() || *back != *labels) std::abort();
+  }
   (void)memfleet::capture::ParseLabel(text);
   return 0;
 }

@@ -108,6 +108,25 @@ class LabelsIntegrationTest : public ::testing::Test {
         std::chrono::seconds(60), std::chrono::milliseconds(200));
   }
 
+  // Polls `memfleet devices` until the one device is online with its agent's first capture stored.
+  bool WaitForFirstCapture() {
+    return testing::WaitFor(
+        [&] {
+          json devices = cli_.Json({"devices", "--json"});
+          return devices.is_array() && devices.size() == 1 && devices[0].value("online", false) &&
+                 devices[0].value("capture_count", 0) == 1;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(200));
+  }
+
+  // The id `memfleet sweep` printed for a sweep of one device that stored its capture
+  // ("sweep ID: 1 of 1 devices stored a capture; ..."); "" when it printed no such line.
+  static std::string StoredSweepId(const std::string& output) {
+    const size_t stored = output.find(": 1 of 1 devices stored a capture");
+    const size_t id_at = stored == std::string::npos ? std::string::npos : output.rfind("sweep ", stored);
+    return id_at == std::string::npos ? "" : output.substr(id_at + 6, stored - id_at - 6);
+  }
+
   std::string dir_;
   int http_port_ = 0;
   std::unique_ptr<testing::ServerProcess> server_;
@@ -230,21 +249,10 @@ TEST_F(LabelsIntegrationTest, ASweepsLabelsFindTheCapturesOfThatRun) {
 // only, the agent's label on both, in the table, the JSON and the CSV.
 TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
   StartAgent("qcom-sm8450", "lab-a", {"--label", "rack=7"});
-  ASSERT_TRUE(testing::WaitFor(
-      [&] {
-        json devices = cli_.Json({"devices", "--json"});
-        return devices.is_array() && devices.size() == 1 && devices[0].value("online", false) &&
-               devices[0].value("capture_count", 0) == 1;
-      },
-      std::chrono::seconds(60), std::chrono::milliseconds(200)))
-      << server_->Log();
+  ASSERT_TRUE(WaitForFirstCapture()) << server_->Log();
   ProcessRun sweep = cli_.Run({"sweep", "--label", "run=1234", "--deadline", "90"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.output << server_->Log();
-  // "sweep ID: 1 of 1 devices stored a capture; ..."
-  const size_t stored = sweep.output.find(": 1 of 1 devices stored a capture");
-  ASSERT_NE(stored, std::string::npos) << sweep.output;
-  const size_t id_at = sweep.output.rfind("sweep ", stored) + 6;
-  const std::string sweep_id = sweep.output.substr(id_at, stored - id_at);
+  const std::string sweep_id = StoredSweepId(sweep.output);
   ASSERT_FALSE(sweep_id.empty()) << sweep.output;
 
   const int64_t total = ExpectedTotalKb("qcom-sm8450");
@@ -292,6 +300,59 @@ TEST_F(LabelsIntegrationTest, TrendMarksTheSweepsPointWithItsSweepAndLabels) {
   EXPECT_NE(csv.output.find("captured_at,capture_id,pid,total_kb,sweep_id,labels,agent_labels\r\n"), std::string::npos)
       << csv.output;
   EXPECT_NE(csv.output.find("," + sweep_id + ",run=1234,rack=7\r\n"), std::string::npos) << csv.output;
+}
+
+// A label value with a space, as a lab types it (`--label "suite=camera smoke"`): `memfleet report` heads
+// the sweep's capture with its sweep and the label quoted (`suite="camera smoke"`), its --json names the
+// sweep, and the term as printed, pasted back into --label or --where, selects that capture again. The
+// agent's own first capture answered no sweep and says so.
+TEST_F(LabelsIntegrationTest, ReportNamesTheSweepAndALabelWithASpaceReadsBackAsPrinted) {
+  StartAgent("qcom-sm8450", "lab-a");
+  ASSERT_TRUE(WaitForFirstCapture()) << server_->Log();
+  json periodic = cli_.Json({"report", "lab-a", "--json"});
+  ASSERT_TRUE(periodic.is_object()) << periodic.dump();
+  EXPECT_TRUE(periodic["sweep_id"].is_null()) << "the agent's first capture answered no sweep";
+
+  ProcessRun sweep = cli_.Run({"sweep", "--label", "suite=camera smoke", "--label", "run=77", "--deadline", "90"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.output << server_->Log();
+  const std::string sweep_id = StoredSweepId(sweep.output);
+  ASSERT_FALSE(sweep_id.empty()) << sweep.output;
+
+  json swept = cli_.Json({"report", "lab-a", "--json"});
+  EXPECT_EQ(swept["sweep_id"], sweep_id) << swept.dump();
+  EXPECT_EQ(swept["labels"], (json{{"run", "77"}, {"suite", "camera smoke"}}));
+  EXPECT_EQ(swept["device"]["total_kb"], ExpectedTotalKb("qcom-sm8450"));
+  EXPECT_NE(swept["capture_id"], periodic["capture_id"]);
+
+  ProcessRun table = cli_.Run({"report", "lab-a"});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("\nsweep " + sweep_id + "\nlabels: run=77 suite=\"camera smoke\"\n"), std::string::npos)
+      << table.output;
+  ProcessRun periodic_table = cli_.Run({"report", "lab-a", "--capture", periodic["capture_id"].get<std::string>()});
+  ASSERT_EQ(periodic_table.exit_code, 0) << periodic_table.output;
+  EXPECT_EQ(periodic_table.output.find("\nsweep "), std::string::npos) << periodic_table.output;
+  EXPECT_EQ(periodic_table.output.find("labels:"), std::string::npos) << periodic_table.output;
+
+  // The term as the table printed it (the last of its line: terms go in key order).
+  const size_t term_at = table.output.find("suite=\"");
+  ASSERT_NE(term_at, std::string::npos) << table.output;
+  const std::string printed = table.output.substr(term_at, table.output.find('\n', term_at) - term_at);
+  ASSERT_EQ(printed, "suite=\"camera smoke\"");
+  json by_label = cli_.Json({"report", "lab-a", "--label", printed, "--json"});
+  EXPECT_EQ(by_label["capture_id"], swept["capture_id"]) << by_label.dump();
+  json fleet = cli_.Json({"fleet", "--where", "label." + printed, "--json"});
+  ASSERT_EQ(fleet["rows"].size(), 1u) << fleet.dump();
+  EXPECT_EQ(fleet["rows"][0]["device_id"], "lab-a");
+  EXPECT_EQ(fleet["rows"][0]["value_kb"], ExpectedTotalKb("qcom-sm8450"));
+  // Typed bare, the value with its space is the same label.
+  json bare = cli_.Json({"report", "lab-a", "--label", "suite=camera smoke", "--json"});
+  EXPECT_EQ(bare["capture_id"], swept["capture_id"]) << bare.dump();
+
+  // `memfleet trend` marks the point the same way.
+  ProcessRun trend = cli_.Run({"trend", "lab-a"});
+  ASSERT_EQ(trend.exit_code, 0) << trend.output;
+  EXPECT_NE(trend.output.find("sweep " + sweep_id + " · labels: run=77 suite=\"camera smoke\""), std::string::npos)
+      << trend.output;
 }
 
 TEST_F(LabelsIntegrationTest, AnAgentWithABadLabelDoesNotStart) {

@@ -39,9 +39,9 @@ TEST(CaptureMarksTest, OnlyWhatTheCaptureHasIsSaid) {
   EXPECT_EQ(CaptureMarksText("", {{"build", "a=b"}}, {}), "labels: build=a=b") << "a value may hold '='";
 }
 
-TEST(CaptureMarksTest, LabelTermsAreKeyValueBySpaceInKeyOrder) {
-  EXPECT_EQ(LabelTerms({}), "");
-  EXPECT_EQ(LabelTerms({{"z", "1"}, {"a", "2 3"}}), "a=2 3 z=1");
+TEST(CaptureMarksTest, LabelTermsAreKeyValueBySpaceInKeyOrderAValueWithASpaceQuoted) {
+  EXPECT_EQ(CaptureMarksText("", {{"z", "1"}, {"a", "2 3"}}, {}), "labels: a=\"2 3\" z=1");
+  EXPECT_EQ(CaptureMarksText("", {}, {{"desk", "row \"B\""}}), "agent labels: desk=\"row \\\"B\\\"\"");
 }
 
 }  // namespace

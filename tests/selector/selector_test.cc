@@ -112,6 +112,19 @@ TEST(SelectorTest, LabelTermsMatchACapturesLabelsExactly) {
   EXPECT_TRUE(Select({"model=Pixel 8"}).MatchesLabels({}));
 }
 
+// A label value as the views print it (quoted when it holds a space) selects the same captures as the
+// value typed bare, and the selector's own text prints it quoted again.
+TEST(SelectorTest, AQuotedLabelValueReadsBackAsPrinted) {
+  Selector quoted = Select({"label.suite=\"camera smoke\"", "agentlabel.desk=\"row \\\"B\\\"\""});
+  EXPECT_EQ(quoted.labels(), (capture::Labels{{"suite", "camera smoke"}}));
+  EXPECT_EQ(quoted.agent_labels(), (capture::Labels{{"desk", "row \"B\""}}));
+  EXPECT_TRUE(quoted.MatchesLabels({{"suite", "camera smoke"}}, {{"desk", "row \"B\""}}));
+  EXPECT_EQ(quoted.ToString(), "label.suite=\"camera smoke\" agentlabel.desk=\"row \\\"B\\\"\"");
+  EXPECT_EQ(Select({"label.suite=camera smoke"}).labels(), quoted.labels());
+  absl::StatusOr<Selector> open = Selector::Parse({"label.suite=\"camera smoke"});
+  EXPECT_EQ(open.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // label.NAME matches a sweep's labels only, agentlabel.NAME the agent's only: an agent that writes a run's
 // label into its own header is not in the run.
 TEST(SelectorTest, LabelTermsMatchOnlyLabelsFromTheirSource) {
