@@ -63,8 +63,8 @@ absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view 
   std::string key(text.substr(0, eq));
   std::optional<std::string> value = LabelValueFromText(text.substr(eq + 1));
   if (!value) {
-    return absl::InvalidArgumentError(absl::StrCat("label ", QuotedSnippet(text, 64), ": ", kQuotedLabelValueRule,
-                                                   " (e.g. suite=\"camera smoke\")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("label ", QuotedSnippet(text, 64), ": ", kQuotedLabelValueRule, " (e.g. suite=\"camera smoke\")"));
   }
   if (absl::Status s = CheckLabel(key, *value); !s.ok()) return s;
   return std::make_pair(std::move(key), *std::move(value));

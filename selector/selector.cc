@@ -98,7 +98,8 @@ absl::StatusOr<Selector> Selector::Parse(const std::vector<std::string>& terms) 
       s.text_.push_back(absl::StrCat(key, "=", LabelValueText(*label_value)));
       continue;
     }
-    if (!IsDeviceKey(key)) return Refuse(term, absl::StrCat("unknown key ", QuotedSnippet(key), "; use one of ", kKeys));
+    if (!IsDeviceKey(key))
+      return Refuse(term, absl::StrCat("unknown key ", QuotedSnippet(key), "; use one of ", kKeys));
     if (absl::Status checked = CheckDeviceValue(term, key, value); !checked.ok()) return checked;
     Term t{key, value, value.back() == '*'};
     if (t.prefix) t.value.pop_back();

@@ -140,7 +140,8 @@ std::string RenderPhoneAgentConfig(const PhoneAgentConfig& config) {
   if (!config.server.empty()) absl::StrAppend(&text, "server=", config.server, "\n");
   // As the label parsers read it back (common/label_text.h): a value with a space, or one that starts with
   // a quote, in quotes.
-  for (const auto& [key, value] : config.labels) absl::StrAppend(&text, "label=", key, "=", LabelValueText(value), "\n");
+  for (const auto& [key, value] : config.labels)
+    absl::StrAppend(&text, "label=", key, "=", LabelValueText(value), "\n");
   return text;
 }
 

@@ -161,8 +161,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
       "sweep ", sweep->id, " started (", sweep->record.selector.empty() ? "every device" : sweep->record.selector,
       "): ", to_send.size(), " online here, ", to_relay.size(), " on other servers, ",
       sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ", DeadlineText(deadline),
-      labels.empty() ? "" : absl::StrCat(", labels ", LabelsText(labels)),
-      full_smaps ? ", full smaps" : ""));
+      labels.empty() ? "" : absl::StrCat(", labels ", LabelsText(labels)), full_smaps ? ", full smaps" : ""));
   if (finished != nullptr) Persist(*finished);
   if (!to_relay.empty()) {
     if (absl::Status s = options_.relayer->Relay(sweep->id, to_relay, labels, full_smaps); !s.ok()) {

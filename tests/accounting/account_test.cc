@@ -427,7 +427,8 @@ TEST(DeviceTest, DdrEstimatedFromMemTotalAndGcma) {
 // A capture with no DDR size and nothing Android in it is a Linux host's: MemTotal rounded up to a phone's
 // DDR size would be a made-up static reserved figure, so it is null, and the device total with it.
 TEST(DeviceTest, NoDdrSizeAndNoAndroidDeviceIsNullNotAnEstimate) {
-  const std::string host_header = R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","model":"linux-host","kernel":"6.8.0"})";
+  const std::string host_header =
+      R"({"format":1,"captured_at":"2026-11-30T08:00:00Z","device_id":"t","model":"linux-host","kernel":"6.8.0"})";
   Report r = Account(BaseCapture(host_header));
   EXPECT_FALSE(r.device.ddr_kb.has_value());
   EXPECT_FALSE(r.device.ddr_estimated);
@@ -447,7 +448,8 @@ TEST(DeviceTest, NoDdrSizeAndNoAndroidDeviceIsNullNotAnEstimate) {
   Capture with_system_server = BaseCapture(host_header);
   with_system_server.AddFile("proc/300/cmdline", std::string("system_server\0", 14));
   with_system_server.AddFile("proc/300/oom_score_adj", "-900\n");
-  with_system_server.AddFile("proc/300/smaps", Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10}}));
+  with_system_server.AddFile("proc/300/smaps",
+                             Smaps({{"12c00000-12c01000 rw-p 00000000 00:00 0  [anon:libc_malloc]", 1000, 10}}));
   for (const Capture* android : {&with_getprop, &with_system_server}) {
     Report a = Account(*android);
     EXPECT_TRUE(a.device.ddr_estimated);

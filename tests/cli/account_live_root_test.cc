@@ -63,7 +63,8 @@ TEST(AccountLiveRootTest, GenericReportOfThisMachine) {
   EXPECT_TRUE(r["device"]["total_kb"].is_null()) << r["device"];
   EXPECT_TRUE(r["device"]["kernel_kb"].is_number()) << r["device"];
   EXPECT_TRUE(std::any_of(r["warnings"].begin(), r["warnings"].end(), [](const nlohmann::json& w) {
-    return w.get<std::string>().rfind("ddr_kb: no ddr_size_kb in capture.json, and the capture shows no Android", 0) == 0;
+    return w.get<std::string>().rfind("ddr_kb: no ddr_size_kb in capture.json, and the capture shows no Android", 0) ==
+           0;
   })) << r["warnings"];
   ASSERT_TRUE(r["processes"].contains(std::to_string(getpid()))) << "this test's own process is missing";
   const auto& self = r["processes"][std::to_string(getpid())];

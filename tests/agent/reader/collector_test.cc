@@ -610,8 +610,10 @@ TEST(CollectorTest, ThisHostsCaptureHasNoGuessedStaticReserved) {
   EXPECT_FALSE(r.device.total_kb.has_value());
   EXPECT_NE(std::find_if(r.warnings.begin(), r.warnings.end(),
                          [](const std::string& w) {
-                           return w.rfind("ddr_kb: no ddr_size_kb in capture.json, and the capture shows no Android "
-                                          "device", 0) == 0;
+                           return w.rfind(
+                                      "ddr_kb: no ddr_size_kb in capture.json, and the capture shows no Android "
+                                      "device",
+                                      0) == 0;
                          }),
             r.warnings.end());
   EXPECT_GT(r.device.mem_total_kb.value_or(0), 0);
