@@ -62,16 +62,21 @@ class FakeAgentService final : public v1::AgentService::Service {
     if (!stream->Read(&in) || !in.has_hello()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Hello first");
     }
+    // What the test set before this connection: it may change them for the next one while this one ends.
+    uint32_t welcome_interval_s = 0;
+    std::vector<v1::ServerMessage> after_welcome;
     {
       std::lock_guard<std::mutex> lock(mu_);
       hellos_.push_back(in.hello());
+      welcome_interval_s = welcome_interval_s_;
+      after_welcome = after_welcome_;
       cv_.notify_all();
     }
     v1::ServerMessage welcome;
-    welcome.mutable_welcome()->set_interval_s(welcome_interval_s_);
+    welcome.mutable_welcome()->set_interval_s(welcome_interval_s);
     welcome.mutable_welcome()->set_server_version("fake");
     if (!stream->Write(welcome)) return grpc::Status::OK;
-    for (const v1::ServerMessage& m : after_welcome_) stream->Write(m);
+    for (const v1::ServerMessage& m : after_welcome) stream->Write(m);
 
     wire::CaptureAssembler assembler;
     v1::CaptureBegin begin;
@@ -156,8 +161,14 @@ class FakeAgentService final : public v1::AgentService::Service {
     released_ = true;
     cv_.notify_all();
   }
-  void set_welcome_interval_s(uint32_t s) { welcome_interval_s_ = s; }
-  void set_after_welcome(std::vector<v1::ServerMessage> m) { after_welcome_ = std::move(m); }
+  void set_welcome_interval_s(uint32_t s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    welcome_interval_s_ = s;
+  }
+  void set_after_welcome(std::vector<v1::ServerMessage> m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    after_welcome_ = std::move(m);
+  }
 
   bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mu_);
