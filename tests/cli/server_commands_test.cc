@@ -841,24 +841,28 @@ TEST_F(ServerCommandsTest, FleetGroups) {
   EXPECT_EQ(RunFleet(args, out, err2), kExitNothingToCheck);
 }
 
+// A group of `key` whose devices are of these tiers ("" unknown), as GetFleet gives it.
+v1::FleetGroup* AddTierGroup(v1::FleetResponse& response, const std::string& key,
+                             const std::map<std::string, uint32_t>& tiers) {
+  v1::FleetGroup* g = response.add_groups();
+  g->set_key(key);
+  for (const auto& [tier, devices] : tiers) {
+    g->set_devices(g->devices() + devices);
+    (*g->mutable_tier_devices())[tier] = devices;
+  }
+  return g;
+}
+
 // A group whose figures come from devices of both tiers (docs/accounting.md section 9) says so under the
 // table and in --json, naming the way to split it; a group of one tier says nothing.
 TEST(RenderFleetTest, AGroupMixingTiersSaysSoInTheTextAndTheJson) {
   v1::FleetResponse response;
-  v1::FleetGroup* mixed = response.add_groups();
-  mixed->set_key("SHIELD Android TV");
-  mixed->set_devices(3);
+  v1::FleetGroup* mixed = AddTierGroup(response, "SHIELD Android TV", {{"kernel", 1}, {"dumpsys", 2}});
   mixed->set_min_kb(966011);
   mixed->set_p50_kb(966011);
   mixed->set_p90_kb(3567646);
   mixed->set_max_kb(3567646);
-  (*mixed->mutable_tier_devices())["kernel"] = 1;
-  (*mixed->mutable_tier_devices())["dumpsys"] = 2;
-  v1::FleetGroup* rooted = response.add_groups();
-  rooted->set_key("SM8450 HDK");
-  rooted->set_devices(2);
-  (*rooted->mutable_tier_devices())["kernel"] = 1;
-  (*rooted->mutable_tier_devices())[""] = 1;  // a capture stored before tiers
+  AddTierGroup(response, "SM8450 HDK", {{"kernel", 1}, {"", 1}});  // "": a capture stored before tiers
   FleetArgs args;
   args.metric = "device.total_kb";
   args.group_by = "model";
@@ -875,16 +879,6 @@ TEST(RenderFleetTest, AGroupMixingTiersSaysSoInTheTextAndTheJson) {
   EXPECT_EQ(j["groups"][0]["tiers"], json({{"dumpsys", 2}, {"kernel", 1}}));
   EXPECT_EQ(j["groups"][1]["mixed_tiers"], false);
   EXPECT_EQ(j["groups"][1]["tiers"], json({{"kernel", 1}, {"unknown", 1}}));
-}
-
-// A group of `key` whose devices are of these tiers ("" unknown), as GetFleet gives it.
-void AddTierGroup(v1::FleetResponse& response, const std::string& key, const std::map<std::string, uint32_t>& tiers) {
-  v1::FleetGroup* g = response.add_groups();
-  g->set_key(key);
-  for (const auto& [tier, devices] : tiers) {
-    g->set_devices(g->devices() + devices);
-    (*g->mutable_tier_devices())[tier] = devices;
-  }
 }
 
 // A group of one tier with devices of unknown tier beside it (stored before tiers) is not a mix of the two
