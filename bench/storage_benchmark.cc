@@ -16,6 +16,11 @@
 // and the bytes one process-report row costs on disk (BM_ProcessRowBytes, from SQLite's dbstat).
 //   ./bin/storage_benchmark --benchmark_filter='StoredCapture|ProcessRowBytes'
 //
+// And the bytes one more capture stores, all tables, indexes and TOAST, on SQLite and on a PostgreSQL the
+// binary starts, in the same run, the devices moving as phones do (BM_CaptureMargin; BM_CaptureFootprint
+// is SQLite's whole file).
+//   MEMFLEET_BENCH_FULL_MARGIN=1 ./bin/storage_benchmark --benchmark_filter=CaptureMargin
+//
 // And a device's history with the marks of its captures (sweep id, labels) against the same history
 // without them (BM_DeviceHistory_30Days, BM_ProcessHistory_Marked_30Days: 30 days every 5 minutes).
 //   ./bin/storage_benchmark --benchmark_filter='History_'
@@ -49,10 +54,14 @@
 #include "server/ingest/capture_ingestor.h"
 #include "server/ingest/delta_keyframes.h"
 #include "server/history/retention.h"
+#include "storage/postgres/pg_connection.h"
+#include "storage/postgres/pg_store.h"
 #include "storage/report_codec.h"
+#include "storage/sqlite/sqlite_connection.h"
 #include "storage/sqlite/sqlite_db.h"
 #include "storage/sqlite/sqlite_store.h"
 #include "tests/support/moving_capture.h"
+#include "tests/support/postgres_server.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/test_paths.h"
 
@@ -757,6 +766,18 @@ std::map<std::string, double> PageBytesByName(const std::string& path) {
   return bytes;
 }
 
+// How a sample device moves from one capture to the next (the `churn` argument of the footprint benchmarks):
+// 0, as the first measurements had it, free memory, Cached and each smaps' first Rss (testing::Later, the
+// capture `seq` 10-minute intervals on); 1, every heap and meminfo counter; 2, every figure, as on a phone in
+// use (testing::Churned says what moves on each and why).
+const char* const kChurnNames[] = {"free memory and first Rss moving", "heaps moving", "every figure moving"};
+
+// `copy` (0-15): another device of the same tree, whose figures move differently (for churn 1 and 2).
+capture::Capture Moved(const capture::Capture& sample, int seq, int churn, int copy = 0) {
+  if (churn == 0) return testing::Later(sample, seq * kCaptureIntervalSeconds / 60);
+  return testing::Churned(sample, seq * 16 + copy, churn == 1 ? testing::Churn::kHeaps : testing::Churn::kEverything);
+}
+
 // The five sample devices, range(0) captures each, one every 10 minutes with moving numbers
 // (tests/support/moving_capture.h), ingested as the server does (CaptureIngestor: engine, report JSON,
 // delta storage with its default keyframe period) into a real file; then every table's and index's page
@@ -764,12 +785,15 @@ std::map<std::string, double> PageBytesByName(const std::string& path) {
 // B_per_capture_beyond_one_page (the same without the tables and indexes of one page, `one_page_tables`,
 // which a farm's file amortises to nothing) and one `<table or index>` counter each; the time is the whole
 // ingest. range(0) captures a device: 64 is the file of the first measurements; 640 (3,200 captures) is
-// closer to what a farm's file holds. range(1): the keyframe period (the server's default is 32).
+// closer to what a farm's file holds. range(1): the keyframe period (the server's default is 64). range(2): how
+// the devices move (kChurnNames; BM_CaptureMargin measures each at the margin, on both backends).
 // MEMFLEET_BENCH_KEEP_DB=path keeps a copy of the database.
 void BM_CaptureFootprint(benchmark::State& state) {
   const int per_device = static_cast<int>(state.range(0));
   server::DeltaOptions delta;
   delta.keyframe_every = static_cast<uint32_t>(state.range(1));
+  const int churn = static_cast<int>(state.range(2));
+  state.SetLabel(kChurnNames[churn]);
   const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
   std::map<std::string, double> bytes;
   double file_bytes = 0;
@@ -790,7 +814,7 @@ void BM_CaptureFootprint(benchmark::State& state) {
           a.device_id = device;
           a.capture_id = testing::CaptureId(device, seq);
           a.captured_at = TimeAt(static_cast<int64_t>(seq) * kCaptureIntervalSeconds);
-          a.capture = testing::Later(samples[d], seq * kCaptureIntervalSeconds / 60);
+          a.capture = Moved(samples[d], seq, churn);
           a.capture.AddFile("capture.json", "{\"format\": 1, \"device_id\": \"" + device + "\"}\n");
           if (!ingestor.Ingest(std::move(a)).has_ack()) {
             state.SkipWithError("a capture was not acked");
@@ -815,11 +839,185 @@ void BM_CaptureFootprint(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CaptureFootprint)
-    ->Args({64, 32})
-    ->Args({640, 32})
-    ->Args({640, 64})
+    ->Args({64, 32, 0})
+    ->Args({640, 32, 0})
+    ->Args({640, 64, 0})
+    ->Args({64, 64, 2})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
+
+// ---- bytes per capture at the margin, SQLite beside PostgreSQL ----
+
+// The PostgreSQL server of this binary (tests/support/postgres_server.h: a temporary folder, fsync off, which
+// changes no stored byte), started at first use and stopped at exit; null, with the reason printed, when it
+// cannot start.
+testing::PostgresServer* ThePostgresServer() {
+  static const std::unique_ptr<testing::PostgresServer> server = [] {
+    absl::StatusOr<std::unique_ptr<testing::PostgresServer>> started = testing::PostgresServer::Start();
+    if (!started.ok()) {
+      std::fprintf(stderr, "PostgreSQL: %s\n", started.status().ToString().c_str());
+      return std::unique_ptr<testing::PostgresServer>();
+    }
+    return *std::move(started);
+  }();
+  return server.get();
+}
+
+// PostgreSQL's bytes of each of the store's tables (main fork, free space map and visibility map), each
+// table's TOAST (its table and index, as `<table>_toast`) and each index, by name, after a VACUUM (which
+// writes the maps and ends the dead versions of the rows an ingest updates, devices' last_seen_at), and
+// kTotal: pg_total_relation_size summed over the tables, i.e. all of them. Empty on error.
+constexpr char kTotal[] = "total";
+constexpr char kPgBytesSql[] = R"sql(
+SELECT t.relname, pg_relation_size(t.oid, 'main') + pg_relation_size(t.oid, 'fsm') + pg_relation_size(t.oid, 'vm')
+  FROM pg_class AS t JOIN pg_namespace AS n ON n.oid = t.relnamespace
+  WHERE n.nspname = current_schema() AND t.relkind = 'r'
+UNION ALL
+SELECT t.relname || '_toast', pg_total_relation_size(t.reltoastrelid)
+  FROM pg_class AS t JOIN pg_namespace AS n ON n.oid = t.relnamespace
+  WHERE n.nspname = current_schema() AND t.relkind = 'r' AND t.reltoastrelid != 0
+UNION ALL
+SELECT i.relname, pg_relation_size(i.oid)
+  FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid JOIN pg_class AS t ON t.oid = x.indrelid
+  JOIN pg_namespace AS n ON n.oid = t.relnamespace WHERE n.nspname = current_schema() AND t.relkind = 'r'
+UNION ALL
+SELECT 'total', COALESCE(SUM(pg_total_relation_size(t.oid)), 0)::BIGINT
+  FROM pg_class AS t JOIN pg_namespace AS n ON n.oid = t.relnamespace
+  WHERE n.nspname = current_schema() AND t.relkind = 'r'
+)sql";
+
+// What the stored frames and blocks hold, whatever the backend wraps them in: payload_raw_blob (the raw
+// captures: keyframes and deltas), payload_report_zstd (the report frames), payload_processes (the process
+// blocks). A table's bytes against its payload's say what the backend adds (row headers, page fill).
+constexpr char kPayloadSql[] =
+    "SELECT (SELECT COALESCE(SUM(length(raw_blob)), 0) FROM captures), "
+    "(SELECT COALESCE(SUM(length(report_zstd)), 0) FROM report_blobs), "
+    "(SELECT COALESCE(SUM(length(processes)), 0) FROM device_reports)";
+
+bool AddPayloadBytes(SqlConnection& db, std::map<std::string, double>& bytes) {
+  absl::StatusOr<int64_t> rows = db.Query(kPayloadSql, {}, [&bytes](const SqlRow& row) {
+    bytes["payload_raw_blob"] = static_cast<double>(row.ColumnInt64(0));
+    bytes["payload_report_zstd"] = static_cast<double>(row.ColumnInt64(1));
+    bytes["payload_processes"] = static_cast<double>(row.ColumnInt64(2));
+  });
+  if (!rows.ok()) std::fprintf(stderr, "payload: %s\n", rows.status().ToString().c_str());
+  return rows.ok();
+}
+
+std::map<std::string, double> PgBytesByName(const std::string& uri) {
+  std::map<std::string, double> bytes;
+  absl::StatusOr<std::unique_ptr<PgConnection>> db = PgConnection::Connect(uri);
+  if (!db.ok() || !(*db)->Exec("VACUUM").ok()) return bytes;
+  absl::StatusOr<int64_t> rows = (*db)->Query(kPgBytesSql, {}, [&bytes](const SqlRow& row) {
+    bytes[row.ColumnText(0)] += static_cast<double>(row.ColumnInt64(1));
+  });
+  if (!rows.ok() || !AddPayloadBytes(**db, bytes)) {
+    if (!rows.ok()) std::fprintf(stderr, "sizes: %s\n", rows.status().ToString().c_str());
+    bytes.clear();
+  }
+  return bytes;
+}
+
+// SQLite's: PageBytesByName (dbstat: every table's and index's pages) and kTotal, their sum (the file's pages
+// in use; free pages, which a growing file has none of, and the WAL left out).
+std::map<std::string, double> SqliteBytesByName(const std::string& path) {
+  std::map<std::string, double> bytes = PageBytesByName(path);
+  bytes.erase(kOnePageTables);
+  double total = 0;
+  for (const auto& [name, b] : bytes) total += b;
+  bytes[kTotal] = total;
+  absl::StatusOr<SqliteDb> db = SqliteDb::Open(path, SQLITE_OPEN_READONLY);
+  if (!db.ok()) return {};
+  SqliteConnection connection(*std::move(db));
+  if (!AddPayloadBytes(connection, bytes)) return {};
+  return bytes;
+}
+
+// What one more capture stores, all tables, indexes and TOAST, on range(0) — 0 SQLite (a real file), 1
+// PostgreSQL (a real server this binary starts) — in a farm of range(2) x 5 devices (each sample tree
+// range(2) times, as lab-TREE-K) ingested as the server does (CaptureIngestor, keyframe every 64, the
+// default), one capture each in turn, each device moving as range(1) says (kChurnNames: 0 the footprint's
+// first measurements, 1 heaps, 2 every figure). The stored bytes are measured at 64 captures a device and
+// again at range(3); the counters are the difference over the captures between: B_per_capture (kTotal),
+// one counter per table, TOAST and index (PgBytesByName, SqliteBytesByName) and the payload_ counters
+// (AddPayloadBytes). The difference leaves out what does not grow with the history (a table's first pages,
+// the device rows) and spans whole keyframe periods; devices in turn are what a farm's indexes see (each
+// device's entries appended inside an index, not at its end). Time: the whole run.
+//   MEMFLEET_BENCH_FULL_MARGIN=1 build/bin/storage_benchmark --benchmark_filter=CaptureMargin   # 20 devices, 64 -> 192
+// Without it (CI), 5 devices from 64 to 128, every figure moving only: seconds.
+constexpr int kMarginFrom = 64;
+
+void BM_CaptureMargin(benchmark::State& state) {
+  const bool postgres = state.range(0) == 1;
+  const int churn = static_cast<int>(state.range(1));
+  const int copies = static_cast<int>(state.range(2));
+  const int margin_to = static_cast<int>(state.range(3));
+  state.SetLabel(std::string(postgres ? "PostgreSQL, " : "SQLite, ") + kChurnNames[churn]);
+  const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
+  std::map<std::string, double> at_from, at_to;
+  for (auto _ : state) {
+    TempDir dir;
+    const std::string path = dir.path() + "/margin.db";
+    std::string uri;
+    if (postgres) {
+      testing::PostgresServer* server = ThePostgresServer();
+      absl::StatusOr<std::string> created =
+          server != nullptr ? server->NewDatabase() : absl::UnavailableError("no PostgreSQL server");
+      if (!created.ok()) {
+        state.SkipWithError(created.status().ToString().c_str());
+        return;
+      }
+      uri = *created;
+    }
+    absl::StatusOr<std::unique_ptr<SqlStore>> store = postgres ? OpenPgStore(uri) : OpenSqliteStore(path);
+    if (!store.ok()) {
+      state.SkipWithError(store.status().ToString().c_str());
+      return;
+    }
+    const auto measure = [&] { return postgres ? PgBytesByName(uri) : SqliteBytesByName(path); };
+    server::CaptureIngestor ingestor(**store, nullptr, nullptr, server::DeltaOptions{});
+    for (int seq = 0; seq < margin_to; ++seq) {
+      if (seq == kMarginFrom) at_from = measure();
+      for (size_t i = 0; i < samples.size() * static_cast<size_t>(copies); ++i) {
+        const size_t d = i % samples.size();
+        const int copy = static_cast<int>(i / samples.size());
+        const std::string device = std::string("lab-") + kSampleTrees[d] + "-" + std::to_string(copy);
+        server::AssembledCapture a;
+        a.device_id = device;
+        a.capture_id = testing::CaptureId(device, seq);
+        a.captured_at = TimeAt(static_cast<int64_t>(seq) * kCaptureIntervalSeconds);
+        a.capture = Moved(samples[d], seq, churn, copy);
+        a.capture.AddFile("capture.json", "{\"format\": 1, \"device_id\": \"" + device + "\"}\n");
+        if (!ingestor.Ingest(std::move(a)).has_ack()) {
+          state.SkipWithError("a capture was not acked");
+          return;
+        }
+      }
+    }
+    at_to = measure();
+  }
+  if (at_from.count(kTotal) == 0 || at_to.count(kTotal) == 0) {
+    state.SkipWithError("the stored bytes could not be measured");
+    return;
+  }
+  const double captures =
+      static_cast<double>(margin_to - kMarginFrom) * static_cast<double>(samples.size()) * static_cast<double>(copies);
+  state.counters["B_per_capture"] = (at_to[kTotal] - at_from[kTotal]) / captures;
+  for (const auto& [name, b] : at_to) {
+    const double margin = (b - at_from[name]) / captures;
+    if (name != kTotal && margin != 0) state.counters[name] = margin;
+  }
+}
+const bool kCaptureMarginRegistered = [] {
+  const bool full = getenv("MEMFLEET_BENCH_FULL_MARGIN") != nullptr;
+  benchmark::RegisterBenchmark("BM_CaptureMargin", BM_CaptureMargin)
+      ->ArgNames({"postgres", "churn", "copies", "to"})
+      ->ArgsProduct(
+          {{0, 1}, full ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{2}, {full ? 4 : 1}, {full ? 192 : 128}})
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  return true;
+}();
 
 // ---- a year of one device through retention ----
 
