@@ -1,6 +1,7 @@
 #include "server/lab_server.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -135,15 +136,20 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
     s->fleet_ = std::make_unique<FleetLink>(*fleet, s->registry_, std::move(fleet_options));
     s->registry_.AddListener(s->fleet_.get());
     sweep_options.relayer = s->fleet_.get();
+    sweep_options.server_id = s->fleet_->server_id();
   }
   s->sweeps_ = std::make_unique<SweepCoordinator>(*s->store_, s->registry_, sweep_options);
   s->registry_.AddListener(s->sweeps_.get());
   if (s->fleet_ != nullptr) s->fleet_->Start(*s->sweeps_);
   // Before the first call: a sweep the previous process was running when it died would stay open forever.
-  if (absl::StatusOr<size_t> closed = s->sweeps_->CloseInterruptedSweeps();
-      !closed.ok() && closed.status().code() != absl::StatusCode::kUnimplemented) {
-    LogLine(
-        absl::StrCat("cannot close the sweeps an earlier server process left running: ", closed.status().message()));
+  // The sweeps of the other servers alive on the database are theirs to finish (the heartbeat Start wrote
+  // makes this server one of them for those starting after it).
+  absl::StatusOr<std::set<std::string>> live_servers = std::set<std::string>();
+  if (s->fleet_ != nullptr) live_servers = s->fleet_->LiveServers();
+  absl::Status closing = live_servers.status();
+  if (live_servers.ok()) closing = s->sweeps_->CloseInterruptedSweeps(*live_servers).status();
+  if (!closing.ok() && closing.code() != absl::StatusCode::kUnimplemented) {
+    LogLine(absl::StrCat("cannot close the sweeps an earlier server process left running: ", closing.message()));
   }
   IngestOptions ingest;
   ingest.welcome_interval_s = options.agent_interval_s;
@@ -234,11 +240,11 @@ absl::Status LabServer::StartHttp(const LabServerOptions& options, bool require_
       std::make_unique<security::Authorizer>(*store_, security::AuthorizerOptions{require_tokens, false});
   metrics_source_ =
       std::make_unique<MetricsSource>(*store_, registry_, sweeps_.get(), counters_, options.metrics_top_processes,
-                                      options.metrics_app_summary, ingest_.get());
+                                      options.metrics_app_summary, ingest_.get(), fleet_.get());
   if (options.dashboard) {
     dashboard_sessions_ = std::make_unique<DashboardSessions>(RealSteadyClock());
-    dashboard_ =
-        std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_, baselines_.get());
+    dashboard_ = std::make_unique<DashboardSite>(*store_, registry_, *http_authorizer_, *dashboard_sessions_,
+                                                 baselines_.get(), fleet_.get());
   }
   MetricsHttpOptions http = options.http;
   http.tls_cert_file = options.tls_cert_file;

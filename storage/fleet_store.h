@@ -1,5 +1,5 @@
-// FleetStore: what several servers on one shared database tell each other — which agent streams each one
-// holds (session rows with a heartbeat) and the sweep commands one server asks another to deliver
+// FleetStore: what several servers on one shared database tell each other — which servers are alive and
+// which agent streams each one holds (rows with a heartbeat) and the sweep commands one server asks another to deliver
 // (relays), with the progress the delivering server writes back. Only a database that several servers
 // can share offers it (Store::fleet(): the store on PostgreSQL); a single SQLite server's in-memory registry is the
 // truth.
@@ -59,6 +59,11 @@ class FleetStore {
   virtual absl::Status DeleteSession(const std::string& device_id, const std::string& server_id) = 0;
   // Sessions with a heartbeat at or after `heartbeat_since_ms`, by device id.
   virtual absl::StatusOr<std::vector<SessionRecord>> LiveSessions(int64_t heartbeat_since_ms) = 0;
+
+  // Records that `server_id` is alive at `heartbeat_ms` (refreshed every heartbeat period, agents or not).
+  virtual absl::Status PutServerHeartbeat(const std::string& server_id, int64_t heartbeat_ms) = 0;
+  // The servers whose heartbeat is at or after `heartbeat_since_ms`, by id.
+  virtual absl::StatusOr<std::vector<std::string>> LiveServers(int64_t heartbeat_since_ms) = 0;
 
   // Records relays for other servers to deliver (state "sent").
   virtual absl::Status PutSweepRelays(const std::vector<SweepRelay>& relays) = 0;

@@ -21,12 +21,13 @@ namespace {
 using sql_store_internal::ReadFirstText;
 
 constexpr char kUpsertSweepSql[] =
-    "INSERT INTO sweeps (sweep_id, started_at, selector, finished_at) VALUES (?1, ?2, ?3, ?4) "
+    "INSERT INTO sweeps (sweep_id, started_at, selector, finished_at, server_id) VALUES (?1, ?2, ?3, ?4, ?5) "
     "ON CONFLICT (sweep_id) DO UPDATE SET started_at = excluded.started_at, selector = excluded.selector, "
-    "finished_at = excluded.finished_at";
+    "finished_at = excluded.finished_at, server_id = excluded.server_id";
 constexpr char kDeleteSweepDevicesSql[] = "DELETE FROM sweep_devices WHERE sweep_id = ?1";
 constexpr char kInsertSweepDeviceSql[] = "INSERT INTO sweep_devices (sweep_id, device_id, state) VALUES (?1, ?2, ?3)";
-constexpr char kGetSweepSql[] = "SELECT sweep_id, started_at, selector, finished_at FROM sweeps WHERE sweep_id = ?1";
+constexpr char kGetSweepSql[] =
+    "SELECT sweep_id, started_at, selector, finished_at, server_id FROM sweeps WHERE sweep_id = ?1";
 constexpr char kGetSweepDevicesSql[] = "SELECT device_id, state FROM sweep_devices WHERE sweep_id = ?1";
 constexpr char kUnfinishedSweepIdsSql[] = "SELECT sweep_id FROM sweeps WHERE finished_at = '' ORDER BY sweep_id";
 
@@ -56,6 +57,11 @@ constexpr char kDeleteSessionSql[] = "DELETE FROM sessions WHERE device_id = ?1 
 constexpr char kLiveSessionsSql[] =
     "SELECT device_id, server_id, connected_at, heartbeat_ms, model, soc, build_fingerprint, kernel, agent_version "
     "FROM sessions WHERE heartbeat_ms >= ?1 ORDER BY device_id";
+
+constexpr char kPutServerHeartbeatSql[] =
+    "INSERT INTO servers (server_id, heartbeat_ms) VALUES (?1, ?2) "
+    "ON CONFLICT (server_id) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms";
+constexpr char kLiveServersSql[] = "SELECT server_id FROM servers WHERE heartbeat_ms >= ?1 ORDER BY server_id";
 
 constexpr char kPutRelaySql[] =
     "INSERT INTO sweep_relays (sweep_id, device_id, server_id, labels, state, full_smaps) "
@@ -143,8 +149,9 @@ absl::Status SqlStore::PutSweep(const SweepRecord& sweep) {
   MEMFLEET_ASSIGN_OR_RETURN(std::string finished_at, NormalizeOptionalTimestamp(sweep.finished_at, "finished_at"));
   SqlConnectionPool::Lease db = writers_->Acquire();
   MEMFLEET_ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*db));
-  MEMFLEET_RETURN_IF_ERROR(db->Send(kUpsertSweepSql, {SqlValue::Text(sweep.sweep_id), SqlValue::Text(started_at),
-                                                      SqlValue::Text(sweep.selector), SqlValue::Text(finished_at)}));
+  MEMFLEET_RETURN_IF_ERROR(db->Send(
+      kUpsertSweepSql, {SqlValue::Text(sweep.sweep_id), SqlValue::Text(started_at), SqlValue::Text(sweep.selector),
+                        SqlValue::Text(finished_at), SqlValue::Text(sweep.server_id)}));
   // The record is the whole state: a device no longer listed is no longer part of the sweep.
   MEMFLEET_RETURN_IF_ERROR(db->Send(kDeleteSweepDevicesSql, {SqlValue::Text(sweep.sweep_id)}));
   for (const auto& [device_id, state] : sweep.states) {
@@ -165,6 +172,7 @@ absl::StatusOr<std::optional<SweepRecord>> SqlStore::GetSweep(const std::string&
                               record.started_at = row.ColumnText(1);
                               record.selector = row.ColumnText(2);
                               record.finished_at = row.ColumnText(3);
+                              record.server_id = row.ColumnText(4);
                               return record;
                             }));
   if (!sweep.has_value()) return sweep;
@@ -277,6 +285,16 @@ absl::Status SqlStore::TouchSessions(const std::string& server_id, int64_t heart
 absl::Status SqlStore::DeleteSession(const std::string& device_id, const std::string& server_id) {
   SqlConnectionPool::Lease db = writers_->Acquire();
   return RunSql(*db, kDeleteSessionSql, {SqlValue::Text(device_id), SqlValue::Text(server_id)}).status();
+}
+
+absl::Status SqlStore::PutServerHeartbeat(const std::string& server_id, int64_t heartbeat_ms) {
+  SqlConnectionPool::Lease db = writers_->Acquire();
+  return RunSql(*db, kPutServerHeartbeatSql, {SqlValue::Text(server_id), SqlValue::Int(heartbeat_ms)}).status();
+}
+
+absl::StatusOr<std::vector<std::string>> SqlStore::LiveServers(int64_t heartbeat_since_ms) {
+  SqlConnectionPool::Lease db = readers_->Acquire();
+  return QueryAll(*db, kLiveServersSql, {SqlValue::Int(heartbeat_since_ms)}, ReadFirstText);
 }
 
 absl::StatusOr<std::vector<SessionRecord>> SqlStore::LiveSessions(int64_t heartbeat_since_ms) {

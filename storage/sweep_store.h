@@ -20,6 +20,7 @@ struct SweepRecord {
   // device_id -> "sent" | "capturing" | "stored" | "failed" | "offline" | "timed_out" | "interrupted"
   std::map<std::string, std::string> states;
   std::string finished_at;  // "" while running
+  std::string server_id;    // the server running it (--server-id); "" on a server alone with its database
 };
 
 class SweepStore {
@@ -29,7 +30,7 @@ class SweepStore {
   virtual absl::Status PutSweep(const SweepRecord& sweep) = 0;
   virtual absl::StatusOr<std::optional<SweepRecord>> GetSweep(const std::string& sweep_id) = 0;
   // Sweeps recorded as running (finished_at ""), oldest id first: at a server's start, the ones its
-  // previous process never finished.
+  // previous process (or a server of its fleet that died) never finished, and those other servers run.
   virtual absl::StatusOr<std::vector<SweepRecord>> UnfinishedSweeps() = 0;
 };
 

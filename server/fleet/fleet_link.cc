@@ -41,6 +41,13 @@ std::string DefaultServerId(const std::string& port) {
   return absl::StrCat(host, ":", port);
 }
 
+absl::StatusOr<std::map<std::string, std::string>> OnlineDevices(const AgentRegistry& registry, FleetLink* fleet) {
+  if (fleet != nullptr) return fleet->OnlineServers();
+  std::map<std::string, std::string> online;
+  for (const OnlineAgent& agent : registry.List()) online[agent.info.device_id()] = "";
+  return online;
+}
+
 FleetLink::FleetLink(storage::FleetStore& store, AgentRegistry& registry, FleetLinkOptions options)
     : store_(store),
       registry_(registry),
@@ -56,6 +63,7 @@ void FleetLink::Start(SweepCoordinator& sweeps) {
     started_ = true;
   }
   sweeps_ = &sweeps;
+  Heartbeat();
   // Sessions are written with a fresh heartbeat at Hello: the first refresh is due a period from now.
   runner_.RunEvery(
       options_.heartbeat_period, [this] { Heartbeat(); }, runner_.clock().Now() + options_.heartbeat_period);
@@ -89,7 +97,11 @@ void FleetLink::PollRelays() {
 }
 
 void FleetLink::Heartbeat() {
-  if (absl::Status s = store_.TouchSessions(options_.server_id, WallNowMs()); !s.ok()) {
+  const int64_t now_ms = WallNowMs();
+  if (absl::Status s = store_.PutServerHeartbeat(options_.server_id, now_ms); !s.ok()) {
+    LogLine(absl::StrCat("fleet: cannot refresh this server's heartbeat: ", s.message()));
+  }
+  if (absl::Status s = store_.TouchSessions(options_.server_id, now_ms); !s.ok()) {
     LogLine(absl::StrCat("fleet: cannot refresh this server's session heartbeats: ", s.message()));
   }
 }
@@ -141,6 +153,12 @@ absl::StatusOr<std::map<std::string, std::string>> FleetLink::OnlineServers() {
   }
   for (const OnlineAgent& agent : registry_.List()) servers[agent.info.device_id()] = options_.server_id;
   return servers;
+}
+
+absl::StatusOr<std::set<std::string>> FleetLink::LiveServers() {
+  absl::StatusOr<std::vector<std::string>> servers = store_.LiveServers(WallNowMs() - options_.session_timeout.count());
+  if (!servers.ok()) return servers.status();
+  return std::set<std::string>(servers->begin(), servers->end());
 }
 
 absl::StatusOr<std::vector<RemoteAgent>> FleetLink::RemoteAgents() {

@@ -1,9 +1,10 @@
 // FleetLink: this server's part in a fleet of servers sharing one database (storage/fleet_store.h). It
-// keeps a session row for each agent stream this server holds (written at Hello, its heartbeat refreshed
-// every heartbeat period, deleted at disconnect), so every server can tell which agents are online and
-// where; a session whose heartbeat is older than the session timeout is offline (its server died). For
-// sweeps it relays: a sweep started here reaches the agents other servers hold through relay rows they
-// take and deliver, and their progress is read back until the sweep ends.
+// keeps a heartbeat of its own, so the others know it is alive, and a session row for each agent stream
+// this server holds (written at Hello, its heartbeat refreshed every heartbeat period, deleted at
+// disconnect), so every server can tell which agents are online and where; a session whose heartbeat is
+// older than the session timeout is offline (its server died). For sweeps it relays: a sweep started here
+// reaches the agents other servers hold through relay rows they take and deliver, and their progress is
+// read back until the sweep ends.
 //
 //   FleetLink fleet(*store.fleet(), registry, {.server_id = "lab-a:7070"});
 //   registry.AddListener(&fleet);
@@ -55,7 +56,8 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   FleetLink& operator=(const FleetLink&) = delete;
   ~FleetLink() override;  // Stop()
 
-  // Starts the heartbeats and relay polls; relayed progress goes to `sweeps`.
+  // Writes this server's heartbeat (before returning: the servers starting after it see it alive), then
+  // starts the heartbeats and relay polls; relayed progress goes to `sweeps`.
   void Start(SweepCoordinator& sweeps) ABSL_LOCKS_EXCLUDED(mu_);
   // Stops them (one in progress finishes first). Idempotent. Session rows stay until their streams end
   // (or go stale).
@@ -65,6 +67,9 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   // Device id -> the server holding its stream, for every agent online in the fleet (this server's from
   // its registry, the others' from live session rows).
   absl::StatusOr<std::map<std::string, std::string>> OnlineServers();
+  // The servers of the fleet alive now (their heartbeat is not older than the session timeout), this one
+  // included once started.
+  absl::StatusOr<std::set<std::string>> LiveServers();
 
   // RegistryListener
   void OnOnline(const AgentSession& session) override ABSL_LOCKS_EXCLUDED(mu_);
@@ -112,6 +117,11 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   std::map<RelayKey, Delivered> delivered_ ABSL_GUARDED_BY(mu_);  // relays this server delivered
   TaskRunner runner_;  // last: its thread starts after everything its tasks use
 };
+
+// Device id -> the server holding its stream, for every agent online: the fleet's (fleet->OnlineServers())
+// when `fleet` is not null, else this server's registry's, each mapped to "". What `memfleet devices`, the
+// dashboard and /metrics call online, so that every server of a fleet shows the same online devices.
+absl::StatusOr<std::map<std::string, std::string>> OnlineDevices(const AgentRegistry& registry, FleetLink* fleet);
 
 // "HOSTNAME:PORT": the default --server-id. Port "0" (the system picks one) adds this process's id, so
 // two such servers on one host still differ.

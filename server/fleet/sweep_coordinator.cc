@@ -142,6 +142,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
   sweep->record.sweep_id = sweep->id;
   sweep->record.started_at = options_.now();
   sweep->record.selector = selector.ToString();
+  sweep->record.server_id = options_.server_id;
   if (absl::Status s = sweep_store_.PutSweep(sweep->record); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot record the sweep: ", s.message()));
   }
@@ -416,7 +417,7 @@ void SweepCoordinator::TimeOut(const std::string& sweep_id) {
   if (finished != nullptr) Persist(*finished);
 }
 
-absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
+absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps(const std::set<std::string>& live_servers) {
   absl::StatusOr<std::vector<storage::SweepRecord>> open = sweep_store_.UnfinishedSweeps();
   if (!open.ok()) return open.status();
   const std::set<std::string> waiting = {SweepStateName(SweepState::kSent), SweepStateName(SweepState::kCapturing)};
@@ -427,6 +428,8 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
       absl::MutexLock lock(&mu_);
       if (sweeps_.count(record.sweep_id) != 0) continue;
     }
+    // Another live server's sweep: it finishes it (the same id is an earlier process of this server).
+    if (record.server_id != options_.server_id && live_servers.count(record.server_id) != 0) continue;
     size_t interrupted = 0;
     for (auto& [device, state] : record.states) {
       if (waiting.count(state) == 0) continue;
@@ -436,8 +439,11 @@ absl::StatusOr<size_t> SweepCoordinator::CloseInterruptedSweeps() {
     record.finished_at = options_.now();
     if (absl::Status s = sweep_store_.PutSweep(record); !s.ok()) return s;
     ++closed;
-    LogLine(absl::StrCat("sweep ", record.sweep_id, " was left running by an earlier server process: closed, ",
-                         interrupted, " of ", record.states.size(), " devices interrupted"));
+    LogLine(absl::StrCat("sweep ", record.sweep_id, " was left running by ",
+                         record.server_id.empty() || record.server_id == options_.server_id
+                             ? std::string("an earlier server process")
+                             : absl::StrCat("server ", record.server_id, ", no longer alive"),
+                         ": closed, ", interrupted, " of ", record.states.size(), " devices interrupted"));
   }
   return closed;
 }

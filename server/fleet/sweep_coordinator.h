@@ -109,6 +109,7 @@ class SweepCoordinator : public RegistryListener {
     std::function<std::string()> now;  // RFC 3339 wall clock; null: NowRfc3339
     SteadyClock* clock = nullptr;      // sweep deadlines are measured on it; null: RealSteadyClock()
     SweepRelayer* relayer = nullptr;   // the agents of other servers; null: this server's only
+    std::string server_id;             // recorded with each sweep (servers sharing the database); "" alone
   };
 
   // Records sweeps in `sweeps`; selects among the devices `devices` knows.
@@ -181,9 +182,11 @@ class SweepCoordinator : public RegistryListener {
   void Shutdown();
 
   // At a server's start, before it takes calls: the sweeps the store shows running were left by an
-  // earlier process that died without Shutdown, and nothing will answer them. Each is recorded finished
-  // now, its devices still sent or capturing as "interrupted". Returns how many were closed.
-  absl::StatusOr<size_t> CloseInterruptedSweeps();
+  // earlier process that died without Shutdown, and nothing will answer them — unless another server
+  // sharing the database runs it: a sweep recorded by a server in `live_servers` other than this one
+  // (options.server_id) is left running. Each other is recorded finished now, its devices still sent or
+  // capturing as "interrupted". Returns how many were closed.
+  absl::StatusOr<size_t> CloseInterruptedSweeps(const std::set<std::string>& live_servers = {});
 
  private:
   struct Sweep {

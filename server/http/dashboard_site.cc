@@ -79,14 +79,15 @@ DashboardReply Refusal(const absl::Status& status, bool sent_token) {
   return Message(503, status.message());
 }
 
-dashboard::FleetDevice FleetDeviceOf(const storage::DeviceRecord& d, const AgentRegistry& registry) {
+// `online`: OnlineDevices' answer, so the marks are those of `memfleet devices` and /metrics.
+dashboard::FleetDevice FleetDeviceOf(const storage::DeviceRecord& d, const std::map<std::string, std::string>& online) {
   dashboard::FleetDevice row;
   row.device_id = d.device_id;
   row.model = d.model;
   row.platform = d.platform;
   row.build = d.build_fingerprint;
   row.tier = d.tier;
-  row.online = registry.IsOnline(d.device_id);
+  row.online = online.count(d.device_id) != 0;
   return row;
 }
 
@@ -273,10 +274,12 @@ absl::StatusOr<std::string> DashboardSite::FleetPage(const DashboardTarget& targ
   // The devices `memfleet devices --where` lists for the same terms, label terms included.
   absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, *selector);
   if (!picked.ok()) return picked.status();
+  absl::StatusOr<std::map<std::string, std::string>> online = OnlineDevices(registry_, fleet_);
+  if (!online.ok()) return absl::UnavailableError(online.status().message());
   std::vector<dashboard::FleetDevice> rows;
   for (const storage::DeviceSummaryRow& summary : *devices) {
     if (summary.device.retired() || !picked->Contains(summary.device)) continue;
-    dashboard::FleetDevice row = FleetDeviceOf(summary.device, registry_);
+    dashboard::FleetDevice row = FleetDeviceOf(summary.device, *online);
     row.last_capture_at = summary.last_capture_at;
     row.total_kb = summary.last_total_kb;
     absl::StatusOr<std::vector<storage::HistoryRow>> week =
@@ -311,8 +314,10 @@ absl::StatusOr<std::string> DashboardSite::DevicePage(const DashboardTarget& tar
   absl::StatusOr<report::Report> report = report::ReportFromJson((*stored)->report_json);
   if (!report.ok())
     return absl::DataLossError(absl::StrCat("its stored report cannot be read: ", report.status().message()));
+  absl::StatusOr<std::map<std::string, std::string>> online = OnlineDevices(registry_, fleet_);
+  if (!online.ok()) return absl::UnavailableError(online.status().message());
   dashboard::DevicePageInput in;
-  in.device = FleetDeviceOf(**device, registry_);
+  in.device = FleetDeviceOf(**device, *online);
   in.device.last_capture_at = (*stored)->captured_at;
   in.device.total_kb = report->device.total_kb;
   in.report = std::move(*report);

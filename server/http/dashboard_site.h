@@ -7,7 +7,7 @@
 // browser says the form came from another site (Origin, Sec-Fetch-Site): no page elsewhere can log a
 // browser in with its own token, or out.
 //
-//   DashboardSite site(store, registry, authorizer, sessions);
+//   DashboardSite site(store, registry, authorizer, sessions, &baselines, fleet_or_null);
 //   DashboardReply reply = site.Handle({.method = "GET", .target = "/device/pixel-1"});
 //
 // Thread-safe.
@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/fleet/agent_registry.h"
+#include "server/fleet/fleet_link.h"
 #include "server/query/baseline_service.h"
 #include "server/http/dashboard/target.h"
 #include "server/http/dashboard_sessions.h"
@@ -53,9 +54,15 @@ struct DashboardReply {
 class DashboardSite {
  public:
   // `baselines` answers the baselines page; null: the page says the server has no baseline service.
+  // `fleet`: the servers sharing the database, whose agents are online too (OnlineDevices); null: alone.
   DashboardSite(storage::QueryStore& store, const AgentRegistry& registry, const security::Authorizer& authorizer,
-                DashboardSessions& sessions, BaselineService* baselines = nullptr)
-      : store_(store), registry_(registry), authorizer_(authorizer), sessions_(sessions), baselines_(baselines) {}
+                DashboardSessions& sessions, BaselineService* baselines = nullptr, FleetLink* fleet = nullptr)
+      : store_(store),
+        registry_(registry),
+        authorizer_(authorizer),
+        sessions_(sessions),
+        baselines_(baselines),
+        fleet_(fleet) {}
 
   DashboardReply Handle(const DashboardRequest& request);
 
@@ -79,6 +86,7 @@ class DashboardSite {
   const security::Authorizer& authorizer_;
   DashboardSessions& sessions_;
   BaselineService* const baselines_;
+  FleetLink* const fleet_;
 };
 
 }  // namespace memfleet::server

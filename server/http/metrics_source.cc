@@ -1,6 +1,5 @@
 #include "server/http/metrics_source.h"
 
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -66,8 +65,10 @@ absl::StatusOr<std::string> MetricsSource::Render() {
   }
   std::map<std::string, const storage::StoredReport*> latest;
   for (const storage::StoredReport& r : *reports) latest[r.device_id] = &r;
-  std::set<std::string> online;
-  for (const OnlineAgent& agent : registry_.List()) online.insert(agent.info.device_id());
+  absl::StatusOr<std::map<std::string, std::string>> online = OnlineDevices(registry_, fleet_);
+  if (!online.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot read which agents are online: ", online.status().message()));
+  }
 
   metrics::RenderInput input;
   input.devices.reserve(devices->size());
@@ -78,7 +79,7 @@ absl::StatusOr<std::string> MetricsSource::Render() {
     d.model = row.device.model;
     d.platform = row.device.platform;
     d.build = row.device.build_fingerprint;
-    d.up = online.count(d.device_id) != 0;
+    d.up = online->count(d.device_id) != 0;
     d.dropped_captures = row.device.dropped_captures;
     d.tier = row.device.tier;
     d.last_capture_unix_s = UnixSeconds(row.last_capture_at);

@@ -1,9 +1,11 @@
 // MetricsSource: the text of GET /metrics now — the devices and their latest reports from the store (two
-// queries, whatever the fleet's size), which agents are connected, the sweeps and the ingest counters —
-// rendered by memfleet::metrics (docs/metrics.md). A report is read once: each device's figures are kept
-// until its latest capture changes, so a scrape parses only the reports stored since the last one.
+// queries, whatever the fleet's size), which agents are connected (in the whole fleet when servers share
+// the database: server/fleet/fleet_link.h's OnlineDevices, as `memfleet devices`), the sweeps and the
+// ingest counters — rendered by memfleet::metrics (docs/metrics.md). A report is read once: each device's
+// figures are kept until its latest capture changes, so a scrape parses only the reports stored since the
+// last one.
 //
-//   MetricsSource source(store, registry, &sweeps, counters, /*top_processes=*/20, &ingest);
+//   MetricsSource source(store, registry, &sweeps, counters, /*top_processes=*/20, false, &ingest, fleet_or_null);
 //   absl::StatusOr<std::string> text = source.Render();   // Unavailable when the store cannot answer
 //
 // Thread-safe.
@@ -19,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/fleet/agent_registry.h"
+#include "server/fleet/fleet_link.h"
 #include "server/http/metrics/device_figures.h"
 #include "server/http/metrics/fleet_metrics.h"
 #include "server/http/metrics/server_counters.h"
@@ -33,17 +36,19 @@ inline constexpr size_t kDefaultMetricsTopProcesses = 20;
 
 class MetricsSource {
  public:
-  // `sweeps` may be null (no sweep figures), `ingest` too (no in-flight and commit figures).
+  // `sweeps` may be null (no sweep figures), `ingest` too (no in-flight and commit figures), `fleet` too
+  // (a server alone with its database: its registry says which devices are up).
   MetricsSource(storage::QueryStore& store, const AgentRegistry& registry, const SweepCoordinator* sweeps,
                 const metrics::ServerCounters& counters, size_t top_processes, bool app_summary = false,
-                const IngestService* ingest = nullptr)
+                const IngestService* ingest = nullptr, FleetLink* fleet = nullptr)
       : store_(store),
         registry_(registry),
         sweeps_(sweeps),
         counters_(counters),
         top_processes_(top_processes),
         app_summary_(app_summary),
-        ingest_(ingest) {}
+        ingest_(ingest),
+        fleet_(fleet) {}
 
   absl::StatusOr<std::string> Render() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -63,6 +68,7 @@ class MetricsSource {
   const size_t top_processes_;
   const bool app_summary_;  // --metrics-app-summary
   const IngestService* ingest_;
+  FleetLink* const fleet_;
 
   absl::Mutex mu_;  // one render at a time: scrapes are seconds apart, and it bounds the work
   std::map<std::string, CachedFigures> cache_ ABSL_GUARDED_BY(mu_);  // by device id

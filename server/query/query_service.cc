@@ -138,13 +138,9 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
   if (!rows.ok()) return ToGrpcStatus(rows.status());
   absl::StatusOr<SelectedDevices> picked = SelectedDevices::Of(store_, *selector);
   if (!picked.ok()) return ToGrpcStatus(picked.status());
-  // Device id -> the server holding its stream, across the fleet (a shared database only).
-  std::map<std::string, std::string> servers;
-  if (fleet_ != nullptr) {
-    absl::StatusOr<std::map<std::string, std::string>> online = fleet_->OnlineServers();
-    if (!online.ok()) return ToGrpcStatus(online.status());
-    servers = *std::move(online);
-  }
+  // Device id -> the server holding its stream, across the fleet on a shared database ("" alone).
+  absl::StatusOr<std::map<std::string, std::string>> servers = OnlineDevices(registry_, fleet_);
+  if (!servers.ok()) return ToGrpcStatus(servers.status());
   std::sort(rows->begin(), rows->end(), [](const storage::DeviceSummaryRow& a, const storage::DeviceSummaryRow& b) {
     return a.device.device_id < b.device.device_id;
   });
@@ -166,9 +162,9 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     d->set_android_sdk(row.device.android_sdk);
     d->set_access(row.device.access);
     d->set_selinux(row.device.selinux);
-    auto server = servers.find(row.device.device_id);
-    d->set_online(server != servers.end() || registry_.IsOnline(row.device.device_id));
-    if (server != servers.end()) d->set_server_id(server->second);
+    auto server = servers->find(row.device.device_id);
+    d->set_online(server != servers->end());
+    if (server != servers->end()) d->set_server_id(server->second);
     d->set_retired_at(row.device.retired_at);
     d->set_tier(row.device.tier);
     d->set_agent_tier(row.device.agent_tier);

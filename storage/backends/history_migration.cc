@@ -228,7 +228,7 @@ std::string TokenFields(const TokenRecord& t) {
 
 std::string SweepFields(const std::optional<SweepRecord>& s) {
   if (!s.has_value()) return "none";
-  std::string text = absl::StrJoin({s->sweep_id, s->started_at, s->selector, s->finished_at}, "|");
+  std::string text = absl::StrJoin({s->sweep_id, s->started_at, s->selector, s->finished_at, s->server_id}, "|");
   for (const auto& [device, state] : s->states) absl::StrAppend(&text, "|", device, "=", state);
   return text;
 }

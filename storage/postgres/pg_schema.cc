@@ -368,6 +368,18 @@ absl::Status MigrateProcessBlocks(SqlConnection& db) {
   return db.Exec("CLOSE memfleet_process_rows");
 }
 
+// Version 9: the server running each sweep, as SQLite's version 21, and servers: each server's own heartbeat
+// (refreshed with its sessions' heartbeats), so that a server that starts tells a sweep another live server
+// runs (left alone) from one a dead server left (closed as interrupted), whether or not that server holds
+// agent streams.
+constexpr char kPgMigration9[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN server_id TEXT COLLATE "C" NOT NULL DEFAULT '';
+CREATE TABLE servers (
+  server_id    TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+  heartbeat_ms BIGINT NOT NULL
+);
+)sql";
+
 // A migration: its SQL, then (for version 7) C++ that rewrites rows SQL cannot, then more SQL.
 struct PgMigration {
   const char* sql;
@@ -385,6 +397,7 @@ const std::vector<PgMigration>& AllMigrations() {
       {kPgMigration6, nullptr, ""},
       {kPgMigration7, MigrateProcessBlocks, kPgMigration7End},
       {kPgMigration8, nullptr, ""},
+      {kPgMigration9, nullptr, ""},
   };
   return *kMigrations;
 }

@@ -453,6 +453,14 @@ ALTER TABLE devices ADD COLUMN tier TEXT CHECK (tier IN ('kernel', 'dumpsys'));
 ALTER TABLE devices ADD COLUMN agent_tier TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 21: sweeps.server_id, the server running the sweep (its --server-id; '' for a server alone with
+// its database, and for the sweeps recorded before). A server that starts closes the sweeps left running by
+// itself or by a server no longer alive, never those of another live server on the same database (PostgreSQL
+// version 9 adds it there).
+constexpr char kMigration21[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN server_id TEXT NOT NULL DEFAULT '';
+)sql";
+
 absl::StatusOr<bool> TableExists(SqliteDb& db, const char* name) {
   MEMFLEET_ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1"));
   MEMFLEET_RETURN_IF_ERROR(st.BindText(1, name));
@@ -508,7 +516,7 @@ const std::vector<std::string>& Migrations() {
   static const std::vector<std::string>* const kMigrations = new std::vector<std::string>{
       kMigration1,  kMigration2,  kMigration3,  kMigration4,  kMigration5,  kMigration6,  kMigration7,
       kMigration8,  kMigration9,  kMigration10, kMigration11, kMigration12, kMigration13, kMigration14,
-      kMigration15, kMigration16, kMigration17, kMigration18, kMigration19, kMigration20};
+      kMigration15, kMigration16, kMigration17, kMigration18, kMigration19, kMigration20, kMigration21};
   return *kMigrations;
 }
 

@@ -95,7 +95,7 @@ class HistoryMigrationTest : public ::testing::Test {
     ASSERT_EQ((*store)->PutBaseline("lab", "2026-11-29T11:00:00Z", "{\"name\": \"lab\", \"v\": 1}").value(), 1);
     ASSERT_EQ((*store)->PutBaseline("lab", "2026-11-29T12:00:00Z", "{\"name\": \"lab\", \"v\": 2}").value(), 2);
     storage::SweepRecord sweep{
-        kSweep, "2026-11-30T08:05:00Z", "rack=7", {{"bench-b", "stored"}}, "2026-11-30T08:07:00Z"};
+        kSweep, "2026-11-30T08:05:00Z", "rack=7", {{"bench-b", "stored"}}, "2026-11-30T08:07:00Z", "lab-a:7070"};
     ASSERT_TRUE((*store)->PutSweep(sweep).ok());
     ASSERT_TRUE((*store)->RecordRetention("bench-a", {"2026-11-01T00:00:00Z", ""}).ok());
   }
@@ -216,6 +216,7 @@ TEST_F(HistoryMigrationTest, EveryQueryAnswersTheSameOnBothAfterTheCopy) {
   EXPECT_EQ(ReportsText(sqlite->LatestReportsOfSweep(kSweep)), ReportsText(pg->LatestReportsOfSweep(kSweep)));
   EXPECT_EQ(pg->LabelledCaptures(storage::LabelSet{{}, {{"rack", "7"}}})->size(), static_cast<size_t>(kRounds));
   EXPECT_EQ(pg->GetSweep(kSweep).value()->states.at("bench-b"), "stored");
+  EXPECT_EQ(pg->GetSweep(kSweep).value()->server_id, "lab-a:7070");
   EXPECT_EQ(pg->GetBaseline(1).value()->raw_text, "{\"name\": \"lab\", \"v\": 1}");
   EXPECT_EQ(pg->GetBaseline(0).value()->version, 2);
 
