@@ -34,6 +34,15 @@ struct SessionRecord {
   std::string agent_version;
 };
 
+// What one server's ingest refused for one device id since that server started.
+struct IncidentRecord {
+  std::string server_id;
+  std::string device_id;
+  uint64_t refused_streams = 0;  // streams whose Hello described another device than the id's live stream
+  std::string refused_facts;     // the latest refused Hello's facts
+  uint64_t future_captures = 0;  // captures dated too far ahead of the server's clock
+};
+
 // "Capture now for sweep S" for a device another server holds, and what became of it. `state` takes
 // sweep_devices' names ("sent", "capturing", "stored", "failed", "offline").
 struct SweepRelay {
@@ -64,6 +73,11 @@ class FleetStore {
   virtual absl::Status PutServerHeartbeat(const std::string& server_id, int64_t heartbeat_ms) = 0;
   // The servers whose heartbeat is at or after `heartbeat_since_ms`, by id.
   virtual absl::StatusOr<std::vector<std::string>> LiveServers(int64_t heartbeat_since_ms) = 0;
+  // Replaces every incident row of `server_id` by `incidents` (each of that server).
+  virtual absl::Status PutIncidents(const std::string& server_id, const std::vector<IncidentRecord>& incidents) = 0;
+  // The incident rows of the servers whose heartbeat is at or after `heartbeat_since_ms`, by device id then
+  // server id.
+  virtual absl::StatusOr<std::vector<IncidentRecord>> LiveIncidents(int64_t heartbeat_since_ms) = 0;
 
   // Records relays for other servers to deliver (state "sent").
   virtual absl::Status PutSweepRelays(const std::vector<SweepRelay>& relays) = 0;

@@ -134,6 +134,8 @@ class SqlStore : public Store, public FleetStore {
   absl::StatusOr<std::vector<SessionRecord>> LiveSessions(int64_t heartbeat_since_ms) override;
   absl::Status PutServerHeartbeat(const std::string& server_id, int64_t heartbeat_ms) override;
   absl::StatusOr<std::vector<std::string>> LiveServers(int64_t heartbeat_since_ms) override;
+  absl::Status PutIncidents(const std::string& server_id, const std::vector<IncidentRecord>& incidents) override;
+  absl::StatusOr<std::vector<IncidentRecord>> LiveIncidents(int64_t heartbeat_since_ms) override;
   absl::Status PutSweepRelays(const std::vector<SweepRelay>& relays) override;
   absl::StatusOr<std::vector<SweepRelay>> TakeSweepRelays(const std::string& server_id) override;
   absl::Status SetSweepRelayState(const std::string& sweep_id, const std::string& device_id, const std::string& state,

@@ -62,6 +62,14 @@ constexpr char kPutServerHeartbeatSql[] =
     "INSERT INTO servers (server_id, heartbeat_ms) VALUES (?1, ?2) "
     "ON CONFLICT (server_id) DO UPDATE SET heartbeat_ms = excluded.heartbeat_ms";
 constexpr char kLiveServersSql[] = "SELECT server_id FROM servers WHERE heartbeat_ms >= ?1 ORDER BY server_id";
+constexpr char kDeleteIncidentsSql[] = "DELETE FROM server_incidents WHERE server_id = ?1";
+constexpr char kInsertIncidentSql[] =
+    "INSERT INTO server_incidents (server_id, device_id, refused_streams, refused_facts, future_captures) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
+constexpr char kLiveIncidentsSql[] =
+    "SELECT i.server_id, i.device_id, i.refused_streams, i.refused_facts, i.future_captures "
+    "FROM server_incidents i JOIN servers s ON s.server_id = i.server_id WHERE s.heartbeat_ms >= ?1 "
+    "ORDER BY i.device_id, i.server_id";
 
 constexpr char kPutRelaySql[] =
     "INSERT INTO sweep_relays (sweep_id, device_id, server_id, labels, state, full_smaps) "
@@ -295,6 +303,33 @@ absl::Status SqlStore::PutServerHeartbeat(const std::string& server_id, int64_t 
 absl::StatusOr<std::vector<std::string>> SqlStore::LiveServers(int64_t heartbeat_since_ms) {
   SqlConnectionPool::Lease db = readers_->Acquire();
   return QueryAll(*db, kLiveServersSql, {SqlValue::Int(heartbeat_since_ms)}, ReadFirstText);
+}
+
+absl::Status SqlStore::PutIncidents(const std::string& server_id, const std::vector<IncidentRecord>& incidents) {
+  if (server_id.empty()) return absl::InvalidArgumentError("incidents need a server id");
+  SqlConnectionPool::Lease db = writers_->Acquire();
+  MEMFLEET_ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*db));
+  MEMFLEET_RETURN_IF_ERROR(db->Send(kDeleteIncidentsSql, {SqlValue::Text(server_id)}));
+  for (const IncidentRecord& i : incidents) {
+    MEMFLEET_RETURN_IF_ERROR(db->Send(
+        kInsertIncidentSql,
+        {SqlValue::Text(server_id), SqlValue::Text(i.device_id), SqlValue::Int(static_cast<int64_t>(i.refused_streams)),
+         SqlValue::Text(i.refused_facts), SqlValue::Int(static_cast<int64_t>(i.future_captures))}));
+  }
+  return txn.Commit();
+}
+
+absl::StatusOr<std::vector<IncidentRecord>> SqlStore::LiveIncidents(int64_t heartbeat_since_ms) {
+  SqlConnectionPool::Lease db = readers_->Acquire();
+  return QueryAll(*db, kLiveIncidentsSql, {SqlValue::Int(heartbeat_since_ms)}, [](const SqlRow& row) {
+    IncidentRecord i;
+    i.server_id = row.ColumnText(0);
+    i.device_id = row.ColumnText(1);
+    i.refused_streams = static_cast<uint64_t>(std::max<int64_t>(0, row.ColumnInt64(2)));
+    i.refused_facts = row.ColumnText(3);
+    i.future_captures = static_cast<uint64_t>(std::max<int64_t>(0, row.ColumnInt64(4)));
+    return i;
+  });
 }
 
 absl::StatusOr<std::vector<SessionRecord>> SqlStore::LiveSessions(int64_t heartbeat_since_ms) {

@@ -97,6 +97,11 @@ DeviceIncidents AgentRegistry::Incidents(const std::string& device_id) const {
   return it == incidents_.end() ? DeviceIncidents() : it->second;
 }
 
+std::map<std::string, DeviceIncidents> AgentRegistry::AllIncidents() const {
+  absl::MutexLock lock(&mu_);
+  return incidents_;
+}
+
 void AgentRegistry::Unregister(const std::shared_ptr<AgentSession>& session) {
   {
     absl::MutexLock lock(&mu_);

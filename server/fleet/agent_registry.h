@@ -77,6 +77,11 @@ struct DeviceIncidents {
   std::string refused_facts;  // the latest refused Hello's facts, as FactsText prints them
   // Captures dated further ahead of the server's clock than it allows (CountFutureCapture).
   uint64_t future_captures = 0;
+
+  bool operator==(const DeviceIncidents& o) const {
+    return refused_streams == o.refused_streams && refused_facts == o.refused_facts &&
+           future_captures == o.future_captures;
+  }
 };
 
 // True when two Hellos describe the same device: model, SoC, build, kernel and page size agree. The agent
@@ -120,6 +125,8 @@ class AgentRegistry {
   void CountFutureCapture(const std::string& device_id);
   // All zero when nothing was refused.
   DeviceIncidents Incidents(const std::string& device_id) const;
+  // Every device id's, by id (only ids something was refused for).
+  std::map<std::string, DeviceIncidents> AllIncidents() const;
   // Cancels every stream (server shutdown); they unregister themselves as their handlers end.
   void CancelAll();
 

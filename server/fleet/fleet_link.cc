@@ -48,6 +48,12 @@ absl::StatusOr<std::map<std::string, std::string>> OnlineDevices(const AgentRegi
   return online;
 }
 
+absl::StatusOr<std::map<std::string, DeviceIncidents>> RefusedIncidents(const AgentRegistry& registry,
+                                                                        FleetLink* fleet) {
+  if (fleet != nullptr) return fleet->FleetIncidents();
+  return registry.AllIncidents();
+}
+
 FleetLink::FleetLink(storage::FleetStore& store, AgentRegistry& registry, FleetLinkOptions options)
     : store_(store),
       registry_(registry),
@@ -104,6 +110,52 @@ void FleetLink::Heartbeat() {
   if (absl::Status s = store_.TouchSessions(options_.server_id, now_ms); !s.ok()) {
     LogLine(absl::StrCat("fleet: cannot refresh this server's session heartbeats: ", s.message()));
   }
+  WriteIncidents();
+}
+
+void FleetLink::WriteIncidents() {
+  std::map<std::string, DeviceIncidents> now = registry_.AllIncidents();
+  {
+    absl::MutexLock lock(&mu_);
+    if (written_incidents_.has_value() && *written_incidents_ == now) return;
+  }
+  std::vector<storage::IncidentRecord> rows;
+  for (const auto& [device_id, incidents] : now) {
+    storage::IncidentRecord row;
+    row.server_id = options_.server_id;
+    row.device_id = device_id;
+    row.refused_streams = incidents.refused_streams;
+    row.refused_facts = incidents.refused_facts;
+    row.future_captures = incidents.future_captures;
+    rows.push_back(std::move(row));
+  }
+  if (absl::Status s = store_.PutIncidents(options_.server_id, rows); !s.ok()) {
+    LogLine(absl::StrCat("fleet: cannot record what this server refused: ", s.message(),
+                         " (other servers' `devices` will not count it)"));
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  written_incidents_ = std::move(now);
+}
+
+absl::StatusOr<std::map<std::string, DeviceIncidents>> FleetLink::FleetIncidents() {
+  absl::StatusOr<std::vector<storage::IncidentRecord>> rows =
+      store_.LiveIncidents(WallNowMs() - options_.session_timeout.count());
+  if (!rows.ok()) return rows.status();
+  // This server's own are its registry's, newer than any row it wrote.
+  std::map<std::string, DeviceIncidents> fleet = registry_.AllIncidents();
+  std::set<std::string> own_facts;
+  for (const auto& [device_id, incidents] : fleet) {
+    if (!incidents.refused_facts.empty()) own_facts.insert(device_id);
+  }
+  for (const storage::IncidentRecord& row : *rows) {
+    if (row.server_id == options_.server_id) continue;
+    DeviceIncidents& sum = fleet[row.device_id];
+    sum.refused_streams += row.refused_streams;
+    sum.future_captures += row.future_captures;
+    if (own_facts.count(row.device_id) == 0 && !row.refused_facts.empty()) sum.refused_facts = row.refused_facts;
+  }
+  return fleet;
 }
 
 void FleetLink::OnOnline(const AgentSession& session) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -70,6 +71,10 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   // The servers of the fleet alive now (their heartbeat is not older than the session timeout), this one
   // included once started.
   absl::StatusOr<std::set<std::string>> LiveServers();
+  // What ingest refused per device id, summed over the live servers of the fleet (this server's from its
+  // registry, the others' as of their last heartbeat); a refused Hello's facts are this server's latest,
+  // else another's.
+  absl::StatusOr<std::map<std::string, DeviceIncidents>> FleetIncidents();
 
   // RegistryListener
   void OnOnline(const AgentSession& session) override ABSL_LOCKS_EXCLUDED(mu_);
@@ -95,7 +100,9 @@ class FleetLink : public RegistryListener, public SweepRelayer {
     std::string answer;  // the capture that answers it, once one named the sweep ("": none yet)
   };
 
-  void Heartbeat();
+  // Refreshes this server's heartbeat and its sessions', and writes its incidents when they changed.
+  void Heartbeat() ABSL_LOCKS_EXCLUDED(mu_);
+  void WriteIncidents() ABSL_LOCKS_EXCLUDED(mu_);
   // Delivers the relays addressed here, reads back those of sweeps started here, forgets stale ones.
   void PollRelays() ABSL_LOCKS_EXCLUDED(mu_);
   void DeliverRelays() ABSL_LOCKS_EXCLUDED(mu_);
@@ -115,6 +122,9 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::set<std::string> watched_ ABSL_GUARDED_BY(mu_);            // sweeps started here with relays
   std::map<RelayKey, Delivered> delivered_ ABSL_GUARDED_BY(mu_);  // relays this server delivered
+  // The incidents last written to the store (nullopt: none yet, so the first heartbeat replaces the rows
+  // an earlier process of this server id left).
+  std::optional<std::map<std::string, DeviceIncidents>> written_incidents_ ABSL_GUARDED_BY(mu_);
   TaskRunner runner_;  // last: its thread starts after everything its tasks use
 };
 
@@ -122,6 +132,10 @@ class FleetLink : public RegistryListener, public SweepRelayer {
 // when `fleet` is not null, else this server's registry's, each mapped to "". What `memfleet devices`, the
 // dashboard and /metrics call online, so that every server of a fleet shows the same online devices.
 absl::StatusOr<std::map<std::string, std::string>> OnlineDevices(const AgentRegistry& registry, FleetLink* fleet);
+// What ingest refused per device id: the fleet's (fleet->FleetIncidents()) when `fleet` is not null, else
+// this server's registry's. What `memfleet devices` shows.
+absl::StatusOr<std::map<std::string, DeviceIncidents>> RefusedIncidents(const AgentRegistry& registry,
+                                                                        FleetLink* fleet);
 
 // "HOSTNAME:PORT": the default --server-id. Port "0" (the system picks one) adds this process's id, so
 // two such servers on one host still differ.

@@ -141,6 +141,8 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
   // Device id -> the server holding its stream, across the fleet on a shared database ("" alone).
   absl::StatusOr<std::map<std::string, std::string>> servers = OnlineDevices(registry_, fleet_);
   if (!servers.ok()) return ToGrpcStatus(servers.status());
+  absl::StatusOr<std::map<std::string, DeviceIncidents>> refused = RefusedIncidents(registry_, fleet_);
+  if (!refused.ok()) return ToGrpcStatus(refused.status());
   std::sort(rows->begin(), rows->end(), [](const storage::DeviceSummaryRow& a, const storage::DeviceSummaryRow& b) {
     return a.device.device_id < b.device.device_id;
   });
@@ -173,7 +175,8 @@ grpc::Status QueryService::ListDevices(grpc::ServerContext* context, const v1::L
     d->set_capture_count(row.capture_count);
     d->set_dropped_captures(row.device.dropped_captures);
     if (row.device.clock_skew_s.has_value()) d->set_clock_skew_s(*row.device.clock_skew_s);
-    const DeviceIncidents incidents = registry_.Incidents(row.device.device_id);
+    auto found = refused->find(row.device.device_id);
+    const DeviceIncidents incidents = found == refused->end() ? DeviceIncidents() : found->second;
     d->set_refused_streams(incidents.refused_streams);
     d->set_refused_stream_facts(incidents.refused_facts);
     d->set_future_captures_refused(incidents.future_captures);

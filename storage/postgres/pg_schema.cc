@@ -371,12 +371,22 @@ absl::Status MigrateProcessBlocks(SqlConnection& db) {
 // Version 9: the server running each sweep, as SQLite's version 21, and servers: each server's own heartbeat
 // (refreshed with its sessions' heartbeats), so that a server that starts tells a sweep another live server
 // runs (left alone) from one a dead server left (closed as interrupted), whether or not that server holds
-// agent streams.
+// agent streams. server_incidents: what each server's ingest refused per device id since it started (its
+// AgentRegistry's DeviceIncidents), written at its heartbeat, so `memfleet devices` on any server counts
+// the whole fleet's.
 constexpr char kPgMigration9[] = R"sql(
 ALTER TABLE sweeps ADD COLUMN server_id TEXT COLLATE "C" NOT NULL DEFAULT '';
 CREATE TABLE servers (
   server_id    TEXT COLLATE "C" PRIMARY KEY NOT NULL,
   heartbeat_ms BIGINT NOT NULL
+);
+CREATE TABLE server_incidents (
+  server_id       TEXT COLLATE "C" NOT NULL,
+  device_id       TEXT COLLATE "C" NOT NULL,
+  refused_streams BIGINT NOT NULL DEFAULT 0,
+  refused_facts   TEXT NOT NULL DEFAULT '',
+  future_captures BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (server_id, device_id)
 );
 )sql";
 

@@ -1,7 +1,8 @@
 // Two real LabServers on one database of a real PostgreSQL (tests/support/postgres_server.h), as two lab
 // servers of one fleet: an agent streams to each, and both servers' `memfleet devices` answer, /metrics
-// (over HTTP) and dashboard fleet page show both agents online. A server that starts leaves the sweep
-// another live server runs to it (which then finishes it), and closes the sweeps of servers no longer alive.
+// (over HTTP) and dashboard fleet page show both agents online, and the agent streams either refused are
+// counted in both servers' `devices`. A server that starts leaves the sweep another live server runs to it
+// (which then finishes it), and closes the sweeps of servers no longer alive.
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -31,6 +32,7 @@ constexpr char kDeviceOfB[] = "sim-b-201";
 
 LabServerOptions ServerOptions(const std::string& uri, const std::string& server_id) {
   LabServerOptions options;
+  options.fleet.heartbeat_period = 100ms;  // what a server refused reaches the others' within a tenth of a second
   options.db_path = uri;
   options.listen = "127.0.0.1:0";
   options.http.listen = "127.0.0.1:0";
@@ -62,6 +64,19 @@ std::map<std::string, std::pair<bool, std::string>> Devices(const LabServer& ser
   std::map<std::string, std::pair<bool, std::string>> devices;
   for (const v1::DeviceSummary& d : response.devices()) devices[d.device_id()] = {d.online(), d.server_id()};
   return devices;
+}
+
+// The device's summary in `memfleet devices` of `server` (empty when it is not listed).
+v1::DeviceSummary Summary(const LabServer& server, const std::string& device_id) {
+  auto stub = v1::QueryService::NewStub(grpc::CreateChannel(Target(server), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::ListDevicesResponse response;
+  grpc::Status s = stub->ListDevices(&ctx, v1::ListDevicesRequest(), &response);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  for (const v1::DeviceSummary& d : response.devices()) {
+    if (d.device_id() == device_id) return d;
+  }
+  return v1::DeviceSummary();
 }
 
 // memfleet_device_up of the device on `server`'s GET /metrics; nullopt when it has no such sample.
@@ -119,6 +134,36 @@ TEST(FleetViewTest, BothServersShowEveryAgentOnlineInDevicesMetricsAndTheDashboa
     EXPECT_EQ(DashboardState(*server, kDeviceOfA), "online");
     EXPECT_EQ(DashboardState(*server, kDeviceOfB), "offline");
   }
+}
+
+TEST(FleetViewTest, TheStreamsOneServerRefusedCountInEveryServersDevices) {
+  const std::string uri = testing::NewPostgresDatabase();
+  ASSERT_FALSE(uri.empty());
+  std::unique_ptr<LabServer> a = StartServer(uri, "lab-a");
+  ASSERT_NE(a, nullptr);
+  std::unique_ptr<LabServer> b = StartServer(uri, "lab-b");
+  ASSERT_NE(b, nullptr);
+  testing::RawAgent first(Target(*b));
+  ASSERT_TRUE(first.Hello(kDeviceOfB, "Pixel 8"));
+  // Another phone configured with the same device id: refused by B, twice.
+  for (int i = 0; i < 2; ++i) {
+    testing::RawAgent second(Target(*b));
+    EXPECT_FALSE(second.Hello(kDeviceOfB, "Xiaomi 12"));
+  }
+  ASSERT_EQ(Summary(*b, kDeviceOfB).refused_streams(), 2u);
+  // A counts B's refusals once B's next heartbeat has written them.
+  ASSERT_TRUE(testing::WaitFor([&] { return Summary(*a, kDeviceOfB).refused_streams() == 2; }, 30s));
+  const v1::DeviceSummary seen_by_a = Summary(*a, kDeviceOfB);
+  EXPECT_NE(seen_by_a.refused_stream_facts().find("Xiaomi 12"), std::string::npos) << seen_by_a.refused_stream_facts();
+
+  // And the other way: what A refused, B counts.
+  testing::RawAgent on_a(Target(*a));
+  ASSERT_TRUE(on_a.Hello(kDeviceOfA, "Pixel 8"));
+  testing::RawAgent refused_by_a(Target(*a));
+  EXPECT_FALSE(refused_by_a.Hello(kDeviceOfA, "Xiaomi 12"));
+  ASSERT_TRUE(testing::WaitFor([&] { return Summary(*b, kDeviceOfA).refused_streams() == 1; }, 30s));
+  EXPECT_EQ(Summary(*b, kDeviceOfB).refused_streams(), 2u);
+  EXPECT_EQ(Summary(*a, kDeviceOfA).refused_streams(), 1u);
 }
 
 TEST(FleetViewTest, AServerThatStartsLeavesALiveServersSweepRunningAndClosesADeadServersOnes) {
