@@ -12,11 +12,13 @@
 #define MEMFLEET_STORAGE_FLEET_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/capture_store.h"
 #include "storage/records.h"
 
 namespace memfleet::storage {
@@ -41,6 +43,12 @@ struct IncidentRecord {
   uint64_t refused_streams = 0;  // streams whose Hello described another device than the id's live stream
   std::string refused_facts;     // the latest refused Hello's facts
   uint64_t future_captures = 0;  // captures dated too far ahead of the server's clock
+};
+
+// A re-accounting shared between the servers walking it (FleetStore::ForEachClaimedRawCapture).
+struct ReaccountRun {
+  int64_t run_id = 0;
+  bool joined = false;  // another server had started it
 };
 
 // "Capture now for sweep S" for a device another server holds, and what became of it. `state` takes
@@ -92,6 +100,13 @@ class FleetStore {
   virtual absl::StatusOr<std::vector<SweepRelay>> SweepRelays(const std::string& sweep_id) = 0;
   // Deletes the sweep's relays (it finished: sweep_devices holds its outcome).
   virtual absl::Status DeleteSweepRelays(const std::string& sweep_id) = 0;
+
+  // Re-accounting shared between servers: each raw capture of the run (`device_id` "" = all) handed to
+  // `fn` by one of the servers walking it, joining the unfinished run of the same scope or starting one at
+  // `started_at` (SqlStore's comment says how).
+  virtual absl::StatusOr<ReaccountRun> ForEachClaimedRawCapture(
+      const std::string& device_id, const std::string& started_at,
+      const std::function<void(const CaptureStore::RawCapture&)>& fn) = 0;
 };
 
 }  // namespace memfleet::storage

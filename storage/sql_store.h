@@ -170,13 +170,10 @@ class SqlStore : public Store, public FleetStore {
   // UPDATE SKIP LOCKED), calls `fn` on each with no lock held and marks it done, until nothing is left to
   // claim; the server that finds the run's last capture done marks the run finished. A claim whose server
   // died (its connection gone) is claimed again: that capture may then be handed out twice, never zero
-  // times. On SQLite, which one server uses, it is ForEachRawCapture (run 0).
-  struct ReaccountRun {
-    int64_t run_id = 0;
-    bool joined = false;  // another server had started it
-  };
+  // times. On SQLite, which one server uses, it is ForEachRawCapture (run 0). FleetStore's (fleet_store.h).
+  using ReaccountRun = storage::ReaccountRun;
   absl::StatusOr<ReaccountRun> ForEachClaimedRawCapture(const std::string& device_id, const std::string& started_at,
-                                                        const std::function<void(const RawCapture&)>& fn);
+                                                        const std::function<void(const RawCapture&)>& fn) override;
 
   // The query plan of a hot query, exactly as the method runs it (metric total_kb), one line per plan
   // row — for tests that assert an index serves it. SQLite: EXPLAIN QUERY PLAN's details; PostgreSQL:

@@ -65,6 +65,8 @@ class FleetLink : public RegistryListener, public SweepRelayer {
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string& server_id() const { return options_.server_id; }
+  // The shared database (the Reaccount RPC claims its captures there).
+  storage::FleetStore& store() { return store_; }
   // Device id -> the server holding its stream, for every agent online in the fleet (this server's from
   // its registry, the others' from live session rows).
   absl::StatusOr<std::map<std::string, std::string>> OnlineServers();

@@ -87,12 +87,12 @@ absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, 
   });
 }
 
-absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::SqlStore& store, const std::string& device_id,
-                                                        const std::string& now) {
-  storage::SqlStore::ReaccountRun run;
+absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::CaptureStore& store, storage::FleetStore& shared,
+                                                        const std::string& device_id, const std::string& now) {
+  storage::ReaccountRun run;
   absl::StatusOr<ReaccountResult> result =
       ReaccountWalk(store, [&](const std::function<void(const storage::CaptureStore::RawCapture&)>& fn) {
-        absl::StatusOr<storage::SqlStore::ReaccountRun> walked = store.ForEachClaimedRawCapture(device_id, now, fn);
+        absl::StatusOr<storage::ReaccountRun> walked = shared.ForEachClaimedRawCapture(device_id, now, fn);
         if (walked.ok()) run = *walked;
         return walked.status();
       });

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "storage/capture_store.h"
+#include "storage/fleet_store.h"
 #include "storage/sql_store.h"
 
 namespace memfleet::server {
@@ -33,10 +34,17 @@ struct ReaccountResult {
 absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id);
 
 // The same on a PostgreSQL history shared by several servers: servers re-accounting it at once split the
-// captures between them, each capture re-accounted by one of them (SqlStore::ForEachClaimedRawCapture).
-// The result counts this server's share. `now`: RFC 3339, the run's start when this one starts it.
-absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::SqlStore& store, const std::string& device_id,
-                                                        const std::string& now);
+// captures between them, each capture re-accounted by one of them (FleetStore::ForEachClaimedRawCapture,
+// claimed through `shared`, reports written through `store`) — `memfleet-server --reaccount` and the
+// Reaccount RPC of a server in a fleet alike. The result counts this server's share. `now`: RFC 3339, the
+// run's start when this one starts it.
+absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::CaptureStore& store, storage::FleetStore& shared,
+                                                        const std::string& device_id, const std::string& now);
+// Over one store that is both (SQLite's walks every capture: one server uses it).
+inline absl::StatusOr<ReaccountResult> ReaccountSharedCaptures(storage::SqlStore& store, const std::string& device_id,
+                                                               const std::string& now) {
+  return ReaccountSharedCaptures(store, store, device_id, now);
+}
 
 }  // namespace memfleet::server
 

@@ -507,7 +507,12 @@ grpc::Status QueryService::Reaccount(grpc::ServerContext* context, const v1::Rea
 grpc::Status QueryService::ReaccountLocked(const std::string& device_id, v1::ReaccountResponse* response) {
   auto done = std::make_shared<std::promise<absl::StatusOr<ReaccountResult>>>();
   std::future<absl::StatusOr<ReaccountResult>> result = done->get_future();
-  if (!pool_.Submit([this, device_id, done] { done->set_value(ReaccountCaptures(captures_, device_id)); })) {
+  // In a fleet the run is shared, as `memfleet-server --reaccount`'s: servers re-accounting the same
+  // history at once (by either way) split its captures.
+  if (!pool_.Submit([this, device_id, done] {
+        done->set_value(fleet_ != nullptr ? ReaccountSharedCaptures(captures_, fleet_->store(), device_id, NowRfc3339())
+                                          : ReaccountCaptures(captures_, device_id));
+      })) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
   }
   absl::StatusOr<ReaccountResult> r = result.get();

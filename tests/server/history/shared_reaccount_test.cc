@@ -1,8 +1,9 @@
 // Re-accounting shared between servers on one real PostgreSQL (SqlStore::ForEachClaimedRawCapture,
 // ReaccountSharedCaptures): two real `memfleet-server --reaccount` processes on the same history split it,
 // each capture re-accounted exactly once — counted by a trigger on the database's report inserts, not by
-// the servers — with the reports a single run gives; a finished run is not joined again; and the claims
-// of a server whose connection died are claimed again by the next one.
+// the servers — with the reports a single run gives; a finished run is not joined again; the claims of a
+// server whose connection died are claimed again by the next one; and the Reaccount RPC of a server on
+// the database joins a running run.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -13,7 +14,10 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "absl/strings/str_cat.h"
+#include "memfleet/v1/query_service.grpc.pb.h"
 #include "server/history/reaccount.h"
+#include "server/lab_server.h"
 #include "storage/postgres/pg_connection.h"
 #include "storage/postgres/pg_store.h"
 #include "tests/support/ingested_history.h"
@@ -215,6 +219,42 @@ TEST_F(SharedReaccountTest, TheClaimsOfAServerWhoseConnectionDiedAreClaimedAgain
                           [](const storage::SqlRow& r) { return r.ColumnText(0); });
   ASSERT_TRUE(finished.ok() && finished->has_value()) << finished.status();
   EXPECT_EQ(**finished, "2026-12-01T00:05:00.000Z");
+}
+
+TEST_F(SharedReaccountTest, TheReaccountRpcOfAServerInTheFleetJoinsTheRunningSharedRun) {
+  server::LabServerOptions options;
+  options.db_path = uri_;
+  options.listen = "127.0.0.1:0";
+  absl::StatusOr<std::unique_ptr<LabServer>> server = LabServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = v1::QueryService::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*server)->port()), grpc::InsecureChannelCredentials()));
+  // Another server's --reaccount is walking its first claimed batch when `memfleet reaccount` asks this
+  // server: the RPC joins that run and re-accounts the captures nobody has claimed.
+  std::vector<std::string> handed_to_other;
+  std::optional<v1::ReaccountResponse> answer;
+  absl::StatusOr<storage::SqlStore::ReaccountRun> run =
+      store_->ForEachClaimedRawCapture("", "2026-12-01T00:00:00Z", [&](const storage::CaptureStore::RawCapture& raw) {
+        handed_to_other.push_back(raw.capture_id);
+        if (answer.has_value()) return;
+        grpc::ClientContext ctx;
+        v1::ReaccountResponse response;
+        grpc::Status s = stub->Reaccount(&ctx, v1::ReaccountRequest(), &response);
+        EXPECT_TRUE(s.ok()) << s.error_message();
+        answer = response;
+      });
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->failed(), 0u);
+  EXPECT_GT(answer->reaccounted(), 0u);
+  EXPECT_EQ(answer->reaccounted() + handed_to_other.size(), static_cast<uint64_t>(kCaptures))
+      << "the RPC re-accounted " << answer->reaccounted() << ", the other walk was handed " << handed_to_other.size();
+  // Only the RPC wrote reports here: each capture the other walk was not handed, once.
+  std::map<std::string, int64_t> writes = ReportWrites();
+  EXPECT_EQ(writes.size(), answer->reaccounted());
+  for (const std::string& id : handed_to_other) EXPECT_EQ(writes.count(id), 0u) << id;
+  for (const auto& [id, n] : writes) EXPECT_EQ(n, 1) << id;
+  ExpectReportsAsAtIngest();
 }
 
 }  // namespace
