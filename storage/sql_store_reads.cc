@@ -119,20 +119,24 @@ absl::Status AttachHistoryLabels(SqlConnection& db, const std::string& device_id
   return AttachLabels(std::move(labels), points);
 }
 
-// Per device, the latest report is the last entry of its range in device_reports_by_device_time (a
-// correlated LIMIT 1 subquery: one index probe per device, not a scan of every report), joined back by
-// its unique capture_id. Ties on captured_at go to the greater capture_id, as in GetReport.
-constexpr char kLatestReportJoin[] =
-    " FROM devices AS d JOIN device_reports AS r ON r.capture_id = ("
-    "SELECT latest.capture_id FROM device_reports AS latest WHERE latest.device_id = d.device_id"
-    " ORDER BY latest.captured_at DESC, latest.capture_id DESC LIMIT 1)"
-    " ORDER BY d.device_id";
-
-std::string LatestDeviceFigureSql(const char* column) {
-  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", column, kLatestReportJoin);
-}
-std::string LatestProcessBlockSql() {
-  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.processes", kLatestReportJoin);
+// Per device, the latest report is the last entry of its range in device_reports_by_device_time (one
+// index probe per device, not a scan of every report). Ties on captured_at go to the greater capture_id,
+// as in GetReport. SQLite: a correlated LIMIT 1 subquery for the capture id, joined back by its unique
+// capture_id. PostgreSQL: a LATERAL LIMIT 1 over the same range, which reads the row it finds instead of
+// probing the capture_id index for it again (a third less time a device at 1,000 devices).
+std::string LatestReportSql(SqlDialect d, const std::string& columns) {
+  if (d == SqlDialect::kPostgres) {
+    return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", columns,
+                        " FROM devices AS d CROSS JOIN LATERAL (SELECT latest.capture_id, latest.captured_at, latest.",
+                        columns,
+                        " FROM device_reports AS latest WHERE latest.device_id = d.device_id"
+                        " ORDER BY latest.captured_at DESC, latest.capture_id DESC LIMIT 1) AS r ORDER BY d.device_id");
+  }
+  return absl::StrCat("SELECT ", kDeviceColumnsOfD, ", r.capture_id, r.captured_at, r.", columns,
+                      " FROM devices AS d JOIN device_reports AS r ON r.capture_id = ("
+                      "SELECT latest.capture_id FROM device_reports AS latest WHERE latest.device_id = d.device_id"
+                      " ORDER BY latest.captured_at DESC, latest.capture_id DESC LIMIT 1)"
+                      " ORDER BY d.device_id");
 }
 
 constexpr char kCaptureLabelsSql[] = "SELECT key, value, source FROM capture_labels WHERE capture_id = ?1 ORDER BY key";
@@ -300,7 +304,7 @@ absl::StatusOr<std::vector<FleetValueRow>> SqlStore::LatestPerDevice(const std::
   if (process_name.empty()) {
     MEMFLEET_ASSIGN_OR_RETURN(const char* column, DeviceColumn(metric));
     SqlConnectionPool::Lease db = readers_->Acquire();
-    return QueryAll(*db, LatestDeviceFigureSql(column), {}, [](const SqlRow& row) {
+    return QueryAll(*db, LatestReportSql(dialect_, column), {}, [](const SqlRow& row) {
       FleetValueRow value = ReadFleetRow(row);
       value.value_kb = row.ColumnOptionalInt64(kDeviceColumnCount + 2);
       return value;
@@ -311,7 +315,7 @@ absl::StatusOr<std::vector<FleetValueRow>> SqlStore::LatestPerDevice(const std::
   std::vector<std::pair<FleetValueRow, std::string>> rows;
   {
     SqlConnectionPool::Lease db = readers_->Acquire();
-    MEMFLEET_ASSIGN_OR_RETURN(rows, QueryAll(*db, LatestProcessBlockSql(), {}, [](const SqlRow& row) {
+    MEMFLEET_ASSIGN_OR_RETURN(rows, QueryAll(*db, LatestReportSql(dialect_, "processes"), {}, [](const SqlRow& row) {
                                 return std::make_pair(ReadFleetRow(row), row.ColumnBlob(kDeviceColumnCount + 2));
                               }));
   }
@@ -428,10 +432,10 @@ absl::StatusOr<std::vector<std::string>> SqlStore::ExplainHotQuery(HotQuery quer
       params = {SqlValue::Text("dev-0"), SqlValue::Text("2026-01-01T00:00:00.000Z"), LimitOf(dialect_, 0)};
       break;
     case HotQuery::kLatestDeviceFigure:
-      sql = LatestDeviceFigureSql("total_kb");
+      sql = LatestReportSql(dialect_, "total_kb");
       break;
     case HotQuery::kLatestProcessFigure:
-      sql = LatestProcessBlockSql();
+      sql = LatestReportSql(dialect_, "processes");
       break;
     case HotQuery::kReportAt:
       sql = ReportAtSql();

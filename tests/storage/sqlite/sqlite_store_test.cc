@@ -524,6 +524,29 @@ TEST_P(StoreTest, LatestPerDevicePicksNewestCaptureOfEachDevice) {
   EXPECT_EQ((*rows)[2].device.platform, "qcom");
 }
 
+TEST_P(StoreTest, LatestPerDeviceBreaksTimeTiesByGreaterCaptureId) {
+  // Two reports of one time: the greater capture id is the latest, whichever was stored last (as GetReport).
+  Put(MakeCapture("a-2", "dev-a", At(10), 20'000));
+  Put(MakeCapture("a-1", "dev-a", At(10), 10'000));
+  Put(MakeCapture("a-0", "dev-a", At(9), 90'000));
+  Put(MakeCapture("b-1", "dev-b", At(12), 10'000));
+  Put(MakeCapture("b-3", "dev-b", At(12), 30'000));
+  absl::StatusOr<std::vector<FleetValueRow>> rows = store_->LatestPerDevice("total_kb", "");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].capture_id, "a-2");
+  EXPECT_EQ((*rows)[0].value_kb, 20'000);
+  EXPECT_EQ((*rows)[1].capture_id, "b-3");
+  EXPECT_EQ((*rows)[1].value_kb, 30'000);
+  absl::StatusOr<std::vector<FleetValueRow>> process = store_->LatestPerDevice("total_kb", "com.android.systemui");
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_EQ(process->size(), 2u);
+  EXPECT_EQ((*process)[0].capture_id, "a-2");
+  EXPECT_EQ((*process)[0].value_kb, 2'000);
+  EXPECT_EQ((*process)[1].capture_id, "b-3");
+  EXPECT_EQ((*process)[1].value_kb, 3'000);
+}
+
 TEST_P(StoreTest, LatestPerDeviceWithProcessFigure) {
   Put(MakeCapture("a1", "dev-a", At(9), 10'000));
   Put(MakeCapture("a2", "dev-a", At(10), 20'000));
