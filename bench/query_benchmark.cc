@@ -1,25 +1,28 @@
-// The store's hot queries on a fleet-sized database: 100 devices x 30 days x one capture every 10 minutes
-// (device 0 has a whole year), 30-60 processes per capture — the one-process trend, the 1-year trend and
-// the latest-report-per-device fleet views, run through the store (storage/sql_store.h) exactly as the
-// server runs them, on SQLite (`/postgres:0`) and on the same history in PostgreSQL (`/postgres:1`).
+// The store's hot queries on a fleet-sized database: 1,000 devices x 30 days x one capture an hour (device
+// 0 has a whole year, every 10 minutes), 30-60 processes per capture — the one-process trend, the 1-year
+// trend, the latest-report-per-device fleet views (`memfleet fleet`) and the device list (the dashboard's
+// fleet page, `memfleet devices`), run through the store (storage/sql_store.h) exactly as the server runs
+// them, on SQLite (`/postgres:0`) and on the same history in PostgreSQL (`/postgres:1`), in the same run.
 //
 //   bin/query_benchmark                    # full size; builds the database once (minutes), then reuses it
-//   bin/query_benchmark --quick            # CI: 10 devices x 2 days (device 0: 7 days), built in seconds
+//   bin/query_benchmark --quick            # CI: 10 devices x 2 days every 10 min (device 0: 7 days), seconds
 //   bin/query_benchmark --db_dir=/var/tmp  # where the cached database lives (default $TMPDIR or /tmp)
-//   bin/query_benchmark --devices=20 --days=7 --year_days=30   # another size
+//   bin/query_benchmark --devices=100 --interval_s=600   # another size: the earlier 100 devices every 10 min
 //   bin/query_benchmark --no_postgres      # SQLite only
 //
 // PostgreSQL: a server this binary starts (tests/support/postgres_server.h: a temporary folder, fsync off,
 // stopped at exit), the schema the store creates, the same rows (the captures generated inside it with
 // generate_series, the reports with their process blocks copied from the SQLite file), then VACUUM ANALYZE
-// (as autovacuum would after a bulk load). It is built anew at every run.
+// (as autovacuum would after a bulk load). It is built anew at every run (about a minute at full size).
 //
-// The database: dev-000 holds 365 days (52,560 captures), dev-001..dev-099 the last 30 of them (4,320
-// each): 480,240 captures and ~21.6 M process rows (~5 GB). It is generated with bulk INSERT ... SELECT
+// The database: dev-000 holds 365 days every 10 minutes (52,560 captures, the 1-year trend's points),
+// dev-001..dev-999 the last 30 of them hourly (720 each): 771,840 captures and ~34.7 M process samples
+// (1.26 GB). An hour, not the 10 minutes of a lab, keeps the build to a few minutes on two cores; the fleet
+// queries read one report per device whatever the cadence. It is generated with bulk INSERT ... SELECT
 // inside SQLite (one transaction per device) into the store's own schema, then opened as the server opens it.
 // Raw blobs are a shared 4-byte placeholder and report_json is "{}": the queries read neither. The file is
-// named by schema version and size and built under a temporary name, so an interrupted build is redone and
-// a schema change builds a new one. No ANALYZE: the plans are the ones a fresh server database gets.
+// named by schema version, size and cadence and built under a temporary name, so an interrupted build is
+// redone and a schema change builds a new one. No ANALYZE: the plans are the ones a fresh server database gets.
 //
 // Baselines, in the same run: BM_PointLookup (one capture row by primary key — the cost of one index probe)
 // and BM_IndexRangeCount (COUNT(*) over the same index range the trend reads — reading the rows with no
@@ -50,15 +53,15 @@
 namespace memfleet::storage {
 namespace {
 
-constexpr int64_t kIntervalSeconds = 600;
 constexpr int64_t kEpoch20250101 = 1735689600;  // the year device's first capture
 constexpr int kMinProcesses = 30;
 constexpr int kProcessSpread = 31;  // 30..60 processes per capture
 
 struct Size {
-  int devices = 100;
+  int devices = 1000;
   int days = 30;
-  int year_days = 365;  // dev-000's history
+  int year_days = 365;        // dev-000's history
+  int64_t interval_s = 3600;  // the other devices' cadence
 };
 
 Size g_size;
@@ -132,10 +135,15 @@ std::string DeviceId(int d) {
   return buf;
 }
 
-int64_t CapturesOf(int d) { return (d == 0 ? g_size.year_days : g_size.days) * 86400 / kIntervalSeconds; }
+// The year device is captured every 10 minutes whatever the others' cadence, so that its trend reads
+// 52,560 points as the 1-year target was set for.
+constexpr int64_t kYearIntervalSeconds = 600;
+int64_t IntervalOf(int d) { return d == 0 ? kYearIntervalSeconds : g_size.interval_s; }
+int64_t CapturesOf(int d) { return (d == 0 ? g_size.year_days : g_size.days) * 86400 / IntervalOf(d); }
+int64_t LastCapture() { return kEpoch20250101 + (CapturesOf(0) - 1) * kYearIntervalSeconds; }
 
 // The first capture time of device d: every device ends at the same time (the year device's last capture).
-int64_t FirstCaptureOf(int d) { return kEpoch20250101 + (CapturesOf(0) - CapturesOf(d)) * kIntervalSeconds; }
+int64_t FirstCaptureOf(int d) { return LastCapture() - (CapturesOf(d) - 1) * IntervalOf(d); }
 
 std::string Rfc3339(int64_t t) {
   time_t tt = static_cast<time_t>(t);
@@ -153,13 +161,13 @@ std::string DbPath() {
     dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   }
   return absl::StrCat(dir, "/memfleet-query-bench-v", LatestSchemaVersion(), "-", g_size.devices, "x", g_size.days,
-                      "d-", g_size.year_days, "y.db");
+                      "d-", g_size.year_days, "y-", g_size.interval_s, "s.db");
 }
 
 // One device's captures, device reports and process rows, generated inside SQLite from a counter.
 // ?1 device id, ?2 first capture (unix seconds), ?3 capture count, ?4 device number.
 constexpr char kSeq[] = "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3) ";
-constexpr char kTimeOfI[] = "strftime('%Y-%m-%dT%H:%M:%SZ', ?2 + i * 600, 'unixepoch')";
+constexpr char kTimeOfI[] = "strftime('%Y-%m-%dT%H:%M:%SZ', ?2 + i * ?5, 'unixepoch')";
 constexpr char kIdOfI[] = "printf('%s-%06d', ?1, i)";
 
 std::vector<std::string> DeviceInserts() {
@@ -255,7 +263,7 @@ bool BuildDatabase(const std::string& path) {
     absl::StatusOr<Transaction> txn = Transaction::Begin(*db);
     if (!txn.ok()) return Fail(txn.status(), "begin");
     const std::string id = DeviceId(d);
-    const int64_t last = FirstCaptureOf(d) + (CapturesOf(d) - 1) * kIntervalSeconds;
+    const int64_t last = LastCapture();
     device->Reset();
     if (absl::Status s = device->BindText(1, id); !s.ok()) return Fail(s, "bind");
     if (absl::Status s = device->BindText(2, Rfc3339(last)); !s.ok()) return Fail(s, "bind");
@@ -271,6 +279,9 @@ bool BuildDatabase(const std::string& path) {
       }
       if (st.sql().find("?4") != std::string::npos) {
         if (absl::Status s = st.BindInt64(4, d); !s.ok()) return Fail(s, "bind");
+      }
+      if (st.sql().find("?5") != std::string::npos) {
+        if (absl::Status s = st.BindInt64(5, IntervalOf(d)); !s.ok()) return Fail(s, "bind");
       }
       if (absl::Status s = st.StepDone(); !s.ok()) return Fail(s, "insert");
     }
@@ -293,7 +304,7 @@ bool BuildDatabase(const std::string& path) {
 // in one transaction per device, as pipelined inserts.
 constexpr char kPgSeries[] = " FROM generate_series(0, ?3::bigint - 1) AS i";
 constexpr char kPgTimeOfI[] =
-    "to_char(to_timestamp(?2::bigint + i * 600) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+    "to_char(to_timestamp(?2::bigint + i * ?4::bigint) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
 constexpr char kPgIdOfI[] = "?1 || '-' || lpad(i::text, 6, '0')";
 
 std::string PgCaptureInsert() {
@@ -347,7 +358,7 @@ bool BuildPgDatabase(const std::string& uri, const std::string& sqlite_path) {
   const std::string captures = PgCaptureInsert();
   for (int d = 0; d < g_size.devices; ++d) {
     const std::string id = DeviceId(d);
-    const int64_t last = FirstCaptureOf(d) + (CapturesOf(d) - 1) * kIntervalSeconds;
+    const int64_t last = LastCapture();
     absl::StatusOr<SqlTransaction> txn = SqlTransaction::Begin(**db);
     if (!txn.ok()) return Fail(txn.status(), "begin");
     if (absl::Status s = static_cast<SqlConnection&>(**db).Send(
@@ -358,7 +369,8 @@ bool BuildPgDatabase(const std::string& uri, const std::string& sqlite_path) {
       return Fail(s, "insert device");
     }
     if (absl::Status s = static_cast<SqlConnection&>(**db).Send(
-            captures, {SqlValue::Text(id), SqlValue::Int(FirstCaptureOf(d)), SqlValue::Int(CapturesOf(d))});
+            captures, {SqlValue::Text(id), SqlValue::Int(FirstCaptureOf(d)), SqlValue::Int(CapturesOf(d)),
+                       SqlValue::Int(IntervalOf(d))});
         !s.ok()) {
       return Fail(s, "insert captures");
     }
@@ -467,7 +479,7 @@ Store* StoreFor(benchmark::State& state) {
   Store* store = StoreFor(state);     \
   if (store == nullptr) return;
 
-// One process of one device over its 30 days (4,320 points).
+// One process of one device over its 30 days (720 points, hourly).
 void BM_ProcessTrend_30Days(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
   size_t rows = 0;
@@ -502,7 +514,7 @@ void BM_ProcessTrend_1Year(benchmark::State& state) {
 }
 BENCHMARK(BM_ProcessTrend_1Year)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
-// The last 30 days of the year device: `since` must cut the index range (same rows as the 30-day trend).
+// The last 30 days of the year device: `since` must cut the index range (4,320 points, every 10 minutes).
 void BM_ProcessTrend_1YearDevice_Last30Days(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
   const std::string since = Rfc3339(FirstCaptureOf(1));
@@ -554,6 +566,24 @@ void BM_LatestPerDevice_Process(benchmark::State& state) {
   state.counters["devices"] = static_cast<double>(rows);
 }
 BENCHMARK(BM_LatestPerDevice_Process)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The fleet page of the dashboard and `memfleet devices`: every device with its capture count, its last
+// capture time and its latest total (SqlStore::ListDevices).
+void BM_ListDevices(benchmark::State& state) {
+  MEMFLEET_REQUIRE_STORE(state);
+  size_t rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<DeviceSummaryRow>> r = store->ListDevices();
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    rows = r->size();
+    benchmark::DoNotOptimize(r->data());
+  }
+  state.counters["devices"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_ListDevices)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // Baseline: one primary-key probe of a capture (SQLite's floor for "find one row").
 void BM_PointLookup(benchmark::State& state) {
@@ -622,7 +652,7 @@ void ParseOwnFlags(int& argc, char** argv) {
   int out = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
-      g_size = Size{10, 2, 7};
+      g_size = Size{10, 2, 7, 600};
     } else if (std::strcmp(argv[i], "--no_postgres") == 0) {
       g_postgres = false;
     } else if (std::strncmp(argv[i], "--devices=", 10) == 0) {
@@ -632,6 +662,8 @@ void ParseOwnFlags(int& argc, char** argv) {
       g_size.year_days = std::max(g_size.year_days, g_size.days);
     } else if (std::strncmp(argv[i], "--year_days=", 12) == 0) {
       g_size.year_days = std::max(g_size.days, std::atoi(argv[i] + 12));
+    } else if (std::strncmp(argv[i], "--interval_s=", 13) == 0) {
+      g_size.interval_s = std::max(60, std::atoi(argv[i] + 13));
     } else if (std::strncmp(argv[i], "--db_dir=", 9) == 0) {
       g_db_dir = argv[i] + 9;
     } else {
