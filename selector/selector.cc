@@ -100,11 +100,15 @@ absl::StatusOr<Selector> Selector::Parse(const std::vector<std::string>& terms) 
     }
     if (!IsDeviceKey(key))
       return Refuse(term, absl::StrCat("unknown key ", QuotedSnippet(key), "; use one of ", kKeys));
-    if (absl::Status checked = CheckDeviceValue(term, key, value); !checked.ok()) return checked;
-    Term t{key, value, value.back() == '*'};
+    // The same quoting as a label's, so that the selector's text (the sweeps list shows it) reads back:
+    // `model="Pixel 8" soc=sm8450` is two terms where `model=Pixel 8 soc=sm8450` would not be.
+    const std::optional<std::string> device_value = LabelValueFromText(value);
+    if (!device_value) return Refuse(term, absl::StrCat(kQuotedLabelValueRule, " (e.g. model=\"Pixel 8\")"));
+    if (absl::Status checked = CheckDeviceValue(term, key, *device_value); !checked.ok()) return checked;
+    Term t{key, *device_value, device_value->back() == '*'};
     if (t.prefix) t.value.pop_back();
     s.device_terms_.push_back(std::move(t));
-    s.text_.push_back(absl::StrCat(key, "=", value));
+    s.text_.push_back(absl::StrCat(key, "=", LabelValueText(*device_value)));
   }
   return s;
 }

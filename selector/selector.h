@@ -69,7 +69,8 @@ class Selector {
   // The terms in their canonical form ("model=Pixel*", spaces around the key dropped), as sent on the
   // wire and recorded with a sweep.
   const std::vector<std::string>& terms() const { return text_; }
-  // terms() joined with " ".
+  // terms() joined with " ". A value with a space is quoted (common/label_text.h), so the text names its
+  // terms unambiguously and each reads back as the same term.
   std::string ToString() const;
 
  private:

@@ -25,8 +25,8 @@ const DeviceFacts kXiaomi = {
 
 TEST(SelectorTest, TermsAreKeptInTheirCanonicalForm) {
   Selector s = Select({"model=Pixel 8 Pro", " soc =sm8450", "build=a=b", "label.run=12*"});
-  EXPECT_THAT(s.terms(), ::testing::ElementsAre("model=Pixel 8 Pro", "soc=sm8450", "build=a=b", "label.run=12*"));
-  EXPECT_EQ(s.ToString(), "model=Pixel 8 Pro soc=sm8450 build=a=b label.run=12*");
+  EXPECT_THAT(s.terms(), ::testing::ElementsAre("model=\"Pixel 8 Pro\"", "soc=sm8450", "build=a=b", "label.run=12*"));
+  EXPECT_EQ(s.ToString(), "model=\"Pixel 8 Pro\" soc=sm8450 build=a=b label.run=12*");
   EXPECT_EQ(s.labels(), (capture::Labels{{"run", "12*"}}));
   EXPECT_TRUE(Select({}).empty());
   EXPECT_TRUE(Select({"platform=q*"}).MatchesDevice(kXiaomi));  // a prefix is not checked as a platform name
@@ -123,6 +123,26 @@ TEST(SelectorTest, AQuotedLabelValueReadsBackAsPrinted) {
   EXPECT_EQ(Select({"label.suite=camera smoke"}).labels(), quoted.labels());
   absl::StatusOr<Selector> open = Selector::Parse({"label.suite=\"camera smoke"});
   EXPECT_EQ(open.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A device term's value is quoted as a label's is: the selector's text (shown in the sweeps list) names
+// `model="Pixel 8"` and `soc=sm8450` as two terms, and each printed term selects what the bare one did.
+TEST(SelectorTest, ADeviceValueWithASpaceIsQuotedAndReadsBack) {
+  const DeviceFacts pixel = {"Pixel 8", "generic", "gs301", "p8-1", "google/shiba:14", "", ""};
+  Selector bare = Select({"model=Pixel 8", "soc=gs301"});
+  EXPECT_EQ(bare.ToString(), "model=\"Pixel 8\" soc=gs301");
+  Selector quoted = Select({"model=\"Pixel 8\"", "soc=gs301"});
+  EXPECT_EQ(quoted.terms(), bare.terms());
+  EXPECT_TRUE(quoted.MatchesDevice(pixel));
+  EXPECT_FALSE(quoted.MatchesDevice(kXiaomi));
+  EXPECT_TRUE(Select({"model=\"Pixel *\""}).MatchesDevice(pixel));  // a prefix inside the quotes
+  EXPECT_FALSE(Select({"model=\"Pixel 8 Pro\""}).MatchesDevice(pixel));
+  absl::StatusOr<Selector> open = Selector::Parse({"model=\"Pixel 8"});
+  ASSERT_FALSE(open.ok());
+  EXPECT_THAT(std::string(open.status().message()), HasSubstr("closing"));
+  absl::StatusOr<Selector> empty = Selector::Parse({"model=\"\""});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(std::string(empty.status().message()), HasSubstr("give a value"));
 }
 
 // label.NAME matches a sweep's labels only, agentlabel.NAME the agent's only: an agent that writes a run's

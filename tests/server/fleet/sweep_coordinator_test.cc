@@ -156,7 +156,7 @@ TEST_F(SweepCoordinatorTest, SendsCaptureNowToMatchingOnlineAgentsAndMarksKnownO
 
   absl::StatusOr<std::optional<storage::SweepRecord>> rec = store_->GetSweep(*id);
   ASSERT_TRUE(rec.ok() && rec->has_value());
-  EXPECT_EQ((*rec)->selector, "model=Xiaomi 12");
+  EXPECT_EQ((*rec)->selector, "model=\"Xiaomi 12\"");  // quoted: the text reads back as one term
   EXPECT_THAT((*rec)->states, ElementsAre(Pair("dev-a", "sent"), Pair("dev-c", "offline")));
   EXPECT_EQ((*rec)->finished_at, "");
 }
