@@ -17,6 +17,7 @@
 #include "agent/reader/root_kind.h"
 #include "agent/server_address.h"
 #include "agent/spool_location.h"
+#include "capture/capture_header.h"
 #include "capture/labels.h"
 #include "capture/node_path.h"
 #include "common/figure_tier.h"
@@ -67,6 +68,14 @@ absl::Status ChooseRoot(const AgentFlags& flags, const AgentHost& host, AgentCon
   }
   if (!flags.model.empty()) config.facts.model = flags.model;
   if (!flags.soc.empty()) config.facts.soc = flags.soc;
+  if (flags.ddr_size_kb != 0) {
+    // A recorded capture keeps the size its device had; a second source could only disagree with it.
+    if (config.capture_tree) {
+      return absl::InvalidArgumentError(absl::StrCat("--ddr-size-kb is for a live root; the capture tree ", flags.root,
+                                                     " gives its device's size as ddr_size_kb in its capture.json"));
+    }
+    config.facts.ddr_size_kb = flags.ddr_size_kb;
+  }
   return absl::OkStatus();
 }
 
@@ -173,6 +182,11 @@ void AddAgentFlags(CLI::App& app, AgentFlags& flags) {
       ->capture_default_str();
   app.add_option("--model", flags.model, "device model reported to the server (default: from capture.json)");
   app.add_option("--soc", flags.soc, "SoC reported to the server (default: from capture.json)");
+  app.add_option("--ddr-size-kb", flags.ddr_size_kb,
+                 "live root: the device's installed DRAM in kB (16777216 for 16 GiB), written into each capture as "
+                 "ddr_size_kb. Without it a phone's is estimated from MemTotal, and a host that is not an Android "
+                 "device has none: its static reserved and total are unknown")
+      ->check(CLI::Range(uint64_t{1}, capture::kMaxDdrSizeKb));
   app.add_option("--ca-cert", flags.ca_cert_file, "PEM CA of the server's certificate: connect with TLS");
   app.add_option("--tls-cert", flags.tls_cert_file,
                  "PEM client certificate for a server with --client-ca (mutual TLS)");
@@ -220,6 +234,7 @@ absl::StatusOr<AgentConfig> BuildAgentConfig(const AgentFlags& flags, const Agen
   if (!config.capture_tree) {
     scheduler.header_facts = HeaderFactsOf(config.facts);
     scheduler.android_version = config.facts.android_version;
+    scheduler.ddr_size_kb = config.facts.ddr_size_kb;
   }
   scheduler.max_capture_bytes = flags.max_capture_mb << 20;
   scheduler.max_node_bytes = flags.max_node_mb << 20;

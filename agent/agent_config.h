@@ -49,6 +49,7 @@ struct AgentFlags {
   std::string smaps = "gpu";  // --smaps: "gpu" or "full"
   std::string model;
   std::string soc;
+  uint64_t ddr_size_kb = 0;  // --ddr-size-kb; 0: not given
   std::string ca_cert_file;
   std::string tls_cert_file;
   std::string tls_key_file;

@@ -44,6 +44,7 @@ absl::StatusOr<DeviceFacts> DeviceFactsFromHeader(std::string_view json_text) {
   facts.abi = Fact(*header, "abi");
   facts.android_sdk = Fact(*header, "android_sdk");
   facts.android_version = header->android_version;
+  facts.ddr_size_kb = header->ddr_size_kb;
   facts.access = Fact(*header, "access");
   facts.selinux = Fact(*header, "selinux");
   facts.page_size = header->page_size;

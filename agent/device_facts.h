@@ -38,6 +38,7 @@ struct DeviceFacts {
   std::string abi;          // arm64-v8a, x86_64, ...
   std::string android_sdk;  // the API level, as getprop prints it ("34")
   std::optional<int> android_version;
+  std::optional<uint64_t> ddr_size_kb;  // installed DRAM: a capture tree's header, or --ddr-size-kb
   std::string kernel;
   uint64_t page_size = 4096;
   // What the agent reads as: "root" (uid 0) or "shell" (any other uid: a retail phone's adb shell, whose

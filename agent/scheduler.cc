@@ -168,6 +168,7 @@ absl::StatusOr<TakenCapture> Scheduler::TakeCapture(const std::string& sweep_id,
   collect.page_size = options_.page_size;
   collect.header_facts = options_.header_facts;
   collect.android_version = options_.android_version;
+  collect.ddr_size_kb = options_.ddr_size_kb;
   collect.run_commands = options_.run_commands;
   collect.run_dumpsys = options_.dumpsys_every <= 1 || captures_taken_ % options_.dumpsys_every == 0;
   collect.max_heap_dumps = options_.max_heap_dumps;

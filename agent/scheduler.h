@@ -51,6 +51,7 @@ struct SchedulerOptions {
   // A device root's header fields beyond id, time and page size (HeaderFactsOf), and its Android version.
   std::vector<std::pair<std::string, std::string>> header_facts;
   std::optional<int> android_version;
+  std::optional<uint64_t> ddr_size_kb;                   // live root: the header's "ddr_size_kb" (--ddr-size-kb)
   uint64_t max_capture_bytes = kDefaultMaxCaptureBytes;  // CollectOptions
   uint64_t max_node_bytes = kDefaultMaxNodeBytes;
   // The random part of this agent's capture ids (proto/capture_id.h); "" = drawn when the scheduler is

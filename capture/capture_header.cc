@@ -20,11 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// 64 TiB in kB. Phones carry at most tens of GiB and the largest single machines sold a few tens of TiB,
-// so a larger DDR size is a corrupt or hostile header; and the bound keeps every figure derived from it
-// (static_reserved_kb, total_kb) many orders of magnitude inside the report's int64 kB.
-constexpr uint64_t kMaxDdrSizeKb = uint64_t{64} << 30;
-
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("capture.json: \"", field, "\" ", what));
 }

@@ -20,6 +20,11 @@ namespace memfleet::capture {
 // A capture header is a few hundred bytes; a megabyte is not a header.
 inline constexpr size_t kMaxCaptureHeaderBytes = 1 << 20;
 
+// 64 TiB in kB. Phones carry at most tens of GiB and the largest single machines sold a few tens of TiB,
+// so a larger DDR size is a corrupt or hostile header; and the bound keeps every figure derived from it
+// (static_reserved_kb, total_kb) many orders of magnitude inside the report's int64 kB.
+inline constexpr uint64_t kMaxDdrSizeKb = uint64_t{64} << 30;
+
 struct CaptureHeader {
   int format = 1;
   std::string device_id;

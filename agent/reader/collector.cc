@@ -60,6 +60,7 @@ absl::StatusOr<std::string> DeviceHeader(const CollectOptions& options) {
     header["page_size"] = options.page_size;
     if (options.full_smaps) header["smaps"] = "full";
     if (options.android_version) header["android_version"] = *options.android_version;
+    if (options.ddr_size_kb) header["ddr_size_kb"] = *options.ddr_size_kb;
     for (const auto& [name, value] : options.header_facts) {
       if (!header.contains(name)) header[name] = value;
     }

@@ -35,7 +35,8 @@ struct CollectOptions {
   uint64_t page_size = 4096;  // the caller's getpagesize()
   // Further header fields of a device root (DeviceFacts: model, build, access, ...), in this order.
   std::vector<std::pair<std::string, std::string>> header_facts;
-  std::optional<int> android_version;  // the header's "android_version" (the dumpsys view's formulas)
+  std::optional<int> android_version;   // the header's "android_version" (the dumpsys view's formulas)
+  std::optional<uint64_t> ddr_size_kb;  // the header's "ddr_size_kb": the device's installed DRAM
   // Run `am dumpheap -n` / dumpsys / getprop where the root has them (device roots only).
   bool run_commands = true;
   // With run_commands: run `dumpsys meminfo`, `dumpsys gpu --gpumem` and `getprop` in this capture (the

@@ -107,6 +107,29 @@ TEST_F(AgentConfigTest, ModelAndSocFlagsWinOverTheCaptureJson) {
   EXPECT_EQ(config->transport.device.soc(), "sm8450");
 }
 
+// --ddr-size-kb gives a live root's DDR size, which its captures then carry (a Linux host has no other
+// source); a capture tree's capture.json already says its own, so the flag is refused there, naming itself.
+TEST_F(AgentConfigTest, ALiveRootsDdrSizeComesFromItsFlagAndATreeRefusesIt) {
+  dir_.Write("live/proc/meminfo", "MemTotal: 1000 kB\n");
+  flags_.root = dir_.path() + "/live";
+  flags_.live_root = true;
+  flags_.ddr_size_kb = 16777216;
+  absl::StatusOr<AgentConfig> config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scheduler.ddr_size_kb, 16777216u);
+
+  flags_.ddr_size_kb = 0;
+  config = BuildAgentConfig(flags_);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->scheduler.ddr_size_kb.has_value());
+
+  AgentFlags tree = flags_;
+  tree.root = tree_;
+  tree.live_root = false;
+  tree.ddr_size_kb = 16777216;
+  EXPECT_THAT(ErrorOf(tree), ::testing::HasSubstr("--ddr-size-kb is for a live root"));
+}
+
 // A refusal for now (the server's database down, its disk full) is answered by a resend after the flag's
 // seconds, and the ack deadline keeps its own flag.
 TEST_F(AgentConfigTest, RefusedCapturesAreResentAfterTheirFlagsSeconds) {
@@ -184,6 +207,28 @@ absl::StatusOr<AgentConfig> ParseAndBuild(std::vector<std::string> args, AgentFl
     return absl::InvalidArgumentError(e.what());
   }
   return BuildAgentConfig(flags);
+}
+
+// A DDR size of 0 or above the bound a capture header takes (64 TiB) is refused as the command line is read.
+TEST_F(AgentConfigTest, ADdrSizeOutsideWhatAHeaderTakesIsAUsageError) {
+  dir_.Write("live/proc/meminfo", "MemTotal: 1000 kB\n");
+  const std::vector<std::string> live = {
+      "--server",    "127.0.0.1:7070", "--root",  dir_.path() + "/live", "--live-root",
+      "--device-id", "bench-3",        "--spool", dir_.path() + "/spool"};
+  for (const char* size : {"0", "68719476737", "16GiB"}) {
+    std::vector<std::string> args = live;
+    args.insert(args.end(), {"--ddr-size-kb", size});
+    AgentFlags flags;
+    absl::StatusOr<AgentConfig> config = ParseAndBuild(args, flags);
+    ASSERT_FALSE(config.ok()) << size;
+    EXPECT_THAT(std::string(config.status().message()), ::testing::HasSubstr("--ddr-size-kb")) << size;
+  }
+  std::vector<std::string> args = live;
+  args.insert(args.end(), {"--ddr-size-kb", "68719476736"});
+  AgentFlags flags;
+  absl::StatusOr<AgentConfig> config = ParseAndBuild(args, flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scheduler.ddr_size_kb, uint64_t{68719476736});
 }
 
 // Without --interval the agent captures every 300 s, and that figure is what the scheduler runs on, what

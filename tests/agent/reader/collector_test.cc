@@ -17,6 +17,8 @@
 #include "agent/reader/capture_tree_fs.h"
 #include "agent/reader/device_root_fs.h"
 #include "agent/reader/node_allowlist.h"
+#include "capture/capture_header.h"
+#include "capture/node_path.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_root_fs.h"
 #include "tests/support/load_tree.h"
@@ -618,6 +620,37 @@ TEST(CollectorTest, ThisHostsCaptureHasNoGuessedStaticReserved) {
             r.warnings.end());
   EXPECT_GT(r.device.mem_total_kb.value_or(0), 0);
   EXPECT_TRUE(r.device.kernel_kb.has_value());
+}
+
+// The same host with its DDR size given (the agent's --ddr-size-kb): the capture says it, and the report
+// takes it as given, not estimated, with the static reserved figure it implies.
+TEST(CollectorTest, ThisHostsCaptureWithItsDdrSizeGivenHasItsStaticReserved) {
+  DeviceRootFs fs("/");
+  const DeviceFacts facts = LiveRootFacts(fs, static_cast<uint64_t>(sysconf(_SC_PAGESIZE)), geteuid());
+  ASSERT_EQ(facts.model, kLiveRootModel) << "this test needs a Linux host without system/bin/getprop";
+  CollectOptions options = DeviceOptions();
+  options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  options.header_facts = HeaderFactsOf(facts);
+  const int64_t mem_total_kb = [&] {
+    absl::StatusOr<Capture> first = CollectCapture(fs, options);
+    return first.ok() ? accounting::Account(*first).device.mem_total_kb.value_or(0) : 0;
+  }();
+  ASSERT_GT(mem_total_kb, 0);
+  // The next whole GiB above MemTotal, plus one: what a host with some firmware carve-out would have.
+  const uint64_t ddr_size_kb = (static_cast<uint64_t>(mem_total_kb) / (1 << 20) + 2) << 20;
+  options.ddr_size_kb = ddr_size_kb;
+  absl::StatusOr<Capture> c = CollectCapture(fs, options);
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<capture::CaptureHeader> header = capture::ParseCaptureHeader(c->Find(capture::kHeaderNode)->content);
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_EQ(header->ddr_size_kb, ddr_size_kb);
+  const report::Report r = accounting::Account(*c);
+  EXPECT_EQ(r.device.ddr_kb, static_cast<int64_t>(ddr_size_kb));
+  EXPECT_FALSE(r.device.ddr_estimated);
+  ASSERT_TRUE(r.device.static_reserved_kb.has_value());
+  EXPECT_EQ(*r.device.static_reserved_kb,
+            static_cast<int64_t>(ddr_size_kb) - *r.device.mem_total_kb - r.device.gcma_kb.value_or(0));
+  EXPECT_TRUE(r.device.total_kb.has_value());
 }
 
 // No per-capture growth. malloc's bytes in use after 220 collections of a sample tree against
