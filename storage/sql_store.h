@@ -158,7 +158,11 @@ class SqlStore : public Store, public FleetStore {
   // history's tables, which makes their free space reusable by new rows (the files shrink only when
   // their last pages are free); returns the bytes the database shrank by (0 when other servers' captures
   // grew it more meanwhile).
-  absl::StatusOr<int64_t> ReturnFreePages(bool allow_vacuum);
+  struct FreedSpace {
+    int64_t returned_bytes = 0;      // what the files shrank by
+    bool kept_for_new_rows = false;  // PostgreSQL: the rest stays in its files for the next captures
+  };
+  absl::StatusOr<FreedSpace> ReturnFreePages(bool allow_vacuum);
 
   // Rows of the kinds the Store interfaces cannot count, for a history copied between databases.
   absl::StatusOr<HistoryRowCounts> CountHistoryRows();

@@ -96,15 +96,18 @@ constexpr char kVacuumHistorySql[] = "VACUUM captures, device_reports, report_bl
 
 }  // namespace
 
-absl::StatusOr<int64_t> SqlStore::ReturnFreePages(bool allow_vacuum) {
+absl::StatusOr<SqlStore::FreedSpace> SqlStore::ReturnFreePages(bool allow_vacuum) {
   SqlConnectionPool::Lease db = writers_->Acquire();
+  FreedSpace freed;
   if (dialect_ == SqlDialect::kPostgres) {
     MEMFLEET_ASSIGN_OR_RETURN(int64_t before, QueryInt(*db, "SELECT pg_database_size(current_database())"));
     // Not FULL: that rewrites the tables under a lock every server's ingest would wait on.
     MEMFLEET_RETURN_IF_ERROR(db->Exec(kVacuumHistorySql));
     MEMFLEET_ASSIGN_OR_RETURN(int64_t after, QueryInt(*db, "SELECT pg_database_size(current_database())"));
     // Other servers' ingest may grow the database meanwhile: that is not space this call took.
-    return std::max<int64_t>(before - after, 0);
+    freed.returned_bytes = std::max<int64_t>(before - after, 0);
+    freed.kept_for_new_rows = true;
+    return freed;
   }
   MEMFLEET_ASSIGN_OR_RETURN(int64_t before, SqliteFileBytes(*db));
   MEMFLEET_ASSIGN_OR_RETURN(int64_t mode, QueryInt(*db, "PRAGMA auto_vacuum"));
@@ -115,7 +118,8 @@ absl::StatusOr<int64_t> SqlStore::ReturnFreePages(bool allow_vacuum) {
     MEMFLEET_RETURN_IF_ERROR(db->Exec("VACUUM"));
   }
   MEMFLEET_ASSIGN_OR_RETURN(int64_t after, SqliteFileBytes(*db));
-  return std::max<int64_t>(before - after, 0);
+  freed.returned_bytes = std::max<int64_t>(before - after, 0);
+  return freed;
 }
 
 // ---- re-accounting shared between servers (PostgreSQL) ----

@@ -88,7 +88,9 @@ absl::StatusOr<RetentionRun> ApplyRetention(storage::SqlStore& store, const Rete
     }
   }
   if (!options.dry_run && options.return_free_pages) {
-    MEMFLEET_ASSIGN_OR_RETURN(run.file_bytes_freed, store.ReturnFreePages(options.allow_vacuum));
+    MEMFLEET_ASSIGN_OR_RETURN(storage::SqlStore::FreedSpace freed, store.ReturnFreePages(options.allow_vacuum));
+    run.file_bytes_freed = freed.returned_bytes;
+    run.space_kept_for_new_captures = freed.kept_for_new_rows;
   }
   return run;
 }
@@ -97,8 +99,15 @@ std::string DescribeRetentionRun(const RetentionRun& run, bool dry_run) {
   std::string text = absl::StrCat(run.devices, run.devices == 1 ? " device, " : " devices, ", run.deleted, " of ",
                                   run.captures_before, dry_run ? " captures would be deleted" : " captures deleted",
                                   " (", run.kept_for_deltas, " keyframes kept for their deltas)");
-  if (!dry_run)
+  if (!dry_run && run.space_kept_for_new_captures) {
+    // A plain VACUUM frees the space for reuse without shrinking the files: "0.0 MB returned" alone would
+    // read as if nothing was gained.
+    absl::StrAppend(&text, absl::StrFormat(", their space kept by PostgreSQL for the next captures (%.1f MB of it "
+                                           "returned to the file system)",
+                                           run.file_bytes_freed / 1e6));
+  } else if (!dry_run) {
     absl::StrAppend(&text, absl::StrFormat(", %.1f MB returned to the file system", run.file_bytes_freed / 1e6));
+  }
   if (!run.failures.empty()) {
     absl::StrAppend(&text, ", ", run.failures.size(), run.failures.size() == 1 ? " device" : " devices", " failed");
   }

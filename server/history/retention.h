@@ -41,6 +41,8 @@ struct RetentionRun {
   size_t deleted = 0;  // planned, on a dry run
   size_t kept_for_deltas = 0;
   int64_t file_bytes_freed = 0;  // 0 on a dry run
+  // PostgreSQL: the deleted captures' space stays in the database's files, for the captures stored next.
+  bool space_kept_for_new_captures = false;
   // One line per device that could not be thinned: "DEVICE: why". Its marks are not recorded.
   std::vector<std::string> failures;
 };

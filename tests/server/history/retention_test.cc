@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "common/utc_time.h"
 #include "server/ingest/capture_ingestor.h"
@@ -208,6 +209,13 @@ TEST_P(RetentionTest, ThinsByAgeKeepsPinsAndKeyframesAndEverythingLeftStillReads
   if (GetParam() == testing::StoreBackend::kSqlite) {
     // The space went back to the file system.
     EXPECT_GT(run->file_bytes_freed, 0);
+    EXPECT_FALSE(run->space_kept_for_new_captures);
+    EXPECT_THAT(DescribeRetentionRun(*run, false), ::testing::HasSubstr("MB returned to the file system"));
+  } else {
+    // PostgreSQL keeps it for the next captures, and says so rather than a bare "0.0 MB returned".
+    EXPECT_TRUE(run->space_kept_for_new_captures);
+    EXPECT_THAT(DescribeRetentionRun(*run, false),
+                ::testing::HasSubstr("their space kept by PostgreSQL for the next captures"));
   }
 
   // The device's history says how far it is thinned, for trends over it.
