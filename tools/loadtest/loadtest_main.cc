@@ -243,6 +243,12 @@ class SimAgent {
     if (!s.ok()) Error("stream ended: " + s.error_message());
   }
 
+  // The run is over: an agent waiting for its next periodic capture (up to an interval away) stops now.
+  void Wake() {
+    absl::MutexLock lock(&mu_);
+    cv_.SignalAll();
+  }
+
  private:
   struct Next {
     std::string sweep_id;        // "" for a periodic capture
@@ -544,6 +550,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   stop = true;
+  for (auto& s : sims) s->Wake();
   for (std::thread& t : threads) t.join();
   double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
   sample();
