@@ -306,6 +306,11 @@ int main(int argc, char** argv) {
                  "fit is not read until room frees (its agent keeps the capture spooled); 0 = unbounded")
       ->check(CLI::Range(size_t{0}, size_t{1} << 20))
       ->capture_default_str();
+  app.add_option("--sweep-window", options.sweeps.max_asked_at_once,
+                 "this server's agents a sweep asks at once; the next is asked as each is stored (or fails), so "
+                 "every phone captures when its upload can be stored; 0 = all at once")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20))
+      ->capture_default_str();
 
   // Streams that have not said Hello (docs/security.md).
   double hello_timeout_s = 10;

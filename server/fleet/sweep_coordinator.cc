@@ -1,6 +1,7 @@
 #include "server/fleet/sweep_coordinator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <set>
@@ -110,10 +111,10 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
     online_ids.insert(target.device.device_id);
     if (!selected(target.device)) continue;
     sweep->states[target.device.device_id] = SweepState::kSent;
-    sweep->asked.insert(target.device.device_id);
     if (target.server_id.empty()) {
       to_send.push_back(target.device.device_id);
     } else {
+      sweep->asked.insert(target.device.device_id);
       to_relay.push_back({target.device, target.server_id});
     }
   }
@@ -123,12 +124,19 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
   }
   std::map<std::string, std::string> relayed_through;
   for (const RemoteAgent& agent : to_relay) relayed_through[agent.device.device_id] = agent.server_id;
+  const size_t window = options_.max_asked_at_once;
+  const bool in_turns = window != 0 && to_send.size() > window;
+  for (const std::string& id : to_send) {
+    sweep->turns.push_back(id);
+    sweep->waiting_turn.insert(id);
+  }
   for (const auto& [id, state] : sweep->states) {
     auto through = relayed_through.find(id);
     std::string message = state == SweepState::kOffline ? "agent not connected"
-                          : through == relayed_through.end()
-                              ? "capture requested"
-                              : absl::StrCat("capture requested through server ", through->second);
+                          : through != relayed_through.end()
+                              ? absl::StrCat("capture requested through server ", through->second)
+                          : in_turns ? absl::StrCat("waiting its turn (", window, " devices asked at once)")
+                                     : "capture requested";
     sweep->events.push_back({id, state, std::move(message), ""});
     sweep->record.states[id] = SweepStateName(state);
     if (IsFinalState(state)) ++sweep->done;
@@ -143,6 +151,9 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
   sweep->record.started_at = options_.now();
   sweep->record.selector = selector.ToString();
   sweep->record.server_id = options_.server_id;
+  sweep->in_turns = in_turns;
+  sweep->command.mutable_capture_now()->set_sweep_id(sweep->id);
+  sweep->command.mutable_capture_now()->set_full_smaps(full_smaps);
   if (absl::Status s = sweep_store_.PutSweep(sweep->record); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot record the sweep: ", s.message()));
   }
@@ -162,6 +173,7 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
       "sweep ", sweep->id, " started (", sweep->record.selector.empty() ? "every device" : sweep->record.selector,
       "): ", to_send.size(), " online here, ", to_relay.size(), " on other servers, ",
       sweep->states.size() - to_send.size() - to_relay.size(), " offline, deadline ", DeadlineText(deadline),
+      in_turns ? absl::StrCat(", asked ", window, " at a time") : "",
       labels.empty() ? "" : absl::StrCat(", labels ", LabelsText(labels)), full_smaps ? ", full smaps" : ""));
   if (finished != nullptr) Persist(*finished);
   if (!to_relay.empty()) {
@@ -174,16 +186,53 @@ absl::StatusOr<std::string> SweepCoordinator::StartSweep(const selector::Selecto
     }
   }
 
-  v1::ServerMessage command;
-  command.mutable_capture_now()->set_sweep_id(sweep->id);
-  command.mutable_capture_now()->set_full_smaps(full_smaps);
-  for (const std::string& id : to_send) {
-    if (!registry_.SendCommand(id, command)) {
-      Unask(sweep->id, id);
-      Change(sweep->id, id, SweepState::kOffline, "", "agent disconnected before the command was sent");
-    }
-  }
+  AskInTurn(sweep->id);
   return sweep->id;
+}
+
+std::vector<std::string> SweepCoordinator::TakeTurnsLocked(Sweep& sweep) {
+  std::vector<std::string> ids;
+  const size_t window = options_.max_asked_at_once == 0 ? SIZE_MAX : options_.max_asked_at_once;
+  while (!sweep.finished && !sweep.turns.empty() && sweep.open_here.size() < window) {
+    std::string id = std::move(sweep.turns.front());
+    sweep.turns.pop_front();
+    if (sweep.waiting_turn.erase(id) == 0) continue;  // done before its turn (its agent went offline)
+    sweep.asked.insert(id);
+    sweep.open_here.insert(id);
+    ids.push_back(std::move(id));
+  }
+  return ids;
+}
+
+void SweepCoordinator::AskInTurn(const std::string& sweep_id) {
+  // A loop, not a recursion through Change: a whole window of agents may be gone at once.
+  for (;;) {
+    std::vector<std::string> ids;
+    std::shared_ptr<Sweep> sweep;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = sweeps_.find(sweep_id);
+      if (it == sweeps_.end()) return;
+      sweep = it->second;
+      ids = TakeTurnsLocked(*sweep);
+      if (ids.empty()) return;
+      // Devices told to wait hear when their turn comes; without turns "capture requested" is already said.
+      if (sweep->in_turns) {
+        for (const std::string& id : ids) sweep->events.push_back({id, SweepState::kSent, "capture requested", ""});
+        changed_.SignalAll();
+      }
+    }
+    // Sent outside mu_: the registry calls OnOffline, which takes it, while holding its own lock.
+    std::vector<std::unique_ptr<storage::SweepRecord>> finished;
+    for (const std::string& id : ids) {
+      if (registry_.SendCommand(id, sweep->command)) continue;
+      absl::MutexLock lock(&mu_);
+      sweep->asked.erase(id);
+      auto done = ChangeLocked(*sweep, id, SweepState::kOffline, "", "agent disconnected before the command was sent");
+      if (done != nullptr) finished.push_back(std::move(done));
+    }
+    for (const auto& record : finished) Persist(*record);
+  }
 }
 
 std::vector<SweepCoordinator::Target> SweepCoordinator::OnlineTargets(
@@ -310,15 +359,21 @@ void SweepCoordinator::OnRemoteState(const std::string& sweep_id, const std::str
 
 void SweepCoordinator::OnOffline(const AgentSession& session) {
   std::vector<std::unique_ptr<storage::SweepRecord>> to_persist;
+  std::vector<std::string> with_turns_left;
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [id, sweep] : sweeps_) {
-      auto done = ChangeLocked(*sweep, session.device_id(), SweepState::kFailed, "",
-                               "agent disconnected before its capture was stored");
+      // Not asked yet: it cannot be asked now, and it did not fail anything it was asked.
+      const bool waiting = sweep->waiting_turn.count(session.device_id()) != 0;
+      auto done = ChangeLocked(
+          *sweep, session.device_id(), waiting ? SweepState::kOffline : SweepState::kFailed, "",
+          waiting ? "agent disconnected before its turn" : "agent disconnected before its capture was stored");
       if (done != nullptr) to_persist.push_back(std::move(done));
+      if (!sweep->turns.empty() && !sweep->finished) with_turns_left.push_back(id);
     }
   }
   for (const auto& record : to_persist) Persist(*record);
+  for (const std::string& id : with_turns_left) AskInTurn(id);
 }
 
 void SweepCoordinator::ChangeOrRelay(const std::string& sweep_id, const std::string& device_id, SweepState state,
@@ -332,13 +387,16 @@ bool SweepCoordinator::Change(const std::string& sweep_id, const std::string& de
                               const std::string& capture_id, const std::string& message) {
   if (sweep_id.empty()) return false;
   std::unique_ptr<storage::SweepRecord> finished;
+  bool turns_left = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = sweeps_.find(sweep_id);
     if (it == sweeps_.end()) return false;
     finished = ChangeLocked(*it->second, device_id, state, capture_id, message);
+    turns_left = !it->second->turns.empty() && IsFinalState(state);
   }
   if (finished != nullptr) Persist(*finished);
+  if (turns_left) AskInTurn(sweep_id);  // the device done made room for the next
   return true;
 }
 
@@ -351,7 +409,11 @@ std::unique_ptr<storage::SweepRecord> SweepCoordinator::ChangeLocked(Sweep& swee
   it->second = state;
   sweep.record.states[device_id] = SweepStateName(state);
   sweep.events.push_back({device_id, state, message, capture_id});
-  if (IsFinalState(state)) ++sweep.done;
+  if (IsFinalState(state)) {
+    ++sweep.done;
+    sweep.open_here.erase(device_id);
+    sweep.waiting_turn.erase(device_id);
+  }
   changed_.SignalAll();
   if (sweep.done == sweep.states.size()) return FinishLocked(sweep);
   return nullptr;
@@ -359,6 +421,7 @@ std::unique_ptr<storage::SweepRecord> SweepCoordinator::ChangeLocked(Sweep& swee
 
 std::unique_ptr<storage::SweepRecord> SweepCoordinator::FinishLocked(Sweep& sweep) {
   sweep.finished = true;
+  sweep.turns.clear();              // the ids of devices that were done before their turn
   deadlines_.Cancel(sweep.expiry);  // done before its deadline (or it is the deadline's task that runs)
   sweep.record.finished_at = options_.now();
   finished_order_.push_back(sweep.id);
@@ -409,7 +472,9 @@ void SweepCoordinator::TimeOut(const std::string& sweep_id) {
       if (!IsFinalState(state)) waiting.push_back(device);
     }
     for (const std::string& device : waiting) {
-      const char* what = sweep.states[device] == SweepState::kSent ? "no answer" : "capture not stored";
+      const char* what = sweep.waiting_turn.count(device) != 0       ? "not asked: its turn did not come"
+                         : sweep.states[device] == SweepState::kSent ? "no answer"
+                                                                     : "capture not stored";
       auto done = ChangeLocked(sweep, device, SweepState::kTimedOut, "", absl::StrCat(what, " within the deadline"));
       if (done != nullptr) finished = std::move(done);
     }

@@ -110,6 +110,12 @@ class SweepCoordinator : public RegistryListener {
     SteadyClock* clock = nullptr;      // sweep deadlines are measured on it; null: RealSteadyClock()
     SweepRelayer* relayer = nullptr;   // the agents of other servers; null: this server's only
     std::string server_id;             // recorded with each sweep (servers sharing the database); "" alone
+    // This server's agents asked at once per sweep: the next is asked when one of them is done (stored,
+    // failed, gone). A sweep over more phones than the server stores in a moment would otherwise have
+    // them all capture at once and queue their uploads, each ack waiting for the whole sweep; in turns,
+    // each phone is asked when its capture can be stored, and the sweep takes as long either way.
+    // 0: all at once.
+    size_t max_asked_at_once = 256;
   };
 
   // Records sweeps in `sweeps`; selects among the devices `devices` knows.
@@ -195,6 +201,11 @@ class SweepCoordinator : public RegistryListener {
     std::map<std::string, SweepState> states;
     capture::Labels labels;
     std::set<std::string> asked;                 // devices sent (or relayed) its CaptureNow
+    std::deque<std::string> turns;               // this server's devices waiting for their turn, in order
+    std::set<std::string> waiting_turn;          // ... the ones still waiting (a device gone leaves it)
+    std::set<std::string> open_here;             // this server's devices asked and not done yet
+    v1::ServerMessage command;                   // the CaptureNow its devices are sent
+    bool in_turns = false;                       // more devices here than are asked at once
     std::map<std::string, std::string> answers;  // device -> the capture that answers it (ClaimAnswer)
     std::vector<SweepEvent> events;
     TaskRunner::TaskId expiry = TaskRunner::kNoTask;  // the task at its deadline
@@ -203,6 +214,11 @@ class SweepCoordinator : public RegistryListener {
     uint32_t done = 0;
   };
 
+  // Asks the sweep's devices whose turn has come (Options::max_asked_at_once), until none is left to ask
+  // or the window is full; a device whose agent has gone meanwhile is marked offline.
+  void AskInTurn(const std::string& sweep_id) ABSL_LOCKS_EXCLUDED(mu_);
+  // The devices whose turn has come, taken from `sweep.turns` and counted as asked.
+  std::vector<std::string> TakeTurnsLocked(Sweep& sweep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Applies a state change under mu_; returns the record to persist when it finished the sweep.
   std::unique_ptr<storage::SweepRecord> ChangeLocked(Sweep& sweep, const std::string& device_id, SweepState state,
                                                      const std::string& capture_id, const std::string& message)

@@ -98,11 +98,19 @@ class SweepCoordinatorTest : public ::testing::Test {
     v1::DeviceInfo info;
     info.set_device_id(id);
     info.set_model(model);
-    EXPECT_TRUE(
-        registry_
-            .Register(std::make_shared<AgentSession>(info, "2026-12-01T10:00:00Z", std::make_unique<FakeSink>(log)))
-            .ok());
+    auto session = std::make_shared<AgentSession>(info, "2026-12-01T10:00:00Z", std::make_unique<FakeSink>(log));
+    EXPECT_TRUE(registry_.Register(session).ok());
+    sessions_[id] = session;
     return log;
+  }
+
+  // The device ids that were sent a CaptureNow, of the logs given.
+  static std::vector<std::string> Asked(const std::map<std::string, std::shared_ptr<SinkLog>>& logs) {
+    std::vector<std::string> out;
+    for (const auto& [id, log] : logs) {
+      if (!log->SweepIds().empty()) out.push_back(id);
+    }
+    return out;
   }
 
   // Every event of the sweep until it finishes (at most 10 s), and the last update.
@@ -127,6 +135,7 @@ class SweepCoordinatorTest : public ::testing::Test {
 
   std::unique_ptr<storage::Store> store_;
   AgentRegistry registry_;
+  std::map<std::string, std::shared_ptr<AgentSession>> sessions_;  // by device id, as Online registered them
 };
 
 TEST_F(SweepCoordinatorTest, SendsCaptureNowToMatchingOnlineAgentsAndMarksKnownOfflineDevices) {
@@ -295,6 +304,83 @@ TEST_F(SweepCoordinatorTest, AnAgentThatDisconnectsMidSweepFailsAndTheSweepEndsW
   EXPECT_TRUE(last.finished);
   EXPECT_THAT(FinalStates(events), ElementsAre(Pair("dev-a", SweepState::kStored), Pair("dev-b", SweepState::kFailed)));
   EXPECT_THAT(events.back().message, HasSubstr("agent disconnected"));
+}
+
+// More devices than are asked at once: the first window is asked at the start, and each device done —
+// stored, failed, or its agent gone — makes room for the next, in order, until every device had its turn.
+TEST_F(SweepCoordinatorTest, DevicesBeyondTheWindowAreAskedInTurnAsEachIsDone) {
+  std::map<std::string, std::shared_ptr<SinkLog>> logs;
+  for (const char* id : {"dev-1", "dev-2", "dev-3", "dev-4", "dev-5"}) logs[id] = Online(id, "Xiaomi 12");
+  testing::ManualSteadyClock clock;  // never moved: only the devices' answers move the sweep on
+  SweepCoordinator::Options options;
+  options.clock = &clock;
+  options.max_asked_at_once = 2;
+  SweepCoordinator c(*store_, registry_, options);
+  registry_.AddListener(&c);
+  absl::StatusOr<std::string> id = c.StartSweep(Select({}), 60s);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_THAT(Asked(logs), ElementsAre("dev-1", "dev-2"));
+  absl::StatusOr<SweepUpdate> u = c.WaitForProgress(*id, 0, 0ms);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->devices_total, 5u);
+  EXPECT_EQ(u->state_counts[SweepState::kSent], 5u);
+  EXPECT_THAT(u->events[4].message, HasSubstr("waiting its turn (2 devices asked at once)"));
+  EXPECT_FALSE(c.ClaimAnswer(*id, "dev-3", "cap-3"));  // not asked yet: not an answer
+
+  c.OnCapturing(*id, "dev-1", "cap-1");  // under way, not done: no room yet
+  EXPECT_THAT(Asked(logs), ElementsAre("dev-1", "dev-2"));
+  c.OnStored(*id, "dev-1", "cap-1");
+  EXPECT_THAT(Asked(logs), ElementsAre("dev-1", "dev-2", "dev-3"));
+  EXPECT_TRUE(c.ClaimAnswer(*id, "dev-3", "cap-3"));
+  c.OnFailed(*id, "dev-2", "cap-2", "disk full");
+  EXPECT_THAT(Asked(logs), ElementsAre("dev-1", "dev-2", "dev-3", "dev-4"));
+  registry_.Unregister(sessions_["dev-4"]);  // gone mid-capture: failed, and the last one's turn comes
+  EXPECT_THAT(Asked(logs), ElementsAre("dev-1", "dev-2", "dev-3", "dev-4", "dev-5"));
+  c.OnStored(*id, "dev-3", "cap-3");
+  c.OnStored(*id, "dev-5", "cap-5");
+
+  std::vector<SweepEvent> events;
+  SweepUpdate last = RunToEnd(c, *id, &events);
+  EXPECT_TRUE(last.finished);
+  EXPECT_THAT(FinalStates(events), ElementsAre(Pair("dev-1", SweepState::kStored), Pair("dev-2", SweepState::kFailed),
+                                               Pair("dev-3", SweepState::kStored), Pair("dev-4", SweepState::kFailed),
+                                               Pair("dev-5", SweepState::kStored)));
+  for (const auto& [device, log] : logs) EXPECT_EQ(log->SweepIds().size(), 1u) << device << " asked once";
+  std::vector<std::string> dev5_messages;
+  for (const SweepEvent& e : events) {
+    if (e.device_id == "dev-5") dev5_messages.push_back(e.message);
+  }
+  EXPECT_THAT(dev5_messages, ElementsAre(HasSubstr("waiting its turn"), "capture requested", "capture stored"));
+}
+
+// A device whose agent leaves before its turn is offline (it was never asked), and one whose turn never
+// comes before the deadline times out saying so, not as a device that did not answer.
+TEST_F(SweepCoordinatorTest, ADeviceGoneBeforeItsTurnIsOfflineAndOneWhoseTurnNeverCameSaysSo) {
+  std::map<std::string, std::shared_ptr<SinkLog>> logs;
+  for (const char* id : {"dev-1", "dev-2", "dev-3"}) logs[id] = Online(id, "Xiaomi 12");
+  testing::ManualSteadyClock clock;
+  SweepCoordinator::Options options;
+  options.clock = &clock;
+  options.max_asked_at_once = 1;
+  SweepCoordinator c(*store_, registry_, options);
+  registry_.AddListener(&c);
+  absl::StatusOr<std::string> id = c.StartSweep(Select({}), 60s);
+  ASSERT_TRUE(id.ok()) << id.status();
+  registry_.Unregister(sessions_["dev-2"]);
+  EXPECT_THAT(Asked(logs), ElementsAre("dev-1"));  // dev-1 still capturing: no room
+  clock.Advance(60s);
+  std::vector<SweepEvent> events;
+  SweepUpdate last = RunToEnd(c, *id, &events);
+  ASSERT_TRUE(last.finished);
+  EXPECT_THAT(FinalStates(events),
+              ElementsAre(Pair("dev-1", SweepState::kTimedOut), Pair("dev-2", SweepState::kOffline),
+                          Pair("dev-3", SweepState::kTimedOut)));
+  std::map<std::string, std::string> last_message;
+  for (const SweepEvent& e : events) last_message[e.device_id] = e.message;
+  EXPECT_THAT(last_message,
+              ElementsAre(Pair("dev-1", HasSubstr("no answer")), Pair("dev-2", "agent disconnected before its turn"),
+                          Pair("dev-3", HasSubstr("its turn did not come"))));
+  EXPECT_TRUE(logs["dev-3"]->SweepIds().empty());
 }
 
 TEST_F(SweepCoordinatorTest, NoMatchingDeviceFinishesAtOnce) {
