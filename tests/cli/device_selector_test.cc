@@ -16,7 +16,8 @@ TEST(ParseWhereTest, KnownKeysPassThrough) {
       ParseWhere({"model=Pixel 8 Pro", "platform=qcom", "soc=sm8450", "device_id=sim-qcom-505", "build=google/x:14/y"});
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ(s->where_size(), 5);
-  EXPECT_EQ(s->where(0), "model=Pixel 8 Pro");  // spaces inside a value are kept
+  // Spaces inside a value are kept, the value quoted as the selector's text writes it (the server reads it back).
+  EXPECT_EQ(s->where(0), "model=\"Pixel 8 Pro\"");
   EXPECT_EQ(s->where(4), "build=google/x:14/y");
   EXPECT_EQ(ParseWhere({}).value().where_size(), 0);
   EXPECT_EQ(ParseWhere({" model =x"}).value().where(0), "model=x");        // spaces around the key dropped
