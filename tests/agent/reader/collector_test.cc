@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -593,16 +594,26 @@ TEST(CollectorTest, LiveNodesKeepNoReadBuffer) {
   EXPECT_GT(files, 10u);
 }
 
+// What an agent with --root / on this machine collects with; nullopt, with a failure, when this machine
+// is not the Linux host (no system/bin/getprop) the tests below are about.
+std::optional<CollectOptions> ThisHostsOptions(RootFs& fs) {
+  const DeviceFacts facts = LiveRootFacts(fs, static_cast<uint64_t>(sysconf(_SC_PAGESIZE)), geteuid());
+  EXPECT_EQ(facts.model, kLiveRootModel) << "this test needs a Linux host without system/bin/getprop";
+  if (facts.model != kLiveRootModel) return std::nullopt;
+  CollectOptions options = DeviceOptions();
+  options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  options.header_facts = HeaderFactsOf(facts);
+  return options;
+}
+
 // This machine is a Linux host, not a phone: what an agent with --root / writes of it holds no Android
 // build property and no system_server, and no DDR size. Its static reserved figure is null with the
 // reason, not MemTotal rounded up to a phone's DDR size; the figures /proc gives are all there.
 TEST(CollectorTest, ThisHostsCaptureHasNoGuessedStaticReserved) {
   DeviceRootFs fs("/");
-  const DeviceFacts facts = LiveRootFacts(fs, static_cast<uint64_t>(sysconf(_SC_PAGESIZE)), geteuid());
-  ASSERT_EQ(facts.model, kLiveRootModel) << "this test needs a Linux host without system/bin/getprop";
-  CollectOptions options = DeviceOptions();
-  options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  options.header_facts = HeaderFactsOf(facts);
+  std::optional<CollectOptions> host = ThisHostsOptions(fs);
+  ASSERT_TRUE(host.has_value());
+  CollectOptions& options = *host;
   absl::StatusOr<Capture> c = CollectCapture(fs, options);
   ASSERT_TRUE(c.ok()) << c.status();
   const report::Report r = accounting::Account(*c);
@@ -626,11 +637,9 @@ TEST(CollectorTest, ThisHostsCaptureHasNoGuessedStaticReserved) {
 // takes it as given, not estimated, with the static reserved figure it implies.
 TEST(CollectorTest, ThisHostsCaptureWithItsDdrSizeGivenHasItsStaticReserved) {
   DeviceRootFs fs("/");
-  const DeviceFacts facts = LiveRootFacts(fs, static_cast<uint64_t>(sysconf(_SC_PAGESIZE)), geteuid());
-  ASSERT_EQ(facts.model, kLiveRootModel) << "this test needs a Linux host without system/bin/getprop";
-  CollectOptions options = DeviceOptions();
-  options.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  options.header_facts = HeaderFactsOf(facts);
+  std::optional<CollectOptions> host = ThisHostsOptions(fs);
+  ASSERT_TRUE(host.has_value());
+  CollectOptions& options = *host;
   const int64_t mem_total_kb = [&] {
     absl::StatusOr<Capture> first = CollectCapture(fs, options);
     return first.ok() ? accounting::Account(*first).device.mem_total_kb.value_or(0) : 0;
