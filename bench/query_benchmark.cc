@@ -479,13 +479,12 @@ Store* StoreFor(benchmark::State& state) {
   Store* store = StoreFor(state);     \
   if (store == nullptr) return;
 
-// One process of one device over its 30 days (720 points, hourly).
-void BM_ProcessTrend_30Days(benchmark::State& state) {
-  MEMFLEET_REQUIRE_STORE(state);
+// Times `query` (a store read returning a vector) every iteration; `counter` counts the rows of its answer.
+template <typename Query>
+void TimeQuery(benchmark::State& state, const char* counter, Query query) {
   size_t rows = 0;
   for (auto _ : state) {
-    absl::StatusOr<std::vector<HistoryRow>> r =
-        store->ProcessHistory(DeviceId(g_size.devices / 2), "surfaceflinger", "total_kb", "", 0);
+    auto r = query();
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;
@@ -493,24 +492,21 @@ void BM_ProcessTrend_30Days(benchmark::State& state) {
     rows = r->size();
     benchmark::DoNotOptimize(r->data());
   }
-  state.counters["points"] = static_cast<double>(rows);
+  state.counters[counter] = static_cast<double>(rows);
+}
+
+// One process of one device over its 30 days (720 points, hourly).
+void BM_ProcessTrend_30Days(benchmark::State& state) {
+  MEMFLEET_REQUIRE_STORE(state);
+  TimeQuery(state, "points",
+            [&] { return store->ProcessHistory(DeviceId(g_size.devices / 2), "surfaceflinger", "total_kb", "", 0); });
 }
 BENCHMARK(BM_ProcessTrend_30Days)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The year device's process over 365 days (52,560 points).
 void BM_ProcessTrend_1Year(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
-  size_t rows = 0;
-  for (auto _ : state) {
-    absl::StatusOr<std::vector<HistoryRow>> r = store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", "", 0);
-    if (!r.ok()) {
-      state.SkipWithError(r.status().ToString().c_str());
-      return;
-    }
-    rows = r->size();
-    benchmark::DoNotOptimize(r->data());
-  }
-  state.counters["points"] = static_cast<double>(rows);
+  TimeQuery(state, "points", [&] { return store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", "", 0); });
 }
 BENCHMARK(BM_ProcessTrend_1Year)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
@@ -518,52 +514,22 @@ BENCHMARK(BM_ProcessTrend_1Year)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benc
 void BM_ProcessTrend_1YearDevice_Last30Days(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
   const std::string since = Rfc3339(FirstCaptureOf(1));
-  size_t rows = 0;
-  for (auto _ : state) {
-    absl::StatusOr<std::vector<HistoryRow>> r =
-        store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", since, 0);
-    if (!r.ok()) {
-      state.SkipWithError(r.status().ToString().c_str());
-      return;
-    }
-    rows = r->size();
-    benchmark::DoNotOptimize(r->data());
-  }
-  state.counters["points"] = static_cast<double>(rows);
+  TimeQuery(state, "points",
+            [&] { return store->ProcessHistory(DeviceId(0), "surfaceflinger", "total_kb", since, 0); });
 }
 BENCHMARK(BM_ProcessTrend_1YearDevice_Last30Days)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The fleet view: every device's latest device figure.
 void BM_LatestPerDevice(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
-  size_t rows = 0;
-  for (auto _ : state) {
-    absl::StatusOr<std::vector<FleetValueRow>> r = store->LatestPerDevice("total_kb", "");
-    if (!r.ok()) {
-      state.SkipWithError(r.status().ToString().c_str());
-      return;
-    }
-    rows = r->size();
-    benchmark::DoNotOptimize(r->data());
-  }
-  state.counters["devices"] = static_cast<double>(rows);
+  TimeQuery(state, "devices", [&] { return store->LatestPerDevice("total_kb", ""); });
 }
 BENCHMARK(BM_LatestPerDevice)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The fleet view of one process: every device's latest surfaceflinger total.
 void BM_LatestPerDevice_Process(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
-  size_t rows = 0;
-  for (auto _ : state) {
-    absl::StatusOr<std::vector<FleetValueRow>> r = store->LatestPerDevice("total_kb", "surfaceflinger");
-    if (!r.ok()) {
-      state.SkipWithError(r.status().ToString().c_str());
-      return;
-    }
-    rows = r->size();
-    benchmark::DoNotOptimize(r->data());
-  }
-  state.counters["devices"] = static_cast<double>(rows);
+  TimeQuery(state, "devices", [&] { return store->LatestPerDevice("total_kb", "surfaceflinger"); });
 }
 BENCHMARK(BM_LatestPerDevice_Process)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
@@ -571,17 +537,7 @@ BENCHMARK(BM_LatestPerDevice_Process)->ArgName("postgres")->Arg(0)->Arg(1)->Unit
 // capture time and its latest total (SqlStore::ListDevices).
 void BM_ListDevices(benchmark::State& state) {
   MEMFLEET_REQUIRE_STORE(state);
-  size_t rows = 0;
-  for (auto _ : state) {
-    absl::StatusOr<std::vector<DeviceSummaryRow>> r = store->ListDevices();
-    if (!r.ok()) {
-      state.SkipWithError(r.status().ToString().c_str());
-      return;
-    }
-    rows = r->size();
-    benchmark::DoNotOptimize(r->data());
-  }
-  state.counters["devices"] = static_cast<double>(rows);
+  TimeQuery(state, "devices", [&] { return store->ListDevices(); });
 }
 BENCHMARK(BM_ListDevices)->ArgName("postgres")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
