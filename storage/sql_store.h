@@ -58,6 +58,7 @@ struct RetentionRow {
 enum class HotQuery {
   kProcessTrend,         // ProcessHistory: the device's reports in time order, each with its process block
   kDeviceTrend,          // DeviceHistory
+  kHistorySweeps,        // the sweep marks of either history
   kLatestDeviceFigure,   // LatestPerDevice with a device figure
   kLatestProcessFigure,  // LatestPerDevice with a process figure
   kReportAt,             // GetReport at a time

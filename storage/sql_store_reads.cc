@@ -84,24 +84,28 @@ std::string GetDeviceSql() {
 // device_reports_by_device_time from ?2, past (?2, ?3) — the last (time, capture id) of the page before.
 // Newest first, so that a limit keeps the newest points: each page ends before (?3, ?4), the last report
 // of the page before ("~" sorts after every time: the first page starts at the newest). Each capture's
-// sweep by one probe of captures' capture_id, as DeviceTrendSql, and its stored tier (NULL: unknown).
+// stored tier (NULL: unknown); its sweep comes after (kHistorySweepsSql).
 constexpr char kProcessTrendPageSql[] =
-    "SELECT r.capture_id, r.captured_at, r.processes, (SELECT c.sweep_id FROM captures AS c WHERE c.capture_id = "
-    "r.capture_id), r.tier FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2 "
-    "AND r.captured_at <= ?3 AND (r.captured_at < ?3 OR r.capture_id < ?4) "
+    "SELECT r.capture_id, r.captured_at, r.processes, r.tier FROM device_reports AS r WHERE r.device_id = ?1 "
+    "AND r.captured_at >= ?2 AND r.captured_at <= ?3 AND (r.captured_at < ?3 OR r.capture_id < ?4) "
     "ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?5";
 constexpr char kNewestTrendPage[] = "~";
 // Reports read a page: enough that a trend is few statements, few enough that a short one reads little.
 constexpr int64_t kTrendPage = 2048;
 
 // A device's range of device_reports_by_device_time, newest first (as kProcessTrendPageSql); the caller
-// puts the rows in time order (OldestFirst). Each capture's sweep by one probe of captures' capture_id.
+// puts the rows in time order (OldestFirst). Each capture's sweep comes after (kHistorySweepsSql).
 std::string DeviceTrendSql(const char* column) {
-  return absl::StrCat("SELECT r.capture_id, r.captured_at, 0, r.", column,
-                      ", (SELECT c.sweep_id FROM captures AS c WHERE c.capture_id = r.capture_id), r.tier"
-                      " FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2"
+  return absl::StrCat("SELECT r.capture_id, r.captured_at, r.", column,
+                      ", r.tier FROM device_reports AS r WHERE r.device_id = ?1 AND r.captured_at >= ?2"
                       " ORDER BY r.captured_at DESC, r.capture_id DESC LIMIT ?3");
 }
+
+// The sweep captures of a device at or after ?2: a range of captures_swept_by_device, which holds sweep
+// captures only, a few entries a day (`sweep_id != ''` lets the planners use the partial index).
+constexpr char kHistorySweepsSql[] =
+    "SELECT c.capture_id, c.sweep_id FROM captures AS c WHERE c.device_id = ?1 AND c.captured_at >= ?2 "
+    "AND c.sweep_id != ''";
 
 // The labels of a device's captures at or after ?2 (the oldest point of a DeviceTrendSql answer or of a
 // process's history): the same index range, each capture's labels by capture_labels' primary key.
@@ -109,13 +113,18 @@ constexpr char kDeviceTrendLabelsSql[] =
     "SELECT l.capture_id, l.key, l.value, l.source FROM device_reports AS r"
     " JOIN capture_labels AS l ON l.capture_id = r.capture_id WHERE r.device_id = ?1 AND r.captured_at >= ?2";
 
-// The labels of each point of a device's history (oldest first), device or process alike.
-absl::Status AttachHistoryLabels(SqlConnection& db, const std::string& device_id, std::vector<HistoryRow>& points) {
+// The marks of each point of a device's history (oldest first), device or process alike: its sweep and
+// its labels.
+absl::Status AttachHistoryMarks(SqlConnection& db, const std::string& device_id, std::vector<HistoryRow>& points) {
   if (points.empty()) return absl::OkStatus();
-  MEMFLEET_ASSIGN_OR_RETURN(
-      std::vector<CaptureLabelRow> labels,
-      QueryAll(db, kDeviceTrendLabelsSql, {SqlValue::Text(device_id), SqlValue::Text(points.front().captured_at)},
-               ReadCaptureLabelRow<SqlRow>));
+  const SqlParams range = {SqlValue::Text(device_id), SqlValue::Text(points.front().captured_at)};
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<CaptureSweepRow> sweeps,
+                            QueryAll(db, kHistorySweepsSql, range, [](const SqlRow& row) {
+                              return CaptureSweepRow{row.ColumnText(0), row.ColumnText(1)};
+                            }));
+  AttachSweeps(std::move(sweeps), points);
+  MEMFLEET_ASSIGN_OR_RETURN(std::vector<CaptureLabelRow> labels,
+                            QueryAll(db, kDeviceTrendLabelsSql, range, ReadCaptureLabelRow<SqlRow>));
   return AttachLabels(std::move(labels), points);
 }
 
@@ -248,8 +257,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
                     before_id = row.ColumnText(0);
                     before_at = row.ColumnText(1);
                     if (!decoded.ok() || (limit != 0 && points.size() >= limit)) return;
-                    const std::string sweep_id = row.ColumnText(3);
-                    const std::string tier = row.ColumnIsNull(4) ? "" : row.ColumnText(4);
+                    const std::string tier = row.ColumnIsNull(3) ? "" : row.ColumnText(3);
                     absl::StatusOr<std::vector<ProcessSample>> named = ProcessSamplesNamed(row.ColumnBlob(2), *name_no);
                     if (!named.ok()) {
                       decoded = absl::Status(named.status().code(),
@@ -263,7 +271,6 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
                       point.captured_at = before_at;
                       point.pid = static_cast<int>(s->pid);
                       point.value_kb = s->figures[figure];
-                      point.sweep_id = sweep_id;
                       point.tier = tier;
                       points.push_back(std::move(point));
                     }
@@ -273,7 +280,7 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::ProcessHistory(const std::stri
     if (rows < kTrendPage || (limit != 0 && points.size() >= limit)) break;
   }
   MEMFLEET_ASSIGN_OR_RETURN(points, OldestFirst(std::move(points)));
-  MEMFLEET_RETURN_IF_ERROR(AttachHistoryLabels(*db, device_id, points));
+  MEMFLEET_RETURN_IF_ERROR(AttachHistoryMarks(*db, device_id, points));
   return points;
 }
 
@@ -290,12 +297,11 @@ absl::StatusOr<std::vector<HistoryRow>> SqlStore::DeviceHistory(const std::strin
                              HistoryRow h;
                              h.capture_id = row.ColumnText(0);
                              h.captured_at = row.ColumnText(1);
-                             h.value_kb = row.ColumnOptionalInt64(3);
-                             h.sweep_id = row.ColumnText(4);
-                             if (!row.ColumnIsNull(5)) h.tier = row.ColumnText(5);
+                             h.value_kb = row.ColumnOptionalInt64(2);
+                             if (!row.ColumnIsNull(3)) h.tier = row.ColumnText(3);
                              return h;
                            })));
-  MEMFLEET_RETURN_IF_ERROR(AttachHistoryLabels(*db, device_id, rows));
+  MEMFLEET_RETURN_IF_ERROR(AttachHistoryMarks(*db, device_id, rows));
   return rows;
 }
 
@@ -436,6 +442,10 @@ absl::StatusOr<std::vector<std::string>> SqlStore::ExplainHotQuery(HotQuery quer
       break;
     case HotQuery::kLatestProcessFigure:
       sql = LatestReportSql(dialect_, "processes");
+      break;
+    case HotQuery::kHistorySweeps:
+      sql = kHistorySweepsSql;
+      params = {SqlValue::Text("dev-0"), SqlValue::Text("2026-01-01T00:00:00.000Z")};
       break;
     case HotQuery::kReportAt:
       sql = ReportAtSql();

@@ -136,6 +136,16 @@ absl::Status AttachLabels(std::vector<CaptureLabelRow> labels, std::vector<Histo
   return absl::OkStatus();
 }
 
+void AttachSweeps(std::vector<CaptureSweepRow> sweeps, std::vector<HistoryRow>& rows) {
+  if (sweeps.empty()) return;
+  std::map<std::string, std::string> by_capture;
+  for (CaptureSweepRow& row : sweeps) by_capture[std::move(row.capture_id)] = std::move(row.sweep_id);
+  for (HistoryRow& row : rows) {
+    auto found = by_capture.find(row.capture_id);
+    if (found != by_capture.end()) row.sweep_id = found->second;
+  }
+}
+
 absl::StatusOr<std::vector<CaptureTimes>> ValidateCaptures(const std::vector<CaptureRecord>& captures) {
   std::vector<CaptureTimes> times;
   times.reserve(captures.size());

@@ -163,6 +163,14 @@ CaptureLabelRow ReadCaptureLabelRow(const Row& row) {
 // Each history row gets the labels of its capture (a label of a capture not among the rows is dropped);
 // DataLoss as LabelSetOf.
 absl::Status AttachLabels(std::vector<CaptureLabelRow> labels, std::vector<HistoryRow>& rows);
+// A sweep's capture of a device's history: its capture id and the sweep's.
+struct CaptureSweepRow {
+  std::string capture_id;
+  std::string sweep_id;
+};
+// Each history row whose capture is among `sweeps` gets that sweep's id (a row not among them stays
+// periodic: "").
+void AttachSweeps(std::vector<CaptureSweepRow> sweeps, std::vector<HistoryRow>& rows);
 
 absl::StatusOr<StoredReport> DecodeReport(CompressedReport row);
 absl::StatusOr<std::optional<StoredReport>> DecodeReports(absl::StatusOr<std::optional<CompressedReport>> row);

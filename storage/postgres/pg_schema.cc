@@ -390,6 +390,11 @@ CREATE TABLE server_incidents (
 );
 )sql";
 
+// Version 10: captures_swept_by_device, as SQLite's version 22.
+constexpr char kPgMigration10[] = R"sql(
+CREATE INDEX captures_swept_by_device ON captures (device_id, captured_at, capture_id, sweep_id) WHERE sweep_id != '';
+)sql";
+
 // A migration: its SQL, then (for version 7) C++ that rewrites rows SQL cannot, then more SQL.
 struct PgMigration {
   const char* sql;
@@ -408,6 +413,7 @@ const std::vector<PgMigration>& AllMigrations() {
       {kPgMigration7, MigrateProcessBlocks, kPgMigration7End},
       {kPgMigration8, nullptr, ""},
       {kPgMigration9, nullptr, ""},
+      {kPgMigration10, nullptr, ""},
   };
   return *kMigrations;
 }

@@ -29,6 +29,7 @@ constexpr char kCapturesIndex[] = "captures_by_device_time";
 constexpr int kDevices = 12;
 constexpr int kCapturesPerDevice = 60;
 constexpr int kProcesses = 20;
+constexpr int kSweepEvery = 20;
 
 std::string Join(const std::vector<std::string>& plan) {
   std::string out;
@@ -81,6 +82,8 @@ CaptureRecord MakeCapture(int device, int i) {
   c.capture_id = c.device_id + "-" + std::to_string(i);
   c.captured_at = TimeOf(i);
   c.received_at = c.captured_at;
+  // A sweep every 20 captures, over every device.
+  if (i % kSweepEvery == kSweepEvery - 1) c.sweep_id = "sweep-" + std::to_string(i);
   c.raw_codec = "zstd+proto";
   c.raw_blob = "raw";
   c.raw_bytes = 3;
@@ -164,6 +167,15 @@ TEST_P(QueryPlanOnFleetTest, DeviceTrendIsOneIndexRangeInTimeOrder) {
   EXPECT_TRUE(Sorts(plan).empty()) << Join(plan);
 }
 
+TEST_P(QueryPlanOnFleetTest, HistorySweepsAreARangeOfTheDevicesSweepCapturesNotAReadOfEveryCapture) {
+  std::vector<std::string> plan = Plan(HotQuery::kHistorySweeps);
+  // The device's range of the partial index that holds sweep captures only: neither a probe of captures
+  // per point of the history nor one per sweep of the fleet.
+  EXPECT_TRUE(Mentions(plan, "USING COVERING INDEX captures_swept_by_device (device_id=? AND captured_at>?)"))
+      << Join(plan);
+  EXPECT_EQ(plan.size(), 1u) << Join(plan);
+}
+
 TEST_P(QueryPlanOnFleetTest, LatestDeviceFigureIsOneProbePerDevice) {
   std::vector<std::string> plan = Plan(HotQuery::kLatestDeviceFigure);
   EXPECT_TRUE(UsesIndex(plan, kLatestReportIndex)) << Join(plan);
@@ -197,6 +209,9 @@ TEST_P(QueryPlanOnFleetTest, TheExplainedStatementsAnswerCorrectly) {
   EXPECT_EQ(trend->front().capture_id, "dev-7-50");
   EXPECT_EQ(trend->back().capture_id, "dev-7-59");
   EXPECT_EQ(trend->back().value_kb, 10'000);  // slot 0's total
+  // Capture 59 answered sweep-59 (every device's did); the others are periodic.
+  EXPECT_EQ(trend->back().sweep_id, "sweep-59");
+  for (size_t i = 0; i + 1 < trend->size(); ++i) EXPECT_EQ((*trend)[i].sweep_id, "") << (*trend)[i].capture_id;
 
   absl::StatusOr<std::vector<HistoryRow>> device_trend =
       store_->DeviceHistory("dev-7", "total_kb", TimeOf(kCapturesPerDevice - 10), 0);
@@ -205,6 +220,16 @@ TEST_P(QueryPlanOnFleetTest, TheExplainedStatementsAnswerCorrectly) {
   EXPECT_EQ(device_trend->front().capture_id, "dev-7-50");
   EXPECT_EQ(device_trend->front().value_kb, 1'000'000 + kCapturesPerDevice - 10);
   EXPECT_EQ(device_trend->back().value_kb, 1'000'000 + kCapturesPerDevice - 1);
+  EXPECT_EQ(device_trend->back().sweep_id, "sweep-59");
+  EXPECT_EQ((*device_trend)[8].sweep_id, "");
+  absl::StatusOr<std::vector<HistoryRow>> whole = store_->DeviceHistory("dev-7", "total_kb", "", 0);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->size(), static_cast<size_t>(kCapturesPerDevice));
+  std::vector<std::string> swept;
+  for (const HistoryRow& row : *whole) {
+    if (!row.sweep_id.empty()) swept.push_back(row.capture_id + "/" + row.sweep_id);
+  }
+  EXPECT_EQ(swept, (std::vector<std::string>{"dev-7-19/sweep-19", "dev-7-39/sweep-39", "dev-7-59/sweep-59"}));
   absl::StatusOr<std::vector<HistoryRow>> last_two = store_->DeviceHistory("dev-7", "total_kb", "", 2);
   ASSERT_TRUE(last_two.ok()) << last_two.status();
   ASSERT_EQ(last_two->size(), 2u);  // a limit keeps the newest
