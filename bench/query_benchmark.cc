@@ -37,7 +37,9 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -154,14 +156,18 @@ std::string Rfc3339(int64_t t) {
   return buf;
 }
 
+// The generated history's shape, in the file's name beside the schema version: a file of another
+// generation is built anew. 2: a sweep a day over the whole fleet.
+constexpr int kGeneration = 2;
+
 std::string DbPath() {
   std::string dir = g_db_dir;
   if (dir.empty()) {
     const char* tmp = getenv("TMPDIR");
     dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   }
-  return absl::StrCat(dir, "/memfleet-query-bench-v", LatestSchemaVersion(), "-", g_size.devices, "x", g_size.days,
-                      "d-", g_size.year_days, "y-", g_size.interval_s, "s.db");
+  return absl::StrCat(dir, "/memfleet-query-bench-v", LatestSchemaVersion(), "-g", kGeneration, "-", g_size.devices,
+                      "x", g_size.days, "d-", g_size.year_days, "y-", g_size.interval_s, "s.db");
 }
 
 // One device's captures, device reports and process rows, generated inside SQLite from a counter.
@@ -169,13 +175,19 @@ std::string DbPath() {
 constexpr char kSeq[] = "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ?3) ";
 constexpr char kTimeOfI[] = "strftime('%Y-%m-%dT%H:%M:%SZ', ?2 + i * ?5, 'unixepoch')";
 constexpr char kIdOfI[] = "printf('%s-%06d', ?1, i)";
+// A sweep every day at noon over the whole fleet: each device's first capture of the 12:00 hour answered
+// sweep-YYYY-MM-DD; the others are periodic.
+constexpr char kSweepOfI[] =
+    "CASE WHEN (?2 + i * ?5) % 86400 BETWEEN 43200 AND 43199 + ?5 THEN 'sweep-' || strftime('%Y-%m-%d', ?2 + i * ?5, "
+    "'unixepoch') ELSE '' END";
 
 std::vector<std::string> DeviceInserts() {
   return {
       absl::StrCat(kSeq,
-                   "INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
-                   "report_json, raw_blob) SELECT ",
-                   kIdOfI, ", ?1, ", kTimeOfI, ", ", kTimeOfI, ", 'zstd+proto', 180000, '{}', x'28b52ffd' FROM seq"),
+                   "INSERT INTO captures (capture_id, device_id, captured_at, received_at, sweep_id, raw_codec, "
+                   "raw_bytes, report_json, raw_blob) SELECT ",
+                   kIdOfI, ", ?1, ", kTimeOfI, ", ", kTimeOfI, ", ", kSweepOfI,
+                   ", 'zstd+proto', 180000, '{}', x'28b52ffd' FROM seq"),
       absl::StrCat(kSeq,
                    "INSERT INTO device_reports (capture_id, device_id, captured_at, platform, ddr_kb, mem_total_kb, "
                    "kernel_kb, processes_kb, total_kb) SELECT ",
@@ -306,12 +318,16 @@ constexpr char kPgSeries[] = " FROM generate_series(0, ?3::bigint - 1) AS i";
 constexpr char kPgTimeOfI[] =
     "to_char(to_timestamp(?2::bigint + i * ?4::bigint) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
 constexpr char kPgIdOfI[] = "?1 || '-' || lpad(i::text, 6, '0')";
+constexpr char kPgSweepOfI[] =
+    "CASE WHEN (?2::bigint + i * ?4::bigint) % 86400 BETWEEN 43200 AND 43199 + ?4::bigint THEN 'sweep-' || "
+    "to_char(to_timestamp(?2::bigint + i * ?4::bigint) AT TIME ZONE 'UTC', 'YYYY-MM-DD') ELSE '' END";
 
 std::string PgCaptureInsert() {
   return absl::StrCat(
-      "INSERT INTO captures (capture_id, device_id, captured_at, received_at, raw_codec, raw_bytes, "
+      "INSERT INTO captures (capture_id, device_id, captured_at, received_at, sweep_id, raw_codec, raw_bytes, "
       "raw_blob) SELECT ",
-      kPgIdOfI, ", ?1, ", kPgTimeOfI, ", ", kPgTimeOfI, ", 'zstd+proto', 180000, '\\x28b52ffd'::bytea", kPgSeries);
+      kPgIdOfI, ", ?1, ", kPgTimeOfI, ", ", kPgTimeOfI, ", ", kPgSweepOfI,
+      ", 'zstd+proto', 180000, '\\x28b52ffd'::bytea", kPgSeries);
 }
 
 constexpr char kReportColumns[] =
@@ -483,6 +499,7 @@ Store* StoreFor(benchmark::State& state) {
 template <typename Query>
 void TimeQuery(benchmark::State& state, const char* counter, Query query) {
   size_t rows = 0;
+  std::optional<size_t> swept;  // a history's points marked with their sweep: one a day, as generated
   for (auto _ : state) {
     auto r = query();
     if (!r.ok()) {
@@ -491,8 +508,12 @@ void TimeQuery(benchmark::State& state, const char* counter, Query query) {
     }
     rows = r->size();
     benchmark::DoNotOptimize(r->data());
+    if constexpr (std::is_same_v<typename std::decay_t<decltype(*r)>::value_type, HistoryRow>) {
+      swept = std::count_if(r->begin(), r->end(), [](const HistoryRow& p) { return !p.sweep_id.empty(); });
+    }
   }
   state.counters[counter] = static_cast<double>(rows);
+  if (swept.has_value()) state.counters["swept"] = static_cast<double>(*swept);
 }
 
 // One process of one device over its 30 days (720 points, hourly).
