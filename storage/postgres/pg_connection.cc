@@ -170,6 +170,16 @@ std::string PostgresPlaceholders(std::string_view sql) {
 
 // ---- connecting ----
 
+std::atomic<uint64_t> PgConnection::process_round_trips_{0};
+std::atomic<uint64_t> PgConnection::process_statements_{0};
+
+void PgConnection::CountRoundTrip(uint64_t statements) {
+  ++round_trips_;
+  statements_ += statements;
+  process_round_trips_.fetch_add(1, std::memory_order_relaxed);
+  process_statements_.fetch_add(statements, std::memory_order_relaxed);
+}
+
 absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& uri) {
   std::unique_ptr<PgConnection> db(new PgConnection(PQconnectdb(uri.c_str())));
   if (db->conn_ == nullptr || PQstatus(db->conn_) != CONNECTION_OK) {
@@ -275,6 +285,7 @@ absl::Status PgConnection::Flush() {
     return sent;
   }
   if (in_transaction_) begin_sent_ = true;
+  CountRoundTrip(answers.size());
   absl::Status first_error;
   {
     for (const Answer& answer : answers) {
@@ -319,6 +330,7 @@ absl::Status PgConnection::Flush() {
 absl::Status PgConnection::Exec(std::string_view sql) {
   if (absl::Status s = Flush(); !s.ok()) return s;
   if (absl::Status s = EnsureConnected(); !s.ok()) return s;
+  CountRoundTrip(1);
   ResultPtr result(PQexec(conn_, std::string(sql).c_str()));
   return ResultStatus(result.get(), conn_, sql);
 }
@@ -367,7 +379,9 @@ void PgConnection::Rollback() {
   in_transaction_ = false;
   queue_.clear();  // never sent: nothing of it reached the server
   if (!std::exchange(begin_sent_, false)) return;
-  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
+  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) return;
+  CountRoundTrip(1);
+  PQclear(PQexec(conn_, "ROLLBACK"));
 }
 
 }  // namespace memfleet::storage

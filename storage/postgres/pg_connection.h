@@ -17,6 +17,7 @@
 #ifndef MEMFLEET_STORAGE_POSTGRES_PG_CONNECTION_H_
 #define MEMFLEET_STORAGE_POSTGRES_PG_CONNECTION_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -57,6 +58,16 @@ class PgConnection : public SqlConnection {
   absl::Status Commit() override;
   void Rollback() override;
 
+  // What this connection cost the server so far: round trips (each a wait for the server's answer: a
+  // pipeline of queued statements, an Exec, a ROLLBACK) and the statements in them (a prepare counts as
+  // one). What a capture's transaction costs is read from these.
+  uint64_t round_trips() const { return round_trips_; }
+  uint64_t statements() const { return statements_; }
+  // The same, summed over every connection of this process since it started; for a benchmark, whose
+  // store's connections are out of its reach.
+  static uint64_t ProcessRoundTrips() { return process_round_trips_.load(std::memory_order_relaxed); }
+  static uint64_t ProcessStatements() { return process_statements_.load(std::memory_order_relaxed); }
+
   // Statements kept prepared; past it, a statement is sent with its text each time.
   static constexpr size_t kMaxPreparedStatements = 256;
   // Queued statements sent in one round trip at the most: the server's answers to them must fit the
@@ -81,6 +92,9 @@ class PgConnection : public SqlConnection {
   // Queues `sql`; `on_row`, `changed`, `command_tag` (may be empty) receive its answer when it is sent.
   void Queue(std::string_view sql, SqlParams params, SqlRowFn on_row, int64_t* changed, std::string* command_tag);
 
+  // Counts a wait for the server's answer to `statements` statements.
+  void CountRoundTrip(uint64_t statements);
+
   // After a send failed part way: the connection's state is unknown, so it starts a new session.
   void Reset();
 
@@ -90,6 +104,10 @@ class PgConnection : public SqlConnection {
   std::vector<Pending> queue_;
   bool in_transaction_ = false;
   bool begin_sent_ = false;  // the transaction's BEGIN has gone to the server
+  uint64_t round_trips_ = 0;
+  uint64_t statements_ = 0;
+  static std::atomic<uint64_t> process_round_trips_;
+  static std::atomic<uint64_t> process_statements_;
 };
 
 }  // namespace memfleet::storage

@@ -158,6 +158,31 @@ TEST_P(SqlConnectionTest, ACommitAfterAFailedStatementFailsAndStoresNothing) {
   EXPECT_EQ(Count(*db_), 2);
 }
 
+// As the store sends a capture's statements: each Send checked, the transaction rolled back at the first
+// error. On PostgreSQL the three go in one pipeline and the middle one's error comes with the COMMIT; the
+// statement queued after it never runs.
+TEST_P(SqlConnectionTest, APipelineWhoseMiddleStatementFailsStoresNoneOfIt) {
+  ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (name) VALUES ('taken')", {}).ok());
+  int64_t after_changed = -1;
+  absl::Status failed = [&]() -> absl::Status {
+    absl::StatusOr<SqlTransaction> txn = SqlTransaction::Begin(*db_);
+    if (!txn.ok()) return txn.status();
+    if (absl::Status s = db_->Send("INSERT INTO t (name) VALUES (?1)", {SqlValue::Text("before")}); !s.ok()) return s;
+    if (absl::Status s = db_->Send("INSERT INTO t (name) VALUES (?1)", {SqlValue::Text("taken")}); !s.ok()) return s;
+    if (absl::Status s =
+            db_->Send("INSERT INTO t (name) VALUES (?1)", {SqlValue::Text("after")}, SqlRowFn(), &after_changed);
+        !s.ok()) {
+      return s;
+    }
+    return txn->Commit();
+  }();
+  EXPECT_EQ(failed.code(), absl::StatusCode::kAlreadyExists) << failed;
+  EXPECT_EQ(after_changed, -1);  // never ran: it does not count as a row stored
+  EXPECT_EQ(Count(*db_), 1);     // only 'taken', from before
+  ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (name) VALUES (?1)", {SqlValue::Text("before")}).ok());
+  EXPECT_EQ(Count(*db_), 2);
+}
+
 TEST_P(SqlConnectionTest, ARolledBackTransactionLeavesNothing) {
   {
     absl::StatusOr<SqlTransaction> txn = SqlTransaction::Begin(*db_);
@@ -231,6 +256,34 @@ TEST_P(SqlConnectionTest, AQueuedStatementThatCannotBePreparedFailsAloneAndTheNe
   EXPECT_FALSE(RunSql(*db_, "INSERT INTO no_such_table (x) VALUES (?1)", {SqlValue::Int(1)}).ok());
   ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (name) VALUES (?1)", {SqlValue::Text("after")}).ok());
   EXPECT_EQ(Count(*db_), 1);
+}
+
+// What PostgreSQL's connection counts: one round trip for a whole pipeline of queued statements, whose
+// statements are counted with the prepares sent beside them the first time.
+TEST(PgConnectionTest, QueuedStatementsCostOneRoundTripWithTheCommit) {
+  const std::string uri = testing::NewPostgresDatabase();
+  ASSERT_FALSE(uri.empty());
+  absl::StatusOr<std::unique_ptr<PgConnection>> db = PgConnection::Connect(uri);
+  ASSERT_TRUE(db.ok()) << db.status();
+  const PgConnection& pg = **db;
+  SqlConnection& sql = **db;
+  ASSERT_TRUE(sql.Exec("CREATE TABLE t (name TEXT PRIMARY KEY)").ok());
+  const uint64_t process_round_trips = PgConnection::ProcessRoundTrips();
+  const uint64_t round_trips = pg.round_trips();
+  const uint64_t statements = pg.statements();
+  for (int pass = 0; pass < 2; ++pass) {
+    ASSERT_TRUE(sql.Begin(SqlTransactionKind::kWrite).ok());
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(sql.Send("INSERT INTO t (name) VALUES (?1)", {SqlValue::Text(std::to_string(pass * 10 + i))}).ok());
+    }
+    EXPECT_EQ(pg.round_trips(), round_trips + static_cast<uint64_t>(pass));  // nothing sent yet
+    ASSERT_TRUE(sql.Commit().ok());
+  }
+  EXPECT_EQ(pg.round_trips(), round_trips + 2);
+  // First pass: BEGIN, 3 INSERTs and COMMIT, with a prepare beside each statement's first use (3); second:
+  // the 5 statements alone.
+  EXPECT_EQ(pg.statements(), statements + (5 + 3) + 5);
+  EXPECT_GE(PgConnection::ProcessRoundTrips(), process_round_trips + 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, SqlConnectionTest, ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);

@@ -1,7 +1,8 @@
 // What only the store on PostgreSQL has to get right, on a real PostgreSQL (tests/support/postgres_server.h):
 // several servers on one database (each its own store) storing the same captures at once store each once
 // and tell exactly one of them it is new, and a store whose connections the server dropped works again at
-// its next call. Everything the two backends share is in the suites run on both (store_backends.h).
+// its next call; a batch of captures costs the same two round trips however many it holds. Everything the two backends
+// share is in the suites run on both (store_backends.h).
 #include "storage/postgres/pg_store.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "storage/postgres/pg_connection.h"
+#include "storage/postgres/pg_schema.h"
+#include "storage/sql_connection_pool.h"
 #include "tests/support/postgres_server.h"
 
 namespace memfleet::storage {
@@ -107,6 +110,41 @@ TEST(PgStoreTest, AStoreWhoseConnectionsWereDroppedWorksAgainAtItsNextCall) {
   }
   ASSERT_TRUE(write.ok()) << write.status();
   EXPECT_TRUE(*write);
+}
+
+// The round trips are what PostgreSQL's ingest waits for: the captures' rows (whose answers say which are
+// new), then everything else with the COMMIT — never one a capture.
+TEST(PgStoreTest, ABatchOfCapturesCostsTwoRoundTripsHoweverManyItHolds) {
+  const std::string uri = testing::NewPostgresDatabase();
+  ASSERT_FALSE(uri.empty());
+  absl::StatusOr<std::unique_ptr<PgConnection>> writer = PgConnection::Connect(uri);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE(MigratePgToLatest(**writer).ok());
+  const PgConnection& counted = **writer;
+  absl::StatusOr<std::unique_ptr<PgConnection>> reader = PgConnection::Connect(uri);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<std::unique_ptr<SqlConnection>> writers, readers;
+  writers.push_back(*std::move(writer));
+  readers.push_back(*std::move(reader));
+  SqlStore store(std::make_shared<SqlConnectionPool>(std::move(writers)),
+                 std::make_shared<SqlConnectionPool>(std::move(readers)), /*shared=*/true);
+
+  uint64_t before = counted.round_trips();
+  absl::StatusOr<bool> one = store.PutCapture(MakeCapture("cap-0", "dev-1", 0));
+  ASSERT_TRUE(one.ok() && *one) << one.status();
+  EXPECT_EQ(counted.round_trips() - before, 2u);
+
+  std::vector<CaptureRecord> five;
+  for (int i = 1; i <= 5; ++i) five.push_back(MakeCapture("cap-" + std::to_string(i), i % 2 ? "dev-1" : "dev-2", i));
+  before = counted.round_trips();
+  const uint64_t statements_before = counted.statements();
+  absl::StatusOr<std::vector<bool>> stored = store.PutCaptures(five);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, std::vector<bool>(5, true));
+  EXPECT_EQ(counted.round_trips() - before, 2u);
+  // BEGIN and 5 captures' rows; 5 reports and 5 report frames; each device touched and its platform and
+  // tier refreshed (2 x 2); COMMIT. The second device's statements were prepared with the first capture.
+  EXPECT_EQ(counted.statements() - statements_before, 1u + 5 + 10 + 4 + 1);
 }
 
 }  // namespace
