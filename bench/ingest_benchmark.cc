@@ -15,17 +15,21 @@
 // Agents and servers share the machine's cores, so both figures include the agents' own cost (gzip on
 // send); the ratio is the meaningful number. Exit status 1 when a capture is not acked.
 #include <stdlib.h>
+#include <unistd.h>
 #include <time.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <optional>
 #include <mutex>
@@ -48,6 +52,7 @@
 #include "server/ingest/capture_ingestor.h"
 #include "server/ingest/delta_keyframes.h"
 #include "server/lab_server.h"
+#include "storage/postgres/pg_connection.h"
 #include "storage/sqlite/sqlite_store.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/test_paths.h"
@@ -139,6 +144,42 @@ double ThreadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// User and system CPU of a process (/proc/PID/stat), with its reaped children's when `with_reaped`; -1
+// when it is gone. Its parent's pid in `parent`.
+double ProcessCpuSeconds(const std::string& pid, bool with_reaped, std::string* parent) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t name_end = stat.rfind(')');  // the command name may hold spaces
+  if (name_end == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(name_end + 2));
+  std::vector<std::string> f;  // from field 3 (state) on
+  for (std::string v; fields >> v && f.size() < 15;) f.push_back(v);
+  if (f.size() < 15) return -1;
+  if (parent != nullptr) *parent = f[1];
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  double cpu = std::stod(f[11]) + std::stod(f[12]);             // utime, stime
+  if (with_reaped) cpu += std::stod(f[13]) + std::stod(f[14]);  // cutime, cstime
+  return cpu / ticks;
+}
+
+// The CPU PostgreSQL's processes have used so far: the postmaster's, its backends' and workers' while
+// they run, and theirs once it reaped them. `data_dir`'s postmaster.pid names the postmaster.
+double PostgresCpuSeconds(const std::string& data_dir) {
+  std::ifstream pid_file(data_dir + "/postmaster.pid");
+  std::string postmaster;
+  if (!std::getline(pid_file, postmaster)) return 0;
+  double cpu = std::max(0.0, ProcessCpuSeconds(postmaster, /*with_reaped=*/true, nullptr));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.empty() || !std::isdigit(static_cast<unsigned char>(pid[0]))) continue;
+    std::string parent;
+    const double child = ProcessCpuSeconds(pid, /*with_reaped=*/false, &parent);
+    if (child > 0 && parent == postmaster) cpu += child;
+  }
+  return cpu;
 }
 
 std::string TimeAt(int index) {
@@ -335,10 +376,17 @@ struct Run {
   uint64_t stored_blob_bytes = 0;  // real runs: raw blobs as stored
   uint64_t stored_raw_bytes = 0;
   std::string error;
+  // A run on PostgreSQL, while the agents sent: its server processes' CPU, and this process's round trips
+  // and statements to it.
+  double postgres_cpu_seconds = 0;
+  uint64_t postgres_round_trips = 0;
+  uint64_t postgres_statements = 0;
   double captures_per_s() const { return seconds > 0 ? static_cast<double>(acked) / seconds : 0; }
 };
 
-Run RunAgents(const std::string& target, const std::vector<AgentLoad>& loads) {
+// `postgres_data_dir`: the PostgreSQL server the real server stores in, whose cost is measured too.
+Run RunAgents(const std::string& target, const std::vector<AgentLoad>& loads,
+              const std::string& postgres_data_dir = "") {
   Run run;
   for (const AgentLoad& l : loads) {
     run.expected += l.captures.size();
@@ -346,6 +394,9 @@ Run RunAgents(const std::string& target, const std::vector<AgentLoad>& loads) {
   }
   std::vector<AgentResult> results(loads.size());
   std::vector<std::thread> threads;
+  const double postgres_cpu0 = postgres_data_dir.empty() ? 0 : PostgresCpuSeconds(postgres_data_dir);
+  const uint64_t round_trips0 = storage::PgConnection::ProcessRoundTrips();
+  const uint64_t statements0 = storage::PgConnection::ProcessStatements();
   const double cpu0 = CpuSeconds();
   const Clock::time_point t0 = Clock::now();
   for (size_t i = 0; i < loads.size(); ++i) {
@@ -354,6 +405,11 @@ Run RunAgents(const std::string& target, const std::vector<AgentLoad>& loads) {
   for (std::thread& t : threads) t.join();
   run.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   run.cpu_seconds = CpuSeconds() - cpu0;
+  if (!postgres_data_dir.empty()) {
+    run.postgres_cpu_seconds = PostgresCpuSeconds(postgres_data_dir) - postgres_cpu0;
+    run.postgres_round_trips = storage::PgConnection::ProcessRoundTrips() - round_trips0;
+    run.postgres_statements = storage::PgConnection::ProcessStatements() - statements0;
+  }
   for (const AgentResult& r : results) {
     run.acked += r.acked;
     if (!r.error.empty() && run.error.empty()) run.error = r.error;
@@ -392,9 +448,9 @@ Run RunBare(const std::vector<AgentLoad>& loads) {
   return r;
 }
 
-// `db`: a PostgreSQL URI; empty: a new SQLite file.
+// `db`: a PostgreSQL URI (of the server whose data is in `postgres_data_dir`); empty: a new SQLite file.
 Run RunReal(const std::vector<AgentLoad>& loads, size_t workers, uint32_t keyframe_every, const std::string& db = "",
-            size_t max_batch = server::CaptureWriter::Options().max_batch) {
+            size_t max_batch = server::CaptureWriter::Options().max_batch, const std::string& postgres_data_dir = "") {
   TempDir dir;
   server::LabServerOptions options;
   options.db_path = db.empty() ? dir.path() + "/memfleet.db" : db;
@@ -408,7 +464,7 @@ Run RunReal(const std::vector<AgentLoad>& loads, size_t workers, uint32_t keyfra
     r.error = s.status().ToString();
     return r;
   }
-  Run r = RunAgents((*s)->address(), loads);
+  Run r = RunAgents((*s)->address(), loads, postgres_data_dir);
   absl::StatusOr<storage::Store::Stats> stats = (*s)->store().GetStats();
   if (!stats.ok() || stats->captures != r.expected) {
     if (r.error.empty()) r.error = "the store does not hold every acked capture";
@@ -595,6 +651,8 @@ int Main(int argc, char** argv) {
               std::thread::hardware_concurrency());
 
   std::vector<double> bare_rates, real_rates, pg_rates, one_rates, bare_cpu, real_cpu, pg_cpu, one_cpu;
+  // PostgreSQL rounds, a capture: its server processes' CPU, and this process's round trips and statements.
+  std::vector<double> pg_server_cpu, pg_round_trips, pg_statements;
   bool failed = false;
   std::unique_ptr<testing::PostgresServer> pg;
   if (f.postgres) {
@@ -646,7 +704,16 @@ int Main(int argc, char** argv) {
     }
     if (pg != nullptr && f.only != "bare") {
       absl::StatusOr<std::string> uri = pg->NewDatabase();  // a fresh database each round, as SQLite's file
+      const double server_cpu0 = PostgresCpuSeconds(pg->data_dir());
+      const uint64_t round_trips0 = storage::PgConnection::ProcessRoundTrips();
+      const uint64_t statements0 = storage::PgConnection::ProcessStatements();
       Run r = uri.ok() ? RunReal(loads, f.workers, f.keyframe_every, *uri) : Run{};
+      const double per_capture = 1.0 / static_cast<double>(std::max<size_t>(r.acked, 1));
+      pg_server_cpu.push_back((PostgresCpuSeconds(pg->data_dir()) - server_cpu0) * 1e3 * per_capture);
+      pg_round_trips.push_back(static_cast<double>(storage::PgConnection::ProcessRoundTrips() - round_trips0) *
+                               per_capture);
+      pg_statements.push_back(static_cast<double>(storage::PgConnection::ProcessStatements() - statements0) *
+                              per_capture);
       if (!uri.ok()) r.error = uri.status().ToString();
       if (r.acked != r.expected || !r.error.empty()) {
         std::fprintf(stderr, "postgres: %zu of %zu acked: %s\n", r.acked, r.expected, r.error.c_str());
@@ -656,8 +723,9 @@ int Main(int argc, char** argv) {
       pg_cpu.push_back(r.cpu_seconds * 1e3 / static_cast<double>(std::max<size_t>(r.acked, 1)));
       std::printf(
           "round %d postgres: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents and PostgreSQL's client "
-          "side)\n",
-          round, r.captures_per_s(), r.seconds, pg_cpu.back());
+          "side; PostgreSQL's server %.2f ms; %.2f round trips, %.1f statements)\n",
+          round, r.captures_per_s(), r.seconds, pg_cpu.back(), pg_server_cpu.back(), pg_round_trips.back(),
+          pg_statements.back());
     }
   }
   if (!bare_rates.empty() && !real_rates.empty()) {
@@ -682,6 +750,8 @@ int Main(int argc, char** argv) {
         "(target >= 50%%)\n",
         f.rounds, bare, stored, bare > 0 ? 100.0 * stored / bare : 0.0);
     std::printf("CPU/capture (this process; PostgreSQL's own server processes not counted): %.1f ms\n", Median(pg_cpu));
+    std::printf("a capture on PostgreSQL: its server processes' CPU %.2f ms, %.2f round trips, %.1f statements\n",
+                Median(pg_server_cpu), Median(pg_round_trips), Median(pg_statements));
   }
   if (f.breakdown && !Breakdown(loads, f.keyframe_every)) failed = true;
   return failed ? 1 : 0;

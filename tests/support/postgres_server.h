@@ -72,6 +72,8 @@ class PostgresServer {
   }
 
   const std::string& log_path() const { return log_; }
+  // The server's data directory (its postmaster.pid names the server's process).
+  const std::string& data_dir() const { return data_; }
 
   // Stops the server as an operator's restart does (pg_ctl stop -m fast: sessions are ended, open
   // transactions rolled back) and returns once it is down; the port stays reserved for StartAgain().
