@@ -28,6 +28,7 @@ struct SqlStore::Sql {
 
   std::string upsert_device;
   std::string touch_device;
+  std::string refresh_from_latest_report;
   std::string capture_for_replace;
   std::string insert_device_report;
   std::string upsert_device_report;
