@@ -31,6 +31,7 @@ struct SqlStore::Sql {
   std::string refresh_from_latest_report;
   std::string capture_for_replace;
   std::string insert_device_report;
+  std::string insert_report_and_frame;  // empty: the engine runs the report and its frame as two statements
   std::string upsert_device_report;
   std::string latest_reports_per_build;
   std::string record_retention;

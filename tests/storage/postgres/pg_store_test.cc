@@ -1,7 +1,8 @@
 // What only the store on PostgreSQL has to get right, on a real PostgreSQL (tests/support/postgres_server.h):
 // several servers on one database (each its own store) storing the same captures at once store each once
 // and tell exactly one of them it is new, and a store whose connections the server dropped works again at
-// its next call; a batch of captures costs the same two round trips however many it holds. Everything the two backends
+// its next call; a batch of captures costs the same two round trips however many it holds, and a delta's
+// report is stored against its keyframe's. Everything the two backends
 // share is in the suites run on both (store_backends.h).
 #include "storage/postgres/pg_store.h"
 
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "report/report_json.h"
 #include "storage/postgres/pg_connection.h"
 #include "storage/postgres/pg_schema.h"
 #include "storage/sql_connection_pool.h"
@@ -142,9 +144,54 @@ TEST(PgStoreTest, ABatchOfCapturesCostsTwoRoundTripsHoweverManyItHolds) {
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(*stored, std::vector<bool>(5, true));
   EXPECT_EQ(counted.round_trips() - before, 2u);
-  // BEGIN and 5 captures' rows; 5 reports and 5 report frames; each device's row (2); COMMIT. The
-  // statements were prepared with the first capture.
-  EXPECT_EQ(counted.statements() - statements_before, 1u + 5 + 10 + 2 + 1);
+  // BEGIN and 5 captures' rows; 5 reports, each with its report frame in one statement; each device's row
+  // (2); COMMIT. The statements were prepared with the first capture.
+  EXPECT_EQ(counted.statements() - statements_before, 1u + 5 + 5 + 2 + 1);
+}
+
+// PostgreSQL stores a capture's report and its frame in one statement, the frame numbered by what the
+// report's INSERT returns and its base found by the keyframe's id: a delta's frame names its keyframe's
+// report, in the keyframe's batch and in a later one, and every report reads back as stored.
+TEST(PgStoreTest, ADeltasReportFrameNamesItsKeyframesReportInItsBatchOrALaterOne) {
+  const std::string uri = testing::NewPostgresDatabase();
+  ASSERT_FALSE(uri.empty());
+  std::unique_ptr<SqlStore> store = Open(uri);
+  ASSERT_NE(store, nullptr);
+  auto capture = [](int minute, const std::string& raw_base) {
+    CaptureRecord c = MakeCapture("cap-" + std::to_string(minute), "dev-1", minute);
+    c.raw_base = raw_base;
+    c.report.captured_at = c.captured_at;
+    c.report.device.total_kb = 3'000'000 + minute;
+    for (int p = 0; p < 20; ++p) {
+      report::ProcessReport& pr = c.report.processes[1000 + p];
+      pr.pid = 1000 + p;
+      pr.name = "com.example.app" + std::to_string(p);
+      pr.total_kb = 20'000 + p * 313 + minute;
+    }
+    c.report_json = report::ReportToJson(c.report, -1);
+    return c;
+  };
+  const std::vector<CaptureRecord> first = {capture(0, ""), capture(1, "cap-0")};
+  absl::StatusOr<std::vector<bool>> stored = store->PutCaptures(first);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  const CaptureRecord later = capture(2, "cap-0");
+  absl::StatusOr<bool> put = store->PutCapture(later);
+  ASSERT_TRUE(put.ok() && *put) << put.status();
+
+  absl::StatusOr<std::unique_ptr<PgConnection>> db = PgConnection::Connect(uri);
+  ASSERT_TRUE(db.ok()) << db.status();
+  absl::StatusOr<std::vector<std::string>> frames = QueryAll(
+      **db,
+      "SELECT r.capture_id || ' ' || COALESCE(k.capture_id, '-') FROM device_reports AS r JOIN report_blobs AS b ON "
+      "b.capture_no = r.capture_no LEFT JOIN device_reports AS k ON k.capture_no = b.base_no ORDER BY r.capture_id",
+      {}, [](const SqlRow& row) { return row.ColumnText(0); });
+  ASSERT_TRUE(frames.ok()) << frames.status();
+  EXPECT_EQ(*frames, (std::vector<std::string>{"cap-0 -", "cap-1 cap-0", "cap-2 cap-0"}));
+  for (const CaptureRecord& c : {first[0], first[1], later}) {
+    absl::StatusOr<std::optional<StoredReport>> report = store->GetReportByCapture(c.capture_id);
+    ASSERT_TRUE(report.ok() && report->has_value()) << report.status();
+    EXPECT_EQ((*report)->report_json, c.report_json) << c.capture_id;
+  }
 }
 
 }  // namespace
