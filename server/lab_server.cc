@@ -223,7 +223,10 @@ absl::StatusOr<std::unique_ptr<LabServer>> LabServer::StartWithStore(std::unique
 }
 
 absl::Status LabServer::StartRetention(const LabServerOptions& options) {
-  if (options.retention.policy.full <= std::chrono::milliseconds::zero()) return absl::OkStatus();
+  if (options.retention.policy.full <= std::chrono::milliseconds::zero() &&
+      options.retention.policy.raw <= std::chrono::milliseconds::zero()) {
+    return absl::OkStatus();
+  }
   RetentionWorkerOptions retention = options.retention;
   if (retention.db_path.empty()) retention.db_path = options.db_path;
   if (retention.db_path.empty()) return absl::InvalidArgumentError("retention: no database path (--db)");

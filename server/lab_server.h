@@ -82,8 +82,9 @@ struct LabServerOptions {
   // The malloc heap's arenas and trims (server/core/heap_policy.h), set before the server's threads start
   // and stopped with it; tests inject the trim and its clock.
   HeapPolicyOptions heap;
-  // Background thinning of stored history (--retain-full-days, docs/performance.md "Retention"), over a
-  // connection of its own to the database; off while retention.policy.full is 0. Its db_path "" is
+  // Background thinning of stored history (--retain-full-days, --retain-raw-days, docs/performance.md
+  // "Retention"), over a connection of its own to the database; off while retention.policy.full and .raw
+  // are 0. Its db_path "" is
   // db_path. Tests inject its clock.
   RetentionWorkerOptions retention;
 };

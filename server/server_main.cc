@@ -54,7 +54,8 @@ int RunReaccount(const std::string& db_path) {
     return memfleet::kExitFailed;
   }
   for (const std::string& f : r->failures) std::cerr << "memfleet-server: not re-accounted: " << f << "\n";
-  std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed";
+  std::cout << "re-accounted " << r->reaccounted << " captures, " << r->failed << " failed"
+            << memfleet::server::DescribeReaccountSkips(*r);
   if (r->run_id != 0) std::cout << " (" << (r->joined_run ? "joined" : "started") << " shared run " << r->run_id << ")";
   std::cout << std::endl;
   return r->failed == 0 ? memfleet::kExitOk : memfleet::kExitPartial;
@@ -63,13 +64,16 @@ int RunReaccount(const std::string& db_path) {
 // Retention flags (docs/performance.md "Retention"), shared by the server and `compact`:
 //   memfleet-server --listen ... --db F --retain-full-days 30 --retain-hourly-days 365  # thin in the background
 //   memfleet-server --db F compact --retain-full-days 30 [--retain-hourly-days 365] [--dry-run]  # now, then exit
+//   memfleet-server --db F compact --retain-raw-days 30 [--dry-run]  # raw text beyond 30 days, reports kept
 struct RetentionArgs {
   int full_days = 0;
   int hourly_days = 0;
+  int raw_days = 0;
   bool dry_run = false;
 
   memfleet::server::RetentionPolicy Policy() const {
-    return {std::chrono::hours(24) * full_days, std::chrono::hours(24) * hourly_days};
+    return {std::chrono::hours(24) * full_days, std::chrono::hours(24) * hourly_days,
+            std::chrono::hours(24) * raw_days};
   }
 };
 
@@ -80,6 +84,11 @@ void AddRetentionFlags(CLI::App* app, RetentionArgs& args) {
   app->add_option("--retain-hourly-days", args.hourly_days,
                   "after this many days, one capture a day instead of one an hour (0 = hourly forever)")
       ->check(CLI::Range(0, 100000));
+  // Independent of the two above: it thins what each kept capture stores, they thin which captures stay.
+  app->add_option("--retain-raw-days", args.raw_days,
+                  "keep each capture's raw text this many days; older captures keep their report, process figures "
+                  "and labels, and are no longer re-accounted (0 = raw text as long as the capture)")
+      ->check(CLI::Range(0, 100000));
 }
 
 int64_t WallClockMs() {
@@ -88,8 +97,9 @@ int64_t WallClockMs() {
 }
 
 int RunCompact(const std::string& db_path, const RetentionArgs& args) {
-  if (args.full_days <= 0) {
-    std::cerr << "memfleet-server: compact: --retain-full-days N is required (the days kept at full resolution)\n";
+  if (args.full_days <= 0 && args.raw_days <= 0) {
+    std::cerr << "memfleet-server: compact: --retain-full-days N (the days kept at full resolution) or "
+                 "--retain-raw-days N (the days raw text is kept) is required\n";
     return memfleet::kExitUsage;
   }
   // One writer: compaction deletes in one transaction at a time, whatever the backend.
@@ -381,8 +391,11 @@ int main(int argc, char** argv) {
   RetentionArgs retention;
   AddRetentionFlags(&app, retention);
   CLI::App* compact_cmd = app.add_subcommand(
-      "compact", "thin old captures now as --retain-full-days/--retain-hourly-days say, print what was freed, exit");
-  compact_cmd->add_flag("--dry-run", retention.dry_run, "only count what would be deleted (deleting is irreversible)");
+      "compact",
+      "thin old captures now as --retain-full-days/--retain-hourly-days/--retain-raw-days say, print what was "
+      "freed, exit");
+  compact_cmd->add_flag("--dry-run", retention.dry_run,
+                        "only count what would be deleted or dropped (deleting is irreversible)");
 
   TokenArgs token_args;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens (agent, read, admin) in --db, then exit");
@@ -456,7 +469,7 @@ int main(int argc, char** argv) {
     return memfleet::kExitFailed;
   }
   options.insecure = insecure;
-  options.retention.policy = retention.Policy();  // off while --retain-full-days is 0
+  options.retention.policy = retention.Policy();  // off while --retain-full-days and --retain-raw-days are 0
 
   // Block the stop signals before any thread starts (every thread inherits the mask), then wait for them
   // here: no async-signal-safety concerns, and Stop runs on an ordinary thread.

@@ -13,6 +13,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "report/report.h"
 #include "storage/records.h"
 
@@ -60,7 +63,8 @@ class CaptureStore {
   };
   virtual absl::Status ForEachRawCapture(const std::string& device_id,
                                          const std::function<void(const RawCapture&)>& fn) = 0;
-  // One raw capture (a delta's keyframe, say); nullopt when not stored.
+  // One raw capture (a delta's keyframe, say); nullopt when not stored. A capture whose raw text retention
+  // dropped is still returned, with the dropped codec and no blob (RawTextKept says so).
   virtual absl::StatusOr<std::optional<RawCapture>> GetRawCapture(const std::string& capture_id) = 0;
   // Replaces the stored report (and its process rows) of a capture.
   virtual absl::Status ReplaceReport(const std::string& capture_id, const report::Report& report,
@@ -75,6 +79,32 @@ class CaptureStore {
   };
   virtual absl::StatusOr<Stats> GetStats() = 0;
 };
+
+// The raw_codec of a capture whose raw text was dropped beyond the raw window (`memfleet-server
+// --retain-raw-days N`): this prefix and N, so that whoever reads it later can say which window dropped it
+// (the server's flag may have changed since). Its raw_blob is empty; its row, report, process figures and
+// labels stay as they were.
+inline constexpr char kDroppedRawCodecPrefix[] = "dropped:";
+
+inline std::string DroppedRawCodec(int raw_days) { return absl::StrCat(kDroppedRawCodecPrefix, raw_days); }
+
+inline bool IsDroppedRawCodec(const std::string& raw_codec) {
+  return absl::StartsWith(raw_codec, kDroppedRawCodecPrefix);
+}
+
+// OK when the capture's raw text is stored; else FailedPrecondition naming the window that dropped it, for
+// everything that reads raw text (re-accounting, a delta's keyframe) to say so instead of failing to
+// decode an empty blob.
+inline absl::Status RawTextKept(const CaptureStore::RawCapture& raw) {
+  if (!IsDroppedRawCodec(raw.raw_codec)) return absl::OkStatus();
+  int raw_days = 0;
+  const bool known = absl::SimpleAtoi(raw.raw_codec.substr(sizeof(kDroppedRawCodecPrefix) - 1), &raw_days);
+  return absl::FailedPreconditionError(
+      absl::StrCat("the raw text of capture ", raw.capture_id, " (", raw.captured_at,
+                   ") is no longer stored: raw captures are kept ",
+                   known ? absl::StrCat(raw_days, " days") : std::string("for a window of their own"),
+                   " (memfleet-server --retain-raw-days); its report, process figures and labels are kept"));
+}
 
 }  // namespace memfleet::storage
 

@@ -51,7 +51,8 @@ struct RetentionRow {
   std::string captured_at;
   std::optional<int64_t> total_kb;
   bool pinned = false;
-  std::string keyframe_id;  // raw_base; "" for a whole capture
+  std::string keyframe_id;   // raw_base; "" for a whole capture
+  bool raw_dropped = false;  // its raw text is gone already (IsDroppedRawCodec)
 };
 
 // The queries that must stay index-served as the database grows (see ExplainHotQuery).
@@ -149,6 +150,11 @@ class SqlStore : public Store, public FleetStore {
   // Deletes the captures — raw blob, report and process figures — in one transaction; returns how many
   // were deleted. FailedPrecondition, deleting none, when a delta that stays needs one of them.
   absl::StatusOr<size_t> DeleteCaptures(const std::vector<std::string>& capture_ids);
+  // Drops the raw text of the captures (their blob emptied, their codec DroppedRawCodec(raw_days)) in one
+  // transaction, keeping everything else of them; returns how many were dropped. Skips a capture whose raw
+  // is gone already and a keyframe that a delta with its raw text still names (that delta would become
+  // unreadable), so deltas go before their keyframes.
+  absl::StatusOr<size_t> DropRawCaptures(const std::vector<std::string>& capture_ids, int raw_days);
   // Records that the device's history is thinned up to these marks ("" leaves a mark as it is); a mark
   // never moves back.
   absl::Status RecordRetention(const std::string& device_id, const RetentionMarks& marks);

@@ -25,8 +25,14 @@ constexpr char kRetentionRowsSql[] =
     "SELECT c.capture_id, c.captured_at, r.total_kb, CASE WHEN (c.sweep_id != '' AND EXISTS (SELECT 1 FROM "
     "sweep_devices AS s WHERE s.sweep_id = c.sweep_id AND s.device_id = c.device_id AND s.state != 'offline')) OR "
     "EXISTS (SELECT 1 FROM capture_labels AS l WHERE l.capture_id = c.capture_id AND l.source = 'sweep') THEN 1 "
-    "ELSE 0 END, c.raw_base FROM captures AS c LEFT JOIN device_reports AS r ON r.capture_id = c.capture_id "
+    "ELSE 0 END, c.raw_base, CASE WHEN c.raw_codec LIKE 'dropped:%' THEN 1 ELSE 0 END FROM captures AS c LEFT JOIN "
+    "device_reports AS r ON r.capture_id = c.capture_id "
     "WHERE c.device_id = ?1 ORDER BY c.captured_at, c.capture_id";
+// The raw text only (CaptureStore's DroppedRawCodec): never one already dropped, never a keyframe a delta
+// with its raw text names. The empty blob keeps the column NOT NULL on both backends without a schema change.
+constexpr char kDropRawSql[] =
+    "UPDATE captures SET raw_codec = ?2, raw_blob = ?3 WHERE capture_id = ?1 AND raw_codec NOT LIKE 'dropped:%' AND "
+    "NOT EXISTS (SELECT 1 FROM captures AS d WHERE d.raw_base = ?1 AND d.raw_codec NOT LIKE 'dropped:%')";
 // Cascades to the capture's report, its frame and its labels.
 constexpr char kDeleteCaptureSql[] = "DELETE FROM captures WHERE capture_id = ?1";
 
@@ -43,6 +49,7 @@ absl::StatusOr<std::vector<RetentionRow>> SqlStore::RetentionRows(const std::str
     r.total_kb = row.ColumnOptionalInt64(2);
     r.pinned = row.ColumnInt64(3) != 0;
     r.keyframe_id = row.ColumnText(4);  // NULL reads as ""
+    r.raw_dropped = row.ColumnInt64(5) != 0;
     return r;
   });
 }
@@ -73,6 +80,23 @@ absl::StatusOr<size_t> SqlStore::DeleteCaptures(const std::vector<std::string>& 
   MEMFLEET_RETURN_IF_ERROR(committed);
   size_t total = 0;
   for (int64_t n : deleted) total += static_cast<size_t>(n);
+  return total;
+}
+
+absl::StatusOr<size_t> SqlStore::DropRawCaptures(const std::vector<std::string>& capture_ids, int raw_days) {
+  if (raw_days <= 0) return absl::InvalidArgumentError("a raw window must be at least one day");
+  const std::string codec = DroppedRawCodec(raw_days);
+  SqlConnectionPool::Lease db = writers_->Acquire();
+  MEMFLEET_ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*db));
+  std::vector<int64_t> dropped(capture_ids.size(), 0);
+  for (size_t i = 0; i < capture_ids.size(); ++i) {
+    MEMFLEET_RETURN_IF_ERROR(db->Send(kDropRawSql,
+                                      {SqlValue::Text(capture_ids[i]), SqlValue::Text(codec), SqlValue::Blob("")},
+                                      SqlRowFn(), &dropped[i]));
+  }
+  MEMFLEET_RETURN_IF_ERROR(txn.Commit());
+  size_t total = 0;
+  for (int64_t n : dropped) total += static_cast<size_t>(n);
   return total;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "proto/capture_codec.h"
 #include "accounting/account.h"
@@ -42,6 +43,10 @@ absl::StatusOr<ReaccountResult> ReaccountWalk(storage::CaptureStore& store, cons
       bytes = base.status();
     } else if (!base->has_value()) {
       bytes = absl::DataLossError(absl::StrCat("its keyframe ", id, " is not stored"));
+    } else if (absl::Status kept = storage::RawTextKept(**base); !kept.ok()) {
+      // Retention never drops a keyframe's raw text while a delta with its own names it; a store edited
+      // otherwise still says what is missing.
+      bytes = absl::DataLossError(absl::StrCat("its keyframe: ", kept.message()));
     } else {
       bytes = wire::DecompressStoredCapture((*base)->raw_codec, (*base)->raw_blob);
       if (!bytes.ok()) bytes = absl::DataLossError(absl::StrCat("its keyframe ", id, ": ", bytes.status().message()));
@@ -51,6 +56,14 @@ absl::StatusOr<ReaccountResult> ReaccountWalk(storage::CaptureStore& store, cons
     return slot.second;
   };
   absl::Status walked = walk([&](const storage::CaptureStore::RawCapture& raw) {
+    if (storage::IsDroppedRawCodec(raw.raw_codec)) {
+      ++result.skipped_raw_dropped;
+      int days = 0;
+      if (absl::SimpleAtoi(raw.raw_codec.substr(sizeof(storage::kDroppedRawCodecPrefix) - 1), &days)) {
+        result.skipped_raw_days = days;
+      }
+      return;
+    }
     std::string_view base;
     if (!raw.raw_base.empty()) {
       const absl::StatusOr<std::string>& k = keyframe_of(raw.device_id, raw.raw_base);
@@ -80,6 +93,13 @@ absl::StatusOr<ReaccountResult> ReaccountWalk(storage::CaptureStore& store, cons
 }
 
 }  // namespace
+
+std::string DescribeReaccountSkips(const ReaccountResult& result) {
+  if (result.skipped_raw_dropped == 0) return "";
+  return absl::StrCat(", ", result.skipped_raw_dropped, " skipped: their raw text is beyond the raw window (",
+                      result.skipped_raw_days > 0 ? absl::StrCat(result.skipped_raw_days, " days, ") : std::string(),
+                      "memfleet-server --retain-raw-days), their reports stay as they were");
+}
 
 absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id) {
   return ReaccountWalk(store, [&](const std::function<void(const storage::CaptureStore::RawCapture&)>& fn) {

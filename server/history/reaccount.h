@@ -25,10 +25,19 @@ struct ReaccountResult {
   uint64_t reaccounted = 0;
   uint64_t failed = 0;                // a raw capture that did not decode, or a report the store refused
   std::vector<std::string> failures;  // "<capture id>: <why>", the first few
+  // Captures beyond the raw window (`memfleet-server --retain-raw-days`): their raw text is gone, so their
+  // stored report stays as it was. Not failures: nothing is wrong with them. Re-accounting reaches back
+  // only as far as the raw window.
+  uint64_t skipped_raw_dropped = 0;
+  int skipped_raw_days = 0;  // the window that dropped the last of them, as its codec names it (0: unknown)
   // ReaccountSharedCaptures: the run walked, and whether another server had started it.
   int64_t run_id = 0;
   bool joined_run = false;
 };
+
+// ", 120 skipped: their raw text is beyond the raw window (30 days, memfleet-server --retain-raw-days), their
+// reports stay as they were"; "" when none was skipped.
+std::string DescribeReaccountSkips(const ReaccountResult& result);
 
 // `device_id` "" = every stored capture. An error only when the store cannot be walked at all.
 absl::StatusOr<ReaccountResult> ReaccountCaptures(storage::CaptureStore& store, const std::string& device_id);

@@ -40,6 +40,12 @@ struct RetentionRun {
   size_t captures_before = 0;
   size_t deleted = 0;  // planned, on a dry run
   size_t kept_for_deltas = 0;
+  bool thins_captures = false;  // RetentionPolicy::full is on: captures are deleted, not only raw text
+  // The raw window (RetentionPolicy::raw; 0 when off): raw texts dropped (planned, on a dry run), and the
+  // keyframes beyond the window that keep theirs for their deltas.
+  int raw_days = 0;
+  size_t raw_dropped = 0;
+  size_t raw_kept_for_deltas = 0;
   int64_t file_bytes_freed = 0;  // 0 on a dry run
   // PostgreSQL: the deleted captures' space stays in the database's files, for the captures stored next.
   bool space_kept_for_new_captures = false;
@@ -51,7 +57,9 @@ absl::StatusOr<RetentionRun> ApplyRetention(storage::SqlStore& store, const Rete
                                             const RetentionOptions& options);
 
 // "3 devices, 120 of 480 captures deleted (12 keyframes kept for their deltas), 5.2 MB returned", or "would
-// be deleted" for a dry run; ", 1 device failed" when one did (the failures themselves are not repeated).
+// be deleted" for a dry run ("480 captures, none deleted" with a raw window alone); with a raw window, ", raw
+// text of 200 captures older than 30 days dropped, their reports kept (3 keyframes keep theirs for their
+// deltas)"; ", 1 device failed" when one did (the failures themselves are not repeated).
 std::string DescribeRetentionRun(const RetentionRun& run, bool dry_run);
 
 }  // namespace memfleet::server

@@ -46,6 +46,45 @@ std::optional<size_t> LatestOf(const std::vector<RetentionCandidate>& captures) 
   return latest;
 }
 
+// The raw window over the captures `keep` keeps: whose raw text goes, into plan.drop_raw_ids.
+void PlanRawWindow(const std::vector<RetentionCandidate>& captures, const std::vector<bool>& keep,
+                   const std::unordered_map<std::string, size_t>& index_of, int64_t raw_ms, int64_t now_ms,
+                   RetentionPlan& plan) {
+  std::vector<bool> raw_stays(captures.size(), false);
+  std::optional<size_t> latest_keyframe;
+  for (size_t i = 0; i < captures.size(); ++i) {
+    const RetentionCandidate& c = captures[i];
+    if (!keep[i] || c.raw_dropped) continue;
+    raw_stays[i] = now_ms - c.captured_at_ms < raw_ms;
+    if (c.keyframe_id.empty() &&
+        (!latest_keyframe.has_value() || captures[*latest_keyframe].captured_at_ms < c.captured_at_ms)) {
+      latest_keyframe = i;
+    }
+  }
+  std::vector<bool> needed(captures.size(), false);
+  // The server encodes a device's next captures against its latest keyframe for as long as the device
+  // is away: that keyframe's raw text must be there when they arrive.
+  if (latest_keyframe.has_value()) needed[*latest_keyframe] = true;
+  for (size_t i = 0; i < captures.size(); ++i) {
+    if (!raw_stays[i] || captures[i].keyframe_id.empty()) continue;
+    auto it = index_of.find(captures[i].keyframe_id);
+    if (it != index_of.end()) needed[it->second] = true;
+  }
+  std::vector<std::string> whole;  // after every delta: one of them may name it
+  for (size_t i = 0; i < captures.size(); ++i) {
+    if (!keep[i] || captures[i].raw_dropped || raw_stays[i]) continue;
+    if (needed[i]) {
+      ++plan.raw_kept_for_deltas;
+    } else if (captures[i].keyframe_id.empty()) {
+      whole.push_back(captures[i].capture_id);
+    } else {
+      plan.drop_raw_ids.push_back(captures[i].capture_id);
+    }
+  }
+  plan.drop_raw_deltas = plan.drop_raw_ids.size();
+  plan.drop_raw_ids.insert(plan.drop_raw_ids.end(), whole.begin(), whole.end());
+}
+
 }  // namespace
 
 RetentionPlan PlanRetention(const std::vector<RetentionCandidate>& captures, const RetentionPolicy& policy,
@@ -96,6 +135,7 @@ RetentionPlan PlanRetention(const std::vector<RetentionCandidate>& captures, con
   }
   plan.delete_deltas = plan.delete_ids.size();
   plan.delete_ids.insert(plan.delete_ids.end(), whole.begin(), whole.end());
+  if (policy.raw.count() > 0) PlanRawWindow(captures, keep, index_of, policy.raw.count(), now_ms, plan);
   return plan;
 }
 

@@ -57,7 +57,7 @@ void RetentionWorker::RunOnce() {
   // Outside the lock: a run takes seconds on a large database, and last_run() must not wait for it.
   absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, options_.policy, options_.now_ms(), apply);
   if (run.ok()) {
-    if (run->deleted > 0 || !run->failures.empty()) {
+    if (run->deleted > 0 || run->raw_dropped > 0 || !run->failures.empty()) {
       LogLine(absl::StrCat("retention: ", DescribeRetentionRun(*run, false)));
     }
     for (const std::string& failure : run->failures) {

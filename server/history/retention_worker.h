@@ -1,4 +1,5 @@
-// RetentionWorker: the server's background thinning (`memfleet-server --retain-full-days N`): every
+// RetentionWorker: the server's background thinning (`memfleet-server --retain-full-days N`,
+// `--retain-raw-days N`): every
 // `interval` on the injected clock, ApplyRetention over its own connection to the database (an SQLite
 // file or PostgreSQL, as --db says), in small transactions, so ingest (the server's own writers) waits at
 // most one batch for a lock. Frees space without blocking ingest: SQLite's incremental vacuum, never its

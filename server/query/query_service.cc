@@ -519,6 +519,7 @@ grpc::Status QueryService::ReaccountLocked(const std::string& device_id, v1::Rea
   if (!r.ok()) return ToGrpcStatus(r.status());
   response->set_reaccounted(r->reaccounted);
   response->set_failed(r->failed);
+  response->set_skipped_raw_dropped(r->skipped_raw_dropped);
   return grpc::Status::OK;
 }
 
