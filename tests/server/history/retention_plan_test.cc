@@ -220,5 +220,31 @@ TEST(RetentionPlanTest, PlanningTwiceDeletesNothingMore) {
   EXPECT_EQ(PlanRetention(rest, kPolicy, kNowMs).delete_ids, Ids{});
 }
 
+// The raw window alone: nothing is deleted; beyond 7 days the raw text goes, deltas first, but for k1 (a
+// delta inside the window names it), k2 (the device's latest keyframe, which its next deltas may name) and
+// what is gone already.
+TEST(RetentionPlanTest, TheRawWindowDropsRawTextOnlyAndKeepsWhatKeptDeltasAndTheNextOnesNeed) {
+  RetentionPolicy raw_only;
+  raw_only.raw = std::chrono::hours(24 * 7);
+  std::vector<RetentionCandidate> c = {At("k0", HourAgo(9, 0), 1),        At("d0", HourAgo(8, 0), 1, "k0"),
+                                       At("k1", HourAgo(8, 0) + 1, 1),    At("d1a", HourAgo(7, 1), 1, "k1"),
+                                       At("d1b", HourAgo(6, 0), 1, "k1"), At("k2", HourAgo(7, 12), 1),
+                                       At("gone", HourAgo(10, 0), 1)};
+  c.back().raw_dropped = true;
+  RetentionPlan plan = PlanRetention(c, raw_only, kNowMs);
+  EXPECT_EQ(plan.delete_ids, Ids{});
+  EXPECT_EQ(plan.kept, c.size());
+  EXPECT_EQ(plan.drop_raw_ids, (Ids{"d0", "d1a", "k0"}));
+  EXPECT_EQ(plan.drop_raw_deltas, 2u);
+  EXPECT_EQ(plan.raw_kept_for_deltas, 2u);  // k1 and k2
+  // A capture the full window deletes loses nothing more: only kept captures are in drop_raw_ids.
+  RetentionPolicy both = raw_only;
+  both.full = std::chrono::hours(24 * 7);
+  plan = PlanRetention(c, both, kNowMs);
+  for (const std::string& id : plan.drop_raw_ids) {
+    EXPECT_EQ(std::count(plan.delete_ids.begin(), plan.delete_ids.end(), id), 0) << id;
+  }
+}
+
 }  // namespace
 }  // namespace memfleet::server

@@ -304,6 +304,44 @@ TEST_F(HistoryMigrationTest, EachCaptureKeepsItsStoredTierUnknownIncluded) {
   EXPECT_NE(log.find("the PostgreSQL history matches the SQLite file"), std::string::npos) << log;
 }
 
+TEST_F(HistoryMigrationTest, CapturesBeyondTheRawWindowAreCopiedWithoutTheirRawText) {
+  // bench-a's first keyframe and its two deltas, as `--retain-raw-days 30` leaves them: deltas first.
+  const std::string keyframe = testing::CaptureId("bench-a", 0);
+  const std::vector<std::string> deltas = {testing::CaptureId("bench-a", 1), testing::CaptureId("bench-a", 2)};
+  std::vector<std::string> reports_before;
+  {
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenSqliteStore(sqlite_path_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_EQ((*store)->GetRawCapture(deltas[0]).value()->raw_base, keyframe);
+    ASSERT_EQ((*store)->DropRawCaptures(deltas, 30).value(), 2u);
+    ASSERT_EQ((*store)->DropRawCaptures({keyframe}, 30).value(), 1u);
+    for (const std::string& id : {keyframe, deltas[0], deltas[1]}) {
+      reports_before.push_back(ReportText((*store)->GetReportByCapture(id)));
+    }
+  }
+  std::string log;
+  ASSERT_EQ(Migrate({}, &log), 0) << log;
+  EXPECT_NE(log.find("the PostgreSQL history matches the SQLite file"), std::string::npos) << log;
+  std::unique_ptr<storage::SqlStore> pg = OpenPostgres();
+  ASSERT_NE(pg, nullptr);
+  size_t i = 0;
+  for (const std::string& id : {keyframe, deltas[0], deltas[1]}) {
+    absl::StatusOr<std::optional<storage::CaptureStore::RawCapture>> raw = pg->GetRawCapture(id);
+    ASSERT_TRUE(raw.ok() && raw->has_value()) << id;
+    EXPECT_EQ((*raw)->raw_codec, "dropped:30") << id;
+    EXPECT_TRUE((*raw)->raw_blob.empty()) << id;
+    EXPECT_EQ((*raw)->raw_base, id == keyframe ? "" : keyframe) << id;
+    EXPECT_EQ(storage::RawTextKept(**raw).code(), absl::StatusCode::kFailedPrecondition) << id;
+    EXPECT_EQ(ReportText(pg->GetReportByCapture(id)), reports_before[i++]) << id;
+  }
+  // Re-accounting the copy: the other captures, every delta against its keyframe; these three skipped.
+  absl::StatusOr<ReaccountResult> re = ReaccountCaptures(*pg, "");
+  ASSERT_TRUE(re.ok()) << re.status();
+  EXPECT_EQ(re->failed, 0u) << (re->failures.empty() ? "" : re->failures.front());
+  EXPECT_EQ(re->skipped_raw_dropped, 3u);
+  EXPECT_EQ(re->reaccounted, 2u * kRounds - 3);
+}
+
 TEST_F(HistoryMigrationTest, AFileThatIsNotMemfleetsFailsAndWritesNothing) {
   const std::string garbage = dir_.path() + "/garbage.db";
   {
