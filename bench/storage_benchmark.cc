@@ -942,7 +942,12 @@ std::map<std::string, double> SqliteBytesByName(const std::string& path) {
 // one counter per table, TOAST and index (PgBytesByName, SqliteBytesByName) and the payload_ counters
 // (AddPayloadBytes). The difference leaves out what does not grow with the history (a table's first pages,
 // the device rows) and spans whole keyframe periods; devices in turn are what a farm's indexes see (each
-// device's entries appended inside an index, not at its end). Time: the whole run.
+// device's entries appended inside an index, not at its end). range(4), when not 0, is a raw window of that
+// many captures (`--retain-raw-days`, RetentionPolicy::raw): every 8 rounds ApplyRetention drops the raw text
+// of the captures older than it, as the server's worker does (its VACUUM on PostgreSQL, incremental vacuum on
+// SQLite), so the margin is what a capture beyond the window keeps (its row, report, process block and
+// indexes) — a capture's cost once past the window does not depend on the window's length, which 16
+// captures stand in for (days of them would not pass a keyframe period in the run). Time: the whole run.
 //   MEMFLEET_BENCH_FULL_MARGIN=1 build/bin/storage_benchmark --benchmark_filter=CaptureMargin   # 20 devices, 64 -> 192
 // Without it (CI), 5 devices from 64 to 128, every figure moving only: seconds.
 constexpr int kMarginFrom = 64;
@@ -952,7 +957,9 @@ void BM_CaptureMargin(benchmark::State& state) {
   const int churn = static_cast<int>(state.range(1));
   const int copies = static_cast<int>(state.range(2));
   const int margin_to = static_cast<int>(state.range(3));
-  state.SetLabel(std::string(postgres ? "PostgreSQL, " : "SQLite, ") + kChurnNames[churn]);
+  const int raw_window = static_cast<int>(state.range(4));  // captures; 0: raw text kept
+  state.SetLabel(std::string(postgres ? "PostgreSQL, " : "SQLite, ") + kChurnNames[churn] +
+                 (raw_window > 0 ? ", beyond the raw window" : ""));
   const std::vector<capture::Capture> samples(SampleCaptures().begin(), SampleCaptures().begin() + kLiveRoot);
   std::map<std::string, double> at_from, at_to;
   for (auto _ : state) {
@@ -993,6 +1000,20 @@ void BM_CaptureMargin(benchmark::State& state) {
           return;
         }
       }
+      if (raw_window > 0 && seq % 8 == 7) {
+        // A day's window whose "now" puts its edge raw_window captures back.
+        server::RetentionPolicy policy;
+        policy.raw = std::chrono::hours(24);
+        const int64_t now_ms =
+            (kEpoch20240101 + static_cast<int64_t>(seq - raw_window) * kCaptureIntervalSeconds + 24 * 3600) * 1000;
+        server::RetentionOptions options;
+        options.allow_vacuum = false;
+        absl::StatusOr<server::RetentionRun> run = server::ApplyRetention(**store, policy, now_ms, options);
+        if (!run.ok() || !run->failures.empty()) {
+          state.SkipWithError("the raw window could not be applied");
+          return;
+        }
+      }
     }
     at_to = measure();
   }
@@ -1011,9 +1032,12 @@ void BM_CaptureMargin(benchmark::State& state) {
 const bool kCaptureMarginRegistered = [] {
   const bool full = getenv("MEMFLEET_BENCH_FULL_MARGIN") != nullptr;
   benchmark::RegisterBenchmark("BM_CaptureMargin", BM_CaptureMargin)
-      ->ArgNames({"postgres", "churn", "copies", "to"})
-      ->ArgsProduct(
-          {{0, 1}, full ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{2}, {full ? 4 : 1}, {full ? 192 : 128}})
+      ->ArgNames({"postgres", "churn", "copies", "to", "raw_window"})
+      ->ArgsProduct({{0, 1},
+                     full ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{2},
+                     {full ? 4 : 1},
+                     {full ? 192 : 128},
+                     {0, 16}})
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
   return true;

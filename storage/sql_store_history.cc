@@ -30,9 +30,17 @@ constexpr char kRetentionRowsSql[] =
     "WHERE c.device_id = ?1 ORDER BY c.captured_at, c.capture_id";
 // The raw text only (CaptureStore's DroppedRawCodec): never one already dropped, never a keyframe a delta
 // with its raw text names. The empty blob keeps the column NOT NULL on both backends without a schema change.
-constexpr char kDropRawSql[] =
-    "UPDATE captures SET raw_codec = ?2, raw_blob = ?3 WHERE capture_id = ?1 AND raw_codec NOT LIKE 'dropped:%' AND "
-    "NOT EXISTS (SELECT 1 FROM captures AS d WHERE d.raw_base = ?1 AND d.raw_codec NOT LIKE 'dropped:%')";
+// SQLite also moves the row to the table's end (a new rowid; capture_id, which everything references, stays):
+// a row that shrinks in place leaves its page as allocated as before — a raw capture's row filled most of
+// one — and only taking the row out of the page lets SQLite merge the emptied pages (3.5 kB a capture
+// otherwise). PostgreSQL writes a new row version anyway, and its VACUUM frees the old one and its TOAST.
+std::string DropRawSql(SqlDialect d) {
+  return absl::StrCat(
+      "UPDATE captures SET raw_codec = ?2, raw_blob = ?3",
+      d == SqlDialect::kSqlite ? ", rowid = (SELECT MAX(rowid) FROM captures) + 1" : "",
+      " WHERE capture_id = ?1 AND raw_codec NOT LIKE 'dropped:%' AND NOT EXISTS (SELECT 1 FROM captures AS d "
+      "WHERE d.raw_base = ?1 AND d.raw_codec NOT LIKE 'dropped:%')");
+}
 // Cascades to the capture's report, its frame and its labels.
 constexpr char kDeleteCaptureSql[] = "DELETE FROM captures WHERE capture_id = ?1";
 
@@ -86,12 +94,12 @@ absl::StatusOr<size_t> SqlStore::DeleteCaptures(const std::vector<std::string>& 
 absl::StatusOr<size_t> SqlStore::DropRawCaptures(const std::vector<std::string>& capture_ids, int raw_days) {
   if (raw_days <= 0) return absl::InvalidArgumentError("a raw window must be at least one day");
   const std::string codec = DroppedRawCodec(raw_days);
+  const std::string sql = DropRawSql(dialect_);
   SqlConnectionPool::Lease db = writers_->Acquire();
   MEMFLEET_ASSIGN_OR_RETURN(SqlTransaction txn, SqlTransaction::Begin(*db));
   std::vector<int64_t> dropped(capture_ids.size(), 0);
   for (size_t i = 0; i < capture_ids.size(); ++i) {
-    MEMFLEET_RETURN_IF_ERROR(db->Send(kDropRawSql,
-                                      {SqlValue::Text(capture_ids[i]), SqlValue::Text(codec), SqlValue::Blob("")},
+    MEMFLEET_RETURN_IF_ERROR(db->Send(sql, {SqlValue::Text(capture_ids[i]), SqlValue::Text(codec), SqlValue::Blob("")},
                                       SqlRowFn(), &dropped[i]));
   }
   MEMFLEET_RETURN_IF_ERROR(txn.Commit());
