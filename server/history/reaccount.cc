@@ -97,7 +97,9 @@ absl::StatusOr<ReaccountResult> ReaccountWalk(storage::CaptureStore& store, cons
 std::string DescribeReaccountSkips(const ReaccountResult& result) {
   if (result.skipped_raw_dropped == 0) return "";
   return absl::StrCat(", ", result.skipped_raw_dropped, " skipped: their raw text is beyond the raw window (",
-                      result.skipped_raw_days > 0 ? absl::StrCat(result.skipped_raw_days, " days, ") : std::string(),
+                      result.skipped_raw_days > 0
+                          ? absl::StrCat(result.skipped_raw_days, result.skipped_raw_days == 1 ? " day, " : " days, ")
+                          : std::string(),
                       "memfleet-server --retain-raw-days), their reports stay as they were");
 }
 

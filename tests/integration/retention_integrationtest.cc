@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "capture/node_path.h"
+#include "absl/strings/str_cat.h"
 #include "common/exit_codes.h"
 #include "common/utc_time.h"
 #include "memfleet/v1/query_service.grpc.pb.h"
@@ -304,6 +305,117 @@ TEST_P(RetentionIntegrationTest, TheServersBackgroundThinningDoesTheSameWhileThe
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, RetentionIntegrationTest, testing::kBothBackends, testing::StoreBackendName);
+
+// `--retain-raw-days 1` alone, through the real binaries on both backends: two devices, three days of
+// 5-minute captures (a keyframe every 64) until two minutes ago. `compact --dry-run` counts and drops
+// nothing; `compact` drops the raw text of captures over a day old and deletes none; `--reaccount` then
+// re-accounts the others and says how many it skipped and why; the server started with the flag does it in
+// the background. What goes is checked against the window (the binaries read the clock a little later:
+// captures within kEdgeSlackMs of the edge are not judged).
+class RawWindowIntegrationTest : public ::testing::TestWithParam<testing::StoreBackend> {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("memfleet-raw-window-e2e-");
+    ASSERT_FALSE(dir_.empty());
+    now_ms_ = NowMs();
+    const int captures = 3 * kPerDay;
+    const int64_t first_ms = now_ms_ - 2 * kMinuteMs - (captures - 1) * testing::kFarmIntervalMs;
+    plan_ = testing::PlanFarmHistory({{"farm-0", first_ms, captures}, {"farm-1", first_ms + kMinuteMs, captures}});
+    db_ = testing::NewStoreLocation(GetParam(), dir_);
+    ASSERT_FALSE(db_.empty());
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenStore(db_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    absl::Status written = testing::WriteFarmHistory(**store, plan_);
+    ASSERT_TRUE(written.ok()) << written;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Capture id -> whether its raw text is gone, every device.
+  std::map<std::string, bool> RawDropped() {
+    std::map<std::string, bool> dropped;
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenStore(db_);
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return dropped;
+    for (const char* device : {"farm-0", "farm-1"}) {
+      absl::StatusOr<std::vector<storage::RetentionRow>> rows = (*store)->RetentionRows(device);
+      EXPECT_TRUE(rows.ok()) << rows.status();
+      if (!rows.ok()) continue;
+      for (const storage::RetentionRow& r : *rows) dropped[r.capture_id] = r.raw_dropped;
+    }
+    return dropped;
+  }
+
+  // Every capture is still stored; none under a day old lost its raw text, and most over it did.
+  size_t ExpectRawWindowApplied() {
+    const std::map<std::string, bool> dropped = RawDropped();
+    EXPECT_EQ(dropped.size(), plan_.size()) << "the raw window deleted captures";
+    size_t n = 0;
+    size_t old = 0;
+    for (const FarmCapture& c : plan_) {
+      const int64_t age = now_ms_ - c.at_ms;
+      const bool gone = dropped.count(c.capture_id) != 0 && dropped.at(c.capture_id);
+      n += gone ? 1 : 0;
+      if (age < kDayMs - kEdgeSlackMs) {
+        EXPECT_FALSE(gone) << c.capture_id << " is under a day old";
+      }
+      if (age > kDayMs + kEdgeSlackMs) ++old;
+    }
+    // Beyond the window only the keyframes that deltas inside it or the next captures need keep theirs.
+    EXPECT_GE(n + 4, old);
+    EXPECT_GT(n, 2u * kPerDay);
+    return n;
+  }
+
+  std::string dir_;
+  std::string db_;
+  int64_t now_ms_ = 0;
+  std::vector<FarmCapture> plan_;
+};
+
+TEST_P(RawWindowIntegrationTest, CompactDropsOldRawTextOnlyAndReaccountSaysWhatItSkipped) {
+  testing::Subprocess none({testing::Bin("memfleet-server"), "--db", db_, "compact"}, dir_ + "/none.log");
+  EXPECT_EQ(none.WaitExit(std::chrono::seconds(60)), kExitUsage) << none.Log();
+  EXPECT_NE(none.Log().find("--retain-raw-days N"), std::string::npos) << none.Log();
+
+  testing::Subprocess dry(
+      {testing::Bin("memfleet-server"), "--db", db_, "compact", "--retain-raw-days", "1", "--dry-run"},
+      dir_ + "/dry.log");
+  ASSERT_EQ(dry.WaitExit(std::chrono::seconds(240)), 0) << dry.Log();
+  EXPECT_NE(dry.Log().find("none deleted, raw text of "), std::string::npos) << dry.Log();
+  EXPECT_NE(dry.Log().find("older than 1 day would be dropped"), std::string::npos) << dry.Log();
+  for (const auto& [id, gone] : RawDropped()) ASSERT_FALSE(gone) << id << ": a dry run dropped raw text";
+
+  testing::Subprocess compact({testing::Bin("memfleet-server"), "--db", db_, "compact", "--retain-raw-days", "1"},
+                              dir_ + "/compact.log");
+  ASSERT_EQ(compact.WaitExit(std::chrono::seconds(240)), 0) << compact.Log();
+  const size_t dropped = ExpectRawWindowApplied();
+  EXPECT_NE(
+      compact.Log().find(absl::StrCat("compact: 2 devices, ", plan_.size(), " captures, none deleted, raw text of ",
+                                      dropped, " captures older than 1 day dropped")),
+      std::string::npos)
+      << compact.Log();
+
+  testing::Subprocess reaccount({testing::Bin("memfleet-server"), "--db", db_, "--reaccount"}, dir_ + "/re.log");
+  ASSERT_EQ(reaccount.WaitExit(std::chrono::seconds(240)), 0) << reaccount.Log();
+  EXPECT_NE(reaccount.Log().find(absl::StrCat("re-accounted ", plan_.size() - dropped, " captures, 0 failed, ", dropped,
+                                              " skipped: their raw text is beyond the raw window (1 day, "
+                                              "memfleet-server --retain-raw-days)")),
+            std::string::npos)
+      << reaccount.Log();
+}
+
+TEST_P(RawWindowIntegrationTest, TheServerStartedWithTheFlagAloneDropsInTheBackground) {
+  testing::ServerProcess server(dir_, {"--retain-raw-days", "1"}, db_);
+  ASSERT_FALSE(server.address().empty());
+  ASSERT_FALSE(server.process().WaitForLine("retention: 2 devices, ", std::chrono::seconds(240)).empty())
+      << server.Log();
+  const size_t dropped = ExpectRawWindowApplied();
+  EXPECT_NE(server.Log().find(absl::StrCat("raw text of ", dropped, " captures older than 1 day dropped")),
+            std::string::npos)
+      << server.Log();
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RawWindowIntegrationTest, testing::kBothBackends, testing::StoreBackendName);
 
 // Two devices with agent tokens, one hour of captures each three days back (the moving sample: each
 // capture's total above the one before, so the hour's peak is its last) and one capture now. sim-a answers
