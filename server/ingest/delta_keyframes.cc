@@ -63,7 +63,14 @@ std::optional<DeltaKeyframes::Base> DeltaKeyframes::For(const std::string& devic
 DeltaKeyframes::Digest DeltaKeyframes::DigestOf(const std::string& keyframe_id) {
   if (store_ == nullptr) return nullptr;
   absl::StatusOr<std::optional<storage::CaptureStore::RawCapture>> raw = store_->GetRawCapture(keyframe_id);
-  if (!raw.ok() || !raw->has_value() || (*raw)->raw_codec != wire::kStoredCodec) return nullptr;
+  if (!raw.ok() || !raw->has_value()) return nullptr;
+  // Retention keeps each device's latest keyframe's raw text; a server whose keyframe another server
+  // replaced since may still name an older one: say why the capture is stored whole.
+  if (absl::Status kept = storage::RawTextKept(**raw); !kept.ok()) {
+    LogLine(absl::StrCat("keyframe ", keyframe_id, " of a delta: ", kept.message()));
+    return nullptr;
+  }
+  if ((*raw)->raw_codec != wire::kStoredCodec) return nullptr;
   absl::StatusOr<std::string> bytes = wire::DecompressStoredCapture(wire::kStoredCodec, (*raw)->raw_blob);
   if (!bytes.ok()) return nullptr;
   absl::StatusOr<std::unique_ptr<const wire::DeltaKeyframe>> digest =
