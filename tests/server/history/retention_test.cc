@@ -261,8 +261,8 @@ TEST_P(RetentionTest, OnlyASweepThatAskedTheDeviceOrASweepsLabelPinsACapture) {
 TEST_P(RetentionOnSqliteTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsTheSweepsOnlyOnASweepsAnswer) {
   // A file of schema version 16 (no source column), migrated when opened: a capture's labels count as a
   // sweep's only when its sweep had asked its device. Version 19's process blocks become version 16's
-  // tables, left empty, and version 20's tiers and version 21's sweep servers go: only the labels are read
-  // here.
+  // tables, left empty, and version 20's tiers, version 21's sweep servers and version 22's index of sweep
+  // captures go: only the labels are read here.
   store_.reset();
   {
     absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
@@ -278,6 +278,7 @@ TEST_P(RetentionOnSqliteTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsThe
                          "CREATE TABLE device_process_names (device_no INTEGER, name_no INTEGER); "
                          "CREATE TABLE device_numbers (device_no INTEGER, device_id TEXT); "
                          "ALTER TABLE devices DROP COLUMN retired_at; ALTER TABLE sweeps DROP COLUMN server_id; "
+                         "DROP INDEX captures_swept_by_device; "
                          "DROP INDEX capture_labels_by_key_value; ALTER TABLE capture_labels DROP COLUMN source; "
                          "CREATE INDEX capture_labels_by_key_value ON capture_labels (key, value, capture_id); "
                          "UPDATE schema_version SET version = 16")
