@@ -55,7 +55,9 @@ std::optional<DeltaKeyframes::Base> DeltaKeyframes::For(const std::string& devic
   Entry& e = it->second;
   // keyframe_every counts the keyframe itself: 1 whole + (keyframe_every - 1) deltas.
   if (e.deltas + 1 >= options_.keyframe_every) return std::nullopt;
-  e.last_used = Now();
+  const auto now = Now();
+  if (now - e.last_used >= options_.idle_keyframe_limit) return std::nullopt;
+  e.last_used = now;
   lru_.splice(lru_.begin(), lru_, e.lru);
   return Base{e.keyframe_id, e.keyframe_blob_bytes, e.digest};
 }

@@ -47,8 +47,13 @@ struct DeltaOptions {
   uint32_t keyframe_every = 64;
   // Everything kept: every device's entry and the digests that fit (a sample device's is ~0.3 MB).
   size_t cache_bytes = size_t{128} << 20;
-  int compression_level = 3;                                     // of the deltas (the level the digest is built for)
-  std::chrono::seconds stale_after{3600};                        // a device unused this long may make room for another
+  int compression_level = 3;               // of the deltas (the level the digest is built for)
+  std::chrono::seconds stale_after{3600};  // a device unused this long may make room for another
+  // A keyframe this server has not used this long is not used again: the device's next capture is stored
+  // whole. Retention's raw window (at least a day) may drop a keyframe's raw text once no delta in the
+  // window names it and another keyframe of the device is newer — which is so when the device was away on
+  // another server sharing the database. Under a day, this server's own last delta of it still holds it.
+  std::chrono::seconds idle_keyframe_limit{12 * 3600};
   std::function<std::chrono::steady_clock::time_point()> clock;  // null: steady_clock::now (tests set it)
 };
 

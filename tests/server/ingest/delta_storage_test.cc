@@ -277,6 +277,27 @@ TEST_F(DeltaStorageTest, AKeyframeUnusedForStaleAfterMakesRoomForAnotherDevice) 
   EXPECT_EQ(ingestor.keyframes().devices(), 1u);
 }
 
+// A device back after half a day (away, or captured by another server on the same database meanwhile)
+// starts a new keyframe: the raw window may have dropped the old one's raw text since its last delta here.
+TEST_F(DeltaStorageTest, AKeyframeIdleForHalfADayIsNotUsedAgain) {
+  auto now = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  DeltaOptions delta;
+  delta.clock = [now] { return *now; };
+  CaptureIngestor ingestor(*store_, nullptr, nullptr, delta);
+  ASSERT_TRUE(IngestLater(ingestor, 0));
+  ASSERT_TRUE(IngestLater(ingestor, 1));
+  *now += std::chrono::hours(11);
+  ASSERT_TRUE(IngestLater(ingestor, 2));  // 11 hours: still a delta of capture 0
+  *now += std::chrono::hours(12);
+  ASSERT_TRUE(IngestLater(ingestor, 3));  // 12 hours since its keyframe's last use: whole
+  ASSERT_TRUE(IngestLater(ingestor, 4));
+  EXPECT_EQ(Raw(kDevice, 1).raw_base, testing::CaptureId(kDevice, 0));
+  EXPECT_EQ(Raw(kDevice, 2).raw_base, testing::CaptureId(kDevice, 0));
+  EXPECT_EQ(Raw(kDevice, 3).raw_codec, wire::kStoredCodec);
+  EXPECT_EQ(Raw(kDevice, 3).raw_base, "");
+  EXPECT_EQ(Raw(kDevice, 4).raw_base, testing::CaptureId(kDevice, 3));
+}
+
 TEST_F(DeltaStorageTest, KeyframeEveryOneStoresEveryCaptureWhole) {
   DeltaOptions off;
   off.enabled = false;
