@@ -70,7 +70,35 @@ constexpr HexDigitTable kHexDigits;
 
 int HexDigit(char c) { return kHexDigits.value[static_cast<unsigned char>(c)]; }
 
-// A row of a result in text format.
+// The column types whose binary form ResultRow reads (pg_type's OIDs, fixed since PostgreSQL 7).
+constexpr Oid kBoolOid = 16, kByteaOid = 17, kNameOid = 19, kInt8Oid = 20, kInt2Oid = 21, kInt4Oid = 23, kTextOid = 25,
+              kBpcharOid = 1042, kVarcharOid = 1043;
+
+bool IsIntegerType(Oid type) { return type == kInt8Oid || type == kInt4Oid || type == kInt2Oid; }
+
+// Whether every column of a statement (its prepared description) can come in binary format.
+bool BinaryReadable(const PGresult* description) {
+  for (int i = 0; i < PQnfields(description); ++i) {
+    const Oid type = PQftype(description, i);
+    if (!IsIntegerType(type) && type != kBoolOid && type != kByteaOid && type != kNameOid && type != kTextOid &&
+        type != kBpcharOid && type != kVarcharOid) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A big-endian two's complement integer of `v.size()` (2, 4 or 8) bytes.
+int64_t BigEndianInt(std::string_view v) {
+  uint64_t u = 0;
+  for (char c : v) u = (u << 8) | static_cast<unsigned char>(c);
+  const unsigned bits = static_cast<unsigned>(v.size() * 8);
+  if (bits < 64 && (u >> (bits - 1)) != 0) u |= ~uint64_t{0} << bits;  // sign-extend
+  return static_cast<int64_t>(u);
+}
+
+// A row of a result, each column in text format or (a statement whose columns BinaryReadable takes) in
+// binary: text and BYTEA as their bytes, integers big-endian, a boolean one byte.
 class ResultRow : public SqlRow {
  public:
   ResultRow(const PGresult* result, int row) : result_(result), row_(row) {}
@@ -80,6 +108,13 @@ class ResultRow : public SqlRow {
   std::optional<int64_t> ColumnOptionalInt64(int index) const override {
     if (ColumnIsNull(index)) return std::nullopt;
     const std::string_view text = Value(index);
+    if (Binary(index)) {
+      const Oid type = PQftype(result_, index);
+      if (IsIntegerType(type) && (text.size() == 2 || text.size() == 4 || text.size() == 8)) {
+        return BigEndianInt(text);
+      }
+      if (type == kBoolOid) return text.size() == 1 && text[0] != 0 ? 1 : 0;
+    }
     if (text == "t") return 1;  // a boolean
     if (text == "f") return 0;
     int64_t v = 0;
@@ -88,12 +123,19 @@ class ResultRow : public SqlRow {
   }
   std::string ColumnText(int index) const override {
     if (ColumnIsNull(index)) return std::string();
+    if (Binary(index)) {
+      const Oid type = PQftype(result_, index);
+      if (IsIntegerType(type)) return absl::StrCat(ColumnInt64(index));
+      if (type == kBoolOid) return ColumnInt64(index) != 0 ? "t" : "f";
+    }
     return std::string(Value(index));
   }
   // BYTEA in text format is "\x" and two hex digits a byte (bytea_output = hex, set at connect).
   std::string ColumnBlob(int index) const override {
+    if (ColumnIsNull(index)) return std::string();
     const std::string_view text = Value(index);
-    if (ColumnIsNull(index) || text.size() < 2 || text.substr(0, 2) != "\\x") return std::string();
+    if (Binary(index)) return std::string(text);
+    if (text.size() < 2 || text.substr(0, 2) != "\\x") return std::string();
     std::string bytes((text.size() - 2) / 2, '\0');
     const char* digit = text.data() + 2;
     int bad = 0;
@@ -108,6 +150,7 @@ class ResultRow : public SqlRow {
   }
 
  private:
+  bool Binary(int index) const { return PQfformat(result_, index) == 1; }
   std::string_view Value(int index) const {
     return std::string_view(PQgetvalue(result_, row_, index), static_cast<size_t>(PQgetlength(result_, row_, index)));
   }
@@ -247,12 +290,15 @@ absl::Status PgConnection::Flush() {
   if (PQenterPipelineMode(conn_) != 1) {
     return absl::InternalError(absl::StrCat("PostgreSQL: cannot enter pipeline mode: ", ConnectionMessage(conn_)));
   }
-  // What comes back, in order: a statement's own answer, or the answer to the prepare sent before it.
+  // What comes back, in order: a statement's own answer, or the answers to the prepare and the describe
+  // sent before it the first time.
+  enum class Kind { kStatement, kPrepare, kDescribe };
   struct Answer {
     size_t pending;
-    bool prepare;
+    Kind kind;
   };
   std::vector<Answer> answers;
+  size_t describes = 0;
   absl::Status sent = absl::OkStatus();
   for (size_t i = 0; i < batch.size() && sent.ok(); ++i) {
     Pending& p = batch[i];
@@ -265,19 +311,26 @@ absl::Status PgConnection::Flush() {
         sent = absl::UnavailableError(absl::StrCat("PostgreSQL: ", ConnectionMessage(conn_)));
         break;
       }
-      answers.push_back({i, true});
+      answers.push_back({i, Kind::kPrepare});
+      // Its columns' types, for the format of its later answers (this one comes in text).
+      if (PQsendDescribePrepared(conn_, statement.name.c_str()) != 1) {
+        sent = absl::UnavailableError(absl::StrCat("PostgreSQL: ", ConnectionMessage(conn_)));
+        break;
+      }
+      answers.push_back({i, Kind::kDescribe});
+      ++describes;
       it = prepared_.emplace(p.sql, std::move(statement)).first;
     }
     const int ok = it != prepared_.end()
                        ? PQsendQueryPrepared(conn_, it->second.name.c_str(), params.count(), params.values.data(),
-                                             params.lengths.data(), params.formats.data(), /*resultFormat=*/0)
+                                             params.lengths.data(), params.formats.data(), it->second.result_format)
                        : PQsendQueryParams(conn_, PostgresPlaceholders(p.sql).c_str(), params.count(), nullptr,
                                            params.values.data(), params.lengths.data(), params.formats.data(), 0);
     if (ok != 1) {
       sent = absl::UnavailableError(absl::StrCat("PostgreSQL: ", ConnectionMessage(conn_)));
       break;
     }
-    answers.push_back({i, false});
+    answers.push_back({i, Kind::kStatement});
   }
   if (sent.ok() && PQpipelineSync(conn_) != 1) sent = absl::UnavailableError(ConnectionMessage(conn_));
   if (!sent.ok()) {
@@ -285,7 +338,7 @@ absl::Status PgConnection::Flush() {
     return sent;
   }
   if (in_transaction_) begin_sent_ = true;
-  CountRoundTrip(answers.size());
+  CountRoundTrip(answers.size() - describes);
   absl::Status first_error;
   {
     for (const Answer& answer : answers) {
@@ -297,11 +350,15 @@ absl::Status PgConnection::Flush() {
       }
       const ExecStatusType status = PQresultStatus(result.get());
       if (status == PGRES_PIPELINE_ABORTED) {
-        if (answer.prepare) prepared_.erase(p.sql);
+        if (answer.kind == Kind::kPrepare) prepared_.erase(p.sql);
       } else if (absl::Status s = ResultStatus(result.get(), conn_, p.sql); !s.ok()) {
-        if (answer.prepare) prepared_.erase(p.sql);
+        if (answer.kind == Kind::kPrepare) prepared_.erase(p.sql);
         first_error.Update(s);
-      } else if (!answer.prepare) {
+      } else if (answer.kind == Kind::kDescribe) {
+        if (auto it = prepared_.find(p.sql); it != prepared_.end()) {
+          it->second.result_format = BinaryReadable(result.get()) ? 1 : 0;
+        }
+      } else if (answer.kind == Kind::kStatement) {
         if (p.on_row) {
           for (int row = 0; row < PQntuples(result.get()); ++row) p.on_row(ResultRow(result.get(), row));
         }

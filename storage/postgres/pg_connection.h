@@ -85,6 +85,9 @@ class PgConnection : public SqlConnection {
   struct PreparedStatement {
     std::string name;      // "" until prepared on the server
     std::string postgres;  // the text with $N placeholders
+    // 1 once its description showed only columns ResultRow reads in binary (integers, booleans, text,
+    // BYTEA): its rows then come in binary, without the hex of a BYTEA (twice its bytes, and decoding).
+    int result_format = 0;
   };
 
   explicit PgConnection(PGconn* conn) : conn_(conn) {}

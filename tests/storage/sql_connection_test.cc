@@ -105,6 +105,61 @@ TEST_P(SqlConnectionTest, EveryKindOfValueRoundTripsAndNullStaysNull) {
   EXPECT_TRUE((*rows)[1].b_null);
 }
 
+// On PostgreSQL a statement's first answer comes in text and, once its description showed only integers,
+// booleans, text and BYTEA, the later ones in binary; a statement with any other type (SUM's numeric)
+// stays in text. Each read of every column answers the same, whichever format its row came in.
+TEST_P(SqlConnectionTest, EveryColumnReadsTheSameInTheFirstAnswerAndTheLaterOnes) {
+  std::string every_byte;
+  for (int c = 0; c < 256; ++c) every_byte.push_back(static_cast<char>(c));
+  ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (id, name, n, b) VALUES (?1, ?2, ?3, ?4)",
+                     {SqlValue::Int(1), SqlValue::Text("com.android.systemui"), SqlValue::Int(-9'000'000'001),
+                      SqlValue::Blob(every_byte)})
+                  .ok());
+  ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (id, name, n, b) VALUES (?1, ?2, ?3, ?4)",
+                     {SqlValue::Int(2), SqlValue::Text("x"), SqlValue::Int(70'000), SqlValue::Null()})
+                  .ok());
+  struct Row {
+    std::string name;
+    std::optional<int64_t> n;
+    std::string n_text;
+    std::string b;
+    int64_t small;  // an INTEGER expression (int4 on PostgreSQL)
+    int64_t tiny;   // a smallint on PostgreSQL
+    int64_t truth;  // a boolean (1 or 0)
+    std::string b_as_text;
+  };
+  const bool pg = GetParam() == Engine::kPostgres;
+  const std::string sql = pg ? "SELECT name, n, b, CAST(-n / 1000000 AS INTEGER), CAST(-3 AS SMALLINT), n > 0 FROM t "
+                               "ORDER BY id"
+                             : "SELECT name, n, b, -n / 1000000, -3, n > 0 FROM t ORDER BY id";
+  for (int answer = 0; answer < 3; ++answer) {
+    absl::StatusOr<std::vector<Row>> rows = QueryAll(*db_, sql, {}, [](const SqlRow& r) {
+      return Row{r.ColumnText(0),  r.ColumnOptionalInt64(1), r.ColumnText(1),  r.ColumnBlob(2),
+                 r.ColumnInt64(3), r.ColumnInt64(4),         r.ColumnInt64(5), r.ColumnText(0)};
+    });
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ASSERT_EQ(rows->size(), 2u);
+    const Row& first = (*rows)[0];
+    EXPECT_EQ(first.name, "com.android.systemui") << answer;
+    EXPECT_EQ(first.n, -9'000'000'001) << answer;
+    EXPECT_EQ(first.n_text, "-9000000001") << answer;
+    EXPECT_EQ(first.b, every_byte) << answer;
+    EXPECT_EQ(first.small, 9'000) << answer;
+    EXPECT_EQ(first.tiny, -3) << answer;
+    EXPECT_EQ(first.truth, 0) << answer;
+    const Row& second = (*rows)[1];
+    EXPECT_EQ(second.n, 70'000) << answer;
+    EXPECT_EQ(second.b, "") << answer;  // NULL
+    EXPECT_EQ(second.small, 0) << answer;
+    EXPECT_EQ(second.truth, 1) << answer;
+    // A numeric column keeps the statement in text: its sum reads as an integer all the same.
+    absl::StatusOr<std::optional<int64_t>> sum =
+        QueryFirst(*db_, "SELECT SUM(n) FROM t", {}, [](const SqlRow& r) { return r.ColumnInt64(0); });
+    ASSERT_TRUE(sum.ok()) << sum.status();
+    EXPECT_EQ(*sum, -9'000'000'001 + 70'000) << answer;
+  }
+}
+
 TEST_P(SqlConnectionTest, ParametersAreNumberedNotPositionalAndQuotedMarksAreText) {
   ASSERT_TRUE(RunSql(*db_, "INSERT INTO t (name, n) VALUES (?2, ?1)", {SqlValue::Int(5), SqlValue::Text("a")}).ok());
   // ?1 twice, ?2 before it, and a '?1' inside a string literal that is not a parameter.
