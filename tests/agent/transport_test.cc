@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -685,7 +686,11 @@ TEST_F(TransportTest, DropsWhileConnectedAreReportedAtOnceAndClearedWhenRecorded
   ASSERT_EQ((*tiny)->dropped(), 2u);
   transport.CaptureSpooled("y");  // any wake-up of the transport
   ASSERT_TRUE(testing::WaitFor([&] { return (*tiny)->dropped() == 0; }, 10s));
-  EXPECT_EQ(service.drop_reports(), std::vector<uint64_t>{2});
+  // Both drops reported, each once: in one report, or in two when the transport woke between them (the
+  // first drop may wake it before the second happens).
+  const std::vector<uint64_t> reports = service.drop_reports();
+  EXPECT_EQ(std::accumulate(reports.begin(), reports.end(), uint64_t{0}), 2u);
+  EXPECT_LE(reports.size(), 2u);
   EXPECT_EQ(service.hellos().size(), 1u);  // on the same stream
   transport.Stop();
 }
