@@ -14,7 +14,6 @@
 // still re-accounts.
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +28,7 @@
 #include "server/history/retention.h"
 #include "server/ingest/capture_ingestor.h"
 #include "storage/backends/open_store.h"
+#include "tests/support/history_before.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/store_backends.h"
@@ -86,14 +86,6 @@ capture::Capture Moved(const capture::Capture& sample, int minutes) {
   return moved;
 }
 
-struct Before {
-  std::string captured_at;
-  int64_t at_ms = 0;
-  std::optional<int64_t> total_kb;
-  std::string keyframe_id;  // "" for a whole capture
-  size_t report_hash = 0;   // of the stored report JSON
-};
-
 class FarmRetentionTest : public ::testing::TestWithParam<testing::StoreBackend> {
  protected:
   void SetUp() override {
@@ -124,40 +116,10 @@ class FarmRetentionTest : public ::testing::TestWithParam<testing::StoreBackend>
         ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack()) << kDevices[d] << " " << seq;
       }
     }
-    for (const char* device : kDevices) ReadBefore(device);
-  }
-
-  // What the store answers for `device` before thinning: its captures and trends.
-  void ReadBefore(const std::string& device) {
-    absl::StatusOr<std::vector<storage::RetentionRow>> rows = store_->RetentionRows(device);
-    ASSERT_TRUE(rows.ok()) << rows.status();
-    for (const storage::RetentionRow& r : *rows) {
-      Before& b = before_[device][r.capture_id];
-      b.captured_at = r.captured_at;
-      std::optional<int64_t> at = UtcMillisOf(r.captured_at);
-      ASSERT_TRUE(at.has_value()) << r.captured_at;
-      b.at_ms = *at;
-      b.keyframe_id = r.keyframe_id;
-      absl::StatusOr<std::optional<storage::StoredReport>> report = store_->GetReportByCapture(r.capture_id);
-      ASSERT_TRUE(report.ok() && report->has_value()) << r.capture_id;
-      b.report_hash = std::hash<std::string>()((*report)->report_json);
-      absl::StatusOr<std::optional<int64_t>> total = store_->CaptureFigure(r.capture_id, "total_kb", "");
-      ASSERT_TRUE(total.ok() && total->has_value()) << r.capture_id;
-      b.total_kb = *total;
+    for (const char* device : kDevices) {
+      ASSERT_NO_FATAL_FAILURE(testing::ReadHistoryBefore(
+          *store_, device, std::vector<std::string>(std::begin(kProcesses), std::end(kProcesses)), before_[device]));
     }
-    device_trend_[device] = DeviceTrend(device);
-    for (const char* process : kProcesses) process_trend_[device][process] = ProcessTrend(device, process);
-  }
-
-  std::vector<storage::HistoryRow> DeviceTrend(const std::string& device) {
-    absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_->DeviceHistory(device, "total_kb", "", 0);
-    EXPECT_TRUE(rows.ok()) << rows.status();
-    return rows.ok() ? *rows : std::vector<storage::HistoryRow>();
-  }
-  std::vector<storage::HistoryRow> ProcessTrend(const std::string& device, const std::string& process) {
-    absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_->ProcessHistory(device, process, "pss_kb", "", 0);
-    EXPECT_TRUE(rows.ok()) << rows.status();
-    return rows.ok() ? *rows : std::vector<storage::HistoryRow>();
   }
 
   // The stored captures of `device`: id -> the keyframe it names.
@@ -177,8 +139,8 @@ class FarmRetentionTest : public ::testing::TestWithParam<testing::StoreBackend>
     std::set<std::string> keep;
     std::map<std::pair<int64_t, int64_t>, std::string> peaks;  // (width, index) -> its highest total
     std::string latest;
-    for (const auto& [id, b] : before_[device]) {
-      if (latest.empty() || b.at_ms > before_[device][latest].at_ms) latest = id;
+    for (const auto& [id, b] : before_[device].captures) {
+      if (latest.empty() || b.at_ms > before_[device].captures[latest].at_ms) latest = id;
       const int64_t age = kNowMs - b.at_ms;
       if (age < kFullMs) {
         keep.insert(id);
@@ -186,7 +148,7 @@ class FarmRetentionTest : public ::testing::TestWithParam<testing::StoreBackend>
       }
       const int64_t width = age < kHourlyMs ? kHourMs : kDayMs;
       std::string& peak = peaks[{width, FloorDiv(b.at_ms, width)}];
-      const Before* p = peak.empty() ? nullptr : &before_[device][peak];
+      const testing::CaptureBefore* p = peak.empty() ? nullptr : &before_[device].captures[peak];
       if (p == nullptr || b.total_kb > p->total_kb || (b.total_kb == p->total_kb && b.at_ms > p->at_ms)) peak = id;
     }
     for (const auto& [bucket, id] : peaks) keep.insert(id);
@@ -197,9 +159,7 @@ class FarmRetentionTest : public ::testing::TestWithParam<testing::StoreBackend>
   testing::TempDir dir_{"memfleet-farm-retention"};
   std::string location_;
   std::unique_ptr<storage::SqlStore> store_;
-  std::map<std::string, std::map<std::string, Before>> before_;  // device -> capture id -> before
-  std::map<std::string, std::vector<storage::HistoryRow>> device_trend_;
-  std::map<std::string, std::map<std::string, std::vector<storage::HistoryRow>>> process_trend_;
+  std::map<std::string, testing::HistoryBefore> before_;  // by device
 };
 
 // The rows of `before` whose capture is in `kept`, in their order.
@@ -212,26 +172,15 @@ std::vector<storage::HistoryRow> KeptRows(const std::vector<storage::HistoryRow>
   return rows;
 }
 
-void ExpectSameTrend(const std::vector<storage::HistoryRow>& got, const std::vector<storage::HistoryRow>& want,
-                     const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].capture_id, want[i].capture_id) << what << " row " << i;
-    EXPECT_EQ(got[i].captured_at, want[i].captured_at) << what << " row " << i;
-    EXPECT_EQ(got[i].pid, want[i].pid) << what << " row " << i;
-    EXPECT_EQ(got[i].value_kb, want[i].value_kb) << what << " row " << i;
-  }
-}
-
 TEST_P(FarmRetentionTest, EachRuleKeepsWhatItSaysAndTheKeptHistoryReadsAsBefore) {
   size_t captures = 0;
-  for (const auto& [device, ids] : before_) captures += ids.size();
+  for (const auto& [device, history] : before_) captures += history.captures.size();
   // A dry run counts what the run then deletes, and deletes nothing.
   RetentionOptions dry;
   dry.dry_run = true;
   absl::StatusOr<RetentionRun> planned = ApplyRetention(*store_, kPolicy, kNowMs, dry);
   ASSERT_TRUE(planned.ok()) << planned.status();
-  for (const char* device : kDevices) EXPECT_EQ(Stored(device).size(), before_[device].size()) << device;
+  for (const char* device : kDevices) EXPECT_EQ(Stored(device).size(), before_[device].captures.size()) << device;
   absl::StatusOr<RetentionRun> run = ApplyRetention(*store_, kPolicy, kNowMs, RetentionOptions{});
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->deleted, planned->deleted);
@@ -248,7 +197,7 @@ TEST_P(FarmRetentionTest, EachRuleKeepsWhatItSaysAndTheKeptHistoryReadsAsBefore)
     kept_total += kept.size();
     const std::set<std::string> keeps = PolicyKeeps(device);
     for (const std::string& id : keeps) {
-      const Before& b = before_[device][id];
+      const testing::CaptureBefore& b = before_[device].captures[id];
       EXPECT_EQ(kept.count(id), 1u) << id << " (" << b.captured_at << ", " << (kNowMs - b.at_ms) / kHourMs
                                     << " h old) is under 2 days old, its bucket's peak or the device's latest";
     }
@@ -261,7 +210,7 @@ TEST_P(FarmRetentionTest, EachRuleKeepsWhatItSaysAndTheKeptHistoryReadsAsBefore)
     for (const auto& [id, keyframe] : kept) {
       if (keeps.count(id) == 0) {
         EXPECT_TRUE(keyframe.empty() && named.count(id) != 0)
-            << id << " (" << before_[device][id].captured_at << ") is kept but is neither its bucket's peak, "
+            << id << " (" << before_[device].captures[id].captured_at << ") is kept but is neither its bucket's peak, "
             << "the latest, under 2 days old, nor a kept delta's keyframe";
       }
     }
@@ -271,7 +220,7 @@ TEST_P(FarmRetentionTest, EachRuleKeepsWhatItSaysAndTheKeptHistoryReadsAsBefore)
     size_t young = 0;
     std::set<int64_t> hours;
     std::set<int64_t> days;
-    for (const auto& [id, b] : before_[device]) {
+    for (const auto& [id, b] : before_[device].captures) {
       const int64_t age = kNowMs - b.at_ms;
       if (age < kFullMs) {
         ++young;
@@ -284,10 +233,10 @@ TEST_P(FarmRetentionTest, EachRuleKeepsWhatItSaysAndTheKeptHistoryReadsAsBefore)
     EXPECT_EQ(young, device == "farm-2" ? 0u : 2u * 48 - 2) << "captures under 2 days old";
     EXPECT_GE(kept.size(), young + hours.size() + days.size());
     EXPECT_LE(kept.size(), young + hours.size() + days.size() + named.size() + 1);
-    EXPECT_LT(kept.size(), before_[device].size() * 3 / 4) << "not thinned";
+    EXPECT_LT(kept.size(), before_[device].captures.size() * 3 / 4) << "not thinned";
 
     // The kept captures read back as before, and the deleted ones are gone.
-    for (const auto& [id, b] : before_[device]) {
+    for (const auto& [id, b] : before_[device].captures) {
       absl::StatusOr<std::optional<storage::StoredReport>> report = store_->GetReportByCapture(id);
       ASSERT_TRUE(report.ok()) << report.status();
       if (kept.count(id) == 0) {
@@ -295,24 +244,26 @@ TEST_P(FarmRetentionTest, EachRuleKeepsWhatItSaysAndTheKeptHistoryReadsAsBefore)
         continue;
       }
       ASSERT_TRUE(report->has_value()) << id;
-      EXPECT_EQ(std::hash<std::string>()((*report)->report_json), b.report_hash) << id << "'s report changed";
+      EXPECT_EQ((*report)->report_json, b.report_json) << id << "'s report changed";
       absl::StatusOr<std::optional<int64_t>> total = store_->CaptureFigure(id, "total_kb", "");
       ASSERT_TRUE(total.ok()) << total.status();
       EXPECT_EQ(*total, b.total_kb) << id;
     }
     // Trends over the kept range: exactly the rows they had for those captures.
-    ExpectSameTrend(DeviceTrend(device), KeptRows(device_trend_[device], kept), "device total_kb");
+    testing::ExpectSameTrend(testing::DeviceTrend(*store_, device), KeptRows(before_[device].device_trend, kept),
+                             "device total_kb");
     std::set<std::optional<int64_t>> totals;
-    for (const storage::HistoryRow& row : device_trend_[device]) totals.insert(row.value_kb);
+    for (const storage::HistoryRow& row : before_[device].device_trend) totals.insert(row.value_kb);
     EXPECT_GT(totals.size(), 100u) << "the device total must move between captures";
     for (const char* process : kProcesses) {
-      const std::vector<storage::HistoryRow>& was = process_trend_[device][process];
-      EXPECT_EQ(was.size(), before_[device].size()) << process << " is in every capture";
+      const std::vector<storage::HistoryRow>& was = before_[device].process_trends[process];
+      EXPECT_EQ(was.size(), before_[device].captures.size()) << process << " is in every capture";
       std::set<std::optional<int64_t>> values;
       for (const storage::HistoryRow& row : was) values.insert(row.value_kb);
       EXPECT_GT(values.size(), 100u) << process << "'s figure must move between captures";
-      ExpectSameTrend(ProcessTrend(device, process), KeptRows(process_trend_[device][process], kept),
-                      std::string(process) + " pss_kb");
+      testing::ExpectSameTrend(testing::ProcessTrend(*store_, device, process),
+                               KeptRows(before_[device].process_trends[process], kept),
+                               std::string(process) + " pss_kb");
     }
     // `memfleet report` and `devices` still show the latest capture: farm-2's, below the one before it.
     absl::StatusOr<std::optional<storage::StoredReport>> latest = store_->GetReport(device, "");

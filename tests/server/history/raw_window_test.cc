@@ -30,6 +30,7 @@
 #include "server/ingest/capture_ingestor.h"
 #include "storage/backends/open_store.h"
 #include "tests/support/manual_clock.h"
+#include "tests/support/history_before.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/store_backends.h"
@@ -58,13 +59,6 @@ RetentionPolicy RawOnly() {
 }
 
 int64_t AtOf(int device, int seq) { return kStartMs + seq * 30 * kMinuteMs + device * 7 * kMinuteMs; }
-
-struct Before {
-  int64_t at_ms = 0;
-  std::string keyframe_id;  // "" for a whole capture
-  std::string report_json;
-  std::optional<int64_t> total_kb;
-};
 
 class RawWindowTest : public ::testing::TestWithParam<testing::StoreBackend> {
  protected:
@@ -95,39 +89,11 @@ class RawWindowTest : public ::testing::TestWithParam<testing::StoreBackend> {
         ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack()) << kDevices[d] << " " << seq;
       }
     }
-    for (const char* device : kDevices) ReadBefore(device);
-  }
-
-  void ReadBefore(const std::string& device) {
-    absl::StatusOr<std::vector<storage::RetentionRow>> rows = store_->RetentionRows(device);
-    ASSERT_TRUE(rows.ok()) << rows.status();
-    for (const storage::RetentionRow& r : *rows) {
-      ASSERT_FALSE(r.raw_dropped) << r.capture_id;
-      Before& b = before_[device][r.capture_id];
-      std::optional<int64_t> at = UtcMillisOf(r.captured_at);
-      ASSERT_TRUE(at.has_value()) << r.captured_at;
-      b.at_ms = *at;
-      b.keyframe_id = r.keyframe_id;
-      absl::StatusOr<std::optional<storage::StoredReport>> report = store_->GetReportByCapture(r.capture_id);
-      ASSERT_TRUE(report.ok() && report->has_value()) << r.capture_id;
-      b.report_json = (*report)->report_json;
-      absl::StatusOr<std::optional<int64_t>> total = store_->CaptureFigure(r.capture_id, "total_kb", "");
-      ASSERT_TRUE(total.ok() && total->has_value()) << r.capture_id;
-      b.total_kb = *total;
+    for (const char* device : kDevices) {
+      ASSERT_NO_FATAL_FAILURE(testing::ReadHistoryBefore(
+          *store_, device, std::vector<std::string>(std::begin(kProcesses), std::end(kProcesses)), before_[device]));
+      for (const auto& [id, b] : before_[device].captures) ASSERT_FALSE(b.raw_dropped) << id;
     }
-    device_trend_[device] = DeviceTrend(device);
-    for (const char* process : kProcesses) process_trend_[device][process] = ProcessTrend(device, process);
-  }
-
-  std::vector<storage::HistoryRow> DeviceTrend(const std::string& device) {
-    absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_->DeviceHistory(device, "total_kb", "", 0);
-    EXPECT_TRUE(rows.ok()) << rows.status();
-    return rows.ok() ? *rows : std::vector<storage::HistoryRow>();
-  }
-  std::vector<storage::HistoryRow> ProcessTrend(const std::string& device, const std::string& process) {
-    absl::StatusOr<std::vector<storage::HistoryRow>> rows = store_->ProcessHistory(device, process, "pss_kb", "", 0);
-    EXPECT_TRUE(rows.ok()) << rows.status();
-    return rows.ok() ? *rows : std::vector<storage::HistoryRow>();
   }
 
   // The captures whose raw text is gone, by the stored codec.
@@ -147,7 +113,8 @@ class RawWindowTest : public ::testing::TestWithParam<testing::StoreBackend> {
   // The captures whose raw text the window drops, from the rows read before (see the file comment).
   std::set<std::string> WindowDrops() {
     std::set<std::string> drops;
-    for (const auto& [device, captures] : before_) {
+    for (const auto& [device, history] : before_) {
+      const std::map<std::string, testing::CaptureBefore>& captures = history.captures;
       std::set<std::string> needed;  // keyframes of deltas inside the window, and the latest keyframe
       std::string latest_keyframe;
       for (const auto& [id, b] : captures) {
@@ -166,28 +133,15 @@ class RawWindowTest : public ::testing::TestWithParam<testing::StoreBackend> {
 
   size_t CaptureCount() const {
     size_t n = 0;
-    for (const auto& [device, captures] : before_) n += captures.size();
+    for (const auto& [device, history] : before_) n += history.captures.size();
     return n;
   }
 
   testing::TempDir dir_{"memfleet-raw-window"};
   std::string location_;
   std::unique_ptr<storage::SqlStore> store_;
-  std::map<std::string, std::map<std::string, Before>> before_;  // device -> capture id -> before
-  std::map<std::string, std::vector<storage::HistoryRow>> device_trend_;
-  std::map<std::string, std::map<std::string, std::vector<storage::HistoryRow>>> process_trend_;
+  std::map<std::string, testing::HistoryBefore> before_;  // by device
 };
-
-void ExpectSameTrend(const std::vector<storage::HistoryRow>& got, const std::vector<storage::HistoryRow>& want,
-                     const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].capture_id, want[i].capture_id) << what << " row " << i;
-    EXPECT_EQ(got[i].captured_at, want[i].captured_at) << what << " row " << i;
-    EXPECT_EQ(got[i].pid, want[i].pid) << what << " row " << i;
-    EXPECT_EQ(got[i].value_kb, want[i].value_kb) << what << " row " << i;
-  }
-}
 
 TEST_P(RawWindowTest, RawTextGoesBeyondTheWindowAndEverythingElseReadsAsBefore) {
   const std::set<std::string> drops = WindowDrops();
@@ -195,7 +149,8 @@ TEST_P(RawWindowTest, RawTextGoesBeyondTheWindowAndEverythingElseReadsAsBefore) 
   // a delta inside it names, and farm-2's latest keyframe beyond it.
   size_t dropped_keyframes = 0;
   size_t kept_for_deltas = 0;
-  for (const auto& [device, captures] : before_) {
+  for (const auto& [device, history] : before_) {
+    const std::map<std::string, testing::CaptureBefore>& captures = history.captures;
     for (const auto& [id, b] : captures) {
       if (!b.keyframe_id.empty() || kNowMs - b.at_ms < kRawMs) continue;
       (drops.count(id) != 0 ? dropped_keyframes : kept_for_deltas) += 1;
@@ -232,7 +187,8 @@ TEST_P(RawWindowTest, RawTextGoesBeyondTheWindowAndEverythingElseReadsAsBefore) 
                                                  "kept (",
                                                  kept_for_deltas, " keyframes keep theirs for their deltas)")));
 
-  for (const auto& [device, captures] : before_) {
+  for (const auto& [device, history] : before_) {
+    const std::map<std::string, testing::CaptureBefore>& captures = history.captures;
     SCOPED_TRACE(device);
     // Every capture stays, with its report and figure as they were.
     for (const auto& [id, b] : captures) {
@@ -258,25 +214,25 @@ TEST_P(RawWindowTest, RawTextGoesBeyondTheWindowAndEverythingElseReadsAsBefore) 
       }
     }
     // The trends: every row as before, the figures moving.
-    ExpectSameTrend(DeviceTrend(device), device_trend_[device], "device total_kb");
+    testing::ExpectSameTrend(testing::DeviceTrend(*store_, device), before_[device].device_trend, "device total_kb");
     std::set<std::optional<int64_t>> totals;
-    for (const storage::HistoryRow& row : device_trend_[device]) totals.insert(row.value_kb);
+    for (const storage::HistoryRow& row : before_[device].device_trend) totals.insert(row.value_kb);
     EXPECT_GT(totals.size(), captures.size() / 2) << "the device total must move between captures";
     for (const char* process : kProcesses) {
-      const std::vector<storage::HistoryRow>& was = process_trend_[device][process];
+      const std::vector<storage::HistoryRow>& was = before_[device].process_trends[process];
       EXPECT_EQ(was.size(), captures.size()) << process << " is in every capture";
       std::set<std::optional<int64_t>> values;
       for (const storage::HistoryRow& row : was) values.insert(row.value_kb);
       EXPECT_GT(values.size(), captures.size() / 2) << process << "'s figure must move between captures";
-      ExpectSameTrend(ProcessTrend(device, process), was, std::string(process) + " pss_kb");
+      testing::ExpectSameTrend(testing::ProcessTrend(*store_, device, process), was, std::string(process) + " pss_kb");
     }
   }
 
   // A keyframe a delta inside the window names cannot lose its raw text, even asked directly.
   std::string needed_keyframe;
-  for (const auto& [id, b] : before_["farm-0"]) {
+  for (const auto& [id, b] : before_["farm-0"].captures) {
     if (!b.keyframe_id.empty() && kNowMs - b.at_ms < kRawMs &&
-        kNowMs - before_["farm-0"][b.keyframe_id].at_ms >= kRawMs) {
+        kNowMs - before_["farm-0"].captures[b.keyframe_id].at_ms >= kRawMs) {
       needed_keyframe = b.keyframe_id;
     }
   }
