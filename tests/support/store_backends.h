@@ -67,6 +67,24 @@ class StoreOnBackendTest : public ::testing::TestWithParam<StoreBackend> {
   std::unique_ptr<storage::Store> store_;
 };
 
+// A suite that needs the SQL store itself (retention reads its rows): store_ is a storage::SqlStore open on
+// a new, empty database of the test's backend, location_ where it lives (as --db says it).
+class SqlStoreOnBackendTest : public ::testing::TestWithParam<StoreBackend> {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    location_ = NewStoreLocation(GetParam(), dir_.path());
+    ASSERT_FALSE(location_.empty());
+    absl::StatusOr<std::unique_ptr<storage::SqlStore>> store = storage::OpenStore(location_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+
+  TempDir dir_{"memfleet_sql_store"};
+  std::string location_;  // the SQLite file, or the PostgreSQL database's URI
+  std::unique_ptr<storage::SqlStore> store_;
+};
+
 }  // namespace memfleet::testing
 
 #endif  // MEMFLEET_TESTS_SUPPORT_STORE_BACKENDS_H_

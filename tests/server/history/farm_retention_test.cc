@@ -86,15 +86,10 @@ capture::Capture Moved(const capture::Capture& sample, int minutes) {
   return moved;
 }
 
-class FarmRetentionTest : public ::testing::TestWithParam<testing::StoreBackend> {
+class FarmRetentionTest : public testing::SqlStoreOnBackendTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    location_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    ASSERT_FALSE(location_.empty());
-    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenStore(location_);
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
+    ASSERT_NO_FATAL_FAILURE(SqlStoreOnBackendTest::SetUp());
     const capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
     ASSERT_NE(sample.FileContent("capture.json"), nullptr);
     DeltaOptions delta;
@@ -156,9 +151,6 @@ class FarmRetentionTest : public ::testing::TestWithParam<testing::StoreBackend>
     return keep;
   }
 
-  testing::TempDir dir_{"memfleet-farm-retention"};
-  std::string location_;
-  std::unique_ptr<storage::SqlStore> store_;
   std::map<std::string, testing::HistoryBefore> before_;  // by device
 };
 

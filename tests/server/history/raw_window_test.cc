@@ -60,15 +60,10 @@ RetentionPolicy RawOnly() {
 
 int64_t AtOf(int device, int seq) { return kStartMs + seq * 30 * kMinuteMs + device * 7 * kMinuteMs; }
 
-class RawWindowTest : public ::testing::TestWithParam<testing::StoreBackend> {
+class RawWindowTest : public testing::SqlStoreOnBackendTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    location_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    ASSERT_FALSE(location_.empty());
-    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenStore(location_);
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
+    ASSERT_NO_FATAL_FAILURE(SqlStoreOnBackendTest::SetUp());
     const capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
     ASSERT_NE(sample.FileContent("capture.json"), nullptr);
     DeltaOptions delta;
@@ -137,9 +132,6 @@ class RawWindowTest : public ::testing::TestWithParam<testing::StoreBackend> {
     return n;
   }
 
-  testing::TempDir dir_{"memfleet-raw-window"};
-  std::string location_;
-  std::unique_ptr<storage::SqlStore> store_;
   std::map<std::string, testing::HistoryBefore> before_;  // by device
 };
 

@@ -50,15 +50,10 @@ constexpr int64_t kStartMs = int64_t{1'795'996'800'000};
 constexpr int kCaptures = 3 * 24 * 3;
 constexpr int kSweepSeq = 10;  // 03:20 on the first day, a sweep's capture
 
-class RetentionTest : public ::testing::TestWithParam<testing::StoreBackend> {
+class RetentionTest : public testing::SqlStoreOnBackendTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    path_ = testing::NewStoreLocation(GetParam(), dir_.path());
-    ASSERT_FALSE(path_.empty());
-    absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenStore(path_);
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
+    ASSERT_NO_FATAL_FAILURE(SqlStoreOnBackendTest::SetUp());
     const capture::Capture sample = testing::LoadCapture(testing::TestData("captures/qcom-sm8450/tree"));
     DeltaOptions delta;
     delta.keyframe_every = 8;  // several keyframes a day, so that thinning meets them
@@ -89,19 +84,19 @@ class RetentionTest : public ::testing::TestWithParam<testing::StoreBackend> {
   // that stored any sweep id an agent named.
   void Exec(const std::string& sql) {
     if (GetParam() == testing::StoreBackend::kPostgres) {
-      absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(path_);
+      absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(location_);
       ASSERT_TRUE(db.ok()) << db.status();
       ASSERT_TRUE((*db)->Exec(sql).ok()) << sql;
       return;
     }
-    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
+    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(location_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE(db->Exec(sql).ok()) << sql;
   }
 
   // PostgreSQL: the bytes of the history's tables (rows and their out-of-line values, not indexes).
   int64_t PgHistoryTableBytes() {
-    absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(path_);
+    absl::StatusOr<std::unique_ptr<storage::PgConnection>> db = storage::PgConnection::Connect(location_);
     EXPECT_TRUE(db.ok()) << db.status();
     if (!db.ok()) return 0;
     absl::StatusOr<std::optional<int64_t>> bytes =
@@ -140,10 +135,6 @@ class RetentionTest : public ::testing::TestWithParam<testing::StoreBackend> {
     }
     return ids;
   }
-
-  testing::TempDir dir_{"memfleet-retention"};
-  std::string path_;  // the SQLite file or the PostgreSQL database's URI
-  std::unique_ptr<storage::SqlStore> store_;
 };
 
 // A file of an older SQLite schema, migrated when opened: SQLite only.
@@ -265,7 +256,7 @@ TEST_P(RetentionOnSqliteTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsThe
   // captures go: only the labels are read here.
   store_.reset();
   {
-    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(path_, SQLITE_OPEN_READWRITE);
+    absl::StatusOr<storage::SqliteDb> db = storage::SqliteDb::Open(location_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE(db->Exec("ALTER TABLE device_reports DROP COLUMN tier; ALTER TABLE devices DROP COLUMN tier; "
                          "ALTER TABLE devices DROP COLUMN agent_tier; "
@@ -293,7 +284,7 @@ TEST_P(RetentionOnSqliteTest, LabelsStoredBeforeTheirSourceWasRecordedCountAsThe
                          testing::CaptureId(kDevice, 5) + "'")
                     .ok());
   }
-  absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenStore(path_);
+  absl::StatusOr<std::unique_ptr<storage::SqlStore>> s = storage::OpenStore(location_);
   ASSERT_TRUE(s.ok()) << s.status();
   store_ = std::move(*s);
   absl::StatusOr<storage::LabelSet> answer = store_->CaptureLabels(testing::CaptureId(kDevice, kSweepSeq));
@@ -324,7 +315,7 @@ TEST_P(RetentionTest, TheServersWorkerThinsAtOnceAndAgainEachIntervalOnItsClock)
   testing::ManualSteadyClock clock;
   std::atomic<int64_t> now_ms{kNowMs};
   RetentionWorkerOptions options;
-  options.db_path = path_;
+  options.db_path = location_;
   options.policy = kPolicy;
   options.interval = std::chrono::minutes(10);
   options.clock = &clock;
