@@ -1,22 +1,25 @@
 #include "report/report_json.h"
 
+#include <algorithm>
+#include <array>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/bounded_json.h"
 #include "nlohmann/json.hpp"
+#include "report/json_text_writer.h"
 
 namespace memfleet::report {
 namespace {
 
 using nlohmann::json;
-
-json KbJson(const Kb& v) { return v ? json(*v) : json(nullptr); }
 
 Kb KbFrom(const json& obj, const char* key) {
   auto it = obj.find(key);
@@ -35,27 +38,6 @@ std::string StringFrom(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
-
-json HeapsJson(const std::optional<Heaps>& heaps) {
-  if (!heaps) return nullptr;
-  json out = json::object();
-  for (const auto& [name, h] : *heaps) {
-    out[name] = {{"pss_kb", h.pss_kb},
-                 {"swap_pss_kb", h.swap_pss_kb},
-                 {"private_clean_kb", h.private_clean_kb},
-                 {"private_dirty_kb", h.private_dirty_kb}};
-  }
-  return out;
-}
-
-json AppSummaryJson(const std::optional<AppSummary>& summary) {
-  if (!summary) return nullptr;
-  json out = json::object();
-  for (const AppSummaryField& f : kAppSummaryFields) out[f.name] = (*summary).*f.member;
-  return out;
-}
-
-json KbMapJson(const std::optional<std::map<std::string, int64_t>>& kb) { return kb ? json(*kb) : json(nullptr); }
 
 // A heap object; wrong-typed or missing figures read as 0, a non-object as no heaps.
 std::optional<Heaps> HeapsFrom(const json& p) {
@@ -100,96 +82,220 @@ std::optional<std::map<std::string, int64_t>> KbMapFrom(const json& p, const cha
 // A report from before tiers (and any name but the two) is of the kernel tier.
 std::string TierFrom(const json& obj) { return StringFrom(obj, "tier") == kTierDumpsys ? kTierDumpsys : kTierKernel; }
 
-json DumpsysJson(const Report& r) {
-  const DumpsysView& v = r.dumpsys;
-  json d = {
-      {"android_version", v.android_version},
-      {"total_ram_kb", KbJson(v.total_ram_kb)},
-      {"free_ram_kb", KbJson(v.free_ram_kb)},
-      {"cached_pss_kb", KbJson(v.cached_pss_kb)},
-      {"cached_kernel_kb", KbJson(v.cached_kernel_kb)},
-      {"free_kb", KbJson(v.free_kb)},
-      {"dmabuf_total_kb", KbJson(v.dmabuf_total_kb)},
-      {"dmabuf_mapped_kb", KbJson(v.dmabuf_mapped_kb)},
-      {"dmabuf_unmapped_kb", KbJson(v.dmabuf_unmapped_kb)},
-      {"gpu_private_kb", KbJson(v.gpu_private_kb)},
-      {"kernel_cma_kb", KbJson(v.kernel_cma_kb)},
-      {"used_ram_kb", KbJson(v.used_ram_kb)},
-      {"used_pss_kb", KbJson(v.used_pss_kb)},
-      {"kernel_used_kb", KbJson(v.kernel_used_kb)},
-      {"lost_ram_kb", KbJson(v.lost_ram_kb)},
-      {"zram_kb", KbJson(v.zram_kb)},
-      {"total_pss_kb", KbJson(v.total_pss_kb)},
-      {"total_swap_pss_kb", KbJson(v.total_swap_pss_kb)},
-      {"memtrack_graphics_kb", KbJson(v.memtrack_graphics_kb)},
-      {"memtrack_gl_kb", KbJson(v.memtrack_gl_kb)},
-      {"identity_holds", v.identity_holds ? json(*v.identity_holds) : json(nullptr)},
-  };
-  if (!v.device_text_kb.empty()) {
-    d["device_text"] = v.device_text_kb;
-    d["difference_kb"] = v.difference_kb;
+// Each object's members: its key and how its value is written (`present`: only when it says so). Written
+// in sorted key order, as nlohmann's objects keep them: the text is what ReportFromJson's library would
+// dump, so a pretty form (indent >= 0) is that library's dump of the compact one.
+template <typename T>
+struct MemberOf {
+  const char* key;
+  void (*write)(JsonTextWriter& w, const T& value);
+  bool (*present)(const T& value) = nullptr;
+};
+
+template <typename T, size_t N>
+std::array<MemberOf<T>, N> SortedByKey(std::array<MemberOf<T>, N> members) {
+  std::sort(members.begin(), members.end(),
+            [](const MemberOf<T>& a, const MemberOf<T>& b) { return std::strcmp(a.key, b.key) < 0; });
+  return members;
+}
+
+template <typename T, size_t N>
+void WriteObject(JsonTextWriter& w, const std::array<MemberOf<T>, N>& members, const T& value) {
+  w.BeginObject();
+  for (const MemberOf<T>& m : members) {
+    if (m.present != nullptr && !m.present(value)) continue;
+    w.Key(m.key);
+    m.write(w, value);
   }
-  json procs = json::object();
-  for (const auto& [pid, p] : r.processes) {
-    procs[std::to_string(pid)] = {{"gl_mtrack_kb", KbJson(p.gl_mtrack_kb)},
-                                  {"egl_mtrack_kb", KbJson(p.egl_mtrack_kb)},
-                                  {"total_pss_kb", KbJson(p.dumpsys_total_pss_kb)}};
+  w.EndObject();
+}
+
+void WriteKbMap(JsonTextWriter& w, const std::map<std::string, int64_t>& kb) {
+  w.BeginObject();
+  for (const auto& [name, v] : kb) {
+    w.Key(name);
+    w.Int(v);
   }
-  d["processes"] = std::move(procs);
-  return d;
+  w.EndObject();
+}
+
+void WriteHeaps(JsonTextWriter& w, const std::optional<Heaps>& heaps) {
+  if (!heaps) return w.Null();
+  static const auto kFigures = SortedByKey(std::array<MemberOf<HeapFigures>, 4>{{
+      {"pss_kb", [](JsonTextWriter& o, const HeapFigures& h) { o.Int(h.pss_kb); }},
+      {"swap_pss_kb", [](JsonTextWriter& o, const HeapFigures& h) { o.Int(h.swap_pss_kb); }},
+      {"private_clean_kb", [](JsonTextWriter& o, const HeapFigures& h) { o.Int(h.private_clean_kb); }},
+      {"private_dirty_kb", [](JsonTextWriter& o, const HeapFigures& h) { o.Int(h.private_dirty_kb); }},
+  }});
+  w.BeginObject();
+  for (const auto& [name, h] : *heaps) {
+    w.Key(name);
+    WriteObject(w, kFigures, h);
+  }
+  w.EndObject();
+}
+
+void WriteAppSummary(JsonTextWriter& w, const std::optional<AppSummary>& summary) {
+  if (!summary) return w.Null();
+  static const std::vector<const AppSummaryField*> kSorted = [] {
+    std::vector<const AppSummaryField*> fields;
+    for (const AppSummaryField& f : kAppSummaryFields) fields.push_back(&f);
+    std::sort(fields.begin(), fields.end(),
+              [](const AppSummaryField* a, const AppSummaryField* b) { return std::strcmp(a->name, b->name) < 0; });
+    return fields;
+  }();
+  w.BeginObject();
+  for (const AppSummaryField* f : kSorted) {
+    w.Key(f->name);
+    w.Int((*summary).*f->member);
+  }
+  w.EndObject();
+}
+
+void WriteProcess(JsonTextWriter& w, const ProcessReport& process) {
+  using P = ProcessReport;
+  static const auto kMembers = SortedByKey(std::array<MemberOf<P>, 18>{{
+      {"name", [](JsonTextWriter& o, const P& p) { o.String(p.name); }},
+      {"oom_score_adj", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.oom_score_adj); }},
+      {"cached", [](JsonTextWriter& o, const P& p) { o.Bool(p.cached); }},
+      {"pss_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.pss_kb); }},
+      {"swap_pss_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.swap_pss_kb); }},
+      {"gfxdev_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.gfxdev_kb); }},
+      {"gl_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.gl_kb); }},
+      {"dma_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.dma_kb); }},
+      {"native_graphics_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.native_graphics_kb); }},
+      {"native_graphics_source", [](JsonTextWriter& o, const P& p) { o.String(p.native_graphics_source); }},
+      {"non_graphics_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.non_graphics_kb); }},
+      {"graphics_dma_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.graphics_dma_kb); }},
+      {"total_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.total_kb); }},
+      {"gpu_mem_total_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.gpu_mem_total_kb); }},
+      {"heaps", [](JsonTextWriter& o, const P& p) { WriteHeaps(o, p.heaps); }},
+      {"app_summary", [](JsonTextWriter& o, const P& p) { WriteAppSummary(o, p.app_summary); }},
+      {"dma_by_exporter_kb",
+       [](JsonTextWriter& o, const P& p) { p.dma_by_exporter_kb ? WriteKbMap(o, *p.dma_by_exporter_kb) : o.Null(); }},
+      {"tier", [](JsonTextWriter& o, const P& p) { o.String(p.tier); }},
+  }});
+  WriteObject(w, kMembers, process);
+}
+
+void WriteDumpsysProcess(JsonTextWriter& w, const ProcessReport& process) {
+  using P = ProcessReport;
+  static const auto kMembers = SortedByKey(std::array<MemberOf<P>, 3>{{
+      {"gl_mtrack_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.gl_mtrack_kb); }},
+      {"egl_mtrack_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.egl_mtrack_kb); }},
+      {"total_pss_kb", [](JsonTextWriter& o, const P& p) { o.OptionalInt(p.dumpsys_total_pss_kb); }},
+  }});
+  WriteObject(w, kMembers, process);
+}
+
+// The processes by pid, whose keys (decimal text) sort as text: "10" before "9".
+void WriteProcesses(JsonTextWriter& w, const Report& r, void (*write)(JsonTextWriter&, const ProcessReport&)) {
+  std::vector<std::pair<std::string, const ProcessReport*>> by_key;
+  by_key.reserve(r.processes.size());
+  for (const auto& [pid, p] : r.processes) by_key.emplace_back(std::to_string(pid), &p);
+  std::sort(by_key.begin(), by_key.end());
+  w.BeginObject();
+  for (const auto& [key, p] : by_key) {
+    w.Key(key);
+    write(w, *p);
+  }
+  w.EndObject();
+}
+
+void WriteDumpsys(JsonTextWriter& w, const Report& report) {
+  using R = Report;
+  static const auto kMembers = SortedByKey(std::array<MemberOf<R>, 24>{{
+      {"android_version", [](JsonTextWriter& o, const R& r) { o.Int(r.dumpsys.android_version); }},
+      {"total_ram_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.total_ram_kb); }},
+      {"free_ram_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.free_ram_kb); }},
+      {"cached_pss_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.cached_pss_kb); }},
+      {"cached_kernel_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.cached_kernel_kb); }},
+      {"free_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.free_kb); }},
+      {"dmabuf_total_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.dmabuf_total_kb); }},
+      {"dmabuf_mapped_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.dmabuf_mapped_kb); }},
+      {"dmabuf_unmapped_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.dmabuf_unmapped_kb); }},
+      {"gpu_private_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.gpu_private_kb); }},
+      {"kernel_cma_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.kernel_cma_kb); }},
+      {"used_ram_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.used_ram_kb); }},
+      {"used_pss_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.used_pss_kb); }},
+      {"kernel_used_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.kernel_used_kb); }},
+      {"lost_ram_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.lost_ram_kb); }},
+      {"zram_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.zram_kb); }},
+      {"total_pss_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.total_pss_kb); }},
+      {"total_swap_pss_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.total_swap_pss_kb); }},
+      {"memtrack_graphics_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.memtrack_graphics_kb); }},
+      {"memtrack_gl_kb", [](JsonTextWriter& o, const R& r) { o.OptionalInt(r.dumpsys.memtrack_gl_kb); }},
+      {"identity_holds",
+       [](JsonTextWriter& o, const R& r) { r.dumpsys.identity_holds ? o.Bool(*r.dumpsys.identity_holds) : o.Null(); }},
+      {"device_text", [](JsonTextWriter& o, const R& r) { WriteKbMap(o, r.dumpsys.device_text_kb); },
+       [](const R& r) { return !r.dumpsys.device_text_kb.empty(); }},
+      {"difference_kb", [](JsonTextWriter& o, const R& r) { WriteKbMap(o, r.dumpsys.difference_kb); },
+       [](const R& r) { return !r.dumpsys.device_text_kb.empty(); }},
+      {"processes", [](JsonTextWriter& o, const R& r) { WriteProcesses(o, r, WriteDumpsysProcess); }},
+  }});
+  WriteObject(w, kMembers, report);
+}
+
+void WriteDevice(JsonTextWriter& w, const DeviceReport& device) {
+  using D = DeviceReport;
+  static const auto kMembers = SortedByKey(std::array<MemberOf<D>, 11>{{
+      {"ddr_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.ddr_kb); }},
+      {"ddr_estimated", [](JsonTextWriter& o, const D& d) { o.Bool(d.ddr_estimated); }},
+      {"mem_total_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.mem_total_kb); }},
+      {"gcma_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.gcma_kb); }},
+      {"static_reserved_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.static_reserved_kb); }},
+      {"kernel_cma_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.kernel_cma_kb); }},
+      {"kernel_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.kernel_kb); }},
+      {"processes_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.processes_kb); }},
+      {"total_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.total_kb); }},
+      {"gpu_mem_global_kb", [](JsonTextWriter& o, const D& d) { o.OptionalInt(d.gpu_mem_global_kb); }},
+      {"tier", [](JsonTextWriter& o, const D& d) { o.String(d.tier); }},
+  }});
+  WriteObject(w, kMembers, device);
+}
+
+std::string CompactReportJson(const Report& report) {
+  using R = Report;
+  static const auto kMembers = SortedByKey(std::array<MemberOf<R>, 9>{{
+      {"platform", [](JsonTextWriter& o, const R& r) { o.String(PlatformName(r.platform)); }},
+      {"device_id", [](JsonTextWriter& o, const R& r) { o.String(r.device_id); }},
+      {"captured_at", [](JsonTextWriter& o, const R& r) { o.String(r.captured_at); }},
+      {"page_size", [](JsonTextWriter& o, const R& r) { o.UInt(r.page_size); }},
+      {"device", [](JsonTextWriter& o, const R& r) { WriteDevice(o, r.device); }},
+      {"processes", [](JsonTextWriter& o, const R& r) { WriteProcesses(o, r, WriteProcess); }},
+      {"dumpsys", [](JsonTextWriter& o, const R& r) { WriteDumpsys(o, r); }},
+      {"warnings",
+       [](JsonTextWriter& o, const R& r) {
+         o.BeginArray();
+         for (const std::string& warning : r.warnings) o.String(warning);
+         o.EndArray();
+       }},
+      {"sources",
+       [](JsonTextWriter& o, const R& r) {
+         o.BeginObject();
+         for (const auto& [figure, source] : r.sources) {
+           o.Key(figure);
+           o.String(source);
+         }
+         o.EndObject();
+       }},
+  }});
+  std::string out;
+  out.reserve(1024 + 512 * report.processes.size());
+  JsonTextWriter w(out);
+  WriteObject(w, kMembers, report);
+  return out;
 }
 
 }  // namespace
 
+// The compact text is written directly (a document of a report's thousands of members cost more than
+// the engine that computed them); a pretty one is the JSON library's rendering of it.
 std::string ReportToJson(const Report& r, int indent) {
-  json out;
-  out["platform"] = PlatformName(r.platform);
-  out["device_id"] = r.device_id;
-  out["captured_at"] = r.captured_at;
-  out["page_size"] = r.page_size;
-  const DeviceReport& d = r.device;
-  out["device"] = {
-      {"ddr_kb", KbJson(d.ddr_kb)},
-      {"ddr_estimated", d.ddr_estimated},
-      {"mem_total_kb", KbJson(d.mem_total_kb)},
-      {"gcma_kb", KbJson(d.gcma_kb)},
-      {"static_reserved_kb", KbJson(d.static_reserved_kb)},
-      {"kernel_cma_kb", KbJson(d.kernel_cma_kb)},
-      {"kernel_kb", KbJson(d.kernel_kb)},
-      {"processes_kb", KbJson(d.processes_kb)},
-      {"total_kb", KbJson(d.total_kb)},
-      {"gpu_mem_global_kb", KbJson(d.gpu_mem_global_kb)},
-      {"tier", d.tier},
-  };
-  json procs = json::object();
-  for (const auto& [pid, p] : r.processes) {
-    procs[std::to_string(pid)] = {
-        {"name", p.name},
-        {"oom_score_adj", p.oom_score_adj ? json(*p.oom_score_adj) : json(nullptr)},
-        {"cached", p.cached},
-        {"pss_kb", KbJson(p.pss_kb)},
-        {"swap_pss_kb", KbJson(p.swap_pss_kb)},
-        {"gfxdev_kb", KbJson(p.gfxdev_kb)},
-        {"gl_kb", KbJson(p.gl_kb)},
-        {"dma_kb", KbJson(p.dma_kb)},
-        {"native_graphics_kb", KbJson(p.native_graphics_kb)},
-        {"native_graphics_source", p.native_graphics_source},
-        {"non_graphics_kb", KbJson(p.non_graphics_kb)},
-        {"graphics_dma_kb", KbJson(p.graphics_dma_kb)},
-        {"total_kb", KbJson(p.total_kb)},
-        {"gpu_mem_total_kb", KbJson(p.gpu_mem_total_kb)},
-        {"heaps", HeapsJson(p.heaps)},
-        {"app_summary", AppSummaryJson(p.app_summary)},
-        {"dma_by_exporter_kb", KbMapJson(p.dma_by_exporter_kb)},
-        {"tier", p.tier},
-    };
-  }
-  out["processes"] = std::move(procs);
-  out["dumpsys"] = DumpsysJson(r);
-  out["warnings"] = r.warnings;
-  out["sources"] = r.sources;
-  // Device text may hold any bytes (a process name from cmdline): replace invalid UTF-8, never throw.
-  return out.dump(indent, ' ', false, json::error_handler_t::replace);
+  std::string compact = CompactReportJson(r);
+  if (indent < 0) return compact;
+  const json parsed = json::parse(compact, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? compact : parsed.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 absl::StatusOr<Report> ReportFromJson(std::string_view text) {

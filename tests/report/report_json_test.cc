@@ -5,9 +5,11 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/test_data.h"
 
 namespace memfleet::report {
@@ -105,6 +107,72 @@ TEST(ReportFromJsonTest, HeapsAppSummaryAndDmaByExporterRoundTrip) {
   ASSERT_TRUE(partial.ok()) << partial.status();
   EXPECT_FALSE(partial->processes.at(7).app_summary.has_value());
   EXPECT_FALSE(partial->processes.at(7).heaps.has_value());
+}
+
+// The compact report is written without a document (report/json_text_writer.h), in the text the JSON
+// library dumps for it: its keys sorted (pids as text: "10" before "9"), the library's own dump of the
+// parsed text being the same bytes; the pretty form is that dump indented; and it reads back.
+std::string LibraryDump(const std::string& text, int indent) {
+  return nlohmann::json::parse(text).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+TEST(ReportToJsonTest, EveryFixtureReportIsWrittenAsTheJsonLibraryDumpsIt) {
+  const std::vector<std::string> fixtures = {
+      "captures/generic-noddr/expected.json", "captures/legacy-419/expected.json",
+      "captures/mali-rockchip/expected.json", "captures/mtk-mt6989/expected.json",
+      "captures/qcom-edge/expected.json",     "captures/qcom-sm8450/expected.json",
+      "captures/xring-o1/expected.json",
+  };
+  for (const std::string& fixture : fixtures) {
+    absl::StatusOr<Report> r = ReportFromJson(ReadTestData(fixture));
+    ASSERT_TRUE(r.ok()) << fixture << ": " << r.status();
+    const std::string compact = ReportToJson(*r, -1);
+    EXPECT_EQ(compact, LibraryDump(compact, -1)) << fixture;
+    EXPECT_EQ(ReportToJson(*r, 1), LibraryDump(compact, 1)) << fixture;
+    absl::StatusOr<Report> back = ReportFromJson(compact);
+    ASSERT_TRUE(back.ok()) << fixture << ": " << back.status();
+    EXPECT_EQ(ReportToJson(*back, -1), compact) << fixture;
+  }
+}
+
+TEST(ReportToJsonTest, PidsSortAsTextAndOddBytesAreEscapedAsTheLibraryDoes) {
+  Report r;
+  r.device_id = "lab \"7\"";
+  r.warnings = {"a warning", "bytes \xff\x01 from a node"};
+  r.sources["device.total_kb"] = "meminfo";
+  r.dumpsys.device_text_kb = {{"Total RAM", 100}};
+  r.dumpsys.difference_kb = {{"Total RAM", -4}};
+  r.dumpsys.identity_holds = false;
+  for (int pid : {9, 10, 100, 1}) {
+    ProcessReport p;
+    p.pid = pid;
+    p.name = pid == 10 ? std::string("name\xc3(") : "p" + std::to_string(pid);
+    p.oom_score_adj = -1000;
+    p.pss_kb = pid * 4;
+    if (pid == 9) {
+      p.heaps = Heaps{{"native", HeapFigures{10, 1, 2, 8}}, {"dalvik", HeapFigures{3, 0, 0, 3}}};
+      p.app_summary = AppSummary{1, 2, 3, 4, 5, 6, 7, 8, 9};
+      p.dma_by_exporter_kb = std::map<std::string, int64_t>{{"system", 9248}, {"qcom,system", 4}};
+    }
+    r.processes.emplace(pid, p);
+  }
+  const std::string compact = ReportToJson(r, -1);
+  EXPECT_EQ(compact, LibraryDump(compact, -1));
+  EXPECT_LT(compact.find("\"1\":"), compact.find("\"10\":"));
+  EXPECT_LT(compact.find("\"10\":"), compact.find("\"100\":"));
+  EXPECT_LT(compact.find("\"100\":"), compact.find("\"9\":"));
+  EXPECT_NE(compact.find(R"("device_id":"lab \"7\"")"), std::string::npos) << compact;
+  EXPECT_NE(compact.find("\"name\xef\xbf\xbd(\""), std::string::npos) << "the invalid byte replaced by U+FFFD";
+  EXPECT_NE(compact.find(R"("device_text":{"Total RAM":100})"), std::string::npos);
+  EXPECT_NE(compact.find(R"("difference_kb":{"Total RAM":-4})"), std::string::npos);
+  absl::StatusOr<Report> back = ReportFromJson(compact);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->processes.at(10).name, "name\xef\xbf\xbd(");
+  EXPECT_EQ(back->processes.at(9).pss_kb, 36);
+  EXPECT_EQ(back->processes.at(9).heaps, r.processes.at(9).heaps);
+  EXPECT_EQ(back->processes.at(9).app_summary, r.processes.at(9).app_summary);
+  EXPECT_EQ(ReportToJson(r, 1), LibraryDump(compact, 1));
+  EXPECT_EQ(back->warnings.size(), 2u);
 }
 
 }  // namespace
