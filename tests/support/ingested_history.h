@@ -3,6 +3,7 @@
 // Header-only.
 //
 //   testing::IngestHistory(store, /*devices=*/3, /*per_device=*/10, /*keyframe_every=*/4);   // bench-0..2
+//   testing::IngestMoved(ingestor, sample_header, Churned(sample, seq, kEverything), "lab-1", seq, at);
 #ifndef MEMFLEET_TESTS_SUPPORT_INGESTED_HISTORY_H_
 #define MEMFLEET_TESTS_SUPPORT_INGESTED_HISTORY_H_
 
@@ -19,6 +20,23 @@
 #include "tests/support/test_paths.h"
 
 namespace memfleet::testing {
+
+// `moved` (a sample capture, moved as the test needs) stored through `ingestor` as `device`'s capture `seq`
+// (id CaptureId(device, seq)) taken at `captured_at`, its header (`sample_header`, the sample's
+// capture.json) naming the device and time as its agent's would. Whether it was acked.
+inline bool IngestMoved(server::CaptureIngestor& ingestor, const std::string& sample_header, capture::Capture moved,
+                        const std::string& device, int seq, const std::string& captured_at) {
+  server::AssembledCapture a;
+  a.device_id = device;
+  a.capture_id = CaptureId(device, seq);
+  a.captured_at = captured_at;
+  a.capture = std::move(moved);
+  nlohmann::json header = nlohmann::json::parse(sample_header);
+  header["device_id"] = device;
+  header["captured_at"] = captured_at;
+  a.capture.AddFile("capture.json", header.dump());
+  return ingestor.Ingest(std::move(a)).has_ack();
+}
 
 // Device "bench-D" for D in [0, devices): per_device captures of the qcom-sm8450 sample a minute apart
 // from 2026-11-30T08:00, each moved as Later(sample, seq + D), ids CaptureId(device, seq). An error

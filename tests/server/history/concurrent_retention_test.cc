@@ -32,6 +32,7 @@
 #include "storage/backends/open_store.h"
 #include "storage/postgres/pg_connection.h"
 #include "tests/support/history_before.h"
+#include "tests/support/ingested_history.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/sample_capture.h"
@@ -119,16 +120,12 @@ class ConcurrentRetentionTest : public ::testing::Test {
     for (int d = 0; d < 3; ++d) {
       const std::vector<int64_t> times = TimesOf(d);
       for (size_t seq = 0; seq < times.size(); ++seq) {
-        AssembledCapture a;
-        a.device_id = kDevices[d];
-        a.capture_id = testing::CaptureId(kDevices[d], static_cast<int>(seq));
-        a.captured_at = FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(times[seq])));
-        a.capture = testing::Churned(sample, static_cast<int>(seq) * 3 + d, testing::Churn::kEverything);
-        nlohmann::json header = nlohmann::json::parse(*sample.FileContent("capture.json"));
-        header["device_id"] = a.device_id;
-        header["captured_at"] = a.captured_at;
-        a.capture.AddFile("capture.json", header.dump());
-        ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack()) << kDevices[d] << " " << seq;
+        ASSERT_TRUE(testing::IngestMoved(
+            ingestor, *sample.FileContent("capture.json"),
+            testing::Churned(sample, static_cast<int>(seq) * 3 + d, testing::Churn::kEverything), kDevices[d],
+            static_cast<int>(seq),
+            FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(times[seq])))))
+            << kDevices[d] << " " << seq;
       }
     }
     for (const char* device : kDevices) {

@@ -29,6 +29,7 @@
 #include "server/ingest/capture_ingestor.h"
 #include "storage/backends/open_store.h"
 #include "tests/support/history_before.h"
+#include "tests/support/ingested_history.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/store_backends.h"
@@ -98,17 +99,10 @@ class FarmRetentionTest : public testing::SqlStoreOnBackendTest {
     for (int d = 0; d < 3; ++d) {
       const std::vector<int64_t> times = TimesOf(d);
       for (size_t seq = 0; seq < times.size(); ++seq) {
-        AssembledCapture a;
-        a.device_id = kDevices[d];
-        a.capture_id = testing::CaptureId(kDevices[d], static_cast<int>(seq));
-        a.captured_at = Utc(times[seq]);
-        a.capture = Moved(sample, MovedMinutes(d, seq, times.size()));
-        // The header names the device and time, as its agent's would.
-        nlohmann::json header = nlohmann::json::parse(*sample.FileContent("capture.json"));
-        header["device_id"] = a.device_id;
-        header["captured_at"] = a.captured_at;
-        a.capture.AddFile("capture.json", header.dump());
-        ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack()) << kDevices[d] << " " << seq;
+        ASSERT_TRUE(testing::IngestMoved(ingestor, *sample.FileContent("capture.json"),
+                                         Moved(sample, MovedMinutes(d, seq, times.size())), kDevices[d],
+                                         static_cast<int>(seq), Utc(times[seq])))
+            << kDevices[d] << " " << seq;
       }
     }
     for (const char* device : kDevices) {

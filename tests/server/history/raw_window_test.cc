@@ -31,6 +31,7 @@
 #include "storage/backends/open_store.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/history_before.h"
+#include "tests/support/ingested_history.h"
 #include "tests/support/moving_capture.h"
 #include "tests/support/sample_capture.h"
 #include "tests/support/store_backends.h"
@@ -72,16 +73,11 @@ class RawWindowTest : public testing::SqlStoreOnBackendTest {
     for (int d = 0; d < 3; ++d) {
       const int count = d == 2 ? kCaptures / 2 : kCaptures;
       for (int seq = 0; seq < count; ++seq) {
-        AssembledCapture a;
-        a.device_id = kDevices[d];
-        a.capture_id = testing::CaptureId(kDevices[d], seq);
-        a.captured_at = FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(AtOf(d, seq))));
-        a.capture = testing::Churned(sample, seq * 3 + d, testing::Churn::kEverything);
-        nlohmann::json header = nlohmann::json::parse(*sample.FileContent("capture.json"));
-        header["device_id"] = a.device_id;
-        header["captured_at"] = a.captured_at;
-        a.capture.AddFile("capture.json", header.dump());
-        ASSERT_TRUE(ingestor.Ingest(std::move(a)).has_ack()) << kDevices[d] << " " << seq;
+        ASSERT_TRUE(testing::IngestMoved(
+            ingestor, *sample.FileContent("capture.json"),
+            testing::Churned(sample, seq * 3 + d, testing::Churn::kEverything), kDevices[d], seq,
+            FormatUtcMillis(std::chrono::system_clock::time_point(std::chrono::milliseconds(AtOf(d, seq))))))
+            << kDevices[d] << " " << seq;
       }
     }
     for (const char* device : kDevices) {
