@@ -18,12 +18,13 @@ using nlohmann::json;
 std::string Dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 TEST(JsonTextWriterTest, StringsAreEscapedAndInvalidUtf8ReplacedAsTheLibraryDoes) {
+  static constexpr char kWithNul[] = "nul\0and \x01 \x1f controls";
   const std::vector<std::string> texts = {
       "",
       "surfaceflinger",
       "/system/bin/surfaceflinger",
       "a \"quoted\" back\\slash",
-      std::string("nul\0and \x01 \x1f controls", 22),
+      std::string(kWithNul, sizeof(kWithNul) - 1),
       "line\nbreak\ttab\rreturn\bback\fform",
       "del \x7f kept",
       "UTF-8: \xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80",
