@@ -9,6 +9,7 @@
 //   bin/ingest_benchmark                        # 4 agents x 10 captures, 3 rounds, breakdown
 //   bin/ingest_benchmark --quick                # CI: 2 agents x 2 captures, 1 round
 //   bin/ingest_benchmark --only=real --rounds=1 # for `perf record -g` of the real server alone
+//   bin/ingest_benchmark --only=postgres --rounds=1  # the same on PostgreSQL alone
 //   bin/ingest_benchmark --agents=16 --one-per-commit  # also the real server committing one capture a
 //                                                      # transaction, each round, for group commit's gain
 //
@@ -107,6 +108,7 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     } else if (const char* v = value("--only=")) {
       f.only = v;
       f.breakdown = false;
+      if (f.only == "postgres") f.postgres = true;
     } else if (const char* v = value("--keyframe-every=")) {
       f.keyframe_every = static_cast<uint32_t>(std::max(1, atoi(v)));
     } else if (a == "--cycle-trees") {
@@ -121,11 +123,11 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     } else if (a == "--one-per-commit") {
       f.one_per_commit = true;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
-          "[--only=bare|real] [--keyframe-every=N] [--cycle-trees] [--postgres] [--postgres-no-fsync] [--no-breakdown] "
-          "[--one-per-commit]\n");
+      std::fprintf(stderr,
+                   "usage: ingest_benchmark [--quick] [--agents=N] [--captures=K] [--rounds=R] [--workers=W] "
+                   "[--only=bare|real|postgres] [--keyframe-every=N] [--cycle-trees] [--postgres] "
+                   "[--postgres-no-fsync] [--no-breakdown] "
+                   "[--one-per-commit]\n");
       return false;
     }
   }
@@ -664,7 +666,7 @@ int Main(int argc, char** argv) {
     pg = *std::move(started);
   }
   for (int round = 0; round < f.rounds; ++round) {
-    if (f.only != "real") {
+    if (f.only != "real" && f.only != "postgres") {
       Run b = RunBare(loads);
       if (b.acked != b.expected) {
         std::fprintf(stderr, "bare: %zu of %zu acked: %s\n", b.acked, b.expected, b.error.c_str());
@@ -675,7 +677,7 @@ int Main(int argc, char** argv) {
       std::printf("round %d bare: %7.1f captures/s  (%.2f s wall, %.1f ms CPU/capture incl. agents)\n", round,
                   b.captures_per_s(), b.seconds, bare_cpu.back());
     }
-    if (f.only != "bare") {
+    if (f.only != "bare" && f.only != "postgres") {
       Run r = RunReal(loads, f.workers, f.keyframe_every);
       if (r.acked != r.expected || !r.error.empty()) {
         std::fprintf(stderr, "real: %zu of %zu acked: %s\n", r.acked, r.expected, r.error.c_str());

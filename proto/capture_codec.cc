@@ -256,7 +256,13 @@ size_t NodeEntrySize(const std::string& path, const capture::Node& node) {
 
 class ZstdProtoWriter {
  public:
-  ZstdProtoWriter(ZSTD_CCtx* cctx, std::string* out) : cctx_(cctx), out_(out) { staged_.reserve(kStageBytes); }
+  // `space` and `staged`: buffers to write in, kept by the caller between captures (their contents are
+  // overwritten; their allocations are what is reused).
+  ZstdProtoWriter(ZSTD_CCtx* cctx, std::string* space, std::string* staged)
+      : cctx_(cctx), out_(space), staged_(*staged) {
+    staged_.clear();
+    staged_.reserve(kStageBytes);
+  }
 
   void Varint(uint64_t v) {
     while (v >= 0x80) {
@@ -283,6 +289,12 @@ class ZstdProtoWriter {
   }
 
   bool Finish() { return Flush() && Compress({}, ZSTD_e_end); }
+  // The frame, once Finish succeeded: a copy of the space written, or (`take`) the space itself, resized.
+  std::string Output(bool take) {
+    if (!take) return std::string(out_->data(), used_);
+    out_->resize(used_);
+    return std::move(*out_);
+  }
   bool ok() const { return ok_; }
 
  private:
@@ -312,20 +324,21 @@ class ZstdProtoWriter {
       const bool done = mode == ZSTD_e_end ? remaining == 0 : input.pos == input.size;
       if (done) break;
     }
-    if (mode == ZSTD_e_end) out_->resize(used_);
     return true;
   }
 
   ZSTD_CCtx* cctx_;
-  std::string* out_;
-  std::string staged_;
+  std::string* out_;  // written up to used_; its size is the space zstd may write in
+  std::string& staged_;
   size_t used_ = 0;
   bool ok_ = true;
 };
 
 // Writes the StoredCapture of `capture` through `cctx`, already set up with its level or dictionary.
-std::string WriteStoredCapture(ZSTD_CCtx* cctx, const Capture& capture, const std::string& capture_id,
-                               const std::string& device_id, const std::string& captured_at) {
+// `keep_buffers`: the buffers serve the next capture too, so the frame is copied out of them.
+std::string WriteStoredCapture(ZSTD_CCtx* cctx, EncodeBuffers& buffers, bool keep_buffers, const Capture& capture,
+                               const std::string& capture_id, const std::string& device_id,
+                               const std::string& captured_at) {
   size_t total = 0;
   for (const std::string* s : {&capture_id, &device_id, &captured_at}) {
     if (!s->empty()) total += LengthDelimitedSize(s->size());
@@ -335,8 +348,7 @@ std::string WriteStoredCapture(ZSTD_CCtx* cctx, const Capture& capture, const st
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   // The decoder wants the frame to state its size.
   ZSTD_CCtx_setPledgedSrcSize(cctx, total);
-  std::string out;
-  ZstdProtoWriter w(cctx, &out);
+  ZstdProtoWriter w(cctx, &buffers.output, &buffers.staged);
   uint32_t field = 1;
   for (const std::string* s : {&capture_id, &device_id, &captured_at}) {
     if (!s->empty()) w.LengthDelimited(field, *s);
@@ -354,12 +366,9 @@ std::string WriteStoredCapture(ZSTD_CCtx* cctx, const Capture& capture, const st
     }
   }
   if (!(w.Finish() && w.ok())) return std::string();
-  return out;
+  return w.Output(/*take=*/!keep_buffers);
 }
 
-struct CCtxFree {
-  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
-};
 struct DCtxFree {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
@@ -410,10 +419,8 @@ absl::StatusOr<std::string> DecompressDelta(std::string_view blob, std::string_v
 
 std::string EncodeStoredCapture(const Capture& capture, const std::string& capture_id, const std::string& device_id,
                                 const std::string& captured_at, int compression_level) {
-  std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
-  if (cctx == nullptr) return std::string();
-  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, compression_level);
-  return WriteStoredCapture(cctx.get(), capture, capture_id, device_id, captured_at);
+  return StoredCaptureEncoder(/*keep_buffers=*/false)
+      .Encode(capture, capture_id, device_id, captured_at, compression_level);
 }
 
 absl::StatusOr<std::string> DecompressStoredCapture(std::string_view codec, std::string_view blob) {
@@ -473,17 +480,38 @@ size_t DeltaKeyframe::memory_bytes() const { return ZSTD_sizeof_CDict(cdict_); }
 std::string EncodeStoredCaptureDelta(const Capture& capture, const std::string& capture_id,
                                      const std::string& device_id, const std::string& captured_at,
                                      const DeltaKeyframe& keyframe) {
-  std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
-  if (cctx == nullptr) return std::string();
-  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx.get(), keyframe.cdict_))) return std::string();
+  return StoredCaptureEncoder(/*keep_buffers=*/false)
+      .EncodeDelta(capture, capture_id, device_id, captured_at, keyframe);
+}
+
+StoredCaptureEncoder::StoredCaptureEncoder(bool keep_buffers) : cctx_(ZSTD_createCCtx()), keep_buffers_(keep_buffers) {}
+
+StoredCaptureEncoder::~StoredCaptureEncoder() { ZSTD_freeCCtx(cctx_); }
+
+std::string StoredCaptureEncoder::Encode(const Capture& capture, const std::string& capture_id,
+                                         const std::string& device_id, const std::string& captured_at,
+                                         int compression_level) {
+  if (cctx_ == nullptr) return std::string();
+  // Each capture starts from zstd's defaults: a level or a dictionary left from the last one must not apply.
+  ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_and_parameters);
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, compression_level);
+  return WriteStoredCapture(cctx_, buffers_, keep_buffers_, capture, capture_id, device_id, captured_at);
+}
+
+std::string StoredCaptureEncoder::EncodeDelta(const Capture& capture, const std::string& capture_id,
+                                              const std::string& device_id, const std::string& captured_at,
+                                              const DeltaKeyframe& keyframe) {
+  if (cctx_ == nullptr) return std::string();
+  ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_and_parameters);
+  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx_, keyframe.cdict_))) return std::string();
   // Matches into the keyframe are only allowed within the window, which level 3 keeps at 2 MiB: a
   // capture of tens of MB would find none. Size it to span keyframe and capture (a manually set
   // window sticks over the dictionary's parameters).
   const uint64_t span = uint64_t{keyframe.bytes_} + capture.ContentBytes() + capture.size() * 16;
   int window_log = 21;
   while (window_log < kMaxDeltaWindowLog && (uint64_t{1} << window_log) < span) ++window_log;
-  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_windowLog, window_log);
-  return WriteStoredCapture(cctx.get(), capture, capture_id, device_id, captured_at);
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, window_log);
+  return WriteStoredCapture(cctx_, buffers_, keep_buffers_, capture, capture_id, device_id, captured_at);
 }
 
 }  // namespace memfleet::wire

@@ -26,6 +26,7 @@
 #include "proto/capture_limits.h"
 
 struct ZSTD_CDict_s;  // zstd.h's ZSTD_CDict, kept out of this header
+struct ZSTD_CCtx_s;   // and its ZSTD_CCtx
 
 namespace memfleet::wire {
 
@@ -125,8 +126,7 @@ class DeltaKeyframe {
   size_t memory_bytes() const;
 
  private:
-  friend std::string EncodeStoredCaptureDelta(const capture::Capture&, const std::string&, const std::string&,
-                                              const std::string&, const DeltaKeyframe&);
+  friend class StoredCaptureEncoder;
   DeltaKeyframe(ZSTD_CDict_s* cdict, size_t bytes) : cdict_(cdict), bytes_(bytes) {}
   ZSTD_CDict_s* cdict_;
   size_t bytes_;  // the keyframe's size
@@ -137,6 +137,37 @@ class DeltaKeyframe {
 std::string EncodeStoredCaptureDelta(const capture::Capture& capture, const std::string& capture_id,
                                      const std::string& device_id, const std::string& captured_at,
                                      const DeltaKeyframe& keyframe);
+
+// EncodeStoredCapture and EncodeStoredCaptureDelta for a caller that encodes capture after capture: one
+// zstd context whose window buffer and tables stay allocated between captures. The server encodes every
+// capture it receives, and a new context each time cost more than the compression (its megabytes of
+// buffers are mapped, faulted in and unmapped per capture). The agent keeps the free functions: held
+// between captures, the context would stay in its resident size. Not thread-safe: one per thread.
+// The output and staging buffers an encoding writes in; kept by StoredCaptureEncoder with its context.
+struct EncodeBuffers {
+  std::string output;
+  std::string staged;
+};
+
+class StoredCaptureEncoder {
+ public:
+  // `keep_buffers` false: the output buffer becomes the blob, and no copy is made (for one capture).
+  explicit StoredCaptureEncoder(bool keep_buffers = true);
+  ~StoredCaptureEncoder();
+  StoredCaptureEncoder(const StoredCaptureEncoder&) = delete;
+  StoredCaptureEncoder& operator=(const StoredCaptureEncoder&) = delete;
+
+  // The same bytes as the free functions above.
+  std::string Encode(const capture::Capture& capture, const std::string& capture_id, const std::string& device_id,
+                     const std::string& captured_at, int compression_level = kStorageCompressionLevel);
+  std::string EncodeDelta(const capture::Capture& capture, const std::string& capture_id, const std::string& device_id,
+                          const std::string& captured_at, const DeltaKeyframe& keyframe);
+
+ private:
+  ZSTD_CCtx_s* cctx_;  // null when zstd could not allocate one: every Encode then gives ""
+  bool keep_buffers_;
+  EncodeBuffers buffers_;
+};
 
 }  // namespace memfleet::wire
 

@@ -21,6 +21,8 @@ size_t DeltaKeyframes::EntryBytes(const std::string& device_id, const std::strin
 DeltaKeyframes::StoredForm DeltaKeyframes::Encode(const capture::Capture& capture, const std::string& capture_id,
                                                   const std::string& device_id, const std::string& captured_at,
                                                   int whole_level) {
+  // One a thread (the workers encode captures concurrently): its zstd buffers stay allocated between captures.
+  thread_local wire::StoredCaptureEncoder encoder;
   StoredForm form;
   if (std::optional<Base> base = For(device_id)) {
     Digest digest = base->digest;
@@ -34,7 +36,7 @@ DeltaKeyframes::StoredForm DeltaKeyframes::Encode(const capture::Capture& captur
       }
     }
     if (digest != nullptr) {
-      form.blob = wire::EncodeStoredCaptureDelta(capture, capture_id, device_id, captured_at, *digest);
+      form.blob = encoder.EncodeDelta(capture, capture_id, device_id, captured_at, *digest);
       if (!form.blob.empty() && form.blob.size() <= base->keyframe_blob_bytes / 2) {
         form.codec = wire::kDeltaCodec;
         form.base = base->keyframe_id;
@@ -42,7 +44,7 @@ DeltaKeyframes::StoredForm DeltaKeyframes::Encode(const capture::Capture& captur
       }
     }
   }
-  form.blob = wire::EncodeStoredCapture(capture, capture_id, device_id, captured_at, whole_level);
+  form.blob = encoder.Encode(capture, capture_id, device_id, captured_at, whole_level);
   form.codec = wire::kStoredCodec;
   return form;
 }

@@ -523,6 +523,40 @@ TEST(StoredCaptureDeltaTest, AKeyframeLargerThanTheDefaultWindowStillServes) {
   ExpectDeltaDecodesTo(delta, whole, later);
 }
 
+// The server encodes capture after capture with one StoredCaptureEncoder a thread. Whatever it encoded
+// before (a delta against another keyframe, another level, a larger capture), each blob is the one a new
+// context gives: nothing of the last capture's dictionary, level or window carries over.
+TEST(StoredCaptureDeltaTest, AnEncoderUsedForCaptureAfterCaptureGivesTheBytesOfANewContext) {
+  const Capture first = NoisyCapture(false);
+  const Capture second = NoisyCapture(true);
+  const Capture small = SampleCapture();
+  const std::string whole_first = EncodeStoredCapture(first, "cap-1", "d1", "2026-12-02T16:15:00Z", 3);
+  const std::string whole_small = EncodeStoredCapture(small, "cap-7", "d2", "2026-12-02T16:20:00Z", 3);
+  std::unique_ptr<const DeltaKeyframe> keyframe_first = KeyframeOf(whole_first);
+  std::unique_ptr<const DeltaKeyframe> keyframe_small = KeyframeOf(whole_small);
+  ASSERT_NE(keyframe_first, nullptr);
+  ASSERT_NE(keyframe_small, nullptr);
+
+  StoredCaptureEncoder encoder;
+  const std::string delta = encoder.EncodeDelta(second, "cap-2", "d1", "2026-12-02T16:25:00Z", *keyframe_first);
+  EXPECT_EQ(delta, EncodeStoredCaptureDelta(second, "cap-2", "d1", "2026-12-02T16:25:00Z", *keyframe_first));
+  ExpectDeltaDecodesTo(delta, whole_first, second);
+  // A whole blob right after a delta: it must not reference the keyframe, so it decodes alone.
+  const std::string whole9 = encoder.Encode(second, "cap-2", "d1", "2026-12-02T16:25:00Z");
+  EXPECT_EQ(whole9, EncodeStoredCapture(second, "cap-2", "d1", "2026-12-02T16:25:00Z"));
+  absl::StatusOr<Capture> decoded = DecodeStoredCapture(kStoredCodec, whole9);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ExpectSameCapture(second, *decoded);
+  // Level 9 then level 3: the level given, not the last one.
+  const std::string whole3 = encoder.Encode(first, "cap-1", "d1", "2026-12-02T16:15:00Z", 3);
+  EXPECT_EQ(whole3, whole_first);
+  EXPECT_NE(whole3.size(), encoder.Encode(first, "cap-1", "d1", "2026-12-02T16:15:00Z").size());
+  // A small capture against another device's keyframe, after the 1 MiB ones.
+  const std::string small_delta = encoder.EncodeDelta(small, "cap-8", "d2", "2026-12-02T16:30:00Z", *keyframe_small);
+  EXPECT_EQ(small_delta, EncodeStoredCaptureDelta(small, "cap-8", "d2", "2026-12-02T16:30:00Z", *keyframe_small));
+  ExpectDeltaDecodesTo(small_delta, whole_small, small);
+}
+
 TEST(StoredCaptureDeltaTest, ADeltaNeedsItsOwnKeyframe) {
   const std::string whole = EncodeStoredCapture(NoisyCapture(false), "cap-1", "d1", "2026-12-02T16:15:00Z", 3);
   std::unique_ptr<const DeltaKeyframe> keyframe = KeyframeOf(whole);
