@@ -40,13 +40,25 @@ bool ParseHex(absl::string_view token, uint64_t* out) {
   return ec == std::errc() && ptr == token.data() + token.size();
 }
 
-std::vector<absl::string_view> Tokens(absl::string_view line) {
-  return absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+// The line's fields between spaces and tabs (empty ones skipped), into `fields`: what StrSplit with
+// ByAnyChar(" \t") and SkipEmpty gives, without the lookup table ByAnyChar builds at each field and a
+// new vector a line (a dump holds a record a line, thousands of them, in every capture).
+void Tokens(absl::string_view line, std::vector<absl::string_view>* fields) {
+  fields->clear();
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) fields->push_back(line.substr(start, i - start));
+  }
 }
 
-// "z 0  sz  1048673  num   31  bt 199bdeb9 1abb12a4 ..."
-absl::Status ParseRecord(size_t index, absl::string_view line, HeapRecord* out) {
-  const std::vector<absl::string_view> t = Tokens(line);
+// "z 0  sz  1048673  num   31  bt 199bdeb9 1abb12a4 ..."; `fields`: space to split it in.
+absl::Status ParseRecord(size_t index, absl::string_view line, HeapRecord* out,
+                         std::vector<absl::string_view>* fields) {
+  Tokens(line, fields);
+  const std::vector<absl::string_view>& t = *fields;
   if (t.size() < 7 || t[0] != "z" || (t[1] != "0" && t[1] != "1") || t[2] != "sz" ||
       !ParseDecimal(t[3], &out->size_bytes) || t[4] != "num" || !ParseDecimal(t[5], &out->count) || t[6] != "bt") {
     return LineError(index, "expected an allocation record \"z <0|1> sz <bytes> num <n> bt <pc>...\"", line);
@@ -135,13 +147,14 @@ absl::StatusOr<NativeHeapDump> ParseNativeHeapDump(std::string_view text_in) {
   }
 
   NativeHeapDump dump;
+  std::vector<absl::string_view> fields;
   for (; i < maps_line; ++i) {
     const absl::string_view line = absl::StripLeadingAsciiWhitespace(lines[i]);
     // Header lines ("Build fingerprint:", "Total memory:"...) and the "bt_info" lines that follow a
     // record when full backtraces are on are not records.
     if (!absl::StartsWith(line, "z ") && !absl::StartsWith(line, "z\t")) continue;
     HeapRecord record;
-    if (absl::Status s = ParseRecord(i, lines[i], &record); !s.ok()) return s;
+    if (absl::Status s = ParseRecord(i, lines[i], &record, &fields); !s.ok()) return s;
     dump.records.push_back(std::move(record));
   }
   for (i = maps_line + 1; i < end_line; ++i) {

@@ -201,6 +201,31 @@ TEST(NativeHeapDumpTest, BadLinesNameTheLine) {
   }
 }
 
+// Fields are split at runs of spaces and tabs, as `am dumpheap -n` pads them; a record's values do not
+// depend on the padding, and consecutive records do not leak fields into each other.
+TEST(NativeHeapDumpTest, RecordsSplitAtRunsOfSpacesAndTabs) {
+  const std::string text = std::string(kHeader) +
+                           "z 1\tsz \t 4096\t\tnum  3  bt 1500  1a2b\t \n"
+                           "  z 0  sz 12  num 1  bt\tff\n"
+                           "z 0 sz 7 num 2 bt 10\n"
+                           "MAPS\nEND\n";
+  absl::StatusOr<NativeHeapDump> dump = ParseNativeHeapDump(text);
+  ASSERT_TRUE(dump.ok()) << dump.status();
+  ASSERT_EQ(dump->records.size(), 3u);
+  EXPECT_TRUE(dump->records[0].zygote);
+  EXPECT_EQ(dump->records[0].size_bytes, 4096u);
+  EXPECT_EQ(dump->records[0].count, 3u);
+  ASSERT_EQ(dump->records[0].frames.size(), 2u);
+  EXPECT_EQ(dump->records[0].frames[1], 0x1a2bu);
+  EXPECT_FALSE(dump->records[1].zygote);
+  EXPECT_EQ(dump->records[1].size_bytes, 12u);
+  ASSERT_EQ(dump->records[1].frames.size(), 1u);
+  EXPECT_EQ(dump->records[1].frames[0], 0xffu);
+  EXPECT_EQ(dump->records[2].count, 2u);
+  ASSERT_EQ(dump->records[2].frames.size(), 1u);
+  EXPECT_EQ(dump->records[2].frames[0], 0x10u);
+}
+
 TEST(NativeHeapDumpTest, EmptyDumpIsZero) {
   absl::StatusOr<NativeHeapDump> dump = ParseNativeHeapDump(std::string(kHeader) + "MAPS\nEND\n");
   ASSERT_TRUE(dump.ok()) << dump.status();
