@@ -495,7 +495,9 @@ std::string StoredCaptureEncoder::Encode(const Capture& capture, const std::stri
   // Each capture starts from zstd's defaults: a level or a dictionary left from the last one must not apply.
   ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_and_parameters);
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, compression_level);
-  return WriteStoredCapture(cctx_, buffers_, keep_buffers_, capture, capture_id, device_id, captured_at);
+  std::string blob = WriteStoredCapture(cctx_, buffers_, keep_buffers_, capture, capture_id, device_id, captured_at);
+  LetGoOfLargeState();
+  return blob;
 }
 
 std::string StoredCaptureEncoder::EncodeDelta(const Capture& capture, const std::string& capture_id,
@@ -511,7 +513,22 @@ std::string StoredCaptureEncoder::EncodeDelta(const Capture& capture, const std:
   int window_log = 21;
   while (window_log < kMaxDeltaWindowLog && (uint64_t{1} << window_log) < span) ++window_log;
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, window_log);
-  return WriteStoredCapture(cctx_, buffers_, keep_buffers_, capture, capture_id, device_id, captured_at);
+  std::string blob = WriteStoredCapture(cctx_, buffers_, keep_buffers_, capture, capture_id, device_id, captured_at);
+  LetGoOfLargeState();
+  return blob;
+}
+
+size_t StoredCaptureEncoder::memory_bytes() const {
+  return (cctx_ != nullptr ? ZSTD_sizeof_CCtx(cctx_) : 0) + buffers_.output.capacity() + buffers_.staged.capacity();
+}
+
+void StoredCaptureEncoder::LetGoOfLargeState() {
+  if (!keep_buffers_ || memory_bytes() <= kKeptBytes) return;
+  ZSTD_freeCCtx(cctx_);
+  cctx_ = ZSTD_createCCtx();
+  // Swapped, not assigned: a moved-in empty string keeps the target's allocation.
+  std::string().swap(buffers_.output);
+  std::string().swap(buffers_.staged);
 }
 
 }  // namespace memfleet::wire

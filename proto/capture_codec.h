@@ -138,17 +138,18 @@ std::string EncodeStoredCaptureDelta(const capture::Capture& capture, const std:
                                      const std::string& device_id, const std::string& captured_at,
                                      const DeltaKeyframe& keyframe);
 
-// EncodeStoredCapture and EncodeStoredCaptureDelta for a caller that encodes capture after capture: one
-// zstd context whose window buffer and tables stay allocated between captures. The server encodes every
-// capture it receives, and a new context each time cost more than the compression (its megabytes of
-// buffers are mapped, faulted in and unmapped per capture). The agent keeps the free functions: held
-// between captures, the context would stay in its resident size. Not thread-safe: one per thread.
 // The output and staging buffers an encoding writes in; kept by StoredCaptureEncoder with its context.
 struct EncodeBuffers {
   std::string output;
   std::string staged;
 };
 
+// EncodeStoredCapture and EncodeStoredCaptureDelta for a caller that encodes capture after capture: one
+// zstd context whose window buffer and tables stay allocated between captures. The server encodes every
+// capture it receives, and a new context each time cost more than the compression (its megabytes of
+// buffers are mapped, faulted in and unmapped per capture). What a large capture grew is let go after it:
+// at most kKeptBytes stay between captures. The agent keeps the free functions: held between captures,
+// the context would stay in its resident size. Not thread-safe: one per thread.
 class StoredCaptureEncoder {
  public:
   // `keep_buffers` false: the output buffer becomes the blob, and no copy is made (for one capture).
@@ -157,13 +158,23 @@ class StoredCaptureEncoder {
   StoredCaptureEncoder(const StoredCaptureEncoder&) = delete;
   StoredCaptureEncoder& operator=(const StoredCaptureEncoder&) = delete;
 
+  // A context and buffers over this, after a capture, are freed rather than kept for the next one: a
+  // phone's capture of tens of MB grows a level-9 context to tens of MB, which a worker thread would hold.
+  static constexpr size_t kKeptBytes = size_t{8} << 20;
+
   // The same bytes as the free functions above.
   std::string Encode(const capture::Capture& capture, const std::string& capture_id, const std::string& device_id,
                      const std::string& captured_at, int compression_level = kStorageCompressionLevel);
   std::string EncodeDelta(const capture::Capture& capture, const std::string& capture_id, const std::string& device_id,
                           const std::string& captured_at, const DeltaKeyframe& keyframe);
 
+  // What it holds between captures: the context's size (its tables and window buffer) and the buffers'.
+  size_t memory_bytes() const;
+
  private:
+  // Frees the context and the buffers when they are kept and together hold over kKeptBytes.
+  void LetGoOfLargeState();
+
   ZSTD_CCtx_s* cctx_;  // null when zstd could not allocate one: every Encode then gives ""
   bool keep_buffers_;
   EncodeBuffers buffers_;

@@ -555,6 +555,24 @@ TEST(StoredCaptureDeltaTest, AnEncoderUsedForCaptureAfterCaptureGivesTheBytesOfA
   const std::string small_delta = encoder.EncodeDelta(small, "cap-8", "d2", "2026-12-02T16:30:00Z", *keyframe_small);
   EXPECT_EQ(small_delta, EncodeStoredCaptureDelta(small, "cap-8", "d2", "2026-12-02T16:30:00Z", *keyframe_small));
   ExpectDeltaDecodesTo(small_delta, whole_small, small);
+  // Kept for the next capture: what a capture of this size needs, under the bound.
+  EXPECT_GT(encoder.memory_bytes(), size_t{1} << 16);
+  EXPECT_LE(encoder.memory_bytes(), StoredCaptureEncoder::kKeptBytes);
+}
+
+// A capture larger than what the encoder keeps between captures (12 MiB that do not compress, so the
+// output alone is over the bound) is encoded as any other, and what it grew is freed after it: a worker
+// thread does not hold a phone's largest capture's buffers until its next one.
+TEST(StoredCaptureDeltaTest, AnEncoderLetsGoOfWhatALargeCaptureGrew) {
+  const Capture large = NoisyCapture(false, size_t{12} << 20);
+  StoredCaptureEncoder encoder;
+  const std::string blob = encoder.Encode(large, "cap-1", "d1", "2026-12-02T16:15:00Z", 3);
+  EXPECT_GT(blob.size(), size_t{12} << 20);
+  EXPECT_EQ(blob, EncodeStoredCapture(large, "cap-1", "d1", "2026-12-02T16:15:00Z", 3));
+  EXPECT_LT(encoder.memory_bytes(), size_t{1} << 20);
+  // And it still encodes after letting go.
+  const std::string next = encoder.Encode(SampleCapture(), "cap-2", "d1", "2026-12-02T16:25:00Z");
+  EXPECT_EQ(next, EncodeStoredCapture(SampleCapture(), "cap-2", "d1", "2026-12-02T16:25:00Z"));
 }
 
 TEST(StoredCaptureDeltaTest, ADeltaNeedsItsOwnKeyframe) {
