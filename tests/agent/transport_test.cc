@@ -681,9 +681,10 @@ TEST_F(TransportTest, DropsWhileConnectedAreReportedAtOnceAndClearedWhenRecorded
   ASSERT_TRUE(testing::WaitFor([&] { return transport.connected(); }, 10s));
   EXPECT_EQ(service.hellos()[0].dropped_captures(), 0u);
 
+  // The count is not read here: the first drop may wake the transport, which can report both and see
+  // them recorded (the count back at 0) before this thread looks. What the server recorded is the check.
   EXPECT_FALSE((*tiny)->Put("x", "2026-12-02T16:15:00Z", "", std::string(200, 'x')).ok());
   EXPECT_FALSE((*tiny)->Put("y", "2026-12-02T16:16:00Z", "", std::string(200, 'y')).ok());
-  ASSERT_EQ((*tiny)->dropped(), 2u);
   transport.CaptureSpooled("y");  // any wake-up of the transport
   ASSERT_TRUE(testing::WaitFor([&] { return (*tiny)->dropped() == 0; }, 10s));
   // Both drops reported, each once: in one report, or in two when the transport woke between them (the
